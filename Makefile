@@ -1,0 +1,42 @@
+# One entry point for every job. Every target depends on `setup`, which is idempotent.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SMKIT := $(VENV)/bin/smkit
+SETUP_STAMP := $(VENV)/.setup-done
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+
+CONFIG ?= config/realtime.yaml
+PYTEST_ARGS ?=
+
+.PHONY: help setup demo test lint package-model
+
+help: ## List targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+setup: $(SETUP_STAMP) ## Create .venv, install the project with dev extras, install the pinned CDK CLI
+
+$(SETUP_STAMP): pyproject.toml package.json package-lock.json
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+lint: setup ## ruff (lint + format check) and mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: setup lint ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+package-model: setup ## Train the examples and build build/model.tar.gz, build/models/*.tar.gz, pipeline archives
+	$(PY) -m scripts.package_models --build-dir build
+
+demo: package-model ## The main job on the local default
+	$(SMKIT) inspect build/model.tar.gz
