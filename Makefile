@@ -32,7 +32,7 @@ lint: setup ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: setup lint ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
+test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 package-model: setup ## Train the examples and build build/model.tar.gz, build/models/*.tar.gz, pipeline archives
