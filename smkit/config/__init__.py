@@ -1,0 +1,57 @@
+"""Deployment configuration: typed, frozen, validated on load.
+
+``load_config("config/realtime.yaml")`` returns a :class:`DeploymentConfig` or raises :class:`ConfigError`
+listing every problem with its YAML path, the bad value and what is allowed.
+"""
+
+from smkit.config.loader import ConfigError, load_config, parse_config
+from smkit.config.models import (
+    AsyncSpec,
+    Autoscaling,
+    BuildImage,
+    Container,
+    DataCapture,
+    Deployment,
+    DeploymentConfig,
+    DlcImage,
+    EcrImage,
+    EndpointSpec,
+    ImageSource,
+    Kms,
+    ModelData,
+    ModelSpec,
+    Monitoring,
+    Security,
+    ServerlessAutoscaling,
+    ServerlessSpec,
+    Variant,
+    Vpc,
+)
+from smkit.config.rules import Issue
+
+__all__ = [
+    "AsyncSpec",
+    "Autoscaling",
+    "BuildImage",
+    "ConfigError",
+    "Container",
+    "DataCapture",
+    "Deployment",
+    "DeploymentConfig",
+    "DlcImage",
+    "EcrImage",
+    "EndpointSpec",
+    "ImageSource",
+    "Issue",
+    "Kms",
+    "ModelData",
+    "ModelSpec",
+    "Monitoring",
+    "Security",
+    "ServerlessAutoscaling",
+    "ServerlessSpec",
+    "Variant",
+    "Vpc",
+    "load_config",
+    "parse_config",
+]

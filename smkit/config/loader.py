@@ -1,0 +1,154 @@
+"""Load a deployment YAML, validate it, and turn every problem into one readable error.
+
+Each reported line names the YAML path, the bad value and what is allowed, e.g.::
+
+    config/realtime.yaml is not a valid deployment config (2 problems):
+      - endpoint.variants[0].initial_weight: -1: must be greater than 0
+      - endpoint.variants[1].instance_type: 'ml.t2.medium': burstable ml.t* instances cannot autoscale; ...
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from smkit.config import models, rules
+from smkit.config.models import DeploymentConfig
+from smkit.config.rules import Issue
+
+# Friendlier words for the regular expressions used in the models.
+PATTERN_HINTS = {
+    models.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. blue)",
+    models.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
+    models.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+    models.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    r"^[a-z][a-z0-9-]{0,39}$": "lowercase letters, digits and hyphens, starting with a letter, <= 40 characters",
+    r"^\d{12}$": "a 12-digit AWS account id",
+    r"^[a-z]{2}(-[a-z]+)+-\d$": "an AWS region such as eu-west-1",
+}
+DISCRIMINATOR = "source"
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; ``issues`` lists every problem found."""
+
+    def __init__(self, source: str, issues: list[Issue]) -> None:
+        self.source = source
+        self.issues = issues
+        lines = "\n".join(f"  - {issue}" for issue in issues)
+        n = len(issues)
+        super().__init__(
+            f"{source} is not a valid deployment config ({n} problem{'s' if n > 1 else ''}):\n{lines}"
+        )
+
+
+def load_config(path: str | Path) -> DeploymentConfig:
+    """Read and validate one deployment YAML file; raise :class:`ConfigError` on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        known = ", ".join(sorted(p.name for p in path.parent.glob("*.yaml"))) if path.parent.is_dir() else ""
+        hint = f"; files in {path.parent}: {known}" if known else ""
+        raise ConfigError(str(path), [Issue("<file>", str(path), f"no such file{hint}")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(str(path), [Issue(where, "<yaml>", f"not valid YAML: {problem}")]) from None
+    return parse_config(data, source=str(path))
+
+
+def parse_config(data: Any, *, source: str = "<config>") -> DeploymentConfig:
+    """Validate already-parsed YAML data (fields, then cross-field rules)."""
+    if not isinstance(data, dict):
+        kind = "an empty document" if data is None else type(data).__name__
+        raise ConfigError(source, [Issue("<root>", kind, "expected a mapping with name, image, model, endpoint")])
+    try:
+        cfg = DeploymentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
+    issues = rules.check(cfg)
+    if issues:
+        raise ConfigError(source, issues)
+    return cfg
+
+
+def _issue_from_pydantic(err: Any, data: Any) -> Issue:
+    loc = _resolve_loc(err["loc"], data)
+    path = _format_path(loc) or "<root>"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(data, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return Issue(path, loc[-1], f"unknown key; {hint}allowed here: {', '.join(allowed)}")
+    if kind == "missing":
+        return Issue(path, None, "required key is missing")
+    if kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        return Issue(path, err["input"], f"must be {PATTERN_HINTS.get(pattern, 'match ' + pattern)}")
+    message = err["msg"].replace("Input should be", "must be").replace("Input tag", "source")
+    return Issue(path, err.get("input"), message)
+
+
+def _resolve_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """Drop the union tag that pydantic inserts into locations of discriminated unions."""
+    out: list[Any] = []
+    node = data
+    for i, seg in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, dict) and seg not in node and not last and node.get(DISCRIMINATOR) == seg:
+            continue
+        out.append(seg)
+        if isinstance(node, dict):
+            node = node.get(seg)
+        elif isinstance(node, list) and isinstance(seg, int) and seg < len(node):
+            node = node[seg]
+        else:
+            node = None
+    return tuple(out)
+
+
+def _format_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for seg in loc:
+        path += f"[{seg}]" if isinstance(seg, int) else (f".{seg}" if path else str(seg))
+    return path
+
+
+def _allowed_keys(data: Any, loc: tuple[Any, ...]) -> list[str]:
+    """Keys the schema allows at ``loc`` (walks the JSON schema alongside the data)."""
+    schema = DeploymentConfig.model_json_schema(by_alias=True)
+    defs = schema.get("$defs", {})
+    node_schema: dict[str, Any] = schema
+    node = data
+    for seg in loc:
+        node_schema = _deref(node_schema, defs, node)
+        if isinstance(seg, int):
+            node_schema = node_schema.get("items", {})
+            node = node[seg] if isinstance(node, list) and seg < len(node) else None
+        else:
+            node_schema = node_schema.get("properties", {}).get(seg, {})
+            node = node.get(seg) if isinstance(node, dict) else None
+    return sorted(_deref(node_schema, defs, node).get("properties", {}))
+
+
+def _deref(schema: dict[str, Any], defs: dict[str, Any], node: Any) -> dict[str, Any]:
+    while True:
+        if "$ref" in schema:
+            schema = defs[schema["$ref"].split("/")[-1]]
+        elif "anyOf" in schema or "oneOf" in schema:
+            options = [_deref(s, defs, node) for s in schema.get("anyOf", schema.get("oneOf", []))]
+            options = [o for o in options if o.get("type") != "null"]
+            tag = node.get(DISCRIMINATOR) if isinstance(node, dict) else None
+            match = [o for o in options if o.get("properties", {}).get(DISCRIMINATOR, {}).get("const") == tag]
+            schema = (match or options or [{}])[0]
+        else:
+            return schema

@@ -1,0 +1,284 @@
+"""Cross-field rules of a deployment config.
+
+Each rule is a pure function ``(cfg) -> Iterable[Issue]``; :data:`RULES` is the table applied by the loader.
+All issues are collected and reported together. Limits come from REFERENCE §1, §4, §5 and §7 and the
+CloudFormation resource docs linked in :mod:`smkit.config.models`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from smkit.config.models import DeploymentConfig, ImageSource
+
+INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
+MAX_ENV_ENTRIES = 100
+MAX_ENV_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem: the YAML path, the offending value and what is allowed instead."""
+
+    path: str
+    value: Any
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.value!r}: {self.message}"
+
+
+Rule = Callable[[DeploymentConfig], Iterable[Issue]]
+
+
+def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
+    n = len(cfg.model.containers)
+    if cfg.endpoint.type == "multi-container":
+        if n < 2:
+            yield Issue("model.containers", f"{n} container(s)", "multi-container needs 2 to 15 containers")
+        if cfg.model.inference_mode is None:
+            yield Issue(
+                "model.inference_mode", None, "multi-container needs inference_mode: serial (pipeline) or direct"
+            )
+    else:
+        if n != 1:
+            yield Issue(
+                "model.containers",
+                f"{n} containers",
+                f"endpoint.type {cfg.endpoint.type} takes exactly one container; "
+                "use endpoint.type: multi-container for 2-15",
+            )
+        if cfg.model.inference_mode is not None:
+            yield Issue(
+                "model.inference_mode",
+                cfg.model.inference_mode,
+                "only multi-container endpoints take inference_mode; remove it",
+            )
+
+
+def unique_names(cfg: DeploymentConfig) -> Iterable[Issue]:
+    for what, names in (
+        ("model.containers", [c.name for c in cfg.model.containers]),
+        ("endpoint.variants", [v.name for v in cfg.endpoint.variants]),
+    ):
+        for name, count in Counter(names).items():
+            if count > 1:
+                yield Issue(f"{what}[].name", name, f"names must be unique; {name!r} appears {count} times")
+
+
+def direct_hostnames(cfg: DeploymentConfig) -> Iterable[Issue]:
+    if cfg.model.inference_mode != "direct":
+        return
+    hostnames = []
+    for i, c in enumerate(cfg.model.containers):
+        if c.hostname is None:
+            yield Issue(
+                f"model.containers[{i}].hostname",
+                None,
+                f"direct mode routes by TargetContainerHostname; set e.g. hostname: {c.name}",
+            )
+        else:
+            hostnames.append(c.hostname)
+    for name, count in Counter(hostnames).items():
+        if count > 1:
+            yield Issue("model.containers[].hostname", name, "hostnames must be unique in direct mode")
+
+
+def multi_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
+    mme = cfg.endpoint.type == "multi-model"
+    for i, c in enumerate(cfg.model.containers):
+        path = f"model.containers[{i}].model_data"
+        if mme and c.model_data.source != "multi-model":
+            yield Issue(
+                f"{path}.source",
+                c.model_data.source,
+                "a multi-model endpoint needs source: multi-model (a folder of *.tar.gz)",
+            )
+        if not mme and c.model_data.source == "multi-model":
+            yield Issue(f"{path}.source", "multi-model", "source multi-model needs endpoint.type: multi-model")
+        if c.model_data.cache is not None and c.model_data.source != "multi-model":
+            yield Issue(f"{path}.cache", c.model_data.cache, "cache applies only to source: multi-model")
+
+
+def type_sections(cfg: DeploymentConfig) -> Iterable[Issue]:
+    ep = cfg.endpoint
+    if ep.type == "serverless":
+        if ep.serverless is None:
+            yield Issue(
+                "endpoint.serverless",
+                None,
+                "serverless needs a serverless section, e.g. {memory_size_mb: 2048, max_concurrency: 20}",
+            )
+        if ep.variants:
+            yield Issue(
+                "endpoint.variants",
+                [v.name for v in ep.variants],
+                "serverless has exactly one variant, configured under endpoint.serverless; remove variants",
+            )
+    else:
+        if ep.serverless is not None:
+            yield Issue("endpoint.serverless", "set", f"only serverless endpoints take it, not {ep.type}")
+        if not ep.variants:
+            yield Issue(
+                "endpoint.variants",
+                [],
+                f"{ep.type} needs at least one variant, e.g. {{name: main, instance_type: ml.m5.large}}",
+            )
+    if ep.type == "async" and ep.async_ is None:
+        yield Issue("endpoint.async", None, "async needs an async section (output_prefix, failure_prefix, ...)")
+    if ep.type != "async" and ep.async_ is not None:
+        yield Issue("endpoint.async", "set", f"only async endpoints take it, not {ep.type}")
+
+
+def serverless_limits(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Serverless: no VPC, data capture, network isolation (REFERENCE §5); provisioned <= max concurrency."""
+    if cfg.endpoint.type != "serverless":
+        return
+    if cfg.security.vpc is not None:
+        yield Issue("security.vpc", "set", "serverless endpoints cannot run in a VPC; remove it")
+    if cfg.endpoint.data_capture is not None and cfg.endpoint.data_capture.enabled:
+        yield Issue("endpoint.data_capture.enabled", True, "serverless endpoints do not support data capture")
+    if cfg.model.network_isolation:
+        yield Issue("model.network_isolation", True, "serverless endpoints do not support network isolation")
+    s = cfg.endpoint.serverless
+    if s is None:
+        return
+    if s.provisioned_concurrency is not None and s.provisioned_concurrency > s.max_concurrency:
+        yield Issue(
+            "endpoint.serverless.provisioned_concurrency",
+            s.provisioned_concurrency,
+            f"must be <= max_concurrency ({s.max_concurrency})",
+        )
+    if s.autoscaling is not None:
+        a = s.autoscaling
+        if s.provisioned_concurrency is None:
+            yield Issue(
+                "endpoint.serverless.autoscaling",
+                "set",
+                "scales provisioned concurrency; set provisioned_concurrency too",
+            )
+        elif not a.min_capacity <= s.provisioned_concurrency <= a.max_capacity:
+            yield Issue(
+                "endpoint.serverless.provisioned_concurrency",
+                s.provisioned_concurrency,
+                f"must lie between autoscaling min_capacity ({a.min_capacity}) and max_capacity ({a.max_capacity})",
+            )
+        if a.max_capacity > s.max_concurrency:
+            yield Issue(
+                "endpoint.serverless.autoscaling.max_capacity",
+                a.max_capacity,
+                f"must be <= max_concurrency ({s.max_concurrency})",
+            )
+
+
+def variant_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
+    is_async = cfg.endpoint.type == "async"
+    for i, v in enumerate(cfg.endpoint.variants):
+        a = v.autoscaling
+        if a is None:
+            continue
+        path = f"endpoint.variants[{i}].autoscaling"
+        if v.instance_type.startswith("ml.t"):
+            yield Issue(
+                f"endpoint.variants[{i}].instance_type",
+                v.instance_type,
+                "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling",
+            )
+        if a.min_capacity == 0 and not is_async:
+            yield Issue(f"{path}.min_capacity", 0, "only async endpoints can scale to zero; use >= 1")
+        if not a.min_capacity <= a.max_capacity:
+            yield Issue(f"{path}.max_capacity", a.max_capacity, f"must be >= min_capacity ({a.min_capacity})")
+        if not a.min_capacity <= v.initial_instance_count <= a.max_capacity:
+            yield Issue(
+                f"endpoint.variants[{i}].initial_instance_count",
+                v.initial_instance_count,
+                f"must lie between autoscaling min_capacity ({a.min_capacity}) and max_capacity ({a.max_capacity})",
+            )
+        targets = [t for t in (a.target_invocations_per_instance, a.target_backlog_per_instance) if t is not None]
+        if len(targets) != 1:
+            yield Issue(
+                path,
+                "targets",
+                "set exactly one of target_invocations_per_instance or target_backlog_per_instance",
+            )
+        if a.target_backlog_per_instance is not None and not is_async:
+            yield Issue(
+                f"{path}.target_backlog_per_instance",
+                a.target_backlog_per_instance,
+                "backlog scaling is for async endpoints; use target_invocations_per_instance",
+            )
+
+
+def deployment_strategy(cfg: DeploymentConfig) -> Iterable[Issue]:
+    d = cfg.endpoint.deployment
+    needs = {"canary": "canary_size_percent", "linear": "linear_step_percent"}
+    for strategy, field in needs.items():
+        value = getattr(d, field)
+        if d.strategy == strategy and value is None:
+            yield Issue(f"endpoint.deployment.{field}", None, f"strategy {strategy} needs {field} (1-99)")
+        if d.strategy != strategy and value is not None:
+            yield Issue(
+                f"endpoint.deployment.{field}", value, f"applies only to strategy: {strategy}, not {d.strategy}"
+            )
+
+
+def security(cfg: DeploymentConfig) -> Iterable[Issue]:
+    kms = cfg.security.kms
+    if kms.create and kms.key_arn:
+        yield Issue("security.kms", "create + key_arn", "choose one: create: true or key_arn: <existing key>")
+
+
+def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
+    if cfg.monitoring.backlog_age_seconds is not None and cfg.endpoint.type != "async":
+        yield Issue(
+            "monitoring.backlog_age_seconds",
+            cfg.monitoring.backlog_age_seconds,
+            "applies only to async endpoints (realtime endpoints publish no backlog metrics)",
+        )
+
+
+def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """ContainerDefinition.Environment: at most 100 entries, 1024 bytes per key and value (REFERENCE §1)."""
+    for i, c in enumerate(cfg.model.containers):
+        path = f"model.containers[{i}].environment"
+        if len(c.environment) > MAX_ENV_ENTRIES:
+            yield Issue(path, f"{len(c.environment)} entries", f"at most {MAX_ENV_ENTRIES} entries")
+        for key, value in c.environment.items():
+            if len(key.encode()) > MAX_ENV_BYTES or len(value.encode()) > MAX_ENV_BYTES:
+                yield Issue(f"{path}.{key}", f"{len(value.encode())} bytes", f"keys and values <= {MAX_ENV_BYTES} bytes")
+
+
+def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
+    images: list[tuple[str, ImageSource | None]] = [("image", cfg.image)]
+    images += [(f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)]
+    for path, image in images:
+        if image is not None and image.source == "ecr" and image.tag == "latest":
+            yield Issue(
+                f"{path}.tag",
+                "latest",
+                "the repository has immutable tags; use the content-hash tag printed by scripts/publish_image.py",
+            )
+
+
+RULES: tuple[Rule, ...] = (
+    container_count,
+    unique_names,
+    direct_hostnames,
+    multi_model_data,
+    type_sections,
+    serverless_limits,
+    variant_autoscaling,
+    deployment_strategy,
+    security,
+    monitoring,
+    environments,
+    image_tags,
+)
+
+
+def check(cfg: DeploymentConfig) -> list[Issue]:
+    """Apply every rule; return all issues found (empty when the config is consistent)."""
+    return [issue for rule in RULES for issue in rule(cfg)]
