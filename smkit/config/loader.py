@@ -69,7 +69,9 @@ def parse_config(data: Any, *, source: str = "<config>") -> DeploymentConfig:
     """Validate already-parsed YAML data (fields, then cross-field rules)."""
     if not isinstance(data, dict):
         kind = "an empty document" if data is None else type(data).__name__
-        raise ConfigError(source, [Issue("<root>", kind, "expected a mapping with name, image, model, endpoint")])
+        raise ConfigError(
+            source, [Issue("<root>", kind, "expected a mapping with name, image, model, endpoint")]
+        )
     try:
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:

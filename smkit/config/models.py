@@ -20,7 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 AWS_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 INSTANCE_TYPE = r"^ml\.[a-z0-9]+\.[a-z0-9]+$"
 # An image in an AWS Deep Learning Containers (or any ECR) registry: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG
-ECR_IMAGE_URI = r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
+ECR_IMAGE_URI = (
+    r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
+)
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/-]+$"
 
 
@@ -83,11 +85,14 @@ class Container(Frozen):
     """One container of the SageMaker Model (ContainerDefinition)."""
 
     name: str = Field(pattern=AWS_NAME)
-    hostname: str | None = Field(None, pattern=AWS_NAME, description="ContainerHostname; needed for direct mode.")
+    hostname: str | None = Field(
+        None, pattern=AWS_NAME, description="ContainerHostname; needed for direct mode."
+    )
     image: ImageSource | None = Field(None, description="Overrides the top-level image for this container.")
     model_data: ModelData
     environment: dict[str, str] = Field(
-        default_factory=dict, description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each)."
+        default_factory=dict,
+        description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each).",
     )
 
 
@@ -178,7 +183,7 @@ class DataCapture(Frozen):
 
     enabled: bool = True
     sampling_percentage: int = Field(100, ge=0, le=100)
-    capture: list[Literal["input", "output"]] = Field(default_factory=lambda: ["input", "output"], min_length=1)
+    capture: tuple[Literal["input", "output"], ...] = Field(("input", "output"), min_length=1)
     prefix: str = Field("data-capture", pattern=r"^[\w!\-.*'()/]+$")
 
 
@@ -220,8 +225,12 @@ class Monitoring(Frozen):
 
     alarms: bool = True
     latency_p99_ms: int = Field(1000, ge=1)
-    error_5xx_threshold: int = Field(5, ge=1, description="Invocation5XXErrors per minute that trip the alarm.")
-    error_4xx_threshold: int = Field(50, ge=1, description="Invocation4XXErrors per minute that trip the alarm.")
+    error_5xx_threshold: int = Field(
+        5, ge=1, description="Invocation5XXErrors per minute that trip the alarm."
+    )
+    error_4xx_threshold: int = Field(
+        50, ge=1, description="Invocation4XXErrors per minute that trip the alarm."
+    )
     backlog_age_seconds: int | None = Field(None, ge=60, description="Async only: oldest request age alarm.")
     evaluation_periods: int = Field(3, ge=1, le=60)
 

@@ -41,7 +41,9 @@ def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
             yield Issue("model.containers", f"{n} container(s)", "multi-container needs 2 to 15 containers")
         if cfg.model.inference_mode is None:
             yield Issue(
-                "model.inference_mode", None, "multi-container needs inference_mode: serial (pipeline) or direct"
+                "model.inference_mode",
+                None,
+                "multi-container needs inference_mode: serial (pipeline) or direct",
             )
     else:
         if n != 1:
@@ -98,7 +100,9 @@ def multi_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
                 "a multi-model endpoint needs source: multi-model (a folder of *.tar.gz)",
             )
         if not mme and c.model_data.source == "multi-model":
-            yield Issue(f"{path}.source", "multi-model", "source multi-model needs endpoint.type: multi-model")
+            yield Issue(
+                f"{path}.source", "multi-model", "source multi-model needs endpoint.type: multi-model"
+            )
         if c.model_data.cache is not None and c.model_data.source != "multi-model":
             yield Issue(f"{path}.cache", c.model_data.cache, "cache applies only to source: multi-model")
 
@@ -128,7 +132,9 @@ def type_sections(cfg: DeploymentConfig) -> Iterable[Issue]:
                 f"{ep.type} needs at least one variant, e.g. {{name: main, instance_type: ml.m5.large}}",
             )
     if ep.type == "async" and ep.async_ is None:
-        yield Issue("endpoint.async", None, "async needs an async section (output_prefix, failure_prefix, ...)")
+        yield Issue(
+            "endpoint.async", None, "async needs an async section (output_prefix, failure_prefix, ...)"
+        )
     if ep.type != "async" and ep.async_ is not None:
         yield Issue("endpoint.async", "set", f"only async endpoints take it, not {ep.type}")
 
@@ -197,7 +203,9 @@ def variant_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
                 v.initial_instance_count,
                 f"must lie between autoscaling min_capacity ({a.min_capacity}) and max_capacity ({a.max_capacity})",
             )
-        targets = [t for t in (a.target_invocations_per_instance, a.target_backlog_per_instance) if t is not None]
+        targets = [
+            t for t in (a.target_invocations_per_instance, a.target_backlog_per_instance) if t is not None
+        ]
         if len(targets) != 1:
             yield Issue(
                 path,
@@ -221,7 +229,9 @@ def deployment_strategy(cfg: DeploymentConfig) -> Iterable[Issue]:
             yield Issue(f"endpoint.deployment.{field}", None, f"strategy {strategy} needs {field} (1-99)")
         if d.strategy != strategy and value is not None:
             yield Issue(
-                f"endpoint.deployment.{field}", value, f"applies only to strategy: {strategy}, not {d.strategy}"
+                f"endpoint.deployment.{field}",
+                value,
+                f"applies only to strategy: {strategy}, not {d.strategy}",
             )
 
 
@@ -248,7 +258,11 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
             yield Issue(path, f"{len(c.environment)} entries", f"at most {MAX_ENV_ENTRIES} entries")
         for key, value in c.environment.items():
             if len(key.encode()) > MAX_ENV_BYTES or len(value.encode()) > MAX_ENV_BYTES:
-                yield Issue(f"{path}.{key}", f"{len(value.encode())} bytes", f"keys and values <= {MAX_ENV_BYTES} bytes")
+                yield Issue(
+                    f"{path}.{key}",
+                    f"{len(value.encode())} bytes",
+                    f"keys and values <= {MAX_ENV_BYTES} bytes",
+                )
 
 
 def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
