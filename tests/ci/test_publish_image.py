@@ -1,0 +1,136 @@
+"""publish_image: the content-hash tag, the exact commands, the ECR lookups and the refusal to overwrite."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from scripts import publish_image
+from smkit.emulator.server import MotoServer
+
+REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
+
+
+@pytest.fixture()
+def context(tmp_path: Path) -> Path:
+    ctx = tmp_path / "container"
+    (ctx / "app" / "cache").mkdir(parents=True)
+    (ctx / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY app /app\n")
+    (ctx / "app" / "serve.py").write_text("print('serve')\n")
+    (ctx / "app" / "cache" / "junk.pyc").write_bytes(b"\0junk")
+    (ctx / "app" / "keep.pyc").write_bytes(b"\0keep")
+    (ctx / "notes.md").write_text("not sent\n")
+    (ctx / ".dockerignore").write_text("# comment\n**/*.pyc\n!app/keep.pyc\nnotes.md\n")
+    return ctx
+
+
+def test_context_files_follow_dockerignore(context: Path) -> None:
+    assert publish_image.context_files(context) == [
+        ".dockerignore",
+        "Dockerfile",
+        "app/keep.pyc",
+        "app/serve.py",
+    ]
+
+
+def test_tag_is_deterministic_and_follows_the_context(context: Path, tmp_path: Path) -> None:
+    tag = publish_image.image_tag(context)
+    assert tag.startswith("ctx-") and len(tag) == 4 + 32
+    assert publish_image.image_tag(context) == tag
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for rel in publish_image.context_files(context):
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy / rel).write_bytes((context / rel).read_bytes())
+    assert publish_image.image_tag(copy) == tag, "same files, different directory: same tag"
+
+    (context / "notes.md").write_text("ignored files do not change the tag\n")
+    (context / "app" / "cache" / "junk.pyc").write_bytes(b"changed")
+    assert publish_image.image_tag(context) == tag
+
+    (context / "app" / "serve.py").chmod(0o755)
+    executable = publish_image.image_tag(context)
+    assert executable != tag, "the executable bit is part of the image"
+
+    (context / "app" / "serve.py").write_text("print('changed')\n")
+    assert publish_image.image_tag(context) not in (tag, executable)
+
+
+def test_missing_dockerfile_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert publish_image.main(["--context", str(tmp_path), "--tag-only"]) == 1
+    assert f"no Dockerfile in build context {tmp_path}" in capsys.readouterr().err
+
+
+def test_dry_run_prints_the_exact_commands(context: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = f"{REGISTRY}/smkit-serving"
+    assert publish_image.main(["--repository-uri", repo, "--context", str(context), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    uri = f"{repo}:{publish_image.image_tag(context)}"
+    assert [shlex.split(line) for line in lines[:3]] == [
+        ["docker", "login", "--username", "AWS", "--password-stdin", REGISTRY],
+        [
+            "docker",
+            "build",
+            "--platform",
+            "linux/amd64",
+            "--file",
+            str(context / "Dockerfile"),
+            "--tag",
+            uri,
+            str(context),
+        ],
+        ["docker", "push", uri],
+    ]
+    assert lines[3] == uri and len(lines) == 4
+
+
+def test_repository_by_name_from_ecr(
+    aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = aws.client("ecr").create_repository(repositoryName="by-name")["repository"]["repositoryUri"]
+    assert publish_image.main(["--repository", "by-name", "--context", str(context), "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{publish_image.image_tag(context)}"
+
+
+def test_unknown_repository_is_reported(
+    aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert publish_image.main(["--repository", "nope", "--context", str(context), "--dry-run"]) == 1
+    assert "ECR repository 'nope' does not exist; deploy the ECR stack first" in capsys.readouterr().err
+
+
+def test_existing_tag_is_never_overwritten(
+    aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ecr = aws.client("ecr")
+    ecr.create_repository(repositoryName="immutable", imageTagMutability="IMMUTABLE")
+    tag = publish_image.image_tag(context)
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
+    ecr.put_image(repositoryName="immutable", imageManifest=json.dumps(manifest), imageTag=tag)
+
+    assert publish_image.main(["--repository", "immutable", "--context", str(context)]) == 1
+    captured = capsys.readouterr()
+    assert f"immutable:{tag} already exists and tags are immutable: refusing to overwrite it" in captured.err
+    assert "docker" not in captured.err.split("refusing")[0], "nothing ran before the refusal"
+    assert captured.out == ""
+
+
+def test_new_tag_goes_to_docker_login_with_an_ecr_token(
+    aws: MotoServer,
+    context: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # No Docker engine here: the run stops at the first docker call, which is the one asserted.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
+    aws.client("ecr").create_repository(repositoryName="fresh")
+    assert publish_image.main(["--repository", "fresh", "--context", str(context)]) == 1
+    err = capsys.readouterr().err
+    assert f"+ docker login --username AWS --password-stdin {REGISTRY}\n" in err
+    assert f"docker login to {REGISTRY} failed with exit code" in err
