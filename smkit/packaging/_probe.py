@@ -1,0 +1,113 @@
+"""Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
+
+Imports the handler module the way a SageMaker framework image does (``code/`` first on ``sys.path``,
+REFERENCE.md §2), describes every hook's parameters, reports the installed versions of the packages
+named in ``requirements.txt`` and, if asked, calls ``model_fn(model_dir)`` once. The answer is written
+as JSON to the path given in the request, so anything the user code prints cannot corrupt it.
+"""
+
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import traceback
+
+
+def _where(exc, code_dir):
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename} line {exc.lineno}"
+    inside = [f for f in frames if os.path.abspath(f.filename).startswith(code_dir + os.sep)]
+    if inside:
+        last = inside[-1]
+        return f"{os.path.relpath(last.filename, code_dir)} line {last.lineno}"
+    return None
+
+
+def _describe(obj):
+    if not callable(obj):
+        return {"callable": False, "params": None}
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return {"callable": True, "params": None}
+    params = [[p.kind.name, p.default is not inspect.Parameter.empty] for p in sig.parameters.values()]
+    return {"callable": True, "params": params}
+
+
+def _error(stage, exc, code_dir):
+    return {
+        "stage": stage,
+        "error_type": type(exc).__name__,
+        "error": str(exc),
+        "missing_module": getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None,
+        "location": _where(exc, code_dir),
+    }
+
+
+def _installed(names):
+    found: dict[str, str | None] = {}
+    for name in names:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def main(request_path):
+    with open(request_path, encoding="utf-8") as f:
+        request = json.load(f)
+    code_dir = os.path.abspath(request["code_dir"])
+    model_dir = os.path.abspath(request["model_dir"])
+    result = {"stage": "ok", "installed": _installed(request["requirement_names"]), "hooks": {}}
+    sys.path.insert(0, code_dir)
+    os.environ.setdefault("SM_MODEL_DIR", model_dir)
+    try:
+        path = os.path.join(code_dir, request["entry_point"])
+        module_name = os.path.splitext(request["entry_point"])[0]
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: BLE001 - every failure of user code is reported, not raised
+        result.update(_error("import", exc, code_dir))
+        return result
+    for name in request["hooks"]:
+        if hasattr(module, name):
+            result["hooks"][name] = _describe(getattr(module, name))
+    result["attributes"] = {
+        name: repr(getattr(module, name)) if hasattr(module, name) else None for name in request["attributes"]
+    }
+    model_fn = getattr(module, "model_fn", None)
+    tf_serving = any(hasattr(module, h) for h in request["tfs_hooks"])
+    if request["load_model"] and callable(model_fn) and not tf_serving:
+        try:
+            sig = inspect.signature(model_fn)
+            args = [model_dir] if _bindable(sig, 1) else [model_dir, None]
+            if _bindable(sig, len(args)):
+                model = model_fn(*args)
+                result["model_type"] = f"{type(model).__module__}.{type(model).__qualname__}"
+        except BaseException as exc:  # noqa: BLE001
+            result.update(_error("load", exc, code_dir))
+    return result
+
+
+def _bindable(sig, count):
+    try:
+        sig.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    request_file = sys.argv[1]
+    with open(request_file, encoding="utf-8") as f:
+        out_path = json.load(f)["out"]
+    answer = main(request_file)
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(answer, f)

@@ -1,0 +1,178 @@
+"""Build a model archive: validate everything first, then stream once into temp outputs and rename.
+
+Order: inputs exist and are separate -> outputs are writable and outside the inputs -> the tree is
+safe -> the handler check passes -> write. Nothing is created before the checks pass, and a failure
+while writing removes the temporary file/folder, so an error never leaves a partial archive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from smkit.archive import CHUNK
+from smkit.packaging.errors import PackagingError
+from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
+from smkit.packaging.manifest import ArchiveInfo, Manifest
+from smkit.packaging.tree import MANIFEST_NAME, collect
+from smkit.packaging.writer import (
+    DEFAULT_LEVEL,
+    DirSink,
+    Sink,
+    TarGzSink,
+    default_threads,
+    finish,
+    stream_entries,
+)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor)
+
+
+def _check_output(path: Path, option: str, inputs: tuple[Path, Path]) -> None:
+    resolved = path.resolve()
+    for source in inputs:
+        if resolved.is_relative_to(source.resolve()):
+            raise PackagingError(
+                f"{option} {path}",
+                f"is inside the input folder {source}, so the output would package itself",
+                "write the output outside the --code and --artifacts folders",
+            )
+    if option == "--output" and path.is_dir():
+        raise PackagingError(
+            f"{option} {path}", "is a directory", "name the archive file, e.g. build/model.tar.gz"
+        )
+    base = _existing_ancestor(path.parent)
+    if not base.is_dir():
+        raise PackagingError(
+            f"{option} {path}",
+            f"cannot be created because {base} is not a directory",
+            "choose an output path whose parent is (or can become) a folder",
+        )
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise PackagingError(
+            f"{option} {path}",
+            f"the folder {base} is not writable",
+            "choose a writable location or fix the folder's permissions",
+        )
+
+
+def _check_uncompressed_target(path: Path) -> None:
+    if path.exists() and (
+        not path.is_dir() or (any(path.iterdir()) and not (path / MANIFEST_NAME).is_file())
+    ):
+        raise PackagingError(
+            f"--uncompressed {path}",
+            "exists and is not an empty folder or an earlier uncompressed build (no manifest.json)",
+            "name a new or empty folder",
+        )
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _replace_dir(staging: Path, dest: Path) -> None:
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+        dest.rename(old)
+        staging.rename(dest)
+        shutil.rmtree(old)
+    else:
+        staging.rename(dest)
+
+
+def build_archive(
+    code_dir: str | Path,
+    artifacts_dir: str | Path,
+    output: str | Path | None,
+    *,
+    uncompressed: str | Path | None = None,
+    entry_point: str = DEFAULT_ENTRY_POINT,
+    load_model: bool = True,
+    threads: int | None = None,
+    level: int = DEFAULT_LEVEL,
+    progress: bool | None = None,
+    python: str = sys.executable,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Manifest:
+    """Package ``code_dir`` (as ``code/``) and ``artifacts_dir`` (at the root) into ``output``.
+
+    ``output`` is a reproducible ``.tar.gz`` (byte-identical for identical inputs, whatever ``threads``);
+    ``uncompressed`` additionally (or instead) lays the same tree out as a folder for
+    ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (REFERENCE.md §7). ``progress``: None
+    shows a bar on a terminal for inputs of 64 MiB or more. Raises :class:`PackagingError`.
+    """
+    code, artifacts = Path(code_dir), Path(artifacts_dir)
+    out = Path(output) if output is not None else None
+    flat = Path(uncompressed) if uncompressed is not None else None
+    if out is None and flat is None:
+        raise PackagingError("--output", "missing", "pass --output FILE and/or --uncompressed DIR")
+    entries = collect(code, artifacts)
+    if out is not None:
+        _check_output(out, "--output", (code, artifacts))
+    if flat is not None:
+        _check_output(flat, "--uncompressed", (code, artifacts))
+        _check_uncompressed_target(flat)
+    report: HandlerReport = check_handler(
+        code, artifacts, entry_point=entry_point, load_model=load_model, python=python, timeout_s=timeout_s
+    )
+    with contextlib.ExitStack() as cleanup:
+        sinks: list[Sink] = []
+        tmp_file: IO[bytes] | None = None
+        staging: Path | None = None
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed via the exit stack
+                dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False
+            )
+            cleanup.callback(_remove, Path(tmp_file.name))
+            cleanup.callback(tmp_file.close)
+            sinks.append(TarGzSink(tmp_file, threads=threads or default_threads(), level=level))
+        if flat is not None:
+            flat.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{flat.name}.", suffix=".tmp", dir=flat.parent))
+            cleanup.callback(shutil.rmtree, staging, ignore_errors=True)
+            sinks.append(DirSink(staging))
+        for sink in sinks:
+            cleanup.callback(sink.abort)
+        label = str(out or flat)
+        rows = stream_entries(entries, sinks, progress=progress, label=label)
+        manifest = Manifest(entries=rows, handler=report.for_manifest())
+        finish(sinks, manifest.to_json())
+        info = None
+        if out is not None and tmp_file is not None:
+            tmp_file.flush()
+            os.fsync(tmp_file.fileno())
+            tmp_file.close()
+            os.chmod(tmp_file.name, 0o644)
+            os.replace(tmp_file.name, out)
+            info = ArchiveInfo(str(out), out.stat().st_size, _sha256_file(out))
+        if flat is not None and staging is not None:
+            _replace_dir(staging, flat)
+    return Manifest(
+        entries=rows,
+        handler=report.for_manifest(),
+        archive=info,
+        uncompressed_dir=str(flat) if flat is not None else None,
+        warnings=report.warnings,
+    )
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()

@@ -1,0 +1,206 @@
+"""Check a handler before it is packaged: compile, import in a child interpreter, hooks, arity, loading.
+
+The import runs in a separate ``python -I -B`` process (isolated from this one's modules and
+environment tweaks, never writing ``__pycache__`` into the code folder) with ``code/`` first on
+``sys.path`` as on a SageMaker framework image (REFERENCE.md §2).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from smkit.packaging.errors import PackagingError
+from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, check_arity, detect_form
+from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
+from smkit.packaging.tree import SKIPPED_DIRS
+
+DEFAULT_ENTRY_POINT = "inference.py"  # SAGEMAKER_PROGRAM default (REFERENCE.md §2)
+DEFAULT_TIMEOUT_S = 120.0
+PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class HandlerReport:
+    """What the check found: the handler form, its hooks, requirements and what is not installed here."""
+
+    form: str
+    hooks: tuple[str, ...]
+    requirements: tuple[str, ...]
+    unsatisfied: tuple[Unsatisfied, ...] = ()
+    model_type: str | None = None
+    no_model_fn_reason: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    def for_manifest(self) -> dict[str, Any]:
+        """The machine-independent part, recorded in ``manifest.json``."""
+        return {"form": self.form, "hooks": list(self.hooks), "requirements": list(self.requirements)}
+
+
+def _compile_all(code_dir: Path) -> None:
+    for path in sorted(code_dir.rglob("*.py")):
+        if SKIPPED_DIRS.intersection(path.relative_to(code_dir).parts):
+            continue
+        try:
+            source = path.read_bytes()
+            ast.parse(source, filename=str(path))
+        except SyntaxError as exc:
+            text = (exc.text or "").strip()
+            raise PackagingError(
+                f"{path} line {exc.lineno}",
+                f"{exc.msg} ({text!r})" if text else str(exc.msg),
+                "fix the syntax error (python -m py_compile shows it too)",
+            ) from exc
+        except ValueError as exc:
+            raise PackagingError(str(path), f"cannot be compiled ({exc})", "save it as UTF-8 text") from exc
+
+
+def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="smkit-probe-") as tmp:
+        request_path = Path(tmp) / "request.json"
+        request["out"] = str(Path(tmp) / "answer.json")
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        try:
+            proc = subprocess.run(
+                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
+                cwd=request["model_dir"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise PackagingError(
+                label,
+                f"importing and loading did not finish within {timeout_s:.0f} s",
+                "move slow work out of module level, or raise the timeout (--check-timeout)",
+            ) from exc
+        answer_path = Path(request["out"])
+        if not answer_path.exists():
+            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+            raise PackagingError(
+                label,
+                f"the check process exited with code {proc.returncode} without an answer: {' | '.join(tail)}",
+                "make sure the module does not call sys.exit() or os._exit() at import or in model_fn",
+            )
+        answer: dict[str, Any] = json.loads(answer_path.read_text(encoding="utf-8"))
+        return answer
+
+
+def _import_fix(answer: dict[str, Any], missing: list[Unsatisfied], requirements_label: str) -> str:
+    if missing:
+        listed = ", ".join(str(m) for m in missing)
+        return (
+            f"{requirements_label} is not satisfied here ({listed}); install it into the checking "
+            f"interpreter (pip install -r {requirements_label})"
+        )
+    module = answer.get("missing_module")
+    if module:
+        return (
+            f"add the package that provides {module!r} to {requirements_label} and install it, "
+            "or ship the module in the code folder"
+        )
+    return "fix the error and run the import locally: python -c 'import inference' from the code folder"
+
+
+def check_handler(
+    code_dir: str | Path,
+    artifacts_dir: str | Path,
+    *,
+    entry_point: str = DEFAULT_ENTRY_POINT,
+    load_model: bool = True,
+    python: str = sys.executable,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> HandlerReport:
+    """Validate ``code_dir/entry_point`` against the model in ``artifacts_dir``; raise :class:`PackagingError`.
+
+    Checks, in order: the entry point and ``requirements.txt`` exist; every ``.py`` file compiles;
+    ``requirements.txt`` holds valid PEP 508 lines; the module imports in a child ``python``; its hooks
+    form a usable toolkit or TF-Serving handler with the right arities; for the TF-Serving form the
+    artifacts hold ``<name>/<version>/saved_model.pb``; with ``load_model``, ``model_fn(artifacts_dir)``
+    returns without raising.
+    """
+    code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
+    file = code_dir / entry_point
+    if not file.is_file():
+        raise PackagingError(
+            str(file),
+            "missing",
+            f"add {entry_point} defining model_fn and input_fn/predict_fn/output_fn (or transform_fn)",
+        )
+    requirements_path = code_dir / "requirements.txt"
+    requirements = parse_requirements(requirements_path, label=str(requirements_path))
+    _compile_all(code_dir)
+    request = {
+        "code_dir": str(code_dir.resolve()),
+        "model_dir": str(artifacts_dir.resolve()),
+        "entry_point": entry_point,
+        "hooks": sorted(ALL_HOOKS),
+        "tfs_hooks": sorted(TFS_HOOKS),
+        "attributes": [NO_MODEL_FN_ATTRIBUTE],
+        "requirement_names": sorted({r.name for r in requirements}),
+        "load_model": load_model,
+    }
+    answer = _run_probe(request, python, timeout_s, str(file))
+    missing = unsatisfied(requirements, answer.get("installed", {}))
+    if answer["stage"] == "import":
+        location = answer.get("location")
+        raise PackagingError(
+            f"{code_dir}/{location}" if location else str(file),
+            f"import failed: {answer['error_type']}: {answer['error']}",
+            _import_fix(answer, missing, str(requirements_path)),
+        )
+    hooks: dict[str, dict[str, Any]] = answer["hooks"]
+    reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
+    form = detect_form(str(file), hooks, reason)
+    for name, info in sorted(hooks.items()):
+        check_arity(str(file), name, info["params"])
+    if form == "tf-serving":
+        check_saved_model_layout(artifacts_dir)
+    if answer["stage"] == "load":
+        where = f" at {answer['location']}" if answer.get("location") else ""
+        raise PackagingError(
+            f"{file}: model_fn",
+            f"model_fn({str(artifacts_dir)!r}) raised {answer['error_type']}: {answer['error']}{where}",
+            "make --artifacts hold the files model_fn loads (or check with --no-load-check)",
+        )
+    warnings = [f"not installed here (installed at container start): {m}" for m in missing]
+    return HandlerReport(
+        form=form,
+        hooks=tuple(sorted(hooks)),
+        requirements=tuple(str(r) for r in requirements),
+        unsatisfied=tuple(missing),
+        model_type=answer.get("model_type"),
+        no_model_fn_reason=reason,
+        warnings=tuple(warnings),
+    )
+
+
+def check_saved_model_layout(artifacts_dir: Path) -> None:
+    """TF Serving loads ``<model>/<version>/saved_model.pb`` with a numeric version directory."""
+    found = sorted(
+        PurePosixPath(os.path.relpath(p, artifacts_dir)).as_posix()
+        for p in artifacts_dir.rglob("saved_model.pb")
+    )
+    found = [f for f in found if not f.startswith("code/")]
+    if not found:
+        raise PackagingError(
+            f"--artifacts {artifacts_dir}",
+            "no TensorFlow SavedModel (saved_model.pb) found, but inference.py uses the TF-Serving hooks",
+            "export the model as <name>/<version>/saved_model.pb, e.g. my_model/1/saved_model.pb",
+        )
+    for rel in found:
+        version = PurePosixPath(rel).parent.name
+        if not version.isdigit():
+            raise PackagingError(
+                f"--artifacts {artifacts_dir / rel}",
+                f"the SavedModel sits in {version or '.'!r}, not in a numeric version directory",
+                f"move it into a version folder, e.g. {PurePosixPath(rel).parent / '1' / 'saved_model.pb'}",
+            )

@@ -1,0 +1,108 @@
+"""``manifest.json``: size and sha256 of every file in a model archive, plus what the handler check found.
+
+It is the last member of the archive (so it can be computed while the files stream through once) and
+is itself not listed. Its JSON is canonical (sorted keys, fixed indentation), so it never differs
+between two builds of the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from smkit.packaging.errors import PackagingError
+
+FORMAT = "smkit.model-archive/1"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One file of the archive."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ArchiveInfo:
+    """The written output itself (not part of ``manifest.json``)."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The files of a model archive and the handler summary; ``archive`` is set after a build."""
+
+    entries: tuple[ManifestEntry, ...]
+    handler: dict[str, Any] | None = None
+    archive: ArchiveInfo | None = None
+    uncompressed_dir: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def total_size(self) -> int:
+        return sum(e.size for e in self.entries)
+
+    def by_path(self) -> dict[str, ManifestEntry]:
+        return {e.path: e for e in self.entries}
+
+    def to_json(self) -> bytes:
+        """Canonical JSON bytes as stored in the archive."""
+        data = {
+            "format": FORMAT,
+            "handler": self.handler,
+            "files": [{"path": e.path, "size": e.size, "sha256": e.sha256} for e in self.entries],
+            "total_size": self.total_size,
+        }
+        return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_json(cls, raw: bytes, *, label: str) -> Manifest:
+        """Parse a stored manifest; raise :class:`PackagingError` naming the bad field."""
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if data.get("format") != FORMAT:
+                raise PackagingError(
+                    f"{label}: format",
+                    f"{data.get('format')!r} is not {FORMAT!r}",
+                    "rebuild the archive with this version of `smkit package`",
+                )
+            entries = tuple(
+                ManifestEntry(str(f["path"]), int(f["size"]), str(f["sha256"])) for f in data["files"]
+            )
+        except (
+            UnicodeDecodeError,
+            json.JSONDecodeError,
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+        ) as exc:
+            if isinstance(exc, PackagingError):
+                raise
+            raise PackagingError(
+                label, f"not a valid manifest ({exc})", "rebuild the archive with `smkit package`"
+            ) from exc
+        return cls(entries=entries, handler=data.get("handler"))
+
+    def summary(self) -> str:
+        """A human-readable table: the output, the handler, then every file with size and sha256."""
+        lines = []
+        if self.archive is not None:
+            lines.append(f"{self.archive.path}: {self.archive.size:,} bytes, sha256 {self.archive.sha256}")
+        if self.uncompressed_dir is not None:
+            lines.append(f"{self.uncompressed_dir}/: uncompressed layout (S3Prefix, CompressionType None)")
+        if self.handler:
+            hooks = ", ".join(self.handler.get("hooks", []))
+            lines.append(f"handler: {self.handler.get('form')} form ({hooks})")
+        width = max((len(f"{e.size:,}") for e in self.entries), default=4)
+        lines.append(f"  {'size':>{width}}  {'sha256':<64}  path")
+        lines.extend(f"  {e.size:>{width},}  {e.sha256}  {e.path}" for e in self.entries)
+        lines.append(f"  {len(self.entries)} files, {self.total_size:,} bytes before compression")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)

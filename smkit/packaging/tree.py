@@ -1,0 +1,172 @@
+"""Walk the code and artifacts folders into the sorted entry list of a model archive.
+
+Layout (REFERENCE.md §1): the artifacts folder's content at the archive root, the code folder under
+``code/``, and ``manifest.json`` last. Symlinks are followed only when they point at a file inside the
+same folder; anything leaving the tree, symlinked directories, devices, FIFOs and sockets are refused.
+Interpreter caches are skipped so that running the code locally does not change the archive.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from smkit.archive import normalise_mode
+from smkit.packaging.errors import PackagingError
+
+CODE_PREFIX = "code"
+MANIFEST_NAME = "manifest.json"
+# Never packaged: interpreter and notebook caches, VCS metadata (they differ between machines).
+SKIPPED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".git", ".mypy_cache", ".pytest_cache"})
+SKIPPED_SUFFIXES = (".pyc", ".pyo")
+
+SPECIAL_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One archive member to write: name inside the archive, source on disk (files), normalised mode."""
+
+    name: str
+    source: Path | None
+    mode: int
+    size: int = 0
+
+    @property
+    def is_dir(self) -> bool:
+        return self.source is None
+
+    @property
+    def sort_key(self) -> tuple[str, ...]:
+        return PurePosixPath(self.name).parts
+
+
+def _skipped(name: str) -> bool:
+    return name in SKIPPED_DIRS or name.endswith(SKIPPED_SUFFIXES)
+
+
+def _arcname(prefix: str, rel: str) -> str:
+    return f"{prefix}/{rel}" if prefix else rel
+
+
+def _resolve_link(path: Path, root: Path, label: str) -> os.stat_result:
+    target = os.readlink(path)
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):
+        raise PackagingError(
+            f"{label}: symlink {path} -> {target}",
+            f"points outside {root}",
+            "copy the file into the folder instead of linking to it",
+        )
+    if not resolved.exists():
+        raise PackagingError(f"{label}: symlink {path} -> {target}", "is dangling", "remove or fix it")
+    if resolved.is_dir():
+        raise PackagingError(
+            f"{label}: symlink {path} -> {target}",
+            "links a directory",
+            "replace the link with the directory itself",
+        )
+    return resolved.stat()
+
+
+def _check_name(rel: str, path: Path, label: str) -> None:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PackagingError(
+            f"{label}: {path}", "file name is not valid UTF-8", "rename it with UTF-8 characters only"
+        ) from exc
+
+
+def scan(root: Path, *, prefix: str, label: str) -> list[Entry]:
+    """Entries for everything under ``root`` (directories included), named under ``prefix``."""
+    root = root.resolve()
+    entries: list[Entry] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        for name in sorted(dirnames):
+            path = here / name
+            if _skipped(name):
+                dirnames.remove(name)
+                continue
+            if path.is_symlink():
+                _resolve_link(path, root, label)  # always raises for a directory link
+            rel = path.relative_to(root).as_posix()
+            _check_name(rel, path, label)
+            entries.append(Entry(_arcname(prefix, rel), None, normalise_mode(0, is_dir=True)))
+        for name in sorted(filenames):
+            path = here / name
+            if _skipped(name):
+                continue
+            rel = path.relative_to(root).as_posix()
+            _check_name(rel, path, label)
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                info = _resolve_link(path, root, label)
+            kind = SPECIAL_KINDS.get(stat.S_IFMT(info.st_mode))
+            if kind is not None:
+                raise PackagingError(
+                    f"{label}: {path}",
+                    f"is {kind}",
+                    "only regular files and directories can be packaged; remove it",
+                )
+            mode = normalise_mode(info.st_mode, is_dir=False)
+            entries.append(Entry(_arcname(prefix, rel), path, mode, info.st_size))
+    return entries
+
+
+def _nested(a: Path, b: Path) -> bool:
+    return a == b or a.is_relative_to(b) or b.is_relative_to(a)
+
+
+def check_inputs(code_dir: Path, artifacts_dir: Path) -> None:
+    """The two input folders exist, are folders and do not contain each other."""
+    for path, option in ((code_dir, "--code"), (artifacts_dir, "--artifacts")):
+        if not path.exists():
+            raise PackagingError(
+                f"{option} {path}", "no such directory", f"pass an existing folder as {option}"
+            )
+        if not path.is_dir():
+            raise PackagingError(f"{option} {path}", "is not a directory", f"pass a folder as {option}")
+    if _nested(code_dir.resolve(), artifacts_dir.resolve()):
+        raise PackagingError(
+            f"--code {code_dir} / --artifacts {artifacts_dir}",
+            "one folder contains the other, so files would be packaged twice",
+            "keep inference code and model weights in separate folders",
+        )
+
+
+def collect(code_dir: Path, artifacts_dir: Path) -> list[Entry]:
+    """Sorted entries of the archive (without the manifest): artifacts at the root, code under code/."""
+    check_inputs(code_dir, artifacts_dir)
+    code = scan(code_dir, prefix=CODE_PREFIX, label="--code")
+    if not any(not e.is_dir for e in code):
+        raise PackagingError(
+            f"--code {code_dir}",
+            "the folder is empty",
+            "put inference.py and requirements.txt (may be empty) in it",
+        )
+    artifacts = scan(artifacts_dir, prefix="", label="--artifacts")
+    for entry in artifacts:
+        top = PurePosixPath(entry.name).parts[0]
+        if top == CODE_PREFIX:
+            raise PackagingError(
+                f"--artifacts {artifacts_dir / CODE_PREFIX}",
+                "the artifacts folder has its own code/, which would mix with the inference code",
+                "move that folder's content into the --code folder",
+            )
+        if entry.name == MANIFEST_NAME:
+            raise PackagingError(
+                f"--artifacts {artifacts_dir / MANIFEST_NAME}",
+                f"{MANIFEST_NAME} at the archive root is reserved for the packager's manifest",
+                "rename the file or move it into a sub-folder",
+            )
+    code_root = Entry(CODE_PREFIX, None, normalise_mode(0, is_dir=True))
+    return sorted([*artifacts, code_root, *code], key=lambda e: e.sort_key)
