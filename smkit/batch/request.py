@@ -1,0 +1,153 @@
+"""The real path: the same options as a CreateTransformJob request, checked against botocore's API model.
+
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTransformJob.html. Options left unset
+are left out of the request, so SageMaker (or the container's ``/execution-parameters``) decides them, as
+it would for a request made by hand. :func:`submit` sends it with boto3; ``AWS_ENDPOINT_URL`` (or
+``endpoint_url``) points it at moto's server in tests.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from smkit.batch.options import (
+    AssembleWith,
+    CompressionType,
+    JoinSource,
+    SplitType,
+    TransformOptions,
+    TransformOptionsError,
+)
+
+JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+DEFAULT_INSTANCE_TYPE = "ml.m5.large"
+
+
+@dataclass(frozen=True)
+class JobTarget:
+    """Everything a real job needs besides the options: model, locations, resources."""
+
+    model_name: str
+    input_uri: str
+    output_uri: str
+    job_name: str | None = None
+    instance_type: str = DEFAULT_INSTANCE_TYPE
+    instance_count: int = 1
+    input_data_type: str = "S3Prefix"
+    kms_key_id: str | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def default_job_name(model_name: str) -> str:
+    """``<model>-batch-<unix time>``, trimmed to the 63 characters SageMaker allows."""
+    suffix = f"-batch-{int(time.time())}"
+    stem = re.sub(r"[^a-zA-Z0-9-]", "-", model_name).strip("-") or "smkit"
+    return stem[: 63 - len(suffix)] + suffix
+
+
+def build_request(options: TransformOptions, target: JobTarget) -> dict[str, Any]:
+    """The CreateTransformJob parameters for ``options`` and ``target``; raise on anything AWS would refuse."""
+    problems = _target_problems(target)
+    if problems:
+        raise TransformOptionsError(problems)
+    transform_input: dict[str, Any] = {
+        "DataSource": {"S3DataSource": {"S3DataType": target.input_data_type, "S3Uri": target.input_uri}},
+    }
+    if options.content_type:
+        transform_input["ContentType"] = options.content_type
+    if options.compression_type is not CompressionType.NONE:
+        transform_input["CompressionType"] = str(options.compression_type)
+    if options.split_type is not SplitType.NONE:
+        transform_input["SplitType"] = str(options.split_type)
+    transform_output: dict[str, Any] = {"S3OutputPath": target.output_uri}
+    if options.accept:
+        transform_output["Accept"] = options.accept
+    if options.assemble_with is not AssembleWith.NONE:
+        transform_output["AssembleWith"] = str(options.assemble_with)
+    if target.kms_key_id:
+        transform_output["KmsKeyId"] = target.kms_key_id
+    request: dict[str, Any] = {
+        "TransformJobName": target.job_name or default_job_name(target.model_name),
+        "ModelName": target.model_name,
+        "ModelClientConfig": {
+            "InvocationsTimeoutInSeconds": options.invocations_timeout_s,
+            "InvocationsMaxRetries": options.invocations_max_retries,
+        },
+        "TransformInput": transform_input,
+        "TransformOutput": transform_output,
+        "TransformResources": {
+            "InstanceType": target.instance_type,
+            "InstanceCount": target.instance_count,
+        },
+    }
+    if options.max_concurrent_transforms is not None:
+        request["MaxConcurrentTransforms"] = options.max_concurrent_transforms
+    if options.max_payload_mb is not None:
+        request["MaxPayloadInMB"] = options.max_payload_mb
+    if options.batch_strategy is not None:
+        request["BatchStrategy"] = str(options.batch_strategy)
+    if target.environment:
+        request["Environment"] = dict(target.environment)
+    processing = _data_processing(options)
+    if processing:
+        request["DataProcessing"] = processing
+    if target.tags:
+        request["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(target.tags.items())]
+    check_against_api_model(request)
+    return request
+
+
+def _data_processing(options: TransformOptions) -> dict[str, str]:
+    processing: dict[str, str] = {}
+    if options.input_filter is not None:
+        processing["InputFilter"] = options.input_filter
+    if options.output_filter is not None:
+        processing["OutputFilter"] = options.output_filter
+    if options.join_source is not JoinSource.NONE:
+        processing["JoinSource"] = str(options.join_source)
+    return processing
+
+
+def _target_problems(target: JobTarget) -> list[str]:
+    problems = []
+    if not target.model_name:
+        problems.append("--model-name is required without --local: the name of a SageMaker Model")
+    for flag, uri in (("--input", target.input_uri), ("--output", target.output_uri)):
+        if not uri.startswith("s3://"):
+            problems.append(f"{flag} {uri!r} must be an s3:// URI for a real transform job (or use --local)")
+    if target.job_name and not JOB_NAME.match(target.job_name):
+        problems.append(
+            f"--job-name {target.job_name!r} is not a valid TransformJobName: 1-63 letters, digits and "
+            "hyphens, starting and ending with a letter or digit"
+        )
+    if target.instance_count < 1:
+        problems.append(f"--instance-count {target.instance_count} must be 1 or more")
+    return problems
+
+
+def check_against_api_model(request: dict[str, Any]) -> None:
+    """Validate ``request`` with botocore's own CreateTransformJob shape (enums, ranges, lengths), offline."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    operation = botocore.session.get_session().get_service_model("sagemaker")
+    shape = operation.operation_model("CreateTransformJob").input_shape
+    report = ParamValidator().validate(request, shape)
+    if report.has_errors():
+        raise TransformOptionsError(
+            [f"CreateTransformJob would be refused: {line}" for line in report.generate_report().splitlines()]
+        )
+
+
+def submit(request: dict[str, Any], *, endpoint_url: str | None = None) -> dict[str, Any]:
+    """Call CreateTransformJob; return DescribeTransformJob's answer for the new job."""
+    import boto3
+
+    client = boto3.client("sagemaker", endpoint_url=endpoint_url)
+    client.create_transform_job(**request)
+    answer: dict[str, Any] = client.describe_transform_job(TransformJobName=request["TransformJobName"])
+    return answer

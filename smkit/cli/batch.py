@@ -1,0 +1,264 @@
+"""``smkit batch-transform``: a transform job with CreateTransformJob's options, locally or on SageMaker."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from smkit.batch.local import LocalModel, RuntimeStartError, model_from_config, run_local_job
+from smkit.batch.options import (
+    AssembleWith,
+    BatchStrategy,
+    CompressionType,
+    JoinSource,
+    SplitType,
+    TransformOptions,
+    TransformOptionsError,
+    validate,
+)
+from smkit.batch.request import JobTarget, build_request, submit
+from smkit.batch.storage import StorageError
+
+_Options = SplitType | BatchStrategy | AssembleWith | JoinSource | CompressionType
+
+
+def _choice(enum_type: type[_Options]) -> click.Choice:
+    return click.Choice([str(member) for member in enum_type], case_sensitive=False)
+
+
+def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(
+                f"{pair!r} is not NAME=VALUE (e.g. --env SAGEMAKER_PROGRAM=inference.py)"
+            )
+        env[name] = value
+    return env
+
+
+@click.command("batch-transform")
+@click.option(
+    "--local", "local", is_flag=True, help="Run against the local serving runtime instead of SageMaker."
+)
+@click.option(
+    "--model", "model_path", type=click.Path(path_type=Path), help="--local: model.tar.gz or model folder."
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="--local: deployment YAML (one container).",
+)
+@click.option(
+    "--model-name",
+    default=None,
+    help="Without --local: the SageMaker Model to run (CreateTransformJob ModelName).",
+)
+@click.option("--input", "input_location", required=True, help="File, folder or s3:// prefix (S3Prefix).")
+@click.option(
+    "--output", "output_location", required=True, help="Folder or s3:// prefix for <input name>.out objects."
+)
+@click.option("--content-type", default=None, help="TransformInput.ContentType, sent as Content-Type.")
+@click.option("--accept", default=None, help="TransformOutput.Accept, sent as Accept.")
+@click.option("--split-type", type=_choice(SplitType), default="None", show_default=True)
+@click.option("--compression-type", type=_choice(CompressionType), default="None", show_default=True)
+@click.option(
+    "--batch-strategy",
+    type=_choice(BatchStrategy),
+    default=None,
+    help="Default: the container's or SingleRecord.",
+)
+@click.option(
+    "--max-payload-mb", type=int, default=None, help="MaxPayloadInMB, 0-100 (default: the container's or 6)."
+)
+@click.option(
+    "--max-concurrent-transforms",
+    type=int,
+    default=None,
+    help="Parallel requests (default: the container's or 1).",
+)
+@click.option("--assemble-with", type=_choice(AssembleWith), default="None", show_default=True)
+@click.option(
+    "--input-filter", default=None, help="DataProcessing.InputFilter JSONPath, e.g. '$[1:]' or '$.features'."
+)
+@click.option(
+    "--output-filter",
+    default=None,
+    help="DataProcessing.OutputFilter JSONPath, e.g. \"$['id','SageMakerOutput']\".",
+)
+@click.option("--join-source", type=_choice(JoinSource), default="None", show_default=True)
+@click.option("--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request.")
+@click.option("--invocations-max-retries", type=int, default=3, show_default=True)
+@click.option(
+    "--endpoint-url", default=None, help="AWS endpoint (e.g. moto's server); else AWS_ENDPOINT_URL."
+)
+@click.option(
+    "--container-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="--local: keep the runtime's log here.",
+)
+@click.option(
+    "--job-name", default=None, help="Without --local: TransformJobName (default <model>-batch-<time>)."
+)
+@click.option("--instance-type", default="ml.m5.large", show_default=True)
+@click.option("--instance-count", type=int, default=1, show_default=True)
+@click.option("--kms-key-id", default=None, help="Without --local: TransformOutput.KmsKeyId.")
+@click.option("--env", "env_pairs", multiple=True, help="Container environment NAME=VALUE (repeatable).")
+@click.option(
+    "--dry-run", is_flag=True, help="Without --local: print the CreateTransformJob request, do not send it."
+)
+def batch_transform(
+    *,
+    local: bool,
+    model_path: Path | None,
+    config_path: Path | None,
+    model_name: str | None,
+    input_location: str,
+    output_location: str,
+    content_type: str | None,
+    accept: str | None,
+    split_type: str,
+    compression_type: str,
+    batch_strategy: str | None,
+    max_payload_mb: int | None,
+    max_concurrent_transforms: int | None,
+    assemble_with: str,
+    input_filter: str | None,
+    output_filter: str | None,
+    join_source: str,
+    invocations_timeout: int,
+    invocations_max_retries: int,
+    endpoint_url: str | None,
+    container_log: Path | None,
+    job_name: str | None,
+    instance_type: str,
+    instance_count: int,
+    kms_key_id: str | None,
+    env_pairs: tuple[str, ...],
+    dry_run: bool,
+) -> None:
+    """Run a batch transform job with SageMaker's semantics.
+
+    With --local the job runs here against the serving runtime: records are split (SplitType), packed
+    (BatchStrategy, MaxPayloadInMB), sent MaxConcurrentTransforms at a time, filtered and joined
+    (DataProcessing) and assembled (AssembleWith) into one <input name>.out per input object. The command
+    exits 1 when any input object failed. Without --local the same options become a CreateTransformJob
+    request for an existing SageMaker Model (--model-name).
+    """
+    options = TransformOptions(
+        content_type=content_type,
+        accept=accept,
+        split_type=SplitType(_canonical(SplitType, split_type)),
+        compression_type=CompressionType(_canonical(CompressionType, compression_type)),
+        batch_strategy=BatchStrategy(_canonical(BatchStrategy, batch_strategy)) if batch_strategy else None,
+        max_payload_mb=max_payload_mb,
+        max_concurrent_transforms=max_concurrent_transforms,
+        assemble_with=AssembleWith(_canonical(AssembleWith, assemble_with)),
+        input_filter=input_filter,
+        output_filter=output_filter,
+        join_source=JoinSource(_canonical(JoinSource, join_source)),
+        invocations_timeout_s=invocations_timeout,
+        invocations_max_retries=invocations_max_retries,
+    )
+    environment = _env_pairs(env_pairs)
+    try:
+        if local:
+            if (model_path is None) == (config_path is None):
+                raise click.UsageError(
+                    "--local needs exactly one of --model PATH (archive or folder) or --config FILE"
+                )
+            _run_local(
+                options,
+                _local_model(model_path, config_path, environment),
+                input_location=input_location,
+                output_location=output_location,
+                endpoint_url=endpoint_url,
+                container_log=container_log,
+            )
+            return
+        if model_path is not None or config_path is not None:
+            raise click.UsageError(
+                "--model/--config are for --local; a real job runs an existing SageMaker Model: pass --model-name"
+            )
+        _run_remote(
+            options,
+            JobTarget(
+                model_name=model_name or "",
+                input_uri=input_location,
+                output_uri=output_location,
+                job_name=job_name,
+                instance_type=instance_type,
+                instance_count=instance_count,
+                kms_key_id=kms_key_id,
+                environment=environment,
+            ),
+            endpoint_url=endpoint_url,
+            dry_run=dry_run,
+        )
+    except TransformOptionsError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _canonical(enum_type: type[_Options], value: str) -> str:
+    return next(str(member) for member in enum_type if str(member).lower() == value.lower())
+
+
+def _local_model(
+    model_path: Path | None, config_path: Path | None, environment: dict[str, str]
+) -> LocalModel:
+    if config_path is None:
+        return LocalModel(Path(str(model_path)), environment)
+    try:
+        model = model_from_config(config_path)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    return LocalModel(model.path, {**model.environment, **environment})
+
+
+def _run_local(
+    options: TransformOptions,
+    model: LocalModel,
+    *,
+    input_location: str,
+    output_location: str,
+    endpoint_url: str | None,
+    container_log: Path | None,
+) -> None:
+    try:
+        result = run_local_job(
+            options,
+            model,
+            input_location=input_location,
+            output_location=output_location,
+            log=lambda line: click.echo(line, err=True),
+            endpoint_url=endpoint_url,
+            container_log=container_log,
+        )
+    except TransformOptionsError:
+        raise
+    except (StorageError, FileNotFoundError, RuntimeStartError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(result.summary())
+    if not result.ok:
+        sys.exit(1)
+
+
+def _run_remote(
+    options: TransformOptions, target: JobTarget, *, endpoint_url: str | None, dry_run: bool
+) -> None:
+    validate(options, local=False)
+    request = build_request(options, target)
+    if dry_run:
+        click.echo(json.dumps(request, indent=2, ensure_ascii=False))
+        return
+    answer = submit(request, endpoint_url=endpoint_url)
+    click.echo(
+        f"Created {answer['TransformJobName']} ({answer.get('TransformJobArn', '')}): "
+        f"{answer.get('TransformJobStatus', 'unknown')}"
+    )
