@@ -1,0 +1,146 @@
+"""The real CDK CLI (the version pinned in package.json) pointed at moto's server.
+
+Each call runs ``node_modules/.bin/cdk`` (what ``npx cdk`` resolves to) with the emulator's environment.
+Deploys use ``--method=direct`` (CreateStack/UpdateStack): moto returns stack Outputs only for those, not
+for change-set deploys (REFERENCE.md §8), and CI's smoke test reads the endpoint name from the Outputs.
+Each deploy synthesizes into its own output directory, so that several configs can deploy at once and
+``destroy`` can reuse the cloud assembly instead of synthesizing again.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from smkit.emulator.environment import ACCOUNT_ID
+
+CDK_BIN = Path("node_modules") / ".bin" / "cdk"
+BOOTSTRAP_STACK = "CDKToolkit"
+# Deploys into moto take seconds; a hung CLI (e.g. a custom resource whose Lambda never answers) must not
+# hang `make test`.
+CDK_TIMEOUT_S = 600
+LOG_TAIL_LINES = 40
+
+
+class CdkError(RuntimeError):
+    """A CDK CLI call failed; the message carries the command and the end of its output."""
+
+
+@dataclass(frozen=True)
+class CdkResult:
+    """What a finished CDK CLI call printed and how long it took."""
+
+    args: tuple[str, ...]
+    output: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CdkCli:
+    """Runs the pinned CDK CLI from ``repo_root`` with ``env`` (see ``child_environment``).
+
+    With ``stream=True`` the CLI writes to this process's terminal (``make deploy-local``); otherwise its
+    output is captured and returned, and quoted in the error when it fails.
+    """
+
+    repo_root: Path
+    env: Mapping[str, str]
+    stream: bool = False
+
+    @property
+    def executable(self) -> Path:
+        """The CLI installed by ``make setup`` (``npm ci``)."""
+        return self.repo_root / CDK_BIN
+
+    def run(self, args: Sequence[str], *, cwd: Path | None = None) -> CdkResult:
+        """Run ``cdk ARGS`` and return its output; raise :class:`CdkError` on a non-zero exit."""
+        if not self.executable.exists():
+            raise CdkError(
+                f"the CDK CLI is not installed at {self.executable}; run `make setup` (npm ci) first"
+            )
+        command = [str(self.executable), *args, "--no-notices"]
+        started = time.monotonic()
+        try:
+            completed = subprocess.run(
+                command,
+                cwd=cwd or self.repo_root,
+                env=dict(self.env),
+                stdin=subprocess.DEVNULL,
+                stdout=None if self.stream else subprocess.PIPE,
+                stderr=None if self.stream else subprocess.STDOUT,
+                text=True,
+                timeout=CDK_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise CdkError(
+                f"`cdk {' '.join(args)}` did not finish within {CDK_TIMEOUT_S} s" + _tail(_text(exc.output))
+            ) from None
+        output = completed.stdout or ""
+        if completed.returncode != 0:
+            raise CdkError(
+                f"`cdk {' '.join(args)}` failed with exit status {completed.returncode}" + _tail(output)
+            )
+        return CdkResult(args=tuple(args), output=output, seconds=time.monotonic() - started)
+
+    def bootstrap(self, *, region: str, account: str = ACCOUNT_ID, workdir: Path) -> CdkResult:
+        """``cdk bootstrap aws://ACCOUNT/REGION``, run from ``workdir`` (an empty directory) so that the
+        CLI bootstraps the named environment without synthesizing the app first."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        return self.run(["bootstrap", f"aws://{account}/{region}"], cwd=workdir)
+
+    def synth(self, *, config: Path, outdir: Path) -> CdkResult:
+        """``cdk synth -c config=CONFIG -o OUTDIR`` (quiet: templates stay in OUTDIR)."""
+        return self.run(["synth", "--quiet", "-c", f"config={config}", "-o", str(outdir)])
+
+    def deploy(self, *, config: Path, outdir: Path, concurrency: int = 1) -> CdkResult:
+        """``cdk deploy --all`` for one config, synthesizing into ``outdir``."""
+        return self.run(
+            [
+                "deploy",
+                "--all",
+                "--require-approval",
+                "never",
+                "--method=direct",
+                "--concurrency",
+                str(concurrency),
+                "--progress",
+                "events",
+                "-c",
+                f"config={config}",
+                "-o",
+                str(outdir),
+            ]
+        )
+
+    def destroy(self, *, assembly: Path) -> CdkResult:
+        """``cdk destroy --all --force`` for the stacks of a cloud assembly made by :meth:`deploy`."""
+        return self.run(["destroy", "--all", "--force", "--app", str(assembly)])
+
+
+def _text(value: str | bytes | None) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _tail(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return f"; last {min(len(lines), LOG_TAIL_LINES)} lines of its output:\n" + "\n".join(
+        lines[-LOG_TAIL_LINES:]
+    )
+
+
+def repo_root_from(start: Path | None = None) -> Path:
+    """The repository root: the nearest directory from ``start`` (default: cwd) up that holds cdk.json."""
+    here = (start or Path(os.getcwd())).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "cdk.json").is_file():
+            return candidate
+    raise CdkError(f"no cdk.json in {here} or any parent; run this from the repository")

@@ -1,0 +1,161 @@
+"""Deploy a deployment config into moto with the real CDK CLI, and destroy it again.
+
+The one substitution: publishing a DockerImageAsset needs a Docker engine, which the emulated deploy does
+not assume. A config whose ``image.source`` is ``build`` is deployed as ``image.source: ecr`` with tag
+:data:`EMULATED_IMAGE_TAG` in the kit's own ECR repository, which is what CI deploys after it has built and
+pushed the image. The derived config is written next to the cloud assembly;
+everything else in the config, the stacks and the CLI are the real ones. moto does not check that the
+image exists.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from smkit.config import load_config
+from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkResult
+from smkit.emulator.inventory import (
+    SkippedResource,
+    StackResource,
+    live_stacks,
+    reconcile,
+    stack_resources,
+)
+from smkit.emulator.server import MotoServer
+
+EMULATED_IMAGE_TAG = "emulated"
+
+
+@dataclass(frozen=True)
+class DeployedStack:
+    """One stack of a deployed app: its template, the resources moto made, what it skipped, its outputs."""
+
+    name: str
+    template: dict[str, Any]
+    resources: tuple[StackResource, ...]
+    skipped: tuple[SkippedResource, ...]
+    outputs: dict[str, str]
+
+    def physical_ids(self, resource_type: str) -> list[str]:
+        """Physical ids of the created resources of ``resource_type`` (SageMaker: ARNs)."""
+        return [r.physical_id for r in self.resources if r.resource_type == resource_type]
+
+
+@dataclass(frozen=True)
+class DeployedApp:
+    """A config deployed into moto: where its cloud assembly is and what each stack holds."""
+
+    config: Path
+    deployed_config: Path
+    assembly: Path
+    stacks: tuple[DeployedStack, ...]
+    deploy: CdkResult
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> list[SkippedResource]:
+        """Every template resource moto did not create, over all stacks."""
+        return [s for stack in self.stacks for s in stack.skipped]
+
+    def physical_ids(self, resource_type: str) -> list[str]:
+        """Physical ids of ``resource_type`` over all stacks."""
+        return [pid for stack in self.stacks for pid in stack.physical_ids(resource_type)]
+
+
+def emulated_config(config: Path, workdir: Path) -> Path:
+    """``config`` itself, or a copy under ``workdir`` with a ``build`` image replaced as described above.
+
+    The config is validated first (``smkit.config.load_config``) so that a bad file fails with its own
+    message before the CLI starts.
+    """
+    parsed = load_config(config)
+    if parsed.image.source != "build":
+        return config
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["image"] = {"source": "ecr", "tag": EMULATED_IMAGE_TAG}
+    workdir.mkdir(parents=True, exist_ok=True)
+    target = workdir / config.name
+    header = (
+        f"# Derived from {config} for the emulated deploy: image.source build needs a Docker engine to\n"
+        f"# publish, so this deploys the kit's ECR repository with tag {EMULATED_IMAGE_TAG!r} instead.\n"
+    )
+    target.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    load_config(target)
+    return target
+
+
+def ensure_bootstrapped(server: MotoServer, cli: CdkCli, workdir: Path) -> CdkResult | None:
+    """Run ``cdk bootstrap`` unless the emulator already has the CDKToolkit stack."""
+    if BOOTSTRAP_STACK in live_stacks(server.client("cloudformation")):
+        return None
+    return cli.bootstrap(region=server.region, workdir=workdir / "bootstrap")
+
+
+def deploy_config(
+    server: MotoServer, cli: CdkCli, config: Path, workdir: Path, *, concurrency: int = 1
+) -> DeployedApp:
+    """Deploy every stack of ``config`` and reconcile each with its template (see ``inventory.reconcile``).
+
+    ``workdir`` receives the derived config and the cloud assembly (``cdk.out.<config stem>``).
+    """
+    deployed_config = emulated_config(config, workdir / "configs")
+    assembly = workdir / f"cdk.out.{config.stem}"
+    result = cli.deploy(config=deployed_config.resolve(), outdir=assembly.resolve(), concurrency=concurrency)
+    cloudformation = server.client("cloudformation")
+    stacks = tuple(
+        _deployed_stack(cloudformation, name, template) for name, template in assembly_stacks(assembly)
+    )
+    return DeployedApp(
+        config=config,
+        deployed_config=deployed_config,
+        assembly=assembly,
+        stacks=stacks,
+        deploy=result,
+        timings={"deploy": result.seconds},
+    )
+
+
+def destroy_app(cli: CdkCli, app: DeployedApp) -> CdkResult:
+    """``cdk destroy --all`` the stacks of ``app``, reusing its cloud assembly (no second synth)."""
+    return cli.destroy(assembly=app.assembly.resolve())
+
+
+def destroy_config(cli: CdkCli, config: Path, workdir: Path) -> CdkResult:
+    """Destroy the stacks of ``config``: from its cloud assembly under ``workdir`` if a deploy left one,
+    otherwise after synthesizing it there."""
+    assembly = workdir / f"cdk.out.{config.stem}"
+    if not (assembly / "manifest.json").is_file():
+        deployed_config = emulated_config(config, workdir / "configs")
+        cli.synth(config=deployed_config.resolve(), outdir=assembly.resolve())
+    return cli.destroy(assembly=assembly.resolve())
+
+
+def assembly_stacks(assembly: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(stack name, template) for every CloudFormation stack in a cloud assembly directory."""
+    manifest = json.loads((assembly / "manifest.json").read_text(encoding="utf-8"))
+    stacks: list[tuple[str, dict[str, Any]]] = []
+    for artifact_id, artifact in manifest.get("artifacts", {}).items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        properties = artifact.get("properties", {})
+        template = json.loads((assembly / properties["templateFile"]).read_text(encoding="utf-8"))
+        stacks.append((properties.get("stackName", artifact_id), template))
+    return stacks
+
+
+def _deployed_stack(cloudformation: Any, name: str, template: dict[str, Any]) -> DeployedStack:
+    resources = stack_resources(cloudformation, name)
+    described = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+    return DeployedStack(
+        name=name,
+        template=template,
+        resources=tuple(resources),
+        skipped=tuple(reconcile(name, template, resources)),
+        outputs=outputs,
+    )

@@ -1,0 +1,290 @@
+"""moto's server as the only emulated AWS: start, wait until ready, stop without leaving anything behind.
+
+:class:`MotoServer` runs moto's server (``moto.server.main``, what the ``moto_server`` script runs, with
+the repairs in :mod:`smkit.emulator.moto_fixes`) bound to 127.0.0.1 on a free port, in its own process
+group so that stopping it ends every process it started. It is a context manager for tests and scripts::
+
+    with MotoServer.start() as aws:
+        s3 = aws.client("s3")
+
+and a detached background process for the command line (``smkit emulator start``): the pid and port are
+kept in a small JSON state file so that a later ``smkit emulator stop`` (or ``make destroy-local``) finds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+from smkit.emulator.environment import DEFAULT_REGION, aws_environment, endpoint_url_for
+
+if TYPE_CHECKING:
+    from typing import Self
+
+HOST = "127.0.0.1"
+READY_PATH = "/moto-api/"
+RESET_PATH = "/moto-api/reset"
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+PORT_ATTEMPTS = 3
+
+
+class EmulatorError(RuntimeError):
+    """moto's server could not be started, reached or stopped; the message says what to do."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_in_use(port: int) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:``port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((HOST, port)) == 0
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{HOST}:{port}{READY_PATH}", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class MotoServer:
+    """A running moto server. Build one with :meth:`start` or :meth:`attach`, end it with :meth:`stop`."""
+
+    port: int
+    pid: int
+    region: str = DEFAULT_REGION
+    log_path: Path | None = None
+    _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        port: int | None = None,
+        region: str = DEFAULT_REGION,
+        log_path: Path | None = None,
+        detach: bool = False,
+    ) -> MotoServer:
+        """Start moto's server on ``port`` (default: a free one) and return once it answers HTTP.
+
+        ``log_path`` receives the server's request log (default: discarded). With ``detach=True`` the
+        server outlives this Python process (used by ``smkit emulator start``); otherwise it is a child
+        that :meth:`stop` or leaving the ``with`` block ends.
+        """
+        attempts = 1 if port is not None else PORT_ATTEMPTS
+        last_error: EmulatorError | None = None
+        for _ in range(attempts):
+            chosen = port if port is not None else free_port()
+            if port_in_use(chosen):
+                raise EmulatorError(f"port {chosen} is already in use; pick another with --port")
+            try:
+                return cls._launch(chosen, region=region, log_path=log_path, detach=detach)
+            except EmulatorError as exc:
+                # Another process may take a free port between free_port() and moto's bind: retry.
+                last_error = exc
+        assert last_error is not None
+        raise last_error
+
+    @classmethod
+    def _launch(cls, port: int, *, region: str, log_path: Path | None, detach: bool) -> MotoServer:
+        # moto's own server, with the CloudFormation adapter repairs listed in moto_fixes.FIXES.
+        command = [sys.executable, "-m", "smkit.emulator.moto_fixes", "-H", HOST, "-p", str(port)]
+        env = {**os.environ, "MOTO_PORT": str(port)}
+        log: IO[bytes] | int
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = log_path.open("ab")
+        else:
+            log = subprocess.DEVNULL
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,  # own process group: stop() signals all of it
+                close_fds=True,
+            )
+        finally:
+            if not isinstance(log, int):
+                log.close()
+        server = cls(port=port, pid=process.pid, region=region, log_path=log_path, _process=process)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                server._reap()
+                raise EmulatorError(
+                    f"moto's server exited with status {process.returncode} while starting on port {port}"
+                    + server._log_hint()
+                )
+            if _answers(port):
+                if detach:
+                    server._process = None  # nobody waits on it from here; the state file finds it
+                return server
+            time.sleep(0.05)
+        server.stop()
+        raise EmulatorError(
+            f"moto's server did not answer on port {port} within {START_TIMEOUT_S:.0f} s" + server._log_hint()
+        )
+
+    def stop(self) -> None:
+        """End the server's whole process group (SIGTERM, then SIGKILL) and wait until the port is free."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGTERM)
+        if not self._wait_gone(STOP_TIMEOUT_S):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._wait_gone(STOP_TIMEOUT_S)
+        self._reap()
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while port_in_use(self.port):
+            if time.monotonic() > deadline:
+                raise EmulatorError(f"port {self.port} is still in use after stopping moto (pid {self.pid})")
+            time.sleep(0.05)
+
+    def _wait_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process is not None:
+                if self._process.poll() is not None:
+                    return True
+            elif not _pid_alive(self.pid):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def _reap(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=1)
+            self._process = None
+
+    def _log_hint(self) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        tail = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+        return f"; last lines of {self.log_path}:\n" + "\n".join(tail)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- use -----------------------------------------------------------------------------------------
+
+    @property
+    def endpoint_url(self) -> str:
+        """``http://localhost:PORT``: the URL the CDK CLI and boto3 must use (REFERENCE.md §8)."""
+        return endpoint_url_for(self.port)
+
+    def is_running(self) -> bool:
+        """True while the process lives and answers HTTP."""
+        return _pid_alive(self.pid) and _answers(self.port)
+
+    def environment(self) -> dict[str, str]:
+        """Variables that point the CDK CLI and boto3 at this server (see ``aws_environment``)."""
+        return aws_environment(self.endpoint_url, region=self.region)
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for ``service`` talking to this server with the dummy credentials."""
+        import boto3  # the `local` extra; imported here so the serving image never needs it
+
+        env = self.environment()
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint_url,
+            region_name=self.region,
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        )
+
+    def reset(self) -> None:
+        """Forget every emulated resource (moto's ``POST /moto-api/reset``)."""
+        request = urllib.request.Request(f"http://{HOST}:{self.port}{RESET_PATH}", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            if resp.status != 200:
+                raise EmulatorError(f"moto refused the reset with HTTP {resp.status}")
+
+    # --- state file (detached servers) ---------------------------------------------------------------
+
+    def save(self, state_file: Path) -> None:
+        """Record pid, port and region so that :meth:`attach` finds this server later."""
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+        state = {"pid": self.pid, "port": self.port, "region": self.region}
+        if self.log_path is not None:
+            state["log"] = str(self.log_path)
+        tmp = state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(state_file)
+
+    @classmethod
+    def attach(cls, state_file: Path) -> MotoServer | None:
+        """The server recorded in ``state_file`` if it still runs; removes a stale file and returns None."""
+        try:
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+            server = cls(
+                port=int(state["port"]),
+                pid=int(state["pid"]),
+                region=str(state.get("region", DEFAULT_REGION)),
+                log_path=Path(state["log"]) if state.get("log") else None,
+            )
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmulatorError(
+                f"{state_file} is not a moto state file ({exc}); delete it and run `smkit emulator start`"
+            ) from None
+        if server.is_running():
+            return server
+        state_file.unlink(missing_ok=True)
+        return None
+
+
+@contextlib.contextmanager
+def running_emulator(state_file: Path | None = None, **start_kwargs: Any) -> Iterator[MotoServer]:
+    """The detached server recorded in ``state_file`` if one runs, else a fresh one stopped on exit."""
+    existing = MotoServer.attach(state_file) if state_file is not None else None
+    if existing is not None:
+        yield existing
+        return
+    with MotoServer.start(**start_kwargs) as server:
+        yield server
