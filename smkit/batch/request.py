@@ -23,6 +23,7 @@ from smkit.batch.options import (
 )
 
 JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9]+\.[a-z0-9]+$")
 DEFAULT_INSTANCE_TYPE = "ml.m5.large"
 
 
@@ -123,6 +124,10 @@ def _target_problems(target: JobTarget) -> list[str]:
         problems.append(
             f"--job-name {target.job_name!r} is not a valid TransformJobName: 1-63 letters, digits and "
             "hyphens, starting and ending with a letter or digit"
+        )
+    if not INSTANCE_TYPE.match(target.instance_type):
+        problems.append(
+            f"--instance-type {target.instance_type!r} is not a SageMaker instance type; use e.g. ml.m5.large"
         )
     if target.instance_count < 1:
         problems.append(f"--instance-count {target.instance_count} must be 1 or more")
