@@ -40,3 +40,9 @@ package-model: setup ## Train the examples and build build/model.tar.gz, build/m
 
 demo: package-model ## The main job on the local default
 	$(SMKIT) inspect build/model.tar.gz
+
+SERVE_PORT ?= 8080
+SERVE_WORKERS ?= 2
+.PHONY: serve-local
+serve-local: package-model ## Serve build/model.tar.gz on 127.0.0.1:$(SERVE_PORT) (Ctrl-C to stop)
+	$(SMKIT) serve --model build/model.tar.gz --port $(SERVE_PORT) --workers $(SERVE_WORKERS)

@@ -13,6 +13,7 @@ import click
 COMMANDS: dict[str, str] = {
     "package": "smkit.cli.package:package",
     "inspect": "smkit.cli.package:inspect",
+    "serve": "smkit.cli.serve:serve",
     "batch-transform": "smkit.cli.batch:batch_transform",
 }
 

@@ -1,0 +1,49 @@
+"""``smkit serve``: run the serving runtime on this machine (same code as the image's ``serve``)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command()
+@click.option("--model", type=click.Path(), help="model.tar.gz or extracted model directory.")
+@click.option(
+    "--multi-model",
+    "multi_model",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Serve a folder of *.tar.gz models, loaded on demand (multi-model container API).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=int, help="Port (default $SAGEMAKER_BIND_TO_PORT or 8080).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU).",
+)
+@click.option(
+    "--constant", is_flag=True, help="Serve a bare handler returning a constant (benchmark baseline)."
+)
+def serve(
+    model: str | None,
+    multi_model: str | None,
+    host: str,
+    port: int | None,
+    workers: int | None,
+    constant: bool,
+) -> None:
+    """Serve a model over the SageMaker hosting contract until Ctrl-C / SIGTERM.
+
+    \b
+    smkit serve --model build/model.tar.gz --port 8080
+    smkit serve --multi-model build/models
+    """
+    from smkit.serving.launch import LaunchRequest
+    from smkit.serving.launch import serve as run
+
+    request = LaunchRequest(
+        model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant
+    )
+    sys.exit(run(request))

@@ -1,0 +1,51 @@
+"""``python -m smkit.serving [--model PATH] [--multi-model DIR] [--host H] [--port P] [--workers N]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from smkit.serving.launch import LaunchRequest, serve
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line (kept identical to ``smkit serve``)."""
+    p = argparse.ArgumentParser(prog="python -m smkit.serving", description="Serve a SageMaker model.")
+    p.add_argument(
+        "--model", help="model.tar.gz or extracted model directory (default $SM_MODEL_DIR or /opt/ml/model)"
+    )
+    p.add_argument("--multi-model", metavar="DIR", help="serve a folder of *.tar.gz models, loaded on demand")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default $SAGEMAKER_BIND_TO_PORT or 8080)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU)",
+    )
+    p.add_argument(
+        "--constant",
+        action="store_true",
+        help="serve a bare handler that returns a constant (benchmark baseline)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and serve until stopped."""
+    args = parser().parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser().error(f"--workers {args.workers}: must be >= 1")
+    request = LaunchRequest(
+        model=args.model,
+        multi_model=args.multi_model,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        constant=args.constant,
+    )
+    return serve(request)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

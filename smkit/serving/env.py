@@ -1,0 +1,224 @@
+"""The serving environment, read once into a frozen typed object.
+
+Every ``SAGEMAKER_*`` and ``SMKIT_*`` variable the runtime honours is named in this module and nowhere
+else. Sources: REFERENCE.md §1 (hosting contract, payload limits), §2 (toolkit variables), §3 (multi-model);
+https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MIB = 1024 * 1024
+
+# Request payload limit per deployment profile, in bytes (REFERENCE.md §1, §5): realtime InvokeEndpoint
+# takes 6 MB (6,291,456 bytes), serverless 4 MB, async reads its input from S3 (up to 1 GB). Batch transform
+# uses SAGEMAKER_MAX_PAYLOAD_IN_MB (default 6) like every profile when that variable is set.
+PROFILE_PAYLOAD_LIMITS: dict[str, int] = {
+    "realtime": 6 * MIB,
+    "serverless": 4 * MIB,
+    "async": 1024 * MIB,
+    "batch": 6 * MIB,
+}
+
+# Names of the variables (one table, so a grep finds every one).
+VAR_PORT = "SAGEMAKER_BIND_TO_PORT"
+VAR_MULTI_MODEL = "SAGEMAKER_MULTI_MODEL"
+VAR_PROGRAM = "SAGEMAKER_PROGRAM"
+VAR_WORKERS = "SAGEMAKER_MODEL_SERVER_WORKERS"
+VAR_TIMEOUT_SECONDS = "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS"
+VAR_TIMEOUT = "SAGEMAKER_MODEL_SERVER_TIMEOUT"
+VAR_DEFAULT_ACCEPT = "SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT"
+VAR_MAX_PAYLOAD_MB = "SAGEMAKER_MAX_PAYLOAD_IN_MB"
+VAR_STARTUP_TIMEOUT = "SAGEMAKER_STARTUP_TIMEOUT"
+VAR_BATCH = "SAGEMAKER_BATCH"
+VAR_BATCH_STRATEGY = "SAGEMAKER_BATCH_STRATEGY"
+VAR_MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
+VAR_LOG_LEVEL = "SAGEMAKER_CONTAINER_LOG_LEVEL"
+VAR_MODEL_DIR = "SM_MODEL_DIR"
+VAR_PROFILE = "SMKIT_PROFILE"
+VAR_DEBUG = "SMKIT_DEBUG"
+VAR_MME_BUDGET_MB = "SMKIT_MME_MEMORY_BUDGET_MB"
+VAR_MODEL_CACHE = "SMKIT_MODEL_CACHE_SETTING"
+VAR_INSTALL_REQUIREMENTS = "SMKIT_INSTALL_REQUIREMENTS"
+VAR_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"
+VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
+VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
+
+DEFAULT_PORT = 8080
+DEFAULT_MODEL_DIR = "/opt/ml/model"
+DEFAULT_TIMEOUT_SECONDS = 60.0  # InvokeEndpoint's 60 s limit (REFERENCE.md §1)
+DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (REFERENCE.md §3)
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+class EnvironmentError_(ValueError):
+    """A serving variable holds a value the runtime cannot use; the message names it and the fix."""
+
+
+def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise EnvironmentError_(f"{name}={raw!r} is not a boolean; use true or false")
+
+
+def _number(environ: Mapping[str, str], name: str, default: float | None, *, minimum: float) -> float | None:
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise EnvironmentError_(f"{name}={raw!r} is not a number; use e.g. {name}=60") from None
+    if value < minimum:
+        raise EnvironmentError_(f"{name}={raw!r} is below {minimum:g}; use a value >= {minimum:g}")
+    return value
+
+
+def _int(environ: Mapping[str, str], name: str, default: int | None, *, minimum: int) -> int | None:
+    value = _number(environ, name, None, minimum=minimum)
+    if value is None:
+        return default
+    if value != int(value):
+        raise EnvironmentError_(f"{name}={environ[name]!r} is not a whole number; use e.g. {name}=2")
+    return int(value)
+
+
+def _choice(environ: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    for choice in choices:
+        if raw.strip().lower() == choice.lower():
+            return choice
+    raise EnvironmentError_(f"{name}={raw!r} is not one of {', '.join(choices)}")
+
+
+@dataclass(frozen=True)
+class ServingEnv:
+    """Everything the serving runtime reads from the environment.
+
+    Attributes:
+        port: ``SAGEMAKER_BIND_TO_PORT`` or 8080.
+        multi_model: ``SAGEMAKER_MULTI_MODEL=true`` selects the multi-model container API (REFERENCE.md §3).
+        program: ``SAGEMAKER_PROGRAM``, the handler module file in ``model_dir/code`` (default inference.py).
+        workers: ``SAGEMAKER_MODEL_SERVER_WORKERS`` or None (one per CPU).
+        timeout_seconds: per-invocation limit; ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``, else
+            ``SAGEMAKER_MODEL_SERVER_TIMEOUT`` (read as seconds, not MMS's minutes), else 60.
+        startup_timeout_seconds: ``SAGEMAKER_STARTUP_TIMEOUT`` (model load limit), default 360.
+        default_accept: ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` or ``application/json``.
+        profile: ``SMKIT_PROFILE`` (realtime, serverless, async, batch); picks the default payload limit.
+        max_payload_bytes: ``SAGEMAKER_MAX_PAYLOAD_IN_MB`` x 1 MiB, else the profile's limit.
+        batch / batch_strategy / max_concurrent_transforms: batch-transform settings for
+            ``GET /execution-parameters``.
+        debug: ``SMKIT_DEBUG=true`` adds the traceback to 500 bodies (off by default).
+        mme_memory_budget_bytes: ``SMKIT_MME_MEMORY_BUDGET_MB``; the resident size all loaded models
+            (times the worker count) may take before least-recently-used models are unloaded.
+            Default: 70 % of physical memory.
+        model_cache_enabled: ``SMKIT_MODEL_CACHE_SETTING=Disabled`` mirrors
+            ``MultiModelConfig.ModelCacheSetting=Disabled``: a model is unloaded after every call.
+        install_requirements: ``SMKIT_INSTALL_REQUIREMENTS`` (default true): pip-install an unsatisfied
+            ``code/requirements.txt`` before loading the model.
+        requirements_dir: ``SMKIT_REQUIREMENTS_DIR``: where those installs go (default: a temp dir).
+        access_log: ``SMKIT_ACCESS_LOG`` (default true): one JSON line per request on stderr.
+        load_after_fork: ``SMKIT_LOAD_AFTER_FORK`` (default false): load the model in every worker
+            instead of once before the workers fork (for libraries that do not survive fork).
+        log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
+        model_dir: ``SM_MODEL_DIR`` or /opt/ml/model, the model the image serves by default.
+    """
+
+    port: int = DEFAULT_PORT
+    multi_model: bool = False
+    program: str = "inference.py"
+    workers: int | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    startup_timeout_seconds: float = DEFAULT_STARTUP_TIMEOUT_SECONDS
+    default_accept: str = "application/json"
+    profile: str = "realtime"
+    max_payload_bytes: int = 6 * MIB
+    batch: bool = False
+    batch_strategy: str = "MULTI_RECORD"
+    max_concurrent_transforms: int | None = None
+    debug: bool = False
+    mme_memory_budget_bytes: int = 0
+    model_cache_enabled: bool = True
+    install_requirements: bool = True
+    requirements_dir: str | None = None
+    access_log: bool = True
+    load_after_fork: bool = False
+    log_level: str = "INFO"
+    model_dir: str = DEFAULT_MODEL_DIR
+
+    @property
+    def module_name(self) -> str:
+        """The handler module's import name (``inference`` for ``inference.py``)."""
+        return self.program[:-3] if self.program.endswith(".py") else self.program
+
+    @property
+    def max_payload_mb(self) -> int:
+        """The payload limit in whole MiB, as ``/execution-parameters`` reports it."""
+        return max(1, self.max_payload_bytes // MIB)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> ServingEnv:
+        """Read and validate the variables; raise :class:`EnvironmentError_` naming a bad one."""
+        env = os.environ if environ is None else environ
+        profile = _choice(env, VAR_PROFILE, "realtime", tuple(PROFILE_PAYLOAD_LIMITS))
+        payload_mb = _number(env, VAR_MAX_PAYLOAD_MB, None, minimum=0.001)
+        timeout = _number(env, VAR_TIMEOUT_SECONDS, None, minimum=0.001)
+        if timeout is None:
+            timeout = _number(env, VAR_TIMEOUT, DEFAULT_TIMEOUT_SECONDS, minimum=0.001)
+        budget_mb = _number(env, VAR_MME_BUDGET_MB, None, minimum=1)
+        budget = int(budget_mb * MIB) if budget_mb is not None else _default_budget()
+        program = env.get(VAR_PROGRAM, "").strip() or "inference.py"
+        if "/" in program or "\\" in program:
+            raise EnvironmentError_(
+                f"{VAR_PROGRAM}={program!r} must be a file name inside model_dir/code, e.g. inference.py"
+            )
+        level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
+        return cls(
+            port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
+            multi_model=_flag(env, VAR_MULTI_MODEL, False),
+            program=program,
+            workers=_int(env, VAR_WORKERS, None, minimum=1),
+            timeout_seconds=float(timeout or DEFAULT_TIMEOUT_SECONDS),
+            startup_timeout_seconds=float(
+                _number(env, VAR_STARTUP_TIMEOUT, DEFAULT_STARTUP_TIMEOUT_SECONDS, minimum=1)
+                or DEFAULT_STARTUP_TIMEOUT_SECONDS
+            ),
+            default_accept=env.get(VAR_DEFAULT_ACCEPT, "").strip() or "application/json",
+            profile=profile,
+            max_payload_bytes=(
+                int(payload_mb * MIB) if payload_mb is not None else PROFILE_PAYLOAD_LIMITS[profile]
+            ),
+            batch=_flag(env, VAR_BATCH, False),
+            batch_strategy=env.get(VAR_BATCH_STRATEGY, "").strip() or "MULTI_RECORD",
+            max_concurrent_transforms=_int(env, VAR_MAX_CONCURRENT_TRANSFORMS, None, minimum=1),
+            debug=_flag(env, VAR_DEBUG, False),
+            mme_memory_budget_bytes=budget,
+            model_cache_enabled=_choice(env, VAR_MODEL_CACHE, "Enabled", ("Enabled", "Disabled"))
+            == "Enabled",
+            install_requirements=_flag(env, VAR_INSTALL_REQUIREMENTS, True),
+            requirements_dir=env.get(VAR_REQUIREMENTS_DIR) or None,
+            access_log=_flag(env, VAR_ACCESS_LOG, True),
+            load_after_fork=_flag(env, VAR_LOAD_AFTER_FORK, False),
+            log_level=level.upper() if not level.isdigit() else level,
+            model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
+        )
+
+
+def _default_budget() -> int:
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        physical = 4096 * MIB
+    return int(physical * 0.7)

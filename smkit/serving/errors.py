@@ -1,0 +1,121 @@
+"""Errors that carry their HTTP status, and the mapping of any exception to a status.
+
+A user's ``inference.py`` may raise its own exception with a ``status_code`` attribute (as
+``sagemaker_inference.errors.BaseInferenceToolkitError`` does); the runtime keeps that status
+(REFERENCE.md §2). Anything else becomes 500, without a traceback in the body unless ``SMKIT_DEBUG``.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+
+class InferenceError(Exception):
+    """An error with an HTTP status and a message safe to show the caller."""
+
+    status_code: int = 500
+    error_type: str = "InternalServerError"
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class BadRequest(InferenceError):
+    """The body cannot be decoded as its Content-Type says (400)."""
+
+    status_code = 400
+    error_type = "BadRequest"
+
+
+class ModelNotFound(InferenceError):
+    """No such model is loaded (404)."""
+
+    status_code = 404
+    error_type = "ModelNotFound"
+
+
+class MethodNotAllowed(InferenceError):
+    """The path exists but not for this method (405)."""
+
+    status_code = 405
+    error_type = "MethodNotAllowed"
+
+
+class NotAcceptable(InferenceError):
+    """None of the Accept types can be produced (406)."""
+
+    status_code = 406
+    error_type = "NotAcceptable"
+
+
+class ModelAlreadyLoaded(InferenceError):
+    """``POST /models`` for a name that is loaded (409, REFERENCE.md §3)."""
+
+    status_code = 409
+    error_type = "ModelAlreadyLoaded"
+
+
+class PayloadTooLarge(InferenceError):
+    """The request body is over the payload limit (413)."""
+
+    status_code = 413
+    error_type = "PayloadTooLarge"
+
+
+class UnsupportedMediaType(InferenceError):
+    """The Content-Type has no decoder (415)."""
+
+    status_code = 415
+    error_type = "UnsupportedMediaType"
+
+
+class ModelNotReady(InferenceError):
+    """The model is still loading or failed to load (503)."""
+
+    status_code = 503
+    error_type = "ModelNotReady"
+
+
+class InvocationTimeout(InferenceError):
+    """The handler ran past ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS`` (504)."""
+
+    status_code = 504
+    error_type = "InvocationTimeout"
+
+
+class InsufficientMemory(InferenceError):
+    """A model cannot fit in the multi-model memory budget even alone (507, REFERENCE.md §3)."""
+
+    status_code = 507
+    error_type = "InsufficientStorage"
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status for ``exc``: its own ``status_code`` when it is a valid 4xx/5xx, else 500."""
+    code = getattr(exc, "status_code", None)
+    if isinstance(code, int) and 400 <= code <= 599:
+        return code
+    return 500
+
+
+def type_of(exc: BaseException, status: int) -> str:
+    """A short error type for the JSON body."""
+    if isinstance(exc, InferenceError):
+        return exc.error_type
+    if status != 500:
+        try:
+            return HTTPStatus(status).phrase.replace(" ", "")
+        except ValueError:
+            return type(exc).__name__
+    return "InternalServerError"
+
+
+def message_of(exc: BaseException) -> str:
+    """The caller-facing message: ``exc.message`` when it has one (toolkit errors do), else ``str(exc)``."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,238 @@
+"""The handler lifecycle: hook lookup, context detection (once), load, invoke, error -> status.
+
+This is the toolkit's ``Transformer`` (REFERENCE.md §2) without its per-request signature counting:
+every hook is inspected once at load, and a hook with one parameter more than the contract passes gets
+the :class:`~smkit.serving.context.Context` as its last argument.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from smkit.serving import codecs
+from smkit.serving.context import Context
+from smkit.serving.defaults import DefaultHandlers
+from smkit.serving.env import ServingEnv
+from smkit.serving.errors import BadRequest, message_of, status_of, type_of
+from smkit.serving.modules import UserModule, forget, import_user_module
+
+# The positional arguments each hook receives before the optional context.
+HOOK_ARITY: dict[str, int] = {
+    "pre_model_fn": 1,
+    "model_fn": 1,
+    "model_warmup_fn": 2,
+    "transform_fn": 4,
+    "input_fn": 2,
+    "predict_fn": 2,
+    "output_fn": 2,
+}
+CHAIN_HOOKS = ("input_fn", "predict_fn", "output_fn")
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A hook with its context flag decided once."""
+
+    name: str
+    func: Callable[..., Any]
+    takes_context: bool
+
+    def __call__(self, context: Context | None, *args: Any) -> Any:
+        if self.takes_context:
+            return self.func(*args, context)
+        return self.func(*args)
+
+
+def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
+    """Decide whether ``func`` takes the trailing context; raise TypeError for any other arity."""
+    expected = HOOK_ARITY[name]
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return Hook(name, func, False)
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return Hook(name, func, False)
+    count = len(params)
+    if count == expected:
+        return Hook(name, func, False)
+    if count == expected + 1:
+        return Hook(name, func, True)
+    raise TypeError(
+        f"{name} takes {count} arguments but {expected} were given "
+        f"(or {expected + 1} with the trailing context argument)"
+    )
+
+
+@dataclass
+class Reply:
+    """A protocol-neutral response."""
+
+    status: int
+    body: bytes
+    content_type: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def error_reply(exc: BaseException, *, debug: bool) -> Reply:
+    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
+    status = status_of(exc)
+    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
+    if debug:
+        payload["traceback"] = "".join(traceback.format_exception(exc))
+    return Reply(status, json.dumps(payload).encode(), codecs.JSON)
+
+
+def _to_bytes(body: Any) -> bytes:
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytearray | memoryview):
+        return bytes(body)
+    if body is None:
+        return b""
+    return codecs.encode_json(body).encode("utf-8")
+
+
+class ModelHandler:
+    """One model: its user module, hooks and loaded model object.
+
+    Args:
+        name: model name (shown to hooks as ``context.model_name``).
+        model_dir: the extracted model directory (``code/`` inside it holds the handler module).
+        env: the serving environment (program name, default accept, debug flag).
+        isolated: import the module privately (multi-model mode).
+        extra_paths: directories holding this model's installed requirements.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model_dir: str,
+        env: ServingEnv,
+        isolated: bool = False,
+        extra_paths: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.model_dir = model_dir
+        self.env = env
+        self.isolated = isolated
+        self.extra_paths = extra_paths
+        self.model: Any = None
+        self.loaded = False
+        self.user_module: UserModule | None = None
+        self._transform: Hook | None = None
+        self._chain: tuple[Hook, Hook, Hook] | None = None
+        self._needs_context = False
+        self._default_accept = env.default_accept
+
+    def _bind_hooks(self) -> tuple[Hook | None, Hook, Hook | None, Hook | None]:
+        module = self.user_module.module if self.user_module else None
+        defaults = DefaultHandlers(self.env.default_accept)
+
+        def user(name: str) -> Callable[..., Any] | None:
+            return getattr(module, name, None) if module is not None else None
+
+        transform = user("transform_fn")
+        chain = [user(name) for name in CHAIN_HOOKS]
+        if transform is not None and any(chain):
+            raise ValueError(
+                "Cannot use transform_fn implementation in conjunction with input_fn, predict_fn, "
+                f"and/or output_fn implementation (in {self.model_dir}/code/{self.env.program})"
+            )
+        if transform is not None:
+            self._transform = bind_hook("transform_fn", transform)
+        else:
+            self._chain = (
+                bind_hook("input_fn", chain[0] or defaults.default_input_fn),
+                bind_hook("predict_fn", chain[1] or defaults.default_predict_fn),
+                bind_hook("output_fn", chain[2] or defaults.default_output_fn),
+            )
+        pre = user("pre_model_fn")
+        warmup = user("model_warmup_fn")
+        model_fn = bind_hook("model_fn", user("model_fn") or defaults.default_model_fn)
+        hooks = [h for h in (self._transform, *(self._chain or ())) if h is not None]
+        self._needs_context = any(h.takes_context for h in hooks)
+        return (
+            bind_hook("pre_model_fn", pre) if pre else None,
+            model_fn,
+            bind_hook("model_warmup_fn", warmup) if warmup else None,
+            self._transform,
+        )
+
+    def load(self) -> None:
+        """Import the module and run pre_model_fn -> model_fn -> model_warmup_fn once."""
+        self.user_module = import_user_module(
+            os.path.join(self.model_dir, "code"),
+            self.env.program,
+            isolated=self.isolated,
+            extra_paths=self.extra_paths,
+        )
+        pre, model_fn, warmup, _ = self._bind_hooks()
+        context = Context(model_name=self.name, model_dir=self.model_dir)
+        with self.user_module.active():
+            if pre is not None:
+                pre(context, self.model_dir)
+            self.model = model_fn(context, self.model_dir)
+            if warmup is not None:
+                warmup(context, self.model_dir, self.model)
+        self.loaded = True
+
+    def unload(self) -> None:
+        """Drop the model and its private modules."""
+        self.model = None
+        self.loaded = False
+        if self.user_module is not None:
+            forget(self.user_module)
+
+    def invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+        """Run one request through the hooks; any exception becomes an error :class:`Reply`."""
+        try:
+            return self._invoke(body, headers)
+        except Exception as exc:  # noqa: BLE001 - every failure must become a response
+            return error_reply(exc, debug=self.env.debug)
+
+    def _invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+        content_type = headers.get("Content-Type")
+        accept = headers.get("Accept")
+        if not accept or accept == codecs.ANY:
+            accept = self._default_accept
+        data: str | bytes = body
+        if content_type in codecs.UTF8_TYPES:
+            try:
+                data = body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadRequest(f"body is not valid UTF-8 {content_type}: {exc}") from None
+        context = (
+            Context(model_name=self.name, model_dir=self.model_dir, headers=headers)
+            if self._needs_context
+            else None
+        )
+        assert self.user_module is not None
+        with self.user_module.active():
+            if self._transform is not None:
+                result = self._transform(context, self.model, data, content_type, accept)
+            else:
+                assert self._chain is not None
+                input_fn, predict_fn, output_fn = self._chain
+                decoded = input_fn(context, data, content_type)
+                prediction = predict_fn(context, decoded, self.model)
+                result = output_fn(context, prediction, accept)
+        if isinstance(result, tuple) and len(result) == 2:
+            payload, response_type = result
+        else:
+            payload, response_type = result, accept
+        reply = Reply(200, _to_bytes(payload), str(response_type))
+        if context is not None:
+            processor = context.request_processor[0]
+            reply.headers = processor.response_headers
+            if processor.status_code is not None:
+                reply.status = processor.status_code
+        return reply

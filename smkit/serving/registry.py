@@ -1,0 +1,112 @@
+"""The multi-model registry shared by all worker processes of one server.
+
+Each loaded model is one small JSON file in ``<state>/models``; adding or removing one changes that
+directory's mtime, which every worker checks (one ``stat``) before a request to drop models others
+unloaded. The file's own mtime is the model's last use, for least-recently-used eviction. Loads and
+unloads take an exclusive ``flock`` so two workers never load the same name twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One loaded model.
+
+    Attributes:
+        name: the model name (``model_name`` of ``POST /models``; the TargetModel).
+        url: the ``url`` it was loaded from.
+        model_dir: the directory it is served from.
+        owned_dir: True when ``model_dir`` was extracted by the server (removed on unload).
+        footprint: resident bytes one copy took when loaded.
+    """
+
+    name: str
+    url: str
+    model_dir: str
+    owned_dir: bool
+    footprint: int
+
+
+class Registry:
+    """File-backed registry under ``state_dir`` (created if missing)."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.state_dir = state_dir
+        self.models_dir = os.path.join(state_dir, "models")
+        self.extract_root = os.path.join(state_dir, "extracted")
+        os.makedirs(self.models_dir, exist_ok=True)
+        os.makedirs(self.extract_root, exist_ok=True)
+        self._lock_path = os.path.join(state_dir, "registry.lock")
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.models_dir, quote(name, safe="") + ".json")
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the registry's exclusive lock."""
+        with open(self._lock_path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def generation(self) -> int:
+        """Changes whenever a model is added or removed."""
+        return os.stat(self.models_dir).st_mtime_ns
+
+    def get(self, name: str) -> Entry | None:
+        """The entry for ``name`` or None."""
+        try:
+            with open(self._path(name), encoding="utf-8") as handle:
+                return Entry(**json.load(handle))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def contains(self, name: str) -> bool:
+        """Whether ``name`` is registered (one ``stat``)."""
+        return os.path.exists(self._path(name))
+
+    def put(self, entry: Entry) -> None:
+        """Register ``entry`` atomically."""
+        fd, tmp = tempfile.mkstemp(dir=self.state_dir, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(asdict(entry), handle)
+        os.replace(tmp, self._path(entry.name))
+
+    def remove(self, name: str) -> bool:
+        """Unregister ``name``; False when it was not registered."""
+        try:
+            os.unlink(self._path(name))
+            return True
+        except FileNotFoundError:
+            return False
+
+    def touch(self, name: str) -> None:
+        """Mark ``name`` as just used."""
+        with suppress(FileNotFoundError):
+            os.utime(self._path(name))
+
+    def entries(self) -> list[Entry]:
+        """All entries, least recently used first."""
+        found: list[tuple[int, Entry]] = []
+        for file_name in os.listdir(self.models_dir):
+            path = os.path.join(self.models_dir, file_name)
+            try:
+                used = os.stat(path).st_mtime_ns
+                with open(path, encoding="utf-8") as handle:
+                    found.append((used, Entry(**json.load(handle))))
+            except (FileNotFoundError, json.JSONDecodeError):
+                continue
+        found.sort(key=lambda item: (item[0], item[1].name))
+        return [entry for _, entry in found]

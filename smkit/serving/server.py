@@ -1,0 +1,143 @@
+"""Process management: gunicorn's arbiter with sync workers running :class:`~smkit.serving.app.ServingApp`.
+
+Start-up order (single-model): the arbiter binds the port, the model is loaded once in the arbiter while a
+small thread answers every request with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers
+fork and share the loaded model copy-on-write. A worker that dies is replaced by the arbiter from the
+same loaded state. ``SMKIT_LOAD_AFTER_FORK=true`` loads the model in every worker instead, for libraries
+that do not survive ``fork`` (their threads or device handles). SIGTERM stops gracefully, SIGINT quickly;
+no child process outlives the server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from smkit.serving import deadline
+from smkit.serving.app import ServingApp, SingleModel
+from smkit.serving.env import ServingEnv
+from smkit.serving.handler import ModelHandler
+
+log = logging.getLogger("smkit.serving")
+GRACEFUL_SECONDS = 20  # SageMaker sends SIGKILL 30 s after SIGTERM (REFERENCE.md §1)
+LOADING_BODY = json.dumps({"code": 503, "type": "ModelNotReady", "message": "the model is still loading"})
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Where and how to serve."""
+
+    host: str
+    port: int
+    workers: int
+    load_after_fork: bool = False
+
+
+def _loading_responder(sockets: list[socket.socket], stop: threading.Event) -> None:
+    response = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(LOADING_BODY)}\r\nConnection: close\r\n\r\n{LOADING_BODY}"
+    ).encode()
+    while not stop.is_set():
+        readable, _, _ = select.select(sockets, [], [], 0.05)
+        for listener in readable:
+            try:
+                conn, _ = listener.accept()
+            except (BlockingIOError, OSError):
+                continue
+            try:
+                conn.settimeout(1.0)
+                conn.recv(65536)
+                conn.sendall(response)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+
+def _load_single(single: SingleModel, handler: ModelHandler) -> None:
+    try:
+        handler.load()
+        single.handler = handler
+    except BaseException as exc:  # noqa: BLE001 - a failed load is reported by /ping, not fatal
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        single.error = f"{type(exc).__name__}: {exc}"
+        log.error("model load failed: %s", single.error, exc_info=True)
+    finally:
+        single.loading = False
+
+
+class GunicornServer(BaseApplication):
+    """gunicorn configured in code (no config files, no control socket, no pid files)."""
+
+    def __init__(
+        self,
+        *,
+        env: ServingEnv,
+        options: ServerOptions,
+        app: ServingApp,
+        handler: ModelHandler | None,
+        on_worker_start: Callable[[], None] | None = None,
+    ) -> None:
+        self.env = env
+        self.options = options
+        self.serving_app = app
+        self.handler = handler
+        self.on_worker_start = on_worker_start
+        super().__init__()
+
+    def load_config(self) -> None:
+        timeout = max(self.env.timeout_seconds, self.env.startup_timeout_seconds) + 30
+        settings: dict[str, Any] = {
+            "bind": [f"{self.options.host}:{self.options.port}"],
+            "workers": self.options.workers,
+            "worker_class": "sync",
+            "timeout": int(timeout),
+            "graceful_timeout": GRACEFUL_SECONDS,
+            "preload_app": False,
+            "control_socket_disable": True,
+            "proc_name": "smkit-serving",
+            "loglevel": "warning",
+            "accesslog": None,
+            "when_ready": self._when_ready,
+            "post_fork": self._post_fork,
+        }
+        for key, value in settings.items():
+            if key in self.cfg.settings:
+                self.cfg.set(key, value)
+
+    def load(self) -> ServingApp:
+        return self.serving_app
+
+    def _when_ready(self, arbiter: Any) -> None:
+        single = self.serving_app.single
+        if single is None or self.handler is None or self.options.load_after_fork:
+            return
+        stop = threading.Event()
+        sockets = [listener.sock for listener in arbiter.LISTENERS]
+        responder = threading.Thread(target=_loading_responder, args=(sockets, stop), daemon=True)
+        responder.start()
+        try:
+            _load_single(single, self.handler)
+        finally:
+            stop.set()
+            responder.join()
+
+    def _post_fork(self, arbiter: Any, worker: Any) -> None:
+        deadline.install()
+        self.serving_app._pid = os.getpid()
+        single = self.serving_app.single
+        if self.options.load_after_fork and single is not None and self.handler is not None:
+            _load_single(single, self.handler)
+        if self.on_worker_start is not None:
+            self.on_worker_start()
