@@ -25,6 +25,18 @@ class InvocationError(RuntimeError):
         super().__init__(f"{what}\n\nMessage:\n{message}")
 
 
+def error_message(payload: bytes) -> str:
+    """The text of an error body: its ``message`` field when it is a JSON error document, else the body."""
+    text = payload.decode("utf-8", "replace")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(document, dict) and isinstance(document.get("message"), str):
+        return str(document["message"])
+    return text
+
+
 @dataclass
 class ContainerClient:
     """Talks to one serving container at ``base_url`` (``http://127.0.0.1:PORT``)."""
@@ -54,7 +66,7 @@ class ContainerClient:
                 continue
             if 200 <= status < 300:
                 return payload
-            last = InvocationError(status, payload.decode("utf-8", "replace"))
+            last = InvocationError(status, error_message(payload))
             if status < 500:
                 break
         assert last is not None

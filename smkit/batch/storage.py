@@ -21,6 +21,16 @@ from smkit.batch.options import CompressionType
 OUTPUT_SUFFIX = ".out"
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates 0600 files; a finished .out gets the mode any new file would get.
+FILE_MODE = 0o666 & ~_current_umask()
+
+
 class StorageError(ValueError):
     """An input that does not exist or is empty, or an output location that cannot be written."""
 
@@ -147,6 +157,7 @@ class LocalSink:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+            os.chmod(temp, FILE_MODE)
             os.replace(temp, target)
         except BaseException:
             Path(temp).unlink(missing_ok=True)
