@@ -1,0 +1,55 @@
+"""Train the iris example: a logistic-regression classifier on scikit-learn's iris dataset.
+
+The dataset ships inside scikit-learn (no download): 150 flowers, 4 measurements, 3 classes. Ten rows
+spread over the classes (every 15th) are held out as sample requests; the rest train the model.
+Writes ``classifier.joblib`` to ``--artifacts`` and the samples (``expected.json`` holds the class
+names as ``predictions`` and the class probabilities as ``probabilities``) to ``--samples``.
+
+    python model_code/iris/train.py [--artifacts DIR] [--samples DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import joblib
+import numpy as np
+from sklearn.datasets import load_iris
+from sklearn.linear_model import LogisticRegression
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # model_code/common.py: shared sample writer
+
+from common import N_SAMPLES, write_samples  # noqa: E402
+
+MODEL_FILE = "classifier.joblib"
+CLASS_NAMES = ("setosa", "versicolor", "virginica")
+
+
+def train(artifacts: Path, samples: Path) -> None:
+    """Fit on the non-sample rows, save the model, write samples and expectations."""
+    features, target = load_iris(return_X_y=True)
+    held_out = np.arange(0, len(features), len(features) // N_SAMPLES)[:N_SAMPLES]
+    keep = np.setdiff1d(np.arange(len(features)), held_out)
+    model = LogisticRegression(max_iter=1000, random_state=0)
+    model.fit(features[keep], target[keep])
+    artifacts.mkdir(parents=True, exist_ok=True)
+    joblib.dump(model, artifacts / MODEL_FILE)
+    rows = features[held_out]
+    probabilities = model.predict_proba(rows)
+    labels = [CLASS_NAMES[i] for i in probabilities.argmax(axis=1)]
+    write_samples(samples, rows, {"predictions": labels, "probabilities": probabilities.tolist()})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
+    parser.add_argument("--samples", type=Path, default=HERE / "samples")
+    args = parser.parse_args()
+    train(args.artifacts, args.samples)
+
+
+if __name__ == "__main__":
+    main()
