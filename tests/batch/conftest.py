@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from batch_seed import BATCH_DEMO_CODE, SEED_RECORDS, SMALL_RECORDS, write_jsonl
 
 from smkit.emulator.server import MotoServer
+from smkit.packaging.build import build_archive
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +25,24 @@ def aws(moto: MotoServer, monkeypatch: pytest.MonkeyPatch) -> MotoServer:
     for name, value in moto.environment().items():
         monkeypatch.setenv(name, value)
     return moto
+
+
+@pytest.fixture(scope="session")
+def seed_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seed 003's model packaged by the project's packager (no weights: an empty artifacts folder)."""
+    root = tmp_path_factory.mktemp("seed-model")
+    (root / "artifacts").mkdir()
+    build_archive(BATCH_DEMO_CODE, root / "artifacts", root / "model.tar.gz")
+    return root / "model.tar.gz"
+
+
+@pytest.fixture(scope="session")
+def big_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seed-sized inputs (over 1 MiB each) for the cases that send whole objects or MultiRecord bodies."""
+    return write_jsonl(tmp_path_factory.mktemp("big") / "batch_input", SEED_RECORDS)
+
+
+@pytest.fixture(scope="session")
+def small_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same shape with fewer records, for the one-request-per-record cases."""
+    return write_jsonl(tmp_path_factory.mktemp("small") / "batch_input", SMALL_RECORDS)
