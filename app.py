@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""CDK app: ``cdk synth -c config=config/<name>.yaml`` (default ``config/realtime.yaml``).
+
+The only place that reads CDK context and config files; the stacks get a validated config.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import aws_cdk as cdk
+
+from smkit.config import ConfigError, load_config
+from stacks.compliance import add_compliance_checks
+from stacks.serving_stage import add_serving_stacks
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+DEFAULT_CONFIG = "config/realtime.yaml"
+
+
+def main() -> None:
+    app = cdk.App()
+    config_path = Path(app.node.try_get_context("config") or DEFAULT_CONFIG)
+    if not config_path.is_absolute():
+        config_path = PROJECT_ROOT / config_path
+    try:
+        config = load_config(config_path)
+        add_serving_stacks(app, config=config, project_root=PROJECT_ROOT)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        sys.exit(f"error: {exc}")
+    add_compliance_checks(app)
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""AWS::SageMaker::EndpointConfig: instance variants or one serverless variant, async, data capture, KMS.
+
+https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sagemaker-endpointconfig.html
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+CAPTURE_MODES = {"input": "Input", "output": "Output"}
+SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # REFERENCE §5
+
+
+@dataclass(frozen=True)
+class InstanceVariant:
+    """A production variant on ML instances."""
+
+    name: str
+    instance_type: str
+    initial_instance_count: int = 1
+    initial_weight: float = 1.0
+    volume_size_gb: int | None = None
+    model_data_download_timeout_seconds: int | None = None
+    container_startup_health_check_timeout_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class ServerlessVariant:
+    """The single variant of a serverless endpoint."""
+
+    name: str
+    memory_size_mb: int
+    max_concurrency: int
+    provisioned_concurrency: int | None = None
+
+
+@dataclass(frozen=True)
+class DataCaptureSettings:
+    """DataCaptureConfig: where captured requests/responses go, how many and which."""
+
+    destination_s3_uri: str
+    sampling_percentage: int
+    capture: Sequence[str]
+
+
+@dataclass(frozen=True)
+class AsyncSettings:
+    """AsyncInferenceConfig: output and failure locations, optional SNS topics."""
+
+    output_s3_uri: str
+    failure_s3_uri: str
+    success_topic_arn: str | None = None
+    error_topic_arn: str | None = None
+    max_concurrent_invocations_per_instance: int | None = None
+
+
+class EndpointConfiguration(Construct):
+    """An EndpointConfig with a generated name, encrypted with ``kms_key_arn``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        model_name: str,
+        kms_key_arn: str,
+        variants: Sequence[InstanceVariant] = (),
+        serverless: ServerlessVariant | None = None,
+        data_capture: DataCaptureSettings | None = None,
+        async_inference: AsyncSettings | None = None,
+    ) -> None:
+        super().__init__(scope, id_)
+        _validate(variants, serverless, data_capture, async_inference)
+        if serverless is not None:
+            production = [_serverless(model_name, serverless)]
+        else:
+            production = [_instance(model_name, v) for v in variants]
+        self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
+        self.resource = sagemaker.CfnEndpointConfig(
+            self,
+            "Resource",
+            production_variants=production,
+            kms_key_id=kms_key_arn,
+            data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
+            async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
+        )
+
+    @property
+    def endpoint_config_name(self) -> str:
+        """The generated endpoint config name."""
+        return self.resource.attr_endpoint_config_name
+
+
+def _validate(
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+) -> None:
+    problems = []
+    if (serverless is None) == (not variants):
+        problems.append("give either instance variants or one serverless variant")
+    for v in variants:
+        if v.initial_instance_count < 1:
+            problems.append(
+                f"variant {v.name!r}: initial_instance_count={v.initial_instance_count} (must be >= 1)"
+            )
+        if v.initial_weight <= 0:
+            problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
+    if serverless is not None:
+        if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
+            problems.append(
+                f"serverless memory_size_mb={serverless.memory_size_mb} (one of {SERVERLESS_MEMORY_MB})"
+            )
+        if (
+            serverless.provisioned_concurrency
+            and serverless.provisioned_concurrency > serverless.max_concurrency
+        ):
+            problems.append("serverless provisioned_concurrency must be <= max_concurrency")
+        if data_capture is not None:
+            problems.append("serverless endpoints do not support data capture")
+        if async_inference is not None:
+            problems.append("serverless endpoints cannot be asynchronous")
+    if data_capture is not None:
+        unknown = sorted(set(data_capture.capture) - set(CAPTURE_MODES))
+        if unknown or not data_capture.capture:
+            problems.append(
+                f"data capture modes {list(data_capture.capture)} (choose from {sorted(CAPTURE_MODES)})"
+            )
+    if problems:
+        raise ValueError("Invalid endpoint config: " + "; ".join(problems))
+
+
+def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+    return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+        variant_name=v.name,
+        model_name=model_name,
+        instance_type=v.instance_type,
+        initial_instance_count=v.initial_instance_count,
+        initial_variant_weight=v.initial_weight,
+        volume_size_in_gb=v.volume_size_gb,
+        model_data_download_timeout_in_seconds=v.model_data_download_timeout_seconds,
+        container_startup_health_check_timeout_in_seconds=v.container_startup_health_check_timeout_seconds,
+    )
+
+
+def _serverless(
+    model_name: str, s: ServerlessVariant
+) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+    return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+        variant_name=s.name,
+        model_name=model_name,
+        serverless_config=sagemaker.CfnEndpointConfig.ServerlessConfigProperty(
+            memory_size_in_mb=s.memory_size_mb,
+            max_concurrency=s.max_concurrency,
+            provisioned_concurrency=s.provisioned_concurrency,
+        ),
+    )
+
+
+def _capture(
+    d: DataCaptureSettings, kms_key_arn: str
+) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
+    return sagemaker.CfnEndpointConfig.DataCaptureConfigProperty(
+        enable_capture=True,
+        initial_sampling_percentage=d.sampling_percentage,
+        destination_s3_uri=d.destination_s3_uri,
+        kms_key_id=kms_key_arn,
+        capture_options=[
+            sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode=CAPTURE_MODES[m])
+            for m in d.capture
+        ],
+    )
+
+
+def _async(a: AsyncSettings, kms_key_arn: str) -> sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty:
+    notification = None
+    if a.success_topic_arn or a.error_topic_arn:
+        notification = sagemaker.CfnEndpointConfig.AsyncInferenceNotificationConfigProperty(
+            success_topic=a.success_topic_arn,
+            error_topic=a.error_topic_arn,
+            include_inference_response_in=["SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC"],
+        )
+    return sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty(
+        output_config=sagemaker.CfnEndpointConfig.AsyncInferenceOutputConfigProperty(
+            s3_output_path=a.output_s3_uri,
+            s3_failure_path=a.failure_s3_uri,
+            kms_key_id=kms_key_arn,
+            notification_config=notification,
+        ),
+        client_config=(
+            sagemaker.CfnEndpointConfig.AsyncInferenceClientConfigProperty(
+                max_concurrent_invocations_per_instance=a.max_concurrent_invocations_per_instance
+            )
+            if a.max_concurrent_invocations_per_instance
+            else None
+        ),
+    )

@@ -1,0 +1,189 @@
+"""The SageMaker execution role: only what the deployed variant needs.
+
+Starts with CloudWatch Logs for the endpoint's own log groups; image, model data, KMS, async output,
+data capture and SNS grants are added by the constructs that need them. No AWS managed policies; the
+only ``*`` resource is ``ecr:GetAuthorizationToken`` (see :mod:`stacks.constructs.image`).
+Permissions reference: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from stacks.constructs.acknowledge import acknowledge
+
+PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
+LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
+# SageMaker grants itself the key use it needs via grants created with the role's identity.
+KMS_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
+
+
+class ExecutionRole(Construct):
+    """An IAM role SageMaker assumes to pull the image, read model data and write results."""
+
+    def __init__(self, scope: Construct, id_: str) -> None:
+        super().__init__(scope, id_)
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description=f"SageMaker execution role of {cdk.Stack.of(self).stack_name}",
+        )
+        # A customer-managed policy rather than CDK's inline DefaultPolicy (HIPAA/NIST IAMNoInlinePolicy).
+        self.policy = iam.ManagedPolicy(self, "Policy", roles=[self.role])
+        log_group = cdk.Stack.of(self).format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name="/aws/sagemaker/Endpoints/*",
+            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+        )
+        self.add_to_policy(
+            iam.PolicyStatement(sid="EndpointLogs", actions=LOG_ACTIONS, resources=[log_group])
+        )
+        acknowledge(
+            self,
+            {
+                "AwsSolutions-IAM5[Resource::*]": (
+                    "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'."
+                ),
+                "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:"
+                "log-group:/aws/sagemaker/Endpoints/*]": (
+                    "Endpoint log groups are named after the endpoint by SageMaker; scoped to /aws/sagemaker/Endpoints."
+                ),
+            },
+        )
+
+    def add_to_policy(self, statement: iam.PolicyStatement) -> None:
+        """Add ``statement`` to the role's managed policy."""
+        self.policy.add_statements(statement)
+
+    def acknowledge(self, reasons: dict[str, str]) -> None:
+        """Acknowledge cdk-nag findings on the role and its policy."""
+        acknowledge(self, reasons)
+
+    @property
+    def role_arn(self) -> str:
+        """ARN of the role."""
+        return self.role.role_arn
+
+    def grant_key(self, key: kms.IKey) -> None:
+        """Encrypt/decrypt with ``key`` and let SageMaker create grants on it for its own resources."""
+        self.add_to_policy(iam.PolicyStatement(actions=KMS_ACTIONS, resources=[key.key_arn]))
+        self.add_to_policy(
+            iam.PolicyStatement(
+                actions=["kms:CreateGrant"],
+                resources=[key.key_arn],
+                conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}},
+            )
+        )
+
+    def grant_write(self, bucket: s3.IBucket, prefixes: Sequence[str]) -> None:
+        """``s3:PutObject`` under each prefix of ``bucket`` (data capture, async output and failures)."""
+        resources = [bucket.arn_for_objects(f"{p.strip('/')}/*") for p in prefixes]
+        self.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=resources))
+        logical = logical_id_of(bucket)
+        acknowledge(
+            self,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical}.Arn>/{p.strip('/')}/*]": (
+                    "SageMaker writes one object per request under this prefix; the names are not known in advance."
+                )
+                for p in prefixes
+            },
+        )
+
+    def grant_read(self, bucket: s3.IBucket, prefix: str) -> None:
+        """``s3:GetObject`` under ``prefix`` (async request payloads)."""
+        self.add_to_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}/*")])
+        )
+        acknowledge(
+            self,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{prefix}/*]": (
+                    "Clients upload async request payloads under this prefix with names of their choosing."
+                )
+            },
+        )
+
+    def grant_publish(self, topics: Sequence[sns.ITopic]) -> None:
+        """``sns:Publish`` on the async success and error topics."""
+        self.add_to_policy(
+            iam.PolicyStatement(actions=["sns:Publish"], resources=[t.topic_arn for t in topics])
+        )
+
+    def grant_pull(self, repository_arn: str) -> None:
+        """Pull images from one ECR repository (plus the registry login, which needs ``*``)."""
+        self.add_to_policy(iam.PolicyStatement(actions=PULL_ACTIONS, resources=[repository_arn]))
+        self.add_to_policy(
+            iam.PolicyStatement(
+                sid="EcrAuthorizationToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]
+            )
+        )
+
+
+def grant_vpc_access(
+    role: ExecutionRole, *, subnet_ids: Sequence[str], security_group_ids: Sequence[str]
+) -> None:
+    """ENI management for a Model in a VPC: create only in the given subnets and security groups.
+
+    The ``ec2:Describe*`` calls SageMaker makes have no resource-level permissions and need ``*``
+    (https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html).
+    """
+    stack = cdk.Stack.of(role)
+
+    def arn(resource: str, name: str) -> str:
+        return stack.format_arn(service="ec2", resource=resource, resource_name=name)
+
+    eni = arn("network-interface", "*")
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["ec2:CreateNetworkInterface"],
+            resources=[eni]
+            + [arn("subnet", s) for s in subnet_ids]
+            + [arn("security-group", g) for g in security_group_ids],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=[
+                "ec2:CreateNetworkInterfacePermission",
+                "ec2:DeleteNetworkInterface",
+                "ec2:DeleteNetworkInterfacePermission",
+            ],
+            resources=[eni],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=[
+                "ec2:DescribeNetworkInterfaces",
+                "ec2:DescribeVpcs",
+                "ec2:DescribeDhcpOptions",
+                "ec2:DescribeSubnets",
+                "ec2:DescribeSecurityGroups",
+            ],
+            resources=["*"],
+        )
+    )
+    acknowledge(
+        role,
+        {
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:"
+            "network-interface/*]": "SageMaker names the ENIs it creates in the model's subnets.",
+        },
+    )
+
+
+def logical_id_of(bucket: s3.IBucket) -> str:
+    """The bucket's logical id, as cdk-nag spells it in finding ids (``<LogicalId.Arn>``)."""
+    resource = bucket.node.default_child
+    assert isinstance(resource, cdk.CfnElement)
+    return str(cdk.Stack.of(bucket).resolve(resource.logical_id))

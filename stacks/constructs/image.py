@@ -1,0 +1,101 @@
+"""Where a container's image comes from: a local build, this kit's ECR repository, or an AWS DLC URI.
+
+Each source is a value object whose :meth:`ServingImage.bind` returns the image URI and grants the
+execution role exactly the pull access it needs: the three layer-pull actions on that one repository,
+plus ``ecr:GetAuthorizationToken``, which has no resource-level permissions and so needs ``*``
+(https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerregistry.html).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ecr_assets as ecr_assets
+from constructs import Construct
+
+from stacks.constructs.execution_role import ExecutionRole
+
+IMAGE_URI = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
+    r"(?P<name>[a-z0-9._/-]+)(?::[\w.-]+|@sha256:[0-9a-f]{64})$"
+)
+
+
+class ServingImage(ABC):
+    """An image source; build one with :meth:`from_asset`, :meth:`from_ecr` or :meth:`from_dlc`."""
+
+    @staticmethod
+    def from_asset(directory: Path, *, build_args: Mapping[str, str] | None = None) -> ServingImage:
+        """Build ``directory`` (which must hold a Dockerfile) as a CDK Docker image asset."""
+        return _AssetImage(directory, dict(build_args or {}))
+
+    @staticmethod
+    def from_ecr(repository: ecr.IRepository, tag: str) -> ServingImage:
+        """An immutable ``tag`` in ``repository``."""
+        return _EcrImage(repository, tag)
+
+    @staticmethod
+    def from_dlc(uri: str) -> ServingImage:
+        """A full image URI in any ECR registry, e.g. an AWS Deep Learning Container."""
+        if not IMAGE_URI.match(uri):
+            raise ValueError(f"image uri {uri!r} is not ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG")
+        return _DlcImage(uri)
+
+    @abstractmethod
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+        """Create what the source needs under ``scope``, grant ``role`` pull access, return the image URI."""
+
+
+class _AssetImage(ServingImage):
+    def __init__(self, directory: Path, build_args: dict[str, str]) -> None:
+        self.directory = directory
+        self.build_args = build_args
+
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+        if not (self.directory / "Dockerfile").is_file():
+            raise ValueError(
+                f"image.context {self.directory}: no Dockerfile there; point image.context at the serving "
+                "image's build context (default: container)"
+            )
+        asset = ecr_assets.DockerImageAsset(
+            scope,
+            id_,
+            directory=str(self.directory),
+            build_args=self.build_args or None,
+            platform=ecr_assets.Platform.LINUX_AMD64,
+        )
+        role.grant_pull(asset.repository.repository_arn)
+        return asset.image_uri
+
+
+class _EcrImage(ServingImage):
+    def __init__(self, repository: ecr.IRepository, tag: str) -> None:
+        self.repository = repository
+        self.tag = tag
+
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+        role.grant_pull(self.repository.repository_arn)
+        return self.repository.repository_uri_for_tag(self.tag)
+
+
+class _DlcImage(ServingImage):
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+        match = IMAGE_URI.match(self.uri)
+        assert match is not None
+        repository_arn = cdk.Stack.of(scope).format_arn(
+            service="ecr",
+            account=match["account"],
+            region=match["region"],
+            resource="repository",
+            resource_name=match["name"],
+        )
+        role.grant_pull(repository_arn)
+        return self.uri

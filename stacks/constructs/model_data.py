@@ -1,0 +1,195 @@
+"""Where a container's model data comes from, and how it reaches S3.
+
+- :meth:`ModelData.from_archive`: one ``model.tar.gz`` as a content-hashed file asset (``ModelDataUrl``).
+- :meth:`ModelData.from_prefix`: an uncompressed directory copied under a content-hashed prefix of the
+  endpoint bucket (``ModelDataSource.S3DataSource`` with ``S3Prefix`` / ``CompressionType: None``).
+- :meth:`ModelData.from_multi_model`: a folder of ``*.tar.gz`` copied as one set under a content-hashed
+  prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, REFERENCE §3).
+
+Binding grants the execution role ``s3:GetObject`` on exactly that object or prefix (and ``s3:ListBucket``
+limited to the prefix). Directory sets are copied by CDK's BucketDeployment, a Lambda-backed custom
+resource; the prefix embeds the content hash so a changed set is a new prefix and the Model is replaced.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_assets as s3_assets
+from aws_cdk import aws_s3_deployment as s3_deployment
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from stacks.constructs.acknowledge import acknowledge
+from stacks.constructs.execution_role import ExecutionRole, logical_id_of
+
+MISSING_HINT = "run `make package-model` to build the example archives"
+
+
+@dataclass(frozen=True)
+class BoundModelData:
+    """What a ContainerDefinition needs: exactly one of ``model_data_url`` / ``model_data_source``."""
+
+    model_data_url: str | None = None
+    model_data_source: sagemaker.CfnModel.ModelDataSourceProperty | None = None
+    multi_model: bool = False
+    cache_enabled: bool = True
+    dependency: Construct | None = None
+
+
+class ModelData(ABC):
+    """A model data source; bind it to get the ContainerDefinition fields and the read grant."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self.what = what
+
+    @staticmethod
+    def from_archive(path: Path) -> ModelData:
+        """A ``model.tar.gz`` file."""
+        return _Archive(path, "archive")
+
+    @staticmethod
+    def from_prefix(path: Path) -> ModelData:
+        """A directory served uncompressed."""
+        return _DirectorySet(path, "prefix", multi_model=False, cache_enabled=True)
+
+    @staticmethod
+    def from_multi_model(path: Path, *, cache_enabled: bool = True) -> ModelData:
+        """A directory of ``*.tar.gz``, one per model (MultiModelConfig.ModelCacheSetting from ``cache_enabled``)."""
+        return _DirectorySet(path, "multi-model", multi_model=True, cache_enabled=cache_enabled)
+
+    def _require(self, *, directory: bool) -> None:
+        ok = self.path.is_dir() if directory else self.path.is_file()
+        if not ok:
+            kind = "directory" if directory else "file"
+            raise FileNotFoundError(
+                f"model_data.path {self.path}: no such {kind} (source: {self.what}); {MISSING_HINT}"
+            )
+
+    @abstractmethod
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
+        """Upload under ``scope``, grant ``role`` read access, and describe the result."""
+
+
+class _Archive(ModelData):
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
+        self._require(directory=False)
+        asset = s3_assets.Asset(scope, id_, path=str(self.path))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[asset.bucket.arn_for_objects(asset.s3_object_key)]
+            )
+        )
+        return BoundModelData(model_data_url=asset.s3_object_url)
+
+
+class _DirectorySet(ModelData):
+    def __init__(self, path: Path, what: str, *, multi_model: bool, cache_enabled: bool) -> None:
+        super().__init__(path, what)
+        self.multi_model = multi_model
+        self.cache_enabled = cache_enabled
+
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
+        self._require(directory=True)
+        if self.multi_model and not any(self.path.glob("*.tar.gz")):
+            raise FileNotFoundError(f"model_data.path {self.path}: no *.tar.gz models in it; {MISSING_HINT}")
+        holder = Construct(scope, id_)
+        asset = s3_assets.Asset(holder, "Asset", path=str(self.path))
+        prefix = f"models/{id_}/{asset.asset_hash}/"
+        deployment = s3_deployment.BucketDeployment(
+            holder,
+            "Upload",
+            sources=[s3_deployment.Source.bucket(asset.bucket, asset.s3_object_key)],
+            destination_bucket=bucket,
+            destination_key_prefix=prefix,
+            extract=True,
+            prune=False,
+            retain_on_delete=True,
+            memory_limit=1024,
+        )
+        _acknowledge_deployment_handler(deployment, bucket)
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}*")])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+            )
+        )
+        role.acknowledge(
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{prefix}*]": (
+                    "Read access to every object under this content-hashed model prefix is the point."
+                )
+            },
+        )
+        url = f"s3://{bucket.bucket_name}/{prefix}"
+        if self.multi_model:
+            return BoundModelData(
+                model_data_url=url,
+                multi_model=True,
+                cache_enabled=self.cache_enabled,
+                dependency=deployment,
+            )
+        source = sagemaker.CfnModel.ModelDataSourceProperty(
+            s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                s3_uri=url, s3_data_type="S3Prefix", compression_type="None"
+            )
+        )
+        return BoundModelData(model_data_source=source, dependency=deployment)
+
+
+HANDLER_REASONS = {
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
+        "CDK's BucketDeployment handler only writes its own logs with this AWS managed policy."
+    ),
+    "AwsSolutions-L1": "The BucketDeployment handler runtime is pinned by aws-cdk-lib, not by this kit.",
+    "HIPAA.Security-LambdaConcurrency": "Runs only during CloudFormation deployments; no concurrency to reserve.",
+    "NIST.800.53.R5-LambdaConcurrency": "Runs only during CloudFormation deployments; no concurrency to reserve.",
+    "HIPAA.Security-LambdaDLQ": "Invoked synchronously by CloudFormation, which reports failures itself.",
+    "NIST.800.53.R5-LambdaDLQ": "Invoked synchronously by CloudFormation, which reports failures itself.",
+    "HIPAA.Security-LambdaInsideVPC": "Copies between two S3 buckets over TLS; no VPC resources involved.",
+    "NIST.800.53.R5-LambdaInsideVPC": "Copies between two S3 buckets over TLS; no VPC resources involved.",
+}
+
+
+def _acknowledge_deployment_handler(
+    deployment: s3_deployment.BucketDeployment, deployment_bucket: s3.IBucket
+) -> None:
+    """Acknowledge the findings on CDK's shared BucketDeployment handler, once per stack."""
+    handler = deployment.handler_role.node.scope  # the stack-wide singleton function owning the role
+    assert handler is not None
+    # The function already references its role (GetAtt); CDK's extra DependsOn is cfn-lint W3005.
+    function_resource = handler.node.default_child
+    policy = deployment.handler_role.node.try_find_child("DefaultPolicy")
+    policy_resource = policy.node.default_child if policy is not None else None
+    if isinstance(function_resource, cdk.CfnResource) and isinstance(policy_resource, cdk.CfnResource):
+        function_resource.add_override("DependsOn", [policy_resource.logical_id])
+    acknowledge(handler, HANDLER_REASONS)
+    copy = "CDK's BucketDeployment grants its copy handler these on the asset and endpoint buckets only."
+    findings = [
+        "Action::kms:GenerateDataKey*",
+        "Action::kms:ReEncrypt*",
+        "Action::s3:Abort*",
+        "Action::s3:DeleteObject*",
+        "Action::s3:GetBucket*",
+        "Action::s3:GetObject*",
+        "Action::s3:List*",
+        f"Resource::<{logical_id_of(deployment_bucket)}.Arn>/*",
+        "Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*",
+    ]
+    reasons = {f"AwsSolutions-IAM5[{f}]": copy for f in findings}
+    inline = (
+        "CDK's BucketDeployment handler role carries its grants as an inline policy; it has no other use."
+    )
+    reasons["HIPAA.Security-IAMNoInlinePolicy"] = inline
+    reasons["NIST.800.53.R5-IAMNoInlinePolicy"] = inline
+    acknowledge(deployment.handler_role, reasons)

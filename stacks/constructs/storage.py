@@ -1,0 +1,78 @@
+"""The endpoint's own bucket: model prefixes, data capture, async output and failures."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from stacks.constructs.acknowledge import acknowledge
+
+REPLICATION_REASON = (
+    "Cross-region replication is a disaster-recovery choice of the account owner (destination region, "
+    "second key); versioning is on so it can be enabled without changes here."
+)
+
+
+class EndpointBucket(Construct):
+    """A KMS-encrypted, versioned, TLS-only, private bucket with server access logging.
+
+    Both buckets are retained on stack deletion: captured requests and async results are data.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, encryption_key: kms.IKey) -> None:
+        super().__init__(scope, id_)
+        self.access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            lifecycle_rules=[s3.LifecycleRule(expiration=cdk.Duration.days(365))],
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        acknowledge(
+            self.access_logs,
+            {
+                "AwsSolutions-S1": "This is the access-log target; logging it to itself would loop.",
+                "HIPAA.Security-S3BucketLoggingEnabled": "Access-log target bucket; it cannot log itself.",
+                "NIST.800.53.R5-S3BucketLoggingEnabled": "Access-log target bucket; it cannot log itself.",
+                "HIPAA.Security-S3DefaultEncryptionKMS": (
+                    "S3 server access logging only delivers to SSE-S3 buckets "
+                    "(https://docs.aws.amazon.com/AmazonS3/latest/userguide/enable-server-access-logging.html)."
+                ),
+                "NIST.800.53.R5-S3DefaultEncryptionKMS": (
+                    "S3 server access logging only delivers to SSE-S3 buckets."
+                ),
+                "HIPAA.Security-S3BucketReplicationEnabled": REPLICATION_REASON,
+                "NIST.800.53.R5-S3BucketReplicationEnabled": REPLICATION_REASON,
+            },
+        )
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=encryption_key,
+            bucket_key_enabled=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=self.access_logs,
+            server_access_logs_prefix="data-bucket/",
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        acknowledge(
+            self.bucket,
+            {
+                "HIPAA.Security-S3BucketReplicationEnabled": REPLICATION_REASON,
+                "NIST.800.53.R5-S3BucketReplicationEnabled": REPLICATION_REASON,
+            },
+        )
+
+    def s3_uri(self, prefix: str) -> str:
+        """``s3://BUCKET/prefix`` inside the endpoint bucket."""
+        return f"s3://{self.bucket.bucket_name}/{prefix.strip('/')}"

@@ -1,0 +1,150 @@
+"""Pure functions from the deployment config to the constructs' typed arguments.
+
+The only module under ``stacks/`` that knows the config's shape besides the stacks themselves; paths in
+the config are relative to the repository root (``project_root``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import aws_ecr as ecr
+
+from smkit.config import Container, DeploymentConfig, ImageSource
+from smkit.config import ModelData as ModelDataConfig
+from stacks.constructs.autoscaling import ScalingSettings
+from stacks.constructs.endpoint import DeploymentGuardrails
+from stacks.constructs.endpoint_config import InstanceVariant, ServerlessVariant
+from stacks.constructs.image import ServingImage
+from stacks.constructs.model import VpcSettings
+from stacks.constructs.model_data import ModelData
+from stacks.constructs.monitoring import AlarmThresholds
+
+
+def pascal(text: str) -> str:
+    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase)."""
+    return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
+
+
+def image_source(image: ImageSource, *, repository: ecr.IRepository, project_root: Path) -> ServingImage:
+    """``build`` -> Docker asset of the context, ``ecr`` -> our repository + tag, ``dlc`` -> the URI."""
+    if image.source == "build":
+        return ServingImage.from_asset(project_root / image.context, build_args=image.build_args)
+    if image.source == "ecr":
+        if image.repository is not None:
+            raise ValueError(
+                f"image.repository {image.repository!r}: the stacks pull from this deployment's own ECR "
+                "repository; remove image.repository (or use source: dlc with the full image uri)"
+            )
+        return ServingImage.from_ecr(repository, image.tag)
+    return ServingImage.from_dlc(image.uri)
+
+
+MODEL_DATA = {
+    "archive": lambda path, data: ModelData.from_archive(path),
+    "prefix": lambda path, data: ModelData.from_prefix(path),
+    "multi-model": lambda path, data: ModelData.from_multi_model(
+        path, cache_enabled=data.cache != "disabled"
+    ),
+}
+
+
+def model_data(data: ModelDataConfig, *, project_root: Path) -> ModelData:
+    """The model data source of one container."""
+    return MODEL_DATA[data.source](project_root / data.path, data)
+
+
+def container_image(cfg: DeploymentConfig, container: Container) -> ImageSource:
+    """A container's own image, or the deployment's image."""
+    return container.image or cfg.image
+
+
+def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
+    """Instance-backed production variants (empty for serverless)."""
+    return [
+        InstanceVariant(
+            name=v.name,
+            instance_type=v.instance_type,
+            initial_instance_count=v.initial_instance_count,
+            initial_weight=v.initial_weight,
+            volume_size_gb=v.volume_size_gb,
+            model_data_download_timeout_seconds=v.model_data_download_timeout_seconds,
+            container_startup_health_check_timeout_seconds=v.container_startup_health_check_timeout_seconds,
+        )
+        for v in cfg.endpoint.variants
+    ]
+
+
+def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:
+    """The serverless variant, if the endpoint is serverless."""
+    s = cfg.endpoint.serverless
+    if cfg.endpoint.type != "serverless" or s is None:
+        return None
+    return ServerlessVariant(
+        name=s.variant_name,
+        memory_size_mb=s.memory_size_mb,
+        max_concurrency=s.max_concurrency,
+        provisioned_concurrency=s.provisioned_concurrency,
+    )
+
+
+def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSettings]]:
+    """``(variant name, instance type, settings)`` for every variant that autoscales."""
+    out: list[tuple[str, str | None, ScalingSettings]] = []
+    s = cfg.endpoint.serverless
+    if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
+        a = s.autoscaling
+        settings = ScalingSettings(
+            "provisioned-concurrency", a.min_capacity, a.max_capacity, a.target_utilization
+        )
+        out.append((s.variant_name, None, settings))
+    for v in cfg.endpoint.variants:
+        if v.autoscaling is None:
+            continue
+        va = v.autoscaling
+        if va.target_backlog_per_instance is not None:
+            kind, target = "backlog", float(va.target_backlog_per_instance)
+        else:
+            kind, target = "invocations", float(va.target_invocations_per_instance or 0)
+        settings = ScalingSettings(
+            kind,
+            va.min_capacity,
+            va.max_capacity,
+            target,
+            scale_in_cooldown_seconds=va.scale_in_cooldown_seconds,
+            scale_out_cooldown_seconds=va.scale_out_cooldown_seconds,
+        )
+        out.append((v.name, v.instance_type, settings))
+    return out
+
+
+def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
+    """Blue/green settings of the endpoint."""
+    d = cfg.endpoint.deployment
+    return DeploymentGuardrails(
+        strategy=d.strategy,
+        canary_size_percent=d.canary_size_percent,
+        linear_step_percent=d.linear_step_percent,
+        wait_interval_seconds=d.wait_interval_seconds,
+        termination_wait_seconds=d.termination_wait_seconds,
+        max_execution_timeout_seconds=d.max_execution_timeout_seconds,
+        auto_rollback=d.auto_rollback,
+    )
+
+
+def thresholds(cfg: DeploymentConfig) -> AlarmThresholds:
+    """Alarm thresholds from ``monitoring``."""
+    m = cfg.monitoring
+    return AlarmThresholds(
+        latency_p99_ms=m.latency_p99_ms,
+        error_5xx=m.error_5xx_threshold,
+        error_4xx=m.error_4xx_threshold,
+        backlog_age_seconds=m.backlog_age_seconds,
+        evaluation_periods=m.evaluation_periods,
+    )
+
+
+def vpc(cfg: DeploymentConfig) -> VpcSettings | None:
+    """Model VpcConfig, if configured."""
+    v = cfg.security.vpc
+    return VpcSettings(subnet_ids=v.subnet_ids, security_group_ids=v.security_group_ids) if v else None

@@ -1,0 +1,299 @@
+"""CDK Pipelines: source -> gates + synth -> staging (+ smoke test) -> manual approval -> production.
+
+Selected with ``cdk synth -c config=config/<name>.yaml -c pipeline=true``; the config's ``pipeline:`` section
+names the source repository, the tooling account that runs the pipeline, and the staging and production
+accounts/regions. Each stage is a :class:`stacks.serving_stage.ServingStage` of the same config (environment
+``staging`` / ``prod``), so what the pipeline deploys is what ``make test`` synthesized, linted and checked.
+
+Cross-account trust: staging and production are bootstrapped once with
+``cdk bootstrap aws://ACCOUNT/REGION --trust TOOLING_ACCOUNT --cloudformation-execution-policies ARN``; the
+pipeline then assumes the bootstrap deploy roles (``cross_account_keys=True`` encrypts the artifact bucket
+with a KMS key those roles may use). The post-deploy smoke test runs in the tooling account and assumes a
+role of the staging stage that may only invoke the staged endpoint (:class:`SmokeTestAccessStack`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_codecommit as codecommit
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import pipelines
+from constructs import Construct
+
+from smkit.config import DeploymentConfig
+from smkit.config.models import PipelineSpec, StageTarget
+from stacks.constructs.acknowledge import acknowledge
+from stacks.serving_stage import ServingStage
+
+# CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions `make setup` expects).
+# https://docs.aws.amazon.com/codebuild/latest/userguide/available-runtimes.html
+BUILD_IMAGE = codebuild.LinuxBuildImage.STANDARD_7_0
+RUNTIME_VERSIONS = {"python": "3.11", "nodejs": "20"}
+INSTALL_COMMANDS = ("make setup",)
+ASSEMBLY_DIR = "cdk.out"
+
+
+def cdk_cli_version(package_json: Path) -> str:
+    """The ``aws-cdk`` CLI version pinned in package.json (the npm ``latest`` tag is wrong, REFERENCE §8)."""
+    data = json.loads(package_json.read_text(encoding="utf-8"))
+    version = {**data.get("dependencies", {}), **data.get("devDependencies", {})}.get("aws-cdk")
+    if not version or not version[0].isdigit():
+        raise ValueError(
+            f"{package_json}: devDependencies.aws-cdk must pin an exact version, got {version!r}"
+        )
+    return str(version)
+
+
+def smoke_test_command(config_file: str, region: str) -> str:
+    """The post-deploy smoke test: scripts/smoke_test.py with the endpoint and role from stack outputs."""
+    return (
+        f".venv/bin/python -m scripts.smoke_test --config {config_file} --region {region}"
+        ' --endpoint-name "$ENDPOINT_NAME" --role-arn "$SMOKE_TEST_ROLE_ARN"'
+    )
+
+
+class SmokeTestAccessStack(cdk.Stack):
+    """A role in the staging account that the pipeline account may assume to invoke the staged endpoint."""
+
+    def __init__(
+        self, scope: Construct, id_: str, *, endpoint_arn: str, trusted_account: str, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, id_, **kwargs)
+        policy = iam.ManagedPolicy(
+            self,
+            "InvokePolicy",
+            statements=[iam.PolicyStatement(actions=["sagemaker:InvokeEndpoint"], resources=[endpoint_arn])],
+        )
+        self.role = iam.Role(
+            self,
+            "SmokeTestRole",
+            assumed_by=iam.AccountPrincipal(trusted_account),
+            description="Assumed by the pipeline's smoke test to invoke the staged endpoint",
+            managed_policies=[policy],
+            # A name known at synth time, so the pipeline account can be granted sts:AssumeRole on it.
+            role_name=cdk.PhysicalName.GENERATE_IF_NEEDED,
+        )
+        self.role_arn_output = cdk.CfnOutput(self, "SmokeTestRoleArn", value=self.role.role_arn)
+
+
+class PipelineArtifacts(Construct):
+    """The pipeline's artifact store: KMS (rotated) so target accounts can read it, versioned, access-logged."""
+
+    def __init__(self, scope: Construct, id_: str) -> None:
+        super().__init__(scope, id_)
+        self.key = kms.Key(self, "Key", enable_key_rotation=True, description="Pipeline artifacts")
+        self.access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,  # the only encryption access-log delivery supports
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            lifecycle_rules=[s3.LifecycleRule(expiration=cdk.Duration.days(365))],
+        )
+        acknowledge(self.access_logs, ACCESS_LOG_BUCKET_REASONS)
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=self.key,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=self.access_logs,
+            server_access_logs_prefix="artifacts/",
+            lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=cdk.Duration.days(30))],
+        )
+        acknowledge(self.bucket, {rule: REPLICATION_REASON for rule in REPLICATION_RULES})
+
+
+class PipelineStack(cdk.Stack):
+    """The self-mutating delivery pipeline of one deployment config (runs in the tooling account)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        config: DeploymentConfig,
+        config_file: str,
+        synth_commands: Sequence[str],
+        cli_version: str,
+        project_root: Path,
+        **kwargs: Any,
+    ) -> None:
+        spec = config.pipeline
+        if spec is None:
+            raise ValueError(
+                f"{config_file}: pipeline: section is missing; -c pipeline=true needs pipeline.source, "
+                "pipeline.account/region, pipeline.staging and pipeline.production (see README, CI/CD)"
+            )
+        super().__init__(scope, id_, env=cdk.Environment(account=spec.account, region=spec.region), **kwargs)
+        self.source = self._source(spec)
+        self.artifacts = PipelineArtifacts(self, "Artifacts")
+        self.synth = pipelines.CodeBuildStep(
+            "Synth",
+            input=self.source,
+            install_commands=list(INSTALL_COMMANDS),
+            commands=list(synth_commands),
+            primary_output_directory=ASSEMBLY_DIR,
+        )
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            synth=self.synth,
+            cli_version=cli_version,
+            artifact_bucket=self.artifacts.bucket,
+            cross_account_keys=True,
+            enable_key_rotation=True,
+            docker_enabled_for_synth=False,
+            code_build_defaults=pipelines.CodeBuildOptions(
+                build_environment=codebuild.BuildEnvironment(build_image=BUILD_IMAGE),
+                partial_build_spec=codebuild.BuildSpec.from_object(
+                    {"phases": {"install": {"runtime-versions": RUNTIME_VERSIONS}}}
+                ),
+            ),
+        )
+
+        self.staging = self._stage("Staging", config, "staging", spec.staging, project_root)
+        serving = self.staging.stacks.serving
+        access = SmokeTestAccessStack(
+            self.staging,
+            "SmokeTestAccess",
+            endpoint_arn=serving.endpoint.resource.ref,
+            trusted_account=spec.account,
+            env=cdk.Environment(account=spec.staging.account, region=spec.staging.region),
+        )
+        endpoint_output = serving.node.find_child("EndpointName")
+        assert isinstance(endpoint_output, cdk.CfnOutput)
+        self.endpoint_output = endpoint_output
+        self.smoke_test = pipelines.CodeBuildStep(
+            "SmokeTest",
+            input=self.source,
+            install_commands=list(INSTALL_COMMANDS),
+            commands=[smoke_test_command(config_file, spec.staging.region)],
+            env_from_cfn_outputs={
+                "ENDPOINT_NAME": endpoint_output,
+                "SMOKE_TEST_ROLE_ARN": access.role_arn_output,
+            },
+            role_policy_statements=[
+                iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[access.role.role_arn])
+            ],
+        )
+        self.pipeline.add_stage(self.staging, post=[self.smoke_test])
+
+        self.production = self._stage("Production", config, "prod", spec.production, project_root)
+        self.approval = pipelines.ManualApprovalStep(
+            "PromoteToProduction",
+            comment=f"Staging endpoint of {config.name} passed its smoke test. Promote to production?",
+        )
+        self.pipeline.add_stage(self.production, pre=[self.approval])
+        self.pipeline.build_pipeline()
+        self._acknowledge()
+
+    def _source(self, spec: PipelineSpec) -> pipelines.CodePipelineSource:
+        source = spec.source
+        if source.type == "connection":
+            return pipelines.CodePipelineSource.connection(
+                source.repository, source.branch, connection_arn=source.connection_arn
+            )
+        repository = codecommit.Repository.from_repository_name(self, "SourceRepository", source.repository)
+        return pipelines.CodePipelineSource.code_commit(repository, source.branch)
+
+    def _stage(
+        self, id_: str, config: DeploymentConfig, environment: str, target: StageTarget, project_root: Path
+    ) -> ServingStage:
+        staged = config.model_copy(
+            update={"environment": environment, "account": target.account, "region": target.region}
+        )
+        return ServingStage(
+            self,
+            id_,
+            config=staged,
+            project_root=project_root,
+            env=cdk.Environment(account=target.account, region=target.region),
+        )
+
+    def _acknowledge(self) -> None:
+        """Findings on what CDK Pipelines generates, each with the reason it is accepted."""
+        for policy in self.node.find_all():
+            if isinstance(policy, iam.CfnPolicy):
+                reasons = {f"AwsSolutions-IAM5[{f}]": GENERATED_GRANTS for f in wildcard_findings(policy)}
+                reasons |= {rule: INLINE_POLICIES for rule in INLINE_POLICY_RULES}
+                acknowledge(policy, reasons)
+        acknowledge(self, PIPELINE_REASONS)
+        support = self.node.root.node.try_find_child(
+            f"cross-region-stack-{self.account}:{self.production.region}"
+        )
+        if support is not None:
+            acknowledge(support, REPLICATION_BUCKET_REASONS)
+
+
+def _render(value: Any) -> str:
+    """A resolved policy value as cdk-nag prints it in finding ids (``<Logical.Attr>``, ``<Ref>``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "<" + ".".join(value["Fn::GetAtt"]) + ">"
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(_render(p) for p in parts)
+    return json.dumps(value)
+
+
+def wildcard_findings(policy: iam.CfnPolicy) -> list[str]:
+    """The ``Action::...`` / ``Resource::...`` wildcard findings cdk-nag's IAM5 reports for ``policy``."""
+    document = cdk.Stack.of(policy).resolve(policy.policy_document)
+    findings: set[str] = set()
+    for statement in document.get("Statement", []):
+        for key in ("Action", "Resource"):
+            values = statement.get(key, [])
+            for value in values if isinstance(values, list) else [values]:
+                rendered = _render(value)
+                if "*" in rendered:
+                    findings.add(f"{key}::{rendered}")
+    return sorted(findings)
+
+
+GENERATED_GRANTS = (
+    "Generated by CDK Pipelines: object-level access to the pipeline's own artifact bucket and key, its "
+    "CodeBuild log groups and report groups, and assuming the cdk bootstrap roles of the target accounts."
+)
+INLINE_POLICIES = "CDK Pipelines attaches each role's grants as that role's default policy; no other use."
+INLINE_POLICY_RULES = ("HIPAA.Security-IAMNoInlinePolicy", "NIST.800.53.R5-IAMNoInlinePolicy")
+PIPELINE_REASONS = {
+    "HIPAA.Security-CodeBuildProjectSourceRepoUrl": (
+        "The CodeBuild projects read their source from pipeline artifacts; no repository URL or token is set."
+    ),
+}
+REPLICATION_REASON = "Pipeline artifacts are transient build outputs; the source repository is the record."
+REPLICATION_RULES = ("HIPAA.Security-S3BucketReplicationEnabled", "NIST.800.53.R5-S3BucketReplicationEnabled")
+ACCESS_LOG_BUCKET_REASONS = {
+    "AwsSolutions-S1": "This is the access-log target; logging it to itself would loop.",
+    "HIPAA.Security-S3BucketLoggingEnabled": "Access-log target bucket; it cannot log itself.",
+    "NIST.800.53.R5-S3BucketLoggingEnabled": "Access-log target bucket; it cannot log itself.",
+    "HIPAA.Security-S3DefaultEncryptionKMS": "S3 server access logging only delivers to SSE-S3 buckets.",
+    "NIST.800.53.R5-S3DefaultEncryptionKMS": "S3 server access logging only delivers to SSE-S3 buckets.",
+    **{rule: "Access logs of transient pipeline artifacts." for rule in REPLICATION_RULES},
+}
+REPLICATION_BUCKET_REASONS = {
+    "AwsSolutions-S1": REPLICATION_REASON,
+    "HIPAA.Security-S3BucketLoggingEnabled": REPLICATION_REASON,
+    "NIST.800.53.R5-S3BucketLoggingEnabled": REPLICATION_REASON,
+    "HIPAA.Security-S3BucketVersioningEnabled": REPLICATION_REASON,
+    "NIST.800.53.R5-S3BucketVersioningEnabled": REPLICATION_REASON,
+    "HIPAA.Security-S3BucketReplicationEnabled": REPLICATION_REASON,
+    "NIST.800.53.R5-S3BucketReplicationEnabled": REPLICATION_REASON,
+}

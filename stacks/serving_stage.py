@@ -1,0 +1,99 @@
+"""Put the stacks of one deployment config into any scope (an App, a Stage, a pipeline's Stage).
+
+Stack construct ids are stable; CloudFormation stack names derive from them (prefixed by the Stage's
+name inside a Stage). With ``Name`` = PascalCase of ``config.name`` and ``Env`` of ``config.environment``:
+
+- ``<Name><Env>Ecr``      -- :class:`stacks.ecr_stack.EcrStack` (skipped when a repository is passed in),
+  e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName``.
+- ``<Name><Env>Serving``  -- :class:`stacks.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
+  outputs ``EndpointName``, ``ExecutionRoleArn``, ``BucketName``, ``VariantNames``,
+  ``KmsKeyArn`` (+ ``AlarmTopicArn``, ``DashboardName``; async: ``AsyncInputUri``, ``AsyncOutputUri``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_ecr as ecr
+from constructs import Construct
+
+from smkit.config import DeploymentConfig
+from stacks.compliance import add_compliance_checks
+from stacks.ecr_stack import EcrStack
+from stacks.mapping import pascal
+from stacks.serving_stack import ServingStack
+
+
+@dataclass(frozen=True)
+class ServingStacks:
+    """The stacks added for one config (``ecr`` is None when an existing repository was used)."""
+
+    ecr: EcrStack | None
+    serving: ServingStack
+
+
+def stack_ids(config: DeploymentConfig) -> tuple[str, str]:
+    """``(ecr stack id, serving stack id)`` of ``config``."""
+    base = pascal(config.name) + pascal(config.environment)
+    return f"{base}Ecr", f"{base}Serving"
+
+
+def add_serving_stacks(
+    scope: Construct,
+    *,
+    config: DeploymentConfig,
+    project_root: Path,
+    repository: ecr.IRepository | None = None,
+) -> ServingStacks:
+    """Add the ECR stack (unless ``repository`` is given) and the serving stack for ``config`` to ``scope``."""
+    ecr_id, serving_id = stack_ids(config)
+    env = cdk.Environment(account=config.account, region=config.region)
+    common: dict[str, Any] = {"env": env}
+    ecr_stack = None
+    if repository is None:
+        ecr_stack = EcrStack(
+            scope, ecr_id, description=f"ECR repository of the {config.name} serving image", **common
+        )
+        repository = ecr_stack.repository
+    serving = ServingStack(
+        scope,
+        serving_id,
+        config=config,
+        repository=repository,
+        project_root=project_root,
+        description=config.description or f"SageMaker {config.endpoint.type} endpoint {config.name}",
+        **common,
+    )
+    for stack in (ecr_stack, serving):
+        if stack is None:
+            continue
+        cdk.Tags.of(stack).add("smkit:deployment", config.name)
+        cdk.Tags.of(stack).add("smkit:environment", config.environment)
+        for key, value in config.tags.items():
+            cdk.Tags.of(stack).add(key, value)
+    return ServingStacks(ecr=ecr_stack, serving=serving)
+
+
+class ServingStage(cdk.Stage):
+    """A deployable unit (e.g. a pipeline's staging or prod step) holding the stacks of one config.
+
+    The cdk-nag packs are registered on the stage, so a pipeline synth is gated like ``cdk synth``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        config: DeploymentConfig,
+        project_root: Path = Path("."),
+        compliance_checks: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, id_, **kwargs)
+        self.stacks = add_serving_stacks(self, config=config, project_root=project_root)
+        if compliance_checks:
+            add_compliance_checks(self)
