@@ -15,6 +15,10 @@ COMMANDS: dict[str, str] = {
     "inspect": "smkit.cli.package:inspect",
     "serve": "smkit.cli.serve:serve",
     "batch-transform": "smkit.cli.batch:batch_transform",
+    "emulator": "smkit.cli.emulator:emulator",
+    "local-endpoint": "smkit.cli.local:local_endpoint",
+    "invoke": "smkit.cli.client:invoke_command",
+    "smoke-test": "smkit.cli.client:smoke_test",
 }
 
 

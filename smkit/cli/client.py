@@ -1,0 +1,231 @@
+"""``smkit invoke`` and ``smkit smoke-test``: call an endpoint (real or local) through boto3."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from smkit.config import ConfigError, load_config
+
+
+def _read_data(data: str) -> tuple[bytes | None, str | None]:
+    """``@FILE`` or ``-`` -> (bytes, None); anything else is a literal -> (None, text)."""
+    if data == "-":
+        return sys.stdin.buffer.read(), None
+    if data.startswith("@"):
+        path = Path(data[1:])
+        if not path.is_file():
+            raise click.BadParameter(f"{data!r}: {path} is not a file", param_hint="--data")
+        return path.read_bytes(), None
+    return None, data
+
+
+def _print_answer(decoded: Any, content_type: str | None, raw: bytes, as_raw: bool) -> None:
+    from smkit.client.codecs import to_jsonable
+
+    if as_raw:
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
+        return
+    click.echo(json.dumps(to_jsonable(decoded), indent=2))
+
+
+@click.command("invoke")
+@click.option("--endpoint", required=True, help="EndpointName.")
+@click.option("--endpoint-url", help="SageMaker Runtime URL (the local gateway, e.g. http://127.0.0.1:8080).")
+@click.option("--region", help="AWS region (default: the environment's).")
+@click.option("--variant", help="TargetVariant.")
+@click.option("--target-model", help="TargetModel (multi-model endpoints), e.g. tabular.tar.gz.")
+@click.option("--target-container", help="TargetContainerHostname (direct multi-container endpoints).")
+@click.option("--content-type", default="application/json", show_default=True, help="Request Content-Type.")
+@click.option("--accept", help="Accept (default: the model's default).")
+@click.option("--data", required=True, help="@FILE, - (stdin) or a literal (JSON for JSON/NPY types).")
+@click.option("--custom-attributes", help="X-Amzn-SageMaker-Custom-Attributes.")
+@click.option("--async", "asynchronous", is_flag=True, help="InvokeEndpointAsync, then poll for the result.")
+@click.option("--input-location", help="Async: s3:// or file:// request location instead of an inline body.")
+@click.option("--timeout", default=900.0, show_default=True, help="Async: seconds to wait for the result.")
+@click.option(
+    "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write the raw body here."
+)
+@click.option("--raw", is_flag=True, help="Print the raw body instead of the deserialized answer.")
+def invoke_command(
+    endpoint: str,
+    endpoint_url: str | None,
+    region: str | None,
+    variant: str | None,
+    target_model: str | None,
+    target_container: str | None,
+    content_type: str,
+    accept: str | None,
+    data: str,
+    custom_attributes: str | None,
+    asynchronous: bool,
+    input_location: str | None,
+    timeout: float,
+    output: Path | None,
+    raw: bool,
+) -> None:
+    """Invoke an endpoint: serialize with sagemaker.core.serializers by --content-type, deserialize the
+    answer with sagemaker.core.deserializers by the RESPONSE Content-Type."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from smkit.client.codecs import serialize, serialize_literal
+    from smkit.client.invoke import InvokeError, Target, describe_client_error, invoke, runtime_client
+
+    targets = {"--variant": variant, "--target-model": target_model, "--target-container": target_container}
+    chosen = [k for k, v in targets.items() if v is not None]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} are mutually exclusive; pass at most one")
+    if asynchronous and chosen:
+        raise click.UsageError(f"{chosen[0]} does not apply to --async (InvokeEndpointAsync has no targets)")
+    if input_location and not asynchronous:
+        raise click.UsageError("--input-location needs --async")
+    raw_bytes, literal = _read_data(data)
+    try:
+        body = (
+            serialize(raw_bytes, content_type)
+            if raw_bytes is not None
+            else serialize_literal(literal or "", content_type)
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--data") from None
+    client = runtime_client(endpoint_url=endpoint_url, region=region)
+    try:
+        if asynchronous:
+            answer, ctype, payload = _invoke_async(
+                client,
+                endpoint,
+                body,
+                content_type,
+                accept,
+                custom_attributes,
+                input_location,
+                timeout,
+                region,
+            )
+        else:
+            result = invoke(
+                client,
+                endpoint,
+                body,
+                content_type=content_type,
+                accept=accept,
+                target=Target(variant=variant, model=target_model, container=target_container),
+                custom_attributes=custom_attributes,
+            )
+            click.echo(
+                f"InvokedProductionVariant: {result.invoked_variant}  Content-Type: {result.content_type}",
+                err=True,
+            )
+            answer, ctype, payload = result.decoded(), result.content_type, result.body
+    except (ClientError, BotoCoreError, InvokeError) as exc:
+        raise click.ClickException(describe_client_error(exc)) from None
+    if output is not None:
+        output.write_bytes(payload)
+    _print_answer(answer, ctype, payload, raw)
+
+
+def _invoke_async(
+    client: Any,
+    endpoint: str,
+    body: bytes,
+    content_type: str,
+    accept: str | None,
+    custom_attributes: str | None,
+    input_location: str | None,
+    timeout: float,
+    region: str | None,
+) -> tuple[Any, str | None, bytes]:
+    from tqdm import tqdm
+
+    from smkit.client.invoke import InvokeError, invoke_async, wait_for_outcome
+    from smkit.local.protocol import ASYNC_INLINE_BODY_LIMIT
+    from smkit.local.storage import Storage
+
+    if input_location is None and len(body) > ASYNC_INLINE_BODY_LIMIT:
+        raise click.UsageError(
+            f"the request is {len(body)} bytes; an inline async body holds at most {ASYNC_INLINE_BODY_LIMIT}. "
+            "Upload it and pass --input-location s3://BUCKET/KEY"
+        )
+    submission = invoke_async(
+        client,
+        endpoint,
+        content_type=content_type,
+        accept=accept,
+        body=None if input_location else body,
+        input_location=input_location,
+        custom_attributes=custom_attributes,
+    )
+    click.echo(
+        f"InferenceId: {submission.inference_id}\nOutputLocation: {submission.output_location}", err=True
+    )
+    with tqdm(desc="waiting for the result", bar_format="{desc} {elapsed}", file=sys.stderr) as spinner:
+        outcome = wait_for_outcome(
+            submission,
+            Storage(region=region or "us-east-1"),
+            accept=accept,
+            timeout_s=timeout,
+            on_poll=lambda _elapsed: spinner.update(),
+        )
+    if not outcome.succeeded:
+        raise InvokeError(f"inference failed ({outcome.location}): {outcome.body.decode(errors='replace')}")
+    return outcome.decoded(), outcome.content_type, outcome.body
+
+
+@click.command("smoke-test")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Deployment config whose model samples to send.",
+)
+@click.option("--endpoint", help="EndpointName (default: the config's name, as the local endpoint uses).")
+@click.option("--endpoint-url", help="SageMaker Runtime URL (the local gateway); default: AWS.")
+@click.option("--region", help="AWS region (default: the environment's).")
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    help="Repository root holding model_code/ and build/.",
+)
+@click.option("--timeout", default=120.0, show_default=True, help="Async: seconds to wait per request.")
+def smoke_test(
+    config_path: Path,
+    endpoint: str | None,
+    endpoint_url: str | None,
+    region: str | None,
+    root: Path,
+    timeout: float,
+) -> None:
+    """Send model_code/<model>/samples/ payloads and check the answers against expected.json."""
+    from smkit.client import smoke
+    from smkit.client.invoke import runtime_client
+    from smkit.local.storage import Storage
+
+    try:
+        config = load_config(config_path)
+        cases = smoke.plan(config, root)
+    except (ConfigError, smoke.SmokeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    name = endpoint or config.name
+    client = runtime_client(endpoint_url=endpoint_url, region=region)
+    results = smoke.run(
+        client,
+        name,
+        cases,
+        asynchronous=config.endpoint.type == "async",
+        storage=Storage(region=region or "us-east-1"),
+        timeout_s=timeout,
+    )
+    for result in results:
+        mark = "PASS" if result.ok else "FAIL"
+        click.echo(f"{mark} {result.case.label:<40} {result.seconds * 1000:8.1f} ms  {result.detail}")
+    failed = sum(not r.ok for r in results)
+    click.echo(f"smoke-test of {name}: {len(results) - failed} of {len(results)} cases passed")
+    if failed or not results:
+        raise SystemExit(1)

@@ -1,0 +1,131 @@
+"""``smkit local-endpoint``: run a deployment config's endpoint locally behind the SageMaker Runtime API."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from smkit.config import ConfigError, load_config
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _describe(endpoint: object) -> str:
+    from smkit.local import LocalEndpoint
+
+    assert isinstance(endpoint, LocalEndpoint)
+    runtime = endpoint.runtime
+    lines = [f"local endpoint {endpoint.name} ({runtime.kind}) on {endpoint.url}"]
+    for variant in runtime.variants:
+        containers = ", ".join(f"{p.label} pid {p.pid or '-'}" for p in variant.processes)
+        lines.append(f"  variant {variant.name} weight {variant.weight:g}: {containers}")
+    if runtime.asynchronous is not None:
+        lines.append(f"  async output {runtime.asynchronous.output_path}")
+        lines.append(f"  async failures {runtime.asynchronous.failure_path}")
+        if runtime.asynchronous.notification_log is not None:
+            lines.append(f"  notifications {runtime.asynchronous.notification_log}")
+    lines.append(
+        f'  boto3.client("sagemaker-runtime", endpoint_url="{endpoint.url}", region_name="{endpoint.settings.region}")'
+    )
+    lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
+    return "\n".join(lines)
+
+
+@click.command("local-endpoint")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Deployment config, e.g. config/realtime.yaml.",
+)
+@click.option("--port", default=8080, show_default=True, help="Gateway port on 127.0.0.1 (0: any free port).")
+@click.option("--name", help="EndpointName clients pass (default: the config's name).")
+@click.option(
+    "--log-dir", type=click.Path(file_okay=False, path_type=Path), help="Write container logs here."
+)
+@click.option("--workers", default=1, show_default=True, help="Worker processes per container.")
+@click.option(
+    "--serverless-idle-seconds",
+    default=300.0,
+    show_default=True,
+    help="Serverless without provisioned concurrency goes cold after this long idle.",
+)
+@click.option(
+    "--async-output", help="s3://BUCKET/PREFIX or file:///DIR for async results (default build/local/NAME)."
+)
+@click.option(
+    "--notification-log", type=click.Path(dir_okay=False, path_type=Path), help="Async notifications."
+)
+@click.option(
+    "--s3-endpoint-url", help="S3 endpoint for s3:// locations (moto's server); default: environment."
+)
+@click.option(
+    "--region", default="us-east-1", show_default=True, help="Region reported in ARNs and messages."
+)
+@click.option("--seed", type=int, help="Seed for the weighted variant choice.")
+def local_endpoint(
+    config_path: Path,
+    port: int,
+    name: str | None,
+    log_dir: Path | None,
+    workers: int,
+    serverless_idle_seconds: float,
+    async_output: str | None,
+    notification_log: Path | None,
+    s3_endpoint_url: str | None,
+    region: str,
+    seed: int | None,
+) -> None:
+    """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them."""
+    from smkit.local import LocalEndpoint, LocalEndpointError
+    from smkit.local.storage import StorageError, check_uri
+
+    if workers < 1:
+        raise click.BadParameter(f"{workers}: must be >= 1", param_hint="--workers")
+    if async_output is not None:
+        try:
+            check_uri(async_output, what="--async-output")
+        except StorageError as exc:
+            raise click.BadParameter(str(exc), param_hint="--async-output") from None
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    endpoint = LocalEndpoint(
+        config,
+        port=port,
+        name=name,
+        log_dir=log_dir.resolve() if log_dir else None,
+        workers=workers,
+        serverless_idle_seconds=serverless_idle_seconds,
+        async_output=async_output,
+        notification_log=notification_log,
+        s3_endpoint_url=s3_endpoint_url,
+        region=region,
+        seed=seed,
+    )
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        endpoint.start()
+        click.echo(_describe(endpoint), err=True)
+        stopped = threading.Event()
+        while not stopped.wait(0.5):
+            if not endpoint.serving:
+                raise click.ClickException("the gateway stopped unexpectedly")
+    except KeyboardInterrupt:
+        click.echo("stopping local endpoint ...", err=True)
+    except LocalEndpointError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        endpoint.stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

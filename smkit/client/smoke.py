@@ -1,0 +1,167 @@
+"""Smoke test: send a config's sample payloads and compare the answers with ``expected.json``.
+
+Samples live in ``model_code/<model>/samples/`` (``request.csv``, ``request.json``, ``request.npy``,
+``expected.json`` = ``{"predictions": [...], "rtol": ...}`` plus optional extra keys). Which samples and
+which targets follow from the config:
+
+================= =============================================================================
+multi-model       every ``*.tar.gz`` under the model prefix, as TargetModel; samples of its stem
+multi-container   direct: every container by TargetContainerHostname; serial: the first container's
+                  samples (its expected answer is the pipeline's end-to-end output)
+async             inline Body (samples are small), output polled at OutputLocation
+other             the first container's samples
+================= =============================================================================
+
+The same plan runs against the local gateway and a real endpoint (only the client's endpoint URL differs).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
+from smkit.config import DeploymentConfig
+from smkit.local.storage import Storage
+
+# Sample file -> request Content-Type.
+PAYLOADS: dict[str, str] = {
+    "request.csv": "text/csv",
+    "request.json": "application/json",
+    "request.npy": "application/x-npy",
+}
+ACCEPT = "application/json"
+DEFAULT_RTOL = 1e-6
+
+
+class SmokeError(ValueError):
+    """The config's samples cannot be found; the message names the missing path."""
+
+
+@dataclass(frozen=True)
+class SmokeCase:
+    """One payload sent to one target."""
+
+    label: str
+    payload: Path
+    content_type: str
+    expected: dict[str, Any]
+    target: Target
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """The outcome of one case."""
+
+    case: SmokeCase
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def _samples(root: Path, model: str, *, why: str) -> Path:
+    samples = root / "model_code" / model / "samples"
+    if not (samples / "expected.json").is_file():
+        raise SmokeError(
+            f"no samples for {why}: {samples / 'expected.json'} does not exist; run make package-model or "
+            f"add model_code/{model}/samples/"
+        )
+    return samples
+
+
+def _cases_for(samples: Path, label: str, target: Target) -> list[SmokeCase]:
+    expected = json.loads((samples / "expected.json").read_text(encoding="utf-8"))
+    return [
+        SmokeCase(f"{label} {name}", samples / name, content_type, expected, target)
+        for name, content_type in PAYLOADS.items()
+        if (samples / name).is_file()
+    ]
+
+
+def plan(config: DeploymentConfig, root: Path) -> list[SmokeCase]:
+    """The cases the config's endpoint should pass."""
+    containers = config.model.containers
+    first = containers[0]
+    if first.model_data.source == "multi-model":
+        prefix = root / first.model_data.path
+        archives = sorted(prefix.glob("*.tar.gz"))
+        if not archives:
+            raise SmokeError(f"no *.tar.gz under the multi-model prefix {prefix}; run make package-model")
+        cases: list[SmokeCase] = []
+        for archive in archives:
+            stem = archive.name.removesuffix(".tar.gz")
+            samples = _samples(root, stem, why=f"TargetModel {archive.name}")
+            cases += _cases_for(samples, archive.name, Target(model=archive.name))
+        return cases
+    if len(containers) > 1 and config.model.inference_mode == "direct":
+        cases = []
+        for container in containers:
+            host = container.hostname or container.name
+            cases += _cases_for(
+                _samples(root, container.name, why=f"container {host}"), host, Target(container=host)
+            )
+        return cases
+    return _cases_for(_samples(root, first.name, why=f"container {first.name}"), config.name, Target())
+
+
+def compare(expected: dict[str, Any], answer: Any) -> tuple[bool, str]:
+    """Every expected key the answer has must match (numbers within ``rtol``); ``predictions`` is required."""
+    rtol = float(expected.get("rtol", DEFAULT_RTOL))
+    if not isinstance(answer, dict):
+        answer = {"predictions": answer}
+    for key, want in expected.items():
+        if key == "rtol" or (key != "predictions" and key not in answer):
+            continue
+        if key not in answer:
+            return False, f"answer has no {key!r}: {str(answer)[:120]}"
+        got = answer[key]
+        try:
+            same = np.allclose(
+                np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=rtol, atol=0.0
+            )
+        except (TypeError, ValueError):
+            same = got == want
+        if not same:
+            return False, f"{key}: expected {str(want)[:80]}, got {str(got)[:80]}"
+    return True, "ok"
+
+
+def run(
+    client: Any,
+    endpoint: str,
+    cases: list[SmokeCase],
+    *,
+    asynchronous: bool = False,
+    storage: Storage | None = None,
+    timeout_s: float = 120.0,
+) -> list[SmokeResult]:
+    """Send every case; errors become failed results (the run goes on)."""
+    results = []
+    for case in cases:
+        started = time.monotonic()
+        body = case.payload.read_bytes()
+        try:
+            if asynchronous:
+                submission = invoke_async(
+                    client, endpoint, content_type=case.content_type, accept=ACCEPT, body=body
+                )
+                outcome = wait_for_outcome(
+                    submission, storage or Storage(), accept=ACCEPT, timeout_s=timeout_s
+                )
+                if not outcome.succeeded:
+                    raise RuntimeError(f"failed: {outcome.body.decode(errors='replace')[:200]}")
+                answer = outcome.decoded()
+            else:
+                answer = invoke(
+                    client, endpoint, body, content_type=case.content_type, accept=ACCEPT, target=case.target
+                ).decoded()
+            ok, detail = compare(case.expected, answer)
+        except Exception as exc:  # ClientError, storage, decoding: report and continue
+            ok, detail = False, describe_client_error(exc)
+        results.append(SmokeResult(case, ok, detail, time.monotonic() - started))
+    return results

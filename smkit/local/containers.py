@@ -1,0 +1,246 @@
+"""Serving-runtime processes: one per container per production variant, on 127.0.0.1.
+
+Each process is ``python -m smkit.serving`` started the way the SageMaker platform starts a container
+(REFERENCE.md §1): model data extracted into its own directory, ``SAGEMAKER_BIND_TO_PORT`` set, the
+container's ``Environment`` from the config, ``SAGEMAKER_MULTI_MODEL=true`` for multi-model containers.
+It is ready when ``GET /ping`` answers 200. Every process runs in its own process group so that stopping it
+also ends its workers; if the gateway dies without stopping them, the kernel sends SIGTERM
+(``PR_SET_PDEATHSIG``) and an ``atexit`` hook ends whatever is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+HOST = "127.0.0.1"
+# POST /invocations must answer within 60 s (REFERENCE.md §1).
+INVOCATION_TIMEOUT_S = 60.0
+# GET /ping has 2 s (REFERENCE.md §1); the startup health check allows 60-3600 s, default here 120 s.
+PING_TIMEOUT_S = 2.0
+DEFAULT_STARTUP_TIMEOUT_S = 120.0
+STOP_GRACE_S = 10.0
+_PR_SET_PDEATHSIG = 1
+
+_live_groups: set[int] = set()
+
+
+class ContainerStartError(RuntimeError):
+    """A serving-runtime process exited or never answered ``/ping``; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """What one container needs to start: its model directory (or model store) and environment."""
+
+    name: str
+    model_dir: Path
+    multi_model: bool = False
+    hostname: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContainerReply:
+    """A container's answer, passed on (or turned into a ModelError) by the gateway."""
+
+    status: int
+    body: bytes
+    content_type: str | None
+    custom_attributes: str | None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: SIGTERM when the thread that started us goes away.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for pgid in list(_live_groups):
+        _kill_group(pgid, signal.SIGKILL)
+    _live_groups.clear()
+
+
+class ContainerProcess:
+    """One running serving-runtime process and an HTTP client for it."""
+
+    def __init__(
+        self,
+        spec: ContainerSpec,
+        *,
+        label: str,
+        log_dir: Path | None = None,
+        workers: int | None = None,
+        startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    ) -> None:
+        self.spec = spec
+        self.label = label
+        self.log_dir = log_dir
+        self.workers = workers
+        self.startup_timeout_s = startup_timeout_s
+        self.port: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id while running, else None."""
+        return self._proc.pid if self.running and self._proc else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.log_dir / f"{self.label}.log" if self.log_dir else None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise RuntimeError(f"container {self.label} is not started")
+        return self._client
+
+    def _command(self, port: int) -> list[str]:
+        mode = "--multi-model" if self.spec.multi_model else "--model"
+        cmd = [sys.executable, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
+        cmd += ["--host", HOST, "--port", str(port)]
+        if self.workers:
+            cmd += ["--workers", str(self.workers)]
+        return cmd
+
+    def _environment(self, port: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.spec.environment)
+        env["SAGEMAKER_BIND_TO_PORT"] = str(port)
+        if self.spec.multi_model:
+            env["SAGEMAKER_MULTI_MODEL"] = "true"
+        return env
+
+    async def start(self) -> None:
+        """Start the process and wait until ``/ping`` answers 200; raise ContainerStartError otherwise."""
+        port = _free_port()
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_dir / f"{self.label}.log", "ab")  # noqa: SIM115 - closed in stop()
+        self._proc = subprocess.Popen(
+            self._command(port),
+            env=self._environment(port),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT if self._log else None,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only sets the parent-death signal
+        )
+        _live_groups.add(self._proc.pid)
+        self.port = port
+        self._client = httpx.AsyncClient(
+            base_url=f"http://{HOST}:{port}",
+            timeout=httpx.Timeout(INVOCATION_TIMEOUT_S, connect=5.0),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        )
+        try:
+            await self._wait_ready()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            assert self._proc is not None
+            code = self._proc.poll()
+            if code is not None:
+                raise ContainerStartError(
+                    f"container {self.label!r} exited with code {code} before answering GET /ping"
+                    f"{self._log_hint()}"
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                resp = await self.client.get("/ping", timeout=PING_TIMEOUT_S)
+                if resp.status_code == 200:
+                    return
+            await asyncio.sleep(0.05)
+        raise ContainerStartError(
+            f"container {self.label!r} did not answer GET /ping with 200 within {self.startup_timeout_s:.0f} s"
+            f"{self._log_hint()}"
+        )
+
+    def _log_hint(self) -> str:
+        if self.log_path is None:
+            return " (see its output above)"
+        tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
+        return f"; last lines of {self.log_path}:\n" + "\n".join(tail)
+
+    async def stop(self) -> None:
+        """SIGTERM the process group, SIGKILL it after a grace period; idempotent."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            _kill_group(proc.pid, signal.SIGTERM)
+            deadline = time.monotonic() + STOP_GRACE_S
+            while proc.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            # The group may outlive its leader (workers), so always make sure it is gone.
+            _kill_group(proc.pid, signal.SIGKILL)
+            if proc.poll() is None:
+                proc.wait()
+            _live_groups.discard(proc.pid)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        json_body: object | None = None,
+        timeout_s: float = INVOCATION_TIMEOUT_S,
+    ) -> ContainerReply:
+        """One HTTP call to the container; transport errors propagate as ``httpx.HTTPError``."""
+        resp = await self.client.request(
+            method, path, content=body, json=json_body, headers=dict(headers or {}), timeout=timeout_s
+        )
+        return ContainerReply(
+            status=resp.status_code,
+            body=resp.content,
+            content_type=resp.headers.get("content-type"),
+            custom_attributes=resp.headers.get("x-amzn-sagemaker-custom-attributes"),
+        )

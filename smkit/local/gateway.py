@@ -1,0 +1,149 @@
+"""The SageMaker Runtime REST API in front of local endpoints (an ASGI app for uvicorn).
+
+``POST /endpoints/{EndpointName}/invocations`` (InvokeEndpoint) and
+``POST /endpoints/{EndpointName}/async-invocations`` (InvokeEndpointAsync), with the service's headers and
+error shapes, so an unmodified ``boto3.client("sagemaker-runtime", endpoint_url=...)`` talks to it. Every
+request is handled on its own task: a slow container holds only its own callers. Any failure becomes an
+error response; the gateway keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from smkit.local.errors import (
+    REQUEST_ID_HEADER,
+    RuntimeApiError,
+    internal_failure,
+    payload_too_large,
+    validation_error,
+)
+from smkit.local.protocol import (
+    ASYNC_INLINE_BODY_LIMIT,
+    CUSTOM_ATTRIBUTES,
+    CUSTOM_ATTRIBUTES_LIMIT,
+    FAILURE_LOCATION,
+    INVOKED_VARIANT,
+    LOCAL_ACCOUNT,
+    OUTPUT_LOCATION,
+    REALTIME_PAYLOAD_LIMIT,
+    Invocation,
+)
+from smkit.local.runtime import EndpointRuntime
+
+log = logging.getLogger(__name__)
+
+# Beyond this many bytes an oversize body is no longer drained before answering 413.
+DRAIN_LIMIT = 64 * 1024 * 1024
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 when it is larger than ``limit`` (after draining it, so the client sees
+    the answer instead of a reset connection)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+        elif size > DRAIN_LIMIT:
+            break
+    if size > limit:
+        raise payload_too_large(limit)
+    return b"".join(chunks)
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    custom = headers.get(CUSTOM_ATTRIBUTES)
+    if custom is not None and (len(custom) > CUSTOM_ATTRIBUTES_LIMIT or not custom.isascii()):
+        raise validation_error(
+            f"CustomAttributes must be at most {CUSTOM_ATTRIBUTES_LIMIT} visible US-ASCII characters "
+            f"(got {len(custom)} characters)."
+        )
+
+
+def _unknown_endpoint(name: str) -> RuntimeApiError:
+    return validation_error(f"Endpoint {name} of account {LOCAL_ACCOUNT} not found.")
+
+
+Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+
+
+def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan | None = None) -> Starlette:
+    """The gateway app serving ``endpoints`` (by name)."""
+
+    async def invocations(request: Request) -> Response:
+        request_id = str(uuid.uuid4())
+        try:
+            name = request.path_params["name"]
+            endpoint = endpoints.get(name)
+            body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            if endpoint is None:
+                raise _unknown_endpoint(name)
+            _check_headers(request.headers)
+            variant, reply = await endpoint.invoke(Invocation.from_headers(request.headers, body))
+            headers = {INVOKED_VARIANT: variant, REQUEST_ID_HEADER: request_id}
+            if reply.content_type:
+                headers["Content-Type"] = reply.content_type
+            if reply.custom_attributes is not None:
+                headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
+            return Response(reply.body, status_code=200, headers=headers)
+        except RuntimeApiError as err:
+            return err.to_response(request_id)
+        except Exception:
+            log.exception("InvokeEndpoint failed inside the gateway")
+            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
+
+    async def async_invocations(request: Request) -> Response:
+        request_id = str(uuid.uuid4())
+        try:
+            name = request.path_params["name"]
+            body = await read_body(request, ASYNC_INLINE_BODY_LIMIT)
+            endpoint = endpoints.get(name)
+            if endpoint is None:
+                raise _unknown_endpoint(name)
+            _check_headers(request.headers)
+            queued = endpoint.submit(request.headers, body)
+            return Response(
+                json.dumps({"InferenceId": queued.inference_id}),
+                status_code=202,
+                media_type="application/json",
+                headers={
+                    OUTPUT_LOCATION: queued.output_location,
+                    FAILURE_LOCATION: queued.failure_location,
+                    REQUEST_ID_HEADER: request_id,
+                },
+            )
+        except RuntimeApiError as err:
+            return err.to_response(request_id)
+        except Exception:
+            log.exception("InvokeEndpointAsync failed inside the gateway")
+            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
+
+    async def response_stream(request: Request) -> Response:
+        await read_body(request, REALTIME_PAYLOAD_LIMIT)
+        return validation_error(
+            "InvokeEndpointWithResponseStream is not emulated by the local endpoint; use invoke_endpoint."
+        ).to_response()
+
+    async def ping(request: Request) -> Response:
+        return Response(json.dumps({"endpoints": sorted(endpoints)}), media_type="application/json")
+
+    return Starlette(
+        routes=[
+            Route("/endpoints/{name}/invocations", invocations, methods=["POST"]),
+            Route("/endpoints/{name}/async-invocations", async_invocations, methods=["POST"]),
+            Route("/endpoints/{name}/invocations-response-stream", response_stream, methods=["POST"]),
+            Route("/ping", ping, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )

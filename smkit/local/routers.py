@@ -1,0 +1,195 @@
+"""How one production variant turns an invocation into container calls, per model shape.
+
+- :class:`SingleContainer`: one container, ``POST /invocations``.
+- :class:`SerialPipeline`: containers chained (REFERENCE.md §4): the client's Content-Type to the first, its
+  Accept to the last, each hop fed the previous response with its Content-Type minus ``; charset=``.
+- :class:`DirectContainers`: ``TargetContainerHostname`` picks the container (REFERENCE.md §4).
+- :class:`~smkit.local.multimodel.MultiModel` (own module): ``TargetModel`` loads on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+
+from smkit.local.containers import ContainerProcess, ContainerReply
+from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
+from smkit.local.protocol import LOCAL_ACCOUNT, Invocation, strip_charset
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an invocation runs, for error messages that point at the right log."""
+
+    endpoint: str
+    variant: str
+    region: str
+
+    def log_stream_arn(self, process: ContainerProcess) -> str:
+        return (
+            f"arn:aws:logs:{self.region}:{LOCAL_ACCOUNT}:log-group:/aws/sagemaker/Endpoints/{self.endpoint}"
+            f":log-stream:{self.variant}/{process.label}"
+        )
+
+    def container_error(
+        self, reply: ContainerReply, *, source: str, process: ContainerProcess
+    ) -> RuntimeApiError:
+        """The 424 ModelError the service returns when a container answers 4xx/5xx."""
+        log_hint = str(process.log_path) if process.log_path else f"the output of container {process.label}"
+        return model_error(
+            original_status=reply.status,
+            original_message=reply.body.decode("utf-8", errors="replace"),
+            source=source,
+            log_stream_arn=self.log_stream_arn(process),
+            log_hint=log_hint,
+        )
+
+    def timeout_error(self, *, source: str, process: ContainerProcess) -> RuntimeApiError:
+        """What the service reports when a container does not answer within 60 s (status 0)."""
+        message = (
+            f"Your invocation timed out while waiting for a response from container {source}. Review the "
+            "latency metrics for each container in Amazon CloudWatch, resolve the issue, and try again."
+        )
+        log_hint = str(process.log_path) if process.log_path else f"the output of container {process.label}"
+        return model_error(
+            original_status=0,
+            original_message=message,
+            source=source,
+            log_stream_arn=self.log_stream_arn(process),
+            log_hint=log_hint,
+        )
+
+
+async def call_container(
+    process: ContainerProcess,
+    path: str,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    scope: Scope,
+    source: str,
+) -> ContainerReply:
+    """POST to a container; a 4xx/5xx answer or a timeout becomes the ModelError the service sends."""
+    if not process.running:
+        raise service_unavailable(
+            f"Container {source} of variant {scope.variant} is not running; restart the local endpoint."
+        )
+    try:
+        reply = await process.request("POST", path, body=body, headers=headers)
+    except httpx.TimeoutException:
+        raise scope.timeout_error(source=source, process=process) from None
+    except httpx.HTTPError as exc:
+        raise service_unavailable(
+            f"Container {source} of variant {scope.variant} did not answer: {exc}"
+        ) from exc
+    if not reply.ok:
+        raise scope.container_error(reply, source=source, process=process)
+    return reply
+
+
+class Router(Protocol):
+    """The invocation strategy of a variant's model."""
+
+    def validate(self, invocation: Invocation) -> None:
+        """Raise ValidationError for headers this model shape cannot honour (before any work is done)."""
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        """Run the invocation and return the reply that goes back to the client."""
+
+
+def _reject_target_model(invocation: Invocation, scope: Scope) -> None:
+    if invocation.target_model is not None:
+        raise validation_error(
+            f"Endpoint {scope.endpoint} is not a multi-model endpoint and does not support TargetModel "
+            f"(got {invocation.target_model!r}); remove the X-Amzn-SageMaker-Target-Model header."
+        )
+
+
+def _reject_target_container(invocation: Invocation, scope: Scope) -> None:
+    if invocation.target_container is not None:
+        raise validation_error(
+            f"Endpoint {scope.endpoint} does not use Direct inference mode and does not support "
+            f"TargetContainerHostname (got {invocation.target_container!r}); remove that header."
+        )
+
+
+class SingleContainer:
+    """One container behind the variant; the service calls it ``primary`` in error messages."""
+
+    source = "primary"
+
+    def __init__(self, process: ContainerProcess, *, endpoint: str) -> None:
+        self.process = process
+        self._endpoint = endpoint
+
+    def validate(self, invocation: Invocation) -> None:
+        scope = Scope(self._endpoint, "", "")
+        _reject_target_model(invocation, scope)
+        _reject_target_container(invocation, scope)
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
+        return await call_container(
+            self.process, "/invocations", invocation.body, headers, scope=scope, source=self.source
+        )
+
+
+class SerialPipeline:
+    """An inference pipeline: every container's response is the next container's request."""
+
+    def __init__(self, processes: list[ContainerProcess], *, endpoint: str) -> None:
+        self.processes = processes
+        self._endpoint = endpoint
+
+    def validate(self, invocation: Invocation) -> None:
+        scope = Scope(self._endpoint, "", "")
+        _reject_target_model(invocation, scope)
+        _reject_target_container(invocation, scope)
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        body, content_type = invocation.body, invocation.content_type
+        last = len(self.processes) - 1
+        reply: ContainerReply | None = None
+        for hop, process in enumerate(self.processes):
+            # Intermediate hops get no Accept: their SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT decides.
+            accept = invocation.accept if hop == last else None
+            headers = invocation.container_headers(content_type=content_type, accept=accept)
+            reply = await call_container(
+                process, "/invocations", body, headers, scope=scope, source=process.spec.name
+            )
+            body, content_type = reply.body, strip_charset(reply.content_type)
+        assert reply is not None
+        return reply
+
+
+class DirectContainers:
+    """Independent containers on one variant, chosen per request by TargetContainerHostname."""
+
+    def __init__(self, processes: list[ContainerProcess], *, endpoint: str) -> None:
+        self.by_hostname = {p.spec.hostname or p.spec.name: p for p in processes}
+        self._endpoint = endpoint
+
+    def validate(self, invocation: Invocation) -> None:
+        _reject_target_model(invocation, Scope(self._endpoint, "", ""))
+        known = ", ".join(sorted(self.by_hostname))
+        if invocation.target_container is None:
+            raise validation_error(
+                f"Endpoint {self._endpoint} uses Direct inference mode: set TargetContainerHostname "
+                f"(X-Amzn-SageMaker-Target-Container-Hostname) to one of: {known}."
+            )
+        if invocation.target_container not in self.by_hostname:
+            raise validation_error(
+                f"TargetContainerHostname {invocation.target_container!r} is not a container of endpoint "
+                f"{self._endpoint}; use one of: {known}."
+            )
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        self.validate(invocation)
+        assert invocation.target_container is not None
+        process = self.by_hostname[invocation.target_container]
+        headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
+        return await call_container(
+            process, "/invocations", invocation.body, headers, scope=scope, source=invocation.target_container
+        )

@@ -1,0 +1,257 @@
+"""One endpoint as the local SageMaker runs it: variants, their containers and (for async) the queue.
+
+Built from the same :class:`~smkit.config.DeploymentConfig` that ``cdk deploy`` uses. Per endpoint type:
+
+============== ===============================================================================
+realtime       every ``endpoint.variants`` entry, weighted, one process per container
+serverless     one variant (``serverless.variant_name``), 4 MB payloads, MaxConcurrency, cold starts
+multi-model    one multi-model container per variant, TargetModel from the local prefix
+multi-container serial pipeline or direct (``model.inference_mode``), one process per container
+async          instance variants behind InvokeEndpointAsync only
+============== ===============================================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from smkit.config import Container, DeploymentConfig
+from smkit.local.artifacts import ArtifactError, extract_archive
+from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
+from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.errors import validation_error
+from smkit.local.multimodel import MultiModel
+from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT, Invocation
+from smkit.local.routers import DirectContainers, Router, Scope, SerialPipeline, SingleContainer
+from smkit.local.storage import Storage, file_uri, join
+from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
+
+DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
+DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """Local-only knobs; none of them changes what the config means.
+
+    Attributes:
+        root: directory that the config's relative ``model_data.path`` values are relative to.
+        log_dir: write each container's output to ``<log_dir>/<variant>-<container>.log`` (None: inherit).
+        workers: ``--workers`` per serving process (None: the runtime's default).
+        serverless_idle_seconds: a serverless variant without provisioned concurrency goes cold after this.
+        async_output: base ``s3://`` or ``file://`` location for async output/failure prefixes
+            (default: ``file://<root>/build/local/<endpoint>``).
+        notification_log: JSON Lines file for async notifications (default: beside file:// output, when the
+            config enables notifications).
+        s3_endpoint_url: where ``s3://`` locations live (moto's server); None: boto3's environment.
+        region: the region reported in ARNs and notifications.
+        seed: seed of the weighted variant choice (reproducible A/B splits).
+        startup_timeout_s: how long a container may take to answer ``GET /ping``.
+    """
+
+    root: Path = field(default_factory=Path.cwd)
+    log_dir: Path | None = None
+    workers: int | None = 1
+    serverless_idle_seconds: float = DEFAULT_IDLE_SECONDS
+    async_output: str | None = None
+    notification_log: Path | None = None
+    s3_endpoint_url: str | None = None
+    region: str = "us-east-1"
+    seed: int | None = None
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+
+
+class EndpointRuntime:
+    """Everything behind one endpoint name; start/stop run on the gateway's event loop."""
+
+    def __init__(
+        self, config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+    ):
+        self.config = config
+        self.name = name or config.name
+        self.settings = settings or LocalSettings()
+        self.kind = config.endpoint.type
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"smkit-local-{self.name}-"))
+        self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
+        self._rng = random.Random(self.settings.seed)
+        self.variants: list[ProductionVariant] = self._build_variants()
+        self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
+
+    # --- construction -------------------------------------------------------------------------------
+
+    @property
+    def payload_limit(self) -> int:
+        """Request body limit of InvokeEndpoint on this endpoint (REFERENCE.md §1, §5)."""
+        return SERVERLESS_PAYLOAD_LIMIT if self.kind == "serverless" else REALTIME_PAYLOAD_LIMIT
+
+    def _environment(self, container: Container) -> dict[str, str]:
+        env = dict(container.environment)
+        env.setdefault(
+            "SMKIT_PROFILE", {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime")
+        )
+        env.setdefault("SAGEMAKER_REGION", self.settings.region)
+        if container.model_data.source == "multi-model":
+            env.setdefault(
+                "SMKIT_MODEL_CACHE_SETTING",
+                "Disabled" if container.model_data.cache == "disabled" else "Enabled",
+            )
+        return env
+
+    def _model_dir(self, container: Container, variant: str) -> Path:
+        source = self.settings.root / container.model_data.path
+        if container.model_data.source in ("prefix", "multi-model"):
+            return source
+        target = self.workdir / "models" / container.name
+        self._archives[target] = source
+        return target
+
+    def _process(self, container: Container, variant: str) -> ContainerProcess:
+        spec = ContainerSpec(
+            name=container.name,
+            hostname=container.hostname,
+            model_dir=self._model_dir(container, variant),
+            multi_model=container.model_data.source == "multi-model",
+            environment=self._environment(container),
+        )
+        return ContainerProcess(
+            spec,
+            label=f"{variant}-{container.name}",
+            log_dir=self.settings.log_dir,
+            workers=self.settings.workers,
+            startup_timeout_s=self.settings.startup_timeout_s,
+        )
+
+    def _router(self, processes: list[ContainerProcess]) -> Router:
+        containers = self.config.model.containers
+        if self.kind == "multi-model" or containers[0].model_data.source == "multi-model":
+            (process,) = processes
+            return MultiModel(
+                process,
+                prefix=self.settings.root / containers[0].model_data.path,
+                endpoint=self.name,
+                cache_enabled=containers[0].model_data.cache != "disabled",
+            )
+        if len(processes) == 1:
+            return SingleContainer(processes[0], endpoint=self.name)
+        if self.config.model.inference_mode == "direct":
+            return DirectContainers(processes, endpoint=self.name)
+        return SerialPipeline(processes, endpoint=self.name)
+
+    def _build_variants(self) -> list[ProductionVariant]:
+        containers = self.config.model.containers
+        serverless = self.config.endpoint.serverless
+        if self.kind == "serverless" and serverless is not None:
+            processes = [self._process(c, serverless.variant_name) for c in containers]
+            return [
+                ServerlessVariant(
+                    serverless.variant_name,
+                    router=self._router(processes),
+                    processes=processes,
+                    max_concurrency=serverless.max_concurrency,
+                    provisioned_concurrency=serverless.provisioned_concurrency,
+                    idle_seconds=self.settings.serverless_idle_seconds,
+                    payload_limit=SERVERLESS_PAYLOAD_LIMIT,
+                )
+            ]
+        variants = []
+        for spec in self.config.endpoint.variants:
+            processes = [self._process(c, spec.name) for c in containers]
+            variants.append(
+                ProductionVariant(
+                    spec.name, weight=spec.initial_weight, router=self._router(processes), processes=processes
+                )
+            )
+        return variants
+
+    def _build_async(self) -> AsyncInvocations:
+        spec = self.config.endpoint.async_
+        assert spec is not None, "async endpoints have an endpoint.async section (config rules)"
+        base = self.settings.async_output or file_uri(self.settings.root / "build" / "local" / self.name)
+        log = self.settings.notification_log
+        if log is None and spec.notifications and base.startswith("file://"):
+            log = Path(base.removeprefix("file://")) / "notifications.jsonl"
+        per_instance = spec.max_concurrent_invocations_per_instance or DEFAULT_ASYNC_CONCURRENCY
+        instances = sum(v.initial_instance_count for v in self.config.endpoint.variants)
+        return AsyncInvocations(
+            endpoint=self.name,
+            region=self.settings.region,
+            output_path=join(base, spec.output_prefix),
+            failure_path=join(base, spec.failure_prefix),
+            storage=Storage(self.settings.s3_endpoint_url, self.settings.region),
+            concurrency=per_instance * max(instances, 1),
+            run=self._route,
+            notification_log=log if spec.notifications else None,
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Extract model data and start every variant's containers (in parallel)."""
+        try:
+            await self._start()
+        except BaseException:  # failed or cancelled (Ctrl-C during start): leave nothing running
+            await self.stop()
+            raise
+
+    async def _start(self) -> None:
+        for target, archive in self._archives.items():
+            try:
+                await asyncio.to_thread(extract_archive, archive, target)
+            except ArtifactError as exc:
+                raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
+        for variant in self.variants:
+            if isinstance(variant.router, MultiModel) and not variant.router.prefix.is_dir():
+                raise ArtifactError(
+                    f"endpoint {self.name}: multi-model prefix {variant.router.prefix} is not a directory; "
+                    "build it first (make package-model)"
+                )
+        results = await asyncio.gather(*(v.start() for v in self.variants), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise errors[0]
+
+    async def stop(self) -> None:
+        """Cancel queued async work, stop every container, remove extracted model data."""
+        if self.asynchronous is not None:
+            await self.asynchronous.stop()
+        await asyncio.gather(*(v.stop() for v in self.variants), return_exceptions=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # --- invocations --------------------------------------------------------------------------------
+
+    def variant(self, name: str) -> ProductionVariant:
+        """The variant called ``name`` (KeyError when there is none)."""
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(name)
+
+    async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+        variant = choose_variant(self.variants, invocation.target_variant, self._rng, endpoint=self.name)
+        variant.router.validate(invocation)
+        scope = Scope(endpoint=self.name, variant=variant.name, region=self.settings.region)
+        return variant.name, await variant.invoke(invocation, scope)
+
+    async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+        """InvokeEndpoint: the invoked variant's name and the reply (RuntimeApiError otherwise)."""
+        if self.asynchronous is not None:
+            raise validation_error(
+                f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
+                "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
+            )
+        return await self._route(invocation)
+
+    def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:
+        """InvokeEndpointAsync: validate and queue (ValidationError when this endpoint is not async)."""
+        if self.asynchronous is None:
+            raise validation_error(
+                f"Endpoint {self.name} is not an asynchronous endpoint; InvokeEndpointAsync needs an endpoint "
+                "with AsyncInferenceConfig (config endpoint.type: async). Use invoke_endpoint."
+            )
+        return self.asynchronous.submit(headers, body)

@@ -1,0 +1,220 @@
+"""``LocalEndpoint``: a config's endpoint running locally behind the SageMaker Runtime API.
+
+::
+
+    with LocalEndpoint("config/realtime.yaml", port=0) as endpoint:
+        runtime = endpoint.client()          # boto3 sagemaker-runtime client pointed at the gateway
+        runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"...")
+
+The gateway (uvicorn + Starlette) runs on its own thread and event loop; the serving-runtime processes are
+started and stopped from that loop, before and after serving, so leaving the ``with`` block, an exception, or
+``stop()`` ends every process it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+import threading
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import uvicorn
+
+from smkit.config import DeploymentConfig, load_config
+from smkit.local.gateway import create_app
+from smkit.local.runtime import EndpointRuntime, LocalSettings
+
+if TYPE_CHECKING:
+    from typing import Self
+
+T = TypeVar("T")
+HOST = "127.0.0.1"
+SHUTDOWN_GRACE_S = 5
+
+
+class LocalEndpointError(RuntimeError):
+    """The local endpoint could not start (port taken, model data missing, a container failed)."""
+
+
+class LocalEndpoint:
+    """Run the endpoint a deployment config describes on 127.0.0.1.
+
+    Args:
+        config: a loaded :class:`~smkit.config.DeploymentConfig` or the path of its YAML file.
+        port: gateway port; 0 picks a free one (see :attr:`url`).
+        name: endpoint name clients pass as EndpointName (default: the config's ``name``).
+        settings: local-only settings (:class:`~smkit.local.runtime.LocalSettings`); keyword ``overrides``
+            replace single fields, e.g. ``LocalEndpoint(cfg, seed=7, log_dir=tmp)``.
+    """
+
+    def __init__(
+        self,
+        config: DeploymentConfig | str | Path,
+        *,
+        port: int = 0,
+        name: str | None = None,
+        settings: LocalSettings | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.config = config if isinstance(config, DeploymentConfig) else load_config(config)
+        self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)
+        self.runtime = EndpointRuntime(self.config, name=name, settings=self.settings)
+        self.requested_port = port
+        self.port: int | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._error: BaseException | None = None
+        self._starting: asyncio.Task[Any] | None = None
+
+    @property
+    def name(self) -> str:
+        """The EndpointName clients use."""
+        return self.runtime.name
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``: pass it as ``endpoint_url`` to the sagemaker-runtime client."""
+        if self.port is None:
+            raise LocalEndpointError("the local endpoint is not started")
+        return f"http://{HOST}:{self.port}"
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    async def _main(self, sock: socket.socket) -> None:
+        """The gateway thread: start the runtime, serve until told to stop, then stop the runtime."""
+        self._loop = asyncio.get_running_loop()
+        self._starting = asyncio.current_task()
+        try:
+            await self.runtime.start()
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that called start()
+            self._error = exc
+            return
+        self._starting = None
+        assert self._server is not None
+        try:
+            await self._server.serve(sockets=[sock])
+        finally:
+            await self.runtime.stop()
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, self.requested_port))
+        except OSError as exc:
+            sock.close()
+            raise LocalEndpointError(
+                f"cannot listen on {HOST}:{self.requested_port}: {exc.strerror}; pick another --port or 0"
+            ) from exc
+        return sock
+
+    def start(self) -> Self:
+        """Start containers and gateway; return once every container answers ``/ping``."""
+        sock = self._bind()
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            create_app({self.name: self.runtime}),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._serve, args=(sock,), name=f"gateway-{self.name}", daemon=True
+        )
+        self._thread.start()
+        try:
+            while not self._server.started and self._thread.is_alive():
+                time.sleep(0.02)
+        except BaseException:  # Ctrl-C while containers start: cancel the start-up, which stops them
+            self._abort_start()
+            sock.close()
+            raise
+        if not self._server.started:
+            self._thread.join()
+            sock.close()
+            self.port = None
+            raise LocalEndpointError(
+                f"local endpoint {self.name} failed to start: {self._error}"
+            ) from self._error
+        return self
+
+    def _abort_start(self) -> None:
+        loop, task = self._loop, self._starting
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join()
+        self._server = self._thread = self._loop = None
+
+    def _serve(self, sock: socket.socket) -> None:
+        assert self._server is not None
+        asyncio.run(self._main(sock))
+
+    def stop(self) -> None:
+        """Stop the gateway, then every container; idempotent."""
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join()
+        self._server = None
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def serving(self) -> bool:
+        """True while the gateway thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait(self) -> None:
+        """Block until the gateway stops (the CLI's foreground mode)."""
+        if self._thread is not None:
+            while self._thread.is_alive():
+                self._thread.join(0.5)
+
+    # --- helpers for callers on other threads --------------------------------------------------------
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        """Run a coroutine on the gateway's event loop (where the runtime lives) and return its result."""
+        if self._loop is None:
+            coro.close()
+            raise LocalEndpointError("the local endpoint is not started")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
+
+    def wait_for_async(self, timeout_s: float = 60.0) -> None:
+        """Wait until every queued async invocation has written its output or failure."""
+        queue = self.runtime.asynchronous
+        if queue is not None:
+            self.run(queue.join(timeout_s), timeout_s + 5)
+
+    def client(self, **config: Any) -> Any:
+        """A boto3 ``sagemaker-runtime`` client for this gateway (dummy credentials; no retries unless
+        ``retries=`` is given in ``config``, e.g. ``client(retries={"max_attempts": 4})``)."""
+        import boto3
+        from botocore.config import Config
+
+        config.setdefault("retries", {"total_max_attempts": 1})
+        return boto3.client(
+            "sagemaker-runtime",
+            endpoint_url=self.url,
+            region_name=self.settings.region,
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+            config=Config(**config),
+        )
