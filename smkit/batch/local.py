@@ -9,6 +9,7 @@ the values it left unset, runs, and the runtime is stopped (its whole process gr
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -22,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smkit.batch.client import ContainerClient
+from smkit.batch.client import ContainerClient, error_message
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import list_inputs, open_sink
@@ -32,6 +33,8 @@ DEFAULT_STARTUP_TIMEOUT_S = 120.0
 PING_TIMEOUT_S = 2.0  # GET /ping must answer within 2 s (REFERENCE.md §1)
 STOP_GRACE_S = 10.0
 LOG_TAIL_LINES = 20
+LOAD_FAILED = "failed to load"  # the runtime's /ping message after model_fn raised
+_PR_SET_PDEATHSIG = 1
 
 
 class RuntimeStartError(RuntimeError):
@@ -87,12 +90,21 @@ def _free_port() -> int:
         return port
 
 
-def _ping(port: int) -> bool:
+def _ping(port: int) -> tuple[int | None, str]:
+    """``GET /ping``: (status, error message) or (None, "") when nothing answers yet."""
     try:
         with urllib.request.urlopen(f"http://{HOST}:{port}/ping", timeout=PING_TIMEOUT_S) as resp:
-            return bool(resp.status == 200)
+            return int(resp.status), ""
+    except urllib.error.HTTPError as exc:
+        return exc.code, error_message(exc.read())
     except (urllib.error.URLError, OSError):
-        return False
+        return None, ""
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the job's process dies, so no runtime outlives a killed job."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -117,6 +129,7 @@ def serving_runtime(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     try:
         _wait_ready(process, port, log_path, startup_timeout_s)
@@ -134,8 +147,12 @@ def _wait_ready(process: subprocess.Popen[bytes], port: int, log_path: Path, tim
                 f"the serving runtime exited with code {code} before GET /ping answered 200; "
                 f"last lines of its log:\n{_tail(log_path)}"
             )
-        if _ping(port):
+        status, message = _ping(port)
+        if status == 200:
             return
+        if status is not None and LOAD_FAILED in message:
+            # The runtime keeps answering 503 after a failed model_fn; waiting longer cannot help.
+            raise RuntimeStartError(f"GET /ping answered {status}: {message}")
         time.sleep(0.05)
     raise RuntimeStartError(
         f"the serving runtime did not answer GET /ping with 200 within {timeout_s:.0f} s; "
