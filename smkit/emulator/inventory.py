@@ -19,7 +19,6 @@ _NO_AUTOSCALING = "moto has no CloudFormation support for Application Auto Scali
 MOTO_SKIPS: Mapping[str, str] = {
     "AWS::ApplicationAutoScaling::ScalableTarget": _NO_AUTOSCALING,
     "AWS::ApplicationAutoScaling::ScalingPolicy": _NO_AUTOSCALING,
-    "AWS::CloudWatch::Alarm": "moto's CloudWatch has alarms, but no CloudFormation adapter for them",
     "AWS::S3::BucketPolicy": "moto has no CloudFormation adapter for bucket policies",
     "AWS::SNS::TopicPolicy": "moto has no CloudFormation adapter for SNS topic policies",
     "AWS::CDK::Metadata": "CDK's version-reporting marker; there is no AWS resource behind it",

@@ -11,6 +11,7 @@ adapter itself, that test fails and the fix goes.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,187 @@ def _custom_resources_not_run() -> None:
     parsing.resource_class_from_type = resource_class_from_type
 
 
+def _lowercase_generated_repository_names() -> None:
+    from moto.cloudformation import parsing
+
+    original = parsing.generate_resource_name
+
+    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        name = original(resource_type, stack_name, logical_id)
+        return name.lower() if resource_type == "AWS::ECR::Repository" else name
+
+    parsing.generate_resource_name = generate_resource_name
+
+
+def _kms_key_from_template() -> None:
+    from moto.kms import models as kms
+
+    original = kms.Key.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+    def create_from_cloudformation_json(
+        cls: type[kms.Key],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> kms.Key:
+        properties = dict(cloudformation_json["Properties"])
+        # CloudFormation tags are {Key, Value}; the KMS API (and moto's tagger) expects {TagKey, TagValue}.
+        properties["Tags"] = [
+            {"TagKey": t["Key"], "TagValue": t["Value"]} for t in properties.get("Tags", [])
+        ]
+        # CloudFormation takes the key policy as a JSON object; the KMS API stores a JSON string.
+        if isinstance(properties.get("KeyPolicy"), dict):
+            properties["KeyPolicy"] = json.dumps(properties["KeyPolicy"])
+        fixed = {**cloudformation_json, "Properties": properties}
+        key: kms.Key = original(cls, resource_name, fixed, account_id, region_name, **kwargs)
+        return key
+
+    patched = classmethod(create_from_cloudformation_json)
+    kms.Key.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+
+def _cloudwatch_alarm_adapter() -> None:
+    from moto.cloudwatch import models as cw
+    from moto.core.common_models import CloudFormationModel
+
+    def metric_queries(metrics: Any) -> list[cw.MetricDataQuery]:
+        queries = []
+        for metric in metrics:
+            stat = metric.get("MetricStat")
+            metric_stat = None
+            if stat:
+                dims = [cw.Dimension(d["Name"], d["Value"]) for d in stat["Metric"].get("Dimensions", [])]
+                metric_stat = cw.MetricStat(
+                    metric=cw.Metric(
+                        metric_name=stat["Metric"]["MetricName"],
+                        namespace=stat["Metric"]["Namespace"],
+                        dimensions=dims,
+                    ),
+                    period=stat.get("Period"),
+                    stat=stat.get("Stat"),
+                    unit=stat.get("Unit"),
+                )
+            queries.append(
+                cw.MetricDataQuery(
+                    query_id=metric.get("Id"),
+                    label=metric.get("Label"),
+                    period=metric.get("Period"),
+                    return_data=metric.get("ReturnData"),
+                    expression=metric.get("Expression"),
+                    metric_stat=metric_stat,
+                )
+            )
+        return queries
+
+    class CloudFormationAlarm(CloudFormationModel):
+        """AWS::CloudWatch::Alarm through moto's own CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
+
+        # moto's model metaclass files every model under the service named by its module path.
+        __module__ = "moto.cloudwatch.models"
+
+        def __init__(self, alarm: cw.Alarm) -> None:
+            self.alarm = alarm
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::CloudWatch::Alarm"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "AlarmName"
+
+        @property
+        def physical_resource_id(self) -> str:
+            return str(self.alarm.name)
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr == "Arn"
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+            if attribute_name == "Arn":
+                return self.alarm.alarm_arn
+            raise UnformattedGetAttTemplateException()
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls,
+            resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+            **kwargs: Any,
+        ) -> CloudFormationAlarm:
+            p = cloudformation_json["Properties"]
+            alarm = cw.cloudwatch_backends[account_id][region_name].put_metric_alarm(
+                name=resource_name,
+                namespace=p.get("Namespace"),
+                metric_name=p.get("MetricName"),
+                metric_data_queries=metric_queries(p["Metrics"]) if "Metrics" in p else None,
+                comparison_operator=p["ComparisonOperator"],
+                evaluation_periods=int(p["EvaluationPeriods"]),
+                datapoints_to_alarm=p.get("DatapointsToAlarm"),
+                period=p.get("Period"),
+                threshold=p.get("Threshold"),
+                statistic=p.get("Statistic"),
+                extended_statistic=p.get("ExtendedStatistic"),
+                description=p.get("AlarmDescription"),
+                dimensions=p.get("Dimensions", []),
+                alarm_actions=p.get("AlarmActions", []),
+                ok_actions=p.get("OKActions", []),
+                insufficient_data_actions=p.get("InsufficientDataActions", []),
+                unit=p.get("Unit"),
+                actions_enabled=p.get("ActionsEnabled", True),
+                treat_missing_data=p.get("TreatMissingData"),
+                evaluate_low_sample_count_percentile=p.get("EvaluateLowSampleCountPercentile"),
+                threshold_metric_id=p.get("ThresholdMetricId"),
+                tags=p.get("Tags", []),
+            )
+            return cls(alarm)
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            cw.cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
+
+    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
+    assert CloudFormationAlarm.cloudformation_type() == "AWS::CloudWatch::Alarm"
+
+
+def _managed_policy_delete() -> None:
+    from moto.iam import models as iam
+    from moto.utilities.utils import get_partition
+
+    def delete_from_cloudformation_json(
+        cls: type[iam.ManagedPolicy],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        backend = iam.iam_backends[account_id][get_partition(region_name)]
+        arn = resource_name  # the physical id of a managed policy is its ARN
+        # DeletePolicy requires the policy to be detached first, as in IAM itself.
+        for role in list(backend.roles.values()):
+            if arn in role.managed_policies:
+                backend.detach_role_policy(arn, role.name)
+        for user in list(backend.users.values()):
+            if arn in user.managed_policies:
+                backend.detach_user_policy(arn, user.name)
+        for group in list(backend.groups.values()):
+            if arn in group.managed_policies:
+                backend.detach_group_policy(arn, group.name)
+        backend.delete_policy(arn)
+
+    patched = classmethod(delete_from_cloudformation_json)
+    iam.ManagedPolicy.delete_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+
 FIXES: tuple[Fix, ...] = (
     Fix(
         resource_type="AWS::SageMaker::Model",
@@ -80,6 +262,47 @@ FIXES: tuple[Fix, ...] = (
             "aws-resource-sagemaker-model.html"
         ),
         apply=_sagemaker_model_from_template,
+    ),
+    Fix(
+        resource_type="AWS::ECR::Repository",
+        reason=(
+            "moto 5.2 generates an unnamed repository's name from the stack name and logical id without "
+            "lower-casing it, which its own ECR then rejects (repository names are lowercase); "
+            "CloudFormation generates lowercase names. https://docs.aws.amazon.com/AWSCloudFormation/"
+            "latest/UserGuide/aws-resource-ecr-repository.html#cfn-ecr-repository-repositoryname"
+        ),
+        apply=_lowercase_generated_repository_names,
+    ),
+    Fix(
+        resource_type="AWS::KMS::Key",
+        reason=(
+            "moto 5.2 passes CloudFormation's {Key, Value} tags to its KMS tagger, which expects "
+            "{TagKey, TagValue} (KeyError: 'TagKey'), and stores the KeyPolicy object where the KMS API "
+            "stores a JSON string. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
+            "aws-resource-kms-key.html"
+        ),
+        apply=_kms_key_from_template,
+    ),
+    Fix(
+        resource_type="AWS::CloudWatch::Alarm",
+        reason=(
+            "moto 5.2's CloudWatch implements PutMetricAlarm but has no CloudFormation adapter for alarms, "
+            "so they were skipped and every Fn::GetAtt Alarm.Arn (dashboard alarm widgets) failed the "
+            "stack. The adapter passes the template's properties to moto's own PutMetricAlarm and "
+            "DeleteAlarms. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
+            "aws-resource-cloudwatch-alarm.html"
+        ),
+        apply=_cloudwatch_alarm_adapter,
+    ),
+    Fix(
+        resource_type="AWS::IAM::ManagedPolicy",
+        reason=(
+            "moto 5.2 has no delete for AWS::IAM::ManagedPolicy: a stack delete leaves the policy "
+            "attached, and deleting the role it is attached to then fails ('must detach all policies "
+            "first'), so `cdk destroy` fails. The delete detaches the policy and deletes it, as "
+            "CloudFormation does."
+        ),
+        apply=_managed_policy_delete,
     ),
     Fix(
         resource_type="Custom::*",

@@ -1,0 +1,200 @@
+"""``smkit emulator ...``: moto's server in the background and the real CDK CLI deploying into it.
+
+Thin wrappers over :mod:`smkit.emulator`. The running server is recorded in ``.smkit/emulator/moto.json``
+under the repository root; cloud assemblies and derived configs go to ``.smkit/emulator/``.
+
+    smkit emulator start                          # moto on a free localhost port, in the background
+    eval "$(smkit emulator env)"                  # point boto3 / the AWS CLI at it
+    smkit emulator deploy -c config/realtime.yaml # start if needed, cdk bootstrap + deploy --all
+    smkit emulator destroy                        # cdk destroy every app deployed from here
+    smkit emulator stop
+
+Exit codes: 0 success, 1 the emulator, the CDK CLI or a check failed (message on stderr), 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from smkit.emulator import (
+    CdkCli,
+    CdkError,
+    DeployMismatch,
+    EmulatorError,
+    MotoServer,
+    child_environment,
+    deploy_config,
+    destroy_config,
+    ensure_bootstrapped,
+    live_stacks,
+    repo_root_from,
+    sagemaker_resources,
+)
+from smkit.emulator.environment import export_lines
+
+STATE_DIR = Path(".smkit") / "emulator"
+STATE_FILE = "moto.json"
+LOG_FILE = "moto.log"
+
+
+def _workdir() -> Path:
+    return repo_root_from() / STATE_DIR
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except (EmulatorError, CdkError, DeployMismatch, FileNotFoundError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
+
+
+def _running(workdir: Path) -> MotoServer | None:
+    return MotoServer.attach(workdir / STATE_FILE)
+
+
+def _ensure_running(workdir: Path, port: int | None) -> MotoServer:
+    server = _running(workdir)
+    if server is not None:
+        return server
+    server = MotoServer.start(port=port, log_path=workdir / LOG_FILE, detach=True)
+    server.save(workdir / STATE_FILE)
+    click.echo(
+        f"started moto on {server.endpoint_url} (pid {server.pid}, log {workdir / LOG_FILE})", err=True
+    )
+    return server
+
+
+def _require_running(workdir: Path) -> MotoServer:
+    server = _running(workdir)
+    if server is None:
+        raise EmulatorError("no emulator is running; start one with `smkit emulator start`")
+    return server
+
+
+@click.group()
+def emulator() -> None:
+    """Emulated AWS (moto's server) and the real CDK CLI deploying into it."""
+
+
+@emulator.command()
+@click.option("--port", type=click.IntRange(1, 65535), help="Port on 127.0.0.1 [default: a free one].")
+def start(port: int | None) -> None:
+    """Start moto's server in the background (or report the one already running)."""
+    with _errors():
+        workdir = _workdir()
+        server = _running(workdir)
+        if server is None:
+            server = _ensure_running(workdir, port)
+        click.echo(server.endpoint_url)
+
+
+@emulator.command()
+def stop() -> None:
+    """Stop the background server: its whole process group, and wait until its port is free."""
+    with _errors():
+        workdir = _workdir()
+        server = _running(workdir)
+        if server is None:
+            click.echo("no emulator is running", err=True)
+            return
+        server.stop()
+        (workdir / STATE_FILE).unlink(missing_ok=True)
+        click.echo(f"stopped moto on {server.endpoint_url}", err=True)
+
+
+@emulator.command()
+def status() -> None:
+    """Print the endpoint, live stacks and SageMaker resources as JSON (exit 1 when not running)."""
+    with _errors():
+        server = _require_running(_workdir())
+        report = {
+            "endpoint_url": server.endpoint_url,
+            "pid": server.pid,
+            "region": server.region,
+            "stacks": live_stacks(server.client("cloudformation")),
+            "sagemaker": sagemaker_resources(server.client("sagemaker")),
+        }
+        click.echo(json.dumps(report, indent=2))
+
+
+@emulator.command()
+def env() -> None:
+    """Print ``export`` lines for the running server: ``eval "$(smkit emulator env)"``."""
+    with _errors():
+        click.echo(export_lines(_require_running(_workdir()).environment()))
+
+
+@emulator.command()
+@click.option(
+    "-c",
+    "--config",
+    "configs",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    multiple=True,
+    default=[Path("config/realtime.yaml")],
+    show_default=True,
+    help="Deployment config; repeat for several.",
+)
+@click.option("--port", type=click.IntRange(1, 65535), help="Port if the server must be started.")
+@click.option(
+    "--concurrency", type=click.IntRange(1, 16), default=2, show_default=True, help="Stacks at once."
+)
+def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> None:
+    """Start the emulator if needed, ``cdk bootstrap`` it once, then ``cdk deploy --all`` each config."""
+    with _errors():
+        workdir = _workdir()
+        server = _ensure_running(workdir, port)
+        cli = CdkCli(repo_root=repo_root_from(), env=child_environment(server.endpoint_url), stream=True)
+        if ensure_bootstrapped(server, cli, workdir) is not None:
+            click.echo("bootstrapped the emulator (CDKToolkit)", err=True)
+        for config in configs:
+            app = deploy_config(server, cli, config, workdir, concurrency=concurrency)
+            if app.deployed_config != config:
+                click.echo(f"{config}: image.source build deployed as {app.deployed_config}", err=True)
+            for skipped in app.skipped:
+                click.echo(f"not created by moto: {skipped}", err=True)
+            for stack in app.stacks:
+                for key, value in sorted(stack.outputs.items()):
+                    click.echo(f"{stack.name}.{key} = {value}")
+        click.echo(f'emulator: {server.endpoint_url}  (eval "$(smkit emulator env)" to use it)', err=True)
+
+
+@emulator.command()
+@click.option(
+    "-c",
+    "--config",
+    "configs",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    multiple=True,
+    help="Config whose stacks to destroy; repeat for several [default: every one deployed from here].",
+)
+def destroy(configs: tuple[Path, ...]) -> None:
+    """``cdk destroy --all`` the stacks of each config, then list what is left in the emulator."""
+    with _errors():
+        workdir = _workdir()
+        server = _running(workdir)
+        if server is None:
+            click.echo("no emulator is running; nothing to destroy", err=True)
+            return
+        cli = CdkCli(repo_root=repo_root_from(), env=child_environment(server.endpoint_url), stream=True)
+        if configs:
+            for config in configs:
+                destroy_config(cli, config, workdir)
+                shutil.rmtree(workdir / f"cdk.out.{config.stem}", ignore_errors=True)
+        else:
+            for assembly in sorted(workdir.glob("cdk.out.*")):
+                cli.destroy(assembly=assembly.resolve())
+                shutil.rmtree(assembly)
+        left = {
+            "stacks": live_stacks(server.client("cloudformation")),
+            "sagemaker": sagemaker_resources(server.client("sagemaker")),
+        }
+        click.echo(json.dumps(left, indent=2))
