@@ -46,3 +46,11 @@ SERVE_WORKERS ?= 2
 .PHONY: serve-local
 serve-local: package-model ## Serve build/model.tar.gz on 127.0.0.1:$(SERVE_PORT) (Ctrl-C to stop)
 	$(SMKIT) serve --model build/model.tar.gz --port $(SERVE_PORT) --workers $(SERVE_WORKERS)
+
+BENCH_ARGS ?=
+.PHONY: bench-serving bench-soak
+bench-serving: package-model ## smkit vs sagemaker-inference 1.10.1 + MMS 1.1.11 vs a bare handler -> bench/results/serving.json
+	$(PY) -m bench.serving $(BENCH_ARGS)
+
+bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
+	$(PY) -m bench.soak $(BENCH_ARGS)

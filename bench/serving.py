@@ -1,0 +1,351 @@
+"""Serving benchmark: smkit vs the official toolkit + Multi Model Server vs a bare handler on smkit.
+
+    python -m bench.serving                # full run: writes bench/results/serving.json + BENCHMARKS.md
+    python -m bench.serving --requests 20 --servers smkit --out /tmp/x.json --no-markdown   # smoke
+
+Every server serves the same extracted example model (``build/model.tar.gz``, made by
+``make package-model``) with the same worker count on 127.0.0.1 and is measured alone: cold start
+(process start to the first 200 on ``GET /ping``, and to the first 200 invocation), then for each
+concurrency level a closed loop of a fixed number of ``text/csv`` requests of 10 rows (see
+``bench.common.closed_loop``). Targets from issue 3 are evaluated at concurrency 8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    BENCHMARKS_MD,
+    LOOPBACK,
+    REPO_ROOT,
+    RESULTS_DIR,
+    BenchError,
+    ManagedServer,
+    Request,
+    ServerSpec,
+    closed_loop,
+    free_port,
+    invoke_once,
+    machine_facts,
+    replace_section,
+    running,
+    write_json,
+)
+from bench.reference import TOOLKIT_PINS, toolkit_spec
+
+DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"
+DEFAULT_PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
+DEFAULT_EXPECTED = REPO_ROOT / "model_code" / "tabular" / "samples" / "expected.json"
+SERVER_LABELS = {
+    "smkit": "smkit (gunicorn, example model)",
+    "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
+    "constant": "smkit bare constant handler",
+}
+HEADLINE_CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything one run shares."""
+
+    model_dir: Path
+    work_dir: Path
+    workers: int
+    request: Request
+    expected: list[float] | None
+
+
+def _smkit_spec(name: str, setup: Setup, port: int, extra: Sequence[str]) -> ServerSpec:
+    argv = [sys.executable, "-m", "smkit.serving", *extra, "--host", LOOPBACK, "--port", str(port)]
+    argv += ["--workers", str(setup.workers)]
+    return ServerSpec(name=name, argv=argv, port=port, cwd=REPO_ROOT)
+
+
+SPEC_BUILDERS: dict[str, Callable[[Setup, int], ServerSpec]] = {
+    "smkit": lambda setup, port: _smkit_spec("smkit", setup, port, ["--model", str(setup.model_dir)]),
+    "constant": lambda setup, port: _smkit_spec("constant", setup, port, ["--constant"]),
+    "toolkit": lambda setup, port: toolkit_spec(
+        name="toolkit",
+        model_dir=setup.model_dir,
+        work_dir=setup.work_dir / "toolkit",
+        port=port,
+        workers=setup.workers,
+    ),
+}
+
+
+def extract_model(archive: Path, dest: Path) -> Path:
+    """Extract the example archive the way SageMaker does before a container starts."""
+    if not archive.is_file():
+        raise BenchError(f"--model {archive}: no such archive; run `make package-model` first")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "r:gz") as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def load_payload(path: Path, rows: int) -> bytes:
+    """The CSV payload; it must have exactly ``rows`` non-empty lines (issue 3 asks for 10)."""
+    body = path.read_bytes()
+    count = sum(1 for line in body.splitlines() if line.strip())
+    if count != rows:
+        raise BenchError(f"--payload {path}: {count} rows, expected {rows}; pass a CSV with {rows} lines")
+    return body
+
+
+def first_invocation(
+    server: ManagedServer, request: Request, timeout_s: float = 120.0
+) -> tuple[float, bytes]:
+    """Seconds from process start to the first 200 invocation, and that answer's body."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        status, body = invoke_once(server.port, request)
+        if status == 200:
+            return time.perf_counter() - server.started_at, body
+        time.sleep(0.01)
+    raise BenchError(f"{server.spec.name}: no 200 invocation within {timeout_s:.0f} s:\n{server.log_tail()}")
+
+
+def check_answer(name: str, body: bytes, expected: list[float] | None) -> bool | None:
+    """Whether a model server's JSON predictions match the example's expected values (rtol 1e-6)."""
+    if expected is None or name == "constant":
+        return None
+    try:
+        got = json.loads(body)["predictions"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return len(got) == len(expected) and all(
+        abs(a - b) <= 1e-6 * max(abs(b), 1.0) for a, b in zip(got, expected, strict=True)
+    )
+
+
+def measure_server(
+    name: str, setup: Setup, *, levels: Sequence[int], requests: int, warmup: int
+) -> dict[str, Any]:
+    """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
+    spec = SPEC_BUILDERS[name](setup, free_port())
+    with running(spec, setup.work_dir / "logs") as server:
+        cold_ping = server.cold_start_s
+        cold_invoke, answer = first_invocation(server, setup.request)
+        closed_loop(server.port, setup.request, total=warmup, concurrency=max(levels))
+        runs = {}
+        for level in levels:
+            cpu_before = server.cpu_seconds()
+            result = closed_loop(
+                server.port, setup.request, total=requests, concurrency=level, expect_body=answer
+            )
+            result.server_cpu_s = round(server.cpu_seconds() - cpu_before, 3)
+            runs[str(level)] = result.as_dict()
+            print(
+                f"  {name:9s} c={level:<3d} {result.throughput_rps:8.1f} req/s  p50 {result.p50_ms:7.2f} ms  "
+                f"p99 {result.p99_ms:7.2f} ms  errors {result.errors}",
+                flush=True,
+            )
+        rss = server.rss_bytes()
+        processes = len(server.processes())
+    return {
+        "cold_start_ping_s": round(cold_ping or 0.0, 3),
+        "cold_start_first_invocation_s": round(cold_invoke, 3),
+        "answer_matches_expected": check_answer(name, answer, setup.expected),
+        "rss_mb_after_runs": round(rss / 2**20, 1),
+        "processes": processes,
+        "pids": server.stopped_pids,
+        "runs": runs,
+    }
+
+
+def aggregate(rounds: list[dict[str, Any]], levels: Sequence[int]) -> dict[str, Any]:
+    """Median of every metric over rounds (a single round is reported as is)."""
+    numbers = (
+        "throughput_rps",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "max_ms",
+        "mean_ms",
+        "client_cpu_s",
+        "server_cpu_s",
+    )
+    summary: dict[str, Any] = {
+        key: round(statistics.median(r[key] for r in rounds), 3)
+        for key in ("cold_start_ping_s", "cold_start_first_invocation_s", "rss_mb_after_runs")
+    }
+    summary["answer_matches_expected"] = rounds[0]["answer_matches_expected"]
+    summary["runs"] = {}
+    for level in map(str, levels):
+        per = [r["runs"][level] for r in rounds]
+        merged = {key: round(statistics.median(p[key] for p in per), 3) for key in numbers}
+        merged["requests"] = per[0]["requests"]
+        merged["errors"] = sum(p["errors"] for p in per)
+        merged["client_cpu_us_per_request"] = round(1e6 * merged["client_cpu_s"] / merged["requests"], 1)
+        merged["server_cpu_us_per_request"] = round(1e6 * merged["server_cpu_s"] / merged["requests"], 1)
+        summary["runs"][level] = merged
+    return summary
+
+
+def targets(servers: dict[str, Any]) -> dict[str, Any]:
+    """Issue 3's acceptance numbers, computed from this run's own reference measurements."""
+    level = str(HEADLINE_CONCURRENCY)
+    out: dict[str, Any] = {}
+    ours = servers.get("smkit")
+    if ours is None:
+        return out
+    mine = ours["runs"].get(level)
+    if "toolkit" in servers and mine:
+        ref = servers["toolkit"]["runs"][level]
+        ratio = mine["throughput_rps"] / ref["throughput_rps"]
+        out["throughput_vs_toolkit_c8"] = {"value": round(ratio, 2), "target": ">= 3.0", "met": ratio >= 3.0}
+        p99 = mine["p99_ms"] / ref["p99_ms"]
+        out["p99_vs_toolkit_c8"] = {"value": round(p99, 3), "target": "<= 0.5", "met": p99 <= 0.5}
+    if "constant" in servers and mine:
+        bare = servers["constant"]["runs"][level]["throughput_rps"] / mine["throughput_rps"]
+        out["bare_over_smkit_throughput_c8"] = {
+            "value": round(bare, 2),
+            "target": "<= 1.3",
+            "met": bare <= 1.3,
+        }
+    cold = ours["cold_start_ping_s"]
+    out["cold_start_s"] = {"value": cold, "target": "<= 1.0", "met": cold <= 1.0}
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The tables BENCHMARKS.md shows for this run."""
+    cfg = result["config"]
+    lines = [
+        f"Measured {result['generated_at']} on {result['machine']['cpus']} cores shared by client and server "
+        f"(load average at start {result['machine']['loadavg_at_start']}); {cfg['workers']} workers each, "
+        f"{cfg['requests_per_level']} requests per level, {cfg['rounds']} round(s), median shown.",
+        "",
+        "| server | concurrency | throughput (req/s) | p50 (ms) | p99 (ms) | server CPU/req (us) | errors |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, data in result["servers"].items():
+        for level, run in data["runs"].items():
+            lines.append(
+                f"| {SERVER_LABELS[name]} | {level} | {run['throughput_rps']:.0f} | {run['p50_ms']:.2f} | "
+                f"{run['p99_ms']:.2f} | {run['server_cpu_us_per_request']:.0f} | {run['errors']} |"
+            )
+    lines += [
+        "",
+        "| server | cold start to first 200 /ping (s) | to first 200 invocation (s) | RSS after runs (MiB) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, data in result["servers"].items():
+        lines.append(
+            f"| {SERVER_LABELS[name]} | {data['cold_start_ping_s']:.3f} | "
+            f"{data['cold_start_first_invocation_s']:.3f} | {data['rss_mb_after_runs']:.0f} |"
+        )
+    if result["targets"]:
+        lines += ["", "| target (issue 3) | measured | target | met |", "| --- | ---: | ---: | :---: |"]
+        for key, t in result["targets"].items():
+            lines.append(f"| {key} | {t['value']} | {t['target']} | {'yes' if t['met'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.serving", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--model", type=Path, default=DEFAULT_MODEL, help="model.tar.gz (default build/model.tar.gz)"
+    )
+    p.add_argument("--payload", type=Path, default=DEFAULT_PAYLOAD, help="CSV body of 10 rows")
+    p.add_argument("--expected", type=Path, default=DEFAULT_EXPECTED, help="expected predictions JSON")
+    p.add_argument("--rows", type=int, default=10, help="rows the payload must have (default 10)")
+    p.add_argument("--requests", type=int, default=3000, help="requests per concurrency level")
+    p.add_argument("--concurrency", default="1,8,32", help="comma list of concurrency levels")
+    p.add_argument("--workers", type=int, default=2, help="worker processes for every server")
+    p.add_argument(
+        "--servers", default="smkit,toolkit,constant", help=f"comma list of {', '.join(SPEC_BUILDERS)}"
+    )
+    p.add_argument("--rounds", type=int, default=1, help="repeat all servers, report medians")
+    p.add_argument("--warmup", type=int, default=200, help="warm-up requests after start")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR / "serving.json", help="JSON result path")
+    p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
+    args = p.parse_args(argv)
+    args.levels = [int(x) for x in args.concurrency.split(",") if x]
+    args.server_names = [x for x in args.servers.split(",") if x]
+    unknown = [x for x in args.server_names if x not in SPEC_BUILDERS]
+    if unknown:
+        p.error(f"--servers {','.join(unknown)}: unknown; choose from {', '.join(SPEC_BUILDERS)}")
+    if args.requests < max(args.levels) or min(args.levels) < 1:
+        p.error(f"--requests {args.requests} must be >= every concurrency level and levels >= 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    machine = machine_facts()
+    work = Path(tempfile.mkdtemp(prefix="smkit-bench-serving-"))
+    try:
+        body = load_payload(args.payload, args.rows)
+        expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
+        setup = Setup(
+            model_dir=extract_model(args.model, work / "model"),
+            work_dir=work,
+            workers=args.workers,
+            request=Request(
+                "POST", "/invocations", body, {"Content-Type": "text/csv", "Accept": "application/json"}
+            ),
+            expected=expected,
+        )
+        per_server: dict[str, list[dict[str, Any]]] = {name: [] for name in args.server_names}
+        for round_no in range(1, args.rounds + 1):
+            print(f"round {round_no}/{args.rounds}", flush=True)
+            for name in args.server_names:
+                per_server[name].append(
+                    measure_server(
+                        name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+                    )
+                )
+    except BenchError as exc:
+        print(f"bench.serving: {exc}", file=sys.stderr)
+        print(f"logs kept in {work}", file=sys.stderr)
+        return 1
+    servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items()}
+    result = {
+        "generated_at": started,
+        "machine": machine,
+        "method": {
+            "client": "closed loop; one thread per virtual user, each with one keep-alive HTTP/1.1 socket "
+            "(re-opened when the server closes it); request bytes prebuilt; latency from send to last body byte",
+            "isolation": "one server running at a time, each in its own session; all stopped between servers",
+            "cold_start": "process start (Popen) to first 200 on GET /ping polled every 5 ms",
+            "payload": f"{args.payload.relative_to(REPO_ROOT) if args.payload.is_relative_to(REPO_ROOT) else args.payload.name}"
+            f" ({len(body)} bytes, text/csv, Accept application/json)",
+            "reference": list(TOOLKIT_PINS) + ["Java 17", "127.0.0.1", "config outside /etc"],
+        },
+        "config": {
+            "requests_per_level": args.requests,
+            "concurrency": args.levels,
+            "workers": args.workers,
+            "rounds": args.rounds,
+            "warmup_requests": args.warmup,
+            "servers": args.server_names,
+        },
+        "servers": servers,
+        "raw_rounds": per_server,
+    }
+    result["targets"] = targets(servers)
+    write_json(args.out, result)
+    table = markdown(result)
+    print(table)
+    if not args.no_markdown:
+        replace_section(BENCHMARKS_MD, "serving", table)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

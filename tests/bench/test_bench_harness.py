@@ -1,0 +1,117 @@
+"""The benchmark scripts run end to end in a tiny mode (our server only), so they cannot rot.
+
+No timing is asserted: only that each script starts the server, sends every request, counts no
+error, writes its JSON with the documented keys and leaves no server process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARCHIVE = REPO / "build" / "model.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def archive() -> Path:
+    assert ARCHIVE.is_file(), "build/model.tar.gz is missing: run `make package-model` (make test does)"
+    return ARCHIVE
+
+
+def run_script(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args, "--no-markdown"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def assert_stopped(pids: list[int]) -> None:
+    alive = [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert not alive, f"server processes left behind: {alive}"
+
+
+def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
+    out = tmp_path / "serving.json"
+    done = run_script(
+        "bench.serving",
+        "--model",
+        str(archive),
+        "--servers",
+        "smkit",
+        "--requests",
+        "20",
+        "--concurrency",
+        "1,4",
+        "--warmup",
+        "4",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    ours = result["servers"]["smkit"]
+    assert ours["answer_matches_expected"] is True
+    assert ours["cold_start_ping_s"] > 0
+    assert set(ours["runs"]) == {"1", "4"}
+    for run in ours["runs"].values():
+        assert run["requests"] == 20
+        assert run["errors"] == 0
+        assert run["throughput_rps"] > 0
+        assert 0 < run["p50_ms"] <= run["p99_ms"]
+    assert set(result["targets"]) == {"cold_start_s"}
+    assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
+    assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
+    assert "| smkit (gunicorn, example model) | 4 |" in done.stdout
+
+
+def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
+    out = tmp_path / "soak.json"
+    done = run_script(
+        "bench.soak",
+        "--model",
+        str(archive),
+        "--requests",
+        "20",
+        "--concurrency",
+        "2",
+        "--warmup",
+        "4",
+        "--out",
+        str(out),
+    )
+    result = json.loads(out.read_text())
+    assert result["errors"] == 0, result["error_samples"]
+    assert result["rss_mb_start"] > 0 and result["rss_mb_end"] > 0
+    assert set(result["criteria"]) == {"zero_errors", "rss_growth_under_10pct"}
+    assert done.returncode == (0 if result["passed"] else 1)
+    assert_stopped(result["server_pids_end"])
+
+
+def test_serving_rejects_unknown_server_name(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.serving",
+            "--servers",
+            "smkit,nginx",
+            "--out",
+            str(tmp_path / "x.json"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--servers nginx: unknown; choose from smkit, constant, toolkit" in done.stderr
+    assert not (tmp_path / "x.json").exists()
