@@ -54,7 +54,9 @@ class ContainerClient:
 
     def invoke(self, body: bytes, content_type: str | None, accept: str | None) -> bytes:
         """POST ``body`` to ``/invocations``; return the response body or raise :class:`InvocationError`."""
-        headers = {"Content-Type": content_type or "application/octet-stream"}
+        headers: dict[str, str] = {}
+        if content_type:
+            headers["Content-Type"] = content_type
         if accept:
             headers["Accept"] = accept
         last: InvocationError | None = None
