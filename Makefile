@@ -54,3 +54,13 @@ bench-serving: package-model ## smkit vs sagemaker-inference 1.10.1 + MMS 1.1.11
 
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
 	$(PY) -m bench.soak $(BENCH_ARGS)
+
+BATCH_ARGS ?= --content-type application/json --accept application/json --split-type Line \
+	--batch-strategy SingleRecord --assemble-with Line --join-source Input
+.PHONY: batch-local
+batch-local: setup ## Seed 003's transform job on model_code/batch_demo/samples -> build/batch-output/*.out
+	@mkdir -p build/batch_demo/artifacts
+	$(SMKIT) package --code model_code/batch_demo/code --artifacts build/batch_demo/artifacts \
+		--output build/batch_demo/model.tar.gz > /dev/null
+	$(SMKIT) batch-transform --local --model build/batch_demo/model.tar.gz \
+		--input model_code/batch_demo/samples --output build/batch-output $(BATCH_ARGS)
