@@ -32,16 +32,14 @@ from bench.common import (
     RESULTS_DIR,
     BenchError,
     ManagedServer,
-    Request,
     ServerSpec,
-    closed_loop,
     free_port,
-    invoke_once,
     machine_facts,
     replace_section,
     running,
     write_json,
 )
+from bench.load import Request, closed_loop, invoke_once
 from bench.reference import TOOLKIT_PINS, toolkit_spec
 
 DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"

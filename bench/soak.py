@@ -25,16 +25,14 @@ from bench.common import (
     REPO_ROOT,
     RESULTS_DIR,
     BenchError,
-    Request,
     ServerSpec,
-    closed_loop,
     free_port,
-    invoke_once,
     machine_facts,
     replace_section,
     running,
     write_json,
 )
+from bench.load import Request, closed_loop, invoke_once
 from bench.serving import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 
 MAX_RSS_GROWTH = 0.10
