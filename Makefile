@@ -55,6 +55,10 @@ bench-serving: package-model ## smkit vs sagemaker-inference 1.10.1 + MMS 1.1.11
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
 	$(PY) -m bench.soak $(BENCH_ARGS)
 
+.PHONY: bench-package
+bench-package: setup ## smkit package vs tar -czf on 1 GiB of model-like weights -> bench/results/package.json
+	$(PY) -m bench.package $(BENCH_ARGS)
+
 BATCH_ARGS ?= --content-type application/json --accept application/json --split-type Line \
 	--batch-strategy SingleRecord --assemble-with Line --join-source Input
 .PHONY: batch-local
