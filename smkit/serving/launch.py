@@ -105,7 +105,9 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     except EnvironmentError_ as exc:
         print(f"smkit serving: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=env.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # SAGEMAKER_CONTAINER_LOG_LEVEL is numeric in SDK-made models ("20"); logging takes ints or level names.
+    level = int(env.log_level) if env.log_level.isdigit() else env.log_level
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     scratch = tempfile.mkdtemp(prefix="smkit-serving-")
     owner = os.getpid()
     try:
