@@ -115,8 +115,11 @@ class TransformRunner:
         if outcome.error is not None:
             for line in outcome.error.splitlines() or [""]:
                 self._log(f"{obj.uri}: {line}")
-            if self.sink.discard(name):
-                self._log(f"{obj.uri}: removed {name} left by an earlier run")
+            try:
+                if self.sink.discard(name):
+                    self._log(f"{obj.uri}: removed {name} left by an earlier run")
+            except StorageError as exc:
+                self._log(f"{obj.uri}: {exc}")
         return outcome
 
     def _transform(self, obj: InputObject, pool: ThreadPoolExecutor, outcome: ObjectResult) -> bytes:

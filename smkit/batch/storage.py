@@ -8,10 +8,11 @@ temporary file and renamed; an S3 object is put in one call once the whole outpu
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -120,22 +121,34 @@ def _list_s3(uri: str, endpoint_url: str | None) -> list[InputObject]:
     client = _s3_client(endpoint_url)
     folder = prefix[: prefix.rfind("/") + 1]
     objects: list[InputObject] = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for entry in page.get("Contents", []):
-            key = entry["Key"]
-            if key.endswith("/"):
-                continue
-            objects.append(
-                InputObject(key[len(folder) :], f"s3://{bucket}/{key}", _s3_reader(client, bucket, key))
-            )
+    with _s3_errors(f"listing --input {uri}"):
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for entry in page.get("Contents", []):
+                key = entry["Key"]
+                if key.endswith("/"):
+                    continue
+                reader = _s3_reader(client, bucket, key)
+                objects.append(InputObject(key[len(folder) :], f"s3://{bucket}/{key}", reader))
     return sorted(objects, key=lambda o: o.name)
 
 
 def _s3_reader(client: Any, bucket: str, key: str) -> Callable[[], bytes]:
     def read() -> bytes:
-        return bytes(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        with _s3_errors(f"reading s3://{bucket}/{key}"):
+            return bytes(client.get_object(Bucket=bucket, Key=key)["Body"].read())
 
     return read
+
+
+@contextlib.contextmanager
+def _s3_errors(action: str) -> Iterator[None]:
+    """Turn botocore's errors into a :class:`StorageError` that says what was being done."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        yield
+    except (BotoCoreError, ClientError) as exc:
+        raise StorageError(f"{action} failed: {exc}") from exc
 
 
 @dataclass
@@ -186,7 +199,8 @@ class S3Sink:
 
     def write(self, name: str, data: bytes) -> str:
         key = self.prefix + name
-        self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
+        with _s3_errors(f"writing s3://{self.bucket}/{key}"):
+            self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
         return f"s3://{self.bucket}/{key}"
 
     def discard(self, name: str) -> bool:
@@ -195,7 +209,8 @@ class S3Sink:
             self._client.head_object(Bucket=self.bucket, Key=key)
         except self._client.exceptions.ClientError:
             return False
-        self._client.delete_object(Bucket=self.bucket, Key=key)
+        with _s3_errors(f"removing s3://{self.bucket}/{key}"):
+            self._client.delete_object(Bucket=self.bucket, Key=key)
         return True
 
 

@@ -185,3 +185,17 @@ def test_killed_job_leaves_no_runtime_and_no_partial_output(seed_archive: Path, 
     assert not [pid for pid in runtime_pids if Path(f"/proc/{pid}").exists()], "the runtime outlived the job"
     assert not (tmp_path / "out").exists()
     assert os.listdir(tmp_path / "in") == ["x.jsonl"]
+
+
+def test_s3_locations_that_do_not_exist(aws: MotoServer, seed_archive: Path, tmp_path: Path) -> None:
+    code, _, err = _cli("--local", "--model", str(seed_archive), "--input", "s3://no-such-bucket/in/",
+                        "--output", str(tmp_path / "out"))  # fmt: skip
+    assert code == 1
+    assert "listing --input s3://no-such-bucket/in/ failed" in err
+    assert "NoSuchBucket" in err
+    (tmp_path / "x.jsonl").write_text(GOOD)
+    code, out, err = _cli("--local", "--model", str(seed_archive), "--input", str(tmp_path / "x.jsonl"),
+                          "--output", "s3://no-such-bucket/out/", *LINE_JOB)  # fmt: skip
+    assert code == 1
+    assert "writing s3://no-such-bucket/out/x.jsonl.out failed" in err
+    assert "Transform job Failed (1 of 1 input objects failed)" in out
