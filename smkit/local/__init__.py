@@ -3,9 +3,32 @@
 :class:`LocalEndpoint` starts one serving-runtime process per container per production variant and a
 gateway implementing InvokeEndpoint and InvokeEndpointAsync with the service's headers and errors, so the
 unmodified boto3 ``sagemaker-runtime`` client works against it.
+
+Exports are imported on first use, so that ``smkit.local.storage`` (used by the client) does not pull in
+the gateway's server stack.
 """
 
-from smkit.local.runtime import EndpointRuntime, LocalSettings
-from smkit.local.server import LocalEndpoint, LocalEndpointError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from smkit.local.runtime import EndpointRuntime, LocalSettings
+    from smkit.local.server import LocalEndpoint, LocalEndpointError
+
+_EXPORTS = {
+    "EndpointRuntime": "smkit.local.runtime",
+    "LocalSettings": "smkit.local.runtime",
+    "LocalEndpoint": "smkit.local.server",
+    "LocalEndpointError": "smkit.local.server",
+}
 
 __all__ = ["EndpointRuntime", "LocalEndpoint", "LocalEndpointError", "LocalSettings"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,6 +38,8 @@ from smkit.local.protocol import (
     Invocation,
 )
 from smkit.local.storage import Storage, StorageError, check_uri, join
+
+log = logging.getLogger(__name__)
 
 RunInvocation = Callable[[Invocation], Awaitable[tuple[str, ContainerReply]]]
 
@@ -148,6 +151,16 @@ class AsyncInvocations:
         return len(self._tasks)
 
     async def _process(self, request: AsyncRequest) -> None:
+        try:
+            await self._attempt(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # storage unwritable, gateway bug: record it, keep the queue going
+            log.exception("async inference %s failed inside the gateway", request.inference_id)
+            with contextlib.suppress(Exception):
+                await self._fail(request, f"The local gateway failed: {exc}")
+
+    async def _attempt(self, request: AsyncRequest) -> None:
         async with self._slots:
             if time.monotonic() - request.received_monotonic > request.ttl_s:
                 await self._fail(

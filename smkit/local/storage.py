@@ -54,7 +54,12 @@ class Storage:
         if self._s3 is None:
             import boto3  # the local extra; only async endpoints need it
 
-            self._s3 = boto3.client("s3", endpoint_url=self.s3_endpoint_url, region_name=self.region)
+            session = boto3.session.Session(region_name=self.region)
+            credentials: dict[str, str] = {}
+            if self.s3_endpoint_url and session.get_credentials() is None:
+                # moto's server takes any credentials; none configured must not stop a local run.
+                credentials = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+            self._s3 = session.client("s3", endpoint_url=self.s3_endpoint_url, **credentials)
         return self._s3
 
     @staticmethod

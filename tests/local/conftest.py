@@ -1,0 +1,44 @@
+"""Shared fixtures of the local-endpoint tests: every test talks to a real gateway over 127.0.0.1 with
+boto3's unmodified ``sagemaker-runtime`` client, in front of real serving-runtime processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository root (configs, model_code/ samples, build/ archives)."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def sample() -> Callable[[str, str], bytes]:
+    """``sample("tabular", "request.csv")``: a sample payload of an example model."""
+
+    def read(model: str, name: str) -> bytes:
+        return (REPO / "model_code" / model / "samples" / name).read_bytes()
+
+    return read
+
+
+@pytest.fixture(scope="session")
+def client_error() -> Callable[..., ClientError]:
+    """``client_error(call, code, match)``: run ``call``, assert the ClientError's code and message."""
+
+    def check(call: Callable[[], Any], code: str, match: str) -> ClientError:
+        with pytest.raises(ClientError) as info:
+            call()
+        error = info.value.response["Error"]
+        assert error["Code"] == code, info.value.response
+        assert match in error["Message"], error["Message"]
+        return info.value
+
+    return check

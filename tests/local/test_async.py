@@ -1,0 +1,160 @@
+"""Async endpoint (config/async.yaml) against moto's S3: InvokeEndpointAsync with s3:// and file:// input,
+output and failure objects, notifications, and the ValidationErrors of the API."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from smkit.emulator.server import MotoServer
+from smkit.local import LocalEndpoint
+
+BUCKET = "smkit-async"
+BASE = f"s3://{BUCKET}/endpoint"
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with MotoServer.start() as aws:
+        client = aws.client("s3")
+        client.create_bucket(Bucket=BUCKET)
+        yield aws, client
+
+
+@pytest.fixture(scope="module")
+def endpoint(repo, s3, tmp_path_factory):
+    aws, _client = s3
+    log = tmp_path_factory.mktemp("async") / "notifications.jsonl"
+    with LocalEndpoint(
+        repo / "config" / "async.yaml",
+        root=repo,
+        async_output=BASE,
+        s3_endpoint_url=aws.endpoint_url,
+        notification_log=log,
+    ) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def runtime(endpoint):
+    return endpoint.client()
+
+
+def _object(client, uri: str) -> bytes:
+    bucket, key = uri.removeprefix("s3://").split("/", 1)
+    return client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def _exists(client, uri: str) -> bool:
+    bucket, key = uri.removeprefix("s3://").split("/", 1)
+    return client.list_objects_v2(Bucket=bucket, Prefix=key)["KeyCount"] > 0
+
+
+def test_s3_input_writes_the_output_object(endpoint, runtime, s3, sample):
+    _aws, client = s3
+    client.put_object(Bucket=BUCKET, Key="in/request.csv", Body=sample("tabular", "request.csv"))
+    resp = runtime.invoke_endpoint_async(
+        EndpointName=endpoint.name,
+        InputLocation=f"s3://{BUCKET}/in/request.csv",
+        ContentType="text/csv",
+        Accept="application/json",
+        InferenceId="request-0001",
+    )
+    assert resp["ResponseMetadata"]["HTTPStatusCode"] == 202
+    assert resp["InferenceId"] == "request-0001"
+    assert resp["OutputLocation"] == f"{BASE}/async/output/request-0001.out"
+    assert resp["FailureLocation"] == f"{BASE}/async/failure/request-0001-error.out"
+    endpoint.wait_for_async()
+    expected = json.loads(sample("tabular", "expected.json"))
+    answer = json.loads(_object(client, resp["OutputLocation"]))
+    assert answer["predictions"] == pytest.approx(expected["predictions"], rel=expected["rtol"])
+    assert not _exists(client, resp["FailureLocation"])
+
+
+def test_file_input_and_generated_inference_id(endpoint, runtime, s3, sample, tmp_path):
+    _aws, client = s3
+    request = tmp_path / "request.json"
+    request.write_bytes(sample("tabular", "request.json"))
+    resp = runtime.invoke_endpoint_async(
+        EndpointName=endpoint.name, InputLocation=request.as_uri(), ContentType="application/json"
+    )
+    assert resp["OutputLocation"].endswith(f"/{resp['InferenceId']}.out")
+    endpoint.wait_for_async()
+    assert "predictions" in json.loads(_object(client, resp["OutputLocation"]))
+
+
+def test_container_error_writes_the_failure_object(endpoint, runtime, s3):
+    _aws, client = s3
+    client.put_object(Bucket=BUCKET, Key="in/bad.csv", Body=b"1,2,x\n")
+    resp = runtime.invoke_endpoint_async(
+        EndpointName=endpoint.name, InputLocation=f"s3://{BUCKET}/in/bad.csv", ContentType="text/csv"
+    )
+    endpoint.wait_for_async()
+    failure = _object(client, resp["FailureLocation"]).decode()
+    assert "Received client error (400) from primary" in failure
+    assert not _exists(client, resp["OutputLocation"])
+
+
+def test_missing_input_object_fails_the_request(endpoint, runtime, s3):
+    _aws, client = s3
+    resp = runtime.invoke_endpoint_async(
+        EndpointName=endpoint.name, InputLocation=f"s3://{BUCKET}/in/missing.csv", ContentType="text/csv"
+    )
+    endpoint.wait_for_async()
+    assert "Failed to read the input" in _object(client, resp["FailureLocation"]).decode()
+
+
+def test_notifications_are_logged_for_successes_and_failures(endpoint, runtime):
+    endpoint.wait_for_async()
+    log = endpoint.runtime.asynchronous.notification_log
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    statuses = {e["inferenceId"]: e["invocationStatus"] for e in events}
+    assert statuses["request-0001"] == "Completed"
+    assert "Failed" in statuses.values()
+    completed = next(e for e in events if e["inferenceId"] == "request-0001")
+    assert completed["responseParameters"]["outputLocation"] == f"{BASE}/async/output/request-0001.out"
+    assert completed["eventSource"] == "aws:sagemaker"
+
+
+def test_sync_call_to_an_async_endpoint_is_rejected(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"1"),
+        "ValidationError",
+        "accepts only InvokeEndpointAsync",
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "InputLocation is required"),
+        ({"InputLocation": "http://example.com/x"}, "is not supported; use s3://BUCKET/KEY"),
+    ],
+)
+def test_invalid_async_requests_are_validation_errors(endpoint, runtime, client_error, params, message):
+    client_error(
+        lambda: runtime.invoke_endpoint_async(EndpointName=endpoint.name, ContentType="text/csv", **params),
+        "ValidationError",
+        message,
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "message"),
+    [
+        ("X-Amzn-SageMaker-RequestTTLSeconds", "5", "must be an integer from 60 to 21600"),
+        ("X-Amzn-SageMaker-InvocationTimeoutSeconds", "3601", "must be an integer from 1 to 3600"),
+        ("X-Amzn-SageMaker-InvocationTimeoutSeconds", "soon", "must be an integer from 1 to 3600"),
+    ],
+)
+def test_out_of_range_seconds_are_validation_errors(endpoint, header, value, message):
+    # botocore checks these ranges before sending, so other clients are what the gateway guards against.
+    resp = httpx.post(
+        f"{endpoint.url}/endpoints/{endpoint.name}/async-invocations",
+        headers={"X-Amzn-SageMaker-InputLocation": f"s3://{BUCKET}/in/request.csv", header: value},
+    )
+    assert resp.status_code == 400
+    assert resp.headers["x-amzn-ErrorType"] == "ValidationError"
+    assert message in resp.json()["message"]

@@ -1,0 +1,105 @@
+"""Multi-container endpoints: seed 001's serial featurizer -> regressor pipeline end to end
+(config/multi-container.yaml) and direct invocation by TargetContainerHostname
+(config/multi-container-direct.yaml)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from smkit.local import LocalEndpoint
+from smkit.local.protocol import strip_charset
+
+
+@pytest.fixture(scope="module")
+def pipeline(repo):
+    with LocalEndpoint(repo / "config" / "multi-container.yaml", root=repo) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def direct(repo):
+    with LocalEndpoint(repo / "config" / "multi-container-direct.yaml", root=repo) as ep:
+        yield ep
+
+
+def test_seed_001_pipeline_csv_in_json_out(pipeline, sample):
+    # Seed 001: the client's Content-Type (text/csv) reaches the featurizer, its CSV answer (its
+    # SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT) feeds the regressor, and the client's Accept applies to the last.
+    expected = json.loads(sample("featurizer", "expected.json"))
+    resp = pipeline.client().invoke_endpoint(
+        EndpointName=pipeline.name,
+        ContentType="text/csv",
+        Accept="application/json",
+        Body=sample("featurizer", "request.csv"),
+    )
+    assert resp["ContentType"] == "application/json"
+    assert resp["InvokedProductionVariant"] == "main"
+    predictions = json.loads(resp["Body"].read())["predictions"]
+    assert predictions == pytest.approx(expected["predictions"], rel=expected["rtol"])
+
+
+def test_pipeline_accept_applies_to_the_last_container(pipeline, sample):
+    expected = json.loads(sample("featurizer", "expected.json"))
+    resp = pipeline.client().invoke_endpoint(
+        EndpointName=pipeline.name,
+        ContentType="text/csv",
+        Accept="text/csv",
+        Body=sample("featurizer", "request.csv"),
+    )
+    assert resp["ContentType"].startswith("text/csv")
+    values = [float(line) for line in resp["Body"].read().decode().split()]
+    assert values == pytest.approx(expected["predictions"], rel=expected["rtol"])
+
+
+def test_pipeline_error_names_the_failing_container(pipeline, client_error):
+    err = client_error(
+        lambda: pipeline.client().invoke_endpoint(
+            EndpointName=pipeline.name, ContentType="text/csv", Body=b"1,2"
+        ),
+        "ModelError",
+        "from featurizer with message",
+    )
+    assert err.response["OriginalStatusCode"] == 400
+
+
+def test_charset_is_stripped_between_hops_and_other_parameters_kept():
+    assert strip_charset("text/csv; charset=utf-8") == "text/csv"
+    assert strip_charset("application/json;Charset=UTF-8; q=1") == "application/json; q=1"
+    assert strip_charset(None) is None
+
+
+@pytest.mark.parametrize(("host", "model"), [("tabular", "tabular"), ("iris", "iris")])
+def test_direct_routes_by_target_container_hostname(direct, sample, host, model):
+    expected = json.loads(sample(model, "expected.json"))
+    resp = direct.client().invoke_endpoint(
+        EndpointName=direct.name,
+        TargetContainerHostname=host,
+        ContentType="application/x-npy",
+        Accept="application/json",
+        Body=sample(model, "request.npy"),
+    )
+    answer = json.loads(resp["Body"].read())["predictions"]
+    if isinstance(expected["predictions"][0], str):
+        assert answer == expected["predictions"]
+    else:
+        assert answer == pytest.approx(expected["predictions"], rel=expected["rtol"])
+
+
+def test_direct_without_hostname_is_a_validation_error(direct, client_error):
+    client_error(
+        lambda: direct.client().invoke_endpoint(EndpointName=direct.name, ContentType="text/csv", Body=b"1"),
+        "ValidationError",
+        "uses Direct inference mode: set TargetContainerHostname",
+    )
+
+
+def test_direct_with_unknown_hostname_is_a_validation_error(direct, client_error):
+    client_error(
+        lambda: direct.client().invoke_endpoint(
+            EndpointName=direct.name, TargetContainerHostname="xgboost", ContentType="text/csv", Body=b"1"
+        ),
+        "ValidationError",
+        "TargetContainerHostname 'xgboost' is not a container of endpoint tabular-direct; use one of: iris, tabular.",
+    )

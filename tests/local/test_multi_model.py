@@ -1,0 +1,79 @@
+"""Multi-model endpoint (config/multi-model.yaml): TargetModel loads an archive of the local prefix on first
+use; missing, unknown and escaping TargetModel values are ValidationErrors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from smkit.local import LocalEndpoint
+
+
+@pytest.fixture(scope="module")
+def endpoint(repo):
+    with LocalEndpoint(repo / "config" / "multi-model.yaml", root=repo) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def runtime(endpoint):
+    return endpoint.client()
+
+
+@pytest.mark.parametrize("model", ["tabular", "iris"])
+def test_target_model_is_loaded_on_first_use_and_answers(endpoint, runtime, sample, model):
+    router = endpoint.runtime.variant("main").router
+    loads = router.loads
+    expected = json.loads(sample(model, "expected.json"))
+    for _ in range(2):
+        resp = runtime.invoke_endpoint(
+            EndpointName=endpoint.name,
+            TargetModel=f"{model}.tar.gz",
+            ContentType="application/json",
+            Accept="application/json",
+            Body=sample(model, "request.json"),
+        )
+        assert resp["InvokedProductionVariant"] == "main"
+        answer = json.loads(resp["Body"].read())
+        if isinstance(expected["predictions"][0], str):
+            assert answer["predictions"] == expected["predictions"]
+        else:
+            assert answer["predictions"] == pytest.approx(expected["predictions"], rel=expected["rtol"])
+    assert router.loads == loads + 1, "loaded once, then served from the container's cache"
+    assert f"{model}.tar.gz" in router.loaded
+
+
+def test_missing_target_model_is_a_validation_error(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"1"),
+        "ValidationError",
+        "is a multi-model endpoint: set TargetModel",
+    )
+
+
+def test_unknown_target_model_is_a_validation_error(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, TargetModel="nope.tar.gz", Body=b"1"),
+        "ValidationError",
+        "Failed to download model data",
+    )
+
+
+def test_target_model_cannot_leave_the_prefix(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, TargetModel="../model.tar.gz", Body=b"1"),
+        "ValidationError",
+        "must be a key relative to the model prefix",
+    )
+
+
+def test_model_error_names_the_model(endpoint, runtime, client_error):
+    err = client_error(
+        lambda: runtime.invoke_endpoint(
+            EndpointName=endpoint.name, TargetModel="tabular.tar.gz", ContentType="text/csv", Body=b"a,b"
+        ),
+        "ModelError",
+        "Received client error (400) from model with message",
+    )
+    assert err.response["OriginalStatusCode"] == 400

@@ -1,0 +1,137 @@
+"""Realtime endpoint (config/realtime.yaml): weighted variants, TargetVariant, the service's errors."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from smkit.local import LocalEndpoint
+
+REQUEST = "request.csv"
+
+
+@pytest.fixture(scope="module")
+def endpoint(repo, tmp_path_factory):
+    with LocalEndpoint(
+        repo / "config" / "realtime.yaml", root=repo, seed=7, log_dir=tmp_path_factory.mktemp("logs")
+    ) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def runtime(endpoint):
+    return endpoint.client()
+
+
+def test_both_variants_serve_by_weight_and_report_the_invoked_variant(endpoint, runtime, sample):
+    body = sample("tabular", REQUEST)
+    expected = json.loads(sample("tabular", "expected.json"))
+    seen = Counter()
+    for _ in range(40):
+        resp = runtime.invoke_endpoint(
+            EndpointName=endpoint.name, ContentType="text/csv", Accept="application/json", Body=body
+        )
+        seen[resp["InvokedProductionVariant"]] += 1
+        assert resp["ContentType"] == "application/json"
+        predictions = json.loads(resp["Body"].read())["predictions"]
+        assert predictions == pytest.approx(expected["predictions"], rel=expected["rtol"])
+    # Weights 0.9 / 0.1 with a fixed seed: both variants get traffic, blue most of it.
+    assert set(seen) == {"blue", "green"}
+    assert seen["blue"] > seen["green"]
+
+
+def test_target_variant_overrides_the_weights(endpoint, runtime, sample):
+    for _ in range(3):
+        resp = runtime.invoke_endpoint(
+            EndpointName=endpoint.name,
+            ContentType="text/csv",
+            Body=sample("tabular", REQUEST),
+            TargetVariant="green",
+        )
+        assert resp["InvokedProductionVariant"] == "green"
+
+
+def test_response_content_type_follows_accept(endpoint, runtime, sample):
+    resp = runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        ContentType="application/json",
+        Accept="text/csv",
+        Body=sample("tabular", "request.json"),
+    )
+    assert resp["ContentType"].startswith("text/csv")
+    assert len(resp["Body"].read().decode().splitlines()) == 10
+
+
+def test_unknown_variant_is_a_validation_error(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, Body=b"1", TargetVariant="purple"),
+        "ValidationError",
+        "TargetVariant 'purple' is not a production variant of endpoint tabular-realtime; use one of: blue, green",
+    )
+
+
+def test_unknown_endpoint_is_a_validation_error(runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName="no-such-endpoint", Body=b"1"),
+        "ValidationError",
+        "Endpoint no-such-endpoint of account 123456789012 not found.",
+    )
+
+
+def test_multi_model_and_direct_headers_are_rejected(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, Body=b"1", TargetModel="tabular.tar.gz"),
+        "ValidationError",
+        "is not a multi-model endpoint",
+    )
+    client_error(
+        lambda: runtime.invoke_endpoint(
+            EndpointName=endpoint.name, Body=b"1", TargetContainerHostname="tabular"
+        ),
+        "ValidationError",
+        "does not use Direct inference mode",
+    )
+
+
+def test_handler_error_is_a_model_error_with_the_original_status_and_message(endpoint, runtime, client_error):
+    err = client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"1,2,x"),
+        "ModelError",
+        "Received client error (400) from primary with message",
+    )
+    assert err.response["OriginalStatusCode"] == 400
+    assert "could not convert string to float" in err.response["OriginalMessage"]
+    assert err.response["LogStreamArn"].startswith(
+        "arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/tabular-realtime:log-stream:"
+    )
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 424
+
+
+def test_oversize_payload_gets_the_front_end_413(endpoint, runtime, client_error):
+    err = client_error(
+        lambda: runtime.invoke_endpoint(
+            EndpointName=endpoint.name, ContentType="text/csv", Body=b"1" * 6_291_457
+        ),
+        "413",
+        "HTTP content length exceeded 6291456 bytes.",
+    )
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 413
+
+
+def test_async_call_to_a_realtime_endpoint_is_rejected(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint_async(EndpointName=endpoint.name, InputLocation="s3://bucket/key"),
+        "ValidationError",
+        "is not an asynchronous endpoint",
+    )
+
+
+def test_gateway_keeps_serving_after_bad_requests(endpoint, runtime, sample):
+    # Runs after the error tests above (file order): the same gateway still answers.
+    resp = runtime.invoke_endpoint(
+        EndpointName=endpoint.name, ContentType="text/csv", Body=sample("tabular", REQUEST)
+    )
+    assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert all(v.warm for v in endpoint.runtime.variants)
