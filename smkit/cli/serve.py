@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -42,8 +40,9 @@ def serve(
     """
     from smkit.serving.launch import LaunchRequest
     from smkit.serving.launch import serve as run
+    from smkit.serving.server import exit_now
 
     request = LaunchRequest(
         model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant
     )
-    sys.exit(run(request))
+    exit_now(run(request))

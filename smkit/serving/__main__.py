@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from smkit.serving.launch import LaunchRequest, serve
@@ -48,4 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from smkit.serving.server import exit_now
+
+    exit_now(main())

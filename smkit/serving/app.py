@@ -34,6 +34,9 @@ from smkit.serving.multimodel import ModelCache
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in HTTPStatus}
 TARGET_MODEL = "HTTP_X_AMZN_SAGEMAKER_TARGET_MODEL"
+# An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
+# of a broken pipe; beyond that the connection is closed unread.
+DRAIN_LIMIT = 64 * 1024 * 1024
 
 
 class EnvironHeaders(Mapping[str, str]):
@@ -174,6 +177,7 @@ class ServingApp:
             except ValueError:
                 raise BadRequest(f"Content-Length {length_text!r} is not a number") from None
             if length > limit:
+                _drain(stream, min(length, limit + DRAIN_LIMIT))
                 raise PayloadTooLarge(_too_large(length, limit))
             return stream.read(length) if length else b""
         body = stream.read(limit + 1)
@@ -244,6 +248,14 @@ class ServingApp:
         assert self.cache is not None
         body = self._body(environ)
         return self.cache.invoke(name, body, EnvironHeaders(environ))
+
+
+def _drain(stream: Any, size: int) -> None:
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
 
 
 def _describe(entry: Any) -> list[dict[str, Any]]:

@@ -7,8 +7,6 @@ A user's ``inference.py`` may raise its own exception with a ``status_code`` att
 
 from __future__ import annotations
 
-from http import HTTPStatus
-
 
 class InferenceError(Exception):
     """An error with an HTTP status and a message safe to show the caller."""
@@ -105,11 +103,8 @@ def type_of(exc: BaseException, status: int) -> str:
     """A short error type for the JSON body."""
     if isinstance(exc, InferenceError):
         return exc.error_type
-    if status != 500:
-        try:
-            return HTTPStatus(status).phrase.replace(" ", "")
-        except ValueError:
-            return type(exc).__name__
+    if getattr(exc, "status_code", None) == status:
+        return type(exc).__name__
     return "InternalServerError"
 
 

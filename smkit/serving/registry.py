@@ -1,8 +1,7 @@
 """The multi-model registry shared by all worker processes of one server.
 
-Each loaded model is one small JSON file in ``<state>/models``; adding or removing one changes that
-directory's mtime, which every worker checks (one ``stat``) before a request to drop models others
-unloaded. The file's own mtime is the model's last use, for least-recently-used eviction. Loads and
+Each loaded model is one small JSON file in ``<state>/models``; adding or removing one bumps a counter
+in a shared memory map, which every worker reads before a request to drop models others unloaded. The file's own mtime is the model's last use, for least-recently-used eviction. Loads and
 unloads take an exclusive ``flock`` so two workers never load the same name twice.
 """
 
@@ -10,8 +9,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import mmap
 import os
+import struct
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
@@ -47,6 +49,12 @@ class Registry:
         os.makedirs(self.models_dir, exist_ok=True)
         os.makedirs(self.extract_root, exist_ok=True)
         self._lock_path = os.path.join(state_dir, "registry.lock")
+        counter = os.path.join(state_dir, "generation")
+        with open(counter, "a+b") as handle:
+            if os.fstat(handle.fileno()).st_size < 8:
+                handle.write(bytes(8))
+                handle.flush()
+            self._generation = mmap.mmap(handle.fileno(), 8)
 
     def _path(self, name: str) -> str:
         return os.path.join(self.models_dir, quote(name, safe="") + ".json")
@@ -63,7 +71,10 @@ class Registry:
 
     def generation(self) -> int:
         """Changes whenever a model is added or removed."""
-        return os.stat(self.models_dir).st_mtime_ns
+        return int(struct.unpack_from("<Q", self._generation, 0)[0])
+
+    def _bump(self) -> None:
+        struct.pack_into("<Q", self._generation, 0, self.generation() + 1)
 
     def get(self, name: str) -> Entry | None:
         """The entry for ``name`` or None."""
@@ -82,20 +93,26 @@ class Registry:
         fd, tmp = tempfile.mkstemp(dir=self.state_dir, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(asdict(entry), handle)
+        now = time.time_ns()
+        os.utime(tmp, ns=(now, now))
         os.replace(tmp, self._path(entry.name))
+        self._bump()
 
     def remove(self, name: str) -> bool:
         """Unregister ``name``; False when it was not registered."""
         try:
             os.unlink(self._path(name))
-            return True
         except FileNotFoundError:
             return False
+        self._bump()
+        return True
 
     def touch(self, name: str) -> None:
         """Mark ``name`` as just used."""
+        # explicit nanosecond times: the kernel's own file timestamps tick only every few milliseconds
+        now = time.time_ns()
         with suppress(FileNotFoundError):
-            os.utime(self._path(name))
+            os.utime(self._path(name), ns=(now, now))
 
     def entries(self) -> list[Entry]:
         """All entries, least recently used first."""

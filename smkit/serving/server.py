@@ -10,15 +10,17 @@ no child process outlives the server.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import select
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from gunicorn.app.base import BaseApplication
 
@@ -77,6 +79,23 @@ def _load_single(single: SingleModel, handler: ModelHandler) -> None:
         single.loading = False
 
 
+def exit_now(code: int) -> NoReturn:
+    """Flush and leave without interpreter teardown.
+
+    With large ML libraries loaded, Python's shutdown (module teardown, garbage collection) takes
+    seconds of CPU and nothing in it matters to a server: logs are written unbuffered and files closed.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _worker_exit(arbiter: Any, worker: Any) -> None:
+    exit_now(0 if getattr(worker, "booted", True) else 3)  # 3: gunicorn's WORKER_BOOT_ERROR
+
+
 class GunicornServer(BaseApplication):
     """gunicorn configured in code (no config files, no control socket, no pid files)."""
 
@@ -111,6 +130,7 @@ class GunicornServer(BaseApplication):
             "accesslog": None,
             "when_ready": self._when_ready,
             "post_fork": self._post_fork,
+            "worker_exit": _worker_exit,
         }
         for key, value in settings.items():
             if key in self.cfg.settings:

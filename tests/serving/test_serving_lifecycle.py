@@ -1,0 +1,275 @@
+"""Start-up and shutdown: 503 while loading and after a failed load, requirements, signals, entry points."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, Server, free_port, make_tarball, start_server, wait_ready
+from serving_models import Models
+
+
+def test_model_fn_failing_gives_503_with_reason(models: Models, tmp_path: Path) -> None:
+    server = start_server(tmp_path, ["--model", str(models.failing)], ready=False)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                ping = server.request("GET", "/ping")
+                if ping.json()["message"] != "the model is still loading":
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.05)
+        assert ping.status == 503
+        assert ping.json()["type"] == "ModelNotReady"
+        assert "RuntimeError: weights file is corrupt" in ping.json()["message"]
+        invocation = server.invoke("1,2")
+        assert invocation.status == 503 and "weights file is corrupt" in invocation.json()["message"]
+        assert server.request("GET", "/ping").status == 503  # still serving after the bad request
+    finally:
+        assert server.stop() == 0
+
+
+def test_transform_fn_mixed_with_predict_fn_is_a_value_error_at_start(models: Models, tmp_path: Path) -> None:
+    server = start_server(tmp_path, ["--model", str(models.mixed)], ready=False)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                ping = server.request("GET", "/ping")
+                if "ValueError" in ping.body.decode():
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.05)
+        assert ping.status == 503
+        assert "Cannot use transform_fn implementation in conjunction with" in ping.json()["message"]
+    finally:
+        server.stop()
+
+
+def test_ping_is_503_while_loading_then_200(models: Models, tmp_path: Path) -> None:
+    server = start_server(tmp_path, ["--model", str(models.slow_load)], ready=False)
+    try:
+        statuses: list[int] = []
+        deadline = time.monotonic() + 20
+        while not statuses or statuses[-1] != 200:
+            try:
+                response = server.request("GET", "/ping")
+                statuses.append(response.status)
+                if response.status == 503:
+                    assert response.json()["message"] == "the model is still loading"
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.05)
+        assert 503 in statuses
+        assert server.invoke("x").body == b"loaded"
+    finally:
+        server.stop()
+
+
+def test_unmet_requirements_stop_the_start_with_a_clear_error(models: Models, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "smkit.serving",
+            "--model",
+            str(models.unmet_requirements),
+            "--port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "PIP_NO_INDEX": "1", "SMKIT_REQUIREMENTS_DIR": str(tmp_path / "req")},
+    )
+    assert result.returncode == 1
+    assert "requirements.txt: pip could not install smkit-test-no-such-package==9.9.9" in result.stderr
+    off = subprocess.run(
+        [sys.executable, "-m", "smkit.serving", "--model", str(models.unmet_requirements)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "SMKIT_INSTALL_REQUIREMENTS": "false"},
+    )
+    assert off.returncode == 1 and "SMKIT_INSTALL_REQUIREMENTS=false" in off.stderr
+
+
+def test_bad_environment_value_is_named(tmp_path: Path, models: Models) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "smkit.serving", "--model", str(models.echo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "soon"},
+    )
+    assert result.returncode == 2
+    assert "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS='soon' is not a number" in result.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_signal_stops_cleanly_without_children(models: Models, tmp_path: Path, sig: str) -> None:
+    import signal
+
+    server = start_server(tmp_path, ["--model", str(models.echo)])
+    deadline = time.monotonic() + 10
+    while len(children := server.children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(children) == 2
+    assert server.stop(getattr(signal, sig)) == 0
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_cli_serves_a_tarball_extracted_safely(models: Models, tmp_path: Path) -> None:
+    tarball = make_tarball(models.chain, tmp_path / "model.tar.gz")
+    port = free_port()
+    log = tmp_path / "cli.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from smkit.cli import main; main()",
+                "serve",
+                "--model",
+                str(tarball),
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    server = Server(proc, port, log)
+    wait_ready(server)
+    try:
+        assert server.invoke("2,2").json() == [6.0, 6.0]  # one CSV row decodes to 1-D, as in the toolkit
+        assert len(server.children()) == 1
+    finally:
+        assert server.stop() == 0
+
+
+def test_cli_refuses_an_archive_with_a_link(tmp_path: Path) -> None:
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("code/inference.py")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        tar.addfile(info)
+    result = subprocess.run(
+        [sys.executable, "-c", "from smkit.cli import main; main()", "serve", "--model", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert result.returncode == 1
+    assert "symbolic link" in result.stderr and "evil.tar.gz" in result.stderr
+
+
+def test_image_entrypoint_serves_on_all_interfaces(models: Models, tmp_path: Path) -> None:
+    port = free_port()
+    server = start_server(
+        tmp_path,
+        ["serve"],
+        module="smkit.serving.entrypoint",
+        env={"SM_MODEL_DIR": str(models.echo), "SAGEMAKER_BIND_TO_PORT": str(port)},
+    )
+    try:
+        assert server.port == port
+        assert server.invoke("1", "text/csv").json()["type"] == "str"
+        listening = {
+            line.split()[1]
+            for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+            if line.split()[3] == "0A"
+        }
+        assert f"00000000:{port:04X}" in listening  # bound to 0.0.0.0, as SageMaker needs
+    finally:
+        server.stop()
+    wrong = subprocess.run(
+        [sys.executable, "-m", "smkit.serving.entrypoint", "train"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert wrong.returncode == 2 and "expected the command 'serve', got 'train'" in wrong.stderr
+
+
+def test_constant_baseline_model(tmp_path: Path) -> None:
+    server = start_server(tmp_path, ["--constant", "--workers", "1"])
+    try:
+        assert server.invoke("anything", "text/csv").json() == {"predictions": [0.0]}
+    finally:
+        server.stop()
+
+
+def _example_archive(name: str) -> Path:
+    path = REPO / "build" / name
+    if not path.exists():  # `make test` builds them first; build them here when run on their own
+        subprocess.run(
+            [sys.executable, "-m", "scripts.package_models", "--build-dir", "build"],
+            cwd=REPO,
+            check=True,
+            timeout=600,
+        )
+    return path
+
+
+def test_real_tabular_example(tmp_path: Path) -> None:
+    samples = REPO / "model_code" / "tabular" / "samples"
+    expected = json.loads((samples / "expected.json").read_text())
+    server = start_server(tmp_path, ["--model", str(_example_archive("model.tar.gz")), "--workers", "1"])
+    try:
+        for body, content_type in [
+            ((samples / "request.csv").read_bytes(), "text/csv"),
+            ((samples / "request.json").read_bytes(), "application/json"),
+            ((samples / "request.npy").read_bytes(), "application/x-npy"),
+        ]:
+            response = server.invoke(body, content_type)
+            assert response.status == 200, response.body
+            np.testing.assert_allclose(
+                response.json()["predictions"], expected["predictions"], rtol=expected["rtol"]
+            )
+        as_npy = server.invoke((samples / "request.csv").read_bytes(), "text/csv", "application/x-npy")
+        assert np.load(io.BytesIO(as_npy.body), allow_pickle=False).shape == (10,)
+    finally:
+        server.stop()
+
+
+def test_real_examples_share_a_multi_model_server(tmp_path: Path) -> None:
+    _example_archive("model.tar.gz")
+    server = start_server(tmp_path, ["--multi-model", str(REPO / "build" / "models"), "--workers", "1"])
+    try:
+        tabular = server.request(
+            "POST",
+            "/models/tabular.tar.gz/invoke",
+            (REPO / "model_code" / "tabular" / "samples" / "request.csv").read_bytes(),
+            {"Content-Type": "text/csv"},
+        )
+        assert tabular.status == 200, tabular.body
+        iris_sample = sorted((REPO / "model_code" / "iris" / "samples").glob("request.csv"))
+        iris_body = iris_sample[0].read_bytes() if iris_sample else b"5.1,3.5,1.4,0.2"
+        iris = server.request("POST", "/models/iris.tar.gz/invoke", iris_body, {"Content-Type": "text/csv"})
+        assert iris.status == 200, iris.body
+    finally:
+        server.stop()

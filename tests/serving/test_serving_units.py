@@ -1,0 +1,125 @@
+"""In-process checks of the layers under the HTTP adapter: env, codecs, hook binding, context."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from serving_models import Models
+
+from smkit.serving import codecs
+from smkit.serving.context import Context
+from smkit.serving.env import EnvironmentError_, ServingEnv
+from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
+from smkit.serving.handler import ModelHandler, bind_hook
+
+
+@pytest.mark.parametrize(
+    ("environ", "limit"),
+    [
+        ({}, 6_291_456),
+        ({"SMKIT_PROFILE": "serverless"}, 4 * 1024 * 1024),
+        ({"SMKIT_PROFILE": "serverless", "SAGEMAKER_MAX_PAYLOAD_IN_MB": "2"}, 2 * 1024 * 1024),
+        ({"SAGEMAKER_MAX_PAYLOAD_IN_MB": "100"}, 100 * 1024 * 1024),
+    ],
+)
+def test_payload_limits(environ: dict[str, str], limit: int) -> None:
+    assert ServingEnv.from_environ(environ).max_payload_bytes == limit
+
+
+def test_environment_defaults_and_overrides() -> None:
+    default = ServingEnv.from_environ({})
+    assert (default.port, default.timeout_seconds, default.default_accept) == (8080, 60.0, "application/json")
+    env = ServingEnv.from_environ(
+        {
+            "SAGEMAKER_BIND_TO_PORT": "9000",
+            "SAGEMAKER_MODEL_SERVER_TIMEOUT": "5",
+            "SAGEMAKER_MULTI_MODEL": "TRUE",
+            "SAGEMAKER_PROGRAM": "serve.py",
+            "SMKIT_MODEL_CACHE_SETTING": "disabled",
+        }
+    )
+    assert (env.port, env.timeout_seconds, env.multi_model, env.module_name) == (9000, 5.0, True, "serve")
+    assert env.model_cache_enabled is False
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"SAGEMAKER_MULTI_MODEL": "maybe"}, "SAGEMAKER_MULTI_MODEL='maybe' is not a boolean"),
+        ({"SAGEMAKER_BIND_TO_PORT": "0"}, "SAGEMAKER_BIND_TO_PORT='0' is below 1"),
+        ({"SAGEMAKER_MODEL_SERVER_WORKERS": "1.5"}, "SAGEMAKER_MODEL_SERVER_WORKERS='1.5' is not a whole"),
+        ({"SMKIT_PROFILE": "edge"}, "SMKIT_PROFILE='edge' is not one of realtime, serverless, async, batch"),
+        ({"SAGEMAKER_PROGRAM": "../x.py"}, "must be a file name inside model_dir/code"),
+    ],
+)
+def test_bad_environment_values_are_named(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(EnvironmentError_, match=message.replace("(", r"\(").replace(".", r"\.")):
+        ServingEnv.from_environ(environ)
+
+
+def test_parse_accept() -> None:
+    assert codecs.parse_accept("*/*", "text/csv") == ["text/csv"]
+    assert codecs.parse_accept("image/png, text/csv;q=0.5, */*") == [
+        "image/png",
+        "text/csv",
+        "application/json",
+    ]
+
+
+def test_decoders_match_the_toolkit_on_good_input_and_refuse_bad_input() -> None:
+    np.testing.assert_array_equal(
+        codecs.decode("1,2\n3,4", "text/csv"), np.genfromtxt(io.StringIO("1,2\n3,4"), delimiter=",")
+    )
+    np.testing.assert_array_equal(codecs.decode("1,,3", "text/csv"), np.array([1.0, np.nan, 3.0]))
+    with pytest.raises(BadRequest, match="not rectangular CSV"):
+        codecs.decode("1,2\n3", "text/csv")
+    with pytest.raises(UnsupportedMediaType, match="missing Content-Type"):
+        codecs.decode(b"x", None)
+    with pytest.raises(NotAcceptable, match="image/png"):
+        codecs.encode([1], "image/png")
+
+
+def test_npz_round_trip_of_a_sparse_matrix() -> None:
+    import scipy.sparse
+
+    matrix = scipy.sparse.csr_matrix(np.eye(3))
+    decoded = codecs.decode(codecs.encode_npz(matrix), "application/x-npz")
+    assert scipy.sparse.issparse(decoded) and (decoded != matrix).nnz == 0
+    dense = codecs.decode(codecs.encode_npz(np.arange(3)), "application/x-npz")
+    np.testing.assert_array_equal(dense["arr_0"], np.arange(3))
+
+
+def test_hook_arity_is_decided_once() -> None:
+    assert bind_hook("input_fn", lambda data, content_type: None).takes_context is False
+    assert bind_hook("input_fn", lambda data, content_type, context=None: None).takes_context is True
+    with pytest.raises(TypeError, match="input_fn takes 1 arguments but 2 were given"):
+        bind_hook("input_fn", lambda data: None)
+
+
+def test_context_api_is_case_insensitive_and_collects_response_headers() -> None:
+    context = Context(model_name="m", model_dir="/m", headers={"Content-Type": "text/csv", "X-A": "1"})
+    assert context.get_request_header(0, "content-type") == "text/csv"
+    assert context.request_processor[0].get_request_properties()["x-a"] == "1"
+    context.set_response_header(0, "X-Amzn-SageMaker-Custom-Attributes", "k=v")
+    assert context.response_headers == {"X-Amzn-SageMaker-Custom-Attributes": "k=v"}
+    assert context.system_properties["model_dir"] == "/m"
+
+
+def test_transform_fn_with_input_fn_is_a_value_error(models: Models) -> None:
+    handler = ModelHandler(
+        name="mixed", model_dir=str(models.mixed), env=ServingEnv.from_environ({}), isolated=True
+    )
+    with pytest.raises(ValueError, match="Cannot use transform_fn implementation in conjunction with"):
+        handler.load()
+
+
+def test_missing_model_fn_asks_for_one(tmp_path: Path) -> None:
+    (tmp_path / "code").mkdir()
+    handler = ModelHandler(
+        name="empty", model_dir=str(tmp_path), env=ServingEnv.from_environ({}), isolated=True
+    )
+    with pytest.raises(Exception, match="Please provide a model_fn implementation"):
+        handler.load()
