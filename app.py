@@ -13,6 +13,7 @@ import aws_cdk as cdk
 
 from smkit.config import ConfigError, load_config
 from stacks.compliance import add_compliance_checks
+from stacks.pipeline_stack import add_pipeline, cdk_cli_version
 from stacks.serving_stage import add_serving_stacks
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -26,7 +27,17 @@ def main() -> None:
         config_path = PROJECT_ROOT / config_path
     try:
         config = load_config(config_path)
-        add_serving_stacks(app, config=config, project_root=PROJECT_ROOT)
+        if str(app.node.try_get_context("pipeline")).lower() == "true":
+            cli_version = cdk_cli_version(PROJECT_ROOT / "package.json")
+            add_pipeline(
+                app,
+                config=config,
+                config_path=config_path,
+                cli_version=cli_version,
+                project_root=PROJECT_ROOT,
+            )
+        else:
+            add_serving_stacks(app, config=config, project_root=PROJECT_ROOT)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         sys.exit(f"error: {exc}")
     add_compliance_checks(app)

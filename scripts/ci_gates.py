@@ -23,7 +23,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONFIG_GLOB = "config/*.yaml"
-GATE_ASSEMBLY_DIR = "cdk.out/gates"
+GATE_ASSEMBLY_DIR = "build/synth-gates"
 
 
 @dataclass(frozen=True)

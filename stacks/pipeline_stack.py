@@ -22,6 +22,7 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_codecommit as codecommit
+from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -31,6 +32,7 @@ from constructs import Construct
 from smkit.config import DeploymentConfig
 from smkit.config.models import PipelineSpec, StageTarget
 from stacks.constructs.acknowledge import acknowledge
+from stacks.mapping import pascal
 from stacks.serving_stage import ServingStage
 
 # CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions `make setup` expects).
@@ -38,6 +40,8 @@ from stacks.serving_stage import ServingStage
 BUILD_IMAGE = codebuild.LinuxBuildImage.STANDARD_7_0
 RUNTIME_VERSIONS = {"python": "3.11", "nodejs": "20"}
 INSTALL_COMMANDS = ("make setup",)
+# The asset publisher CDK Pipelines installs in its Assets stage (default: the npm `latest` tag).
+CDK_ASSETS_VERSION = "4.7.3"
 ASSEMBLY_DIR = "cdk.out"
 
 
@@ -52,6 +56,25 @@ def cdk_cli_version(package_json: Path) -> str:
     return str(version)
 
 
+def add_pipeline(
+    app: cdk.App, *, config: DeploymentConfig, config_path: Path, cli_version: str, project_root: Path
+) -> PipelineStack:
+    """Add the pipeline stack of ``config`` to ``app`` (what ``-c pipeline=true`` selects in app.py)."""
+    from scripts.ci_gates import pipeline_synth_commands
+
+    inside = config_path.is_relative_to(project_root)
+    config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
+    return PipelineStack(
+        app,
+        f"{pascal(config.name)}Pipeline",
+        config=config,
+        config_file=config_file,
+        synth_commands=pipeline_synth_commands(config_file),
+        cli_version=cli_version,
+        project_root=project_root,
+    )
+
+
 def smoke_test_command(config_file: str, region: str) -> str:
     """The post-deploy smoke test: scripts/smoke_test.py with the endpoint and role from stack outputs."""
     return (
@@ -61,16 +84,47 @@ def smoke_test_command(config_file: str, region: str) -> str:
 
 
 class SmokeTestAccessStack(cdk.Stack):
-    """A role in the staging account that the pipeline account may assume to invoke the staged endpoint."""
+    """A role in the staging account that the pipeline account may assume to invoke the staged endpoint.
+
+    The permission names no endpoint ARN (a cross-stack export would block the endpoint's replacement);
+    it is limited to endpoints tagged with this deployment's ``smkit:deployment`` / ``smkit:environment``.
+    """
 
     def __init__(
-        self, scope: Construct, id_: str, *, endpoint_arn: str, trusted_account: str, **kwargs: Any
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        deployment: str,
+        environment: str,
+        trusted_account: str,
+        **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
+        endpoints = self.format_arn(service="sagemaker", resource="endpoint", resource_name="*")
         policy = iam.ManagedPolicy(
             self,
             "InvokePolicy",
-            statements=[iam.PolicyStatement(actions=["sagemaker:InvokeEndpoint"], resources=[endpoint_arn])],
+            statements=[
+                iam.PolicyStatement(
+                    actions=["sagemaker:InvokeEndpoint"],
+                    resources=[endpoints],
+                    conditions={
+                        "StringEquals": {
+                            "aws:ResourceTag/smkit:deployment": deployment,
+                            "aws:ResourceTag/smkit:environment": environment,
+                        }
+                    },
+                )
+            ],
+        )
+        acknowledge(
+            policy,
+            {
+                f"AwsSolutions-IAM5[Resource::{_render(self.resolve(endpoints))}]": (
+                    "Endpoint names are generated; access is limited by the deployment's resource tags."
+                )
+            },
         )
         self.role = iam.Role(
             self,
@@ -153,6 +207,8 @@ class PipelineStack(cdk.Stack):
             "Pipeline",
             synth=self.synth,
             cli_version=cli_version,
+            cdk_assets_cli_version=CDK_ASSETS_VERSION,
+            pipeline_type=codepipeline.PipelineType.V2,
             artifact_bucket=self.artifacts.bucket,
             cross_account_keys=True,
             enable_key_rotation=True,
@@ -170,7 +226,8 @@ class PipelineStack(cdk.Stack):
         access = SmokeTestAccessStack(
             self.staging,
             "SmokeTestAccess",
-            endpoint_arn=serving.endpoint.resource.ref,
+            deployment=config.name,
+            environment="staging",
             trusted_account=spec.account,
             env=cdk.Environment(account=spec.staging.account, region=spec.staging.region),
         )
@@ -199,6 +256,7 @@ class PipelineStack(cdk.Stack):
         )
         self.pipeline.add_stage(self.production, pre=[self.approval])
         self.pipeline.build_pipeline()
+        self._tidy_template()
         self._acknowledge()
 
     def _source(self, spec: PipelineSpec) -> pipelines.CodePipelineSource:
@@ -216,13 +274,44 @@ class PipelineStack(cdk.Stack):
         staged = config.model_copy(
             update={"environment": environment, "account": target.account, "region": target.region}
         )
-        return ServingStage(
+        stage = ServingStage(
             self,
             id_,
             config=staged,
             project_root=project_root,
             env=cdk.Environment(account=target.account, region=target.region),
         )
+        # With a concrete account/region the endpoint log-group ARN is rendered literally, not with the
+        # <AWS::Region>/<AWS::AccountId> tokens the execution role's own acknowledgement names.
+        log_groups = f"arn:aws:logs:{target.region}:{target.account}:log-group:/aws/sagemaker/Endpoints/*"
+        stage.stacks.serving.execution_role.acknowledge(
+            {
+                f"AwsSolutions-IAM5[Resource::{log_groups}]": (
+                    "Endpoint log groups are named after the endpoint by SageMaker; scoped to /aws/sagemaker/Endpoints."
+                )
+            }
+        )
+        return stage
+
+    def _tidy_template(self) -> None:
+        """Two cfn-lint findings on CDK Pipelines' output, fixed rather than ignored.
+
+        E3703: action role ARNs come as ``Fn::Join`` with an empty delimiter; written as ``Fn::Sub``.
+        W3005: the pipeline lists its role in DependsOn although it already references it (GetAtt).
+        """
+        resource = self.pipeline.pipeline.node.default_child
+        assert isinstance(resource, codepipeline.CfnPipeline)
+        # Resolved here the stages carry the L1 (camelCase) property names.
+        stages = self.resolve(resource.stages)
+        for i, stage in enumerate(stages):
+            for j, action in enumerate(stage.get("actions", [])):
+                for key, value in (action.get("configuration") or {}).items():
+                    sub = join_as_sub(value)
+                    if sub is not None:
+                        resource.add_property_override(f"Stages.{i}.Actions.{j}.Configuration.{key}", sub)
+        policy = self.pipeline.pipeline.role.node.find_child("DefaultPolicy").node.default_child
+        assert isinstance(policy, iam.CfnPolicy)
+        resource.add_override("DependsOn", [policy.logical_id])
 
     def _acknowledge(self) -> None:
         """Findings on what CDK Pipelines generates, each with the reason it is accepted."""
@@ -237,6 +326,23 @@ class PipelineStack(cdk.Stack):
         )
         if support is not None:
             acknowledge(support, REPLICATION_BUCKET_REASONS)
+
+
+def join_as_sub(value: Any) -> dict[str, str] | None:
+    """``{"Fn::Join": ["", [str | Ref | GetAtt, ...]]}`` as the equivalent ``{"Fn::Sub": "..."}`` (else None)."""
+    if not (isinstance(value, dict) and list(value) == ["Fn::Join"] and value["Fn::Join"][0] == ""):
+        return None
+    text = ""
+    for part in value["Fn::Join"][1]:
+        if isinstance(part, str):
+            text += part.replace("${", "${!")
+        elif isinstance(part, dict) and list(part) == ["Ref"]:
+            text += "${" + part["Ref"] + "}"
+        elif isinstance(part, dict) and list(part) == ["Fn::GetAtt"]:
+            text += "${" + ".".join(part["Fn::GetAtt"]) + "}"
+        else:
+            return None
+    return {"Fn::Sub": text}
 
 
 def _render(value: Any) -> str:

@@ -26,11 +26,14 @@ PATTERN_HINTS = {
     models.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     models.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     models.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    models.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
+    models.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
     r"^[a-z][a-z0-9-]{0,39}$": "lowercase letters, digits and hyphens, starting with a letter, <= 40 characters",
     r"^\d{12}$": "a 12-digit AWS account id",
     r"^[a-z]{2}(-[a-z]+)+-\d$": "an AWS region such as eu-west-1",
 }
-DISCRIMINATOR = "source"
+# Keys that select the member of a tagged union (image/model_data ``source``, pipeline source ``type``).
+DISCRIMINATORS = ("source", "type")
 
 
 class ConfigError(ValueError):
@@ -106,7 +109,8 @@ def _resolve_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
     node = data
     for i, seg in enumerate(loc):
         last = i == len(loc) - 1
-        if isinstance(node, dict) and seg not in node and not last and node.get(DISCRIMINATOR) == seg:
+        tags = [node.get(key) for key in DISCRIMINATORS] if isinstance(node, dict) else []
+        if isinstance(node, dict) and seg not in node and not last and seg in tags:
             continue
         out.append(seg)
         if isinstance(node, dict):
@@ -149,8 +153,14 @@ def _deref(schema: dict[str, Any], defs: dict[str, Any], node: Any) -> dict[str,
         elif "anyOf" in schema or "oneOf" in schema:
             options = [_deref(s, defs, node) for s in schema.get("anyOf", schema.get("oneOf", []))]
             options = [o for o in options if o.get("type") != "null"]
-            tag = node.get(DISCRIMINATOR) if isinstance(node, dict) else None
-            match = [o for o in options if o.get("properties", {}).get(DISCRIMINATOR, {}).get("const") == tag]
+            match = [
+                o
+                for o in options
+                for key in DISCRIMINATORS
+                if isinstance(node, dict)
+                and key in node
+                and o.get("properties", {}).get(key, {}).get("const") == node[key]
+            ]
             schema = (match or options or [{}])[0]
         else:
             return schema

@@ -277,6 +277,17 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
+def pipeline_stages(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Production is a different account or region than staging: the approval gate must protect something."""
+    p = cfg.pipeline
+    if p is not None and (p.staging.account, p.staging.region) == (p.production.account, p.production.region):
+        yield Issue(
+            "pipeline.production",
+            f"{p.production.account}/{p.production.region}",
+            "must differ from pipeline.staging in account or region (e.g. a separate prod account)",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     container_count,
     unique_names,
@@ -290,6 +301,7 @@ RULES: tuple[Rule, ...] = (
     monitoring,
     environments,
     image_tags,
+    pipeline_stages,
 )
 
 

@@ -1,0 +1,285 @@
+"""The CDK Pipelines stack: stage order, approval before production, gates as synth commands, smoke test wired
+to the staged endpoint's output, and the same cfn-lint / cdk-nag gates as the serving stacks."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scripts.ci_gates import gate_commands, pipeline_synth_commands
+from smkit.config import ConfigError, parse_config
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG_FILE = "config/realtime.yaml"
+STACK = "TabularRealtimePipeline"
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    outdir: Path
+    template: dict[str, Any]
+
+    def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: r for k, r in self.template["Resources"].items() if r["Type"] == kind}
+
+    @property
+    def stages(self) -> list[dict[str, Any]]:
+        (pipeline,) = self.resources("AWS::CodePipeline::Pipeline").values()
+        stages: list[dict[str, Any]] = pipeline["Properties"]["Stages"]
+        return stages
+
+    def stage(self, name: str) -> dict[str, Any]:
+        return next(s for s in self.stages if s["Name"] == name)
+
+    def buildspec(self, project_ref: dict[str, str]) -> dict[str, Any]:
+        project = self.template["Resources"][project_ref["Ref"]]
+        spec: dict[str, Any] = json.loads(project["Properties"]["Source"]["BuildSpec"])
+        return spec
+
+
+SYNTH_SCRIPT = """
+import json, sys
+from pathlib import Path
+import aws_cdk as cdk
+from smkit.config import load_config
+from stacks.compliance import add_compliance_checks
+from stacks.pipeline_stack import add_pipeline, cdk_cli_version
+root = Path.cwd()
+context = json.loads((root / "cdk.json").read_text())["context"]
+app = cdk.App(outdir=sys.argv[1], context=context)
+config_path = root / sys.argv[2]
+add_pipeline(app, config=load_config(config_path), config_path=config_path,
+             cli_version=cdk_cli_version(root / "package.json"), project_root=root)
+add_compliance_checks(app)
+app.synth()
+"""
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """The pipeline app of config/realtime.yaml, synthesized once (cdk-nag runs as part of synth)."""
+    outdir = tmp_path_factory.mktemp("pipeline") / "cdk.out"
+    done = subprocess.run(
+        [sys.executable, "-c", SYNTH_SCRIPT, str(outdir), CONFIG_FILE],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    template = json.loads((outdir / f"{STACK}.template.json").read_text())
+    return Synthesized(outdir=outdir, template=template)
+
+
+def test_stages_in_order(synthesized: Synthesized) -> None:
+    names = [s["Name"] for s in synthesized.stages]
+    assert names == ["Source", "Build", "UpdatePipeline", "Assets", "Staging", "Production"]
+    (source,) = synthesized.stage("Source")["Actions"]
+    assert source["ActionTypeId"]["Provider"] == "CodeStarSourceConnection"
+    assert source["Configuration"]["FullRepositoryId"] == "my-org/smkit"
+    assert source["Configuration"]["BranchName"] == "main"
+
+
+def test_manual_approval_comes_before_every_production_deploy(synthesized: Synthesized) -> None:
+    actions = synthesized.stage("Production")["Actions"]
+    approvals = [a for a in actions if a["ActionTypeId"]["Category"] == "Approval"]
+    deploys = [a for a in actions if a["ActionTypeId"]["Category"] == "Deploy"]
+    assert [a["Name"] for a in approvals] == ["PromoteToProduction"]
+    assert deploys and all(d["RunOrder"] > approvals[0]["RunOrder"] for d in deploys)
+    assert not [
+        a for a in synthesized.stage("Staging")["Actions"] if a["ActionTypeId"]["Category"] == "Approval"
+    ]
+
+
+def test_production_deploys_into_the_production_account(synthesized: Synthesized) -> None:
+    config = yaml.safe_load((REPO / CONFIG_FILE).read_text())["pipeline"]
+    prod, staging = config["production"], config["staging"]
+    for stage, target in (("Production", prod), ("Staging", staging)):
+        roles = [
+            a["Configuration"]["RoleArn"]["Fn::Sub"]
+            for a in synthesized.stage(stage)["Actions"]
+            if a["ActionTypeId"]["Category"] == "Deploy" and "RoleArn" in a["Configuration"]
+        ]
+        expected = f":iam::{target['account']}:role/cdk-hnb659fds-cfn-exec-role-{target['account']}-{target['region']}"
+        assert roles and all(r.endswith(expected) for r in roles)
+    assert (prod["account"], prod["region"]) != (staging["account"], staging["region"])
+
+
+def test_synth_step_runs_exactly_the_gates(synthesized: Synthesized) -> None:
+    (synth,) = synthesized.stage("Build")["Actions"]
+    spec = synthesized.buildspec(synth["Configuration"]["ProjectName"])
+    assert spec["phases"]["install"]["commands"] == ["make setup"]
+    commands = spec["phases"]["build"]["commands"]
+    assert commands == pipeline_synth_commands(CONFIG_FILE)
+    assert commands[: len(gate_commands())] == gate_commands()
+    assert commands[-1] == f"npx --no-install cdk synth -c config={CONFIG_FILE} -c pipeline=true"
+
+
+def test_smoke_test_runs_after_the_staging_deploy_with_the_endpoint_output(synthesized: Synthesized) -> None:
+    actions = synthesized.stage("Staging")["Actions"]
+    (smoke,) = [a for a in actions if a["Name"] == "SmokeTest"]
+    serving_deploy = next(a for a in actions if a["Name"].endswith("StagingServing.Deploy"))
+    assert smoke["RunOrder"] > serving_deploy["RunOrder"]
+    variables = {v["name"]: v["value"] for v in json.loads(smoke["Configuration"]["EnvironmentVariables"])}
+    assert variables["ENDPOINT_NAME"] == f"#{{{serving_deploy['Namespace']}.EndpointName}}"
+    assert variables["SMOKE_TEST_ROLE_ARN"].endswith(".SmokeTestRoleArn}")
+    spec = synthesized.buildspec(smoke["Configuration"]["ProjectName"])
+    (command,) = spec["phases"]["build"]["commands"]
+    assert command.startswith(".venv/bin/python -m scripts.smoke_test --config config/realtime.yaml")
+    assert '--endpoint-name "$ENDPOINT_NAME"' in command and '--role-arn "$SMOKE_TEST_ROLE_ARN"' in command
+
+
+def test_serving_stack_outputs_the_endpoint_name(synthesized: Synthesized) -> None:
+    assembly = synthesized.outdir / f"assembly-{STACK}-Staging"
+    (serving,) = assembly.glob("*StagingServing*.template.json")
+    outputs = json.loads(serving.read_text())["Outputs"]
+    assert outputs["EndpointName"]["Value"] == {"Fn::GetAtt": [_endpoint_id(serving), "EndpointName"]}
+
+
+def _endpoint_id(template_file: Path) -> str:
+    resources = json.loads(template_file.read_text())["Resources"]
+    (logical,) = [k for k, r in resources.items() if r["Type"] == "AWS::SageMaker::Endpoint"]
+    return logical
+
+
+def test_smoke_test_role_may_only_invoke_the_staged_deployment(synthesized: Synthesized) -> None:
+    assembly = synthesized.outdir / f"assembly-{STACK}-Staging"
+    (access,) = assembly.glob("*SmokeTestAccess*.template.json")
+    resources = json.loads(access.read_text())["Resources"]
+    (policy,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "sagemaker:InvokeEndpoint"
+    assert statement["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/smkit:deployment": "tabular-realtime",
+            "aws:ResourceTag/smkit:environment": "staging",
+        }
+    }
+    (role,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
+    principal = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["AWS"]
+    assert ":iam::111111111111:root" in json.dumps(principal)
+
+
+def test_cli_version_comes_from_package_json(synthesized: Synthesized) -> None:
+    pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    (mutate,) = synthesized.stage("UpdatePipeline")["Actions"]
+    spec = synthesized.buildspec(mutate["Configuration"]["ProjectName"])
+    assert spec["phases"]["install"]["commands"] == [f"npm install -g aws-cdk@{pinned}"]
+    for project in synthesized.resources("AWS::CodeBuild::Project").values():
+        assert "@latest" not in project["Properties"]["Source"].get("BuildSpec", "")
+
+
+def test_artifact_bucket_is_kms_encrypted_versioned_and_logged(synthesized: Synthesized) -> None:
+    buckets = synthesized.resources("AWS::S3::Bucket")
+    artifacts = [b for b in buckets.values() if "LoggingConfiguration" in b["Properties"]]
+    (bucket,) = artifacts
+    props = bucket["Properties"]
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    (rule,) = props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    (key,) = synthesized.resources("AWS::KMS::Key").values()
+    assert key["Properties"]["EnableKeyRotation"] is True
+
+
+def test_cdk_nag_packs_ran_clean(synthesized: Synthesized) -> None:
+    # The packs are registered on the app and on each stage; any unacknowledged finding fails the synth
+    # (the fixture asserts it succeeded) and lands in this report, which lists only failing plugins.
+    report = json.loads((synthesized.outdir / "policy-validation-report.json").read_text())
+    assert report["pluginReports"] == []
+
+
+def test_cfn_lint_finds_nothing(synthesized: Synthesized) -> None:
+    templates = sorted(str(p) for p in synthesized.outdir.rglob("*.template.json"))
+    assert len(templates) >= 5
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), *templates],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- config: the pipeline: section ------------------------------------------------------------------------
+
+
+def _config(**pipeline: Any) -> dict[str, Any]:
+    data = yaml.safe_load((REPO / CONFIG_FILE).read_text())
+    data = copy.deepcopy(data)
+    data["pipeline"].update(pipeline)
+    return data
+
+
+def test_codecommit_source_is_accepted() -> None:
+    cfg = parse_config(_config(source={"type": "codecommit", "repository": "smkit"}))
+    assert cfg.pipeline is not None and cfg.pipeline.source.type == "codecommit"
+    assert cfg.pipeline.source.branch == "main"
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "path", "fix"),
+    [
+        (
+            {"production": {"account": "222222222222", "region": "eu-west-1"}},
+            "pipeline.production",
+            "must differ from pipeline.staging in account or region",
+        ),
+        (
+            {"source": {"type": "connection", "connection_arn": "github-token", "repository": "a/b"}},
+            "pipeline.source.connection_arn",
+            "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
+        ),
+        (
+            {"source": {"type": "connection", "connection_arn": "x", "repository": "no-owner"}},
+            "pipeline.source.repository",
+            "owner/name of the repository, e.g. my-org/smkit",
+        ),
+        ({"staging": {"account": "12345", "region": "eu-west-1"}}, "pipeline.staging.account", "12-digit"),
+        ({"source": {"type": "svn", "repository": "x"}}, "pipeline.source", "connection"),
+    ],
+)
+def test_bad_pipeline_sections_are_rejected(pipeline: dict[str, Any], path: str, fix: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(_config(**pipeline), source="pipeline.yaml")
+    message = str(err.value)
+    assert f"  - {path}" in message and fix in message, message
+
+
+def test_pipeline_without_its_section_names_what_is_missing() -> None:
+    data = yaml.safe_load((REPO / CONFIG_FILE).read_text())
+    del data["pipeline"]
+    script = (
+        "import aws_cdk as cdk; from pathlib import Path; from smkit.config import parse_config;"
+        "from stacks.pipeline_stack import add_pipeline;"
+        f"add_pipeline(cdk.App(), config=parse_config({data!r}), config_path=Path('config/x.yaml'),"
+        "cli_version='2.1148.1', project_root=Path.cwd())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0
+    assert (
+        "config/x.yaml: pipeline: section is missing; -c pipeline=true needs pipeline.source" in done.stderr
+    )
+
+
+def test_cli_version_must_be_pinned(tmp_path: Path) -> None:
+    from stacks.pipeline_stack import cdk_cli_version
+
+    package = tmp_path / "package.json"
+    package.write_text(json.dumps({"devDependencies": {"aws-cdk": "^2.1148.1"}}))
+    with pytest.raises(
+        ValueError, match=r"devDependencies.aws-cdk must pin an exact version, got '\^2.1148.1'"
+    ):
+        cdk_cli_version(package)
+    package.write_text(json.dumps({"devDependencies": {"aws-cdk": "2.1148.1"}}))
+    assert cdk_cli_version(package) == "2.1148.1"
