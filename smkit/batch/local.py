@@ -69,7 +69,7 @@ def model_from_config(config_path: str | Path) -> LocalModel:
 
 def batch_environment(options: TransformOptions) -> dict[str, str]:
     """The ``SAGEMAKER_*`` variables a batch container gets for the values the job sets."""
-    env = {"SAGEMAKER_BATCH": "true"}
+    env = {"SAGEMAKER_BATCH": "true", "SMKIT_PROFILE": "batch"}
     if options.max_payload_mb is not None:
         # 0 means "no limit" for the job; the container still needs a concrete ceiling (REFERENCE.md §1).
         env["SAGEMAKER_MAX_PAYLOAD_IN_MB"] = str(options.max_payload_mb or 100)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from smkit.batch.jsonpath import FilterError, compile_filter
-
 
 class SplitType(enum.StrEnum):
     """TransformInput.SplitType: how an input object is cut into records."""
@@ -248,6 +246,9 @@ def _check_split(o: TransformOptions, local: bool) -> list[str]:
 
 
 def _check_data_processing(o: TransformOptions, local: bool) -> list[str]:
+    # Imported here so that the option types stay importable without the `local` extra (jsonpath-ng).
+    from smkit.batch.jsonpath import FilterError, compile_filter
+
     out: list[str] = []
     for flag, expression in (("--input-filter", o.input_filter), ("--output-filter", o.output_filter)):
         if expression is None:

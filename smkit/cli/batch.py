@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from smkit.batch.local import LocalModel, RuntimeStartError, model_from_config, run_local_job
 from smkit.batch.options import (
     AssembleWith,
     BatchStrategy,
@@ -19,8 +19,10 @@ from smkit.batch.options import (
     TransformOptionsError,
     validate,
 )
-from smkit.batch.request import JobTarget, build_request, submit
-from smkit.batch.storage import StorageError
+
+if TYPE_CHECKING:
+    from smkit.batch.local import LocalModel
+    from smkit.batch.request import JobTarget
 
 _Options = SplitType | BatchStrategy | AssembleWith | JoinSource | CompressionType
 
@@ -186,6 +188,8 @@ def batch_transform(
             raise click.UsageError(
                 "--model/--config are for --local; a real job runs an existing SageMaker Model: pass --model-name"
             )
+        from smkit.batch.request import JobTarget
+
         _run_remote(
             options,
             JobTarget(
@@ -212,6 +216,8 @@ def _canonical(enum_type: type[_Options], value: str) -> str:
 def _local_model(
     model_path: Path | None, config_path: Path | None, environment: dict[str, str]
 ) -> LocalModel:
+    from smkit.batch.local import LocalModel, model_from_config
+
     if config_path is None:
         return LocalModel(Path(str(model_path)), environment)
     try:
@@ -230,6 +236,9 @@ def _run_local(
     endpoint_url: str | None,
     container_log: Path | None,
 ) -> None:
+    from smkit.batch.local import RuntimeStartError, run_local_job
+    from smkit.batch.storage import StorageError
+
     try:
         result = run_local_job(
             options,
@@ -252,6 +261,8 @@ def _run_local(
 def _run_remote(
     options: TransformOptions, target: JobTarget, *, endpoint_url: str | None, dry_run: bool
 ) -> None:
+    from smkit.batch.request import build_request, submit
+
     validate(options, local=False)
     request = build_request(options, target)
     if dry_run:
