@@ -26,7 +26,7 @@ from pathlib import Path
 from smkit.batch.client import ContainerClient, error_message
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
-from smkit.batch.storage import list_inputs, open_sink
+from smkit.batch.storage import check_separate, list_inputs, open_sink
 
 HOST = "127.0.0.1"
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
@@ -201,6 +201,7 @@ def run_local_job(
             f"--model {str(model.path)!r} does not exist; build it with `make package-model` or pass a "
             "model directory"
         )
+    check_separate(input_location, output_location)
     inputs = list_inputs(input_location, compression=options.compression_type, endpoint_url=endpoint_url)
     sink = open_sink(output_location, endpoint_url=endpoint_url)
     workers = min(options.max_concurrent_transforms or 1, os.cpu_count() or 1)

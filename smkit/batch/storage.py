@@ -219,3 +219,19 @@ def open_sink(location: str, *, endpoint_url: str | None = None) -> Sink:
     if location.startswith("s3://"):
         return S3Sink(location, endpoint_url)
     return LocalSink(Path(location))
+
+
+def check_separate(input_location: str, output_location: str) -> None:
+    """Refuse an output location inside the input location: its ``.out`` files would be inputs next run."""
+    if input_location.startswith("s3://") != output_location.startswith("s3://"):
+        return
+    if input_location.startswith("s3://"):
+        inside = output_location.rstrip("/").startswith(input_location.rstrip("/"))
+    else:
+        source, target = Path(input_location).resolve(), Path(output_location).resolve()
+        inside = source.is_dir() and (target == source or source in target.parents)
+    if inside:
+        raise StorageError(
+            f"--output {output_location!r} is inside --input {input_location!r}: the .out files would be "
+            "read as inputs by the next run; write them somewhere else"
+        )

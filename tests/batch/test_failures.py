@@ -124,9 +124,15 @@ def test_bad_options_and_locations_fail_before_anything_starts(seed_archive: Pat
             TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path / "nope"),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
-    with pytest.raises(StorageError, match="holds no objects"):
+    with pytest.raises(StorageError, match="--output '.*/out' is inside --input"):
         run_local_job(
             TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path),
+            output_location=str(tmp_path / "out"),
+        )  # fmt: skip
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StorageError, match="holds no objects"):
+        run_local_job(
+            TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path / "empty"),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
     code, _, err = _cli("--local", "--input", str(tmp_path), "--output", str(tmp_path / "o"))
@@ -135,7 +141,7 @@ def test_bad_options_and_locations_fail_before_anything_starts(seed_archive: Pat
     code, _, err = _cli("--local", "--model", str(tmp_path / "missing.tar.gz"), "--input", str(tmp_path),
                         "--output", str(tmp_path / "o"))  # fmt: skip
     assert code == 1
-    assert "holds no objects" in err or "does not exist" in err
+    assert "missing.tar.gz' does not exist; build it with `make package-model`" in err
 
 
 def test_model_that_fails_to_load_is_reported_at_once(tmp_path: Path) -> None:
