@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -133,6 +134,7 @@ def measure_server(
 ) -> dict[str, Any]:
     """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
     spec = SPEC_BUILDERS[name](setup, free_port())
+    load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
         cold_ping = server.cold_start_s
         cold_invoke, answer = first_invocation(server, setup.request)
@@ -159,6 +161,7 @@ def measure_server(
         "rss_mb_after_runs": round(rss / 2**20, 1),
         "processes": processes,
         "pids": server.stopped_pids,
+        "loadavg_1min_before": load_before,
         "runs": runs,
     }
 
@@ -223,7 +226,8 @@ def markdown(result: dict[str, Any]) -> str:
     cfg = result["config"]
     lines = [
         f"Measured {result['generated_at']} on {result['machine']['cpus']} cores shared by client and server "
-        f"(load average at start {result['machine']['loadavg_at_start']}); {cfg['workers']} workers each, "
+        f"(load average {result['machine']['loadavg_at_start']} at start, "
+        f"{result['machine']['loadavg_at_end']} at end); {cfg['workers']} workers each, "
         f"{cfg['requests_per_level']} requests per level, {cfg['rounds']} round(s), median shown.",
         "",
         "| server | concurrency | throughput (req/s) | p50 (ms) | p99 (ms) | server CPU/req (us) | errors |",
@@ -311,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.serving: {exc}", file=sys.stderr)
         print(f"logs kept in {work}", file=sys.stderr)
         return 1
+    machine["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items()}
     result = {
         "generated_at": started,
