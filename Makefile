@@ -68,3 +68,13 @@ batch-local: setup ## Seed 003's transform job on model_code/batch_demo/samples 
 		--output build/batch_demo/model.tar.gz > /dev/null
 	$(SMKIT) batch-transform --local --model build/batch_demo/model.tar.gz \
 		--input model_code/batch_demo/samples --output build/batch-output $(BATCH_ARGS)
+
+# Emulated AWS: moto's server (recorded in .smkit/emulator/) and the real, pinned CDK CLI deploying into it.
+# A `build` image source is deployed as `ecr` with tag "emulated" (publishing a Docker asset needs Docker).
+.PHONY: deploy-local destroy-local
+deploy-local: package-model ## Start moto if needed, cdk bootstrap + deploy --all of CONFIG into it, print the outputs
+	$(SMKIT) emulator deploy --config $(CONFIG)
+
+destroy-local: setup ## cdk destroy every app deploy-local deployed, then stop moto
+	$(SMKIT) emulator destroy
+	$(SMKIT) emulator stop

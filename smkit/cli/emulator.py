@@ -44,7 +44,8 @@ LOG_FILE = "moto.log"
 
 
 def _workdir() -> Path:
-    return repo_root_from() / STATE_DIR
+    state_dir = click.get_current_context().obj
+    return state_dir if isinstance(state_dir, Path) else repo_root_from() / STATE_DIR
 
 
 @contextmanager
@@ -80,8 +81,15 @@ def _require_running(workdir: Path) -> MotoServer:
 
 
 @click.group()
-def emulator() -> None:
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where the server record, log and cloud assemblies live [default: .smkit/emulator].",
+)
+@click.pass_context
+def emulator(ctx: click.Context, state_dir: Path | None) -> None:
     """Emulated AWS (moto's server) and the real CDK CLI deploying into it."""
+    ctx.obj = state_dir.resolve() if state_dir is not None else None
 
 
 @emulator.command()

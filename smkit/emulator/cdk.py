@@ -24,6 +24,8 @@ BOOTSTRAP_STACK = "CDKToolkit"
 # hang `make test`.
 CDK_TIMEOUT_S = 600
 LOG_TAIL_LINES = 40
+# --method=direct: CreateStack/UpdateStack, for which moto returns stack Outputs (see the module docstring).
+_DEPLOY_ARGS = ("deploy", "--all", "--require-approval", "never", "--method=direct", "--progress", "events")
 
 
 class CdkError(RuntimeError):
@@ -98,28 +100,20 @@ class CdkCli:
         return self.run(["synth", "--quiet", "-c", f"config={config}", "-o", str(outdir)])
 
     def deploy(self, *, config: Path, outdir: Path, concurrency: int = 1) -> CdkResult:
-        """``cdk deploy --all`` for one config, synthesizing into ``outdir``."""
+        """``cdk deploy --all`` of the app in cdk.json for one config, synthesizing into ``outdir``."""
         return self.run(
-            [
-                "deploy",
-                "--all",
-                "--require-approval",
-                "never",
-                "--method=direct",
-                "--concurrency",
-                str(concurrency),
-                "--progress",
-                "events",
-                "-c",
-                f"config={config}",
-                "-o",
-                str(outdir),
-            ]
+            [*_DEPLOY_ARGS, "--concurrency", str(concurrency), "-c", f"config={config}", "-o", str(outdir)]
         )
 
-    def destroy(self, *, assembly: Path) -> CdkResult:
-        """``cdk destroy --all --force`` for the stacks of a cloud assembly made by :meth:`deploy`."""
-        return self.run(["destroy", "--all", "--force", "--app", str(assembly)])
+    def deploy_assembly(self, *, assembly: Path, concurrency: int = 1) -> CdkResult:
+        """``cdk deploy --all`` of an already synthesized cloud assembly (``--app DIR``: no synth)."""
+        return self.run([*_DEPLOY_ARGS, "--concurrency", str(concurrency), "--app", str(assembly)])
+
+    def destroy(self, *, assembly: Path, concurrency: int = 1) -> CdkResult:
+        """``cdk destroy --all --force`` for the stacks of a cloud assembly (e.g. from :meth:`deploy`)."""
+        return self.run(
+            ["destroy", "--all", "--force", "--concurrency", str(concurrency), "--app", str(assembly)]
+        )
 
 
 def _text(value: str | bytes | None) -> str:

@@ -74,10 +74,18 @@ def emulated_config(config: Path, workdir: Path) -> Path:
     message before the CLI starts.
     """
     parsed = load_config(config)
-    if parsed.image.source != "build":
+    builds = parsed.image.source == "build" or any(
+        c.image is not None and c.image.source == "build" for c in parsed.model.containers
+    )
+    if not builds:
         return config
     data = yaml.safe_load(config.read_text(encoding="utf-8"))
-    data["image"] = {"source": "ecr", "tag": EMULATED_IMAGE_TAG}
+    emulated_image = {"source": "ecr", "tag": EMULATED_IMAGE_TAG}
+    if parsed.image.source == "build":
+        data["image"] = emulated_image
+    for container in data["model"]["containers"]:
+        if (container.get("image") or {}).get("source") == "build":
+            container["image"] = emulated_image
     workdir.mkdir(parents=True, exist_ok=True)
     target = workdir / config.name
     header = (
@@ -146,6 +154,14 @@ def assembly_stacks(assembly: Path) -> list[tuple[str, dict[str, Any]]]:
         template = json.loads((assembly / properties["templateFile"]).read_text(encoding="utf-8"))
         stacks.append((properties.get("stackName", artifact_id), template))
     return stacks
+
+
+def deployed_stacks(server: MotoServer, assembly: Path) -> tuple[DeployedStack, ...]:
+    """Every stack of ``assembly`` as deployed in ``server``, reconciled with its template."""
+    cloudformation = server.client("cloudformation")
+    return tuple(
+        _deployed_stack(cloudformation, name, template) for name, template in assembly_stacks(assembly)
+    )
 
 
 def _deployed_stack(cloudformation: Any, name: str, template: dict[str, Any]) -> DeployedStack:
