@@ -69,6 +69,12 @@ batch-local: setup ## Seed 003's transform job on model_code/batch_demo/samples 
 	$(SMKIT) batch-transform --local --model build/batch_demo/model.tar.gz \
 		--input model_code/batch_demo/samples --output build/batch-output $(BATCH_ARGS)
 
+LOCAL_PORT ?= 8080
+LOCAL_ARGS ?=
+.PHONY: local-endpoint
+local-endpoint: package-model ## Run CONFIG's endpoint locally behind the SageMaker Runtime API on 127.0.0.1:$(LOCAL_PORT) (Ctrl-C stops all)
+	$(SMKIT) local-endpoint --config $(CONFIG) --port $(LOCAL_PORT) $(LOCAL_ARGS)
+
 # Emulated AWS: moto's server (recorded in .smkit/emulator/) and the real, pinned CDK CLI deploying into it.
 # A `build` image source is deployed as `ecr` with tag "emulated" (publishing a Docker asset needs Docker).
 .PHONY: deploy-local destroy-local
@@ -78,3 +84,7 @@ deploy-local: package-model ## Start moto if needed, cdk bootstrap + deploy --al
 destroy-local: setup ## cdk destroy every app deploy-local deployed, then stop moto
 	$(SMKIT) emulator destroy
 	$(SMKIT) emulator stop
+
+.PHONY: bench-batch
+bench-batch: setup ## Batch transform records/s: SingleRecord x1 (reference) vs x2 vs MultiRecord -> bench/results/batch_transform.json
+	$(PY) -m bench.batch_transform $(BENCH_ARGS)
