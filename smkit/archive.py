@@ -18,9 +18,9 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, cast
 
-from isal import igzip
+from isal import igzip, isal_zlib
 
 CHUNK = 1 << 20
 FILE_MODE = 0o644
@@ -37,6 +37,16 @@ REFUSED_TYPES: dict[bytes, str] = {
     tarfile.CONTTYPE: "a contiguous file",
     tarfile.GNUTYPE_SPARSE: "a sparse file",
 }
+
+
+# What a damaged archive raises while it is read: truncation, bad CRC, bad deflate data, bad headers.
+# (isal's stubs declare ``error`` as an instance; at run time it is the exception class.)
+READ_ERRORS: tuple[type[BaseException], ...] = (
+    tarfile.TarError,
+    EOFError,
+    OSError,
+    cast("type[BaseException]", isal_zlib.error),
+)
 
 
 class ArchiveError(ValueError):
@@ -100,6 +110,28 @@ def check_member(info: tarfile.TarInfo, *, archive: str) -> str:
     )
 
 
+class _CheckedReader:
+    """A member's content stream whose read errors become :class:`ArchiveError`."""
+
+    def __init__(self, inner: IO[bytes], label: str, name: str) -> None:
+        self._inner, self._label, self._name = inner, label, name
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.read(size)
+        except READ_ERRORS as exc:
+            raise _damaged(self._label, exc, member=self._name) from exc
+
+
+def _damaged(label: str, exc: BaseException, *, member: str | None = None) -> ArchiveError:
+    where = f"{label}: member {member!r}" if member else label
+    return ArchiveError(
+        where,
+        f"the archive is damaged or truncated ({type(exc).__name__}: {exc})",
+        "rebuild it with `smkit package` or copy it again",
+    )
+
+
 def open_archive(path: Path) -> IO[bytes]:
     """Open a gzip-compressed (or plain) tar file for streaming reads."""
     with path.open("rb") as probe:
@@ -109,7 +141,7 @@ def open_archive(path: Path) -> IO[bytes]:
     return path.open("rb")
 
 
-def iter_members(path: str | Path) -> Iterator[tuple[Member, IO[bytes] | None]]:
+def iter_members(path: str | Path) -> Iterator[tuple[Member, _CheckedReader | None]]:
     """Stream the members of ``path`` in archive order, each checked before it is yielded.
 
     Files come with a reader for their content (valid until the next member is requested); directories
@@ -138,11 +170,10 @@ def iter_members(path: str | Path) -> Iterator[tuple[Member, IO[bytes] | None]]:
                     size=0 if info.isdir() else info.size,
                     mode=normalise_mode(info.mode, is_dir=info.isdir()),
                 )
-                yield member, (None if info.isdir() else tar.extractfile(info))
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise ArchiveError(
-            label, f"not a readable tar.gz ({exc})", "rebuild it with `smkit package` or re-download it"
-        ) from exc
+                content = tar.extractfile(info)
+                yield member, (None if content is None else _CheckedReader(content, label, name))
+    except READ_ERRORS as exc:
+        raise _damaged(label, exc) from exc
 
 
 def _prepare_destination(dest: Path) -> None:
@@ -150,6 +181,22 @@ def _prepare_destination(dest: Path) -> None:
         raise ArchiveError(
             str(dest), "destination exists and is not an empty directory", "extract into a new directory"
         )
+
+
+def _write_member(root: Path, member: Member, reader: _CheckedReader | None) -> Member:
+    target = root / member.name
+    if reader is None:
+        target.mkdir(parents=True, exist_ok=True)
+        return member
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(target, flags, member.mode), "wb") as out:
+        while chunk := reader.read(CHUNK):
+            digest.update(chunk)
+            out.write(chunk)
+    os.chmod(target, member.mode)
+    return Member(member.name, False, member.size, member.mode, sha256=digest.hexdigest())
 
 
 def safe_extract(archive: str | Path, dest: str | Path) -> list[Member]:
@@ -166,21 +213,14 @@ def safe_extract(archive: str | Path, dest: str | Path) -> list[Member]:
     members: list[Member] = []
     try:
         for member, reader in iter_members(archive):
-            target = staging / member.name
-            if member.is_dir:
-                target.mkdir(parents=True, exist_ok=True)
-                members.append(member)
-                continue
-            assert reader is not None
-            target.parent.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha256()
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-            with os.fdopen(os.open(target, flags, member.mode), "wb") as out:
-                while chunk := reader.read(CHUNK):
-                    digest.update(chunk)
-                    out.write(chunk)
-            os.chmod(target, member.mode)
-            members.append(Member(member.name, False, member.size, member.mode, sha256=digest.hexdigest()))
+            try:
+                members.append(_write_member(staging, member, reader))
+            except OSError as exc:
+                raise ArchiveError(
+                    f"{archive}: member {member.name!r}",
+                    f"cannot be written ({exc.strerror})",
+                    "free disk space, or rebuild the archive if one name is both a file and a folder",
+                ) from exc
         os.chmod(staging, DIR_MODE)
         if dest.exists():
             dest.rmdir()

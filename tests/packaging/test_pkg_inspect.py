@@ -175,8 +175,32 @@ def test_safe_extract_round_trip(tiny: Model, tmp_path: Path) -> None:
 def test_safe_extract_refuses_non_archives(tmp_path: Path) -> None:
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"\x1f\x8b not really gzip")
-    with pytest.raises(ArchiveError, match="junk.tar.gz: not a readable tar.gz"):
+    with pytest.raises(ArchiveError, match="junk.tar.gz: the archive is damaged or truncated"):
         safe_extract(junk, tmp_path / "out")
     with pytest.raises(ArchiveError, match="no such archive file"):
         safe_extract(tmp_path / "missing.tar.gz", tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.tar.gz"]
+
+
+def test_damaged_archives_are_refused_cleanly(tiny: Model, tmp_path: Path) -> None:
+    (tiny.artifacts / "noise.bin").write_bytes(bytes(range(256)) * 4000)
+    out = tiny.out / "model.tar.gz"
+    build_archive(tiny.code, tiny.artifacts, out)
+    raw = out.read_bytes()
+    truncated = tmp_path / "truncated.tar.gz"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    corrupt = tmp_path / "corrupt.tar.gz"
+    corrupt.write_bytes(raw[:-8] + bytes(8))  # CRC and length trailer zeroed
+    for archive in (truncated, corrupt):
+        with pytest.raises(PackagingError, match="the archive is damaged or truncated"):
+            inspect_archive(archive)
+        with pytest.raises(ArchiveError, match="the archive is damaged or truncated"):
+            safe_extract(archive, tmp_path / "dest")
+    assert not (tmp_path / "dest").exists()
+
+
+def test_file_and_folder_with_one_name_is_refused(tmp_path: Path) -> None:
+    archive = _tar(tmp_path / "clash.tar.gz", [(_info("a"), b"x"), (_info("a/b"), b"y")])
+    with pytest.raises(ArchiveError, match="member 'a/b': cannot be written"):
+        safe_extract(archive, tmp_path / "dest")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clash.tar.gz"]
