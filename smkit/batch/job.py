@@ -37,11 +37,21 @@ class ObjectResult:
     requests: int = 0
     status: int | None = None
     error: str | None = None
+    message: str | None = None
 
     @property
     def ok(self) -> bool:
         """True when the ``.out`` was written."""
         return self.error is None
+
+    @property
+    def headline(self) -> str:
+        """One line for the summary: where the output went, or why there is none."""
+        if self.ok:
+            return self.output or ""
+        if self.status is not None:
+            return _first_line(f"algorithm answered HTTP {self.status}: {_first_line(self.message or '')}")
+        return _first_line(self.error or "")
 
 
 @dataclass
@@ -63,8 +73,7 @@ class JobResult:
         rows = [f"{'input':<{width}}  {'status':<9} {'records':>8} {'requests':>8}  output / error"]
         for o in self.objects:
             state = "Completed" if o.ok else "Failed"
-            detail = o.output if o.ok else _first_line(o.error or "")
-            rows.append(f"{o.source:<{width}}  {state:<9} {o.records:>8} {o.requests:>8}  {detail}")
+            rows.append(f"{o.source:<{width}}  {state:<9} {o.records:>8} {o.requests:>8}  {o.headline}")
         failed = sum(not o.ok for o in self.objects)
         verdict = "Completed" if self.ok else f"Failed ({failed} of {len(self.objects)} input objects failed)"
         rows.append(f"Transform job {verdict} in {self.seconds:.2f} s; {self.banner}")
@@ -109,7 +118,7 @@ class TransformRunner:
             body = self._transform(obj, pool, outcome)
             outcome.output = self.sink.write(name, body)
         except InvocationError as exc:
-            outcome.status, outcome.error = exc.status, str(exc)
+            outcome.status, outcome.error, outcome.message = exc.status, str(exc), exc.message
         except (PayloadTooLargeError, DataProcessingError, StorageError) as exc:
             outcome.error = str(exc)
         if outcome.error is not None:
