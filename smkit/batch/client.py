@@ -21,6 +21,7 @@ class InvocationError(RuntimeError):
     def __init__(self, status: int | None, message: str) -> None:
         self.status = status
         self.message = message
+        self.records = ""  # which records the failed request carried, filled in by the job
         what = f"Bad HTTP status received from algorithm: {status}" if status else "No answer from algorithm"
         super().__init__(f"{what}\n\nMessage:\n{message}")
 

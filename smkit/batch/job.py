@@ -119,6 +119,8 @@ class TransformRunner:
             outcome.output = self.sink.write(name, body)
         except InvocationError as exc:
             outcome.status, outcome.error, outcome.message = exc.status, str(exc), exc.message
+            if exc.records:
+                outcome.error += f"\n(the failed request carried {exc.records})"
         except (PayloadTooLargeError, DataProcessingError, StorageError) as exc:
             outcome.error = str(exc)
         if outcome.error is not None:
@@ -147,7 +149,12 @@ class TransformRunner:
         outputs: list[bytes] = []
         try:
             for batch, future in zip(batches, futures, strict=True):
-                outputs.extend(self._collect(batch, future, records))
+                try:
+                    outputs.extend(self._collect(batch, future, records))
+                except InvocationError as exc:
+                    last = batch.first + len(batch.records)
+                    exc.records = f"records {batch.first + 1}-{last} of {len(records)}"
+                    raise
         finally:
             for future in futures:
                 future.cancel()
