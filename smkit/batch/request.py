@@ -8,6 +8,7 @@ it would for a request made by hand. :func:`submit` sends it with boto3; ``AWS_E
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -148,11 +149,29 @@ def check_against_api_model(request: dict[str, Any]) -> None:
         )
 
 
-def submit(request: dict[str, Any], *, endpoint_url: str | None = None) -> dict[str, Any]:
-    """Call CreateTransformJob; return DescribeTransformJob's answer for the new job."""
+WAIT_DELAY_S = 30
+WAIT_MAX_ATTEMPTS = 240  # two hours of polling
+
+
+def submit(request: dict[str, Any], *, endpoint_url: str | None = None, wait: bool = False) -> dict[str, Any]:
+    """Call CreateTransformJob; return DescribeTransformJob's answer for the new job.
+
+    With ``wait`` it first polls (botocore's ``transform_job_completed_or_stopped`` waiter) until the job is
+    Completed, Failed or Stopped; a Failed job's answer carries ``FailureReason``.
+    """
     import boto3
+    from botocore.exceptions import WaiterError
 
     client = boto3.client("sagemaker", endpoint_url=endpoint_url)
+    name = request["TransformJobName"]
     client.create_transform_job(**request)
-    answer: dict[str, Any] = client.describe_transform_job(TransformJobName=request["TransformJobName"])
+    if wait:
+        waiter = client.get_waiter("transform_job_completed_or_stopped")
+        # A Failed job ends the waiter with WaiterError; the describe below reports it.
+        with contextlib.suppress(WaiterError):
+            waiter.wait(
+                TransformJobName=name,
+                WaiterConfig={"Delay": WAIT_DELAY_S, "MaxAttempts": WAIT_MAX_ATTEMPTS},
+            )
+    answer: dict[str, Any] = client.describe_transform_job(TransformJobName=name)
     return answer

@@ -115,6 +115,9 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--dry-run", is_flag=True, help="Without --local: print the CreateTransformJob request, do not send it."
 )
+@click.option(
+    "--wait", is_flag=True, help="Without --local: poll until the job ends; exit 1 unless it Completed."
+)
 def batch_transform(
     *,
     local: bool,
@@ -144,6 +147,7 @@ def batch_transform(
     kms_key_id: str | None,
     env_pairs: tuple[str, ...],
     dry_run: bool,
+    wait: bool,
 ) -> None:
     """Run a batch transform job with SageMaker's semantics.
 
@@ -204,6 +208,7 @@ def batch_transform(
             ),
             endpoint_url=endpoint_url,
             dry_run=dry_run,
+            wait=wait,
         )
     except TransformOptionsError as exc:
         raise click.UsageError(str(exc)) from None
@@ -259,7 +264,7 @@ def _run_local(
 
 
 def _run_remote(
-    options: TransformOptions, target: JobTarget, *, endpoint_url: str | None, dry_run: bool
+    options: TransformOptions, target: JobTarget, *, endpoint_url: str | None, dry_run: bool, wait: bool
 ) -> None:
     from smkit.batch.request import build_request, submit
 
@@ -268,8 +273,10 @@ def _run_remote(
     if dry_run:
         click.echo(json.dumps(request, indent=2, ensure_ascii=False))
         return
-    answer = submit(request, endpoint_url=endpoint_url)
-    click.echo(
-        f"Created {answer['TransformJobName']} ({answer.get('TransformJobArn', '')}): "
-        f"{answer.get('TransformJobStatus', 'unknown')}"
-    )
+    answer = submit(request, endpoint_url=endpoint_url, wait=wait)
+    status = answer.get("TransformJobStatus", "unknown")
+    click.echo(f"Created {answer['TransformJobName']} ({answer.get('TransformJobArn', '')}): {status}")
+    if answer.get("FailureReason"):
+        click.echo(f"FailureReason: {answer['FailureReason']}", err=True)
+    if wait and status != "Completed":
+        sys.exit(1)

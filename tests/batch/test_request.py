@@ -127,6 +127,9 @@ def test_cli_dry_run_prints_the_request_and_cli_submits(aws: MotoServer) -> None
     sent = runner.invoke(main, args)
     assert sent.exit_code == 0, sent.output
     assert sent.output.startswith("Created csv-join (arn:aws:sagemaker:")
+    waited = runner.invoke(main, [*args[:-1], "csv-join-2", "--wait"])
+    assert waited.exit_code == 0, waited.output
+    assert waited.output.rstrip().endswith(": Completed")
 
 
 def test_cli_refuses_local_only_options_and_bad_combinations() -> None:
