@@ -1,0 +1,75 @@
+"""Fixtures of the emulated-deploy tests: one moto server, one bootstrap and one deploy of every config.
+
+Every file in ``config/`` goes into ONE cloud assembly, synthesized once in a child interpreter with the
+same ``stacks.serving_stage.add_serving_stacks`` and cdk.json context as ``app.py`` (cdk-nag is left to
+the stack tests: it only reports, it does not change templates). The real CDK CLI then deploys all of
+its stacks into moto with one ``cdk deploy --all --concurrency`` call: one synth and one CLI start
+instead of one per config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from deploy_support import CONCURRENCY, CONFIGS, REPO, Assembly, DeployedConfig, synth_assembly
+
+from smkit.config import load_config
+from smkit.emulator import (
+    CdkCli,
+    MotoServer,
+    child_environment,
+    deployed_stacks,
+    emulated_config,
+    ensure_bootstrapped,
+)
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
+    """moto's server for the whole session (its request log in the session's tmp dir)."""
+    with MotoServer.start(log_path=tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def cdk(emulator: MotoServer) -> CdkCli:
+    """The pinned CDK CLI pointed at the session's emulator."""
+    return CdkCli(repo_root=REPO, env=child_environment(emulator.endpoint_url))
+
+
+@pytest.fixture(scope="session")
+def derived_configs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Config stem -> the config the emulated deploy uses (``build`` images become ``ecr``)."""
+    workdir = tmp_path_factory.mktemp("configs")
+    return {path.stem: emulated_config(path, workdir) for path in CONFIGS}
+
+
+@pytest.fixture(scope="session")
+def assembly(tmp_path_factory: pytest.TempPathFactory, derived_configs: dict[str, Path]) -> Assembly:
+    """Every config's stacks in one synthesized cloud assembly."""
+    return synth_assembly(list(derived_configs.values()), tmp_path_factory.mktemp("assembly") / "cdk.out")
+
+
+@pytest.fixture(scope="session")
+def deployed(
+    emulator: MotoServer,
+    cdk: CdkCli,
+    assembly: Assembly,
+    derived_configs: dict[str, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, DeployedConfig]:
+    """``cdk bootstrap`` once, then ``cdk deploy --all`` of the assembly; config stem -> its stacks."""
+    ensure_bootstrapped(emulator, cdk, tmp_path_factory.mktemp("bootstrap"))
+    cdk.deploy_assembly(assembly=assembly.path, concurrency=CONCURRENCY)
+    stacks = {stack.name: stack for stack in deployed_stacks(emulator, assembly.path)}
+    result = {}
+    for stem, names in assembly.stack_names.items():
+        assert names["ecr"] is not None and names["serving"] is not None
+        result[stem] = DeployedConfig(
+            config=load_config(derived_configs[stem]),
+            ecr=stacks[names["ecr"]],
+            serving=stacks[names["serving"]],
+        )
+    return result
