@@ -1,0 +1,115 @@
+"""Helpers of the stack tests: one synthesized app covering every file in config/ plus derived configs.
+
+Synthesis runs the cdk-nag packs (AwsSolutions, HIPAA Security, NIST 800-53 R5) and aws-cdk's own
+template validation with ``@aws-cdk/core:validateAgainstDefaultRules`` from cdk.json, so any
+unacknowledged finding fails the fixture with the findings listed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+import yaml
+from aws_cdk.assertions import Template
+
+from smkit.config import DeploymentConfig, parse_config
+from stacks.compliance import add_compliance_checks
+from stacks.serving_stage import ServingStacks, add_serving_stacks
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG_DIR = ROOT / "config"
+CONFIG_FILES = sorted(CONFIG_DIR.glob("*.yaml"))
+SUPPLIED_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
+
+
+def cdk_context() -> dict[str, Any]:
+    """The context of cdk.json: tests synthesize exactly what ``cdk synth`` does."""
+    context: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+    return context
+
+
+def _yaml(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((CONFIG_DIR / name).read_text())
+    return data
+
+
+def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
+    """Variants no shipped file covers: supplied KMS key + VPC + ECR image; DLC image + uncompressed prefix."""
+    byo = _yaml("realtime.yaml")
+    byo["name"] = "tabular-byo"
+    byo["image"] = {"source": "ecr", "tag": "v1.2.3"}
+    byo["security"] = {
+        "kms": {"key_arn": SUPPLIED_KEY},
+        "vpc": {
+            "subnet_ids": ["subnet-0123456789abcdef0", "subnet-0fedcba9876543210"],
+            "security_group_ids": ["sg-0123456789abcdef0"],
+        },
+    }
+    prefix = _yaml("async.yaml")
+    prefix["name"] = "tabular-prefix"
+    prefix["image"] = {"source": "dlc", "uri": DLC_URI}
+    prefix["model"]["containers"][0]["model_data"] = {"source": "prefix", "path": str(prefix_dir)}
+    return {
+        "realtime-byo": parse_config(byo, source="derived realtime-byo"),
+        "async-prefix": parse_config(prefix, source="derived async-prefix"),
+    }
+
+
+@dataclass
+class SynthesizedApp:
+    """The session's synthesized app: configs by case name, their stacks and templates."""
+
+    outdir: Path
+    configs: dict[str, DeploymentConfig]
+    stacks: dict[str, ServingStacks]
+    _templates: dict[str, Template] = field(default_factory=dict)
+
+    def template_json(self, case: str, which: str = "serving") -> dict[str, Any]:
+        stacks = self.stacks[case]
+        stack = stacks.serving if which == "serving" else stacks.ecr
+        assert stack is not None
+        data: dict[str, Any] = json.loads((self.outdir / stack.template_file).read_text())
+        return data
+
+    def template(self, case: str, which: str = "serving") -> Template:
+        key = f"{case}/{which}"
+        if key not in self._templates:
+            self._templates[key] = Template.from_json(self.template_json(case, which))
+        return self._templates[key]
+
+    def template_files(self) -> list[Path]:
+        return sorted(self.outdir.glob("*.template.json"))
+
+
+def validation_findings(outdir: Path) -> list[str]:
+    """Readable lines from CDK's validation report (cdk-nag and CloudFormation default rules)."""
+    report = outdir / "validation-report.json"
+    if not report.exists():
+        return []
+    lines = []
+    for plugin in json.loads(report.read_text()).get("pluginReports", []):
+        for violation in plugin.get("violations", []):
+            for construct in violation.get("violatingConstructs", []):
+                lines.append(
+                    f"{plugin['pluginName']}: {violation['ruleName']} at {construct.get('constructPath')}"
+                )
+    return lines
+
+
+def synthesize(configs: dict[str, DeploymentConfig], outdir: Path) -> dict[str, ServingStacks]:
+    """Build and synthesize one app holding the stacks of every config; fail with the findings."""
+    app = cdk.App(context=cdk_context(), outdir=str(outdir))
+    stacks = {case: add_serving_stacks(app, config=cfg, project_root=ROOT) for case, cfg in configs.items()}
+    add_compliance_checks(app)
+    try:
+        app.synth()
+    except RuntimeError as exc:
+        findings = "\n".join(validation_findings(outdir)) or str(exc)
+        pytest.fail(f"synth failed validation:\n{findings}", pytrace=False)
+    return stacks
