@@ -70,6 +70,10 @@ def _answers(port: int) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    # Reap it first if it is our own exited child (a detached server stopped by the process that
+    # started it); otherwise the zombie would look alive.
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
