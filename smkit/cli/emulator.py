@@ -22,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from smkit.config import load_config
 from smkit.emulator import (
     CdkCli,
     CdkError,
@@ -158,6 +159,8 @@ def env() -> None:
 def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> None:
     """Start the emulator if needed, ``cdk bootstrap`` it once, then ``cdk deploy --all`` each config."""
     with _errors():
+        for config in configs:
+            load_config(config)  # a bad file fails here, before a server or the CLI starts
         workdir = _workdir()
         server = _ensure_running(workdir, port)
         cli = CdkCli(repo_root=repo_root_from(), env=child_environment(server.endpoint_url), stream=True)

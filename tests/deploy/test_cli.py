@@ -1,0 +1,86 @@
+"""``smkit emulator``: what ``make deploy-local`` / ``make destroy-local`` run, through the real app.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from deploy_support import REPO
+
+from smkit.cli import main
+from smkit.emulator import MotoServer
+from smkit.emulator.server import port_in_use
+
+
+@pytest.fixture()
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A state dir for the CLI's detached server; the server is stopped even if the test fails."""
+    monkeypatch.chdir(REPO)
+    yield tmp_path
+    left = MotoServer.attach(tmp_path / "moto.json")
+    if left is not None:
+        left.stop()
+
+
+def _run(state_dir: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["emulator", "--state-dir", str(state_dir), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_start_deploy_status_destroy_stop(state_dir: Path) -> None:
+    code, out, _ = _run(state_dir, "start")
+    assert code == 0
+    url = out.strip()
+    assert url.startswith("http://localhost:")
+    assert _run(state_dir, "start")[1].strip() == url  # already running: the same server
+
+    code, out, _ = _run(state_dir, "env")
+    assert f"export AWS_ENDPOINT_URL={url}" in out.splitlines()
+
+    code, out, err = _run(state_dir, "deploy", "-c", "config/realtime.yaml")
+    assert code == 0, err
+    assert "TabularRealtimeDevServing.EndpointName = " in out
+    assert "image.source build deployed as" in err
+    assert "not created by moto: TabularRealtimeDevServing/AutoscalingBlueTarget" in err
+
+    code, out, _ = _run(state_dir, "status")
+    status = json.loads(out)
+    assert status["stacks"] == ["CDKToolkit", "TabularRealtimeDevEcr", "TabularRealtimeDevServing"]
+    assert len(status["sagemaker"]["endpoints"]) == 1
+
+    code, out, err = _run(state_dir, "destroy")
+    assert code == 0, err
+    left = json.loads(out[out.index("{") :])
+    assert left == {
+        "stacks": ["CDKToolkit"],
+        "sagemaker": {"models": [], "endpoint_configs": [], "endpoints": []},
+    }
+    assert not list(state_dir.glob("cdk.out.*"))
+
+    port = int(url.rsplit(":", 1)[1])
+    assert _run(state_dir, "stop")[0] == 0
+    assert not port_in_use(port)
+    assert not (state_dir / "moto.json").exists()
+
+
+def test_commands_that_need_a_server_say_how_to_start_one(state_dir: Path) -> None:
+    code, _, err = _run(state_dir, "status")
+    assert code == 1
+    assert err.strip() == "error: no emulator is running; start one with `smkit emulator start`"
+    code, _, err = _run(state_dir, "destroy")
+    assert (code, err.strip()) == (0, "no emulator is running; nothing to destroy")
+
+
+def test_a_bad_config_fails_before_anything_starts(state_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        (REPO / "config" / "realtime.yaml").read_text().replace("name: tabular-realtime", "name: Bad")
+    )
+    code, _, err = _run(state_dir, "deploy", "-c", str(bad))
+    assert code == 1
+    assert err.startswith(f"error: {bad} is not a valid deployment config (1 problem):")
+    assert "name: 'Bad'" in err
+    assert not (state_dir / "moto.json").exists()
