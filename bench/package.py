@@ -169,6 +169,7 @@ def run(size_mib: int, threads: int) -> dict[str, Any]:
             "throughput_mib_s": round(input_bytes / 2**20 / inspect["wall_s"], 1),
         },
         "speedup_vs_tar_czf": round(tar["wall_s"] / smkit["wall_s"], 2),
+        "cpu_ratio_vs_tar_czf": round(tar["cpu_s"] / smkit["cpu_s"], 2),
         "size_ratio_vs_gzip6": round(ours_size / ref_size, 4),
         "compression_ratio": {
             "smkit": round(ours_size / input_bytes, 4),

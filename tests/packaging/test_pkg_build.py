@@ -8,11 +8,13 @@ import json
 import os
 import struct
 import tarfile
+from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 from conftest import MODEL_CODE, Model, Trained
 
-from smkit.packaging import build_archive
+from smkit.packaging import build_archive, check_handler
 
 
 def _digest(path: Path) -> str:
@@ -155,3 +157,19 @@ def test_unsatisfied_requirements_are_warnings_when_the_import_works(tiny: Model
         "not installed here (installed at container start): smkit-no-such-dist==1.0 (not installed)",
     )
     assert manifest.handler is not None and manifest.handler["requirements"] == ["smkit-no-such-dist==1.0"]
+
+
+def test_check_handler_reports_the_loaded_model(trained: Trained) -> None:
+    report = check_handler(trained.code("iris"), trained.artifacts["iris"])
+    assert report.form == "toolkit"
+    assert report.model_type == "sklearn.linear_model._logistic.LogisticRegression"
+    assert report.unsatisfied == () and report.warnings == ()
+    assert "scikit-learn==" + version("scikit-learn") in report.requirements
+
+
+def test_progress_bar_does_not_change_the_archive(tiny: Model, capsys: pytest.CaptureFixture[str]) -> None:
+    quiet = build_archive(tiny.code, tiny.artifacts, tiny.out / "a.tar.gz", progress=False)
+    shown = build_archive(tiny.code, tiny.artifacts, tiny.out / "b.tar.gz", progress=True)
+    assert "B/s" in capsys.readouterr().err
+    assert quiet.archive is not None and shown.archive is not None
+    assert quiet.archive.sha256 == shown.archive.sha256
