@@ -81,6 +81,16 @@ def _output_inside_input(m: Model) -> Path:
     return m.artifacts / "model.tar.gz"
 
 
+def _output_is_a_directory(m: Model) -> Path:
+    (m.out / "model.tar.gz").mkdir()
+    return m.out / "model.tar.gz"
+
+
+def _uncompressed_target_in_use(m: Model) -> None:
+    (m.out / "flat").mkdir()
+    (m.out / "flat" / "notes.txt").write_text("not an earlier build")
+
+
 def _artifacts_with_code(m: Model) -> None:
     (m.artifacts / "code").mkdir()
     (m.artifacts / "code" / "x.py").write_text("")
@@ -223,6 +233,16 @@ CASES = [
     ),
     Case("output inside input", _output_inside_input, ("--output", "would package itself")),
     Case(
+        "output is a directory",
+        _output_is_a_directory,
+        ("model.tar.gz: is a directory", "name the archive file"),
+    ),
+    Case(
+        "uncompressed target in use",
+        _uncompressed_target_in_use,
+        ("--uncompressed", "flat: exists and is not an empty folder or an earlier uncompressed build"),
+    ),
+    Case(
         "model_fn fails on the artifacts",
         _missing_weights,
         (
@@ -267,7 +287,7 @@ def test_refused_with_message_and_no_output(tiny: Model, case: Case) -> None:
     for expected in case.expect:
         assert expected in message, f"{expected!r} not in {message!r}"
     assert tiny.outputs() == before
-    assert not output.exists()
+    assert not output.is_file()
 
 
 def test_at_least_twelve_cases() -> None:
