@@ -38,8 +38,9 @@ test: setup lint package-model ## Every gate: lint, unit and socket tests, synth
 package-model: setup ## Train the examples and build build/model.tar.gz, build/models/*.tar.gz, pipeline archives
 	$(PY) -m scripts.package_models --build-dir build
 
-demo: package-model ## The main job on the local default
+demo: package-model ## Package, cdk deploy $(CONFIG) into the emulated AWS, run it locally, invoke it via boto3
 	$(SMKIT) inspect build/model.tar.gz
+	$(SMKIT) demo --config $(CONFIG)
 
 SERVE_PORT ?= 8080
 SERVE_WORKERS ?= 2
@@ -88,3 +89,24 @@ destroy-local: setup ## cdk destroy every app deploy-local deployed, then stop m
 .PHONY: bench-batch
 bench-batch: setup ## Batch transform records/s: SingleRecord x1 (reference) vs x2 vs MultiRecord -> bench/results/batch_transform.json
 	$(PY) -m bench.batch_transform $(BENCH_ARGS)
+
+# CDK: app.py builds the ECR + serving stacks of CONFIG; every synth runs cdk-nag (AwsSolutions, HIPAA,
+# NIST 800-53 R5) and aws-cdk's template rules as errors. `deploy`/`destroy` need AWS credentials, a
+# bootstrapped account (`npx cdk bootstrap`) and Docker for the `build` image source; synth/diff need none.
+CDK := npx --no-install cdk
+CDK_ARGS ?=
+.PHONY: synth diff deploy destroy bench-synth
+synth: package-model ## cdk synth CONFIG offline (no credentials) into cdk.out/
+	$(CDK) synth --quiet -c config=$(CONFIG) $(CDK_ARGS)
+
+diff: package-model ## cdk diff CONFIG against the deployed stacks (needs AWS credentials)
+	$(CDK) diff -c config=$(CONFIG) $(CDK_ARGS)
+
+deploy: package-model ## cdk deploy --all CONFIG into the real AWS account of your credentials
+	$(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
+
+destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repository)
+	$(CDK) destroy --all -c config=$(CONFIG) $(CDK_ARGS)
+
+bench-synth: package-model ## Synth every config in one process vs one config -> bench/results/synth.json
+	$(PY) -m bench.synth $(BENCH_ARGS)

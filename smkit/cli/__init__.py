@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "local-endpoint": "smkit.cli.local:local_endpoint",
     "invoke": "smkit.cli.client:invoke_command",
     "smoke-test": "smkit.cli.client:smoke_test",
+    "demo": "smkit.cli.demo:demo",
 }
 
 

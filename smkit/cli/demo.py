@@ -1,0 +1,148 @@
+"""``smkit demo``: the README's main job on the local default, end to end and without Docker or AWS.
+
+1. start the emulated AWS (moto's server on a free localhost port);
+2. ``cdk bootstrap`` + ``cdk deploy --all`` the config into it with the real, pinned CDK CLI;
+3. start the local endpoint for the same config under the endpoint name the deploy produced;
+4. invoke it through the unmodified boto3 ``sagemaker-runtime`` client with CSV, JSON and NPY payloads
+   (the model's ``samples/``) and check each answer against ``expected.json``;
+5. print a summary table and shut everything down, also on Ctrl-C or SIGTERM.
+
+The archives must exist (``make demo`` runs ``make package-model`` first).
+"""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from smkit.client import smoke
+from smkit.config import ConfigError, load_config
+from smkit.emulator import (
+    CdkCli,
+    CdkError,
+    DeployMismatch,
+    EmulatorError,
+    MotoServer,
+    child_environment,
+    deploy_config,
+    ensure_bootstrapped,
+    repo_root_from,
+)
+from smkit.local import LocalEndpoint
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM unwind the ``with`` blocks like Ctrl-C does, so no child outlives the demo."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _step(message: str) -> float:
+    click.echo(click.style(f"==> {message}", bold=True))
+    return time.monotonic()
+
+
+def _done(started: float, detail: str = "") -> None:
+    click.echo(f"    done in {time.monotonic() - started:.1f} s{': ' + detail if detail else ''}")
+
+
+def _deployed_endpoint_name(server: MotoServer) -> str:
+    endpoints = server.client("sagemaker").list_endpoints()["Endpoints"]
+    if not endpoints:
+        raise DeployMismatch("the deploy finished but the emulated account has no SageMaker endpoint")
+    return str(endpoints[0]["EndpointName"])
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join("-" * w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*header), line, *(fmt.format(*r) for r in rows)])
+
+
+def run_demo(config_path: Path, root: Path) -> bool:
+    """Run the five steps; return whether every invocation answered as expected."""
+    config = load_config(config_path)
+    cases = smoke.plan(config, root)
+    with tempfile.TemporaryDirectory(prefix="smkit-demo-") as tmp, _sigterm_as_interrupt():
+        workdir = Path(tmp)
+        started = _step("Starting the emulated AWS (moto server)")
+        with MotoServer.start(log_path=workdir / "moto.log") as server:
+            _done(started, f"http://localhost:{server.port}")
+            cli = CdkCli(repo_root=root, env=child_environment(server.endpoint_url, region=server.region))
+
+            started = _step(f"cdk bootstrap + cdk deploy --all -c config={config_path}")
+            ensure_bootstrapped(server, cli, workdir)
+            app = deploy_config(server, cli, config_path, workdir)
+            endpoint_name = _deployed_endpoint_name(server)
+            stacks = ", ".join(s.name for s in app.stacks)
+            _done(started, f"stacks {stacks}; endpoint {endpoint_name} InService")
+
+            started = _step(f"Starting the local endpoint for {config.name} ({config.endpoint.type})")
+            with LocalEndpoint(config, name=endpoint_name, log_dir=workdir / "logs") as local:
+                _done(started, local.url)
+                started = _step(f"Invoking {endpoint_name} through boto3 sagemaker-runtime")
+                results = smoke.run(local.client(), endpoint_name, cases)
+                _done(started)
+            click.echo(
+                f"    local endpoint stopped; emulated AWS stopping (deploy took {app.deploy.seconds:.1f} s)"
+            )
+
+    rows = [
+        (
+            r.case.label,
+            r.case.content_type,
+            "ok" if r.ok else "FAILED",
+            f"{r.seconds * 1000:.1f}",
+            r.detail[:60],
+        )
+        for r in results
+    ]
+    click.echo()
+    click.echo(_table(rows, ("payload", "content type", "result", "ms", "detail")))
+    for r in results:
+        if not r.ok:
+            click.echo(f"\n{r.case.label}: {r.detail}", err=True)
+    passed = sum(r.ok for r in results)
+    click.echo(
+        f"\n{passed}/{len(results)} invocations answered as expected by the local {config.endpoint.type} endpoint."
+    )
+    return passed == len(results)
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("config/realtime.yaml"),
+    show_default=True,
+    help="Deployment config to deploy into the emulated AWS and run locally.",
+)
+def demo(config_path: Path) -> None:
+    """Deploy a config into the emulated AWS, run it locally, invoke it through boto3."""
+    root = repo_root_from()
+    try:
+        ok = run_demo(config_path, root)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: the local endpoint and the emulated AWS were shut down", err=True)
+        raise SystemExit(130) from None
+    except (ConfigError, smoke.SmokeError, EmulatorError, CdkError, DeployMismatch) as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
+    raise SystemExit(0 if ok else 1)
