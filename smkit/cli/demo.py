@@ -15,7 +15,7 @@ from __future__ import annotations
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -68,7 +68,7 @@ def _deployed_endpoint_name(server: MotoServer) -> str:
     return str(endpoints[0]["EndpointName"])
 
 
-def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join("-" * w for w in widths)
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
