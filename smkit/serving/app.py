@@ -1,9 +1,13 @@
-"""The HTTP adapter: a plain WSGI application for the SageMaker hosting contract (REFERENCE.md §1, §3).
+"""The HTTP adapter: a plain ASGI application for the SageMaker hosting contract (REFERENCE.md §1, §3).
 
 Routes: ``GET /ping``, ``POST /invocations``, ``GET /execution-parameters``; in multi-model mode also
 ``GET|POST /models``, ``GET|DELETE /models/{name}`` and ``POST /models/{name}/invoke`` (and
 ``/invocations`` with ``X-Amzn-SageMaker-Target-Model``). The adapter only translates HTTP to the handler
 layer and back: payload limit (413), error bodies, one JSON access-log line per request.
+
+Handlers run synchronously on the worker's event-loop thread: a worker serves one request at a time
+(like the toolkit's model workers), keeps client connections alive, and the invocation time limit can
+interrupt a handler with SIGALRM (:mod:`smkit.serving.deadline`).
 """
 
 from __future__ import annotations
@@ -12,17 +16,18 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote
 
 from smkit.serving import codecs
+from smkit.serving.context import Headers
 from smkit.serving.deadline import deadline
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import (
     BadRequest,
+    InferenceError,
     MethodNotAllowed,
     ModelNotFound,
     ModelNotReady,
@@ -31,45 +36,22 @@ from smkit.serving.errors import (
 from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.multimodel import ModelCache
 
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
-STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in HTTPStatus}
-TARGET_MODEL = "HTTP_X_AMZN_SAGEMAKER_TARGET_MODEL"
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+TARGET_MODEL = "x-amzn-sagemaker-target-model"
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.
 DRAIN_LIMIT = 64 * 1024 * 1024
 
 
-class EnvironHeaders(Mapping[str, str]):
-    """Request headers read lazily from a WSGI environ (case-insensitive)."""
+@dataclass
+class Request:
+    """One HTTP request as the routes see it."""
 
-    __slots__ = ("_environ",)
-
-    def __init__(self, environ: Mapping[str, Any]) -> None:
-        self._environ = environ
-
-    @staticmethod
-    def _key(name: str) -> str:
-        key = name.upper().replace("-", "_")
-        return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key
-
-    def __getitem__(self, name: str) -> str:
-        value = self._environ.get(self._key(name))
-        if value is None:
-            raise KeyError(name)
-        return str(value)
-
-    def get(self, name: str, default: Any = None) -> Any:  # fast path used on every request
-        return self._environ.get(self._key(name), default)
-
-    def __iter__(self) -> Iterator[str]:
-        for key in self._environ:
-            if key.startswith("HTTP_"):
-                yield key[5:].replace("_", "-").title()
-            elif key in ("CONTENT_TYPE", "CONTENT_LENGTH") and self._environ[key]:
-                yield key.replace("_", "-").title()
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    method: str
+    path: str
+    headers: Headers
+    body: bytes
 
 
 @dataclass
@@ -82,7 +64,7 @@ class SingleModel:
 
 
 class ServingApp:
-    """The WSGI callable.
+    """The ASGI callable.
 
     Args:
         env: the serving environment.
@@ -104,7 +86,7 @@ class ServingApp:
         self.cache = cache
         self.workers = workers
         self._pid = os.getpid()
-        self._routes: dict[tuple[str, str], Callable[[dict[str, Any]], Reply]] = {
+        self._routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
             ("GET", "/ping"): self._ping,
             ("POST", "/invocations"): self._invocations,
             ("GET", "/execution-parameters"): self._execution_parameters,
@@ -113,47 +95,87 @@ class ServingApp:
             self._routes[("GET", "/models")] = self._list_models
             self._routes[("POST", "/models")] = self._load_model
 
-    # -- WSGI ----------------------------------------------------------------------------------------
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def set_pid(self, pid: int) -> None:
+        """Record the worker's pid for the access log (called after fork)."""
+        self._pid = pid
+
+    # -- ASGI ----------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await _lifespan(receive, send)
+            return
         started = time.perf_counter()
-        method = environ["REQUEST_METHOD"]
-        path = environ.get("PATH_INFO") or "/"
+        method = scope["method"]
+        path = scope["path"] or "/"
+        headers = Headers.from_raw(scope["headers"])
+        size = 0
         try:
+            body = await self._read_body(headers, receive)
+            size = len(body)
+            request = Request(method, path, headers, body)
             route = self._routes.get((method, path))
-            reply = route(environ) if route is not None else self._dynamic(method, path, environ)
+            reply = route(request) if route is not None else self._dynamic(request)
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             reply = error_reply(exc, debug=self.env.debug)
-        headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(reply.body)))]
-        if reply.headers:
-            headers.extend(reply.headers.items())
-        status = STATUS_LINES.get(reply.status) or f"{reply.status} Status"
-        start_response(status, headers)
+        raw_headers = [
+            (b"content-type", reply.content_type.encode("latin-1")),
+            (b"content-length", str(len(reply.body)).encode()),
+        ]
+        for key, value in reply.headers.items():
+            raw_headers.append((key.encode("latin-1"), str(value).encode("latin-1")))
+        await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": reply.body})
         if self.env.access_log:
-            self._log(environ, method, path, reply, started)
-        return [reply.body]
+            self._log(method, path, reply, size, started)
 
-    def _log(self, environ: dict[str, Any], method: str, path: str, reply: Reply, started: float) -> None:
-        record = {
-            "ts": round(time.time(), 3),
-            "method": method,
-            "path": path,
-            "status": reply.status,
-            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-            "request_bytes": int(environ.get("CONTENT_LENGTH") or 0),
-            "response_bytes": len(reply.body),
-            "pid": self._pid,
-        }
+    def _log(self, method: str, path: str, reply: Reply, size: int, started: float) -> None:
+        # Formatted by hand: this runs on every request and json.dumps of a dict costs more than the
+        # rest of the adapter. Only the path can hold characters that need escaping.
+        line = (
+            f'{{"ts": {time.time():.3f}, "method": "{method}", "path": {json.dumps(path)}, '
+            f'"status": {reply.status}, "latency_ms": {(time.perf_counter() - started) * 1000:.3f}, '
+            f'"request_bytes": {size}, "response_bytes": {len(reply.body)}, "pid": {self._pid}}}\n'
+        )
         with contextlib.suppress(OSError):
-            os.write(2, (json.dumps(record) + "\n").encode())
+            os.write(2, line.encode())
 
-    def _dynamic(self, method: str, path: str, environ: dict[str, Any]) -> Reply:
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        limit = self.env.max_payload_bytes
+        length_text = headers.get("content-length")
+        if length_text:
+            try:
+                length = int(length_text)
+            except ValueError:
+                raise BadRequest(f"Content-Length {length_text!r} is not a number") from None
+            if length > limit:
+                await _drain(receive, min(length, limit + DRAIN_LIMIT))
+                raise PayloadTooLarge(_too_large(length, limit))
+        message = await receive()
+        body = message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+        chunks = [body]
+        size = len(body)
+        while message.get("more_body"):
+            message = await receive()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _drain(receive, DRAIN_LIMIT)
+                raise PayloadTooLarge(_too_large(size, limit))
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _dynamic(self, request: Request) -> Reply:
+        method, path = request.method, request.path
         if self.cache is not None and path.startswith("/models/"):
             rest = path[len("/models/") :]
             if rest.endswith("/invoke"):
                 name = unquote(rest[: -len("/invoke")])
                 if method != "POST":
                     raise MethodNotAllowed(f"use POST for /models/{name}/invoke")
-                return self._invoke_model(name, environ)
+                return self._invoke_model(name, request)
             name = unquote(rest)
             if method == "GET":
                 return _json(200, _describe(self.cache.describe(name)))
@@ -161,32 +183,17 @@ class ServingApp:
                 self.cache.unload(name)
                 return _json(200, {"status": f"Model {name!r} unloaded"})
             raise MethodNotAllowed(f"use GET or DELETE for /models/{name}")
-        if any(route_path == path for _, route_path in self._routes):
-            allowed = sorted(m for m, p in self._routes if p == path)
+        allowed = sorted(m for m, p in self._routes if p == path)
+        if allowed:
             raise MethodNotAllowed(f"use {' or '.join(allowed)} for {path}")
-        raise ModelNotFound(f"no such path {path!r}") if path.startswith("/models") else _not_found(path)
-
-    # -- body ----------------------------------------------------------------------------------------
-    def _body(self, environ: dict[str, Any]) -> bytes:
-        limit = self.env.max_payload_bytes
-        length_text = environ.get("CONTENT_LENGTH")
-        stream = environ["wsgi.input"]
-        if length_text:
-            try:
-                length = int(length_text)
-            except ValueError:
-                raise BadRequest(f"Content-Length {length_text!r} is not a number") from None
-            if length > limit:
-                _drain(stream, min(length, limit + DRAIN_LIMIT))
-                raise PayloadTooLarge(_too_large(length, limit))
-            return stream.read(length) if length else b""
-        body = stream.read(limit + 1)
-        if len(body) > limit:
-            raise PayloadTooLarge(_too_large(len(body), limit))
-        return body
+        if path.startswith("/models"):
+            raise ModelNotFound(f"no such path {path!r}")
+        raise InferenceError(
+            f"no such path {path!r}; use /ping, /invocations or /execution-parameters", status_code=404
+        )
 
     # -- single model --------------------------------------------------------------------------------
-    def _ping(self, environ: dict[str, Any]) -> Reply:
+    def _ping(self, request: Request) -> Reply:
         if self.single is None or self.single.handler is not None:
             return Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
         return error_reply(self._not_ready(), debug=False)
@@ -197,24 +204,23 @@ class ServingApp:
             return ModelNotReady(f"the model failed to load: {self.single.error}")
         return ModelNotReady("the model is still loading")
 
-    def _invocations(self, environ: dict[str, Any]) -> Reply:
+    def _invocations(self, request: Request) -> Reply:
         if self.cache is not None:
-            target = environ.get(TARGET_MODEL)
+            target = request.headers.get(TARGET_MODEL)
             if not target:
                 raise BadRequest(
                     "multi-model mode: set the X-Amzn-SageMaker-Target-Model header "
                     "or POST /models/{name}/invoke"
                 )
-            return self._invoke_model(target, environ)
+            return self._invoke_model(target, request)
         assert self.single is not None
         handler = self.single.handler
         if handler is None:
             raise self._not_ready()
-        body = self._body(environ)
         with deadline(self.env.timeout_seconds):
-            return handler.invoke(body, EnvironHeaders(environ))
+            return handler.invoke(request.body, request.headers)
 
-    def _execution_parameters(self, environ: dict[str, Any]) -> Reply:
+    def _execution_parameters(self, request: Request) -> Reply:
         return _json(
             200,
             {
@@ -225,37 +231,48 @@ class ServingApp:
         )
 
     # -- multi model ---------------------------------------------------------------------------------
-    def _list_models(self, environ: dict[str, Any]) -> Reply:
+    def _list_models(self, request: Request) -> Reply:
         assert self.cache is not None
         models = [{"modelName": e.name, "modelUrl": e.url} for e in self.cache.entries()]
         return _json(200, {"models": models, "nextPageToken": None})
 
-    def _load_model(self, environ: dict[str, Any]) -> Reply:
+    def _load_model(self, request: Request) -> Reply:
         assert self.cache is not None
         try:
-            request = json.loads(self._body(environ) or b"null")
+            payload = json.loads(request.body or b"null")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BadRequest(f'POST /models body is not JSON: {exc}; send {{"model_name", "url"}}') from None
-        if not isinstance(request, dict) or not isinstance(request.get("url"), str):
+        if not isinstance(payload, dict) or not isinstance(payload.get("url"), str):
             raise BadRequest('POST /models needs a JSON object {"model_name": "...", "url": "..."}')
-        name = request.get("model_name")
+        name = payload.get("model_name")
         if not isinstance(name, str) or not name:
             raise BadRequest('POST /models: "model_name" must be a non-empty string')
-        self.cache.load(name, request["url"])
+        self.cache.load(name, payload["url"])
         return _json(200, {"status": f"Model {name!r} loaded"})
 
-    def _invoke_model(self, name: str, environ: dict[str, Any]) -> Reply:
+    def _invoke_model(self, name: str, request: Request) -> Reply:
         assert self.cache is not None
-        body = self._body(environ)
-        return self.cache.invoke(name, body, EnvironHeaders(environ))
+        return self.cache.invoke(name, request.body, request.headers)
 
 
-def _drain(stream: Any, size: int) -> None:
-    while size > 0:
-        chunk = stream.read(min(size, 1 << 20))
-        if not chunk:
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
             return
-        size -= len(chunk)
+
+
+async def _drain(receive: Receive, size: int) -> None:
+    while size > 0:
+        message = await receive()
+        if message.get("type") != "http.request":
+            return
+        size -= len(message.get("body", b""))
+        if not message.get("more_body"):
+            return
 
 
 def _describe(entry: Any) -> list[dict[str, Any]]:
@@ -270,12 +287,4 @@ def _too_large(size: int, limit: int) -> str:
     return (
         f"request body of {size} bytes is over the {limit}-byte payload limit; send a smaller body, use "
         "async inference or batch transform for large inputs, or raise SAGEMAKER_MAX_PAYLOAD_IN_MB"
-    )
-
-
-def _not_found(path: str) -> Exception:
-    from smkit.serving.errors import InferenceError
-
-    return InferenceError(
-        f"no such path {path!r}; use /ping, /invocations or /execution-parameters", status_code=404
     )

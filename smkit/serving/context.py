@@ -23,8 +23,27 @@ class Headers(Mapping[str, str]):
         for key, value in (items or {}).items():
             self._items[key.lower()] = (key, value)
 
+    @classmethod
+    def from_raw(cls, raw: list[tuple[bytes, bytes]] | list[list[bytes]]) -> Headers:
+        """From ASGI's ``[(name, value), ...]`` byte pairs (repeated names are joined with ", ")."""
+        headers = cls()
+        items = headers._items
+        for name_bytes, value_bytes in raw:
+            name = name_bytes.decode("latin-1")
+            key = name.lower()
+            value = value_bytes.decode("latin-1")
+            if key in items:
+                value = f"{items[key][1]}, {value}"
+            items[key] = (name, value)
+        return headers
+
     def __getitem__(self, key: str) -> str:
         return self._items[key.lower()][1]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The header's value or ``default`` (case-insensitive)."""
+        item = self._items.get(key.lower())
+        return default if item is None else item[1]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.lower() in self._items

@@ -1,4 +1,4 @@
-"""Process management: gunicorn's arbiter with sync workers running :class:`~smkit.serving.app.ServingApp`.
+"""Process management: gunicorn's arbiter and ASGI workers running :class:`~smkit.serving.app.ServingApp`.
 
 Start-up order (single-model): the arbiter binds the port, the model is loaded once in the arbiter while a
 small thread answers every request with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers
@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import select
+import signal
 import socket
 import sys
 import threading
@@ -120,7 +121,8 @@ class GunicornServer(BaseApplication):
         settings: dict[str, Any] = {
             "bind": [f"{self.options.host}:{self.options.port}"],
             "workers": self.options.workers,
-            "worker_class": "sync",
+            "worker_class": "asgi",
+            "asgi_lifespan": "off",
             "timeout": int(timeout),
             "graceful_timeout": GRACEFUL_SECONDS,
             "preload_app": False,
@@ -154,8 +156,12 @@ class GunicornServer(BaseApplication):
             responder.join()
 
     def _post_fork(self, arbiter: Any, worker: Any) -> None:
+        # Until the worker installs its own handlers, the arbiter's inherited ones would swallow a stop
+        # signal (queue it for a loop that never runs here) and leave the worker up until SIGKILL.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_DFL)
         deadline.install()
-        self.serving_app._pid = os.getpid()
+        self.serving_app.set_pid(os.getpid())
         single = self.serving_app.single
         if self.options.load_after_fork and single is not None and self.handler is not None:
             _load_single(single, self.handler)
