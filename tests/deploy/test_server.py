@@ -27,22 +27,18 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_context_manager_serves_then_frees_port_and_process_group(tmp_path: Path) -> None:
+def test_context_manager_serves_resets_then_frees_port_and_process_group(tmp_path: Path) -> None:
     with MotoServer.start(log_path=tmp_path / "moto.log") as server:
         assert server.is_running()
         assert server.endpoint_url == f"http://localhost:{server.port}"
         assert server.client("sts").get_caller_identity()["Account"] == "123456789012"
-    assert not port_in_use(server.port)
-    assert _gone(server.pid)
-    assert "Running on http://127.0.0.1" in (tmp_path / "moto.log").read_text()
-
-
-def test_reset_forgets_everything() -> None:
-    with MotoServer.start() as server:
         s3 = server.client("s3")
         s3.create_bucket(Bucket="smkit-reset-test")
         server.reset()
         assert s3.list_buckets()["Buckets"] == []
+    assert not port_in_use(server.port)
+    assert _gone(server.pid)
+    assert "Running on http://127.0.0.1" in (tmp_path / "moto.log").read_text()
 
 
 @pytest.fixture()
