@@ -111,6 +111,8 @@ def local_endpoint(
         region=region,
         seed=seed,
     )
+    # Explicit for both: a shell may start background jobs with SIGINT ignored.
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         endpoint.start()

@@ -12,7 +12,8 @@ from typing import Any
 from smkit.client.codecs import deserialize
 from smkit.local.storage import Storage
 
-DEFAULT_POLL_S = 0.5
+DEFAULT_POLL_S = 2.0  # longest wait between polls; the first ones come quickly (local results are fast)
+FIRST_POLL_S = 0.05
 DEFAULT_ASYNC_TIMEOUT_S = 900.0  # InvocationTimeoutSeconds default (REFERENCE.md §5)
 
 
@@ -170,12 +171,14 @@ def wait_for_outcome(
     poll_s: float = DEFAULT_POLL_S,
     on_poll: Callable[[float], None] | None = None,
 ) -> AsyncOutcome:
-    """Poll the output and failure locations until one exists (InvokeError after ``timeout_s``).
+    """Poll the output and failure locations until one exists (InvokeError after ``timeout_s``); the wait
+    between polls grows from 50 ms to ``poll_s``.
 
     The output's Content-Type is the stored object's (S3); a ``file://`` output has none, so the
     request's ``accept`` stands in for it.
     """
     started = time.monotonic()
+    wait = min(FIRST_POLL_S, poll_s)
     while True:
         for location, succeeded in ((submission.output_location, True), (submission.failure_location, False)):
             if location and storage.exists(location):
@@ -191,4 +194,5 @@ def wait_for_outcome(
             )
         if on_poll is not None:
             on_poll(elapsed)
-        time.sleep(poll_s)
+        time.sleep(wait)
+        wait = min(wait * 1.5, poll_s)

@@ -1,0 +1,231 @@
+"""``smkit invoke`` and ``smkit smoke-test`` against local endpoints (realtime, async with file:// output),
+through boto3 exactly as against a real endpoint; plus the smoke-test plan for every config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from smkit.cli import main
+from smkit.client import smoke
+from smkit.config import load_config
+from smkit.local import LocalEndpoint
+from smkit.local.storage import file_uri
+
+
+@pytest.fixture(scope="module")
+def realtime(repo):
+    with LocalEndpoint(repo / "config" / "realtime.yaml", root=repo) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def asynchronous(repo, tmp_path_factory):
+    output = tmp_path_factory.mktemp("async-output")
+    with LocalEndpoint(repo / "config" / "async.yaml", root=repo, async_output=file_uri(output)) as ep:
+        yield ep
+
+
+def run(*args: str, stdin: bytes | None = None):
+    return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+
+
+def test_invoke_csv_file_prints_the_deserialized_json_answer(realtime, repo):
+    result = run(
+        "invoke",
+        "--endpoint",
+        realtime.name,
+        "--endpoint-url",
+        realtime.url,
+        "--content-type",
+        "text/csv",
+        "--accept",
+        "application/json",
+        "--data",
+        f"@{repo / 'model_code/tabular/samples/request.csv'}",
+    )
+    assert result.exit_code == 0, result.output
+    expected = json.loads((repo / "model_code/tabular/samples/expected.json").read_text())
+    answer = json.loads(result.stdout)
+    assert answer["predictions"] == pytest.approx(expected["predictions"], rel=expected["rtol"])
+    assert "InvokedProductionVariant:" in result.stderr
+
+
+def test_invoke_npy_literal_with_npy_accept_uses_the_response_type(realtime, repo):
+    row = (repo / "model_code/tabular/samples/request.csv").read_text().splitlines()[0]
+    result = run(
+        "invoke",
+        "--endpoint",
+        realtime.name,
+        "--endpoint-url",
+        realtime.url,
+        "--variant",
+        "green",
+        "--content-type",
+        "application/x-npy",
+        "--accept",
+        "application/x-npy",
+        "--data",
+        f"[[{row}]]",
+    )
+    assert result.exit_code == 0, result.output
+    assert "InvokedProductionVariant: green  Content-Type: application/x-npy" in result.stderr
+    assert len(json.loads(result.stdout)) == 1
+
+
+def test_invoke_from_stdin_with_raw_output(realtime, repo, tmp_path):
+    out = tmp_path / "answer.csv"
+    result = run(
+        "invoke",
+        "--endpoint",
+        realtime.name,
+        "--endpoint-url",
+        realtime.url,
+        "--content-type",
+        "application/json",
+        "--accept",
+        "text/csv",
+        "--data",
+        "-",
+        "--raw",
+        "--output",
+        str(out),
+        stdin=(repo / "model_code/tabular/samples/request.json").read_bytes(),
+    )
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 10
+    assert result.stdout.encode() == out.read_bytes()
+
+
+def test_invoke_model_error_exits_1_with_the_service_message(realtime):
+    result = run(
+        "invoke",
+        "--endpoint",
+        realtime.name,
+        "--endpoint-url",
+        realtime.url,
+        "--content-type",
+        "text/csv",
+        "--data",
+        "1,2,x",
+    )
+    assert result.exit_code == 1
+    assert "ModelError: Received client error (400) from primary" in result.stderr
+    assert "OriginalStatusCode 400" in result.stderr
+
+
+def test_invoke_rejects_two_targets():
+    result = run("invoke", "--endpoint", "e", "--variant", "a", "--target-model", "m", "--data", "1")
+    assert result.exit_code == 2
+    assert "--variant and --target-model are mutually exclusive" in result.stderr
+
+
+def test_smoke_test_passes_against_the_local_realtime_endpoint(realtime, repo):
+    result = run(
+        "smoke-test",
+        "--config",
+        str(repo / "config/realtime.yaml"),
+        "--endpoint-url",
+        realtime.url,
+        "--root",
+        str(repo),
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("PASS") == 3
+    assert "smoke-test of tabular-realtime: 3 of 3 cases passed" in result.stdout
+
+
+def test_smoke_test_fails_for_an_unknown_endpoint(realtime, repo):
+    result = run(
+        "smoke-test",
+        "--config",
+        str(repo / "config/realtime.yaml"),
+        "--endpoint-url",
+        realtime.url,
+        "--endpoint",
+        "missing",
+        "--root",
+        str(repo),
+    )
+    assert result.exit_code == 1
+    assert "ValidationError: Endpoint missing of account 123456789012 not found." in result.stdout
+
+
+def test_async_invoke_polls_until_the_output_exists(asynchronous, repo):
+    result = run(
+        "invoke",
+        "--endpoint",
+        asynchronous.name,
+        "--endpoint-url",
+        asynchronous.url,
+        "--async",
+        "--content-type",
+        "text/csv",
+        "--accept",
+        "application/json",
+        "--data",
+        f"@{repo / 'model_code/tabular/samples/request.csv'}",
+        "--timeout",
+        "60",
+    )
+    assert result.exit_code == 0, result.output
+    assert "InferenceId:" in result.stderr
+    assert len(json.loads(result.stdout)["predictions"]) == 10
+
+
+def test_async_invoke_reports_the_failure_object(asynchronous):
+    result = run(
+        "invoke",
+        "--endpoint",
+        asynchronous.name,
+        "--endpoint-url",
+        asynchronous.url,
+        "--async",
+        "--content-type",
+        "text/csv",
+        "--data",
+        "1,2,x",
+        "--timeout",
+        "60",
+    )
+    assert result.exit_code == 1
+    assert "inference failed" in result.stderr and "-error.out" in result.stderr
+
+
+def test_smoke_test_of_an_async_endpoint(asynchronous, repo):
+    result = run(
+        "smoke-test",
+        "--config",
+        str(repo / "config/async.yaml"),
+        "--endpoint-url",
+        asynchronous.url,
+        "--root",
+        str(repo),
+    )
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("config", "targets"),
+    [
+        ("multi-model.yaml", {"TargetModel": {"iris.tar.gz", "tabular.tar.gz"}}),
+        ("multi-container-direct.yaml", {"TargetContainerHostname": {"iris", "tabular"}}),
+        ("multi-container.yaml", {}),
+        ("serverless.yaml", {}),
+    ],
+)
+def test_smoke_plan_follows_the_config(repo, config, targets):
+    cases = smoke.plan(load_config(repo / "config" / config), repo)
+    assert {c.content_type for c in cases} == {"text/csv", "application/json", "application/x-npy"}
+    found: dict[str, set[str]] = {}
+    for case in cases:
+        for key, value in case.target.parameters().items():
+            found.setdefault(key, set()).add(value)
+    assert found == targets
+
+
+def test_smoke_plan_names_missing_samples(repo, tmp_path):
+    with pytest.raises(smoke.SmokeError, match="model_code/tabular/samples/expected.json does not exist"):
+        smoke.plan(load_config(repo / "config" / "realtime.yaml"), tmp_path)
