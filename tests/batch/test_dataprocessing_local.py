@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 from smkit.batch.local import LocalModel, run_local_job
@@ -99,31 +98,3 @@ def test_json_document_split_none_with_gzip_input(tmp_path: Path) -> None:
     _job(options, tmp_path / "in", tmp_path / "out")
     joined = json.loads((tmp_path / "out" / "doc.json.gz.out").read_text())
     assert joined == {"SageMakerOutput": {"sum": 3}, "id": "a", "features": [1, 2], "note": "x"}
-
-
-def test_max_concurrent_transforms_requests_run_at_once_and_order_is_kept(tmp_path: Path) -> None:
-    """The probe model counts requests in flight across the runtime's workers."""
-    (tmp_path / "in").mkdir()
-    lines = [f"{i},x\n" for i in range(24)]
-    (tmp_path / "in" / "rows.csv").write_text("".join(lines))
-    state = tmp_path / "probe.json"
-    probe = LocalModel(Path(__file__).parent / "probe", {"PROBE_STATE": str(state)})
-    # The runtime gets one worker per concurrent transform, at most one per CPU.
-    for concurrency, expected in ((1, 1), (2, min(2, os.cpu_count() or 1))):
-        state.unlink(missing_ok=True)
-        out = tmp_path / f"out-{concurrency}"
-        result = run_local_job(
-            TransformOptions(
-                content_type="text/csv",
-                split_type=SplitType.LINE,
-                batch_strategy=BatchStrategy.SINGLE_RECORD,
-                max_concurrent_transforms=concurrency,
-            ),
-            probe,
-            input_location=str(tmp_path / "in"),
-            output_location=str(out),
-            log=lambda _line: None,
-        )
-        assert result.ok, result.summary()
-        assert (out / "rows.csv.out").read_text() == "".join(lines)
-        assert json.loads(state.read_text()) == {"now": 0, "max": expected}
