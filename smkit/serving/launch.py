@@ -98,7 +98,7 @@ def build(request: LaunchRequest, env: ServingEnv, scratch: str) -> tuple[Servin
 
 def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     """Run until SIGTERM/SIGINT; return the exit status. Start-up problems print one clear line."""
-    from smkit.serving.server import GunicornServer, ServerOptions
+    from smkit.serving.server import GunicornServer, ServerOptions, check_port_free
 
     try:
         env = ServingEnv.from_environ(os.environ if environ is None else environ)
@@ -112,9 +112,17 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     owner = os.getpid()
     try:
         app, handler = build(request, env, scratch)
+        port = request.port or env.port
+        try:
+            check_port_free(request.host, port)
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot listen on {request.host}:{port} ({exc.strerror}); stop the process using it "
+                "or pass another --port / SAGEMAKER_BIND_TO_PORT"
+            ) from None
         options = ServerOptions(
             host=request.host,
-            port=request.port or env.port,
+            port=port,
             workers=app.workers,
             load_after_fork=env.load_after_fork,
         )

@@ -1,8 +1,9 @@
 """Process management: gunicorn's arbiter and ASGI workers running :class:`~smkit.serving.app.ServingApp`.
 
-Start-up order (single-model): the arbiter binds the port, the model is loaded once in the arbiter while a
-small thread answers every request with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers
-fork and share the loaded model copy-on-write. A worker that dies is replaced by the arbiter from the
+Start-up order (single-model): the model is loaded once in the arbiter while a small thread answers every
+request on the port with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers fork and share the
+loaded model copy-on-write. Each worker listens on its own SO_REUSEPORT socket so that the kernel spreads
+keep-alive connections across workers. A worker that dies is replaced by the arbiter from the
 same loaded state. ``SMKIT_LOAD_AFTER_FORK=true`` loads the model in every worker instead, for libraries
 that do not survive ``fork`` (their threads or device handles). SIGTERM stops gracefully, SIGINT quickly;
 no child process outlives the server.
@@ -43,6 +44,31 @@ class ServerOptions:
     port: int
     workers: int
     load_after_fork: bool = False
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise OSError when another process listens on ``host:port``.
+
+    Workers bind with SO_REUSEPORT (below), which would otherwise let a second server share the port
+    silently; this probe binds without it.
+    """
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+
+
+def shared_listener(host: str, port: int) -> socket.socket:
+    """A SO_REUSEPORT listener on the workers' address (the arbiter's, for the loading phase)."""
+    listener = socket.socket(_family(host), socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind((host, port))
+    listener.listen(128)
+    return listener
 
 
 def _loading_responder(sockets: list[socket.socket], stop: threading.Event) -> None:
@@ -123,6 +149,10 @@ class GunicornServer(BaseApplication):
             "workers": self.options.workers,
             "worker_class": "asgi",
             "asgi_lifespan": "off",
+            # One listening socket per worker: the kernel spreads new connections across workers.
+            # With one shared socket, the first worker to wake accepts every waiting keep-alive
+            # connection and the others idle.
+            "reuse_port": True,
             "timeout": int(timeout),
             "graceful_timeout": GRACEFUL_SECONDS,
             "preload_app": False,
@@ -146,14 +176,15 @@ class GunicornServer(BaseApplication):
         if single is None or self.handler is None or self.options.load_after_fork:
             return
         stop = threading.Event()
-        sockets = [listener.sock for listener in arbiter.LISTENERS]
-        responder = threading.Thread(target=_loading_responder, args=(sockets, stop), daemon=True)
+        listener = shared_listener(self.options.host, self.options.port)
+        responder = threading.Thread(target=_loading_responder, args=([listener], stop), daemon=True)
         responder.start()
         try:
             _load_single(single, self.handler)
         finally:
             stop.set()
             responder.join()
+            listener.close()
 
     def _post_fork(self, arbiter: Any, worker: Any) -> None:
         # Until the worker installs its own handlers, the arbiter's inherited ones would swallow a stop

@@ -273,3 +273,47 @@ def test_real_examples_share_a_multi_model_server(tmp_path: Path) -> None:
         assert iris.status == 200, iris.body
     finally:
         server.stop()
+
+
+def listening_sockets(port: int) -> list[str]:
+    rows = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+    return [row[1] for row in rows if row[3] == "0A" and row[1].endswith(f":{port:04X}")]
+
+
+def test_port_in_use_is_refused_clearly(models: Models) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "smkit.serving", "--model", str(models.echo), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_keep_alive_connections_are_spread_over_workers(models: Models, tmp_path: Path) -> None:
+    import http.client
+
+    server = start_server(tmp_path, ["--model", str(models.echo)], env={"SMKIT_ACCESS_LOG": "true"})
+    try:
+        deadline = time.monotonic() + 10
+        while len(listening_sockets(server.port)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # each worker listens on its own SO_REUSEPORT socket
+        connections = [http.client.HTTPConnection("127.0.0.1", server.port) for _ in range(16)]
+        for _ in range(3):
+            for conn in connections:
+                conn.request("POST", "/invocations", "1", {"Content-Type": "text/csv"})
+                assert conn.getresponse().read()
+        for conn in connections:
+            conn.close()
+    finally:
+        server.stop()
+    pids = {json.loads(line)["pid"] for line in server.log().splitlines() if '"/invocations"' in line}
+    assert len(pids) == 2  # with one shared socket a single worker would take every connection
