@@ -41,6 +41,7 @@ class LoadResult:
     mean_ms: float
     client_cpu_s: float
     server_cpu_s: float | None = None
+    busiest_process_cpu_share: float | None = None
     error_samples: list[str] = field(default_factory=list)
     status_counts: dict[str, int] = field(default_factory=dict)
 

@@ -26,6 +26,7 @@ from bench.common import (
     RESULTS_DIR,
     BenchError,
     ServerSpec,
+    apply_niceness,
     free_port,
     machine_facts,
     replace_section,
@@ -145,6 +146,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2, help="server worker processes (default 2)")
     p.add_argument("--warmup", type=int, default=500, help="requests before the start RSS is taken")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json", help="JSON result path")
+    p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
     p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
     args = p.parse_args(argv)
     if args.requests < args.concurrency or args.concurrency < 1:
@@ -154,6 +156,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    apply_niceness(args.nice)
     args.machine = machine_facts()
     with tempfile.TemporaryDirectory(prefix="smkit-bench-soak-") as tmp:
         try:

@@ -46,11 +46,11 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "--model",
         str(archive),
         "--servers",
-        "smkit",
+        "smkit,constant",
         "--requests",
         "20",
         "--concurrency",
-        "1,4",
+        "1,8",
         "--warmup",
         "4",
         "--out",
@@ -61,16 +61,17 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
     ours = result["servers"]["smkit"]
     assert ours["answer_matches_expected"] is True
     assert ours["cold_start_ping_s"] > 0
-    assert set(ours["runs"]) == {"1", "4"}
+    assert set(ours["runs"]) == {"1", "8"}
     for run in ours["runs"].values():
         assert run["requests"] == 20
         assert run["errors"] == 0
         assert run["throughput_rps"] > 0
         assert 0 < run["p50_ms"] <= run["p99_ms"]
-    assert set(result["targets"]) == {"cold_start_s"}
+    assert set(result["targets"]) == {"cold_start_s", "bare_over_smkit_throughput_c8"}
+    assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
     assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
-    assert "| smkit (gunicorn, example model) | 4 |" in done.stdout
+    assert "| smkit (gunicorn, example model) | 8 |" in done.stdout
 
 
 def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
