@@ -42,6 +42,7 @@ from smkit.emulator.environment import export_lines
 STATE_DIR = Path(".smkit") / "emulator"
 STATE_FILE = "moto.json"
 LOG_FILE = "moto.log"
+CROSS_STACK_EXPORT = "ExportsOutput"  # CDK's own outputs for cross-stack references: not for people
 
 
 def _workdir() -> Path:
@@ -174,7 +175,8 @@ def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> Non
                 click.echo(f"not created by moto: {skipped}", err=True)
             for stack in app.stacks:
                 for key, value in sorted(stack.outputs.items()):
-                    click.echo(f"{stack.name}.{key} = {value}")
+                    if not key.startswith(CROSS_STACK_EXPORT):
+                        click.echo(f"{stack.name}.{key} = {value}")
         click.echo(f'emulator: {server.endpoint_url}  (eval "$(smkit emulator env)" to use it)', err=True)
 
 
