@@ -317,3 +317,52 @@ def test_keep_alive_connections_are_spread_over_workers(models: Models, tmp_path
         server.stop()
     pids = {json.loads(line)["pid"] for line in server.log().splitlines() if '"/invocations"' in line}
     assert len(pids) == 2  # with one shared socket a single worker would take every connection
+
+
+def _tiny_wheel(dest: Path) -> Path:
+    """A pure-Python wheel built by hand (no index, no build backend needed)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    name, version = "smkit_fixture_dep", "1.0"
+    files = {
+        f"{name}/__init__.py": "VALUE = 42\n",
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(f"{name}-{version}.dist-info/RECORD,,")
+    wheel = dest / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(f"{name}-{version}.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def test_unsatisfied_requirements_are_installed_before_the_model_loads(tmp_path: Path) -> None:
+    from serving_models import write_model
+
+    wheel = _tiny_wheel(tmp_path)
+    model = write_model(
+        tmp_path,
+        "needs_dep",
+        "import smkit_fixture_dep\n\n\ndef model_fn(model_dir):\n    return smkit_fixture_dep.VALUE\n\n\n"
+        "def transform_fn(model, data, content_type, accept):\n    return str(model), 'text/plain'\n",
+        **{"code__requirements.txt": f"{wheel}\n"},
+    )
+    server = start_server(
+        tmp_path,
+        ["--model", str(model), "--workers", "1"],
+        env={"PIP_NO_INDEX": "1", "SMKIT_REQUIREMENTS_DIR": str(tmp_path / "site")},
+    )
+    try:
+        assert server.invoke("x").body == b"42"
+    finally:
+        server.stop()
+    assert list((tmp_path / "site").glob("*/smkit_fixture_dep/__init__.py"))

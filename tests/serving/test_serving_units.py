@@ -123,3 +123,14 @@ def test_missing_model_fn_asks_for_one(tmp_path: Path) -> None:
     )
     with pytest.raises(Exception, match="Please provide a model_fn implementation"):
         handler.load()
+
+
+def test_error_bodies_hide_the_traceback_unless_debug() -> None:
+    from smkit.serving.handler import error_reply
+
+    try:
+        raise RuntimeError("inner detail")
+    except RuntimeError as exc:
+        quiet, loud = error_reply(exc, debug=False), error_reply(exc, debug=True)
+    assert quiet.status == 500 and b"Traceback" not in quiet.body and b"inner detail" in quiet.body
+    assert b"Traceback" in loud.body and b"test_error_bodies_hide_the_traceback_unless_debug" in loud.body
