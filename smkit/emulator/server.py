@@ -83,6 +83,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @dataclass
 class MotoServer:
     """A running moto server. Build one with :meth:`start` or :meth:`attach`, end it with :meth:`stop`."""
@@ -119,7 +129,9 @@ class MotoServer:
             try:
                 return cls._launch(chosen, region=region, log_path=log_path, detach=detach)
             except EmulatorError as exc:
-                # Another process may take a free port between free_port() and moto's bind: retry.
+                # Another process may take a free port between free_port() and moto's bind: retry then.
+                if port is not None or not port_in_use(chosen):
+                    raise
                 last_error = exc
         assert last_error is not None
         raise last_error
@@ -183,12 +195,13 @@ class MotoServer:
             time.sleep(0.05)
 
     def _wait_gone(self, timeout: float) -> bool:
+        """Wait until the server process has exited and nothing is left in its process group."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._process is not None:
-                if self._process.poll() is not None:
-                    return True
-            elif not _pid_alive(self.pid):
+            main_gone = (
+                self._process.poll() is not None if self._process is not None else not _pid_alive(self.pid)
+            )
+            if main_gone and not _group_alive(self.pid):
                 return True
             time.sleep(0.05)
         return False
