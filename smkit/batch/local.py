@@ -193,7 +193,8 @@ def run_local_job(
 ) -> JobResult:
     """Validate, start the runtime, transform every input object, stop the runtime; return the outcomes.
 
-    Bad options or locations raise before anything starts; per-object failures are in the result.
+    Bad options or locations raise before anything starts; per-object failures are in the result. The
+    runtime gets one worker per MaxConcurrentTransforms, at most one per CPU.
     """
     validate(options, local=True)
     if not model.path.exists():

@@ -78,7 +78,11 @@ def test_case1_split_none_under_max_payload_hands_the_whole_file_to_json_loads(
 def test_case2_split_line_single_record_glues_outputs(
     seed_archive: Path, small_inputs: Path, tmp_path: Path
 ) -> None:
-    """SplitType Line, SingleRecord, no AssembleWith: one request per line, outputs concatenated."""
+    """SplitType Line, SingleRecord, no AssembleWith: one request per line, outputs concatenated.
+
+    The seed prints this case's .out as bare ``I want to 🍵I want to 🍵...``; with the output_fn the seed
+    lists (JSON objects) the same gluing gives ``{"output": "I want to 🍵"}{"output": ...}``.
+    """
     options = TransformOptions(
         content_type=JSON,
         split_type=SplitType.LINE,
