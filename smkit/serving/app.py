@@ -19,7 +19,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 from smkit.serving import codecs
 from smkit.serving.context import Headers
@@ -172,11 +171,11 @@ class ServingApp:
         if self.cache is not None and path.startswith("/models/"):
             rest = path[len("/models/") :]
             if rest.endswith("/invoke"):
-                name = unquote(rest[: -len("/invoke")])
+                name = rest[: -len("/invoke")]  # ASGI paths arrive percent-decoded
                 if method != "POST":
                     raise MethodNotAllowed(f"use POST for /models/{name}/invoke")
                 return self._invoke_model(name, request)
-            name = unquote(rest)
+            name = rest
             if method == "GET":
                 return _json(200, _describe(self.cache.describe(name)))
             if method == "DELETE":

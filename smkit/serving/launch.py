@@ -73,7 +73,7 @@ def _guard(env: ServingEnv) -> Callable[[], AbstractContextManager[None]]:
 
 
 def build(request: LaunchRequest, env: ServingEnv, scratch: str) -> tuple[ServingApp, ModelHandler | None]:
-    """The WSGI app (and the single-model handler to load) for ``request``."""
+    """The ASGI app (and the single-model handler to load) for ``request``."""
     workers = request.workers or env.workers or os.cpu_count() or 1
     if request.multi_model is not None or env.multi_model:
         root = request.multi_model
