@@ -165,10 +165,16 @@ def resolve(options: TransformOptions, execution_parameters: dict[str, object] |
             strategy = BatchStrategy.SINGLE_RECORD
     payload = options.max_payload_mb
     if payload is None:
-        payload = _int_param(params, "MaxPayloadInMB", DEFAULT_MAX_PAYLOAD_MB)
+        payload = _int_param(params, "MaxPayloadInMB", DEFAULT_MAX_PAYLOAD_MB, 0, MAX_PAYLOAD_MB_LIMIT)
     concurrency = options.max_concurrent_transforms
     if concurrency is None:
-        concurrency = _int_param(params, "MaxConcurrentTransforms", DEFAULT_MAX_CONCURRENT_TRANSFORMS)
+        concurrency = _int_param(
+            params,
+            "MaxConcurrentTransforms",
+            DEFAULT_MAX_CONCURRENT_TRANSFORMS,
+            1,
+            CONCURRENCY_X_PAYLOAD_LIMIT,
+        )
     if payload and concurrency * payload > CONCURRENCY_X_PAYLOAD_LIMIT:
         concurrency = max(1, CONCURRENCY_X_PAYLOAD_LIMIT // payload)
     return ResolvedOptions(
@@ -179,9 +185,10 @@ def resolve(options: TransformOptions, execution_parameters: dict[str, object] |
     )
 
 
-def _int_param(params: dict[str, object], key: str, default: int) -> int:
+def _int_param(params: dict[str, object], key: str, default: int, low: int, high: int) -> int:
+    """The container's value for ``key`` when it is a whole number in [low, high], else ``default``."""
     value = params.get(key)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
     return default
 

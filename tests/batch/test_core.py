@@ -289,3 +289,9 @@ def test_resolve_takes_unset_values_from_execution_parameters_then_defaults() ->
     assert defaults.banner() == "MaxConcurrentTransforms=1, MaxPayloadInMB=6, BatchStrategy=SINGLE_RECORD"
     explicit = resolve(TransformOptions(max_payload_mb=1), {"MaxPayloadInMB": 6})
     assert explicit.max_payload_mb == 1
+    odd = resolve(
+        TransformOptions(), {"MaxConcurrentTransforms": 0, "MaxPayloadInMB": 500, "BatchStrategy": 1}
+    )
+    assert (odd.max_concurrent_transforms, odd.max_payload_mb) == (1, 6)
+    clamped = resolve(TransformOptions(max_payload_mb=50), {"MaxConcurrentTransforms": 8})
+    assert clamped.max_concurrent_transforms == 2  # MaxConcurrentTransforms x MaxPayloadInMB <= 100
