@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from smkit.local import LocalEndpoint
+from smkit.local.multimodel import model_name_for
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +79,25 @@ def test_model_error_names_the_model(endpoint, runtime, client_error):
         "Received client error (400) from model with message",
     )
     assert err.response["OriginalStatusCode"] == 400
+
+
+def test_model_unloaded_by_the_container_is_loaded_again(endpoint, runtime, sample):
+    # The container unloads models on its own (LRU under memory pressure); the next call must reload it.
+    router = endpoint.runtime.variant("main").router
+    runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        TargetModel="iris.tar.gz",
+        ContentType="text/csv",
+        Body=sample("iris", "request.csv"),
+    )
+    name = model_name_for("iris.tar.gz")
+    assert httpx.delete(f"http://127.0.0.1:{router.process.port}/models/{name}").status_code == 200
+    loads = router.loads
+    resp = runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        TargetModel="iris.tar.gz",
+        ContentType="text/csv",
+        Body=sample("iris", "request.csv"),
+    )
+    assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert router.loads == loads + 1

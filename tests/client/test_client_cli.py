@@ -1,4 +1,4 @@
-"""``smkit invoke`` and ``smkit smoke-test`` against local endpoints (realtime, async with file:// output),
+"""``smkit invoke`` and ``smkit smoke-test`` against local endpoints (serverless, async with file:// output),
 through boto3 exactly as against a real endpoint; plus the smoke-test plan for every config."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from smkit.local.storage import file_uri
 
 
 @pytest.fixture(scope="module")
-def realtime(repo):
-    with LocalEndpoint(repo / "config" / "realtime.yaml", root=repo) as ep:
+def endpoint(repo):
+    # serverless.yaml: one warm container (provisioned concurrency), the cheapest endpoint to start.
+    with LocalEndpoint(repo / "config" / "serverless.yaml", root=repo) as ep:
         yield ep
 
 
@@ -32,13 +33,13 @@ def run(*args: str, stdin: bytes | None = None):
     return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
 
 
-def test_invoke_csv_file_prints_the_deserialized_json_answer(realtime, repo):
+def test_invoke_csv_file_prints_the_deserialized_json_answer(endpoint, repo):
     result = run(
         "invoke",
         "--endpoint",
-        realtime.name,
+        endpoint.name,
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--content-type",
         "text/csv",
         "--accept",
@@ -53,16 +54,16 @@ def test_invoke_csv_file_prints_the_deserialized_json_answer(realtime, repo):
     assert "InvokedProductionVariant:" in result.stderr
 
 
-def test_invoke_npy_literal_with_npy_accept_uses_the_response_type(realtime, repo):
+def test_invoke_npy_literal_with_npy_accept_uses_the_response_type(endpoint, repo):
     row = (repo / "model_code/tabular/samples/request.csv").read_text().splitlines()[0]
     result = run(
         "invoke",
         "--endpoint",
-        realtime.name,
+        endpoint.name,
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--variant",
-        "green",
+        "main",
         "--content-type",
         "application/x-npy",
         "--accept",
@@ -71,18 +72,18 @@ def test_invoke_npy_literal_with_npy_accept_uses_the_response_type(realtime, rep
         f"[[{row}]]",
     )
     assert result.exit_code == 0, result.output
-    assert "InvokedProductionVariant: green  Content-Type: application/x-npy" in result.stderr
+    assert "InvokedProductionVariant: main  Content-Type: application/x-npy" in result.stderr
     assert len(json.loads(result.stdout)) == 1
 
 
-def test_invoke_from_stdin_with_raw_output(realtime, repo, tmp_path):
+def test_invoke_from_stdin_with_raw_output(endpoint, repo, tmp_path):
     out = tmp_path / "answer.csv"
     result = run(
         "invoke",
         "--endpoint",
-        realtime.name,
+        endpoint.name,
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--content-type",
         "application/json",
         "--accept",
@@ -99,13 +100,13 @@ def test_invoke_from_stdin_with_raw_output(realtime, repo, tmp_path):
     assert result.stdout.encode() == out.read_bytes()
 
 
-def test_invoke_model_error_exits_1_with_the_service_message(realtime):
+def test_invoke_model_error_exits_1_with_the_service_message(endpoint):
     result = run(
         "invoke",
         "--endpoint",
-        realtime.name,
+        endpoint.name,
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--content-type",
         "text/csv",
         "--data",
@@ -122,28 +123,28 @@ def test_invoke_rejects_two_targets():
     assert "--variant and --target-model are mutually exclusive" in result.stderr
 
 
-def test_smoke_test_passes_against_the_local_realtime_endpoint(realtime, repo):
+def test_smoke_test_passes_against_the_local_endpoint(endpoint, repo):
     result = run(
         "smoke-test",
         "--config",
-        str(repo / "config/realtime.yaml"),
+        str(repo / "config/serverless.yaml"),
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--root",
         str(repo),
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.count("PASS") == 3
-    assert "smoke-test of tabular-realtime: 3 of 3 cases passed" in result.stdout
+    assert "smoke-test of tabular-serverless: 3 of 3 cases passed" in result.stdout
 
 
-def test_smoke_test_fails_for_an_unknown_endpoint(realtime, repo):
+def test_smoke_test_fails_for_an_unknown_endpoint(endpoint, repo):
     result = run(
         "smoke-test",
         "--config",
-        str(repo / "config/realtime.yaml"),
+        str(repo / "config/serverless.yaml"),
         "--endpoint-url",
-        realtime.url,
+        endpoint.url,
         "--endpoint",
         "missing",
         "--root",
