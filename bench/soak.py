@@ -66,6 +66,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         closed_loop(port, request, total=args.warmup, concurrency=args.concurrency, expect_body=answer)
         rss_start = server.rss_bytes()
         pids_start = sorted(p.pid for p in server.processes())
+        cpu_start = server.cpu_by_pid()
         samples: list[tuple[float, int]] = [(0.0, rss_start)]
         stop = threading.Event()
         began = time.perf_counter()
@@ -81,6 +82,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             stop.set()
             sampler.join()
         rss_end = server.rss_bytes()
+        cpu_spent = {pid: round(cpu - cpu_start.get(pid, 0.0), 2) for pid, cpu in server.cpu_by_pid().items()}
         pids_end = sorted(p.pid for p in server.processes())
     growth = (rss_end - rss_start) / rss_start
     return {
@@ -105,6 +107,8 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "rss_mb_end": round(rss_end / 2**20, 2),
         "rss_growth": round(growth, 4),
         "rss_mb_samples": [(t, round(b / 2**20, 1)) for t, b in samples],
+        "server_cpu_s_by_pid": cpu_spent,
+        "server_cpu_us_per_request": round(1e6 * sum(cpu_spent.values()) / args.requests, 1),
         "server_pids_start": pids_start,
         "server_pids_end": pids_end,
         "criteria": {
