@@ -126,7 +126,9 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(
         [
             f"Measured {result['generated_at']}: {cfg['requests']} requests at concurrency {cfg['concurrency']}, "
-            f"{cfg['workers']} workers, after {cfg['warmup_requests']} warm-up requests.",
+            f"{cfg['workers']} workers, after {cfg['warmup_requests']} warm-up requests "
+            f"({result['machine']['cpus']} shared cores, "
+            f"load average at start {result['machine']['loadavg_at_start']}).",
             "",
             "| requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) | RSS start (MiB) | RSS end (MiB) "
             "| RSS growth | result |",
