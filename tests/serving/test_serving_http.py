@@ -179,12 +179,13 @@ def test_worker_killed_mid_request_is_replaced(chain_server: Server) -> None:
     before = set(chain_server.children())
     with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
         chain_server.invoke("-4,0")
-    assert_good(chain_server)  # the other worker answers at once
+    # Connections the kernel queued on the dead worker's own listening socket in the instant before it
+    # closed are reset; once the arbiter has reaped it and forked a replacement, all is served again.
     deadline = time.monotonic() + 10
     while (len(after := set(chain_server.children())) < 2 or after == before) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert len(after) == 2 and after != before  # the arbiter forked a replacement
-    for _ in range(4):
+    for _ in range(6):
         assert_good(chain_server)
     assert chain_server.request("GET", "/ping").status == 200
 
