@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from smkit.config import ConfigError, load_config
+from smkit.local.storage import Storage
 
 
 def _read_data(data: str) -> tuple[bytes | None, str | None]:
@@ -49,6 +50,9 @@ def _print_answer(decoded: Any, content_type: str | None, raw: bytes, as_raw: bo
 @click.option("--input-location", help="Async: s3:// or file:// request location instead of an inline body.")
 @click.option("--timeout", default=900.0, show_default=True, help="Async: seconds to wait for the result.")
 @click.option(
+    "--s3-endpoint-url", help="S3 endpoint for async output locations (moto's server); default: AWS."
+)
+@click.option(
     "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write the raw body here."
 )
 @click.option("--raw", is_flag=True, help="Print the raw body instead of the deserialized answer.")
@@ -66,6 +70,7 @@ def invoke_command(
     asynchronous: bool,
     input_location: str | None,
     timeout: float,
+    s3_endpoint_url: str | None,
     output: Path | None,
     raw: bool,
 ) -> None:
@@ -100,12 +105,12 @@ def invoke_command(
                 client,
                 endpoint,
                 body,
-                content_type,
-                accept,
-                custom_attributes,
-                input_location,
-                timeout,
-                region,
+                content_type=content_type,
+                accept=accept,
+                custom_attributes=custom_attributes,
+                input_location=input_location,
+                timeout=timeout,
+                storage=Storage(s3_endpoint_url, region or "us-east-1"),
             )
         else:
             result = invoke(
@@ -133,18 +138,18 @@ def _invoke_async(
     client: Any,
     endpoint: str,
     body: bytes,
+    *,
     content_type: str,
     accept: str | None,
     custom_attributes: str | None,
     input_location: str | None,
     timeout: float,
-    region: str | None,
+    storage: Storage,
 ) -> tuple[Any, str | None, bytes]:
     from tqdm import tqdm
 
     from smkit.client.invoke import InvokeError, invoke_async, wait_for_outcome
     from smkit.local.protocol import ASYNC_INLINE_BODY_LIMIT
-    from smkit.local.storage import Storage
 
     if input_location is None and len(body) > ASYNC_INLINE_BODY_LIMIT:
         raise click.UsageError(
@@ -166,7 +171,7 @@ def _invoke_async(
     with tqdm(desc="waiting for the result", bar_format="{desc} {elapsed}", file=sys.stderr) as spinner:
         outcome = wait_for_outcome(
             submission,
-            Storage(region=region or "us-east-1"),
+            storage,
             accept=accept,
             timeout_s=timeout,
             on_poll=lambda _elapsed: spinner.update(),
@@ -194,6 +199,9 @@ def _invoke_async(
     help="Repository root holding model_code/ and build/.",
 )
 @click.option("--timeout", default=120.0, show_default=True, help="Async: seconds to wait per request.")
+@click.option(
+    "--s3-endpoint-url", help="S3 endpoint for async output locations (moto's server); default: AWS."
+)
 def smoke_test(
     config_path: Path,
     endpoint: str | None,
@@ -201,11 +209,11 @@ def smoke_test(
     region: str | None,
     root: Path,
     timeout: float,
+    s3_endpoint_url: str | None,
 ) -> None:
     """Send model_code/<model>/samples/ payloads and check the answers against expected.json."""
     from smkit.client import smoke
     from smkit.client.invoke import runtime_client
-    from smkit.local.storage import Storage
 
     try:
         config = load_config(config_path)
@@ -219,7 +227,7 @@ def smoke_test(
         name,
         cases,
         asynchronous=config.endpoint.type == "async",
-        storage=Storage(region=region or "us-east-1"),
+        storage=Storage(s3_endpoint_url, region or "us-east-1"),
         timeout_s=timeout,
     )
     for result in results:

@@ -1,5 +1,6 @@
-"""``smkit invoke`` and ``smkit smoke-test`` against local endpoints (serverless, async with file:// output),
-through boto3 exactly as against a real endpoint; plus the smoke-test plan for every config."""
+"""``smkit invoke`` and ``smkit smoke-test`` against a local endpoint, through boto3 exactly as against a
+real endpoint; plus the smoke-test plan for every config. The async client runs in
+tests/local/test_local_async.py, against moto's S3."""
 
 from __future__ import annotations
 
@@ -12,20 +13,12 @@ from smkit.cli import main
 from smkit.client import smoke
 from smkit.config import load_config
 from smkit.local import LocalEndpoint
-from smkit.local.storage import file_uri
 
 
 @pytest.fixture(scope="module")
 def endpoint(repo):
     # serverless.yaml: one warm container (provisioned concurrency), the cheapest endpoint to start.
     with LocalEndpoint(repo / "config" / "serverless.yaml", root=repo) as ep:
-        yield ep
-
-
-@pytest.fixture(scope="module")
-def asynchronous(repo, tmp_path_factory):
-    output = tmp_path_factory.mktemp("async-output")
-    with LocalEndpoint(repo / "config" / "async.yaml", root=repo, async_output=file_uri(output)) as ep:
         yield ep
 
 
@@ -152,60 +145,6 @@ def test_smoke_test_fails_for_an_unknown_endpoint(endpoint, repo):
     )
     assert result.exit_code == 1
     assert "ValidationError: Endpoint missing of account 123456789012 not found." in result.stdout
-
-
-def test_async_invoke_polls_until_the_output_exists(asynchronous, repo):
-    result = run(
-        "invoke",
-        "--endpoint",
-        asynchronous.name,
-        "--endpoint-url",
-        asynchronous.url,
-        "--async",
-        "--content-type",
-        "text/csv",
-        "--accept",
-        "application/json",
-        "--data",
-        f"@{repo / 'model_code/tabular/samples/request.csv'}",
-        "--timeout",
-        "60",
-    )
-    assert result.exit_code == 0, result.output
-    assert "InferenceId:" in result.stderr
-    assert len(json.loads(result.stdout)["predictions"]) == 10
-
-
-def test_async_invoke_reports_the_failure_object(asynchronous):
-    result = run(
-        "invoke",
-        "--endpoint",
-        asynchronous.name,
-        "--endpoint-url",
-        asynchronous.url,
-        "--async",
-        "--content-type",
-        "text/csv",
-        "--data",
-        "1,2,x",
-        "--timeout",
-        "60",
-    )
-    assert result.exit_code == 1
-    assert "inference failed" in result.stderr and "-error.out" in result.stderr
-
-
-def test_smoke_test_of_an_async_endpoint(asynchronous, repo):
-    result = run(
-        "smoke-test",
-        "--config",
-        str(repo / "config/async.yaml"),
-        "--endpoint-url",
-        asynchronous.url,
-        "--root",
-        str(repo),
-    )
-    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ import json
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from smkit.cli import main
 from smkit.emulator.server import MotoServer
 from smkit.local import LocalEndpoint
 
@@ -158,3 +160,71 @@ def test_out_of_range_seconds_are_validation_errors(endpoint, header, value, mes
     assert resp.status_code == 400
     assert resp.headers["x-amzn-ErrorType"] == "ValidationError"
     assert message in resp.json()["message"]
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_cli_async_invoke_polls_s3_and_decodes_by_the_stored_content_type(endpoint, s3, repo):
+    aws, _client = s3
+    result = _cli(
+        "invoke",
+        "--endpoint",
+        endpoint.name,
+        "--endpoint-url",
+        endpoint.url,
+        "--s3-endpoint-url",
+        aws.endpoint_url,
+        "--async",
+        "--content-type",
+        "text/csv",
+        "--accept",
+        "application/json",
+        "--data",
+        f"@{repo / 'model_code/tabular/samples/request.csv'}",
+        "--timeout",
+        "60",
+    )
+    assert result.exit_code == 0, result.output
+    assert f"OutputLocation: {BASE}/async/output/" in result.stderr
+    assert len(json.loads(result.stdout)["predictions"]) == 10
+
+
+def test_cli_async_invoke_reports_the_failure_object(endpoint, s3):
+    aws, _client = s3
+    result = _cli(
+        "invoke",
+        "--endpoint",
+        endpoint.name,
+        "--endpoint-url",
+        endpoint.url,
+        "--s3-endpoint-url",
+        aws.endpoint_url,
+        "--async",
+        "--content-type",
+        "text/csv",
+        "--data",
+        "1,2,x",
+        "--timeout",
+        "60",
+    )
+    assert result.exit_code == 1
+    assert "inference failed" in result.stderr and "-error.out" in result.stderr
+
+
+def test_cli_smoke_test_of_the_async_endpoint(endpoint, s3, repo):
+    aws, _client = s3
+    result = _cli(
+        "smoke-test",
+        "--config",
+        str(repo / "config/async.yaml"),
+        "--endpoint-url",
+        endpoint.url,
+        "--s3-endpoint-url",
+        aws.endpoint_url,
+        "--root",
+        str(repo),
+    )
+    assert result.exit_code == 0, result.output
+    assert "smoke-test of tabular-async: 3 of 3 cases passed" in result.stdout
