@@ -18,9 +18,9 @@ def test_config_model_and_environment_run_the_job(seed_archive: Path, tmp_path: 
     assert "path: build/model.tar.gz" in text
     config = tmp_path / "batch.yaml"
     config.write_text(
-        text.replace("path: build/model.tar.gz", f"path: {seed_archive}")
-        .replace("SAGEMAKER_PROGRAM: inference.py", "SAGEMAKER_PROGRAM: inference_lines.py")
-        .replace('SAGEMAKER_CONTAINER_LOG_LEVEL: "20"', 'SAGEMAKER_CONTAINER_LOG_LEVEL: "INFO"')
+        text.replace("path: build/model.tar.gz", f"path: {seed_archive}").replace(
+            "SAGEMAKER_PROGRAM: inference.py", "SAGEMAKER_PROGRAM: inference_lines.py"
+        )
     )
     model = model_from_config(config)
     assert model.path == seed_archive
