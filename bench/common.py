@@ -78,6 +78,13 @@ class ServerSpec:
     startup_timeout_s: float = 120.0
 
 
+def smkit_spec(*, name: str, python: Path, args: Sequence[str], port: int, workers: int) -> ServerSpec:
+    """``python -m smkit.serving ARGS`` on 127.0.0.1:``port``, smkit imported from this source tree."""
+    argv = [str(python), "-m", "smkit.serving", *args, "--host", LOOPBACK, "--port", str(port)]
+    argv += ["--workers", str(workers)]
+    return ServerSpec(name=name, argv=argv, port=port, env={"PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
+
+
 class ManagedServer:
     """A running server: its session, cold-start time, process-tree RSS/CPU, and a clean stop."""
 

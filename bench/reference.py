@@ -1,6 +1,6 @@
 """The reference stack: sagemaker-inference 1.10.1 + multi-model-server 1.1.11 in a venv of its own.
 
-The venv lives under ``bench/.venvs/`` (git-ignored) and is created on first use. The toolkit needs
+The venv (``bench/.venvs/toolkit``, see :mod:`bench.envs`) is created on first use. The toolkit needs
 Java (17 works), ``setuptools<82`` for ``pkg_resources`` and ``SAGEMAKER_BASE_DIR`` set before import
 (REFERENCE.md §8). The model's own ``code/requirements.txt`` is installed into the venv up front so
 the toolkit's start-time ``pip install -r`` finds everything already satisfied.
@@ -8,54 +8,24 @@ the toolkit's start-time ``pip install -r`` finds everything already satisfied.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
-import venv
 from pathlib import Path
 
-from bench.common import REPO_ROOT, BenchError, ServerSpec
+from bench.common import BenchError, ServerSpec
+from bench.envs import ensure_venv, model_requirements
 
 TOOLKIT_PINS = ("sagemaker-inference==1.10.1", "multi-model-server==1.1.11", "setuptools<82")
-VENV_DIR = REPO_ROOT / "bench" / ".venvs" / "toolkit"
 LAUNCHER = Path(__file__).resolve().parent / "toolkit_launcher.py"
 
 
-def _stamp(requirements: list[str]) -> str:
-    return hashlib.sha256("\n".join([*TOOLKIT_PINS, *requirements]).encode()).hexdigest()
-
-
-def ensure_venv(model_dir: Path) -> Path:
-    """Create or refresh the toolkit venv for ``model_dir``'s requirements; return its python."""
-    requirements_file = model_dir / "code" / "requirements.txt"
-    requirements = []
-    if requirements_file.is_file():
-        requirements = [
-            line.strip()
-            for line in requirements_file.read_text().splitlines()
-            if line.strip() and not line.strip().startswith("#")
-        ]
-    python = VENV_DIR / "bin" / "python"
-    stamp_file = VENV_DIR / ".bench-stamp"
-    stamp = _stamp(requirements)
-    if python.exists() and stamp_file.is_file() and stamp_file.read_text() == stamp:
-        return python
+def toolkit_python(model_dir: Path) -> Path:
+    """The toolkit venv's python, with the toolkit pins and ``model_dir``'s own requirements."""
     if shutil.which("java") is None:
         raise BenchError(
             "the toolkit reference needs Java (17 works): apt-get install openjdk-17-jre-headless"
         )
-    if not python.exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV_DIR)
-    cmd = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    result = subprocess.run([*cmd, *TOOLKIT_PINS, *requirements], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise BenchError(
-            f"could not install the toolkit reference into {VENV_DIR.relative_to(REPO_ROOT)}: "
-            f"{result.stderr.strip()[-2000:]}"
-        )
-    stamp_file.write_text(stamp)
-    return python
+    return ensure_venv("toolkit", [*TOOLKIT_PINS, *model_requirements(model_dir)])
 
 
 def _mms_manifest(directory: str, names: list[str]) -> set[str]:
@@ -71,7 +41,7 @@ def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, worke
     ``MANIFEST.json`` case-insensitively, takes it for a legacy MMS manifest and stops at start with a
     NullPointerException in ``LegacyManifest.migrate``.
     """
-    python = ensure_venv(model_dir)
+    python = toolkit_python(model_dir)
     base_dir = work_dir / "ml"
     target = base_dir / "model"
     if target.exists():
@@ -88,7 +58,7 @@ def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, worke
         "TMPDIR": str(tmp_dir),
         "TEMP": str(tmp_dir),
         "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "VIRTUAL_ENV": str(VENV_DIR),
+        "VIRTUAL_ENV": str(python.parent.parent),
         "PYTHONPATH": "",
     }
     argv = [str(python), str(LAUNCHER), str(work_dir / "sagemaker-mms.properties")]

@@ -28,7 +28,6 @@ from typing import Any
 
 from bench.common import (
     BENCHMARKS_MD,
-    LOOPBACK,
     REPO_ROOT,
     RESULTS_DIR,
     BenchError,
@@ -39,8 +38,10 @@ from bench.common import (
     machine_facts,
     replace_section,
     running,
+    smkit_spec,
     write_json,
 )
+from bench.envs import resolve_smkit_python
 from bench.load import Request, closed_loop, invoke_once
 from bench.reference import TOOLKIT_PINS, toolkit_spec
 
@@ -64,17 +65,17 @@ class Setup:
     workers: int
     request: Request
     expected: list[float] | None
+    smkit_python: Path | None
 
 
-def _smkit_spec(name: str, setup: Setup, port: int, extra: Sequence[str]) -> ServerSpec:
-    argv = [sys.executable, "-m", "smkit.serving", *extra, "--host", LOOPBACK, "--port", str(port)]
-    argv += ["--workers", str(setup.workers)]
-    return ServerSpec(name=name, argv=argv, port=port, cwd=REPO_ROOT)
+def _smkit(name: str, setup: Setup, port: int, args: Sequence[str]) -> ServerSpec:
+    assert setup.smkit_python is not None
+    return smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
 
 
 SPEC_BUILDERS: dict[str, Callable[[Setup, int], ServerSpec]] = {
-    "smkit": lambda setup, port: _smkit_spec("smkit", setup, port, ["--model", str(setup.model_dir)]),
-    "constant": lambda setup, port: _smkit_spec("constant", setup, port, ["--constant"]),
+    "smkit": lambda setup, port: _smkit("smkit", setup, port, ["--model", str(setup.model_dir)]),
+    "constant": lambda setup, port: _smkit("constant", setup, port, ["--constant"]),
     "toolkit": lambda setup, port: toolkit_spec(
         name="toolkit",
         model_dir=setup.model_dir,
@@ -294,6 +295,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=1, help="repeat all servers, report medians")
     p.add_argument("--warmup", type=int, default=200, help="warm-up requests after start")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "serving.json", help="JSON result path")
+    p.add_argument(
+        "--smkit-python",
+        default="image",
+        help="interpreter for smkit: 'image' (venv with the image's and the model's requirements) or a path",
+    )
     p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
     p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
     args = p.parse_args(argv)
@@ -316,14 +322,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         body = load_payload(args.payload, args.rows)
         expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
+        model_dir = extract_model(args.model, work / "model")
+        smkit_python = None
+        if {"smkit", "constant"} & set(args.server_names):
+            smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
         setup = Setup(
-            model_dir=extract_model(args.model, work / "model"),
+            model_dir=model_dir,
             work_dir=work,
             workers=args.workers,
             request=Request(
                 "POST", "/invocations", body, {"Content-Type": "text/csv", "Accept": "application/json"}
             ),
             expected=expected,
+            smkit_python=smkit_python,
         )
         per_server: dict[str, list[dict[str, Any]]] = {name: [] for name in args.server_names}
         for round_no in range(1, args.rounds + 1):
@@ -346,6 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "method": {
             "client": "closed loop; one thread per virtual user, each with one keep-alive HTTP/1.1 socket "
             "(re-opened when the server closes it); request bytes prebuilt; latency from send to last body byte",
+            "smkit_python": "image-like venv (container/requirements.txt + the model's requirements), "
+            "smkit from the source tree"
+            if args.smkit_python == "image"
+            else args.smkit_python,
             "isolation": "one server running at a time, each in its own session; all stopped between servers",
             "cold_start": "process start (Popen) to first 200 on GET /ping polled every 5 ms",
             "payload": f"{args.payload.relative_to(REPO_ROOT) if args.payload.is_relative_to(REPO_ROOT) else args.payload.name}"

@@ -21,18 +21,17 @@ from typing import Any
 
 from bench.common import (
     BENCHMARKS_MD,
-    LOOPBACK,
-    REPO_ROOT,
     RESULTS_DIR,
     BenchError,
-    ServerSpec,
     apply_niceness,
     free_port,
     machine_facts,
     replace_section,
     running,
+    smkit_spec,
     write_json,
 )
+from bench.envs import resolve_smkit_python
 from bench.load import Request, closed_loop, invoke_once
 from bench.serving import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 
@@ -56,9 +55,10 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "POST", "/invocations", body, {"Content-Type": "text/csv", "Accept": "application/json"}
     )
     port = free_port()
-    argv = [sys.executable, "-m", "smkit.serving", "--model", str(model_dir), "--host", LOOPBACK]
-    argv += ["--port", str(port), "--workers", str(args.workers)]
-    spec = ServerSpec(name="smkit-soak", argv=argv, port=port, cwd=REPO_ROOT)
+    python = resolve_smkit_python(args.smkit_python, model_dir)
+    spec = smkit_spec(
+        name="smkit-soak", python=python, args=["--model", str(model_dir)], port=port, workers=args.workers
+    )
     with running(spec, work / "logs") as server:
         status, answer = invoke_once(port, request)
         if status != 200:
@@ -94,6 +94,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "workers": args.workers,
             "warmup_requests": args.warmup,
             "payload_bytes": len(body),
+            "smkit_python": args.smkit_python,
         },
         "errors": result.errors,
         "status_counts": result.status_counts,
@@ -152,6 +153,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2, help="server worker processes (default 2)")
     p.add_argument("--warmup", type=int, default=500, help="requests before the start RSS is taken")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json", help="JSON result path")
+    p.add_argument(
+        "--smkit-python",
+        default="image",
+        help="interpreter for smkit: 'image' (venv with the image's and the model's requirements) or a path",
+    )
     p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
     p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
     args = p.parse_args(argv)

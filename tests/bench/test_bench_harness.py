@@ -26,7 +26,8 @@ def archive() -> Path:
 
 def run_script(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", module, *args, "--no-markdown"],
+        # The development interpreter: the tiny mode must not build the image-like venv.
+        [sys.executable, "-m", module, *args, "--smkit-python", sys.executable, "--no-markdown"],
         cwd=REPO,
         capture_output=True,
         text=True,
