@@ -67,13 +67,26 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option("--content-type", default=None, help="TransformInput.ContentType, sent as Content-Type.")
 @click.option("--accept", default=None, help="TransformOutput.Accept, sent as Accept.")
-@click.option("--split-type", type=_choice(SplitType), default="None", show_default=True)
-@click.option("--compression-type", type=_choice(CompressionType), default="None", show_default=True)
+@click.option(
+    "--split-type",
+    type=_choice(SplitType),
+    default="None",
+    show_default=True,
+    help="TransformInput.SplitType: None, Line, RecordIO or TFRecord (the last two only without --local).",
+)
+@click.option(
+    "--compression-type",
+    type=_choice(CompressionType),
+    default="None",
+    show_default=True,
+    help="TransformInput.CompressionType: None or Gzip (inputs are gunzipped before splitting).",
+)
 @click.option(
     "--batch-strategy",
     type=_choice(BatchStrategy),
     default=None,
-    help="Default: the container's or SingleRecord.",
+    help="SingleRecord or MultiRecord. Unset: the container's GET /execution-parameters answer (the smkit "
+    "runtime, like the toolkit, says MultiRecord), else SingleRecord.",
 )
 @click.option(
     "--max-payload-mb", type=int, default=None, help="MaxPayloadInMB, 0-100 (default: the container's or 6)."
@@ -84,7 +97,13 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="Parallel requests (default: the container's or 1).",
 )
-@click.option("--assemble-with", type=_choice(AssembleWith), default="None", show_default=True)
+@click.option(
+    "--assemble-with",
+    type=_choice(AssembleWith),
+    default="None",
+    show_default=True,
+    help="TransformOutput.AssembleWith: None (outputs glued together) or Line (one per line).",
+)
 @click.option(
     "--input-filter", default=None, help="DataProcessing.InputFilter JSONPath, e.g. '$[1:]' or '$.features'."
 )
@@ -93,7 +112,13 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="DataProcessing.OutputFilter JSONPath, e.g. \"$['id','SageMakerOutput']\".",
 )
-@click.option("--join-source", type=_choice(JoinSource), default="None", show_default=True)
+@click.option(
+    "--join-source",
+    type=_choice(JoinSource),
+    default="None",
+    show_default=True,
+    help="DataProcessing.JoinSource: None or Input (output joined to its input record).",
+)
 @click.option("--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request.")
 @click.option("--invocations-max-retries", type=int, default=3, show_default=True)
 @click.option(
