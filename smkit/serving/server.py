@@ -94,6 +94,10 @@ def _loading_responder(sockets: list[socket.socket], stop: threading.Event) -> N
                 conn.close()
 
 
+def _stop_loading(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def _load_single(single: SingleModel, handler: ModelHandler) -> None:
     try:
         handler.load()
@@ -178,6 +182,8 @@ class GunicornServer(BaseApplication):
             return
         stop = threading.Event()
         listener = shared_listener(self.options.host, self.options.port)
+        # A stop signal during a long load ends the process now instead of after the load.
+        previous = {sig: signal.signal(sig, _stop_loading) for sig in (signal.SIGTERM, signal.SIGINT)}
         responder = threading.Thread(target=_loading_responder, args=([listener], stop), daemon=True)
         responder.start()
         try:
@@ -186,6 +192,8 @@ class GunicornServer(BaseApplication):
             stop.set()
             responder.join()
             listener.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         # Objects alive now (the model, imported libraries) stay for the process's life: keep them out
         # of the collector's scans, and out of copy-on-write page faults after fork.
         gc.collect()

@@ -104,11 +104,15 @@ def predict_fn(data, model):
 """
 
 SLOW_LOAD = """
+import os
 import time
 
 
 def model_fn(model_dir):
     time.sleep(1.0)
+    marker = os.environ.get("SMKIT_TEST_LOADED_MARKER")
+    if marker:
+        open(marker, "w").close()
     return 1
 
 

@@ -366,3 +366,26 @@ def test_unsatisfied_requirements_are_installed_before_the_model_loads(tmp_path:
     finally:
         server.stop()
     assert list((tmp_path / "site").glob("*/smkit_fixture_dep/__init__.py"))
+
+
+def test_sigterm_during_a_slow_load_stops_at_once(models: Models, tmp_path: Path) -> None:
+    import signal
+
+    marker = tmp_path / "loaded"
+    server = start_server(
+        tmp_path,
+        ["--model", str(models.slow_load)],
+        ready=False,
+        env={"SMKIT_TEST_LOADED_MARKER": str(marker)},
+    )
+    deadline = time.monotonic() + 20
+    while True:  # wait for the loading phase (503 from the arbiter)
+        try:
+            if server.request("GET", "/ping").status == 503:
+                break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.02)
+    assert server.stop(signal.SIGTERM) == 0
+    assert not marker.exists()  # model_fn was still sleeping: the stop did not wait for the load
