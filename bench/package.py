@@ -199,7 +199,7 @@ def main() -> None:
         f"tar -czf (gzip -6)   {t['wall_s']:>9.2f} s  {t['archive_bytes']:>15,} bytes  ({t['throughput_mib_s']} MiB/s)"
     )
     print(
-        f"speedup {result['speedup_vs_tar_czf']}x, size {result['size_ratio_vs_gzip6']:.4f} of gzip -6, "
+        f"speedup {result['speedup_vs_tar_czf']}x wall, {result['cpu_ratio_vs_tar_czf']}x CPU, size {result['size_ratio_vs_gzip6']:.4f} of gzip -6, "
         f"targets met: {result['targets_met']}"
     )
     write_json(args.output, result)

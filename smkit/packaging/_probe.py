@@ -79,8 +79,10 @@ def main(request_path):
     for name in request["hooks"]:
         if hasattr(module, name):
             result["hooks"][name] = _describe(getattr(module, name))
+    # Documentation attributes count only as non-empty strings.
     result["attributes"] = {
-        name: repr(getattr(module, name)) if hasattr(module, name) else None for name in request["attributes"]
+        name: value if isinstance(value := getattr(module, name, None), str) and value.strip() else None
+        for name in request["attributes"]
     }
     model_fn = getattr(module, "model_fn", None)
     tf_serving = any(hasattr(module, h) for h in request["tfs_hooks"])

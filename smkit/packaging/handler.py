@@ -94,20 +94,22 @@ def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: st
         return answer
 
 
-def _import_fix(answer: dict[str, Any], missing: list[Unsatisfied], requirements_label: str) -> str:
+def _import_fix(
+    answer: dict[str, Any], missing: list[Unsatisfied], requirements_label: str, module: str
+) -> str:
     if missing:
         listed = ", ".join(str(m) for m in missing)
         return (
             f"{requirements_label} is not satisfied here ({listed}); install it into the checking "
             f"interpreter (pip install -r {requirements_label})"
         )
-    module = answer.get("missing_module")
-    if module:
+    absent = answer.get("missing_module")
+    if absent:
         return (
-            f"add the package that provides {module!r} to {requirements_label} and install it, "
+            f"add the package that provides {absent!r} to {requirements_label} and install it, "
             "or ship the module in the code folder"
         )
-    return "fix the error and run the import locally: python -c 'import inference' from the code folder"
+    return f"fix the error and run the import locally: python -c 'import {module}' from the code folder"
 
 
 def check_handler(
@@ -155,7 +157,7 @@ def check_handler(
         raise PackagingError(
             f"{code_dir}/{location}" if location else str(file),
             f"import failed: {answer['error_type']}: {answer['error']}",
-            _import_fix(answer, missing, str(requirements_path)),
+            _import_fix(answer, missing, str(requirements_path), Path(entry_point).stem),
         )
     hooks: dict[str, dict[str, Any]] = answer["hooks"]
     reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)

@@ -148,6 +148,8 @@ def test_documented_missing_model_fn_and_context_arity(tiny: Model) -> None:
     )
     manifest = build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz")
     assert manifest.handler == {"form": "toolkit", "hooks": ["transform_fn"], "requirements": []}
+    report = check_handler(tiny.code, tiny.artifacts)
+    assert report.no_model_fn_reason == "the framework image loads model.pt itself"
 
 
 def test_unsatisfied_requirements_are_warnings_when_the_import_works(tiny: Model) -> None:

@@ -159,7 +159,7 @@ CASES = [
     Case(
         "exception at import",
         _handler(TINY_HANDLER + "\nraise RuntimeError('boom at import')\n"),
-        ("inference.py line 20", "RuntimeError: boom at import"),
+        ("inference.py line 20", "RuntimeError: boom at import", "python -c 'import inference'"),
     ),
     Case(
         "os._exit at import",
