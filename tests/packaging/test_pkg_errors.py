@@ -172,6 +172,11 @@ CASES = [
         ("model_fn: is not defined", "Please provide a model_fn", "define"),
     ),
     Case(
+        "no model_fn, blank reason",
+        _handler('NO_MODEL_FN_REASON = " "\n' + NO_MODEL_FN),
+        ("model_fn: is not defined", "NO_MODEL_FN_REASON"),
+    ),
+    Case(
         "transform_fn mixed with input_fn",
         _handler(MIXED),
         ("transform_fn: is defined together with input_fn, predict_fn, output_fn", "keep transform_fn alone"),
