@@ -54,6 +54,8 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "1,8",
         "--warmup",
         "4",
+        "--floor-calls",
+        "20",
         "--out",
         str(out),
     )
@@ -68,7 +70,12 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         assert run["errors"] == 0
         assert run["throughput_rps"] > 0
         assert 0 < run["p50_ms"] <= run["p99_ms"]
-    assert set(result["targets"]) == {"cold_start_s", "bare_over_smkit_throughput_c8"}
+    assert result["handler_floor"]["calls"] == 20
+    assert set(result["targets"]) == {
+        "cold_start_s",
+        "bare_over_smkit_throughput_c8",
+        "runtime_cpu_us_per_request_over_handler_floor_c8",
+    }
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
     assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])

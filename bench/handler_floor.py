@@ -1,0 +1,45 @@
+"""CPU cost of the model's own handler chain, without any server: the floor under any runtime.
+
+Run by the same interpreter as the server under test (``bench/serving.py`` does it):
+``python handler_floor.py MODEL_DIR PAYLOAD CONTENT_TYPE ACCEPT N``. Imports ``MODEL_DIR/code/inference.py``
+the plain way (no smkit), calls ``model_fn`` once, then ``input_fn -> predict_fn -> output_fn`` N times
+on the payload (decoded to ``str`` as the toolkit does for text/csv and application/json, REFERENCE.md §2)
+and prints one JSON line: CPU microseconds per call (process time) and wall microseconds per call.
+Only the three-hook chain with two-argument hooks is supported: enough for the example model.
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def main() -> None:
+    model_dir, payload, content_type, accept, count = sys.argv[1:6]
+    sys.path.insert(0, os.path.join(model_dir, "code"))
+    import inference  # noqa: PLC0415 - the model's module, found only after the path change
+
+    model = inference.model_fn(model_dir)
+    with open(payload, "rb") as handle:
+        body = handle.read()
+    data = body.decode("utf-8") if content_type in ("text/csv", "application/json") else body
+    n = int(count)
+    for _ in range(min(n, 50)):
+        inference.output_fn(inference.predict_fn(inference.input_fn(data, content_type), model), accept)
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(n):
+        inference.output_fn(inference.predict_fn(inference.input_fn(data, content_type), model), accept)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    print(
+        json.dumps(
+            {
+                "calls": n,
+                "cpu_us_per_call": round(1e6 * cpu / n, 1),
+                "wall_us_per_call": round(1e6 * wall / n, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
