@@ -252,6 +252,23 @@ def _managed_policy_delete() -> None:
     iam.ManagedPolicy.delete_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
 
 
+def _update_keeps_unknown_previous_parameters() -> None:
+    from moto.cloudformation.models import CloudFormationBackend
+
+    original = CloudFormationBackend._resolve_update_parameters
+
+    def resolve(self: CloudFormationBackend, instance: Any, incoming_params: list[dict[str, Any]]) -> Any:
+        # A parameter moto never stored (CDK's SSM-typed BootstrapVersion) keeps its template default.
+        known = [
+            p
+            for p in incoming_params
+            if not p.get("UsePreviousValue", False) or p["ParameterKey"] in instance.parameters
+        ]
+        return original(self, instance, known)
+
+    CloudFormationBackend._resolve_update_parameters = resolve  # type: ignore[method-assign]
+
+
 FIXES: tuple[Fix, ...] = (
     Fix(
         resource_type="AWS::SageMaker::Model",
@@ -303,6 +320,15 @@ FIXES: tuple[Fix, ...] = (
             "CloudFormation does."
         ),
         apply=_managed_policy_delete,
+    ),
+    Fix(
+        resource_type="AWS::CloudFormation::Stack",
+        reason=(
+            "moto 5.2 fails UpdateStack with UsePreviousValue for a parameter it did not store (KeyError: "
+            "'BootstrapVersion', the CDK's SSM-typed parameter), so every second `cdk deploy` of a stack "
+            "failed; CloudFormation keeps the previous value, here the template default."
+        ),
+        apply=_update_keeps_unknown_previous_parameters,
     ),
     Fix(
         resource_type="Custom::*",

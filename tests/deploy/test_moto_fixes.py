@@ -26,6 +26,7 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::KMS::Key",
         "AWS::CloudWatch::Alarm",
         "AWS::IAM::ManagedPolicy",
+        "AWS::CloudFormation::Stack",
         "Custom::*",
     ]
     assert all(len(fix.reason) > 80 for fix in FIXES)
@@ -57,6 +58,17 @@ def test_moto_still_lacks_alarm_and_managed_policy_delete_adapters() -> None:
 
     assert "AWS::CloudWatch::Alarm" not in parsing.get_model_map()
     assert getattr(ManagedPolicy.delete_from_cloudformation_json, "__isabstractmethod__", False)
+
+
+def test_moto_still_fails_updates_that_keep_an_unstored_parameter() -> None:
+    from types import SimpleNamespace
+
+    from moto.cloudformation.models import cloudformation_backends
+
+    backend = cloudformation_backends[ACCOUNT][REGION]
+    keep = [{"ParameterKey": "BootstrapVersion", "UsePreviousValue": True}]
+    with pytest.raises(KeyError, match="BootstrapVersion"):
+        backend._resolve_update_parameters(SimpleNamespace(parameters={}), keep)  # type: ignore[arg-type]
 
 
 def test_moto_still_runs_custom_resources_through_lambda() -> None:
