@@ -94,6 +94,15 @@ def _loading_responder(sockets: list[socket.socket], stop: threading.Event) -> N
                 conn.close()
 
 
+def _die_with_arbiter() -> None:
+    """Linux: the kernel kills this worker if the arbiter dies, even by SIGKILL (no orphaned workers)."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _stop_loading(signum: int, frame: Any) -> None:
     raise SystemExit(0)
 
@@ -204,6 +213,7 @@ class GunicornServer(BaseApplication):
         # signal (queue it for a loop that never runs here) and leave the worker up until SIGKILL.
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)
+        _die_with_arbiter()
         deadline.install()
         self.serving_app.set_pid(os.getpid())
         single = self.serving_app.single

@@ -133,8 +133,7 @@ def test_signal_stops_cleanly_without_children(models: Models, tmp_path: Path, s
         time.sleep(0.02)
     assert len(children) == 2
     assert server.stop(getattr(signal, sig)) == 0
-    for pid in children:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert not any(map(alive, children))
 
 
 def test_cli_serves_a_tarball_extracted_safely(models: Models, tmp_path: Path) -> None:
@@ -389,3 +388,24 @@ def test_sigterm_during_a_slow_load_stops_at_once(models: Models, tmp_path: Path
         time.sleep(0.02)
     assert server.stop(signal.SIGTERM) == 0
     assert not marker.exists()  # model_fn was still sleeping: the stop did not wait for the load
+
+
+def test_workers_die_with_a_killed_arbiter(models: Models, tmp_path: Path) -> None:
+    import signal
+
+    server = start_server(tmp_path, ["--model", str(models.echo)])
+    deadline = time.monotonic() + 10
+    while len(children := server.children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    server.stop(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(map(alive, children)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(map(alive, children))
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
