@@ -110,3 +110,7 @@ destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repo
 
 bench-synth: package-model ## Synth every config in one process vs one config -> bench/results/synth.json
 	$(PY) -m bench.synth $(BENCH_ARGS)
+
+.PHONY: bench-local
+bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
+	$(PY) -m bench.local_gateway $(BENCH_ARGS)

@@ -23,7 +23,12 @@ def _describe(endpoint: object) -> str:
     runtime = endpoint.runtime
     lines = [f"local endpoint {endpoint.name} ({runtime.kind}) on {endpoint.url}"]
     for variant in runtime.variants:
-        containers = ", ".join(f"{p.label} pid {p.pid or '-'}" for p in variant.processes)
+        containers = ", ".join(
+            f"{p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
+            if p.running
+            else f"{p.label} (starts on first call)"
+            for p in variant.processes
+        )
         lines.append(f"  variant {variant.name} weight {variant.weight:g}: {containers}")
     if runtime.asynchronous is not None:
         lines.append(f"  async output {runtime.asynchronous.output_path}")

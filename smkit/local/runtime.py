@@ -17,6 +17,7 @@ import asyncio
 import random
 import shutil
 import tempfile
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +78,8 @@ class EndpointRuntime:
         self.name = name or config.name
         self.settings = settings or LocalSettings()
         self.kind = config.endpoint.type
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"smkit-local-{self.name}-"))
+        # Extracted model data; created by start(), removed by stop().
+        self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
         self._rng = random.Random(self.settings.seed)
         self.variants: list[ProductionVariant] = self._build_variants()
