@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 
 import pytest
 
@@ -103,3 +106,35 @@ def test_direct_with_unknown_hostname_is_a_validation_error(direct, client_error
         "ValidationError",
         "TargetContainerHostname 'xgboost' is not a container of endpoint tabular-direct; use one of: iris, tabular.",
     )
+
+
+def test_a_stalled_container_does_not_block_the_others(direct, sample):
+    # Freeze the tabular container (SIGSTOP its process group): its caller waits, iris still answers.
+    tabular = direct.runtime.variant("main").router.by_hostname["tabular"]
+    runtime = direct.client()
+    answers = []
+    os.killpg(tabular.pid, signal.SIGSTOP)
+    try:
+        stalled = threading.Thread(
+            target=lambda: answers.append(
+                runtime.invoke_endpoint(
+                    EndpointName=direct.name,
+                    TargetContainerHostname="tabular",
+                    ContentType="text/csv",
+                    Body=sample("tabular", "request.csv"),
+                )
+            )
+        )
+        stalled.start()
+        resp = runtime.invoke_endpoint(
+            EndpointName=direct.name,
+            TargetContainerHostname="iris",
+            ContentType="text/csv",
+            Body=sample("iris", "request.csv"),
+        )
+        assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
+        assert not answers, "the tabular call cannot have finished while its container is stopped"
+    finally:
+        os.killpg(tabular.pid, signal.SIGCONT)
+    stalled.join(timeout=30)
+    assert answers and answers[0]["ResponseMetadata"]["HTTPStatusCode"] == 200
