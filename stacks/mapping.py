@@ -29,7 +29,13 @@ def pascal(text: str) -> str:
 def image_source(image: ImageSource, *, repository: ecr.IRepository, project_root: Path) -> ServingImage:
     """``build`` -> Docker asset of the context, ``ecr`` -> our repository + tag, ``dlc`` -> the URI."""
     if image.source == "build":
-        return ServingImage.from_asset(project_root / image.context, build_args=image.build_args)
+        context = project_root / image.context
+        return ServingImage.from_asset(
+            context,
+            dockerfile=image.dockerfile,
+            exclude=dockerignore(context / f"{image.dockerfile}.dockerignore"),
+            build_args=image.build_args,
+        )
     if image.source == "ecr":
         if image.repository is not None:
             raise ValueError(
@@ -38,6 +44,14 @@ def image_source(image: ImageSource, *, repository: ecr.IRepository, project_roo
             )
         return ServingImage.from_ecr(repository, image.tag)
     return ServingImage.from_dlc(image.uri)
+
+
+def dockerignore(path: Path) -> list[str]:
+    """Patterns of a Dockerfile-specific ignore file (BuildKit's ``<Dockerfile>.dockerignore``), if any."""
+    if not path.is_file():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 MODEL_DATA = {

@@ -40,6 +40,12 @@ class BuildImage(Frozen):
 
     source: Literal["build"]
     context: str = Field("container", description="Docker build context, relative to the repository root.")
+    dockerfile: str = Field(
+        "Dockerfile",
+        min_length=1,
+        description="Dockerfile path relative to the context (docker build -f); a sibling "
+        "<dockerfile>.dockerignore, if present, lists what the context leaves out.",
+    )
     build_args: dict[str, str] = Field(default_factory=dict, description="Docker build arguments.")
 
 

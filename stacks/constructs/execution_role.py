@@ -53,8 +53,7 @@ class ExecutionRole(Construct):
                 "AwsSolutions-IAM5[Resource::*]": (
                     "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'."
                 ),
-                "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:"
-                "log-group:/aws/sagemaker/Endpoints/*]": (
+                f"AwsSolutions-IAM5[Resource::{nag_arn(self, 'logs', 'log-group:/aws/sagemaker/Endpoints/*')}]": (
                     "Endpoint log groups are named after the endpoint by SageMaker; scoped to /aws/sagemaker/Endpoints."
                 ),
             },
@@ -176,8 +175,13 @@ def grant_vpc_access(
     acknowledge(
         role,
         {
-            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:"
-            "network-interface/*]": "SageMaker names the ENIs it creates in the model's subnets.",
+            f"AwsSolutions-IAM5[Resource::{nag_arn(role, 'ec2', 'network-interface/*')}]": (
+                "SageMaker names the ENIs it creates in the model's subnets."
+            ),
+            "AwsSolutions-IAM5[Resource::*]": (
+                "ecr:GetAuthorizationToken and the ec2:Describe* calls of a VPC-attached model have no "
+                "resource-level permissions."
+            ),
         },
     )
 
@@ -187,3 +191,17 @@ def logical_id_of(bucket: s3.IBucket) -> str:
     resource = bucket.node.default_child
     assert isinstance(resource, cdk.CfnElement)
     return str(cdk.Stack.of(bucket).resolve(resource.logical_id))
+
+
+def nag_arn(scope: Construct, service: str, resource: str) -> str:
+    """An ARN as cdk-nag spells it in finding ids: pseudo parameters as ``<AWS::Region>``, or literal
+    values when the stack has a concrete account and region (e.g. a pipeline stage)."""
+    stack = cdk.Stack.of(scope)
+
+    def part(value: str, pseudo: str) -> str:
+        return pseudo if cdk.Token.is_unresolved(value) else value
+
+    partition = part(stack.partition, "<AWS::Partition>")
+    region = part(stack.region, "<AWS::Region>")
+    account = part(stack.account, "<AWS::AccountId>")
+    return f"arn:{partition}:{service}:{region}:{account}:{resource}"

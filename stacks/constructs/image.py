@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -30,9 +30,18 @@ class ServingImage(ABC):
     """An image source; build one with :meth:`from_asset`, :meth:`from_ecr` or :meth:`from_dlc`."""
 
     @staticmethod
-    def from_asset(directory: Path, *, build_args: Mapping[str, str] | None = None) -> ServingImage:
-        """Build ``directory`` (which must hold a Dockerfile) as a CDK Docker image asset."""
-        return _AssetImage(directory, dict(build_args or {}))
+    def from_asset(
+        directory: Path,
+        *,
+        dockerfile: str = "Dockerfile",
+        exclude: Sequence[str] = (),
+        build_args: Mapping[str, str] | None = None,
+    ) -> ServingImage:
+        """Build the context ``directory`` with ``dockerfile`` (relative to it) as a CDK Docker image asset.
+
+        ``exclude`` holds .dockerignore-style patterns; without them CDK applies ``directory/.dockerignore``.
+        """
+        return _AssetImage(directory, dockerfile, tuple(exclude), dict(build_args or {}))
 
     @staticmethod
     def from_ecr(repository: ecr.IRepository, tag: str) -> ServingImage:
@@ -52,20 +61,28 @@ class ServingImage(ABC):
 
 
 class _AssetImage(ServingImage):
-    def __init__(self, directory: Path, build_args: dict[str, str]) -> None:
+    def __init__(
+        self, directory: Path, dockerfile: str, exclude: tuple[str, ...], build_args: dict[str, str]
+    ) -> None:
         self.directory = directory
+        self.dockerfile = dockerfile
+        self.exclude = exclude
         self.build_args = build_args
 
     def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
-        if not (self.directory / "Dockerfile").is_file():
+        if not (self.directory / self.dockerfile).is_file():
             raise ValueError(
-                f"image.context {self.directory}: no Dockerfile there; point image.context at the serving "
-                "image's build context (default: container)"
+                f"image.dockerfile {self.dockerfile!r} not found in image.context {self.directory}; point them "
+                "at the serving image (context: ., dockerfile: container/Dockerfile)"
             )
         asset = ecr_assets.DockerImageAsset(
             scope,
             id_,
             directory=str(self.directory),
+            file=self.dockerfile,
+            # Docker always sends the Dockerfile, even when the ignore patterns exclude it.
+            exclude=[*self.exclude, f"!{self.dockerfile}"] if self.exclude else None,
+            ignore_mode=cdk.IgnoreMode.DOCKER,
             build_args=self.build_args or None,
             platform=ecr_assets.Platform.LINUX_AMD64,
         )

@@ -402,3 +402,14 @@ def test_empty_document(tmp_path: Path) -> None:
     empty.write_text("# nothing\n")
     with pytest.raises(ConfigError, match="an empty document.*expected a mapping"):
         load_config(empty)
+
+
+def test_build_image_dockerfile_is_relative_to_the_context() -> None:
+    for path in SHIPPED:
+        image = load_config(path).image
+        assert image.source == "build"
+        assert (CONFIG_DIR.parent / image.context / image.dockerfile).is_file(), path.name
+    data = raw("realtime.yaml")
+    data["image"] = {"source": "build"}
+    image = parse_config(data).image
+    assert image.source == "build" and (image.context, image.dockerfile) == ("container", "Dockerfile")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk.assertions import Match
 from stack_support import DLC_URI, SUPPLIED_KEY, SynthesizedApp
 
@@ -312,3 +314,15 @@ def test_dlc_image_and_uncompressed_prefix(synthesized: SynthesizedApp) -> None:
             )
         },
     )
+
+
+def test_build_image_context_holds_only_what_the_dockerfile_needs(synthesized: SynthesizedApp) -> None:
+    manifest = json.loads((synthesized.outdir / "TabularRealtimeDevServing.assets.json").read_text())
+    images = list(manifest["dockerImages"].values())
+    assert len(images) == 1
+    source = images[0]["source"]
+    assert source["dockerFile"] == "container/Dockerfile"
+    staged = synthesized.outdir / source["directory"]
+    files = {p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file()}
+    assert {"container/Dockerfile", "container/requirements.txt", "pyproject.toml"} <= files
+    assert not any(f.startswith((".venv/", "node_modules/", "build/", "tests/")) for f in files)

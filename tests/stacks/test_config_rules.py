@@ -1,0 +1,251 @@
+"""Cross-field config rules that shape the stacks: the loader rejects them, and the constructs refuse the
+same input if the config layer were bypassed (constructs validate at their boundary too)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+import yaml
+from stack_support import CONFIG_DIR, ROOT, cdk_context
+
+from smkit.config import ConfigError, load_config, parse_config
+from stacks.constructs.autoscaling import ScalingSettings, VariantAutoscaling
+from stacks.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+from stacks.constructs.endpoint_config import (
+    DataCaptureSettings,
+    EndpointConfiguration,
+    InstanceVariant,
+    ServerlessVariant,
+)
+from stacks.constructs.model import ContainerSpec, InferenceModel
+from stacks.constructs.model_data import BoundModelData
+from stacks.serving_stage import add_serving_stacks
+
+
+def _load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((CONFIG_DIR / name).read_text())
+    return data
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(data)
+    node: Any = data
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node[int(key)] if key.isdigit() else node[key]
+    last = keys[-1]
+    if value is DELETE:
+        del node[last]
+    elif last.isdigit():
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return data
+
+
+DELETE = object()
+
+
+def _stack() -> cdk.Stack:
+    return cdk.Stack(cdk.App(), "Guard")
+
+
+def _autoscale_t2() -> None:
+    settings = ScalingSettings("invocations", 1, 2, 100)
+    VariantAutoscaling(
+        _stack(), "A", endpoint_name="e", variant_name="blue", settings=settings, instance_type="ml.t2.medium"
+    )
+
+
+def _scale_to_zero_realtime() -> None:
+    settings = ScalingSettings("invocations", 0, 2, 100)
+    VariantAutoscaling(_stack(), "A", endpoint_name="e", variant_name="blue", settings=settings)
+
+
+def _direct_without_hostname() -> None:
+    data = BoundModelData(model_data_url="s3://b/m.tar.gz")
+    containers = [ContainerSpec("img", data, {}, "a"), ContainerSpec("img", data, {}, None)]
+    InferenceModel(_stack(), "M", execution_role_arn="arn", containers=containers, inference_mode="direct")
+
+
+def _serverless_with_capture() -> None:
+    EndpointConfiguration(
+        _stack(),
+        "C",
+        model_name="m",
+        kms_key_arn="k",
+        serverless=ServerlessVariant("main", 2048, 20),
+        data_capture=DataCaptureSettings("s3://b/c", 10, ("input",)),
+    )
+
+
+def _serverless_provisioned_over_max() -> None:
+    EndpointConfiguration(
+        _stack(), "C", model_name="m", kms_key_arn="k", serverless=ServerlessVariant("main", 2048, 5, 10)
+    )
+
+
+def _canary_without_size() -> None:
+    InferenceEndpoint(
+        _stack(), "E", endpoint_config_name="c", deployment=DeploymentGuardrails(strategy="canary")
+    )
+
+
+def _variants_and_serverless() -> None:
+    EndpointConfiguration(
+        _stack(),
+        "C",
+        model_name="m",
+        kms_key_arn="k",
+        variants=[InstanceVariant("blue", "ml.m5.large")],
+        serverless=ServerlessVariant("main", 2048, 20),
+    )
+
+
+def _multi_model_with_two_containers() -> None:
+    mme = BoundModelData(model_data_url="s3://b/models/", multi_model=True)
+    containers = [ContainerSpec("img", mme), ContainerSpec("img", mme)]
+    InferenceModel(_stack(), "M", execution_role_arn="arn", containers=containers, inference_mode="serial")
+
+
+# (case, yaml file, path, value, fragment of the loader's message, construct-level check, its message)
+RULES: list[tuple[str, str, str, Any, str, Callable[[], None], str]] = [
+    (
+        "burstable-autoscaling",
+        "realtime.yaml",
+        "endpoint.variants.0.instance_type",
+        "ml.t2.medium",
+        "burstable ml.t* instances cannot autoscale",
+        _autoscale_t2,
+        "burstable ml.t",
+    ),
+    (
+        "scale-to-zero-realtime",
+        "realtime.yaml",
+        "endpoint.variants.0.autoscaling.min_capacity",
+        0,
+        "only async endpoints can scale to zero",
+        _scale_to_zero_realtime,
+        "only async scales to zero",
+    ),
+    (
+        "direct-needs-hostnames",
+        "multi-container-direct.yaml",
+        "model.containers.1.hostname",
+        DELETE,
+        "model.containers[1].hostname",
+        _direct_without_hostname,
+        "hostname missing",
+    ),
+    (
+        "serverless-no-capture",
+        "serverless.yaml",
+        "endpoint.data_capture",
+        {"enabled": True},
+        "serverless endpoints do not support data capture",
+        _serverless_with_capture,
+        "do not support data capture",
+    ),
+    (
+        "serverless-provisioned-over-max",
+        "serverless.yaml",
+        "endpoint.serverless.max_concurrency",
+        1,
+        "must be <= max_concurrency",
+        _serverless_provisioned_over_max,
+        "provisioned_concurrency must be <= max_concurrency",
+    ),
+    (
+        "canary-needs-size",
+        "realtime.yaml",
+        "endpoint.deployment.canary_size_percent",
+        DELETE,
+        "strategy canary needs canary_size_percent",
+        _canary_without_size,
+        "need a traffic percentage",
+    ),
+    (
+        "serverless-has-no-variants",
+        "serverless.yaml",
+        "endpoint.variants",
+        [{"name": "blue", "instance_type": "ml.m5.large"}],
+        "serverless has exactly one variant",
+        _variants_and_serverless,
+        "either instance variants or one serverless variant",
+    ),
+    (
+        "multi-model-single-container",
+        "multi-model.yaml",
+        "model.containers",
+        [
+            {"name": "a", "model_data": {"source": "multi-model", "path": "build/models"}},
+            {"name": "b", "model_data": {"source": "multi-model", "path": "build/models"}},
+        ],
+        "takes exactly one container",
+        _multi_model_with_two_containers,
+        "must be the only container",
+    ),
+]
+
+
+@pytest.mark.parametrize("case,file,path,value,message,guard,guard_message", RULES, ids=[r[0] for r in RULES])
+def test_rule_is_enforced_by_config_and_constructs(
+    case: str,
+    file: str,
+    path: str,
+    value: Any,
+    message: str,
+    guard: Callable[[], None],
+    guard_message: str,
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config(_set(_load(file), path, value), source=case)
+    with pytest.raises(ValueError, match=re.escape(guard_message)):
+        guard()
+
+
+def test_supplied_and_created_key_are_exclusive() -> None:
+    data = _set(
+        _load("realtime.yaml"),
+        "security.kms",
+        {"create": True, "key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"},
+    )
+    with pytest.raises(ConfigError, match="choose one"):
+        parse_config(data)
+
+
+def test_missing_model_archive_names_make_package_model(tmp_path: Path) -> None:
+    (tmp_path / "container").mkdir()
+    (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
+    cfg = load_config(CONFIG_DIR / "realtime.yaml")
+    with pytest.raises(FileNotFoundError, match=r"build/model\.tar\.gz: no such file .*make package-model"):
+        add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
+
+
+def test_missing_multi_model_folder_names_make_package_model(tmp_path: Path) -> None:
+    (tmp_path / "container").mkdir()
+    (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
+    (tmp_path / "build" / "models").mkdir(parents=True)
+    cfg = load_config(CONFIG_DIR / "multi-model.yaml")
+    with pytest.raises(FileNotFoundError, match=r"no \*\.tar\.gz models in it; run `make package-model`"):
+        add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
+
+
+def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
+    cfg = load_config(CONFIG_DIR / "realtime.yaml")
+    with pytest.raises(
+        ValueError, match="image.dockerfile .container/Dockerfile. not found in image.context"
+    ):
+        add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
+
+
+def test_ecr_image_uses_this_deployments_repository() -> None:
+    data = _set(_load("realtime.yaml"), "image", {"source": "ecr", "repository": "elsewhere", "tag": "v1"})
+    with pytest.raises(ValueError, match="image.repository 'elsewhere'"):
+        add_serving_stacks(cdk.App(context=cdk_context()), config=parse_config(data), project_root=ROOT)
