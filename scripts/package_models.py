@@ -5,8 +5,9 @@
 Outputs: ``build/model.tar.gz`` (tabular), ``build/models/{tabular,iris}.tar.gz`` (the multi-model
 set) and ``build/pipeline/{featurizer,regressor}.tar.gz`` (the serial pipeline). A training run is
 skipped when a stamp in ``<build-dir>/.stamps`` shows the same training script, shared helpers and
-library versions produced the artifacts already present. Archives are always rebuilt (and checked);
-they are byte-identical for identical inputs.
+library versions produced the artifacts already present. An archive is rebuilt (and its handler
+checked again) when any input file's name, size or mtime, or a library version, changed since its
+last build, or with ``--force``; rebuilds are byte-identical for identical inputs.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 
-from smkit.packaging import Manifest, PackagingError, build_archive
+from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive, inspect_archive
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_CODE = ROOT / "model_code"
@@ -81,27 +82,66 @@ def train_if_stale(training: Training, stamps: Path) -> bool:
     return True
 
 
-def build(archive: Archive, build_dir: Path) -> Manifest:
-    """Package one model folder into its archive."""
+def _inputs_fingerprint(archive: Archive) -> str:
+    """Names, sizes and mtimes of the archive's inputs, plus the library and packager versions."""
     model = MODEL_CODE / archive.model
-    return build_archive(model / "code", model / "artifacts", build_dir / archive.output, threads=1)
+    digest = hashlib.sha256(archive.output.encode())
+    for root in (model / "code", model / "artifacts"):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                info = path.stat()
+                digest.update(f"{path.relative_to(model)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    versions = {name: version(name) for name in (*VERSIONED, "smkit", "isal", "packaging")}
+    digest.update(json.dumps({**versions, "python": sys.version}, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def build(archive: Archive, build_dir: Path, *, force: bool) -> tuple[Manifest, bool]:
+    """Package one model folder into its archive unless the stamp shows it is current; True if built."""
+    model = MODEL_CODE / archive.model
+    output = build_dir / archive.output
+    stamp = build_dir / ".stamps" / (archive.output.replace("/", "_") + ".json")
+    fingerprint = _inputs_fingerprint(archive)
+    if not force and output.is_file() and stamp.is_file():
+        recorded = json.loads(stamp.read_text())
+        if recorded["inputs"] == fingerprint:
+            report = inspect_archive(output, handler_check=False)
+            if report.manifest is not None and recorded["sha256"] == _sha256(output):
+                info = ArchiveInfo(str(output), output.stat().st_size, recorded["sha256"])
+                return replace(report.manifest, archive=info), False
+    manifest = build_archive(model / "code", model / "artifacts", output, threads=1)
+    assert manifest.archive is not None
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps({"inputs": fingerprint, "sha256": manifest.archive.sha256}) + "\n")
+    return manifest, True
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
+    parser.add_argument("--force", action="store_true", help="rebuild (and re-check) every archive")
     args = parser.parse_args(argv)
     for training in TRAININGS:
         ran = train_if_stale(training, args.build_dir / ".stamps")
         print(f"{'trained' if ran else 'up to date'}: model_code/{training.script}")
     try:
         with ThreadPoolExecutor() as pool:
-            manifests = list(pool.map(lambda a: build(a, args.build_dir), ARCHIVES))
+            results = list(pool.map(lambda a: build(a, args.build_dir, force=args.force), ARCHIVES))
     except PackagingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    for manifest in manifests:
+    for manifest, built in results:
         print()
+        if not built:
+            print("up to date (inputs unchanged since the checked build; --force rebuilds):")
         print(manifest.summary())
     return 0
 
