@@ -80,7 +80,11 @@ def test_skipped_types_are_unsupported_by_moto(resource_type: str) -> None:
     assert parsing.resource_class_from_type(resource_type) is None
 
 
+BOOTSTRAP_VERSION = "/cdk-bootstrap/hnb659fds/version"
 TEMPLATE: dict[str, Any] = {
+    "Parameters": {
+        "BootstrapVersion": {"Type": "AWS::SSM::Parameter::Value<String>", "Default": BOOTSTRAP_VERSION}
+    },
     "Resources": {
         "Role": {
             "Type": "AWS::IAM::Role",
@@ -151,12 +155,13 @@ TEMPLATE: dict[str, Any] = {
             },
         },
         "Copy": {"Type": "Custom::CDKBucketDeployment", "Properties": {"ServiceToken": "arn:aws:lambda:x"}},
-    }
+    },
 }
 
 
-def test_repaired_server_creates_and_deletes_what_moto_alone_cannot() -> None:
+def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() -> None:
     with MotoServer.start() as server:
+        server.client("ssm").put_parameter(Name=BOOTSTRAP_VERSION, Value="30", Type="String")
         cloudformation = server.client("cloudformation")
         cloudformation.create_stack(StackName="Fixes", TemplateBody=json.dumps(TEMPLATE))
         stack = cloudformation.describe_stacks(StackName="Fixes")["Stacks"][0]
@@ -177,6 +182,21 @@ def test_repaired_server_creates_and_deletes_what_moto_alone_cannot() -> None:
         assert alarm[0]["Threshold"] == 5.0
         tags = server.client("kms").list_resource_tags(KeyId=created["Key"])["Tags"]
         assert tags == [{"TagKey": "project", "TagValue": "smkit"}]
+
+        # An update that keeps CDK's SSM-typed BootstrapVersion parameter and changes the Model replaces it.
+        updated = json.loads(json.dumps(TEMPLATE))
+        updated["Resources"]["Model"]["Properties"]["Containers"][0]["Environment"] = {"LOG_LEVEL": "10"}
+        cloudformation.update_stack(
+            StackName="Fixes",
+            TemplateBody=json.dumps(updated),
+            Parameters=[{"ParameterKey": "BootstrapVersion", "UsePreviousValue": True}],
+        )
+        stack = cloudformation.describe_stacks(StackName="Fixes")["Stacks"][0]
+        assert stack["StackStatus"] == "UPDATE_COMPLETE"
+        [model_name] = sagemaker_resources(server.client("sagemaker"))["models"]
+        assert model_name != created["Model"].rsplit("/", 1)[-1]
+        model = server.client("sagemaker").describe_model(ModelName=model_name)
+        assert model["Containers"][0]["Environment"] == {"LOG_LEVEL": "10"}
 
         cloudformation.delete_stack(StackName="Fixes")
         assert live_stacks(cloudformation) == []
