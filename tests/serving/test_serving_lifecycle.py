@@ -214,14 +214,6 @@ def test_image_entrypoint_serves_on_all_interfaces(models: Models, tmp_path: Pat
     assert wrong.returncode == 2 and "expected the command 'serve', got 'train'" in wrong.stderr
 
 
-def test_constant_baseline_model(tmp_path: Path) -> None:
-    server = start_server(tmp_path, ["--constant", "--workers", "1"])
-    try:
-        assert server.invoke("anything", "text/csv").json() == {"predictions": [0.0]}
-    finally:
-        server.stop()
-
-
 def _example_archive(name: str) -> Path:
     path = REPO / "build" / name
     if not path.exists():  # `make test` builds them first; build them here when run on their own
@@ -297,11 +289,12 @@ def test_port_in_use_is_refused_clearly(models: Models) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
 
 
-def test_keep_alive_connections_are_spread_over_workers(models: Models, tmp_path: Path) -> None:
+def test_constant_baseline_model_and_keep_alive_spread_over_workers(tmp_path: Path) -> None:
     import http.client
 
-    server = start_server(tmp_path, ["--model", str(models.echo)], env={"SMKIT_ACCESS_LOG": "true"})
+    server = start_server(tmp_path, ["--constant", "--workers", "2"])
     try:
+        assert server.invoke("anything", "text/csv").json() == {"predictions": [0.0]}
         deadline = time.monotonic() + 10
         while len(listening_sockets(server.port)) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)  # each worker listens on its own SO_REUSEPORT socket
