@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_missing_cdk_cli_says_how_to_install_it(tmp_path: Path) -> None:
 
 
 def test_a_failing_cdk_command_quotes_its_output(tmp_path: Path) -> None:
-    cli = CdkCli(repo_root=REPO, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    cli = CdkCli(repo_root=REPO, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
     with pytest.raises(
         CdkError, match=r"`cdk destroy --all --force --concurrency 1 --app .*missing` failed"
     ) as caught:
