@@ -59,7 +59,6 @@ class SingleModel:
 
     handler: ModelHandler | None = None
     error: str | None = None
-    loading: bool = True
 
 
 class ServingApp:

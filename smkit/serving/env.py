@@ -55,7 +55,7 @@ TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
 
-class EnvironmentError_(ValueError):
+class ServingEnvError(ValueError):
     """A serving variable holds a value the runtime cannot use; the message names it and the fix."""
 
 
@@ -68,7 +68,7 @@ def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise EnvironmentError_(f"{name}={raw!r} is not a boolean; use true or false")
+    raise ServingEnvError(f"{name}={raw!r} is not a boolean; use true or false")
 
 
 def _number(environ: Mapping[str, str], name: str, default: float | None, *, minimum: float) -> float | None:
@@ -78,9 +78,9 @@ def _number(environ: Mapping[str, str], name: str, default: float | None, *, min
     try:
         value = float(raw)
     except ValueError:
-        raise EnvironmentError_(f"{name}={raw!r} is not a number; use e.g. {name}=60") from None
+        raise ServingEnvError(f"{name}={raw!r} is not a number; use e.g. {name}=60") from None
     if value < minimum:
-        raise EnvironmentError_(f"{name}={raw!r} is below {minimum:g}; use a value >= {minimum:g}")
+        raise ServingEnvError(f"{name}={raw!r} is below {minimum:g}; use a value >= {minimum:g}")
     return value
 
 
@@ -89,7 +89,7 @@ def _int(environ: Mapping[str, str], name: str, default: int | None, *, minimum:
     if value is None:
         return default
     if value != int(value):
-        raise EnvironmentError_(f"{name}={environ[name]!r} is not a whole number; use e.g. {name}=2")
+        raise ServingEnvError(f"{name}={environ[name]!r} is not a whole number; use e.g. {name}=2")
     return int(value)
 
 
@@ -100,7 +100,7 @@ def _choice(environ: Mapping[str, str], name: str, default: str, choices: tuple[
     for choice in choices:
         if raw.strip().lower() == choice.lower():
             return choice
-    raise EnvironmentError_(f"{name}={raw!r} is not one of {', '.join(choices)}")
+    raise ServingEnvError(f"{name}={raw!r} is not one of {', '.join(choices)}")
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class ServingEnv:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> ServingEnv:
-        """Read and validate the variables; raise :class:`EnvironmentError_` naming a bad one."""
+        """Read and validate the variables; raise :class:`ServingEnvError` naming a bad one."""
         env = os.environ if environ is None else environ
         profile = _choice(env, VAR_PROFILE, "realtime", tuple(PROFILE_PAYLOAD_LIMITS))
         payload_mb = _number(env, VAR_MAX_PAYLOAD_MB, None, minimum=0.001)
@@ -181,7 +181,7 @@ class ServingEnv:
         budget = int(budget_mb * MIB) if budget_mb is not None else _default_budget()
         program = env.get(VAR_PROGRAM, "").strip() or "inference.py"
         if "/" in program or "\\" in program:
-            raise EnvironmentError_(
+            raise ServingEnvError(
                 f"{VAR_PROGRAM}={program!r} must be a file name inside model_dir/code, e.g. inference.py"
             )
         level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"

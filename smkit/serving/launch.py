@@ -19,7 +19,7 @@ from smkit.archive import ArchiveError, safe_extract
 from smkit.serving import deadline, requirements
 from smkit.serving.app import ServingApp, SingleModel
 from smkit.serving.constant import write_constant_model
-from smkit.serving.env import EnvironmentError_, ServingEnv
+from smkit.serving.env import ServingEnv, ServingEnvError
 from smkit.serving.handler import ModelHandler
 from smkit.serving.multimodel import ModelCache
 from smkit.serving.registry import Registry
@@ -102,7 +102,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
 
     try:
         env = ServingEnv.from_environ(os.environ if environ is None else environ)
-    except EnvironmentError_ as exc:
+    except ServingEnvError as exc:
         print(f"smkit serving: {exc}", file=sys.stderr)
         return 2
     # SAGEMAKER_CONTAINER_LOG_LEVEL is numeric in SDK-made models ("20"); logging takes ints or level names.

@@ -111,13 +111,9 @@ def _load_single(single: SingleModel, handler: ModelHandler) -> None:
     try:
         handler.load()
         single.handler = handler
-    except BaseException as exc:  # noqa: BLE001 - a failed load is reported by /ping, not fatal
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
+    except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not fatal
         single.error = f"{type(exc).__name__}: {exc}"
         log.error("model load failed: %s", single.error, exc_info=True)
-    finally:
-        single.loading = False
 
 
 def exit_now(code: int) -> NoReturn:

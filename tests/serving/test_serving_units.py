@@ -11,7 +11,7 @@ from serving_models import Models
 
 from smkit.serving import codecs
 from smkit.serving.context import Context
-from smkit.serving.env import EnvironmentError_, ServingEnv
+from smkit.serving.env import ServingEnv, ServingEnvError
 from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
 from smkit.serving.handler import ModelHandler, bind_hook
 
@@ -56,7 +56,7 @@ def test_environment_defaults_and_overrides() -> None:
     ],
 )
 def test_bad_environment_values_are_named(environ: dict[str, str], message: str) -> None:
-    with pytest.raises(EnvironmentError_, match=message.replace("(", r"\(").replace(".", r"\.")):
+    with pytest.raises(ServingEnvError, match=message.replace("(", r"\(").replace(".", r"\.")):
         ServingEnv.from_environ(environ)
 
 
