@@ -4,6 +4,8 @@ Toolkit form (sagemaker-inference-toolkit, REFERENCE.md §2): ``model_fn`` at st
 ``transform_fn`` or the ``input_fn -> predict_fn -> output_fn`` chain; every hook may take one extra
 trailing ``context`` argument. TF-Serving form (seed 002, sagemaker-tensorflow-serving-container):
 ``handler(data, context)`` or both ``input_handler(data, context)`` and ``output_handler(data, context)``.
+Sources: https://github.com/aws/sagemaker-inference-toolkit/blob/master/src/sagemaker_inference/transformer.py
+and https://github.com/aws/sagemaker-tensorflow-serving-container (python_service.py).
 """
 
 from __future__ import annotations

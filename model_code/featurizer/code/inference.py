@@ -6,6 +6,7 @@ Like seed 001's preprocessing container: raw rows in (the 10 diabetes features a
 measurements then sex one-hot, every value written exactly (``repr``). ``application/json`` gives
 ``{"instances": [[...], ...]}`` and ``application/x-npy`` the float64 matrix. The Content-Type returned
 carries no ``charset`` parameter, which strict next containers reject (REFERENCE.md §4).
+Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/using_sklearn.html
 """
 
 from __future__ import annotations

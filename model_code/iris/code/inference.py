@@ -7,6 +7,7 @@ Requests: rows of 4 iris measurements as ``text/csv``, ``application/json`` or `
 Responses by Accept: ``application/json`` ``{"predictions": [class names], "probabilities": [[p0, p1,
 p2], ...]}`` (default), ``text/csv`` one class name per line, ``application/x-npy`` the (n, 3) float64
 probabilities. Errors carry ``status_code`` (400 bad rows, 415 Content-Type, 406 Accept).
+Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/using_sklearn.html
 """
 
 from __future__ import annotations

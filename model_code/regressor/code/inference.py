@@ -5,6 +5,7 @@ of lists, or the featurizer's ``{"instances": [...]}``) or ``application/x-npy``
 Responses by Accept: ``application/json`` ``{"predictions": [...]}`` (also for empty Accept and ``*/*``),
 ``text/csv`` one value per line, or ``application/x-npy`` a float64 vector. Bad input raises errors
 carrying ``status_code`` 400; an unsupported Content-Type 415 and an unsupported Accept 406.
+Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/using_sklearn.html
 """
 
 from __future__ import annotations
