@@ -17,8 +17,16 @@ from dataclasses import dataclass
 import aws_cdk as cdk
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+# Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
+# without it CDK would create an unused IAM role per target.
+# https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-service-linked-roles.html
+SERVICE_LINKED_ROLE = (
+    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+)
 DIMENSIONS = {
     "invocations": "sagemaker:variant:DesiredInstanceCount",
     "backlog": "sagemaker:variant:DesiredInstanceCount",
@@ -71,6 +79,14 @@ class VariantAutoscaling(Construct):
             resource_id=f"endpoint/{endpoint_name}/variant/{variant_name}",
             min_capacity=s.min_capacity,
             max_capacity=s.max_capacity,
+            role=iam.Role.from_role_arn(
+                self,
+                "ServiceLinkedRole",
+                cdk.Stack.of(self).format_arn(
+                    service="iam", region="", resource="role", resource_name=SERVICE_LINKED_ROLE
+                ),
+                mutable=False,
+            ),
         )
         scale_in = cdk.Duration.seconds(s.scale_in_cooldown_seconds)
         scale_out = cdk.Duration.seconds(s.scale_out_cooldown_seconds)

@@ -326,3 +326,17 @@ def test_build_image_context_holds_only_what_the_dockerfile_needs(synthesized: S
     files = {p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file()}
     assert {"container/Dockerfile", "container/requirements.txt", "pyproject.toml"} <= files
     assert not any(f.startswith((".venv/", "node_modules/", "build/", "tests/")) for f in files)
+
+
+def test_scalable_targets_use_the_service_linked_role(synthesized: SynthesizedApp) -> None:
+    for case in ("realtime", "serverless", "async", "multi-model"):
+        resources = synthesized.template_json(case)["Resources"].values()
+        targets = [r for r in resources if r["Type"] == TARGET]
+        assert targets, case
+        for target in targets:
+            assert "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint" in json.dumps(
+                target["Properties"]["RoleARN"]
+            )
+        roles = [r for r in resources if r["Type"] == "AWS::IAM::Role"]
+        principals = {json.dumps(r["Properties"]["AssumeRolePolicyDocument"]) for r in roles}
+        assert not any("application-autoscaling" in p for p in principals), case
