@@ -10,6 +10,7 @@ instead of one per config.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -54,14 +55,18 @@ def assembly(tmp_path_factory: pytest.TempPathFactory, derived_configs: dict[str
 
 @pytest.fixture(scope="session")
 def deployed(
+    request: pytest.FixtureRequest,
     emulator: MotoServer,
     cdk: CdkCli,
-    assembly: Assembly,
     derived_configs: dict[str, Path],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, DeployedConfig]:
     """``cdk bootstrap`` once, then ``cdk deploy --all`` of the assembly; config stem -> its stacks."""
-    ensure_bootstrapped(emulator, cdk, tmp_path_factory.mktemp("bootstrap"))
+    # The bootstrap needs only the emulator: it runs while the assembly is synthesized.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        bootstrap = pool.submit(ensure_bootstrapped, emulator, cdk, tmp_path_factory.mktemp("bootstrap"))
+        assembly: Assembly = request.getfixturevalue("assembly")
+        bootstrap.result()
     cdk.deploy_assembly(assembly=assembly.path, concurrency=CONCURRENCY)
     stacks = {stack.name: stack for stack in deployed_stacks(emulator, assembly.path)}
     result = {}

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from deploy_support import CONCURRENCY, CONFIGS, REPO, Assembly, DeployedConfig
+from deploy_support import CONCURRENCY, CONFIGS, Assembly, DeployedConfig
 
 from smkit.config import Container
 from smkit.emulator import (
@@ -20,8 +20,6 @@ from smkit.emulator import (
     CdkCli,
     MotoServer,
     assembly_stacks,
-    child_environment,
-    ensure_bootstrapped,
     live_stacks,
     retained_resources,
     sagemaker_resources,
@@ -180,31 +178,31 @@ def test_alarms_are_created_through_the_cloudwatch_adapter(
     assert {a["Namespace"] for a in found} == {"AWS/SageMaker"}
 
 
-def test_destroy_leaves_nothing_behind(assembly: Assembly, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A fresh emulator: deploy every config, ``cdk destroy --all``, and only retained resources remain."""
-    with MotoServer.start() as emulator:
-        cli = CdkCli(repo_root=REPO, env=child_environment(emulator.endpoint_url))
-        ensure_bootstrapped(emulator, cli, tmp_path_factory.mktemp("bootstrap-fresh"))
-        cli.deploy_assembly(assembly=assembly.path, concurrency=CONCURRENCY)
-        assert all(sagemaker_resources(emulator.client("sagemaker")).values())
+def test_destroy_leaves_nothing_behind(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer, cdk: CdkCli, assembly: Assembly
+) -> None:
+    """``cdk destroy --all`` of every config: only resources the templates retain remain.
 
-        cli.destroy(assembly=assembly.path, concurrency=CONCURRENCY)
+    Last in this module on purpose (pytest keeps file order): it empties the session's emulator.
+    """
+    assert all(sagemaker_resources(emulator.client("sagemaker")).values())
+    cdk.destroy(assembly=assembly.path, concurrency=CONCURRENCY)
 
-        assert live_stacks(emulator.client("cloudformation")) == [BOOTSTRAP_STACK]
-        assert sagemaker_resources(emulator.client("sagemaker")) == {
-            "models": [],
-            "endpoint_configs": [],
-            "endpoints": [],
-        }
-        retained: dict[str, int] = {}
-        for _, template in assembly_stacks(assembly.path):
-            for resource_type in retained_resources(template).values():
-                retained[resource_type] = retained.get(resource_type, 0) + 1
-        left = _leftovers(emulator)
-        assert left["alarms"] == left["dashboards"] == left["topics"] == left["roles"] == []
-        assert len(left["repositories"]) == retained.get("AWS::ECR::Repository", 0)
-        assert len(left["buckets"]) == retained.get("AWS::S3::Bucket", 0)
-        assert len(left["keys"]) == retained.get("AWS::KMS::Key", 0)
+    assert live_stacks(emulator.client("cloudformation")) == [BOOTSTRAP_STACK]
+    assert sagemaker_resources(emulator.client("sagemaker")) == {
+        "models": [],
+        "endpoint_configs": [],
+        "endpoints": [],
+    }
+    retained: dict[str, int] = {}
+    for _, template in assembly_stacks(assembly.path):
+        for resource_type in retained_resources(template).values():
+            retained[resource_type] = retained.get(resource_type, 0) + 1
+    left = _leftovers(emulator)
+    assert left["alarms"] == left["dashboards"] == left["topics"] == left["roles"] == []
+    assert len(left["repositories"]) == retained.get("AWS::ECR::Repository", 0)
+    assert len(left["buckets"]) == retained.get("AWS::S3::Bucket", 0)
+    assert len(left["keys"]) == retained.get("AWS::KMS::Key", 0)
 
 
 def _leftovers(emulator: MotoServer) -> dict[str, list[str]]:
