@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from smkit.config import load_config
-from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkResult
+from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.inventory import (
     SkippedResource,
     StackResource,
@@ -113,7 +113,12 @@ def deploy_config(
     """
     deployed_config = emulated_config(config, workdir / "configs")
     assembly = workdir / f"cdk.out.{config.stem}"
-    result = cli.deploy(config=deployed_config.resolve(), outdir=assembly.resolve(), concurrency=concurrency)
+    try:
+        result = cli.deploy(
+            config=deployed_config.resolve(), outdir=assembly.resolve(), concurrency=concurrency
+        )
+    except CdkError as exc:
+        raise CdkError(with_server_traceback(str(exc), server)) from None
     cloudformation = server.client("cloudformation")
     stacks = tuple(
         _deployed_stack(cloudformation, name, template) for name, template in assembly_stacks(assembly)
@@ -126,6 +131,12 @@ def deploy_config(
         deploy=result,
         timings={"deploy": result.seconds},
     )
+
+
+def with_server_traceback(message: str, server: MotoServer) -> str:
+    """``message`` plus moto's last traceback, if its log has one (the cause behind an HTTP 500)."""
+    trace = server.last_traceback()
+    return f"{message}\nmoto's last traceback ({server.log_path}):\n{trace}" if trace else message
 
 
 def destroy_app(cli: CdkCli, app: DeployedApp) -> CdkResult:

@@ -212,6 +212,23 @@ class MotoServer:
                 self._process.wait(timeout=1)
             self._process = None
 
+    def last_traceback(self, max_lines: int = 25) -> str:
+        """The end of the last Python traceback in the server's log ("" without a log or a traceback).
+
+        moto answers an internal error with a bare HTTP 500; the cause is only in its log.
+        """
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+        if not starts:
+            return ""
+        block = [line for line in lines[starts[-1] :] if not line.startswith("127.0.0.1 - - [")]
+        end = next(
+            (i + 1 for i, line in enumerate(block[1:], 1) if not line.startswith((" ", "\t"))), len(block)
+        )
+        return "\n".join(block[:end][-max_lines:])
+
     def _log_hint(self) -> str:
         if self.log_path is None or not self.log_path.exists():
             return ""

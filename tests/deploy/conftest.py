@@ -19,12 +19,14 @@ from deploy_support import CONCURRENCY, CONFIGS, REPO, Assembly, DeployedConfig,
 from smkit.config import load_config
 from smkit.emulator import (
     CdkCli,
+    CdkError,
     MotoServer,
     child_environment,
     deployed_stacks,
     emulated_config,
     ensure_bootstrapped,
 )
+from smkit.emulator.deploy import with_server_traceback
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +69,10 @@ def deployed(
         bootstrap = pool.submit(ensure_bootstrapped, emulator, cdk, tmp_path_factory.mktemp("bootstrap"))
         assembly: Assembly = request.getfixturevalue("assembly")
         bootstrap.result()
-    cdk.deploy_assembly(assembly=assembly.path, concurrency=CONCURRENCY)
+    try:
+        cdk.deploy_assembly(assembly=assembly.path, concurrency=CONCURRENCY)
+    except CdkError as exc:
+        pytest.fail(with_server_traceback(str(exc), emulator))
     stacks = {stack.name: stack for stack in deployed_stacks(emulator, assembly.path)}
     result = {}
     for stem, names in assembly.stack_names.items():

@@ -103,3 +103,27 @@ def test_child_environment_drops_real_aws_settings() -> None:
     assert "AWS_PROFILE" not in env and "AWS_SESSION_TOKEN" not in env
     assert env["AWS_ACCESS_KEY_ID"] == "testing"
     assert env["AWS_CONFIG_FILE"] == env["AWS_SHARED_CREDENTIALS_FILE"] == os.devnull
+
+
+def test_last_traceback_is_the_cause_behind_a_bare_http_500(tmp_path: Path) -> None:
+    log = tmp_path / "moto.log"
+    log.write_text(
+        '127.0.0.1 - - [22/Nov/2026 04:31:56] "POST / HTTP/1.1" 200 -\n'
+        "Traceback (most recent call last):\n"
+        '  File "old.py", line 1, in <module>\n'
+        "ValueError: an older one\n"
+        "Error on request:\n"
+        "Traceback (most recent call last):\n"
+        '  File "models.py", line 845, in <dictcomp>\n'
+        "    instance.parameters[key]\n"
+        "KeyError: 'BootstrapVersion'\n"
+        '127.0.0.1 - - [22/Nov/2026 04:31:56] "POST / HTTP/1.1" 500 -\n'
+    )
+    server = MotoServer(port=1, pid=1, log_path=log)
+    assert server.last_traceback().splitlines() == [
+        "Traceback (most recent call last):",
+        '  File "models.py", line 845, in <dictcomp>',
+        "    instance.parameters[key]",
+        "KeyError: 'BootstrapVersion'",
+    ]
+    assert MotoServer(port=1, pid=1).last_traceback() == ""
