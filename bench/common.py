@@ -104,6 +104,8 @@ class ManagedServer:
             start_new_session=True,
         )
         self.session_id = self.process.pid
+        if _PRIORITY["nice"]:
+            _set_autogroup_nice(self.process.pid, _PRIORITY["nice"])
         self.cold_start_s: float | None = None
         self.stopped_pids: list[int] = []
 
@@ -223,17 +225,32 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
+_PRIORITY = {"nice": 0}
+
+
+def _set_autogroup_nice(pid: int | str, value: int) -> None:
+    # With kernel.sched_autogroup_enabled=1 the CPU is shared between sessions first and nice values
+    # only order tasks inside a session, so the session's own nice has to be raised as well.
+    path = Path(f"/proc/{pid}/autogroup")
+    if path.exists():
+        with suppress(OSError):
+            path.write_text(f"{value}\n")
+
+
 def apply_niceness(value: int) -> int:
-    """Set this process's nice value (inherited by the client threads and every server started after).
+    """Set the nice value of this process, its session and every server session started after it.
 
     On a shared machine a negative value (root only) keeps other people's jobs from landing in the
-    middle of a measurement. Returns the nice value actually in force.
+    middle of a measurement; client and servers get the same priority. Returns the nice value in force.
     """
     if value != 0:
         try:
             os.setpriority(os.PRIO_PROCESS, 0, value)
         except OSError as exc:
             print(f"--nice {value}: not applied ({exc.strerror}); measuring at the current priority")
+            return os.getpriority(os.PRIO_PROCESS, 0)
+        _set_autogroup_nice("self", value)
+        _PRIORITY["nice"] = value
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
