@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import aws_cdk as cdk
-from constructs import IConstruct
+from aws_cdk import aws_s3 as s3
+from constructs import Construct, IConstruct
 
 
 def acknowledge(scope: IConstruct, reasons: Mapping[str, str]) -> None:
@@ -17,3 +18,31 @@ def acknowledge(scope: IConstruct, reasons: Mapping[str, str]) -> None:
     cdk.Validations.of(scope).acknowledge(
         *(cdk.Acknowledgment(id=rule, reason=reason) for rule, reason in reasons.items())
     )
+
+
+def logical_id_of(bucket: s3.IBucket) -> str:
+    """The bucket's logical id, as cdk-nag spells it in finding ids (``<LogicalId.Arn>``)."""
+    resource = bucket.node.default_child
+    assert isinstance(resource, cdk.CfnElement)
+    return str(cdk.Stack.of(bucket).resolve(resource.logical_id))
+
+
+def nag_environment(scope: Construct) -> tuple[str, str, str]:
+    """``(partition, region, account)`` as cdk-nag spells them in finding ids: pseudo parameters such as
+    ``<AWS::Region>``, or literal values when the stack has a concrete account and region (a pipeline stage)."""
+    stack = cdk.Stack.of(scope)
+
+    def part(value: str, pseudo: str) -> str:
+        return pseudo if cdk.Token.is_unresolved(value) else value
+
+    return (
+        part(stack.partition, "<AWS::Partition>"),
+        part(stack.region, "<AWS::Region>"),
+        part(stack.account, "<AWS::AccountId>"),
+    )
+
+
+def nag_arn(scope: Construct, service: str, resource: str) -> str:
+    """An ARN in ``scope``'s account and region as cdk-nag spells it in finding ids."""
+    partition, region, account = nag_environment(scope)
+    return f"arn:{partition}:{service}:{region}:{account}:{resource}"

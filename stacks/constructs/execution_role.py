@@ -17,7 +17,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge
+from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_arn
 
 PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
 LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
@@ -184,24 +184,3 @@ def grant_vpc_access(
             ),
         },
     )
-
-
-def logical_id_of(bucket: s3.IBucket) -> str:
-    """The bucket's logical id, as cdk-nag spells it in finding ids (``<LogicalId.Arn>``)."""
-    resource = bucket.node.default_child
-    assert isinstance(resource, cdk.CfnElement)
-    return str(cdk.Stack.of(bucket).resolve(resource.logical_id))
-
-
-def nag_arn(scope: Construct, service: str, resource: str) -> str:
-    """An ARN as cdk-nag spells it in finding ids: pseudo parameters as ``<AWS::Region>``, or literal
-    values when the stack has a concrete account and region (e.g. a pipeline stage)."""
-    stack = cdk.Stack.of(scope)
-
-    def part(value: str, pseudo: str) -> str:
-        return pseudo if cdk.Token.is_unresolved(value) else value
-
-    partition = part(stack.partition, "<AWS::Partition>")
-    region = part(stack.region, "<AWS::Region>")
-    account = part(stack.account, "<AWS::AccountId>")
-    return f"arn:{partition}:{service}:{region}:{account}:{resource}"

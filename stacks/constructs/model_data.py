@@ -25,8 +25,8 @@ from aws_cdk import aws_s3_deployment as s3_deployment
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge
-from stacks.constructs.execution_role import ExecutionRole, logical_id_of
+from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
+from stacks.constructs.execution_role import ExecutionRole
 
 MISSING_HINT = "run `make package-model` to build the example archives"
 
@@ -174,6 +174,7 @@ def _acknowledge_deployment_handler(
     if isinstance(function_resource, cdk.CfnResource) and isinstance(policy_resource, cdk.CfnResource):
         function_resource.add_override("DependsOn", [policy_resource.logical_id])
     acknowledge(handler, HANDLER_REASONS)
+    partition, region, account = nag_environment(deployment)
     copy = "CDK's BucketDeployment grants its copy handler these on the asset and endpoint buckets only."
     findings = [
         "Action::kms:GenerateDataKey*",
@@ -184,7 +185,7 @@ def _acknowledge_deployment_handler(
         "Action::s3:GetObject*",
         "Action::s3:List*",
         f"Resource::<{logical_id_of(deployment_bucket)}.Arn>/*",
-        "Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*",
+        f"Resource::arn:{partition}:s3:::cdk-hnb659fds-assets-{account}-{region}/*",
     ]
     reasons = {f"AwsSolutions-IAM5[{f}]": copy for f in findings}
     inline = (
