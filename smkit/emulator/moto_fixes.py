@@ -2,8 +2,11 @@
 
 Run as ``python -m smkit.emulator.moto_fixes -H 127.0.0.1 -p PORT`` (what :class:`MotoServer` starts): it
 applies every entry of :data:`FIXES`, then hands over to ``moto.server.main``, so the emulator is moto's
-own server and its own SageMaker backend. A fix only carries template properties into moto's backend
-where moto's CloudFormation adapter drops or mis-requires them; it never invents a result.
+own server with its own service backends. A fix only connects CloudFormation to what moto's backends
+already do (pass properties its adapter drops or mis-requires, call PutMetricAlarm / DetachRolePolicy /
+DeletePolicy, keep a stored parameter), or stops a stack from hanging on a custom resource whose Lambda
+moto cannot run; it never invents a result. Resource types moto does not create at all are listed, with
+the reason, in :data:`smkit.emulator.inventory.MOTO_SKIPS`.
 
 Each fix is tested to be still needed (tests/deploy/test_moto_fixes.py): when a moto release repairs the
 adapter itself, that test fails and the fix goes.
