@@ -9,7 +9,7 @@ import subprocess
 import tomllib
 
 import pytest
-from conftest import REPO
+from serving_harness import REPO
 
 DOCKERFILE = REPO / "container" / "Dockerfile"
 

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import Server
+from serving_harness import Server
 
 GOOD_CSV = "1,2\n3,4"
 GOOD_RESULT = [[3.0, 6.0], [9.0, 12.0]]  # x * 1.5 (weights.txt) * 2.0 (helper.SCALE)

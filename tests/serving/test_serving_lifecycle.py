@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, Server, free_port, make_tarball, start_server, wait_ready
+from serving_harness import REPO, Server, free_port, make_tarball, start_server, wait_ready
 from serving_models import Models
 
 

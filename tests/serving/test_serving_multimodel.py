@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Server, make_tarball, start_server
+from serving_harness import Server, make_tarball, start_server
 from serving_models import Models
 
 

@@ -1,0 +1,145 @@
+"""Helpers for the serving tests: start real servers on 127.0.0.1 and talk to them over sockets.
+
+Kept out of conftest.py so test modules can import them by a name no other test folder uses."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Server:
+    """A serving process started by a test."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 15.0,
+    ) -> Response:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            data = body.encode() if isinstance(body, str) else body
+            conn.request(method, path, body=data, headers=headers or {})
+            resp = conn.getresponse()
+            return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        finally:
+            conn.close()
+
+    def invoke(
+        self,
+        body: bytes | str,
+        content_type: str | None = "text/csv",
+        accept: str | None = None,
+        **extra: str,
+    ) -> Response:
+        headers = dict(extra)
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        if accept is not None:
+            headers["Accept"] = accept
+        return self.request("POST", "/invocations", body, headers)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def children(self) -> list[int]:
+        found: list[int] = []
+        for task in Path(f"/proc/{self.proc.pid}/task").glob("*/children"):
+            found.extend(int(pid) for pid in task.read_text().split())
+        return found
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 25.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return int(self.proc.returncode)
+
+
+def start_server(
+    tmp: Path,
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    module: str = "smkit.serving",
+    ready: bool = True,
+    port: int | None = None,
+) -> Server:
+    """Start ``python -m module args --port P``; wait for ``/ping`` 200 when ``ready``."""
+    port = port or free_port()
+    log_path = tmp / f"server-{port}.log"
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env.setdefault("SAGEMAKER_MODEL_SERVER_WORKERS", "2")
+    command = [sys.executable, "-m", module, *args]
+    if "SAGEMAKER_BIND_TO_PORT" not in (env or {}):
+        command += ["--port", str(port)]
+    else:
+        port = int(full_env["SAGEMAKER_BIND_TO_PORT"])
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+    server = Server(proc, port, log_path, full_env)
+    if ready:
+        wait_ready(server)
+    return server
+
+
+def wait_ready(server: Server, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if server.proc.poll() is not None:
+            raise AssertionError(f"server exited with {server.proc.returncode}:\n{server.log()}")
+        try:
+            if server.request("GET", "/ping", timeout=2).status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    server.stop()
+    raise AssertionError(f"server not ready in {timeout}s:\n{server.log()}")
+
+
+def make_tarball(model_dir: Path, dest: Path) -> Path:
+    with tarfile.open(dest, "w:gz") as tar:
+        for path in sorted(model_dir.rglob("*")):
+            tar.add(path, arcname=str(path.relative_to(model_dir)), recursive=False)
+    return dest
