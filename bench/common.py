@@ -254,6 +254,15 @@ def apply_niceness(value: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit so ``running()`` still stops every server session on the way out."""
+
+    def _exit(signo: int, frame: object) -> None:
+        raise SystemExit(128 + signo)
+
+    signal.signal(signal.SIGTERM, _exit)
+
+
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as indented JSON, atomically (temp file + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)

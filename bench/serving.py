@@ -35,6 +35,7 @@ from bench.common import (
     ManagedServer,
     ServerSpec,
     apply_niceness,
+    exit_on_sigterm,
     free_port,
     machine_facts,
     replace_section,
@@ -353,6 +354,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     apply_niceness(args.nice)
+    exit_on_sigterm()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     machine = machine_facts()
     work = Path(tempfile.mkdtemp(prefix="smkit-bench-serving-"))

@@ -24,6 +24,7 @@ from bench.common import (
     RESULTS_DIR,
     BenchError,
     apply_niceness,
+    exit_on_sigterm,
     free_port,
     machine_facts,
     replace_section,
@@ -169,6 +170,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     apply_niceness(args.nice)
+    exit_on_sigterm()
     args.machine = machine_facts()
     with tempfile.TemporaryDirectory(prefix="smkit-bench-soak-") as tmp:
         try:
