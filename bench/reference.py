@@ -54,7 +54,7 @@ def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, worke
         "SAGEMAKER_BASE_DIR": str(base_dir),
         "SAGEMAKER_BIND_TO_PORT": str(port),
         "SAGEMAKER_MODEL_SERVER_WORKERS": str(workers),
-        # Keeps MMS's pid file and worker sockets out of the shared /tmp.
+        # Keeps MMS's pid file and worker sockets out of the system temp dir shared with other runs.
         "TMPDIR": str(tmp_dir),
         "TEMP": str(tmp_dir),
         "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",

@@ -1,7 +1,7 @@
 """Serving benchmark: smkit vs the official toolkit + Multi Model Server vs a bare handler on smkit.
 
     python -m bench.serving                # full run: writes bench/results/serving.json + BENCHMARKS.md
-    python -m bench.serving --requests 20 --servers smkit --out /tmp/x.json --no-markdown   # smoke
+    python -m bench.serving --requests 20 --servers smkit --out smoke.json --no-markdown   # smoke
 
 Every server serves the same extracted example model (``build/model.tar.gz``, made by
 ``make package-model``) with the same worker count on 127.0.0.1 and is measured alone: cold start

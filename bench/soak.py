@@ -1,7 +1,7 @@
 """Soak: 20,000 requests at concurrency 16 against smkit serving the example model.
 
     python -m bench.soak                   # full run: writes bench/results/soak.json + BENCHMARKS.md
-    python -m bench.soak --requests 20 --concurrency 2 --out /tmp/soak.json --no-markdown   # smoke
+    python -m bench.soak --requests 20 --concurrency 2 --out smoke.json --no-markdown   # smoke
 
 Pass criteria (issue 3): 0 errors and resident memory of the whole server process tree growing by less
 than 10% between the end of warm-up and the end of the run. RSS is also sampled every 0.5 s during the
