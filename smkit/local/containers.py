@@ -234,10 +234,21 @@ class ContainerProcess:
         json_body: object | None = None,
         timeout_s: float = INVOCATION_TIMEOUT_S,
     ) -> ContainerReply:
-        """One HTTP call to the container; transport errors propagate as ``httpx.HTTPError``."""
-        resp = await self.client.request(
-            method, path, content=body, json=json_body, headers=dict(headers or {}), timeout=timeout_s
-        )
+        """One HTTP call to the container; transport errors propagate as ``httpx.HTTPError``.
+
+        A kept-alive connection that the container closed while idle fails before the request was read
+        ("Server disconnected without sending a response"); that one case is retried once, on a new
+        connection.
+        """
+        for attempt in (1, 2):
+            try:
+                resp = await self.client.request(
+                    method, path, content=body, json=json_body, headers=dict(headers or {}), timeout=timeout_s
+                )
+                break
+            except (httpx.RemoteProtocolError, httpx.ConnectError):
+                if attempt == 2 or not self.running:
+                    raise
         return ContainerReply(
             status=resp.status_code,
             body=resp.content,
