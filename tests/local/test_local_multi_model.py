@@ -7,7 +7,9 @@ import json
 
 import httpx
 import pytest
+import yaml
 
+from smkit.config import parse_config
 from smkit.local import LocalEndpoint
 from smkit.local.multimodel import model_name_for
 
@@ -101,3 +103,22 @@ def test_model_unloaded_by_the_container_is_loaded_again(endpoint, runtime, samp
     )
     assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
     assert router.loads == loads + 1
+
+
+def test_cache_disabled_unloads_after_every_call(repo, sample):
+    data = yaml.safe_load((repo / "config" / "multi-model.yaml").read_text())
+    data["model"]["containers"][0]["model_data"]["cache"] = "disabled"
+    with LocalEndpoint(parse_config(data), root=repo) as endpoint:
+        router = endpoint.runtime.variant("main").router
+        for _ in range(2):
+            resp = endpoint.client().invoke_endpoint(
+                EndpointName=endpoint.name,
+                TargetModel="iris.tar.gz",
+                ContentType="application/json",
+                Body=sample("iris", "request.json"),
+            )
+            assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
+            assert router.loaded == []
+            models = httpx.get(f"http://127.0.0.1:{router.process.port}/models").json()["models"]
+            assert models == []
+        assert router.loads == 2, "ModelCacheSetting=Disabled: loaded again for every call"
