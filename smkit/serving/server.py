@@ -159,6 +159,7 @@ class GunicornServer(BaseApplication):
             "workers": self.options.workers,
             "worker_class": "asgi",
             "asgi_lifespan": "off",
+            "asgi_loop": "asyncio",  # the same loop in the image and wherever uvloop happens to be installed
             # One listening socket per worker: the kernel spreads new connections across workers.
             # With one shared socket, the first worker to wake accepts every waiting keep-alive
             # connection and the others idle.
