@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_not_ready, validation_error
 from smkit.local.protocol import TARGET_MODEL, Invocation
-from smkit.local.routers import Scope, _reject_target_container, call_container
+from smkit.local.routers import Scope, call_container, reject_target_container
 
 # A load that takes longer answers 429 and continues (REFERENCE.md §3).
 LOAD_WAIT_S = 60.0
@@ -59,7 +59,7 @@ class MultiModel:
         return list(self._loaded)
 
     def validate(self, invocation: Invocation) -> None:
-        _reject_target_container(invocation, Scope(self._endpoint, "", ""))
+        reject_target_container(invocation, self._endpoint)
         self.resolve(invocation.target_model)
 
     def resolve(self, target: str | None) -> Path:

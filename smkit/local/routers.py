@@ -99,18 +99,20 @@ class Router(Protocol):
         """Run the invocation and return the reply that goes back to the client."""
 
 
-def _reject_target_model(invocation: Invocation, scope: Scope) -> None:
+def reject_target_model(invocation: Invocation, endpoint: str) -> None:
+    """ValidationError when TargetModel is set on an endpoint that is not multi-model."""
     if invocation.target_model is not None:
         raise validation_error(
-            f"Endpoint {scope.endpoint} is not a multi-model endpoint and does not support TargetModel "
+            f"Endpoint {endpoint} is not a multi-model endpoint and does not support TargetModel "
             f"(got {invocation.target_model!r}); remove the X-Amzn-SageMaker-Target-Model header."
         )
 
 
-def _reject_target_container(invocation: Invocation, scope: Scope) -> None:
+def reject_target_container(invocation: Invocation, endpoint: str) -> None:
+    """ValidationError when TargetContainerHostname is set on an endpoint not in Direct mode."""
     if invocation.target_container is not None:
         raise validation_error(
-            f"Endpoint {scope.endpoint} does not use Direct inference mode and does not support "
+            f"Endpoint {endpoint} does not use Direct inference mode and does not support "
             f"TargetContainerHostname (got {invocation.target_container!r}); remove that header."
         )
 
@@ -125,9 +127,8 @@ class SingleContainer:
         self._endpoint = endpoint
 
     def validate(self, invocation: Invocation) -> None:
-        scope = Scope(self._endpoint, "", "")
-        _reject_target_model(invocation, scope)
-        _reject_target_container(invocation, scope)
+        reject_target_model(invocation, self._endpoint)
+        reject_target_container(invocation, self._endpoint)
 
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
         headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
@@ -144,9 +145,8 @@ class SerialPipeline:
         self._endpoint = endpoint
 
     def validate(self, invocation: Invocation) -> None:
-        scope = Scope(self._endpoint, "", "")
-        _reject_target_model(invocation, scope)
-        _reject_target_container(invocation, scope)
+        reject_target_model(invocation, self._endpoint)
+        reject_target_container(invocation, self._endpoint)
 
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
         body, content_type = invocation.body, invocation.content_type
@@ -172,7 +172,7 @@ class DirectContainers:
         self._endpoint = endpoint
 
     def validate(self, invocation: Invocation) -> None:
-        _reject_target_model(invocation, Scope(self._endpoint, "", ""))
+        reject_target_model(invocation, self._endpoint)
         known = ", ".join(sorted(self.by_hostname))
         if invocation.target_container is None:
             raise validation_error(

@@ -2,13 +2,13 @@
 
 Built from the same :class:`~smkit.config.DeploymentConfig` that ``cdk deploy`` uses. Per endpoint type:
 
-============== ===============================================================================
-realtime       every ``endpoint.variants`` entry, weighted, one process per container
-serverless     one variant (``serverless.variant_name``), 4 MB payloads, MaxConcurrency, cold starts
-multi-model    one multi-model container per variant, TargetModel from the local prefix
+=============== ==============================================================================
+realtime        every ``endpoint.variants`` entry, weighted, one process per container
+serverless      one variant (``serverless.variant_name``), 4 MB payloads, MaxConcurrency, cold starts
+multi-model     one multi-model container per variant, TargetModel from the local prefix
 multi-container serial pipeline or direct (``model.inference_mode``), one process per container
-async          instance variants behind InvokeEndpointAsync only
-============== ===============================================================================
+async           instance variants behind InvokeEndpointAsync only
+=============== ==============================================================================
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMI
 from smkit.local.routers import DirectContainers, Router, Scope, SerialPipeline, SingleContainer
 from smkit.local.storage import Storage, file_uri, join
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
+from smkit.serving.env import VAR_MODEL_CACHE, VAR_PROFILE
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
 DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset
@@ -94,18 +95,16 @@ class EndpointRuntime:
 
     def _environment(self, container: Container) -> dict[str, str]:
         env = dict(container.environment)
-        env.setdefault(
-            "SMKIT_PROFILE", {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime")
-        )
+        env.setdefault(VAR_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime"))
         env.setdefault("SAGEMAKER_REGION", self.settings.region)
         if container.model_data.source == "multi-model":
             env.setdefault(
-                "SMKIT_MODEL_CACHE_SETTING",
+                VAR_MODEL_CACHE,
                 "Disabled" if container.model_data.cache == "disabled" else "Enabled",
             )
         return env
 
-    def _model_dir(self, container: Container, variant: str) -> Path:
+    def _model_dir(self, container: Container) -> Path:
         source = self.settings.root / container.model_data.path
         if container.model_data.source in ("prefix", "multi-model"):
             return source
@@ -117,7 +116,7 @@ class EndpointRuntime:
         spec = ContainerSpec(
             name=container.name,
             hostname=container.hostname,
-            model_dir=self._model_dir(container, variant),
+            model_dir=self._model_dir(container),
             multi_model=container.model_data.source == "multi-model",
             environment=self._environment(container),
         )
