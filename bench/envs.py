@@ -13,6 +13,7 @@ Two are built on first use and rebuilt when their requirement list changes:
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import venv
 from collections.abc import Sequence
@@ -75,3 +76,38 @@ def resolve_smkit_python(choice: str, model_dir: Path) -> Path:
     if not python.is_file():
         raise BenchError(f"--smkit-python {choice}: no such interpreter; pass 'image' or a python path")
     return python
+
+
+REPORTED_PACKAGES = (
+    "gunicorn",
+    "gunicorn-h1c",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "narwhals",
+    "pandas",
+    "sagemaker-inference",
+    "multi-model-server",
+)
+_LIST_DISTRIBUTIONS = (
+    "import importlib.metadata as m, json; "
+    "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version for d in m.distributions()}))"
+)
+
+
+def package_versions(python: Path) -> dict[str, str]:
+    """Versions of the packages that matter to the numbers, as installed for ``python``."""
+    done = subprocess.run([str(python), "-c", _LIST_DISTRIBUTIONS], capture_output=True, text=True)
+    if done.returncode != 0:
+        return {}
+    installed: dict[str, str] = json.loads(done.stdout)
+    return {name: installed[name] for name in REPORTED_PACKAGES if name in installed}
+
+
+def java_version() -> str:
+    """First line of ``java -version`` (the reference's JVM), or "" without Java."""
+    try:
+        done = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    except OSError:
+        return ""
+    return (done.stderr or done.stdout).strip().splitlines()[0] if (done.stderr or done.stdout) else ""

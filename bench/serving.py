@@ -43,9 +43,9 @@ from bench.common import (
     smkit_spec,
     write_json,
 )
-from bench.envs import resolve_smkit_python
+from bench.envs import java_version, package_versions, resolve_smkit_python
 from bench.load import Request, closed_loop, invoke_once
-from bench.reference import TOOLKIT_PINS, toolkit_spec
+from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
 
 DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"
 DEFAULT_PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
@@ -395,6 +395,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"logs kept in {work}", file=sys.stderr)
         return 1
     machine["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    versions: dict[str, Any] = {}
+    if setup.smkit_python is not None:
+        versions["smkit"] = package_versions(setup.smkit_python)
+    if "toolkit" in args.server_names:
+        versions["toolkit"] = {**package_versions(toolkit_python(setup.model_dir)), "java": java_version()}
     servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items()}
     result = {
         "generated_at": started,
@@ -422,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "servers": servers,
         "handler_floor": floor,
+        "versions": versions,
         "raw_rounds": per_server,
     }
     result["targets"] = targets(servers, floor)
