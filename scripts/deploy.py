@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ from scripts.release_common import (
 
 CDK = ("npx", "--no-install", "cdk")
 ASSEMBLY_DIR = "cdk.out"
+METHODS = ("change-set", "direct")
 EFFECTIVE_CONFIG_DIR = Path("build") / "release"
 PACKAGE_COMMAND = (sys.executable, "-m", "scripts.package_models", "--build-dir", "build")
 
@@ -80,10 +82,42 @@ def write_effective_config(data: Mapping[str, Any], source: Path, *, root: Path 
     return target
 
 
-def cdk_deploy_command(config: Path, *, context: Sequence[str] = (), output: str = ASSEMBLY_DIR) -> list[str]:
-    """The CDK CLI call: every stack of the config, no approval prompt, events as progress."""
+def cdk_deploy_command(
+    config: Path, *, context: Sequence[str] = (), output: str = ASSEMBLY_DIR, method: str = "change-set"
+) -> list[str]:
+    """The CDK CLI call: every stack of the config, no approval prompt, events as progress.
+
+    ``method="direct"`` (CreateStack/UpdateStack) is what moto's emulation needs: it resolves cross-stack
+    exports and returns stack outputs only for direct deploys (REFERENCE §8).
+    """
     argv = [*CDK, "deploy", "--all", "--require-approval", "never", "--progress", "events", "--ci"]
+    argv += [f"--method={method}"]
     argv += ["--output", output, "-c", f"config={config.as_posix()}"]
+    for item in context:
+        argv += ["-c", item]
+    return argv
+
+
+def ecr_stack_name(config: Path) -> str:
+    """The ECR stack of a config (the stack ids of stacks.serving_stage are the stack names at app level)."""
+    from smkit.config import ConfigError, load_config
+
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")  # before jsii starts Node
+    from stacks.serving_stage import stack_ids
+
+    try:
+        return stack_ids(load_config(config))[0]
+    except ConfigError as exc:
+        raise ReleaseError(str(exc)) from None
+
+
+def cdk_ecr_command(
+    config: Path, *, context: Sequence[str] = (), output: str = ASSEMBLY_DIR, method: str = "change-set"
+) -> list[str]:
+    """Deploy only the config's ECR stack (the repository must exist before the first image push)."""
+    argv = [*CDK, "deploy", ecr_stack_name(config), "--require-approval", "never", "--progress", "events"]
+    argv += [f"--method={method}"]
+    argv += ["--ci", "--output", output, "-c", f"config={config.as_posix()}"]
     for item in context:
         argv += ["-c", item]
     return argv
@@ -130,6 +164,24 @@ def finish(
     return endpoint
 
 
+def deploy_ecr(args: argparse.Namespace, config: Path) -> int:
+    """``--ecr-only``: deploy the repository stack, print the repository URI."""
+    from scripts.publish_image import repository_uri
+
+    commands = (
+        [cdk_bootstrap_command(config, context=args.context, output=args.output)] if args.bootstrap else []
+    )
+    commands.append(cdk_ecr_command(config, context=args.context, output=args.output, method=args.method))
+    if args.dry_run:
+        for command in commands:
+            print(shlex.join(command))
+        return 0
+    for command in commands:
+        run(command)
+    print(repository_uri(repository_uri=None, repository=None, stack=ecr_stack_name(config)))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m scripts.deploy",
@@ -139,8 +191,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--image-tag", help="deploy this ECR image tag (what publish_image printed after ':')")
     p.add_argument("--skip-package", action="store_true", help="the archives in build/ are already built")
     p.add_argument("--context", action="append", default=[], metavar="KEY=VALUE", help="extra CDK context")
+    p.add_argument(
+        "--ecr-only",
+        action="store_true",
+        help="deploy only the ECR stack and print its repository URI (before publish_image)",
+    )
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` first (new account/region)")
     p.add_argument("--output", default=ASSEMBLY_DIR, help="cloud assembly directory (default cdk.out)")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="change-set",
+        help="cdk deploy --method (direct: for moto's emulation)",
+    )
     p.add_argument("--timeout", type=int, default=3600, help="seconds to wait for InService (default 3600)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, deploy nothing")
     return p
@@ -154,10 +217,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.image_tag:
             data = with_image_tag(data, args.image_tag)
             config = write_effective_config(data, args.config)
+        if args.ecr_only:
+            return deploy_ecr(args, config)
         commands = [] if args.skip_package else [list(PACKAGE_COMMAND)]
         if args.bootstrap:
             commands.append(cdk_bootstrap_command(config, context=args.context, output=args.output))
-        commands.append(cdk_deploy_command(config, context=args.context, output=args.output))
+        commands.append(
+            cdk_deploy_command(config, context=args.context, output=args.output, method=args.method)
+        )
         if args.dry_run:
             for command in commands:
                 print(shlex.join(command))

@@ -26,6 +26,7 @@ from typing import Any
 from scripts.deploy import (
     ASSEMBLY_DIR,
     EFFECTIVE_CONFIG_DIR,
+    METHODS,
     cdk_deploy_command,
     finish,
     load_yaml,
@@ -129,6 +130,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=1, help="how many releases back (default 1)")
     p.add_argument("--list", action="store_true", help="print the recorded releases and exit")
     p.add_argument("--output", default=ASSEMBLY_DIR, help="cloud assembly directory (default cdk.out)")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="change-set",
+        help="cdk deploy --method (direct: for moto's emulation)",
+    )
     p.add_argument("--context", action="append", default=[], metavar="KEY=VALUE", help="extra CDK context")
     p.add_argument("--timeout", type=int, default=3600, help="seconds to wait for InService (default 3600)")
     p.add_argument("--dry-run", action="store_true", help="fetch and write the config, print the command")
@@ -150,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         echo(f"rolling back to the release of {target.deployed_at} ({target.note})")
         pinned = rollback_config(data, target)
         config = write_effective_config(pinned, args.config)
-        deploy = cdk_deploy_command(config, context=args.context, output=args.output)
+        deploy = cdk_deploy_command(config, context=args.context, output=args.output, method=args.method)
         if args.dry_run:
             print(shlex.join(deploy))
             return 0
