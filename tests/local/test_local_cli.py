@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import boto3
@@ -44,6 +45,7 @@ def test_cli_serves_and_stops_every_container_on_sigterm(repo, sample):
             banner.append(line)
             if "Ctrl-C" in line:
                 break
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # keep draining the containers' logs
         text = "".join(banner)
         url = re.search(r"on (http://127\.0\.0\.1:\d+)", text).group(1)
         pids = [int(p) for p in re.findall(r"pid (\d+)", text)]
