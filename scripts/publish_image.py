@@ -167,6 +167,12 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument("--repository-uri", help="ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME (no AWS lookup)")
     p.add_argument("--context", type=Path, default=REPO_ROOT / "container", help="build context (container/)")
     p.add_argument("--dockerfile", default="Dockerfile", help="Dockerfile inside the context")
+    p.add_argument(
+        "--if-exists",
+        choices=("fail", "skip"),
+        default="fail",
+        help="when the tag is already in the repository: fail (default) or skip publishing; never overwrite",
+    )
     p.add_argument("--tag-only", action="store_true", help="print the content-hash tag and exit")
     p.add_argument(
         "--dry-run",
@@ -188,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             for command in plan.commands():
                 print(shlex.join(command))
+            print(plan.image_uri)
+            return 0
+        if tag_exists(uri, tag) and args.if_exists == "skip":
+            echo(f"{plan.image_uri} is already published; nothing to do (tags are immutable)")
             print(plan.image_uri)
             return 0
         if tag_exists(uri, tag):

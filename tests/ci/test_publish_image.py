@@ -134,3 +134,18 @@ def test_new_tag_goes_to_docker_login_with_an_ecr_token(
     err = capsys.readouterr().err
     assert f"+ docker login --username AWS --password-stdin {REGISTRY}\n" in err
     assert f"docker login to {REGISTRY} failed with exit code" in err
+
+
+def test_existing_tag_can_be_skipped_but_not_overwritten(
+    aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ecr = aws.client("ecr")
+    uri = ecr.create_repository(repositoryName="rerun")["repository"]["repositoryUri"]
+    tag = publish_image.image_tag(context)
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
+    ecr.put_image(repositoryName="rerun", imageManifest=json.dumps(manifest), imageTag=tag)
+    args = ["--repository", "rerun", "--context", str(context), "--if-exists", "skip"]
+    assert publish_image.main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"{uri}:{tag}\n"
+    assert "already published; nothing to do" in captured.err and "+ docker" not in captured.err
