@@ -6,6 +6,7 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
@@ -72,7 +73,7 @@ def _describe(endpoint: object) -> str:
     "--s3-endpoint-url", help="S3 endpoint for s3:// locations (moto's server); default: environment."
 )
 @click.option(
-    "--region", default="us-east-1", show_default=True, help="Region reported in ARNs and messages."
+    "--region", help="Region reported in ARNs and messages (default: the config's, else us-east-1)."
 )
 @click.option("--seed", type=int, help="Seed for the weighted variant choice.")
 def local_endpoint(
@@ -85,7 +86,7 @@ def local_endpoint(
     async_output: str | None,
     notification_log: Path | None,
     s3_endpoint_url: str | None,
-    region: str,
+    region: str | None,
     seed: int | None,
 ) -> None:
     """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them."""
@@ -103,19 +104,18 @@ def local_endpoint(
         config = load_config(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    endpoint = LocalEndpoint(
-        config,
-        port=port,
-        name=name,
-        log_dir=log_dir.resolve() if log_dir else None,
-        workers=workers,
-        serverless_idle_seconds=serverless_idle_seconds,
-        async_output=async_output,
-        notification_log=notification_log,
-        s3_endpoint_url=s3_endpoint_url,
-        region=region,
-        seed=seed,
-    )
+    settings: dict[str, Any] = {
+        "log_dir": log_dir.resolve() if log_dir else None,
+        "workers": workers,
+        "serverless_idle_seconds": serverless_idle_seconds,
+        "async_output": async_output,
+        "notification_log": notification_log,
+        "s3_endpoint_url": s3_endpoint_url,
+        "seed": seed,
+    }
+    if region:
+        settings["region"] = region  # else the config's region (or us-east-1)
+    endpoint = LocalEndpoint(config, port=port, name=name, **settings)
     # Explicit for both: a shell may start background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)

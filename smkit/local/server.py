@@ -62,6 +62,8 @@ class LocalEndpoint:
         **overrides: Any,
     ) -> None:
         self.config = config if isinstance(config, DeploymentConfig) else load_config(config)
+        if settings is None and "region" not in overrides and self.config.region:
+            overrides["region"] = self.config.region  # ARNs and notifications name the config's region
         self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)
         self.runtime = EndpointRuntime(self.config, name=name, settings=self.settings)
         self.requested_port = port
