@@ -16,6 +16,8 @@ from constructs import Construct
 
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
+# VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
+NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
 MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
 
 
@@ -33,7 +35,8 @@ class DeploymentGuardrails:
 
 
 class InferenceEndpoint(Construct):
-    """The endpoint. Updates of its config are blue/green; autoscaled counts survive updates.
+    """The endpoint. Updates of its config are blue/green; autoscaled instance counts survive updates
+    while variant weights and data capture follow the new config.
 
     The endpoint's name is derived from its construct path (unique per stack and stage, stable across
     updates) rather than left to CloudFormation: the rollback alarms watch metrics dimensioned by the
@@ -63,7 +66,11 @@ class InferenceEndpoint(Construct):
             "Resource",
             endpoint_name=self.endpoint_name,
             endpoint_config_name=endpoint_config_name,
+            # Keep the autoscaled instance count across updates, but let weight and capture changes apply.
             retain_all_variant_properties=True,
+            exclude_retained_variant_properties=[
+                sagemaker.CfnEndpoint.VariantPropertyProperty(variant_property_type=t) for t in NOT_RETAINED
+            ],
             deployment_config=self._deployment_config(),
         )
 

@@ -59,6 +59,10 @@ def test_realtime_weighted_variants_capture_canary_and_scaling(synthesized: Synt
         ENDPOINT,
         {
             "RetainAllVariantProperties": True,
+            "ExcludeRetainedVariantProperties": [
+                {"VariantPropertyType": "DesiredWeight"},
+                {"VariantPropertyType": "DataCaptureConfig"},
+            ],
             "DeploymentConfig": {
                 "BlueGreenUpdatePolicy": {
                     "TrafficRoutingConfiguration": {
