@@ -31,6 +31,10 @@ def _describe(endpoint: object) -> str:
             for p in variant.processes
         )
         lines.append(f"  variant {variant.name} weight {variant.weight:g}: {containers}")
+    if runtime.capture is not None:
+        lines.append(
+            f"  data capture ({runtime.capture.spec.sampling_percentage}%) under {runtime.capture.root}"
+        )
     if runtime.asynchronous is not None:
         lines.append(f"  async output {runtime.asynchronous.output_path}")
         lines.append(f"  async failures {runtime.asynchronous.failure_path}")

@@ -25,6 +25,7 @@ from pathlib import Path
 from smkit.config import Container, DeploymentConfig
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
+from smkit.local.capture import DataCaptureWriter
 from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
@@ -53,7 +54,9 @@ class LocalSettings:
             config enables notifications).
         s3_endpoint_url: where ``s3://`` locations live (moto's server); None: boto3's environment.
         region: the region reported in ARNs and notifications.
-        seed: seed of the weighted variant choice (reproducible A/B splits).
+        data_capture_dir: where sampled requests/responses go when the config enables data capture
+            (default: ``<root>/build/local/<endpoint>``).
+        seed: seed of the weighted variant choice and the capture sampling (reproducible runs).
         startup_timeout_s: how long a container may take to answer ``GET /ping``.
     """
 
@@ -65,6 +68,7 @@ class LocalSettings:
     notification_log: Path | None = None
     s3_endpoint_url: str | None = None
     region: str = "us-east-1"
+    data_capture_dir: Path | None = None
     seed: int | None = None
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
 
@@ -85,6 +89,7 @@ class EndpointRuntime:
         self._rng = random.Random(self.settings.seed)
         self.variants: list[ProductionVariant] = self._build_variants()
         self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
+        self.capture: DataCaptureWriter | None = self._build_capture()
 
     # --- construction -------------------------------------------------------------------------------
 
@@ -190,6 +195,13 @@ class EndpointRuntime:
             notification_log=log if spec.notifications else None,
         )
 
+    def _build_capture(self) -> DataCaptureWriter | None:
+        spec = self.config.endpoint.data_capture
+        if spec is None or not spec.enabled:
+            return None
+        base = self.settings.data_capture_dir or self.settings.root / "build" / "local" / self.name
+        return DataCaptureWriter(spec, base=base, endpoint=self.name, rng=random.Random(self.settings.seed))
+
     # --- lifecycle ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -246,7 +258,18 @@ class EndpointRuntime:
                 f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
                 "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
             )
-        return await self._route(invocation)
+        variant, reply = await self._route(invocation)
+        if self.capture is not None:
+            await asyncio.to_thread(
+                self.capture.record,
+                variant=variant,
+                request=invocation.body,
+                request_type=invocation.content_type,
+                response=reply.body,
+                response_type=reply.content_type,
+                inference_id=invocation.inference_id,
+            )
+        return variant, reply
 
     def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:
         """InvokeEndpointAsync: validate and queue (ValidationError when this endpoint is not async)."""

@@ -15,7 +15,11 @@ REQUEST = "request.csv"
 @pytest.fixture(scope="module")
 def endpoint(repo, tmp_path_factory):
     with LocalEndpoint(
-        repo / "config" / "realtime.yaml", root=repo, seed=7, log_dir=tmp_path_factory.mktemp("logs")
+        repo / "config" / "realtime.yaml",
+        root=repo,
+        seed=7,
+        log_dir=tmp_path_factory.mktemp("logs"),
+        data_capture_dir=tmp_path_factory.mktemp("capture"),
     ) as ep:
         yield ep
 
@@ -135,3 +139,20 @@ def test_gateway_keeps_serving_after_bad_requests(endpoint, runtime, sample):
     )
     assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
     assert all(v.warm for v in endpoint.runtime.variants)
+
+
+def test_data_capture_writes_the_sampled_share_in_sagemakers_format(endpoint):
+    # config/realtime.yaml captures input and output of 20% of the calls; the weighted test sent 40+.
+    capture = endpoint.runtime.capture
+    files = sorted(capture.root.rglob("capture.jsonl"))
+    assert files, "no capture file written"
+    records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    assert len(records) == capture.captured
+    assert 2 <= len(records) <= 30
+    assert {f.relative_to(capture.root).parts[0] for f in files} <= {"blue", "green"}
+    first = records[0]
+    assert first["captureData"]["endpointInput"]["encoding"] == "CSV"
+    assert first["captureData"]["endpointInput"]["mode"] == "INPUT"
+    assert first["captureData"]["endpointOutput"]["observedContentType"] == "application/json"
+    assert "predictions" in json.loads(first["captureData"]["endpointOutput"]["data"])
+    assert set(first["eventMetadata"]) >= {"eventId", "inferenceTime"}
