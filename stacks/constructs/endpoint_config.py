@@ -5,13 +5,25 @@ https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sage
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from stacks.constructs.acknowledge import acknowledge
+
 CAPTURE_MODES = {"input": "Input", "output": "Output"}
+# Instance families with local NVMe instance storage: their volumes are encrypted by the instance's
+# hardware module and CreateEndpointConfig rejects a KmsKeyId for them (CreateEndpointConfig KmsKeyId,
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html). A "d" after the
+# generation marks instance storage (m5d, c6id, g4dn, p4d); the set lists the families without that mark.
+INSTANCE_STORE = re.compile(r"^ml\.(?:[a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|p5|p5e|p5en|trn1|trn1n)\.")
+KMS_REASON = (
+    "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
+    "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
+)
 SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # REFERENCE §5
 
 
@@ -59,7 +71,11 @@ class AsyncSettings:
 
 
 class EndpointConfiguration(Construct):
-    """An EndpointConfig with a generated name, encrypted with ``kms_key_arn``."""
+    """An EndpointConfig with a generated name, its volumes encrypted with ``kms_key_arn``.
+
+    Instance types with local NVMe storage (``INSTANCE_STORE``) get no volume KmsKeyId: their storage is
+    hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
+    """
 
     def __init__(
         self,
@@ -80,14 +96,23 @@ class EndpointConfiguration(Construct):
         else:
             production = [_instance(model_name, v) for v in variants]
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
+        self.instance_storage = any(INSTANCE_STORE.match(v.instance_type) for v in variants)
         self.resource = sagemaker.CfnEndpointConfig(
             self,
             "Resource",
             production_variants=production,
-            kms_key_id=kms_key_arn,
+            kms_key_id=None if self.instance_storage else kms_key_arn,
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
         )
+        if self.instance_storage:
+            acknowledge(
+                self,
+                {
+                    "HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured": KMS_REASON,
+                    "NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured": KMS_REASON,
+                },
+            )
 
     @property
     def endpoint_config_name(self) -> str:

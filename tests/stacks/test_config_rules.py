@@ -12,12 +12,15 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, ROOT, cdk_context
 
 from smkit.config import ConfigError, load_config, parse_config
+from stacks.compliance import add_compliance_checks
 from stacks.constructs.autoscaling import ScalingSettings, VariantAutoscaling
 from stacks.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
 from stacks.constructs.endpoint_config import (
+    INSTANCE_STORE,
     DataCaptureSettings,
     EndpointConfiguration,
     InstanceVariant,
@@ -249,3 +252,40 @@ def test_ecr_image_uses_this_deployments_repository() -> None:
     data = _set(_load("realtime.yaml"), "image", {"source": "ecr", "repository": "elsewhere", "tag": "v1"})
     with pytest.raises(ValueError, match="image.repository 'elsewhere'"):
         add_serving_stacks(cdk.App(context=cdk_context()), config=parse_config(data), project_root=ROOT)
+
+
+@pytest.mark.parametrize(
+    "instance_type,local",
+    [
+        ("ml.m5.large", False),
+        ("ml.c5.xlarge", False),
+        ("ml.inf2.xlarge", False),
+        ("ml.m5d.large", True),
+        ("ml.g4dn.xlarge", True),
+        ("ml.g5.2xlarge", True),
+        ("ml.p4d.24xlarge", True),
+        ("ml.c6id.large", True),
+    ],
+)
+def test_instance_store_families(instance_type: str, local: bool) -> None:
+    assert bool(INSTANCE_STORE.match(instance_type)) is local
+
+
+def test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates(tmp_path: Path) -> None:
+    app = cdk.App(context=cdk_context(), outdir=str(tmp_path))
+    stack = cdk.Stack(app, "Gpu")
+    EndpointConfiguration(
+        stack,
+        "EndpointConfig",
+        model_name="m",
+        kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        variants=[InstanceVariant("main", "ml.g5.xlarge")],
+        data_capture=DataCaptureSettings("s3://bucket/capture", 10, ("input",)),
+    )
+    add_compliance_checks(app)
+    assembly = app.synth()  # the packs fail the synth unless the KMS finding is acknowledged
+    template = Template.from_json(assembly.get_stack_by_name("Gpu").template)
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {"KmsKeyId": Match.absent(), "DataCaptureConfig": Match.object_like({"KmsKeyId": Match.any_value()})},
+    )
