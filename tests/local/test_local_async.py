@@ -3,14 +3,17 @@ output and failure objects, notifications, and the ValidationErrors of the API."
 
 from __future__ import annotations
 
+import contextlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 from click.testing import CliRunner
 
 from smkit.cli import main
-from smkit.emulator.server import MotoServer
+from smkit.emulator.environment import endpoint_url_for
+from smkit.emulator.server import MotoServer, free_port
 from smkit.local import LocalEndpoint
 
 BUCKET = "smkit-async"
@@ -18,25 +21,37 @@ BASE = f"s3://{BUCKET}/endpoint"
 
 
 @pytest.fixture(scope="module")
-def s3():
-    with MotoServer.start() as aws:
-        client = aws.client("s3")
-        client.create_bucket(Bucket=BUCKET)
-        yield aws, client
-
-
-@pytest.fixture(scope="module")
-def endpoint(repo, s3, tmp_path_factory):
-    aws, _client = s3
-    log = tmp_path_factory.mktemp("async") / "notifications.jsonl"
-    with LocalEndpoint(
+def stack(repo, tmp_path_factory):
+    """moto's server and the async endpoint, started side by side (the endpoint needs S3 only per request)."""
+    port = free_port()
+    endpoint = LocalEndpoint(
         repo / "config" / "async.yaml",
         root=repo,
         async_output=BASE,
-        s3_endpoint_url=aws.endpoint_url,
-        notification_log=log,
-    ) as ep:
-        yield ep
+        s3_endpoint_url=endpoint_url_for(port),
+        notification_log=tmp_path_factory.mktemp("async") / "notifications.jsonl",
+    )
+    with ThreadPoolExecutor(2) as pool, contextlib.ExitStack() as stack:
+        aws_started = pool.submit(MotoServer.start, port=port)
+        endpoint_started = pool.submit(endpoint.start)
+        stack.callback(endpoint.stop)
+        aws = aws_started.result()
+        stack.callback(aws.stop)
+        endpoint_started.result()
+        client = aws.client("s3")
+        client.create_bucket(Bucket=BUCKET)
+        yield aws, client, endpoint
+
+
+@pytest.fixture(scope="module")
+def s3(stack):
+    aws, client, _endpoint = stack
+    return aws, client
+
+
+@pytest.fixture(scope="module")
+def endpoint(stack):
+    return stack[2]
 
 
 @pytest.fixture(scope="module")
