@@ -6,53 +6,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pkg_harness import MODEL_CODE, TINY_HANDLER, Model, Trained
 
-REPO = Path(__file__).resolve().parents[2]
-MODEL_CODE = REPO / "model_code"
-
-TINY_HANDLER = """\
-import os
-
-
-def model_fn(model_dir):
-    with open(os.path.join(model_dir, "weights.txt")) as f:
-        return float(f.read())
-
-
-def input_fn(input_data, content_type):
-    return input_data
-
-
-def predict_fn(data, model):
-    return data
-
-
-def output_fn(prediction, accept):
-    return prediction
-"""
-
-
-@dataclass
-class Model:
-    """A code folder and an artifacts folder on disk, plus an output folder that starts empty."""
-
-    code: Path
-    artifacts: Path
-    out: Path
-
-    def write(self, relative: str, text: str) -> Path:
-        path = self.code / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return path
-
-    def outputs(self) -> list[str]:
-        """Everything in the output folder (hidden temp files included)."""
-        return sorted(p.name for p in self.out.iterdir()) if self.out.exists() else []
+__all__ = ["MODEL_CODE", "TINY_HANDLER", "Model", "Trained"]
 
 
 @pytest.fixture
@@ -67,17 +26,6 @@ def tiny(tmp_path: Path) -> Model:
     (model.artifacts / "sub" / "extra.bin").write_bytes(bytes(range(256)) * 5)
     model.out.mkdir()
     return model
-
-
-@dataclass(frozen=True)
-class Trained:
-    """The example models trained into a temporary folder: ``artifacts[name]``, ``samples[name]``."""
-
-    artifacts: dict[str, Path]
-    samples: dict[str, Path]
-
-    def code(self, name: str) -> Path:
-        return MODEL_CODE / name / "code"
 
 
 @pytest.fixture(scope="session")

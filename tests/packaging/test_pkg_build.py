@@ -12,7 +12,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from conftest import MODEL_CODE, Model, Trained
+from pkg_harness import MODEL_CODE, Model, Trained
 
 from smkit.packaging import build_archive, check_handler
 

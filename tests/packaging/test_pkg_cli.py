@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from click.testing import CliRunner
-from conftest import TINY_HANDLER, Model
+from pkg_harness import TINY_HANDLER, Model
 
 from smkit.cli import main
 

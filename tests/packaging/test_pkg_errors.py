@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import TINY_HANDLER, Model
+from pkg_harness import TINY_HANDLER, Model
 
 from smkit.packaging import PackagingError, build_archive
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODEL_CODE, Trained
+from pkg_harness import MODEL_CODE, Trained
 
 # Runs in a fresh interpreter per model, as a serving worker would: code/ first on sys.path.
 RUNNER = r"""

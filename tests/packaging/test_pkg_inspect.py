@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import Model
+from pkg_harness import Model
 
 from smkit.archive import ArchiveError, safe_extract
 from smkit.packaging import PackagingError, build_archive, inspect_archive
