@@ -72,6 +72,7 @@ class AsyncOutcome:
     content_type: str | None
 
     def decoded(self) -> Any:
+        """The output (or failure text) deserialized by its Content-Type."""
         return deserialize(self.body, self.content_type)
 
 

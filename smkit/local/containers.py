@@ -65,6 +65,7 @@ class ContainerReply:
 
     @property
     def ok(self) -> bool:
+        """True for a 2xx answer."""
         return 200 <= self.status < 300
 
 
@@ -122,14 +123,17 @@ class ContainerProcess:
 
     @property
     def running(self) -> bool:
+        """True while the process lives."""
         return self._proc is not None and self._proc.poll() is None
 
     @property
     def log_path(self) -> Path | None:
+        """The file its output goes to (None: inherited by the gateway's own output)."""
         return self.log_dir / f"{self.label}.log" if self.log_dir else None
 
     @property
     def client(self) -> httpx.AsyncClient:
+        """The HTTP client bound to this process's port (while started)."""
         if self._client is None:
             raise RuntimeError(f"container {self.label} is not started")
         return self._client

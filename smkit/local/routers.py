@@ -28,6 +28,7 @@ class Scope:
     region: str
 
     def log_stream_arn(self, process: ContainerProcess) -> str:
+        """The CloudWatch log stream ARN the service would name for this container."""
         return (
             f"arn:aws:logs:{self.region}:{LOCAL_ACCOUNT}:log-group:/aws/sagemaker/Endpoints/{self.endpoint}"
             f":log-stream:{self.variant}/{process.label}"

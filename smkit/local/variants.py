@@ -44,6 +44,7 @@ class ProductionVariant:
         return all(p.running for p in self.processes)
 
     async def start(self) -> None:
+        """Start every container of the variant (in parallel); none is left running on failure."""
         await self._start_processes()
 
     async def _start_processes(self) -> None:
@@ -54,6 +55,7 @@ class ProductionVariant:
             raise errors[0]
 
     async def stop(self) -> None:
+        """Stop every container of the variant."""
         await asyncio.gather(*(p.stop() for p in self.processes))
 
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
@@ -100,12 +102,14 @@ class ServerlessVariant(ProductionVariant):
         self._reaper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        """Provisioned concurrency: start warm. Otherwise start the idle reaper; containers start on first use."""
         if self.provisioned_concurrency:
             await self._start_processes()
         else:
             self._reaper = asyncio.create_task(self._reap())
 
     async def stop(self) -> None:
+        """Stop the reaper and the containers."""
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -114,6 +118,7 @@ class ServerlessVariant(ProductionVariant):
         await super().stop()
 
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        """ThrottlingException beyond MaxConcurrency; otherwise warm up if cold and invoke."""
         if self.in_flight >= self.max_concurrency:
             raise throttling(
                 f"Rate exceeded: serverless endpoint {scope.endpoint} already has MaxConcurrency="
