@@ -14,7 +14,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
-from stack_support import cdk_context
+from stack_support import SynthesizedApp, cdk_context
 
 from stacks.compliance import add_compliance_checks
 from stacks.constructs.acknowledge import acknowledge
@@ -69,3 +69,14 @@ def test_non_compliant_app_fails_synth_with_every_pack(tmp_path: Path) -> None:
     assert any(r.endswith("@Bad/BadVpc") for r in rules["CloudFormation Validate"])
     assert not any(r.startswith("AwsSolutions-SNS2@Bad/Acknowledged") for r in rules["AwsSolutions"])
     assert any(r.startswith("AwsSolutions-SNS3@Bad/Acknowledged") for r in rules["AwsSolutions"])
+
+
+def test_session_app_has_no_finding_or_warning_of_any_plugin(synthesized: SynthesizedApp) -> None:
+    """Every config passed the packs and default rules, and aws-cdk raised no warning annotation either."""
+    report = json.loads((synthesized.outdir / "validation-report.json").read_text())
+    findings = [
+        f"{p['pluginName']}: {v['ruleName']} ({v.get('severity')})"
+        for p in report["pluginReports"]
+        for v in p["violations"]
+    ]
+    assert findings == []
