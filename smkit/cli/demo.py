@@ -94,7 +94,9 @@ def run_demo(config_path: Path, root: Path) -> bool:
             _done(started, f"stacks {stacks}; endpoint {endpoint_name} InService")
 
             started = _step(f"Starting the local endpoint for {config.name} ({config.endpoint.type})")
-            with LocalEndpoint(config, name=endpoint_name, log_dir=workdir / "logs") as local:
+            with LocalEndpoint(
+                config, name=endpoint_name, log_dir=workdir / "logs", data_capture_dir=workdir / "capture"
+            ) as local:
                 _done(started, local.url)
                 started = _step(f"Invoking {endpoint_name} through boto3 sagemaker-runtime")
                 results = smoke.run(local.client(), endpoint_name, cases)
