@@ -1,7 +1,8 @@
-"""Build the serving image from ``container/`` and push it to the ECR stack's repository under an immutable tag.
+"""Build the serving image (``container/Dockerfile``, repository root as context) and push it to the ECR stack's repository under an immutable tag.
 
-The tag is the content hash of the build context: the files Docker would send (``.dockerignore`` applied with
-Docker's own matcher from the ``docker`` SDK), sorted, each hashed with its path and executable bit. The same
+The tag is the content hash of the build context: the files Docker would send (the Dockerfile's own
+``<Dockerfile>.dockerignore`` as BuildKit reads it, else the context's ``.dockerignore``, applied with Docker's
+own matcher from the ``docker`` SDK), sorted, each hashed with its path and executable bit. The same
 tree always gives the same tag, and a changed file always gives a new one. An existing tag is never
 overwritten (ECR DescribeImages is checked first; the repository also has immutable tags).
 
@@ -34,7 +35,9 @@ def context_files(context: Path, dockerfile: str = "Dockerfile") -> list[str]:
     """Files (relative POSIX paths, sorted) that ``docker build`` sends for ``context``."""
     from docker.utils.build import exclude_paths
 
-    ignore = context / ".dockerignore"
+    ignore = context / f"{dockerfile}.dockerignore"
+    if not ignore.is_file():
+        ignore = context / ".dockerignore"
     patterns: list[str] = []
     if ignore.is_file():
         lines = ignore.read_text(encoding="utf-8").splitlines()
@@ -159,14 +162,16 @@ def publish(plan: Plan) -> None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m scripts.publish_image",
-        description="Build container/ and push it to ECR under a content-hash tag; print the image URI.",
+        description="Build container/Dockerfile and push it to ECR under a content-hash tag; print the image URI.",
     )
     target = p.add_mutually_exclusive_group()
     target.add_argument("--stack", help="the ECR stack whose repository receives the image")
     target.add_argument("--repository", help="ECR repository name")
     target.add_argument("--repository-uri", help="ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME (no AWS lookup)")
-    p.add_argument("--context", type=Path, default=REPO_ROOT / "container", help="build context (container/)")
-    p.add_argument("--dockerfile", default="Dockerfile", help="Dockerfile inside the context")
+    p.add_argument(
+        "--context", type=Path, default=REPO_ROOT, help="build context (default: the repository root)"
+    )
+    p.add_argument("--dockerfile", default="container/Dockerfile", help="Dockerfile, relative to the context")
     p.add_argument(
         "--if-exists",
         choices=("fail", "skip"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from scripts import publish_image
+from scripts.release_common import REPO_ROOT
 from smkit.emulator.server import MotoServer
 
 REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
@@ -61,13 +62,18 @@ def test_tag_is_deterministic_and_follows_the_context(context: Path, tmp_path: P
 
 
 def test_missing_dockerfile_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert publish_image.main(["--context", str(tmp_path), "--tag-only"]) == 1
+    assert publish_image.main(["--context", str(tmp_path), "--dockerfile", "Dockerfile", "--tag-only"]) == 1
     assert f"no Dockerfile in build context {tmp_path}" in capsys.readouterr().err
 
 
 def test_dry_run_prints_the_exact_commands(context: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = f"{REGISTRY}/smkit-serving"
-    assert publish_image.main(["--repository-uri", repo, "--context", str(context), "--dry-run"]) == 0
+    assert (
+        publish_image.main(
+            ["--repository-uri", repo, "--context", str(context), "--dockerfile", "Dockerfile", "--dry-run"]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     uri = f"{repo}:{publish_image.image_tag(context)}"
     assert [shlex.split(line) for line in lines[:3]] == [
@@ -92,14 +98,24 @@ def test_repository_by_name_from_ecr(
     aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     uri = aws.client("ecr").create_repository(repositoryName="by-name")["repository"]["repositoryUri"]
-    assert publish_image.main(["--repository", "by-name", "--context", str(context), "--dry-run"]) == 0
+    assert (
+        publish_image.main(
+            ["--repository", "by-name", "--context", str(context), "--dockerfile", "Dockerfile", "--dry-run"]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{publish_image.image_tag(context)}"
 
 
 def test_unknown_repository_is_reported(
     aws: MotoServer, context: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert publish_image.main(["--repository", "nope", "--context", str(context), "--dry-run"]) == 1
+    assert (
+        publish_image.main(
+            ["--repository", "nope", "--context", str(context), "--dockerfile", "Dockerfile", "--dry-run"]
+        )
+        == 1
+    )
     assert "ECR repository 'nope' does not exist; deploy the ECR stack first" in capsys.readouterr().err
 
 
@@ -112,7 +128,12 @@ def test_existing_tag_is_never_overwritten(
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="immutable", imageManifest=json.dumps(manifest), imageTag=tag)
 
-    assert publish_image.main(["--repository", "immutable", "--context", str(context)]) == 1
+    assert (
+        publish_image.main(
+            ["--repository", "immutable", "--context", str(context), "--dockerfile", "Dockerfile"]
+        )
+        == 1
+    )
     captured = capsys.readouterr()
     assert f"immutable:{tag} already exists and tags are immutable: refusing to overwrite it" in captured.err
     assert "docker" not in captured.err.split("refusing")[0], "nothing ran before the refusal"
@@ -130,7 +151,10 @@ def test_new_tag_goes_to_docker_login_with_an_ecr_token(
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
     aws.client("ecr").create_repository(repositoryName="fresh")
-    assert publish_image.main(["--repository", "fresh", "--context", str(context)]) == 1
+    assert (
+        publish_image.main(["--repository", "fresh", "--context", str(context), "--dockerfile", "Dockerfile"])
+        == 1
+    )
     err = capsys.readouterr().err
     assert f"+ docker login --username AWS --password-stdin {REGISTRY}\n" in err
     assert f"docker login to {REGISTRY} failed with exit code" in err
@@ -144,8 +168,32 @@ def test_existing_tag_can_be_skipped_but_not_overwritten(
     tag = publish_image.image_tag(context)
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="rerun", imageManifest=json.dumps(manifest), imageTag=tag)
-    args = ["--repository", "rerun", "--context", str(context), "--if-exists", "skip"]
+    args = [
+        "--repository",
+        "rerun",
+        "--context",
+        str(context),
+        "--dockerfile",
+        "Dockerfile",
+        "--if-exists",
+        "skip",
+    ]
     assert publish_image.main(args) == 0
     captured = capsys.readouterr()
     assert captured.out == f"{uri}:{tag}\n"
     assert "already published; nothing to do" in captured.err and "+ docker" not in captured.err
+
+
+def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The image builds from the repository root with container/Dockerfile (as the CDK asset does)."""
+    files = publish_image.context_files(REPO_ROOT, "container/Dockerfile")
+    assert "container/Dockerfile" in files and "container/requirements.txt" in files
+    assert "pyproject.toml" in files and any(f.startswith("smkit/serving/") for f in files)
+    assert not any(f.startswith(("tests/", "stacks/", "model_code/", "build/", ".venv/")) for f in files)
+    repo = "123456789012.dkr.ecr.us-east-1.amazonaws.com/smkit"
+    assert publish_image.main(["--repository-uri", repo, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"--file {REPO_ROOT / 'container' / 'Dockerfile'}" in out
+    assert out.splitlines()[-1] == f"{repo}:{publish_image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
