@@ -40,7 +40,7 @@ def from_csv(data: str | bytes) -> np.ndarray:
         if not line.strip():
             continue
         try:
-            rows.append([float(cell) for cell in line.split(",")])
+            rows.append(list(map(float, line.split(","))))
         except ValueError as exc:
             raise RequestError(f"CSV line {number}: {exc}; every cell must be a number") from exc
     return to_matrix(rows)

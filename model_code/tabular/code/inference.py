@@ -16,6 +16,7 @@ import os
 
 import joblib
 import numpy as np
+import sklearn
 from features import RequestError, from_csv, from_json, from_npy
 
 MODEL_FILE = "model.joblib"
@@ -69,8 +70,13 @@ def input_fn(input_data, content_type):
 
 
 def predict_fn(data, model):
-    """One prediction per row."""
-    return np.asarray(model.predict(data), dtype=np.float64)
+    """One prediction per row.
+
+    ``input_fn`` has already refused NaN and infinity, so scikit-learn's own finiteness scan is
+    skipped (``assume_finite``); the predictions are the same, computed with less overhead per request.
+    """
+    with sklearn.config_context(assume_finite=True):
+        return np.asarray(model.predict(data), dtype=np.float64)
 
 
 def output_fn(prediction, accept):
