@@ -72,26 +72,28 @@ def shared_listener(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _loading_responder(sockets: list[socket.socket], stop: threading.Event) -> None:
+def _loading_responder(listener: socket.socket, wake: socket.socket) -> None:
+    """Answer 503 on ``listener`` until ``wake`` becomes readable (it sleeps in select between requests)."""
     response = (
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(LOADING_BODY)}\r\nConnection: close\r\n\r\n{LOADING_BODY}"
     ).encode()
-    while not stop.is_set():
-        readable, _, _ = select.select(sockets, [], [], 0.05)
-        for listener in readable:
-            try:
-                conn, _ = listener.accept()
-            except (BlockingIOError, OSError):
-                continue
-            try:
-                conn.settimeout(1.0)
-                conn.recv(65536)
-                conn.sendall(response)
-            except OSError:
-                pass
-            finally:
-                conn.close()
+    while True:
+        readable, _, _ = select.select([listener, wake], [], [])
+        if wake in readable:
+            return
+        try:
+            conn, _ = listener.accept()
+        except (BlockingIOError, OSError):
+            continue
+        try:
+            conn.settimeout(1.0)
+            conn.recv(65536)
+            conn.sendall(response)
+        except OSError:
+            pass
+        finally:
+            conn.close()
 
 
 def _die_with_arbiter() -> None:
@@ -186,18 +188,21 @@ class GunicornServer(BaseApplication):
         single = self.serving_app.single
         if single is None or self.handler is None or self.options.load_after_fork:
             return
-        stop = threading.Event()
         listener = shared_listener(self.options.host, self.options.port)
+        # The responder sleeps until a request or the wake-up: no polling that would take the GIL
+        # from the load, and the workers fork as soon as the model is loaded.
+        wake_read, wake_write = socket.socketpair()
         # A stop signal during a long load ends the process now instead of after the load.
         previous = {sig: signal.signal(sig, _stop_loading) for sig in (signal.SIGTERM, signal.SIGINT)}
-        responder = threading.Thread(target=_loading_responder, args=([listener], stop), daemon=True)
+        responder = threading.Thread(target=_loading_responder, args=(listener, wake_read), daemon=True)
         responder.start()
         try:
             _load_single(single, self.handler)
         finally:
-            stop.set()
+            wake_write.send(b"x")
             responder.join()
-            listener.close()
+            for sock in (listener, wake_read, wake_write):
+                sock.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         # Objects alive now (the model, imported libraries) stay for the process's life: keep them out
