@@ -303,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "versions": versions,
         "raw_rounds": per_server,
     }
-    result["targets"] = targets(servers, floor)
+    result["targets"] = targets(servers, floor, per_server)
     write_json(args.out, result)
     table = markdown(result)
     print(table)
