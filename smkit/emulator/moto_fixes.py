@@ -272,6 +272,24 @@ def _update_keeps_unknown_previous_parameters() -> None:
     CloudFormationBackend._resolve_update_parameters = resolve  # type: ignore[method-assign]
 
 
+def _model_update_keeps_its_name() -> None:
+    from moto.sagemaker import models as sm
+
+    def update(
+        cls: type[sm.Model],
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> sm.Model:
+        name = original_resource.model_name
+        sm.sagemaker_backends[account_id][region_name].delete_model(name)
+        return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+
+    sm.Model.update_from_cloudformation_json = classmethod(update)  # type: ignore[assignment,method-assign]
+
+
 FIXES: tuple[Fix, ...] = (
     Fix(
         resource_type="AWS::SageMaker::Model",
@@ -332,6 +350,16 @@ FIXES: tuple[Fix, ...] = (
             "failed; CloudFormation keeps the previous value, here the template default."
         ),
         apply=_update_keeps_unknown_previous_parameters,
+    ),
+    Fix(
+        resource_type="AWS::SageMaker::Model",
+        reason=(
+            "moto 5.2 replaces a changed model under a new name but decides what else to update by comparing "
+            "raw templates, so the EndpointConfig whose Fn::GetAtt ModelName now resolves to the new name "
+            "keeps pointing at the deleted model (CloudFormation would update it and the Endpoint). The "
+            "update recreates the model under its old name, so a redeploy serves the new image and data."
+        ),
+        apply=_model_update_keeps_its_name,
     ),
     Fix(
         resource_type="Custom::*",

@@ -138,7 +138,7 @@ def test_release_history_keeps_the_newest_within_one_parameter(aws: MotoServer) 
 
 
 def test_moto_still_needs_the_update_repairs() -> None:
-    """When moto learns these itself, tests/ci/moto_updates.py can go."""
+    """When moto learns these itself, the two update repairs in smkit.emulator.moto_fixes can go."""
     import inspect
 
     from moto.cloudformation.models import CloudFormationBackend

@@ -27,6 +27,7 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::CloudWatch::Alarm",
         "AWS::IAM::ManagedPolicy",
         "AWS::CloudFormation::Stack",
+        "AWS::SageMaker::Model",
         "Custom::*",
     ]
     assert all(len(fix.reason) > 80 for fix in FIXES)
@@ -183,7 +184,8 @@ def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() ->
         tags = server.client("kms").list_resource_tags(KeyId=created["Key"])["Tags"]
         assert tags == [{"TagKey": "project", "TagValue": "smkit"}]
 
-        # An update that keeps CDK's SSM-typed BootstrapVersion parameter and changes the Model replaces it.
+        # An update that keeps CDK's SSM-typed BootstrapVersion parameter and changes the Model recreates it
+        # under its old name (see the AWS::SageMaker::Model update fix), so the EndpointConfig stays valid.
         updated = json.loads(json.dumps(TEMPLATE))
         updated["Resources"]["Model"]["Properties"]["Containers"][0]["Environment"] = {"LOG_LEVEL": "10"}
         cloudformation.update_stack(
@@ -194,7 +196,7 @@ def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() ->
         stack = cloudformation.describe_stacks(StackName="Fixes")["Stacks"][0]
         assert stack["StackStatus"] == "UPDATE_COMPLETE"
         [model_name] = sagemaker_resources(server.client("sagemaker"))["models"]
-        assert model_name != created["Model"].rsplit("/", 1)[-1]
+        assert model_name == created["Model"].rsplit("/", 1)[-1]
         model = server.client("sagemaker").describe_model(ModelName=model_name)
         assert model["Containers"][0]["Environment"] == {"LOG_LEVEL": "10"}
 
