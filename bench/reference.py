@@ -28,25 +28,20 @@ def toolkit_python(model_dir: Path) -> Path:
     return ensure_venv("toolkit", [*TOOLKIT_PINS, *model_requirements(model_dir)])
 
 
-def _mms_manifest(directory: str, names: list[str]) -> set[str]:
-    return {name for name in names if name.lower() == "manifest.json"}
-
-
 def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, workers: int) -> ServerSpec:
     """A ServerSpec that starts the toolkit + MMS on 127.0.0.1:``port`` serving ``model_dir``.
 
     ``model_dir`` is copied to ``work_dir/ml/model`` because the toolkit derives the model path from
-    ``SAGEMAKER_BASE_DIR`` (``$SAGEMAKER_BASE_DIR/model``). The copy leaves out a top-level
-    ``manifest.json`` (smkit's packager writes one): MMS 1.1.11 searches the model directory for
-    ``MANIFEST.json`` case-insensitively, takes it for a legacy MMS manifest and stops at start with a
-    NullPointerException in ``LegacyManifest.migrate``.
+    ``SAGEMAKER_BASE_DIR`` (``$SAGEMAKER_BASE_DIR/model``). The archive is served as built: the
+    packager names its manifest ``smkit-manifest.json`` because MMS 1.1.11 takes a root ``MANIFEST.json``
+    (any case) for a legacy MMS manifest and stops at start with a NullPointerException.
     """
     python = toolkit_python(model_dir)
     base_dir = work_dir / "ml"
     target = base_dir / "model"
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(model_dir, target, ignore=_mms_manifest)
+    shutil.copytree(model_dir, target)
     tmp_dir = work_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True)
     venv_bin = str(python.parent)

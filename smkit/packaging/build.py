@@ -73,7 +73,7 @@ def _check_uncompressed_target(path: Path) -> None:
     ):
         raise PackagingError(
             f"--uncompressed {path}",
-            "exists and is not an empty folder or an earlier uncompressed build (no manifest.json)",
+            "exists and is not an empty folder or an earlier uncompressed build (no smkit-manifest.json)",
             "name a new or empty folder",
         )
 

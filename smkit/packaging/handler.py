@@ -40,7 +40,7 @@ class HandlerReport:
     warnings: tuple[str, ...] = field(default=())
 
     def for_manifest(self) -> dict[str, Any]:
-        """The machine-independent part, recorded in ``manifest.json``."""
+        """The machine-independent part, recorded in ``smkit-manifest.json``."""
         return {"form": self.form, "hooks": list(self.hooks), "requirements": list(self.requirements)}
 
 

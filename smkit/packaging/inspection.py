@@ -1,7 +1,7 @@
 """List and re-validate an existing model archive.
 
 Every member is checked as :func:`smkit.archive.safe_extract` checks it (no absolute or ``..`` names,
-links, devices or duplicates); sizes and sha256 are compared with ``manifest.json`` both ways; the
+links, devices or duplicates); sizes and sha256 are compared with ``smkit-manifest.json`` both ways; the
 layout (``code/inference.py``, ``code/requirements.txt``) is checked; and, unless disabled, the
 archive is extracted into a temporary folder and its handler checked as ``smkit package`` would.
 """
@@ -54,7 +54,7 @@ class InspectReport:
 
 
 def _read_members(path: Path, *, extract_to: Path | None) -> tuple[list[Member], bytes | None]:
-    """Members with sha256, and the raw manifest.json if present."""
+    """Members with sha256, and the raw smkit-manifest.json if present."""
     if extract_to is not None:
         members = safe_extract(path, extract_to)
         manifest_file = extract_to / MANIFEST_NAME
@@ -87,7 +87,7 @@ def _verify(label: str, members: list[Member], manifest: Manifest) -> None:
         if entry is None:
             raise PackagingError(
                 f"{label}: {name}",
-                "is not listed in manifest.json",
+                "is not listed in smkit-manifest.json",
                 "rebuild the archive with `smkit package`",
             )
         if (entry.size, entry.sha256) != (member.size, member.sha256):
@@ -100,7 +100,7 @@ def _verify(label: str, members: list[Member], manifest: Manifest) -> None:
         if name not in actual:
             raise PackagingError(
                 f"{label}: {name}",
-                "is listed in manifest.json but missing from the archive",
+                "is listed in smkit-manifest.json but missing from the archive",
                 "rebuild the archive with `smkit package`",
             )
 
@@ -139,7 +139,9 @@ def inspect_archive(
             raise PackagingError.from_archive_error(exc) from exc
         manifest = None
         if raw is None:
-            warnings.append("no manifest.json: not built by `smkit package`, so hashes were not verified")
+            warnings.append(
+                "no smkit-manifest.json: not built by `smkit package`, so hashes were not verified"
+            )
         else:
             manifest = Manifest.from_json(raw, label=f"{label}: {MANIFEST_NAME}")
             _verify(label, members, manifest)

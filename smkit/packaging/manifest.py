@@ -1,4 +1,4 @@
-"""``manifest.json``: size and sha256 of every file in a model archive, plus what the handler check found.
+"""``smkit-manifest.json``: size and sha256 of every file in a model archive, plus what the handler check found.
 
 It is the last member of the archive (so it can be computed while the files stream through once) and
 is itself not listed. Its JSON is canonical (sorted keys, fixed indentation), so it never differs
@@ -27,7 +27,7 @@ class ManifestEntry:
 
 @dataclass(frozen=True)
 class ArchiveInfo:
-    """The written output itself (not part of ``manifest.json``)."""
+    """The written output itself (not part of ``smkit-manifest.json``)."""
 
     path: str
     size: int

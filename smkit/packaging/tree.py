@@ -1,7 +1,7 @@
 """Walk the code and artifacts folders into the sorted entry list of a model archive.
 
 Layout (REFERENCE.md §1): the artifacts folder's content at the archive root, the code folder under
-``code/``, and ``manifest.json`` last. Symlinks are followed only when they point at a file inside the
+``code/``, and ``smkit-manifest.json`` last. Symlinks are followed only when they point at a file inside the
 same folder; anything leaving the tree, symlinked directories, devices, FIFOs and sockets are refused.
 Interpreter caches are skipped so that running the code locally does not change the archive.
 """
@@ -17,7 +17,10 @@ from smkit.archive import normalise_mode
 from smkit.packaging.errors import PackagingError
 
 CODE_PREFIX = "code"
-MANIFEST_NAME = "manifest.json"
+# Not "manifest.json": Multi Model Server (under the AWS framework images) takes any root MANIFEST.json,
+# in any case, for a legacy MMS manifest and fails to start (NullPointerException in LegacyManifest.migrate).
+MANIFEST_NAME = "smkit-manifest.json"
+MMS_MANIFEST = "manifest.json"
 # Never packaged: interpreter and notebook caches, VCS metadata (they differ between machines).
 SKIPPED_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".git", ".mypy_cache", ".pytest_cache"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
@@ -161,6 +164,12 @@ def collect(code_dir: Path, artifacts_dir: Path) -> list[Entry]:
                 f"--artifacts {artifacts_dir / CODE_PREFIX}",
                 "the artifacts folder has its own code/, which would mix with the inference code",
                 "move that folder's content into the --code folder",
+            )
+        if entry.name.lower() == MMS_MANIFEST:
+            raise PackagingError(
+                f"--artifacts {artifacts_dir / entry.name}",
+                "a MANIFEST.json at the archive root makes Multi Model Server (AWS framework images) fail to start",
+                "rename the file (e.g. model-manifest.json) or move it into a sub-folder",
             )
         if entry.name == MANIFEST_NAME:
             raise PackagingError(

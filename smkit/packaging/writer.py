@@ -182,7 +182,7 @@ def stream_entries(
 
 
 def finish(sinks: list[Sink], manifest_json: bytes) -> None:
-    """Append ``manifest.json`` as the last member and close every sink."""
+    """Append ``smkit-manifest.json`` as the last member and close every sink."""
     for sink in sinks:
         sink.begin_file(MANIFEST_NAME, len(manifest_json), FILE_MODE)
         sink.write(manifest_json)

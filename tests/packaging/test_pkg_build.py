@@ -73,7 +73,7 @@ def test_layout_headers_and_manifest(tiny: Model) -> None:
             "sub/big.bin",
             "sub/extra.bin",
             "weights.txt",
-            "manifest.json",
+            "smkit-manifest.json",
         ]
         for m in members:
             assert (m.mtime, m.uid, m.gid, m.uname, m.gname) == (0, 0, 0, "", "")
@@ -83,12 +83,12 @@ def test_layout_headers_and_manifest(tiny: Model) -> None:
         assert modes["weights.txt"] == modes["code/inference.py"] == 0o644
         extracted = tar.extractfile("sub/big.bin")
         assert extracted is not None and extracted.read() == big
-        stored = tar.extractfile("manifest.json")
+        stored = tar.extractfile("smkit-manifest.json")
         assert stored is not None
         data = json.loads(stored.read())
     assert data["format"] == "smkit.model-archive/1"
     files = {f["path"]: f for f in data["files"]}
-    assert set(files) == {n for n in names if n not in {"code", "sub", "manifest.json"}}
+    assert set(files) == {n for n in names if n not in {"code", "sub", "smkit-manifest.json"}}
     assert files["sub/big.bin"] == {
         "path": "sub/big.bin",
         "size": len(big),

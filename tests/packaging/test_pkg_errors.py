@@ -97,7 +97,11 @@ def _artifacts_with_code(m: Model) -> None:
 
 
 def _artifacts_with_manifest(m: Model) -> None:
-    (m.artifacts / "manifest.json").write_text("{}")
+    (m.artifacts / "smkit-manifest.json").write_text("{}")
+
+
+def _artifacts_with_mms_manifest(m: Model) -> None:
+    (m.artifacts / "MANIFEST.json").write_text("{}")
 
 
 def _missing_requirements(m: Model) -> None:
@@ -227,9 +231,14 @@ CASES = [
     ),
     Case("artifacts have code/", _artifacts_with_code, ("has its own code/", "move that folder's content")),
     Case(
-        "artifacts have manifest.json",
+        "artifacts have smkit-manifest.json",
         _artifacts_with_manifest,
-        ("manifest.json", "reserved for the packager"),
+        ("smkit-manifest.json", "reserved for the packager"),
+    ),
+    Case(
+        "artifacts have MANIFEST.json",
+        _artifacts_with_mms_manifest,
+        ("MANIFEST.json", "Multi Model Server", "rename the file"),
     ),
     Case(
         "output dir unwritable",

@@ -43,7 +43,7 @@ def test_inspect_lists_and_revalidates(tiny: Model) -> None:
     built = build_archive(tiny.code, tiny.artifacts, out)
     report = inspect_archive(out)
     names = [m.name for m in report.members]
-    assert names[-1] == "manifest.json" and "code/inference.py" in names
+    assert names[-1] == "smkit-manifest.json" and "code/inference.py" in names
     assert report.manifest is not None and report.manifest.entries == built.entries
     assert report.handler is not None and report.handler.form == "toolkit"
     summary = report.summary()
@@ -96,7 +96,7 @@ def test_inspect_foreign_archive_without_manifest(tiny: Model, tmp_path: Path) -
     )
     report = inspect_archive(archive)
     assert report.manifest is None
-    assert report.warnings[0].startswith("no manifest.json")
+    assert report.warnings[0].startswith("no smkit-manifest.json")
     assert [m.name for m in report.members] == ["code/inference.py", "code/requirements.txt", "weights.txt"]
 
 
@@ -114,13 +114,13 @@ def test_inspect_bad_manifest(tmp_path: Path) -> None:
         [
             (_info("code/inference.py"), b""),
             (_info("code/requirements.txt"), b""),
-            (_info("manifest.json"), b"{"),
+            (_info("smkit-manifest.json"), b"{"),
         ],
     )
     with pytest.raises(PackagingError, match="manifest.json: not a valid manifest"):
         inspect_archive(archive, handler_check=False)
     wrong = json.dumps({"format": "other/9", "files": []}).encode()
-    archive = _tar(tmp_path / "other.tar.gz", [(_info("manifest.json"), wrong)])
+    archive = _tar(tmp_path / "other.tar.gz", [(_info("smkit-manifest.json"), wrong)])
     with pytest.raises(
         PackagingError, match=r"manifest.json: format: 'other/9' is not 'smkit.model-archive/1'"
     ):
