@@ -1,0 +1,330 @@
+"""Invalid configs: each rejection names the YAML path, the bad value and the fix."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from config_harness import raw
+
+from smkit.config import ConfigError, parse_config
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def _set(path: str, value: Any) -> Mutation:
+    """Set a dotted path (list indexes as numbers) in the raw YAML data."""
+
+    def mutate(data: dict[str, Any]) -> None:
+        keys: list[Any] = [int(k) if k.isdigit() else k for k in path.split(".")]
+        node: Any = data
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+
+    return mutate
+
+
+def _delete(path: str) -> Mutation:
+    def mutate(data: dict[str, Any]) -> None:
+        keys: list[Any] = [int(k) if k.isdigit() else k for k in path.split(".")]
+        node: Any = data
+        for key in keys[:-1]:
+            node = node[key]
+        del node[keys[-1]]
+
+    return mutate
+
+
+def _both(*mutations: Mutation) -> Mutation:
+    def mutate(data: dict[str, Any]) -> None:
+        for m in mutations:
+            m(data)
+
+    return mutate
+
+
+# (base file, mutation, YAML path in the message, words of the fix in the message)
+INVALID: list[tuple[str, str, Mutation, str, str]] = [
+    (
+        "unknown-key-typo",
+        "realtime.yaml",
+        _set("endpoint.variants.0.initial_wieght", 1),
+        "endpoint.variants[0].initial_wieght",
+        "did you mean 'initial_weight'",
+    ),
+    (
+        "weight-not-positive",
+        "realtime.yaml",
+        _set("endpoint.variants.0.initial_weight", 0),
+        "endpoint.variants[0].initial_weight",
+        "greater than 0",
+    ),
+    (
+        "bad-instance-type",
+        "realtime.yaml",
+        _set("endpoint.variants.0.instance_type", "m5.large"),
+        "endpoint.variants[0].instance_type",
+        "such as ml.m5.large",
+    ),
+    (
+        "burstable-autoscaling",
+        "realtime.yaml",
+        _set("endpoint.variants.0.instance_type", "ml.t2.medium"),
+        "endpoint.variants[0].instance_type",
+        "burstable ml.t* instances cannot autoscale",
+    ),
+    (
+        "initial-above-max",
+        "realtime.yaml",
+        _set("endpoint.variants.0.initial_instance_count", 9),
+        "endpoint.variants[0].initial_instance_count",
+        "between autoscaling min_capacity (2) and max_capacity (6)",
+    ),
+    (
+        "min-above-max",
+        "realtime.yaml",
+        _set("endpoint.variants.0.autoscaling.min_capacity", 7),
+        "endpoint.variants[0].autoscaling.max_capacity",
+        "must be >= min_capacity (7)",
+    ),
+    (
+        "realtime-scale-to-zero",
+        "realtime.yaml",
+        _both(_set("endpoint.variants.0.autoscaling.min_capacity", 0)),
+        "endpoint.variants[0].autoscaling.min_capacity",
+        "only async endpoints can scale to zero",
+    ),
+    (
+        "duplicate-variant",
+        "realtime.yaml",
+        _set("endpoint.variants.1.name", "blue"),
+        "endpoint.variants[].name",
+        "must be unique",
+    ),
+    (
+        "canary-without-size",
+        "realtime.yaml",
+        _delete("endpoint.deployment.canary_size_percent"),
+        "endpoint.deployment.canary_size_percent",
+        "strategy canary needs canary_size_percent",
+    ),
+    (
+        "linear-step-on-canary",
+        "realtime.yaml",
+        _set("endpoint.deployment.linear_step_percent", 20),
+        "endpoint.deployment.linear_step_percent",
+        "applies only to strategy: linear",
+    ),
+    (
+        "unknown-strategy",
+        "realtime.yaml",
+        _set("endpoint.deployment.strategy", "blue-green"),
+        "endpoint.deployment.strategy",
+        "'all-at-once', 'canary' or 'linear'",
+    ),
+    (
+        "bad-image-source",
+        "realtime.yaml",
+        _set("image", {"source": "docker-hub", "uri": "x"}),
+        "image",
+        "'build', 'ecr', 'dlc'",
+    ),
+    (
+        "ecr-latest-tag",
+        "realtime.yaml",
+        _set("image", {"source": "ecr", "tag": "latest"}),
+        "image.tag",
+        "immutable tags",
+    ),
+    (
+        "dlc-bad-uri",
+        "realtime.yaml",
+        _set("image", {"source": "dlc", "uri": "python:3.11"}),
+        "image.uri",
+        "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+    ),
+    (
+        "kms-both",
+        "realtime.yaml",
+        _set("security.kms", {"create": True, "key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"}),
+        "security.kms",
+        "choose one",
+    ),
+    ("bad-name", "realtime.yaml", _set("name", "Tabular_RT"), "name", "lowercase letters"),
+    (
+        "two-containers-realtime",
+        "realtime.yaml",
+        lambda d: d["model"]["containers"].append(
+            {"name": "b", "model_data": {"source": "archive", "path": "b.tar.gz"}}
+        ),
+        "model.containers",
+        "use endpoint.type: multi-container",
+    ),
+    (
+        "serverless-memory",
+        "serverless.yaml",
+        _set("endpoint.serverless.memory_size_mb", 1500),
+        "endpoint.serverless.memory_size_mb",
+        "1024, 2048, 3072, 4096, 5120 or 6144",
+    ),
+    (
+        "serverless-concurrency-range",
+        "serverless.yaml",
+        _set("endpoint.serverless.max_concurrency", 500),
+        "endpoint.serverless.max_concurrency",
+        "less than or equal to 200",
+    ),
+    (
+        "serverless-provisioned-above-max",
+        "serverless.yaml",
+        _both(
+            _delete("endpoint.serverless.autoscaling"),
+            _set("endpoint.serverless.provisioned_concurrency", 30),
+        ),
+        "endpoint.serverless.provisioned_concurrency",
+        "must be <= max_concurrency (20)",
+    ),
+    (
+        "serverless-vpc",
+        "serverless.yaml",
+        _set("security.vpc", {"subnet_ids": ["subnet-1"], "security_group_ids": ["sg-1"]}),
+        "security.vpc",
+        "cannot run in a VPC",
+    ),
+    (
+        "serverless-data-capture",
+        "serverless.yaml",
+        _set("endpoint.data_capture", {"enabled": True}),
+        "endpoint.data_capture.enabled",
+        "do not support data capture",
+    ),
+    (
+        "serverless-network-isolation",
+        "serverless.yaml",
+        _set("model.network_isolation", True),
+        "model.network_isolation",
+        "do not support network isolation",
+    ),
+    (
+        "serverless-with-variants",
+        "serverless.yaml",
+        _set("endpoint.variants", [{"name": "a", "instance_type": "ml.m5.large"}]),
+        "endpoint.variants",
+        "exactly one variant",
+    ),
+    (
+        "serverless-missing-section",
+        "serverless.yaml",
+        _delete("endpoint.serverless"),
+        "endpoint.serverless",
+        "needs a serverless section",
+    ),
+    (
+        "mme-archive-source",
+        "multi-model.yaml",
+        _set("model.containers.0.model_data", {"source": "archive", "path": "build/model.tar.gz"}),
+        "model.containers[0].model_data.source",
+        "needs source: multi-model",
+    ),
+    (
+        "cache-outside-mme",
+        "realtime.yaml",
+        _set("model.containers.0.model_data.cache", "disabled"),
+        "model.containers[0].model_data.cache",
+        "only to source: multi-model",
+    ),
+    (
+        "pipeline-one-container",
+        "multi-container.yaml",
+        lambda d: d["model"]["containers"].pop(),
+        "model.containers",
+        "2 to 15 containers",
+    ),
+    (
+        "pipeline-no-mode",
+        "multi-container.yaml",
+        _delete("model.inference_mode"),
+        "model.inference_mode",
+        "serial (pipeline) or direct",
+    ),
+    (
+        "pipeline-too-many",
+        "multi-container.yaml",
+        lambda d: d["model"]["containers"].extend(
+            [{"name": f"c{i}", "model_data": {"source": "archive", "path": "x.tar.gz"}} for i in range(14)]
+        ),
+        "model.containers",
+        "at most 15 items",
+    ),
+    (
+        "direct-missing-hostname",
+        "multi-container-direct.yaml",
+        _delete("model.containers.1.hostname"),
+        "model.containers[1].hostname",
+        "set e.g. hostname: iris",
+    ),
+    (
+        "async-missing-section",
+        "async.yaml",
+        _delete("endpoint.async"),
+        "endpoint.async",
+        "needs an async section",
+    ),
+    (
+        "async-on-realtime",
+        "realtime.yaml",
+        _set("endpoint.async", {"notifications": True}),
+        "endpoint.async",
+        "only async endpoints take it",
+    ),
+    (
+        "backlog-target-on-realtime",
+        "realtime.yaml",
+        _both(
+            _delete("endpoint.variants.0.autoscaling.target_invocations_per_instance"),
+            _set("endpoint.variants.0.autoscaling.target_backlog_per_instance", 3),
+        ),
+        "endpoint.variants[0].autoscaling.target_backlog_per_instance",
+        "for async endpoints",
+    ),
+    (
+        "backlog-alarm-on-realtime",
+        "realtime.yaml",
+        _set("monitoring.backlog_age_seconds", 600),
+        "monitoring.backlog_age_seconds",
+        "only to async endpoints",
+    ),
+    (
+        "async-concurrency-range",
+        "async.yaml",
+        _set("endpoint.async.max_concurrent_invocations_per_instance", 0),
+        "endpoint.async.max_concurrent_invocations_per_instance",
+        "greater than or equal to 1",
+    ),
+    (
+        "env-too-long",
+        "realtime.yaml",
+        _set("model.containers.0.environment.BIG", "x" * 2000),
+        "model.containers[0].environment.BIG",
+        "<= 1024 bytes",
+    ),
+    ("missing-endpoint", "realtime.yaml", _delete("endpoint"), "endpoint", "required key is missing"),
+]
+
+
+@pytest.mark.parametrize(
+    ("base", "mutate", "path", "fix"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID]
+)
+def test_invalid_config_names_path_value_and_fix(base: str, mutate: Mutation, path: str, fix: str) -> None:
+    data = copy.deepcopy(raw(base))
+    mutate(data)
+    with pytest.raises(ConfigError) as excinfo:
+        parse_config(data, source=f"config/{base}")
+    message = str(excinfo.value)
+    assert f"config/{base} is not a valid deployment config" in message
+    matching = [str(i) for i in excinfo.value.issues if i.path == path]
+    assert matching, f"no issue at {path}: {message}"
+    assert any(fix in m for m in matching), message
