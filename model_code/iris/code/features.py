@@ -70,7 +70,7 @@ def from_npy(data: str | bytes) -> np.ndarray:
 
 
 def to_matrix(rows: object) -> np.ndarray:
-    """A finite float64 matrix of shape (n, 4); one flat row is accepted as (1, 10)."""
+    """A finite float64 matrix of shape (n, 4); one flat row is accepted as (1, n)."""
     try:
         matrix = np.asarray(rows, dtype=np.float64)
     except (ValueError, TypeError) as exc:
