@@ -47,8 +47,8 @@ def ensure_venv(name: str, requirements: Sequence[str]) -> Path:
     if python.exists() and stamp_file.is_file() and stamp_file.read_text() == stamp:
         return python
     print(f"installing {len(requirements)} requirements into bench/.venvs/{name} ...", flush=True)
-    if not python.exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(root)
+    # Always from empty: packages left over from an earlier requirement list would change the numbers.
+    venv.EnvBuilder(with_pip=True, clear=True).create(root)
     cmd = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:

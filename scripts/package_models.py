@@ -31,10 +31,11 @@ VERSIONED = ("numpy", "scikit-learn", "scipy", "joblib")
 
 @dataclass(frozen=True)
 class Training:
-    """One training script and the artifact files it must leave behind."""
+    """One training script, the artifact files it must leave behind, and other files it reads."""
 
     script: str
     produces: tuple[str, ...]
+    reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,11 @@ class Archive:
 
 
 TRAININGS = (
-    Training("tabular/train.py", ("tabular/artifacts/model.joblib",)),
+    Training(
+        "tabular/train.py",
+        ("tabular/artifacts/model.npz",),
+        ("tabular/code/trees.py", "tabular/code/features.py"),
+    ),
     Training("iris/train.py", ("iris/artifacts/classifier.joblib",)),
     Training(
         "featurizer/train.py", ("featurizer/artifacts/featurizer.joblib", "regressor/artifacts/model.joblib")
@@ -63,7 +68,8 @@ ARCHIVES = (
 
 def _fingerprint(training: Training) -> str:
     digest = hashlib.sha256()
-    for path in (MODEL_CODE / training.script, MODEL_CODE / "common.py"):
+    for name in (training.script, "common.py", *training.reads):
+        path = MODEL_CODE / name
         digest.update(path.read_bytes())
     digest.update(json.dumps({name: version(name) for name in VERSIONED}, sort_keys=True).encode())
     return digest.hexdigest()

@@ -161,7 +161,9 @@ class GunicornServer(BaseApplication):
             "workers": self.options.workers,
             "worker_class": "asgi",
             "asgi_lifespan": "off",
-            "asgi_loop": "asyncio",  # the same loop in the image and wherever uvloop happens to be installed
+            # libuv's loop and (auto) the C parser gunicorn-h1c: both pinned in the serve extra and the image.
+            "asgi_loop": "uvloop",
+            "http_parser": "fast",
             # One listening socket per worker: the kernel spreads new connections across workers.
             # With one shared socket, the first worker to wake accepts every waiting keep-alive
             # connection and the others idle.

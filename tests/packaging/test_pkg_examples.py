@@ -142,4 +142,50 @@ def test_requirements_pin_the_installed_versions() -> None:
         lines = (MODEL_CODE / name / "code" / "requirements.txt").read_text().split()
         pins = dict(line.split("==") for line in lines)
         assert pins == {dist: version(dist) for dist in pins}
-        assert {"numpy", "scikit-learn", "joblib"} <= set(pins)
+        # The tabular model is served from exported arrays: NumPy only, no scikit-learn in the image.
+        assert (
+            set(pins) == {"numpy"} if name == "tabular" else {"numpy", "scikit-learn", "joblib"} <= set(pins)
+        )
+
+
+def test_tabular_trees_load_without_pickle_and_check_their_features(trained: Trained, tmp_path: Path) -> None:
+    """``model.npz`` holds plain arrays; a file for other features or another format is refused by name."""
+    sys.path.insert(0, str(trained.code("tabular")))
+    try:
+        import trees  # noqa: PLC0415 - the example's own module, importable only after the path change
+    finally:
+        sys.path.remove(str(trained.code("tabular")))
+    path = trained.artifacts["tabular"] / "model.npz"
+    with np.load(path, allow_pickle=False) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    assert sorted(arrays) == sorted(trees.FIELDS)
+    assert all(array.dtype != object for array in arrays.values())
+    names = tuple(str(n) for n in arrays["feature_names"])
+    forest = trees.load_forest(str(path), names)
+    assert (forest.n_trees, forest.depth) == (100, 2)
+    with pytest.raises(trees.ForestError, match="trained on features .* but this handler parses"):
+        trees.load_forest(str(path), names[::-1])
+    other = tmp_path / "other.npz"
+    np.savez(other, **{**arrays, "format": np.array("smkit-forest/0")})
+    with pytest.raises(trees.ForestError, match="format 'smkit-forest/0', expected 'smkit-forest/1'"):
+        trees.load_forest(str(other), names)
+    np.savez(other, **{k: v for k, v in arrays.items() if k != "leaf_value"})
+    with pytest.raises(trees.ForestError, match="not a tree ensemble file"):
+        trees.load_forest(str(other), names)
+
+
+def test_tabular_training_rebuilds_the_same_model_file(trained: Trained, tmp_path: Path) -> None:
+    """Retraining writes ``model.npz`` byte for byte again (fixed seeds, fixed zip timestamps)."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(MODEL_CODE / "tabular" / "train.py"),
+            "--artifacts",
+            str(tmp_path / "a"),
+            "--samples",
+            str(tmp_path / "s"),
+        ],
+        check=True,
+    )
+    first = (trained.artifacts["tabular"] / "model.npz").read_bytes()
+    assert (tmp_path / "a" / "model.npz").read_bytes() == first

@@ -34,9 +34,22 @@ def _text(data: str | bytes) -> str:
 
 
 def from_csv(data: str | bytes) -> np.ndarray:
-    """Parse headerless CSV, one row per line."""
+    """Parse headerless CSV, one row per line.
+
+    The common case (every line has exactly ``N_FEATURES`` numeric cells) is parsed as one flat list;
+    anything else goes through the line-by-line parse that names the offending line.
+    """
+    text = _text(data)
+    lines = [line for line in text.splitlines() if line and not line.isspace()]
+    if lines and all(line.count(",") == N_FEATURES - 1 for line in lines):
+        try:
+            cells = list(map(float, ",".join(lines).split(",")))
+        except ValueError:
+            pass
+        else:
+            return to_matrix(np.array(cells, dtype=np.float64).reshape(len(lines), N_FEATURES))
     rows = []
-    for number, line in enumerate(_text(data).splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
