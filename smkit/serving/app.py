@@ -84,6 +84,7 @@ class ServingApp:
         self.cache = cache
         self.workers = workers
         self._pid = os.getpid()
+        self._workers_ready: Callable[[], bool] | None = None
         self._routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
             ("GET", "/ping"): self._ping,
             ("POST", "/invocations"): self._invocations,
@@ -96,6 +97,10 @@ class ServingApp:
     def set_pid(self, pid: int) -> None:
         """Record the worker's pid for the access log (called after fork)."""
         self._pid = pid
+
+    def set_workers_ready(self, check: Callable[[], bool]) -> None:
+        """``/ping`` answers 503 until ``check()`` is true once (every worker of the server listens)."""
+        self._workers_ready = check
 
     # -- ASGI ----------------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -192,9 +197,13 @@ class ServingApp:
 
     # -- single model --------------------------------------------------------------------------------
     def _ping(self, request: Request) -> Reply:
-        if self.single is None or self.single.handler is not None:
-            return Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
-        return error_reply(self._not_ready(), debug=False)
+        if self.single is not None and self.single.handler is None:
+            return error_reply(self._not_ready(), debug=False)
+        if self._workers_ready is not None:
+            if not self._workers_ready():
+                return error_reply(ModelNotReady("the server's workers are still starting"), debug=False)
+            self._workers_ready = None  # a latch: a worker replaced later does not fail health checks
+        return Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 
     def _not_ready(self) -> ModelNotReady:
         assert self.single is not None

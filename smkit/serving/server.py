@@ -15,6 +15,7 @@ import contextlib
 import gc
 import json
 import logging
+import multiprocessing
 import os
 import select
 import signal
@@ -152,6 +153,8 @@ class GunicornServer(BaseApplication):
         self.serving_app = app
         self.handler = handler
         self.on_worker_start = on_worker_start
+        # Workers started so far, shared across fork; /ping waits for all of them (see _post_fork).
+        self.started_workers = multiprocessing.get_context("fork").Value("i", 0)
         super().__init__()
 
     def load_config(self) -> None:
@@ -225,3 +228,10 @@ class GunicornServer(BaseApplication):
             _load_single(single, self.handler)
         if self.on_worker_start is not None:
             self.on_worker_start()
+        # gunicorn has bound this worker's socket already. gunicorn spawns workers up to 0.1 s apart, and
+        # keep-alive connections opened while only the first one listens would all stay on it: /ping
+        # answers 200 only once every worker listens, so traffic that follows /ping spreads over all.
+        started = self.started_workers
+        with started.get_lock():
+            started.value += 1
+        self.serving_app.set_workers_ready(lambda: started.value >= self.options.workers)
