@@ -84,20 +84,31 @@ def targets(
             "met": None,
         }
     if "constant" in servers and mine:
-        bare = servers["constant"]["runs"][level]["throughput_rps"] / mine["throughput_rps"]
+        bare_run = servers["constant"]["runs"][level]
+        bare = bare_run["throughput_rps"] / mine["throughput_rps"]
         out["bare_over_smkit_throughput_c8"] = {
             "value": round(bare, 2),
             "target": "<= 1.3",
             "met": bare <= 1.3,
         }
-    if floor is not None and mine:
-        # Not an issue-3 target: what the runtime adds on top of the model's own hooks.
-        overhead = mine["server_cpu_us_per_request"] - floor["cpu_us_per_call"]
-        out["runtime_cpu_us_per_request_over_handler_floor_c8"] = {
-            "value": round(overhead, 1),
-            "target": "(info)",
-            "met": None,
-        }
+        if floor is not None:
+            # Not issue-3 targets. Client and servers share the cores, so throughput follows the CPU per
+            # request of client + server. A runtime that added nothing to the bare server but the model's
+            # hooks (as timed alone) would still be this much slower than the bare handler:
+            hooks = floor["cpu_us_per_call"]
+            per_bare = bare_run["server_cpu_us_per_request"] + bare_run["client_cpu_us_per_request"]
+            out["bare_ratio_with_hooks_alone_added_c8"] = {
+                "value": round((per_bare + hooks) / per_bare, 2),
+                "target": "(info)",
+                "met": None,
+            }
+            # ... and this is the server CPU per request smkit spends beyond the bare server and the hooks.
+            extra = mine["server_cpu_us_per_request"] - bare_run["server_cpu_us_per_request"] - hooks
+            out["smkit_cpu_us_per_request_beyond_bare_and_hooks_c8"] = {
+                "value": round(extra, 1),
+                "target": "(info)",
+                "met": None,
+            }
     cold = ours["cold_start_ping_s"]
     out["cold_start_s"] = {"value": cold, "target": "<= 1.0", "met": cold <= 1.0}
     return out

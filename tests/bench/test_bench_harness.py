@@ -74,7 +74,8 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
     assert set(result["targets"]) == {
         "cold_start_s",
         "bare_over_smkit_throughput_c8",
-        "runtime_cpu_us_per_request_over_handler_floor_c8",
+        "bare_ratio_with_hooks_alone_added_c8",
+        "smkit_cpu_us_per_request_beyond_bare_and_hooks_c8",
     }
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
     assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
