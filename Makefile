@@ -105,7 +105,7 @@ diff: package-model ## cdk diff CONFIG against the deployed stacks (needs AWS cr
 	$(CDK) diff -c config=$(CONFIG) $(CDK_ARGS)
 
 deploy: package-model ## cdk deploy --all CONFIG into the real AWS account of your credentials
-	DOCKER_BUILDKIT=1 $(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
+	$(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
 
 destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repository)
 	$(CDK) destroy --all -c config=$(CONFIG) $(CDK_ARGS)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import shlex
 import stat
 import subprocess
@@ -156,8 +155,6 @@ def publish(plan: Plan) -> None:
         raise ReleaseError("docker: command not found; publishing needs a Docker engine") from None
     if done.returncode != 0:
         raise ReleaseError(f"docker login to {plan.registry} failed with exit code {done.returncode}")
-    # container/Dockerfile mounts the wheel stage into the runtime stage (RUN --mount): BuildKit only.
-    os.environ["DOCKER_BUILDKIT"] = "1"
     for argv in rest:
         run(argv)
 

@@ -164,9 +164,10 @@ class GunicornServer(BaseApplication):
             "workers": self.options.workers,
             "worker_class": "asgi",
             "asgi_lifespan": "off",
-            # libuv's loop and (auto) the C parser gunicorn-h1c: both pinned in the serve extra and the image.
+            # libuv's loop (pinned in the serve extra and the image) and gunicorn's own strict HTTP/1.1
+            # parser, also when gunicorn-h1c happens to be installed (see the serve extra in pyproject.toml).
             "asgi_loop": "uvloop",
-            "http_parser": "fast",
+            "http_parser": "python",
             # One listening socket per worker: the kernel spreads new connections across workers.
             # With one shared socket, the first worker to wake accepts every waiting keep-alive
             # connection and the others idle.
