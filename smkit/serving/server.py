@@ -1,4 +1,4 @@
-"""Process management: gunicorn's arbiter and ASGI workers running :class:`~smkit.serving.app.ServingApp`.
+"""Process management: gunicorn's arbiter and uvicorn workers running :class:`~smkit.serving.app.ServingApp`.
 
 Start-up order (single-model): the model is loaded once in the arbiter while a small thread answers every
 request on the port with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers fork and share the
@@ -162,12 +162,8 @@ class GunicornServer(BaseApplication):
         settings: dict[str, Any] = {
             "bind": [f"{self.options.host}:{self.options.port}"],
             "workers": self.options.workers,
-            "worker_class": "asgi",
-            "asgi_lifespan": "off",
-            # libuv's loop (pinned in the serve extra and the image) and gunicorn's own strict HTTP/1.1
-            # parser, also when gunicorn-h1c happens to be installed (see the serve extra in pyproject.toml).
-            "asgi_loop": "uvloop",
-            "http_parser": "python",
+            # uvicorn on uvloop with llhttp, request heads bounded (smkit/serving/worker.py).
+            "worker_class": "smkit.serving.worker.ServingWorker",
             # One listening socket per worker: the kernel spreads new connections across workers.
             # With one shared socket, the first worker to wake accepts every waiting keep-alive
             # connection and the others idle.

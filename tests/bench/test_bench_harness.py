@@ -80,7 +80,7 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
     assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
-    assert "| smkit (gunicorn, example model) | 8 |" in done.stdout
+    assert "| smkit (gunicorn + uvicorn workers, example model) | 8 |" in done.stdout
 
 
 def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:

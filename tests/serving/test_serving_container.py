@@ -66,7 +66,16 @@ def test_requirements_are_pinned_and_agree_with_pyproject() -> None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^,;\s]+)", requirement)
         if match and match.group(1).lower() in pins:
             assert pins[match.group(1).lower()] == match.group(2), requirement
-    assert {"gunicorn", "uvloop", "numpy", "isal", "packaging"} <= set(pins)
+    assert {
+        "gunicorn",
+        "uvicorn",
+        "uvicorn-worker",
+        "httptools",
+        "uvloop",
+        "numpy",
+        "isal",
+        "packaging",
+    } <= set(pins)
     for name, version in pins.items():
         from importlib.metadata import version as installed
 

@@ -1,13 +1,14 @@
-"""HTTP/1.1 framing at the socket: ambiguous or malformed requests are refused, and the server keeps serving.
+"""HTTP/1.1 framing at the socket: ambiguous, malformed or oversized requests are refused, the server keeps serving.
 
-These are the request-smuggling ingredients (RFC 9112 §6.3, §5.2, §2.2): two lengths, length plus chunking,
-bad chunk sizes, bare-LF line ends, obsolete header folding, over-long request lines. gunicorn's own parser
-refuses them; gunicorn-h1c 0.6.9 (the C parser, not installed on purpose) accepts three of them.
+The request-smuggling ingredients (RFC 9112 §6.3, §5.2, §2.2): two lengths, length plus chunking, bad chunk
+sizes, bare-LF line ends, obsolete header folding (llhttp refuses them; gunicorn-h1c 0.6.9, not used, accepts
+the last two), and request heads beyond gunicorn's bounds (smkit/serving/worker.py adds them to llhttp).
 """
 
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,8 +30,10 @@ CASES = {
     "space in a header name": (HEAD + b"Content Length: 1\r\n\r\n1", 400),
     "bare LF line ends": (b"POST /invocations HTTP/1.1\nHost: x\nContent-Length: 1\n\n1", 400),
     "obsolete line folding": (b"GET /ping HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n", 400),
-    "request line too long": (b"GET " + LONG_PATH + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
-    "too long after an empty line": (b"\r\nGET " + LONG_PATH + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    "request target too long": (b"GET " + LONG_PATH + b" HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    "too long after an empty line": (b"\r\nGET " + LONG_PATH + b" HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    "101 header fields": (HEAD + b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n", 400),
+    "head over 64 KiB": (HEAD + b"X-Big: " + b"b" * 70_000 + b"\r\n\r\n", 400),
     "HTTP/2 preface": (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400),
 }
 
@@ -77,3 +80,26 @@ def test_chunked_request_body_is_read_like_a_sized_one(chain_server: Server) -> 
     answer = exchange(chain_server.port, raw)
     assert status_of(answer) == 200
     assert answer.split(b"\r\n\r\n", 1)[1] == sized.body
+
+
+def test_a_head_that_never_ends_is_cut_off_at_64_kib(constant_server: Server) -> None:
+    """Sent in pieces and never finished, a header is not buffered without end: 400 and closed past 64 KiB."""
+    with socket.create_connection(("127.0.0.1", constant_server.port), timeout=5) as sock:
+        sock.sendall(HEAD + b"X-Slow: ")
+        sent = 0
+        answer = b""
+        try:
+            while sent < 1024 * 1024:
+                sock.sendall(b"s" * 8192)
+                sent += 8192
+                time.sleep(0.002)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    assert status_of(answer) == 400 and b"Request head over 65536 bytes" in answer
+    assert sent < 512 * 1024  # the server closed the connection long before the client was done
+    assert constant_server.invoke("1", "text/csv").status == 200
