@@ -40,17 +40,18 @@ class Training:
 
 @dataclass(frozen=True)
 class Archive:
-    """One archive to build from a model folder's ``code/`` and ``artifacts/``."""
+    """One archive to build from a model folder's ``code/`` and ``artifacts/`` (plus shared helpers)."""
 
     output: str
     model: str
+    include: tuple[str, ...] = ("shared/table_io.py",)
 
 
 TRAININGS = (
     Training(
         "tabular/train.py",
         ("tabular/artifacts/model.npz",),
-        ("tabular/code/trees.py", "tabular/code/features.py"),
+        ("tabular/code/trees.py", "tabular/code/features.py", "shared/table_io.py"),
     ),
     Training("iris/train.py", ("iris/artifacts/classifier.joblib",)),
     Training(
@@ -92,11 +93,11 @@ def _inputs_fingerprint(archive: Archive) -> str:
     """Names, sizes and mtimes of the archive's inputs, plus the library and packager versions."""
     model = MODEL_CODE / archive.model
     digest = hashlib.sha256(archive.output.encode())
-    for root in (model / "code", model / "artifacts"):
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                info = path.stat()
-                digest.update(f"{path.relative_to(model)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    files = [p for root in (model / "code", model / "artifacts") for p in sorted(root.rglob("*"))]
+    for path in [*files, *(MODEL_CODE / name for name in archive.include)]:
+        if path.is_file() and "__pycache__" not in path.parts:
+            info = path.stat()
+            digest.update(f"{path.relative_to(MODEL_CODE)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     versions = {name: version(name) for name in (*VERSIONED, "smkit", "isal", "packaging")}
     digest.update(json.dumps({**versions, "python": sys.version}, sort_keys=True).encode())
     return digest.hexdigest()
@@ -115,7 +116,8 @@ def build(archive: Archive, build_dir: Path, *, force: bool) -> tuple[Manifest, 
             if report.manifest is not None and recorded["sha256"] == _sha256(output):
                 info = ArchiveInfo(str(output), output.stat().st_size, recorded["sha256"])
                 return replace(report.manifest, archive=info), False
-    manifest = build_archive(model / "code", model / "artifacts", output, threads=1)
+    include = [MODEL_CODE / name for name in archive.include]
+    manifest = build_archive(model / "code", model / "artifacts", output, include=include, threads=1)
     assert manifest.archive is not None
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(json.dumps({"inputs": fingerprint, "sha256": manifest.archive.sha256}) + "\n")

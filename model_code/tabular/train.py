@@ -32,6 +32,7 @@ from sklearn.ensemble import GradientBoostingRegressor
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # model_code/common.py: shared sample writer
 sys.path.insert(0, str(HERE / "code"))  # the serving-side format and scorer
+sys.path.insert(1, str(HERE.parent / "shared"))  # table_io.py, which code/features.py imports
 
 from common import N_SAMPLES, write_samples  # noqa: E402
 from features import FEATURE_NAMES  # noqa: E402

@@ -25,6 +25,12 @@ def _fail(error: PackagingError) -> None:
     "--code", "code_dir", type=DIR, required=True, help="Folder with inference.py, requirements.txt."
 )
 @click.option("--artifacts", "artifacts_dir", type=DIR, required=True, help="Folder with the model weights.")
+@click.option(
+    "--include",
+    type=click.Path(path_type=Path, dir_okay=False),
+    multiple=True,
+    help="A helper file to copy into code/ as well (shared by several models); repeatable.",
+)
 @click.option("--output", type=click.Path(path_type=Path, dir_okay=False), help="The .tar.gz to write.")
 @click.option("--uncompressed", type=DIR, help="Also lay the tree out here (S3Prefix, CompressionType None).")
 @click.option("--entry-point", default="inference.py", show_default=True, help="Handler module in --code.")
@@ -38,6 +44,7 @@ def _fail(error: PackagingError) -> None:
 def package(
     code_dir: Path,
     artifacts_dir: Path,
+    include: tuple[Path, ...],
     output: Path | None,
     uncompressed: Path | None,
     entry_point: str,
@@ -53,6 +60,7 @@ def package(
             code_dir,
             artifacts_dir,
             output,
+            include=include,
             uncompressed=uncompressed,
             entry_point=entry_point,
             load_model=not no_load_check,

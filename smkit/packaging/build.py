@@ -3,6 +3,9 @@
 Order: inputs exist and are separate -> outputs are writable and outside the inputs -> the tree is
 safe -> the handler check passes -> write. Nothing is created before the checks pass, and a failure
 while writing removes the temporary file/folder, so an error never leaves a partial archive.
+
+Included files (helper modules shared by several models) are copied with ``--code`` into a temporary
+folder first, so that the handler check and the archive see exactly the ``code/`` that will ship.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -20,7 +24,7 @@ from smkit.archive import CHUNK
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
-from smkit.packaging.tree import MANIFEST_NAME, collect
+from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect
 from smkit.packaging.writer import (
     DEFAULT_LEVEL,
     DirSink,
@@ -96,11 +100,53 @@ def _replace_dir(staging: Path, dest: Path) -> None:
         staging.rename(dest)
 
 
+def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
+    """``code/`` name -> included file; refuses folders, links and names that ``--code`` has already."""
+    names: dict[str, Path] = {}
+    for item in map(Path, include):
+        label = f"--include {item}"
+        if item.is_symlink() or not item.is_file():
+            raise PackagingError(
+                label, "is not a regular file", "name a helper module file, not a folder or link"
+            )
+        if (code / item.name).exists() or os.path.lexists(code / item.name) or item.name in names:
+            raise PackagingError(
+                label,
+                f"code/{item.name} is there already",
+                "rename one of the two: an included file never replaces a file of --code or another include",
+            )
+        names[item.name] = item
+    return names
+
+
+def _stage_code(code: Path, names: dict[str, Path], cleanup: contextlib.ExitStack) -> Path:
+    """A temporary copy of ``code`` with the included files added at its top level."""
+    staging = Path(tempfile.mkdtemp(prefix="smkit-code-"))
+    cleanup.callback(shutil.rmtree, staging, ignore_errors=True)
+    staged = staging / "code"
+    shutil.copytree(code, staged, symlinks=True)
+    for name, source in names.items():
+        shutil.copy2(source, staged / name)
+    return staged
+
+
+def _relabel(error: PackagingError, staged: Path, code: Path, names: dict[str, Path]) -> PackagingError:
+    """The same error, naming the user's files instead of their staged copies."""
+
+    def real(text: str) -> str:
+        for name, source in names.items():
+            text = text.replace(str(staged / name), str(source))
+        return text.replace(str(staged.resolve()), str(code)).replace(str(staged), str(code))
+
+    return PackagingError(real(error.subject), real(error.problem), real(error.fix))
+
+
 def build_archive(
     code_dir: str | Path,
     artifacts_dir: str | Path,
     output: str | Path | None,
     *,
+    include: Sequence[str | Path] = (),
     uncompressed: str | Path | None = None,
     entry_point: str = DEFAULT_ENTRY_POINT,
     load_model: bool = True,
@@ -114,24 +160,38 @@ def build_archive(
 
     ``output`` is a reproducible ``.tar.gz`` (byte-identical for identical inputs, whatever ``threads``);
     ``uncompressed`` additionally (or instead) lays the same tree out as a folder for
-    ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (REFERENCE.md §7). ``progress``: None
-    shows a bar on a terminal for inputs of 64 MiB or more. Raises :class:`PackagingError`.
+    ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (REFERENCE.md §7). ``include``: files
+    copied into ``code/`` next to the handler (helper modules shared by several models). ``progress``:
+    None shows a bar on a terminal for inputs of 64 MiB or more. Raises :class:`PackagingError`.
     """
     code, artifacts = Path(code_dir), Path(artifacts_dir)
     out = Path(output) if output is not None else None
     flat = Path(uncompressed) if uncompressed is not None else None
     if out is None and flat is None:
         raise PackagingError("--output", "missing", "pass --output FILE and/or --uncompressed DIR")
-    entries = collect(code, artifacts)
-    if out is not None:
-        _check_output(out, "--output", (code, artifacts))
-    if flat is not None:
-        _check_output(flat, "--uncompressed", (code, artifacts))
-        _check_uncompressed_target(flat)
-    report: HandlerReport = check_handler(
-        code, artifacts, entry_point=entry_point, load_model=load_model, python=python, timeout_s=timeout_s
-    )
+    check_inputs(code, artifacts)
+    names = _included(code, include)
     with contextlib.ExitStack() as cleanup:
+        shipped = _stage_code(code, names, cleanup) if names else code
+        try:
+            entries = collect(shipped, artifacts)
+            if out is not None:
+                _check_output(out, "--output", (code, artifacts))
+            if flat is not None:
+                _check_output(flat, "--uncompressed", (code, artifacts))
+                _check_uncompressed_target(flat)
+            report: HandlerReport = check_handler(
+                shipped,
+                artifacts,
+                entry_point=entry_point,
+                load_model=load_model,
+                python=python,
+                timeout_s=timeout_s,
+            )
+        except PackagingError as error:
+            if shipped is code:
+                raise
+            raise _relabel(error, shipped, code, names) from None
         sinks: list[Sink] = []
         tmp_file: IO[bytes] | None = None
         staging: Path | None = None

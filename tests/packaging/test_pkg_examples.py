@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 from pkg_harness import MODEL_CODE, Trained
 
-# Runs in a fresh interpreter per model, as a serving worker would: code/ first on sys.path.
+# Runs in a fresh interpreter per model, as a serving worker would: code/ first on sys.path, then the
+# shared helpers that packaging copies into code/.
 RUNNER = r"""
 import io, json, sys
 import numpy as np
 code, model_dir, samples = sys.argv[1:4]
 sys.path.insert(0, code)
+sys.path.insert(1, code + "/../../shared")
 import inference
 model = inference.model_fn(model_dir)
 out = {}

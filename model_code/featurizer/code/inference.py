@@ -11,17 +11,16 @@ Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/usi
 
 from __future__ import annotations
 
-import io
 import json
 import os
 
 import joblib
 import numpy as np
-from features import RequestError, from_csv, from_json, from_npy
+from features import PARSER, RequestError
+from table_io import array_to_npy, negotiate
 
 MODEL_FILE = "featurizer.joblib"
 DEFAULT_ACCEPT = "text/csv"
-DECODERS = {"text/csv": from_csv, "application/json": from_json, "application/x-npy": from_npy}
 
 
 def _csv(matrix):
@@ -32,17 +31,7 @@ def _json(matrix):
     return json.dumps({"instances": matrix.tolist()}).encode("utf-8")
 
 
-def _npy(matrix):
-    buffer = io.BytesIO()
-    np.save(buffer, matrix, allow_pickle=False)
-    return buffer.getvalue()
-
-
-ENCODERS = {"text/csv": _csv, "application/json": _json, "application/x-npy": _npy}
-
-
-def _media_type(value):
-    return value.split(";", 1)[0].strip().lower()
+ENCODERS = {"text/csv": _csv, "application/json": _json, "application/x-npy": array_to_npy}
 
 
 def model_fn(model_dir):
@@ -52,12 +41,7 @@ def model_fn(model_dir):
 
 def input_fn(input_data, content_type):
     """Decode raw rows into an (n, 10) float64 matrix."""
-    decoder = DECODERS.get(_media_type(content_type or ""))
-    if decoder is None:
-        raise RequestError(
-            f"Content-Type {content_type!r} is not supported; use one of {', '.join(DECODERS)}", 415
-        )
-    return decoder(input_data)
+    return PARSER.decode(input_data, content_type)
 
 
 def predict_fn(data, model):
@@ -70,9 +54,5 @@ def predict_fn(data, model):
 
 def output_fn(prediction, accept):
     """Encode for the first supported type in Accept (CSV by default); return ``(body, content_type)``."""
-    for item in (accept or DEFAULT_ACCEPT).split(","):
-        media = _media_type(item)
-        media = DEFAULT_ACCEPT if media in ("", "*/*") else media
-        if media in ENCODERS:
-            return ENCODERS[media](prediction), media
-    raise RequestError(f"Accept {accept!r} is not supported; use one of {', '.join(ENCODERS)}", 406)
+    encoder, media = negotiate(accept, ENCODERS, DEFAULT_ACCEPT)
+    return encoder(prediction), media

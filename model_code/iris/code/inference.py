@@ -12,18 +12,17 @@ Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/usi
 
 from __future__ import annotations
 
-import io
 import json
 import os
 
 import joblib
 import numpy as np
-from features import RequestError, from_csv, from_json, from_npy
+from features import PARSER
 from labels import names
+from table_io import array_to_npy, negotiate
 
 MODEL_FILE = "classifier.joblib"
 DEFAULT_ACCEPT = "application/json"
-DECODERS = {"text/csv": from_csv, "application/json": from_json, "application/x-npy": from_npy}
 
 
 def _json(result):
@@ -36,16 +35,10 @@ def _csv(result):
 
 
 def _npy(result):
-    buffer = io.BytesIO()
-    np.save(buffer, result[1], allow_pickle=False)
-    return buffer.getvalue()
+    return array_to_npy(result[1])
 
 
 ENCODERS = {"application/json": _json, "text/csv": _csv, "application/x-npy": _npy}
-
-
-def _media_type(value):
-    return value.split(";", 1)[0].strip().lower()
 
 
 def model_fn(model_dir, context=None):
@@ -55,12 +48,7 @@ def model_fn(model_dir, context=None):
 
 def input_fn(input_data, content_type):
     """Decode the body into an (n, 4) float64 matrix."""
-    decoder = DECODERS.get(_media_type(content_type or ""))
-    if decoder is None:
-        raise RequestError(
-            f"Content-Type {content_type!r} is not supported; use one of {', '.join(DECODERS)}", 415
-        )
-    return decoder(input_data)
+    return PARSER.decode(input_data, content_type)
 
 
 def predict_fn(data, model):
@@ -71,9 +59,5 @@ def predict_fn(data, model):
 
 def output_fn(prediction, accept):
     """Encode for the first supported type in Accept; return ``(body, content_type)``."""
-    for item in (accept or DEFAULT_ACCEPT).split(","):
-        media = _media_type(item)
-        media = DEFAULT_ACCEPT if media in ("", "*/*") else media
-        if media in ENCODERS:
-            return ENCODERS[media](prediction), media
-    raise RequestError(f"Accept {accept!r} is not supported; use one of {', '.join(ENCODERS)}", 406)
+    encoder, media = negotiate(accept, ENCODERS, DEFAULT_ACCEPT)
+    return encoder(prediction), media

@@ -13,47 +13,14 @@ Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/usi
 
 from __future__ import annotations
 
-import io
-import json
 import os
 
-import numpy as np
-from features import FEATURE_NAMES, RequestError, from_csv, from_json, from_npy
+from features import FEATURE_NAMES, PARSER
+from table_io import VECTOR_ENCODERS, negotiate
 from trees import Scorer, load_forest
 
 MODEL_FILE = "model.npz"
 DEFAULT_ACCEPT = "application/json"
-
-DECODERS = {
-    "text/csv": from_csv,
-    "application/json": from_json,
-    "application/x-npy": from_npy,
-}
-
-
-def _to_json(predictions: np.ndarray) -> bytes:
-    return json.dumps({"predictions": predictions.tolist()}).encode("utf-8")
-
-
-def _to_csv(predictions: np.ndarray) -> bytes:
-    return "".join(f"{value!r}\n" for value in predictions.tolist()).encode("utf-8")
-
-
-def _to_npy(predictions: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, predictions, allow_pickle=False)
-    return buffer.getvalue()
-
-
-ENCODERS = {
-    "application/json": _to_json,
-    "text/csv": _to_csv,
-    "application/x-npy": _to_npy,
-}
-
-
-def _media_type(value: str) -> str:
-    return value.split(";", 1)[0].strip().lower()
 
 
 def model_fn(model_dir):
@@ -63,12 +30,7 @@ def model_fn(model_dir):
 
 def input_fn(input_data, content_type):
     """Decode the request body into an (n, 10) float64 matrix."""
-    decoder = DECODERS.get(_media_type(content_type or ""))
-    if decoder is None:
-        raise RequestError(
-            f"Content-Type {content_type!r} is not supported; use one of {', '.join(DECODERS)}", 415
-        )
-    return decoder(input_data)
+    return PARSER.decode(input_data, content_type)
 
 
 def predict_fn(data, model):
@@ -78,14 +40,5 @@ def predict_fn(data, model):
 
 def output_fn(prediction, accept):
     """Encode for the first supported type in Accept; return ``(body, content_type)``."""
-    encoder = ENCODERS.get(accept)  # the usual case: exactly one supported type
-    if encoder is not None:
-        return encoder(prediction), accept
-    for item in (accept or DEFAULT_ACCEPT).split(","):
-        media = _media_type(item)
-        if media in ("", "*/*"):
-            media = DEFAULT_ACCEPT
-        encoder = ENCODERS.get(media)
-        if encoder is not None:
-            return encoder(prediction), media
-    raise RequestError(f"Accept {accept!r} is not supported; use one of {', '.join(ENCODERS)}", 406)
+    encoder, media = negotiate(accept, VECTOR_ENCODERS, DEFAULT_ACCEPT)
+    return encoder(prediction), media
