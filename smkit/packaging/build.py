@@ -109,7 +109,7 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
             raise PackagingError(
                 label, "is not a regular file", "name a helper module file, not a folder or link"
             )
-        if (code / item.name).exists() or os.path.lexists(code / item.name) or item.name in names:
+        if os.path.lexists(code / item.name) or item.name in names:
             raise PackagingError(
                 label,
                 f"code/{item.name} is there already",
