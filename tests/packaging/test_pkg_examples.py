@@ -171,6 +171,9 @@ def test_tabular_trees_load_without_pickle_and_check_their_features(trained: Tra
     np.savez(other, **{**arrays, "format": np.array("smkit-forest/0")})
     with pytest.raises(trees.ForestError, match="format 'smkit-forest/0', expected 'smkit-forest/1'"):
         trees.load_forest(str(other), names)
+    np.savez(other, **{**arrays, "feature": arrays["feature"].ravel()})
+    with pytest.raises(trees.ForestError, match="trees must be 2-D arrays"):
+        trees.load_forest(str(other), names)
     np.savez(other, **{k: v for k, v in arrays.items() if k != "leaf_value"})
     with pytest.raises(trees.ForestError, match="not a tree ensemble file"):
         trees.load_forest(str(other), names)

@@ -58,6 +58,10 @@ def load_forest(path: str, feature_names: tuple[str, ...]) -> Forest:
     if names != feature_names:
         raise ForestError(f"{path}: trained on features {names}, but this handler parses {feature_names}")
     feature, threshold, leaf = arrays["feature"], arrays["threshold"], arrays["leaf_value"]
+    if feature.ndim != 2 or leaf.ndim != 2:
+        raise ForestError(
+            f"{path}: trees must be 2-D arrays, got {feature.shape} and {leaf.shape}; re-run train.py"
+        )
     internal, leaves = feature.shape[1], leaf.shape[1]
     if threshold.shape != feature.shape or leaf.shape[0] != feature.shape[0] or leaves != internal + 1:
         raise ForestError(
