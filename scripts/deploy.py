@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,7 +34,7 @@ from scripts.release_common import (
     endpoint_name_of,
     record_release,
     release_parameter,
-    run,
+    run_all,
     wait_in_service,
 )
 
@@ -172,12 +171,8 @@ def deploy_ecr(args: argparse.Namespace, config: Path) -> int:
         [cdk_bootstrap_command(config, context=args.context, output=args.output)] if args.bootstrap else []
     )
     commands.append(cdk_ecr_command(config, context=args.context, output=args.output, method=args.method))
-    if args.dry_run:
-        for command in commands:
-            print(shlex.join(command))
+    if not run_all(commands, dry_run=args.dry_run):
         return 0
-    for command in commands:
-        run(command)
     print(repository_uri(repository_uri=None, repository=None, stack=ecr_stack_name(config)))
     return 0
 
@@ -225,12 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         commands.append(
             cdk_deploy_command(config, context=args.context, output=args.output, method=args.method)
         )
-        if args.dry_run:
-            for command in commands:
-                print(shlex.join(command))
+        if not run_all(commands, dry_run=args.dry_run):
             return 0
-        for command in commands:
-            run(command)
         endpoint = finish(
             config_data=data,
             assembly=REPO_ROOT / args.output,

@@ -50,6 +50,17 @@ def run(argv: Sequence[str], *, cwd: Path = REPO_ROOT, env: Mapping[str, str] | 
         raise ReleaseError(f"{shlex.join(argv)} failed with exit code {result.returncode}")
 
 
+def run_all(commands: Sequence[Sequence[str]], *, dry_run: bool) -> bool:
+    """Run the commands in order (see :func:`run`), or with ``dry_run`` only print them; True if they ran."""
+    if dry_run:
+        for argv in commands:
+            print(shlex.join(argv))
+        return False
+    for argv in commands:
+        run(argv)
+    return True
+
+
 def client(service: str, region: str | None = None) -> Any:
     """A boto3 client; ``AWS_ENDPOINT_URL`` (moto, LocalStack) is honoured by botocore itself."""
     import boto3

@@ -16,7 +16,6 @@ very object it came from. The rollback is itself recorded as a new release, so a
 from __future__ import annotations
 
 import argparse
-import shlex
 import shutil
 import sys
 from collections.abc import Mapping
@@ -41,7 +40,7 @@ from scripts.release_common import (
     echo,
     read_releases,
     release_parameter,
-    run,
+    run_all,
 )
 
 ARTIFACT_DIR = EFFECTIVE_CONFIG_DIR / "rollback"
@@ -158,10 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         pinned = rollback_config(data, target)
         config = write_effective_config(pinned, args.config)
         deploy = cdk_deploy_command(config, context=args.context, output=args.output, method=args.method)
-        if args.dry_run:
-            print(shlex.join(deploy))
+        if not run_all([deploy], dry_run=args.dry_run):
             return 0
-        run(deploy)
         endpoint = finish(
             config_data=pinned,
             assembly=REPO_ROOT / args.output,
