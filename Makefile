@@ -65,7 +65,7 @@ bench-package: setup ## smkit package vs tar -czf on 1 GiB of model-like weights
 BATCH_ARGS ?= --content-type application/json --accept application/json --split-type Line \
 	--batch-strategy SingleRecord --assemble-with Line --join-source Input
 .PHONY: batch-local
-batch-local: setup ## Seed 003's transform job on model_code/batch_demo/samples -> build/batch-output/*.out
+batch-local: setup ## A JSON Lines transform job on model_code/batch_demo/samples -> build/batch-output/*.out
 	@mkdir -p build/batch_demo/artifacts
 	$(SMKIT) package --code model_code/batch_demo/code --artifacts build/batch_demo/artifacts \
 		--output build/batch_demo/model.tar.gz > /dev/null

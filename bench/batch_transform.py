@@ -1,10 +1,10 @@
-"""Batch transform throughput on seed 003's model and data shape, against the reference in the same run.
+"""Batch transform throughput on the JSON Lines batch example (model_code/batch_demo), against the reference in the same run.
 
     python -m bench.batch_transform                      # writes bench/results/batch_transform.json
     python -m bench.batch_transform --records 500 --out /tmp/batch.json      # smoke
 
 Reference: SingleRecord with MaxConcurrentTransforms=1 (one request per record, one at a time). Compared:
-SingleRecord with MaxConcurrentTransforms=2, and MultiRecord with MaxPayloadInMB=1 and the seed's
+SingleRecord with MaxConcurrentTransforms=2, and MultiRecord with MaxPayloadInMB=1 and the example's
 line-splitting handler. Each job starts and stops its own serving runtime, as ``batch-transform --local``
 does; wall time includes that start-up. Two JSON Lines input files of ``--records`` records each.
 """
@@ -65,7 +65,7 @@ SCENARIOS: dict[str, tuple[TransformOptions, dict[str, str]]] = {
 
 
 def write_inputs(folder: Path, records: int) -> None:
-    """Two seed-shaped JSON Lines files: ``{"value": n}`` with n in 0..3000."""
+    """Two JSON Lines files: ``{"value": n}`` with n in 0..3000."""
     folder.mkdir(parents=True)
     rng = random.Random(3)
     for name in ("testdata1.jsonl", "testdata2.jsonl"):

@@ -53,7 +53,7 @@ def free_port() -> int:
 
 
 def _ping_once(port: int, timeout: float = 2.0) -> int:
-    """Status of ``GET /ping`` (2 s timeout as SageMaker's health check, REFERENCE.md §1), 0 if refused."""
+    """Status of ``GET /ping`` (2 s timeout, as SageMaker's; docs/hosting-contract.md), 0 if refused."""
     conn = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout)
     try:
         conn.request("GET", "/ping")
@@ -175,7 +175,7 @@ class ManagedServer:
     def stop(self, grace_s: float = 10.0) -> list[int]:
         """SIGTERM the session, SIGKILL what is left after ``grace_s``; return the pids that needed SIGKILL.
 
-        The Multi Model Server leaves its Python worker behind when its frontend stops (REFERENCE.md §8),
+        The Multi Model Server leaves its Python worker behind when its frontend stops (docs/toolchain.md),
         so every process of the session is signalled by pid, not only the one we started.
         """
         self.stopped_pids = sorted(proc.pid for proc in self.processes())

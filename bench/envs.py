@@ -34,7 +34,7 @@ def read_requirements(path: Path) -> list[str]:
 
 
 def model_requirements(model_dir: Path) -> list[str]:
-    """The model's own ``code/requirements.txt`` (REFERENCE.md §1 layout)."""
+    """The model's own ``code/requirements.txt`` (docs/hosting-contract.md layout)."""
     return read_requirements(model_dir / "code" / "requirements.txt")
 
 

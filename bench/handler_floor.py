@@ -3,7 +3,7 @@
 Run by the same interpreter as the server under test (``bench/serving.py`` does it):
 ``python handler_floor.py MODEL_DIR PAYLOAD CONTENT_TYPE ACCEPT N``. Imports ``MODEL_DIR/code/inference.py``
 the plain way (no smkit), calls ``model_fn`` once, then ``input_fn -> predict_fn -> output_fn`` N times
-on the payload (decoded to ``str`` as the toolkit does for text/csv and application/json, REFERENCE.md §2)
+on the payload (decoded to ``str`` as the toolkit does for text/csv and application/json, docs/handler-semantics.md)
 and prints one JSON line: CPU and wall microseconds per call, the best of five equal slices.
 Only the three-hook chain with two-argument hooks is supported: enough for the example model.
 """

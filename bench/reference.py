@@ -2,7 +2,7 @@
 
 The venv (``bench/.venvs/toolkit``, see :mod:`bench.envs`) is created on first use. The toolkit needs
 Java (17 works), ``setuptools<82`` for ``pkg_resources`` and ``SAGEMAKER_BASE_DIR`` set before import
-(REFERENCE.md §8). The model's own ``code/requirements.txt`` is installed into the venv up front so
+(docs/toolchain.md). The model's own ``code/requirements.txt`` is installed into the venv up front so
 the toolkit's start-time ``pip install -r`` finds everything already satisfied.
 """
 

@@ -4,7 +4,7 @@
 
 Each measurement is a fresh Python process that imports aws-cdk-lib, builds the app exactly as app.py
 does (stacks + cdk-nag packs, cdk.json context) and synthesizes it into a temporary directory, so the
-~3 s jsii start-up (REFERENCE.md §8) is paid once per process, as it is by ``cdk synth`` and by the
+~3 s jsii start-up (docs/toolchain.md) is paid once per process, as it is by ``cdk synth`` and by the
 test session. Reported: wall time of the whole process and the child's own split (import, build, synth);
 medians (and best-of-N, steadier on a loaded machine) over ``--repeat`` runs. Results: ``bench/results/synth.json``. Target: all configs < 2x one.
 """

@@ -2,7 +2,7 @@
 
 Run by the toolkit's own venv (see ``bench/reference.py``), never imported by smkit. Usage:
 ``python toolkit_launcher.py CONFIG_PATH``. ``SAGEMAKER_BASE_DIR`` must be set in the environment
-before this process starts (the toolkit reads it at import, REFERENCE.md §8).
+before this process starts (the toolkit reads it at import, docs/toolchain.md).
 
 Two changes keep the reference off shared machine state and nothing else: the generated MMS
 properties are written to CONFIG_PATH instead of ``/etc/sagemaker-mms.properties``, and the

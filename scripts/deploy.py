@@ -87,7 +87,7 @@ def cdk_deploy_command(
     """The CDK CLI call: every stack of the config, no approval prompt, events as progress.
 
     ``method="direct"`` (CreateStack/UpdateStack) is what moto's emulation needs: it resolves cross-stack
-    exports and returns stack outputs only for direct deploys (REFERENCE §8).
+    exports and returns stack outputs only for direct deploys (docs/toolchain.md).
     """
     argv = [*CDK, "deploy", "--all", "--require-approval", "never", "--progress", "events", "--ci"]
     argv += [f"--method={method}"]

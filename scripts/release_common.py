@@ -5,7 +5,7 @@ Everything here is small and reachable from tests: running a command with an ech
 stack, and the release record that ``rollback`` reads.
 
 Why the release record lives in SSM and not in stack outputs or tags: stack outputs are not returned by
-moto for change-set deploys (REFERENCE §8), and stack-level tags propagate to every resource, so writing the
+moto for change-set deploys (docs/toolchain.md), and stack-level tags propagate to every resource, so writing the
 previous release into them would update the Model and EndpointConfig on each deploy. One String parameter per
 deployment (``/smkit/<name>/<environment>/releases``) holds the last releases as JSON; it is readable with
 ``aws ssm get-parameter`` and costs nothing.

@@ -1,4 +1,4 @@
-"""cdk-nag rule packs every synthesized app is checked against (REFERENCE §8).
+"""cdk-nag rule packs every synthesized app is checked against (docs/toolchain.md).
 
 cdk-nag 3 runs as CDK policy-validation plugins: any unacknowledged finding fails ``cdk synth``.
 Acknowledgements sit next to the resources they are about (``stacks.constructs.*``), each with a reason.

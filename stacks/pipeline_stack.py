@@ -55,7 +55,7 @@ ASSEMBLY_DIR = "cdk.out"
 
 
 def cdk_cli_version(package_json: Path) -> str:
-    """The ``aws-cdk`` CLI version pinned in package.json (the npm ``latest`` tag is wrong, REFERENCE §8)."""
+    """The ``aws-cdk`` CLI version pinned in package.json (the npm ``latest`` tag is wrong, docs/toolchain.md)."""
     data = json.loads(package_json.read_text(encoding="utf-8"))
     version = {**data.get("dependencies", {}), **data.get("devDependencies", {})}.get("aws-cdk")
     if not version or not version[0].isdigit():

@@ -1,4 +1,4 @@
-"""Train the serial-pipeline example (seed 001): a featurizer container followed by a regressor.
+"""Train the serial-pipeline example: a featurizer container followed by a regressor.
 
 Data: scikit-learn's diabetes dataset with raw features (``load_diabetes(scaled=False)``; ships with
 scikit-learn, no download). The featurizer is a ``ColumnTransformer`` that standardises the 9

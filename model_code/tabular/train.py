@@ -1,8 +1,8 @@
 """Train the tabular example: gradient-boosted trees on scikit-learn's diabetes dataset, exported to NumPy arrays.
 
 The dataset ships inside scikit-learn (no download): 442 patients, 10 raw numeric features (age, sex,
-bmi, bp, s1..s6; ``load_diabetes(scaled=False)``) and a disease-progression target. Like seed 000's
-tree-ensemble model, a request is CSV rows of numeric features and the answer is one prediction per row.
+bmi, bp, s1..s6; ``load_diabetes(scaled=False)``) and a disease-progression target. Like a LightGBM model
+served from a custom container, a request is CSV rows of numeric features and the answer is one prediction per row.
 
 scikit-learn trains; serving does not need it. The fitted ``GradientBoostingRegressor`` is exported to
 ``model.npz`` (plain arrays, loaded with ``allow_pickle=False``; format in ``code/trees.py``), and the

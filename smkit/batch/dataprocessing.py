@@ -1,10 +1,10 @@
 """DataProcessing: InputFilter -> model -> JoinSource -> OutputFilter, per record (pure functions).
 
-https://docs.aws.amazon.com/sagemaker/latest/dg/batch-transform-data-processing.html and REFERENCE.md §6:
+https://docs.aws.amazon.com/sagemaker/latest/dg/batch-transform-data-processing.html and docs/batch-transform.md:
 
 - JSON records are parsed as JSON. A join puts the output under ``SageMakerOutput`` in the input object, or
   builds ``{"SageMakerInput": ..., "SageMakerOutput": ...}`` when the input is not an object. Joined and
-  filtered JSON is written compactly with non-ASCII kept, as seed 003 shows
+  filtered JSON is written compactly with non-ASCII kept, as SageMaker writes it
   (``{"SageMakerOutput":{"output":"I want to 🍵"},"value":1}``).
 - CSV rows are read as JSON arrays of strings, so ``$[1:]`` drops the first column; a join appends the
   output's columns to the input row.

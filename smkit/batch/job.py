@@ -3,7 +3,7 @@
 Each input object is processed on its own: its records are packed into requests (never mixed with another
 object's), the requests run MaxConcurrentTransforms at a time, outputs are put back in input order, and
 ``<name>.out`` is written only when every request of that object succeeded. A failed object gets no ``.out``
-and a log in the shape SageMaker writes to ``/aws/sagemaker/TransformJobs`` (seed 003)::
+and a log in the shape SageMaker writes to ``/aws/sagemaker/TransformJobs``::
 
     [sagemaker logs]: s3://bucket/in/testdata2.jsonl: Bad HTTP status received from algorithm: 500
     [sagemaker logs]: s3://bucket/in/testdata2.jsonl:

@@ -1,7 +1,7 @@
 """``--local``: run a transform job against the serving runtime started on 127.0.0.1.
 
-The runtime is started the way SageMaker starts a batch container (REFERENCE.md §1): ``SAGEMAKER_BATCH=true``
-plus ``SAGEMAKER_MAX_PAYLOAD_IN_MB``, ``SAGEMAKER_BATCH_STRATEGY`` and ``SAGEMAKER_MAX_CONCURRENT_TRANSFORMS``
+The runtime is started the way SageMaker starts a batch container (docs/batch-transform.md):
+``SAGEMAKER_BATCH=true`` plus ``SAGEMAKER_MAX_PAYLOAD_IN_MB``, ``SAGEMAKER_BATCH_STRATEGY`` and ``SAGEMAKER_MAX_CONCURRENT_TRANSFORMS``
 for the values the job sets. Once ``GET /ping`` answers 200 the job asks ``GET /execution-parameters`` for
 the values it left unset, runs, and the runtime is stopped (its whole process group) whatever happens.
 """
@@ -30,7 +30,7 @@ from smkit.batch.storage import check_separate, list_inputs, open_sink
 
 HOST = "127.0.0.1"
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
-PING_TIMEOUT_S = 2.0  # GET /ping must answer within 2 s (REFERENCE.md §1)
+PING_TIMEOUT_S = 2.0  # GET /ping must answer within 2 s (docs/hosting-contract.md)
 STOP_GRACE_S = 10.0
 LOG_TAIL_LINES = 20
 LOAD_FAILED = "failed to load"  # the runtime's /ping message after model_fn raised
@@ -71,7 +71,7 @@ def batch_environment(options: TransformOptions) -> dict[str, str]:
     """The ``SAGEMAKER_*`` variables a batch container gets for the values the job sets."""
     env = {"SAGEMAKER_BATCH": "true", "SMKIT_PROFILE": "batch"}
     if options.max_payload_mb is not None:
-        # 0 means "no limit" for the job; the container still needs a concrete ceiling (REFERENCE.md §1).
+        # 0 means "no limit" for the job; the container still needs a concrete ceiling (docs/hosting-contract.md).
         env["SAGEMAKER_MAX_PAYLOAD_IN_MB"] = str(options.max_payload_mb or 100)
     if options.batch_strategy is not None:
         strategy = options.batch_strategy

@@ -49,7 +49,7 @@ class CompressionType(enum.StrEnum):
     GZIP = "Gzip"
 
 
-# Limits from REFERENCE.md §1/§6 and the CreateTransformJob API reference.
+# Limits from docs/hosting-contract.md and docs/batch-transform.md and the CreateTransformJob API reference.
 DEFAULT_MAX_PAYLOAD_MB = 6
 MAX_PAYLOAD_MB_LIMIT = 100
 CONCURRENCY_X_PAYLOAD_LIMIT = 100
@@ -139,7 +139,7 @@ class ResolvedOptions:
         return self.max_payload_mb * MEGABYTE if self.max_payload_mb else None
 
     def banner(self) -> str:
-        """The line SageMaker logs when a job starts (seed 003)."""
+        """The line SageMaker logs when a job starts."""
         strategy = "MULTI_RECORD" if self.batch_strategy is BatchStrategy.MULTI_RECORD else "SINGLE_RECORD"
         return (
             f"MaxConcurrentTransforms={self.max_concurrent_transforms}, "
@@ -154,7 +154,7 @@ def _is_filter(expression: str | None) -> bool:
 def resolve(options: TransformOptions, execution_parameters: dict[str, object] | None) -> ResolvedOptions:
     """Fill unset options from the container's ``GET /execution-parameters`` answer, then AWS defaults.
 
-    SageMaker asks the container for these values when the job leaves them unset (REFERENCE.md §1).
+    SageMaker asks the container for these values when the job leaves them unset (docs/hosting-contract.md).
     """
     params = execution_parameters or {}
     strategy = options.batch_strategy

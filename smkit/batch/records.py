@@ -1,14 +1,14 @@
 """Cutting an input object into records and packing records into requests (pure functions).
 
-SageMaker semantics (REFERENCE.md §6, seed 003):
+SageMaker semantics (docs/batch-transform.md):
 
 - SplitType None sends the whole object as one request; SplitType Line makes every line one record and sends
-  it *with* its newline (seed 003: ``input_fn`` prints ``{"value":8}`` followed by a line break).
+  it *with* its newline (an ``input_fn`` that prints its data shows ``{"value":8}`` and a line break).
 - SingleRecord sends one record per request; MultiRecord concatenates as many records as fit in
   MaxPayloadInMB bytes into one body (still newline-separated, so a handler calling ``json.loads`` on it
   fails with "Extra data"). Mini-batches never span input objects.
 - A record larger than MaxPayloadInMB fails the object ("Too much data for max payload size").
-- AssembleWith None glues the outputs together (seed 003: ``I want to 🍵I want to 🍣...``); Line ends each
+- AssembleWith None glues the outputs together (``I want to 🍵I want to 🍣...``); Line ends each
   output with one newline.
 """
 

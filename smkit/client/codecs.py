@@ -1,5 +1,5 @@
 """Codec tables over the SageMaker SDK's own serializers and deserializers (sagemaker-core 2.27,
-``sagemaker.core.serializers`` / ``sagemaker.core.deserializers``; REFERENCE.md §8).
+``sagemaker.core.serializers`` / ``sagemaker.core.deserializers``; docs/toolchain.md).
 
 The request is serialized by its Content-Type; the response is deserialized by the Content-Type the
 endpoint answered with (not by the request's Accept, which a model may not honour).

@@ -14,7 +14,7 @@ from smkit.local.storage import Storage
 
 DEFAULT_POLL_S = 2.0  # longest wait between polls; the first ones come quickly (local results are fast)
 FIRST_POLL_S = 0.05
-DEFAULT_ASYNC_TIMEOUT_S = 900.0  # InvocationTimeoutSeconds default (REFERENCE.md §5)
+DEFAULT_ASYNC_TIMEOUT_S = 900.0  # InvocationTimeoutSeconds default (docs/serverless-async.md)
 
 
 class InvokeError(RuntimeError):

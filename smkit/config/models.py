@@ -154,7 +154,7 @@ class ServerlessAutoscaling(Frozen):
 
 
 class ServerlessSpec(Frozen):
-    """ServerlessConfig of the single serverless variant (REFERENCE §5)."""
+    """ServerlessConfig of the single serverless variant (docs/serverless-async.md)."""
 
     variant_name: str = Field("main", pattern=AWS_NAME)
     memory_size_mb: Literal[1024, 2048, 3072, 4096, 5120, 6144]

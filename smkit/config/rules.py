@@ -1,7 +1,8 @@
 """Cross-field rules of a deployment config.
 
 Each rule is a pure function ``(cfg) -> Iterable[Issue]``; :data:`RULES` is the table applied by the loader.
-All issues are collected and reported together. Limits come from REFERENCE §1, §4, §5 and §7 and the
+All issues are collected and reported together. Limits come from docs/hosting-contract.md,
+docs/multi-container.md, docs/serverless-async.md, docs/cloudformation.md and the
 CloudFormation resource docs linked in :mod:`smkit.config.models`.
 """
 
@@ -140,7 +141,7 @@ def type_sections(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def serverless_limits(cfg: DeploymentConfig) -> Iterable[Issue]:
-    """Serverless: no VPC, data capture, network isolation (REFERENCE §5); provisioned <= max concurrency."""
+    """Serverless: no VPC, data capture, network isolation; provisioned <= max (docs/serverless-async.md)."""
     if cfg.endpoint.type != "serverless":
         return
     if cfg.security.vpc is not None:
@@ -251,7 +252,7 @@ def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
-    """ContainerDefinition.Environment: at most 100 entries, 1024 bytes per key and value (REFERENCE §1)."""
+    """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value (docs/hosting-contract.md)."""
     for i, c in enumerate(cfg.model.containers):
         path = f"model.containers[{i}].environment"
         if len(c.environment) > MAX_ENV_ENTRIES:

@@ -2,7 +2,7 @@
 
 Each call runs ``node_modules/.bin/cdk`` (what ``npx cdk`` resolves to) with the emulator's environment.
 Deploys use ``--method=direct`` (CreateStack/UpdateStack): moto returns stack Outputs only for those, not
-for change-set deploys (REFERENCE.md §8), and CI's smoke test reads the endpoint name from the Outputs.
+for change-set deploys (docs/toolchain.md), and CI's smoke test reads the endpoint name from the Outputs.
 Each deploy synthesizes into its own output directory, so that several configs can deploy at once and
 ``destroy`` can reuse the cloud assembly instead of synthesizing again.
 """

@@ -1,6 +1,6 @@
 """The environment that points the CDK CLI, the AWS CLI and boto3 at moto's server.
 
-REFERENCE.md §8: the CDK CLI bootstraps and deploys into moto with dummy credentials and
+docs/toolchain.md: the CDK CLI bootstraps and deploys into moto with dummy credentials and
 ``AWS_ENDPOINT_URL=http://localhost:PORT``; the host must be ``localhost``, not ``127.0.0.1``, or
 CreateChangeSet cannot find the template in the bootstrap bucket (moto matches virtual-host-style S3
 URLs on ``*.localhost``).

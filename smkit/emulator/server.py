@@ -247,7 +247,7 @@ class MotoServer:
 
     @property
     def endpoint_url(self) -> str:
-        """``http://localhost:PORT``: the URL the CDK CLI and boto3 must use (REFERENCE.md §8)."""
+        """``http://localhost:PORT``: the URL the CDK CLI and boto3 must use (docs/toolchain.md)."""
         return endpoint_url_for(self.port)
 
     def is_running(self) -> bool:

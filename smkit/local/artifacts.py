@@ -1,8 +1,8 @@
 """Model data as the platform hands it to a container: a ``model.tar.gz`` extracted into a directory.
 
 SageMaker downloads ``ModelDataUrl`` and extracts it into ``/opt/ml/model`` before the container starts
-(REFERENCE.md §1); for multi-model endpoints it does the same per ``TargetModel`` on first use and then calls
-the container's ``POST /models`` with that directory (REFERENCE.md §3).
+(docs/hosting-contract.md); for multi-model endpoints it does the same per ``TargetModel`` on first use and
+then calls the container's ``POST /models`` with that directory (docs/multi-model.md).
 """
 
 from __future__ import annotations

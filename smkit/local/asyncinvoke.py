@@ -1,8 +1,8 @@
 """Asynchronous inference: InvokeEndpointAsync queues a request; a worker reads its input, runs it and writes
 ``<S3OutputPath>/<InferenceId>.out`` or ``<S3FailurePath>/<InferenceId>-error.out``.
 
-Semantics (REFERENCE.md §5, botocore ``InvokeEndpointAsync``): exactly one of InputLocation or an inline Body
-(<= 128,000 bytes); RequestTTLSeconds 60-21600 (default 6 h) bounds the time in the queue,
+Semantics (docs/serverless-async.md, botocore ``InvokeEndpointAsync``): exactly one of InputLocation or an
+inline Body (<= 128,000 bytes); RequestTTLSeconds 60-21600 (default 6 h) bounds the time in the queue,
 InvocationTimeoutSeconds 1-3600 (default 900) the processing time; 202 with InferenceId, OutputLocation and
 FailureLocation. At most ``MaxConcurrentInvocationsPerInstance`` x instances run at once. With
 notifications on, every outcome is appended to a JSON Lines log in the shape of the SNS message the service

@@ -1,7 +1,7 @@
 """Serving-runtime processes: one per container per production variant, on 127.0.0.1.
 
 Each process is ``python -m smkit.serving`` started the way the SageMaker platform starts a container
-(REFERENCE.md §1): model data extracted into its own directory, ``SAGEMAKER_BIND_TO_PORT`` set, the
+(docs/hosting-contract.md): model data extracted into its own directory, ``SAGEMAKER_BIND_TO_PORT`` set, the
 container's ``Environment`` from the config, ``SAGEMAKER_MULTI_MODEL=true`` for multi-model containers.
 It is ready when ``GET /ping`` answers 200. Every process runs in its own process group so that stopping it
 also ends its workers; if the gateway dies without stopping them, the kernel sends SIGTERM
@@ -28,9 +28,9 @@ from typing import IO
 import httpx
 
 HOST = "127.0.0.1"
-# POST /invocations must answer within 60 s (REFERENCE.md §1).
+# POST /invocations must answer within 60 s (docs/hosting-contract.md).
 INVOCATION_TIMEOUT_S = 60.0
-# GET /ping has 2 s (REFERENCE.md §1); the startup health check allows 60-3600 s, default here 120 s.
+# GET /ping has 2 s (docs/hosting-contract.md); the startup health check allows 60-3600 s, default here 120 s.
 PING_TIMEOUT_S = 2.0
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0

@@ -4,7 +4,7 @@ botocore's rest-json parser takes the error code from the ``x-amzn-ErrorType`` h
 body's ``__type``/``code``, then to the HTTP status), the message from the body's ``message``/``Message``,
 and copies modelled members (ModelError's ``OriginalStatusCode``, ``OriginalMessage``, ``LogStreamArn``)
 from the body into ``ClientError.response``. Shapes and statuses: the botocore ``sagemaker-runtime``
-service model (REFERENCE.md §1) and
+service model (docs/hosting-contract.md) and
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html#API_runtime_InvokeEndpoint_Errors
 """
 
@@ -19,7 +19,7 @@ from starlette.responses import Response
 ERROR_TYPE_HEADER = "x-amzn-ErrorType"
 REQUEST_ID_HEADER = "x-amzn-RequestId"
 
-# Statuses from the service model's error shapes (REFERENCE.md §1).
+# Statuses from the service model's error shapes (docs/hosting-contract.md).
 STATUS_BY_CODE: dict[str, int] = {
     "ValidationError": 400,
     "ThrottlingException": 400,

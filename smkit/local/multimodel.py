@@ -1,6 +1,6 @@
 """Multi-model routing: ``TargetModel`` names an archive under the model prefix, loaded on first use.
 
-What the platform does on AWS (REFERENCE.md §3), done here against the local prefix directory: resolve
+What the platform does on AWS (docs/multi-model.md), done here against the local prefix directory: resolve
 ``TargetModel`` relative to the prefix, ``POST /models {"model_name", "url"}`` to the container with the
 archive's path (the runtime extracts it; 409 = already loaded), then ``POST /models/{name}/invoke``. The container unloads least-recently
 used models itself; when it answers 507 (no memory) the gateway unloads its least-recently used model and
@@ -21,7 +21,7 @@ from smkit.local.errors import RuntimeApiError, model_not_ready, validation_erro
 from smkit.local.protocol import TARGET_MODEL, Invocation
 from smkit.local.routers import Scope, call_container, reject_target_container
 
-# A load that takes longer answers 429 and continues (REFERENCE.md §3).
+# A load that takes longer answers 429 and continues (docs/multi-model.md).
 LOAD_WAIT_S = 60.0
 TARGET_MODEL_MAX_LEN = 1024  # service model: TargetModelHeader max length
 

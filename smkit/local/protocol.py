@@ -29,11 +29,11 @@ INVOKED_VARIANT = "x-Amzn-Invoked-Production-Variant"
 OUTPUT_LOCATION = "X-Amzn-SageMaker-OutputLocation"
 FAILURE_LOCATION = "X-Amzn-SageMaker-FailureLocation"
 
-# Payload limits in bytes (REFERENCE.md §1, §5).
+# Payload limits in bytes (docs/hosting-contract.md and docs/serverless-async.md).
 REALTIME_PAYLOAD_LIMIT = 6_291_456
 SERVERLESS_PAYLOAD_LIMIT = 4 * 1024 * 1024
 ASYNC_INLINE_BODY_LIMIT = 128_000
-# InvokeEndpointAsync ranges and defaults (REFERENCE.md §5).
+# InvokeEndpointAsync ranges and defaults (docs/serverless-async.md).
 REQUEST_TTL_RANGE = (60, 21_600)
 INVOCATION_TIMEOUT_RANGE = (1, 3_600)
 DEFAULT_REQUEST_TTL_S = 21_600
@@ -75,7 +75,7 @@ class Invocation:
         )
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:
-        """The headers that reach a container (REFERENCE.md §1): Content-Type, Accept, custom attributes."""
+        """The headers that reach a container (docs/hosting-contract.md): Content-Type, Accept, custom attributes."""
         headers: dict[str, str] = {}
         if content_type:
             headers["Content-Type"] = content_type
@@ -89,7 +89,7 @@ class Invocation:
 def strip_charset(content_type: str | None) -> str | None:
     """Drop ``; charset=...`` from a media type: strict containers reject ``text/csv; charset=utf-8``.
 
-    Other parameters are kept. REFERENCE.md §4.
+    Other parameters are kept. docs/multi-container.md.
     """
     if content_type is None:
         return None

@@ -1,9 +1,9 @@
 """How one production variant turns an invocation into container calls, per model shape.
 
 - :class:`SingleContainer`: one container, ``POST /invocations``.
-- :class:`SerialPipeline`: containers chained (REFERENCE.md §4): the client's Content-Type to the first, its
+- :class:`SerialPipeline`: containers chained (docs/multi-container.md): the client's Content-Type to the first, its
   Accept to the last, each hop fed the previous response with its Content-Type minus ``; charset=``.
-- :class:`DirectContainers`: ``TargetContainerHostname`` picks the container (REFERENCE.md §4).
+- :class:`DirectContainers`: ``TargetContainerHostname`` picks the container (docs/multi-container.md).
 - :class:`~smkit.local.multimodel.MultiModel` (own module): ``TargetModel`` loads on first use.
 """
 

@@ -95,7 +95,7 @@ class EndpointRuntime:
 
     @property
     def payload_limit(self) -> int:
-        """Request body limit of InvokeEndpoint on this endpoint (REFERENCE.md §1, §5)."""
+        """Request body limit of InvokeEndpoint on this endpoint (docs/serverless-async.md)."""
         return SERVERLESS_PAYLOAD_LIMIT if self.kind == "serverless" else REALTIME_PAYLOAD_LIMIT
 
     def _environment(self, container: Container) -> dict[str, str]:

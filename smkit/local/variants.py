@@ -1,6 +1,6 @@
 """Production variants: instance-backed (weighted, targetable) and serverless (limits, cold starts).
 
-REFERENCE.md §1 (payload limits, error statuses) and §5 (serverless). Traffic is split by
+docs/hosting-contract.md (payload limits, error statuses) and docs/serverless-async.md. Traffic is split by
 ``InitialVariantWeight`` unless ``TargetVariant`` names a variant; the answer reports
 ``InvokedProductionVariant``. https://docs.aws.amazon.com/sagemaker/latest/dg/model-ab-testing.html
 """

@@ -1,7 +1,7 @@
 """Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
 
 Imports the handler module the way a SageMaker framework image does (``code/`` first on ``sys.path``,
-REFERENCE.md §2), describes every hook's parameters, reports the installed versions of the packages
+docs/handler-semantics.md), describes every hook's parameters, reports the installed versions of the packages
 named in ``requirements.txt`` and, if asked, calls ``model_fn(model_dir)`` once. The answer is written
 as JSON to the path given in the request, so anything the user code prints cannot corrupt it.
 """

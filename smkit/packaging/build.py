@@ -160,7 +160,7 @@ def build_archive(
 
     ``output`` is a reproducible ``.tar.gz`` (byte-identical for identical inputs, whatever ``threads``);
     ``uncompressed`` additionally (or instead) lays the same tree out as a folder for
-    ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (REFERENCE.md §7). ``include``: files
+    ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (docs/cloudformation.md). ``include``: files
     copied into ``code/`` next to the handler (helper modules shared by several models). ``progress``:
     None shows a bar on a terminal for inputs of 64 MiB or more. Raises :class:`PackagingError`.
     """

@@ -2,7 +2,7 @@
 
 The import runs in a separate ``python -I -B`` process (isolated from this one's modules and
 environment tweaks, never writing ``__pycache__`` into the code folder) with ``code/`` first on
-``sys.path`` as on a SageMaker framework image (REFERENCE.md §2).
+``sys.path`` as on a SageMaker framework image (docs/handler-semantics.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, c
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.tree import SKIPPED_DIRS
 
-DEFAULT_ENTRY_POINT = "inference.py"  # SAGEMAKER_PROGRAM default (REFERENCE.md §2)
+DEFAULT_ENTRY_POINT = "inference.py"  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
 DEFAULT_TIMEOUT_S = 120.0
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
 

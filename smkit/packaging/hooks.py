@@ -1,8 +1,8 @@
 """The handler hooks a SageMaker framework image calls, their arities, and the rules between them.
 
-Toolkit form (sagemaker-inference-toolkit, REFERENCE.md §2): ``model_fn`` at start-up, then either
+Toolkit form (sagemaker-inference-toolkit, docs/handler-semantics.md): ``model_fn`` at start-up, then either
 ``transform_fn`` or the ``input_fn -> predict_fn -> output_fn`` chain; every hook may take one extra
-trailing ``context`` argument. TF-Serving form (seed 002, sagemaker-tensorflow-serving-container):
+trailing ``context`` argument. TensorFlow Serving form (sagemaker-tensorflow-serving-container):
 ``handler(data, context)`` or both ``input_handler(data, context)`` and ``output_handler(data, context)``.
 Sources: https://github.com/aws/sagemaker-inference-toolkit/blob/master/src/sagemaker_inference/transformer.py
 and https://github.com/aws/sagemaker-tensorflow-serving-container (python_service.py).

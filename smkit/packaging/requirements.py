@@ -1,7 +1,7 @@
 """Validation of ``code/requirements.txt`` as pip requirement lines (PEP 508).
 
 Framework images pip-install this file at container start and stop serving if that fails
-(REFERENCE.md §2), so a bad line is caught here instead of at deploy time.
+(docs/handler-semantics.md), so a bad line is caught here instead of at deploy time.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Walk the code and artifacts folders into the sorted entry list of a model archive.
 
-Layout (REFERENCE.md §1): the artifacts folder's content at the archive root, the code folder under
+Layout (docs/hosting-contract.md): the artifacts folder's content at the archive root, the code folder under
 ``code/``, and ``smkit-manifest.json`` last. Symlinks are followed only when they point at a file inside the
 same folder; anything leaving the tree, symlinked directories, devices, FIFOs and sockets are refused.
 Interpreter caches are skipped so that running the code locally does not change the archive.

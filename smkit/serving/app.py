@@ -1,4 +1,6 @@
-"""The HTTP adapter: a plain ASGI application for the SageMaker hosting contract (REFERENCE.md §1, §3).
+"""The HTTP adapter: a plain ASGI application for the SageMaker hosting contract.
+
+Contract: docs/hosting-contract.md and docs/multi-model.md.
 
 Routes: ``GET /ping``, ``POST /invocations``, ``GET /execution-parameters``; in multi-model mode also
 ``GET|POST /models``, ``GET|DELETE /models/{name}`` and ``POST /models/{name}/invoke`` (and

@@ -1,6 +1,6 @@
 """Codec tables: content type -> decoder, accept type -> encoder, and Accept resolution.
 
-Behaviour follows the sagemaker-inference toolkit's ``decoder``/``encoder`` modules (REFERENCE.md §2)
+Behaviour follows the sagemaker-inference toolkit's ``decoder``/``encoder`` modules (docs/handler-semantics.md)
 with two deliberate differences: ``.npy``/``.npz`` bodies are read with ``allow_pickle=False`` (the
 toolkit's ``allow_pickle=True`` runs arbitrary code from the request), and undecodable bodies raise
 :class:`~smkit.serving.errors.BadRequest` (400) instead of a 500.
@@ -22,7 +22,7 @@ CSV = "text/csv"
 NPY = "application/x-npy"
 NPZ = "application/x-npz"
 ANY = "*/*"
-# The toolkit hands the body to handlers as str only for exactly these Content-Types (REFERENCE.md §2).
+# The toolkit hands the body to handlers as str only for exactly these Content-Types (docs/handler-semantics.md).
 UTF8_TYPES = frozenset({JSON, CSV})
 
 

@@ -1,4 +1,4 @@
-"""Default handlers, used for every hook a model's ``inference.py`` does not define (REFERENCE.md §2)."""
+"""Default handlers for every hook a model's ``inference.py`` does not define (docs/handler-semantics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The image's entry point: ``docker run IMAGE serve`` (REFERENCE.md §1).
+"""The image's entry point: ``docker run IMAGE serve`` (docs/hosting-contract.md).
 
 SageMaker starts hosting containers with the single argument ``serve``. This serves ``$SM_MODEL_DIR``
 (default ``/opt/ml/model``) on 0.0.0.0 and ``$SAGEMAKER_BIND_TO_PORT`` (default 8080), in multi-model

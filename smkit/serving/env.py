@@ -1,7 +1,8 @@
 """The serving environment, read once into a frozen typed object.
 
 Every ``SAGEMAKER_*`` and ``SMKIT_*`` variable the runtime honours is named in this module and nowhere
-else. Sources: REFERENCE.md §1 (hosting contract, payload limits), §2 (toolkit variables), §3 (multi-model);
+else. Sources: docs/hosting-contract.md (hosting contract, payload limits, toolkit variables),
+docs/multi-model.md;
 https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html
 """
 
@@ -13,8 +14,8 @@ from dataclasses import dataclass
 
 MIB = 1024 * 1024
 
-# Request payload limit per deployment profile, in bytes (REFERENCE.md §1, §5): realtime InvokeEndpoint
-# takes 6 MB (6,291,456 bytes), serverless 4 MB, async reads its input from S3 (up to 1 GB). Batch transform
+# Request payload limit per deployment profile, in bytes (docs/hosting-contract.md,
+# docs/serverless-async.md): realtime InvokeEndpoint takes 6 MB (6,291,456 bytes), serverless 4 MB, async reads its input from S3 (up to 1 GB). Batch transform
 # uses SAGEMAKER_MAX_PAYLOAD_IN_MB (default 6) like every profile when that variable is set.
 PROFILE_PAYLOAD_LIMITS: dict[str, int] = {
     "realtime": 6 * MIB,
@@ -49,8 +50,8 @@ VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
 
 DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
-DEFAULT_TIMEOUT_SECONDS = 60.0  # InvokeEndpoint's 60 s limit (REFERENCE.md §1)
-DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (REFERENCE.md §3)
+DEFAULT_TIMEOUT_SECONDS = 60.0  # InvokeEndpoint's 60 s limit (docs/hosting-contract.md)
+DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (docs/multi-model.md)
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -109,7 +110,7 @@ class ServingEnv:
 
     Attributes:
         port: ``SAGEMAKER_BIND_TO_PORT`` or 8080.
-        multi_model: ``SAGEMAKER_MULTI_MODEL=true`` selects the multi-model container API (REFERENCE.md §3).
+        multi_model: ``SAGEMAKER_MULTI_MODEL=true`` selects the multi-model container API (docs/multi-model.md).
         program: ``SAGEMAKER_PROGRAM``, the handler module file in ``model_dir/code`` (default inference.py).
         workers: ``SAGEMAKER_MODEL_SERVER_WORKERS`` or None (one per CPU).
         timeout_seconds: per-invocation limit; ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``, else

@@ -2,7 +2,7 @@
 
 A user's ``inference.py`` may raise its own exception with a ``status_code`` attribute (as
 ``sagemaker_inference.errors.BaseInferenceToolkitError`` does); the runtime keeps that status
-(REFERENCE.md §2). Anything else becomes 500, without a traceback in the body unless ``SMKIT_DEBUG``.
+(docs/handler-semantics.md). Anything else becomes 500, without a traceback in the body unless ``SMKIT_DEBUG``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class NotAcceptable(InferenceError):
 
 
 class ModelAlreadyLoaded(InferenceError):
-    """``POST /models`` for a name that is loaded (409, REFERENCE.md §3)."""
+    """``POST /models`` for a name that is loaded (409, docs/multi-model.md)."""
 
     status_code = 409
     error_type = "ModelAlreadyLoaded"
@@ -85,7 +85,7 @@ class InvocationTimeout(InferenceError):
 
 
 class InsufficientMemory(InferenceError):
-    """A model cannot fit in the multi-model memory budget even alone (507, REFERENCE.md §3)."""
+    """A model cannot fit in the multi-model memory budget even alone (507, docs/multi-model.md)."""
 
     status_code = 507
     error_type = "InsufficientStorage"

@@ -1,6 +1,6 @@
 """The handler lifecycle: hook lookup, context detection (once), load, invoke, error -> status.
 
-This is the toolkit's ``Transformer`` (REFERENCE.md §2) without its per-request signature counting:
+This is the toolkit's ``Transformer`` (docs/handler-semantics.md) without its per-request signature counting:
 every hook is inspected once at load, and a hook with one parameter more than the contract passes gets
 the :class:`~smkit.serving.context.Context` as its last argument.
 """

@@ -2,7 +2,7 @@
 
 Single-model mode does what the toolkit does: ``model_dir/code`` goes on ``sys.path`` and the module is
 imported under its own name (``inference``). Multi-model mode imports every model's module in isolation
-(fixing the toolkit's defect of never importing it, REFERENCE.md §2): the module gets a private name, and
+(fixing the toolkit's defect of never importing it, docs/handler-semantics.md): the module gets a private name, and
 helper modules from the model's ``code/`` directory (``import helper``) are taken out of ``sys.modules``
 after the import and put back only while that model's hooks run, so two models whose code directories
 both hold a ``helper.py`` each see their own.

@@ -1,4 +1,4 @@
-"""Multi-model mode: load, list, unload and invoke models by name (REFERENCE.md §3).
+"""Multi-model mode: load, list, unload and invoke models by name (docs/multi-model.md).
 
 Every worker process keeps its own copy of the models it has served; the shared
 :class:`~smkit.serving.registry.Registry` says which models are loaded. A model loaded through one worker

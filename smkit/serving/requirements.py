@@ -1,6 +1,6 @@
 """A model's ``code/requirements.txt``: check it is satisfied, else pip-install it before loading.
 
-Framework images pip-install this file at container start and stop when that fails (REFERENCE.md §2).
+Framework images pip-install this file at container start and stop when that fails (docs/handler-semantics.md).
 Here the install goes with ``pip install --target`` into a directory of its own (the model directory is
 read-only on SageMaker and the image runs as a non-root user), which is then searched right after the
 model's ``code/`` directory. In multi-model mode every model gets its own target directory, so two

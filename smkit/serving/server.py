@@ -1,7 +1,7 @@
 """Process management: gunicorn's arbiter and uvicorn workers running :class:`~smkit.serving.app.ServingApp`.
 
 Start-up order (single-model): the model is loaded once in the arbiter while a small thread answers every
-request on the port with 503 (``/ping`` not ready, REFERENCE.md §1), then the workers fork and share the
+request on the port with 503 (``/ping`` not ready, docs/hosting-contract.md), then the workers fork and share the
 loaded model copy-on-write. Each worker listens on its own SO_REUSEPORT socket so that the kernel spreads
 keep-alive connections across workers. A worker that dies is replaced by the arbiter from the
 same loaded state. ``SMKIT_LOAD_AFTER_FORK=true`` loads the model in every worker instead, for libraries
@@ -34,7 +34,7 @@ from smkit.serving.env import ServingEnv
 from smkit.serving.handler import ModelHandler
 
 log = logging.getLogger("smkit.serving")
-GRACEFUL_SECONDS = 20  # SageMaker sends SIGKILL 30 s after SIGTERM (REFERENCE.md §1)
+GRACEFUL_SECONDS = 20  # SageMaker sends SIGKILL 30 s after SIGTERM (docs/hosting-contract.md)
 LOADING_BODY = json.dumps({"code": 503, "type": "ModelNotReady", "message": "the model is still loading"})
 
 

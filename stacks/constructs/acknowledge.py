@@ -1,7 +1,7 @@
 """Record cdk-nag acknowledgements next to the resource they are about.
 
 cdk-nag 3 is a CDK policy-validation plugin; a finding is silenced with CDK's own
-``Validations.of(scope).acknowledge(...)`` (REFERENCE §8), which applies to ``scope`` and its children.
+``Validations.of(scope).acknowledge(...)`` (docs/toolchain.md), which applies to ``scope`` and its children.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Application Auto Scaling of one production variant (REFERENCE §7).
+"""Application Auto Scaling of one production variant (docs/cloudformation.md).
 
 - ``invocations``: target tracking on ``SageMakerVariantInvocationsPerInstance`` (instance variants).
 - ``backlog``: target tracking on ``ApproximateBacklogSizePerInstance`` plus a step policy that scales out

@@ -24,7 +24,7 @@ KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
 )
-SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # REFERENCE §5
+SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # docs/serverless-async.md
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from constructs import Construct
 
 from stacks.constructs.model_data import BoundModelData
 
-MAX_CONTAINERS = 15  # REFERENCE §4
+MAX_CONTAINERS = 15  # docs/multi-container.md
 INFERENCE_MODES = {"serial": "Serial", "direct": "Direct"}
 
 
@@ -36,7 +36,7 @@ class VpcSettings:
 
 
 class InferenceModel(Construct):
-    """A SageMaker Model with a generated name (a changed model is a replacement, REFERENCE §7)."""
+    """A SageMaker Model with a generated name (a changed model is a replacement, docs/cloudformation.md)."""
 
     def __init__(
         self,

@@ -4,7 +4,7 @@
 - :meth:`ModelData.from_prefix`: an uncompressed directory copied under a content-hashed prefix of the
   endpoint bucket (``ModelDataSource.S3DataSource`` with ``S3Prefix`` / ``CompressionType: None``).
 - :meth:`ModelData.from_multi_model`: a folder of ``*.tar.gz`` copied as one set under a content-hashed
-  prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, REFERENCE §3).
+  prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, docs/multi-model.md).
 
 Binding grants the execution role ``s3:GetObject`` on exactly that object or prefix (and ``s3:ListBucket``
 limited to the prefix). Directory sets are copied by CDK's BucketDeployment, a Lambda-backed custom

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from batch_seed import BATCH_DEMO_CODE, SEED_RECORDS, SMALL_RECORDS, write_jsonl
+from jsonl_example import BATCH_DEMO_CODE, FULL_RECORDS, SMALL_RECORDS, write_jsonl
 
 from smkit.emulator.server import MotoServer
 from smkit.packaging.build import build_archive
@@ -28,9 +28,9 @@ def aws(moto: MotoServer, monkeypatch: pytest.MonkeyPatch) -> MotoServer:
 
 
 @pytest.fixture(scope="session")
-def seed_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Seed 003's model packaged by the project's packager (no weights: an empty artifacts folder)."""
-    root = tmp_path_factory.mktemp("seed-model")
+def demo_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The JSON Lines batch example's model packaged by the project's packager (no weights: an empty artifacts folder)."""
+    root = tmp_path_factory.mktemp("demo-model")
     (root / "artifacts").mkdir()
     build_archive(BATCH_DEMO_CODE, root / "artifacts", root / "model.tar.gz")
     return root / "model.tar.gz"
@@ -38,8 +38,8 @@ def seed_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def big_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Seed-sized inputs (over 1 MiB each) for the cases that send whole objects or MultiRecord bodies."""
-    return write_jsonl(tmp_path_factory.mktemp("big") / "batch_input", SEED_RECORDS)
+    """Full-sized inputs (over 1 MiB each) for the cases that send whole objects or MultiRecord bodies."""
+    return write_jsonl(tmp_path_factory.mktemp("big") / "batch_input", FULL_RECORDS)
 
 
 @pytest.fixture(scope="session")

@@ -13,17 +13,17 @@ from smkit.cli import main
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_config_model_and_environment_run_the_job(seed_archive: Path, tmp_path: Path) -> None:
+def test_config_model_and_environment_run_the_job(demo_archive: Path, tmp_path: Path) -> None:
     text = (REPO / "config" / "realtime.yaml").read_text()
     assert "path: build/model.tar.gz" in text
     config = tmp_path / "batch.yaml"
     config.write_text(
-        text.replace("path: build/model.tar.gz", f"path: {seed_archive}").replace(
+        text.replace("path: build/model.tar.gz", f"path: {demo_archive}").replace(
             "SAGEMAKER_PROGRAM: inference.py", "SAGEMAKER_PROGRAM: inference_lines.py"
         )
     )
     model = model_from_config(config)
-    assert model.path == seed_archive
+    assert model.path == demo_archive
     assert model.environment["SAGEMAKER_PROGRAM"] == "inference_lines.py"
     (tmp_path / "in.jsonl").write_text('{"value":1}\n{"value":2}\n{"value":5}\n')
     result = CliRunner().invoke(

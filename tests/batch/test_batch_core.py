@@ -21,13 +21,13 @@ from smkit.batch.options import (
 )
 from smkit.batch.records import PayloadTooLargeError, assemble, pack, split_records
 
-SEED_LINES = b'{"value":1}\n{"value":3}\n{"value":4}\n'
+THREE_LINES = b'{"value":1}\n{"value":3}\n{"value":4}\n'
 
 # --- splitting, packing, assembly ------------------------------------------------------------------------
 
 
 def test_split_none_is_the_whole_object() -> None:
-    assert split_records(SEED_LINES, SplitType.NONE) == [SEED_LINES]
+    assert split_records(THREE_LINES, SplitType.NONE) == [THREE_LINES]
     assert split_records(b"", SplitType.NONE) == []
 
 
@@ -37,7 +37,7 @@ def test_split_line_keeps_newlines_and_drops_blank_lines() -> None:
 
 
 def test_single_record_sends_one_record_per_request() -> None:
-    records = split_records(SEED_LINES, SplitType.LINE)
+    records = split_records(THREE_LINES, SplitType.LINE)
     batches = pack(records, BatchStrategy.SINGLE_RECORD, 100)
     assert [b.body for b in batches] == records
     assert [b.first for b in batches] == [0, 1, 2]
@@ -53,8 +53,8 @@ def test_multi_record_packs_up_to_max_bytes_with_newlines_between_records() -> N
 
 
 def test_multi_record_body_is_what_json_loads_rejects_with_extra_data() -> None:
-    """Seed 003: the packed body reaches input_fn as several lines; json.loads fails at char 12."""
-    body = pack(split_records(SEED_LINES, SplitType.LINE), BatchStrategy.MULTI_RECORD, 1024 * 1024)[0].body
+    """MultiRecord: the packed body reaches input_fn as several lines; json.loads fails at char 12."""
+    body = pack(split_records(THREE_LINES, SplitType.LINE), BatchStrategy.MULTI_RECORD, 1024 * 1024)[0].body
     with pytest.raises(json.JSONDecodeError, match=r"Extra data: line 2 column 1 \(char 12\)"):
         json.loads(body)
 
@@ -202,7 +202,7 @@ def _problems(**kwargs: object) -> list[str]:
     return info.value.problems
 
 
-def test_valid_seed_003_options_pass() -> None:
+def test_valid_join_options_pass() -> None:
     validate(
         TransformOptions(
             content_type="application/json",

@@ -39,7 +39,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_s3_in_and_out_one_object_fails_the_other_completes(aws: MotoServer, seed_archive: Path) -> None:
+def test_s3_in_and_out_one_object_fails_the_other_completes(aws: MotoServer, demo_archive: Path) -> None:
     """A handler error in one object: that object gets no .out (a stale one is removed), the job exits 1."""
     s3 = aws.client("s3")
     s3.create_bucket(Bucket="jobs")
@@ -47,7 +47,7 @@ def test_s3_in_and_out_one_object_fails_the_other_completes(aws: MotoServer, see
     s3.put_object(Bucket="jobs", Key="batch_input/sub/bad.jsonl", Body=BAD.encode())
     s3.put_object(Bucket="jobs", Key="output/sub/bad.jsonl.out", Body=b"stale")
     code, out, err = _cli(
-        "--local", "--model", str(seed_archive), "--input", "s3://jobs/batch_input/",
+        "--local", "--model", str(demo_archive), "--input", "s3://jobs/batch_input/",
         "--output", "s3://jobs/output", *LINE_JOB, "--join-source", "Input",
     )  # fmt: skip
     assert code == 1, out + err
@@ -69,14 +69,14 @@ def test_s3_in_and_out_one_object_fails_the_other_completes(aws: MotoServer, see
     )
 
 
-def test_record_larger_than_max_payload_in_line_mode(seed_archive: Path, tmp_path: Path) -> None:
+def test_record_larger_than_max_payload_in_line_mode(demo_archive: Path, tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     big = '{"value":1,"pad":"' + "x" * (1024 * 1024) + '"}\n'
     (tmp_path / "in" / "x.jsonl").write_text(GOOD + big)
     log: list[str] = []
     result = run_local_job(
         TransformOptions(content_type=JSON, split_type=SplitType.LINE, max_payload_mb=1),
-        LocalModel(seed_archive),
+        LocalModel(demo_archive),
         input_location=str(tmp_path / "in"),
         output_location=str(tmp_path / "out"),
         log=log.append,
@@ -88,7 +88,7 @@ def test_record_larger_than_max_payload_in_line_mode(seed_archive: Path, tmp_pat
     assert not (tmp_path / "out").exists()
 
 
-def test_output_filter_outside_the_record_fails_the_object(seed_archive: Path, tmp_path: Path) -> None:
+def test_output_filter_outside_the_record_fails_the_object(demo_archive: Path, tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "x.jsonl").write_text(GOOD)
     result = run_local_job(
@@ -101,7 +101,7 @@ def test_output_filter_outside_the_record_fails_the_object(seed_archive: Path, t
             join_source=JoinSource.INPUT,
             output_filter="$.missing",
         ),
-        LocalModel(seed_archive),
+        LocalModel(demo_archive),
         input_location=str(tmp_path / "in"),
         output_location=str(tmp_path / "out"),
         log=lambda _line: None,
@@ -113,29 +113,29 @@ def test_output_filter_outside_the_record_fails_the_object(seed_archive: Path, t
     assert not (tmp_path / "out").exists()
 
 
-def test_bad_options_and_locations_fail_before_anything_starts(seed_archive: Path, tmp_path: Path) -> None:
+def test_bad_options_and_locations_fail_before_anything_starts(demo_archive: Path, tmp_path: Path) -> None:
     with pytest.raises(TransformOptionsError, match="needs --assemble-with Line"):
         run_local_job(
             TransformOptions(content_type="text/csv", accept="text/csv", split_type=SplitType.LINE,
                              join_source=JoinSource.INPUT),
-            LocalModel(seed_archive),
+            LocalModel(demo_archive),
             input_location=str(tmp_path),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
     with pytest.raises(StorageError, match="does not exist; give a file, a folder or an s3:// prefix"):
         run_local_job(
-            TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path / "nope"),
+            TransformOptions(), LocalModel(demo_archive), input_location=str(tmp_path / "nope"),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
     with pytest.raises(StorageError, match="--output '.*/out' is inside --input"):
         run_local_job(
-            TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path),
+            TransformOptions(), LocalModel(demo_archive), input_location=str(tmp_path),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
     (tmp_path / "empty").mkdir()
     with pytest.raises(StorageError, match="holds no objects"):
         run_local_job(
-            TransformOptions(), LocalModel(seed_archive), input_location=str(tmp_path / "empty"),
+            TransformOptions(), LocalModel(demo_archive), input_location=str(tmp_path / "empty"),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
     code, _, err = _cli("--local", "--input", str(tmp_path), "--output", str(tmp_path / "o"))
@@ -161,12 +161,12 @@ def test_model_that_fails_to_load_is_reported_at_once(tmp_path: Path) -> None:
         )  # fmt: skip
 
 
-def test_killed_job_leaves_no_runtime_and_no_partial_output(seed_archive: Path, tmp_path: Path) -> None:
+def test_killed_job_leaves_no_runtime_and_no_partial_output(demo_archive: Path, tmp_path: Path) -> None:
     """SIGTERM to the job mid-run: the runtime's process group goes too, and no .out appears."""
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "x.jsonl").write_text('{"value":1}\n' * 50_000)
     job = subprocess.Popen(
-        [sys.executable, "-c", "from smkit.cli import main; main()", "batch-transform", "--local", "--model", str(seed_archive),
+        [sys.executable, "-c", "from smkit.cli import main; main()", "batch-transform", "--local", "--model", str(demo_archive),
          "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), *LINE_JOB,
          "--container-log", str(tmp_path / "container.log")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -196,14 +196,14 @@ def test_killed_job_leaves_no_runtime_and_no_partial_output(seed_archive: Path, 
     assert os.listdir(tmp_path / "in") == ["x.jsonl"]
 
 
-def test_s3_locations_that_do_not_exist(aws: MotoServer, seed_archive: Path, tmp_path: Path) -> None:
-    code, _, err = _cli("--local", "--model", str(seed_archive), "--input", "s3://no-such-bucket/in/",
+def test_s3_locations_that_do_not_exist(aws: MotoServer, demo_archive: Path, tmp_path: Path) -> None:
+    code, _, err = _cli("--local", "--model", str(demo_archive), "--input", "s3://no-such-bucket/in/",
                         "--output", str(tmp_path / "out"))  # fmt: skip
     assert code == 1
     assert "listing --input s3://no-such-bucket/in/ failed" in err
     assert "NoSuchBucket" in err
     (tmp_path / "x.jsonl").write_text(GOOD)
-    code, out, err = _cli("--local", "--model", str(seed_archive), "--input", str(tmp_path / "x.jsonl"),
+    code, out, err = _cli("--local", "--model", str(demo_archive), "--input", str(tmp_path / "x.jsonl"),
                           "--output", "s3://no-such-bucket/out/", *LINE_JOB)  # fmt: skip
     assert code == 1
     assert "writing s3://no-such-bucket/out/x.jsonl.out failed" in err

@@ -19,7 +19,7 @@ from smkit.batch.request import JobTarget, build_request, submit
 from smkit.cli import main
 from smkit.emulator.server import MotoServer
 
-SEED_003_JOIN = TransformOptions(
+JSONL_JOIN = TransformOptions(
     content_type="application/json",
     accept="application/json",
     split_type=SplitType.LINE,
@@ -34,15 +34,15 @@ TARGET = JobTarget(
     model_name="batch-demo",
     input_uri="s3://bucket/batch_input/",
     output_uri="s3://bucket/output/",
-    job_name="seed-003",
+    job_name="jsonl-join",
     environment={"SAGEMAKER_PROGRAM": "inference.py"},
 )
 
 
 def test_request_mirrors_every_option() -> None:
-    request = build_request(SEED_003_JOIN, TARGET)
+    request = build_request(JSONL_JOIN, TARGET)
     assert request == {
-        "TransformJobName": "seed-003",
+        "TransformJobName": "jsonl-join",
         "ModelName": "batch-demo",
         "MaxConcurrentTransforms": 4,
         "MaxPayloadInMB": 1,
@@ -99,8 +99,8 @@ def test_botocore_api_model_refuses_what_aws_would() -> None:
 
 
 def test_submitted_to_moto(aws: MotoServer) -> None:
-    answer = submit(build_request(SEED_003_JOIN, TARGET), endpoint_url=aws.endpoint_url)
-    assert answer["TransformJobName"] == "seed-003"
+    answer = submit(build_request(JSONL_JOIN, TARGET), endpoint_url=aws.endpoint_url)
+    assert answer["TransformJobName"] == "jsonl-join"
     assert answer["TransformInput"]["SplitType"] == "Line"
     assert answer["BatchStrategy"] == "SingleRecord"
     assert answer["DataProcessing"]["JoinSource"] == "Input"

@@ -1,4 +1,4 @@
-"""Multi-container endpoints: seed 001's serial featurizer -> regressor pipeline end to end
+"""Multi-container endpoints: the serial featurizer -> regressor pipeline end to end
 (config/multi-container.yaml) and direct invocation by TargetContainerHostname
 (config/multi-container-direct.yaml)."""
 
@@ -27,8 +27,8 @@ def direct(repo):
         yield ep
 
 
-def test_seed_001_pipeline_csv_in_json_out(pipeline, sample):
-    # Seed 001: the client's Content-Type (text/csv) reaches the featurizer, its CSV answer (its
+def test_pipeline_csv_in_json_out(pipeline, sample):
+    # The client's Content-Type (text/csv) reaches the featurizer, its CSV answer (its
     # SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT) feeds the regressor, and the client's Accept applies to the last.
     expected = json.loads(sample("featurizer", "expected.json"))
     resp = pipeline.client().invoke_endpoint(

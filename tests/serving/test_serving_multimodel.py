@@ -1,4 +1,4 @@
-"""Multi-model container API (REFERENCE.md §3) over a real socket, with two worker processes."""
+"""Multi-model container API (docs/multi-model.md) over a real socket, with two worker processes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Seed 003's batch-transform model: ``{"value": n}`` in, ``{"output": "I want to 🍵"}`` (odd n) or 🍣 (even n) out.
+"""A batch-transform model: ``{"value": n}`` in, ``{"output": "I want to 🍵"}`` (odd n) or 🍣 (even n) out.
 
-The handlers are those of the sagemaker-inference toolkit (REFERENCE.md §2), each taking the optional
+The handlers are those of the sagemaker-inference toolkit (docs/handler-semantics.md), each taking the optional
 trailing ``context``. ``input_fn`` calls ``json.loads`` on the whole body, so a MultiRecord request (several
-lines in one body) fails with ``Extra data: line 2 column 1 (char 12)``, exactly as seed 003 shows.
+lines in one body) fails with ``Extra data: line 2 column 1 (char 12)``, as it does in a SageMaker
+transform job.
 """
 
 import json

@@ -1,4 +1,4 @@
-"""Seed 003's MultiRecord variant: split the body into lines in ``input_fn`` and join in ``output_fn``.
+"""The MultiRecord variant of ``inference.py``: split the body into lines in ``input_fn`` and join in ``output_fn``.
 
 Select it with ``SAGEMAKER_PROGRAM=inference_lines.py``. With SplitType Line and BatchStrategy MultiRecord
 it produces the same output as the one-record model with SingleRecord.

@@ -1,11 +1,11 @@
 """SageMaker handler for the pipeline's first container: a fitted ``ColumnTransformer`` featurizer.
 
-Like seed 001's preprocessing container: raw rows in (the 10 diabetes features as ``text/csv``,
+Like the preprocessing container of a SageMaker inference pipeline: raw rows in (the 10 diabetes features as ``text/csv``,
 ``application/json`` or ``application/x-npy``), features out for the next container. The response is
 ``text/csv`` by default (empty Accept, ``*/*`` or ``text/csv``): 11 columns per row, the 9 standardised
 measurements then sex one-hot, every value written exactly (``repr``). ``application/json`` gives
 ``{"instances": [[...], ...]}`` and ``application/x-npy`` the float64 matrix. The Content-Type returned
-carries no ``charset`` parameter, which strict next containers reject (REFERENCE.md §4).
+carries no ``charset`` parameter, which strict next containers reject (docs/multi-container.md).
 Hook contract: https://sagemaker.readthedocs.io/en/stable/frameworks/sklearn/using_sklearn.html
 """
 

@@ -1,7 +1,7 @@
-"""Seed 003's five cases, end to end: the seed's model served by the real runtime on 127.0.0.1.
+"""Five transform-job cases on JSON Lines, end to end: the batch example's model served by the real runtime on 127.0.0.1.
 
-Each test runs a whole local job (runtime started with SAGEMAKER_BATCH=true, stopped afterwards) on the seed's
-data shape: JSON Lines files of ``{"value": n}`` records, over 1 MiB each where the payload limit matters.
+Each test runs a whole local job (runtime started with SAGEMAKER_BATCH=true, stopped afterwards) on the
+example's data shape: JSON Lines files of ``{"value": n}`` records, over 1 MiB each where the payload limit matters.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from batch_seed import SEED_RECORDS, SMALL_RECORDS, expected_output
+from jsonl_example import FULL_RECORDS, SMALL_RECORDS, expected_output
 
 from smkit.batch.job import JobResult
 from smkit.batch.local import LocalModel, run_local_job
@@ -40,13 +40,13 @@ def _invocations(container_log: str) -> int:
 
 
 def test_case1_split_none_whole_object_over_max_payload(
-    seed_archive: Path, big_inputs: Path, tmp_path: Path
+    demo_archive: Path, big_inputs: Path, tmp_path: Path
 ) -> None:
     """SplitType None, SingleRecord, MaxPayloadInMB=1: each 1.4 MB object is one record -> too much data."""
     options = TransformOptions(
         content_type=JSON, batch_strategy=BatchStrategy.SINGLE_RECORD, max_payload_mb=1
     )
-    result, log, container_log = _run(options, seed_archive, big_inputs, tmp_path / "out")
+    result, log, container_log = _run(options, demo_archive, big_inputs, tmp_path / "out")
     assert not result.ok
     for outcome in result.objects:
         assert outcome.error is not None
@@ -60,13 +60,13 @@ def test_case1_split_none_whole_object_over_max_payload(
 
 
 def test_case1_split_none_under_max_payload_hands_the_whole_file_to_json_loads(
-    seed_archive: Path, big_inputs: Path, tmp_path: Path
+    demo_archive: Path, big_inputs: Path, tmp_path: Path
 ) -> None:
-    """The seed's logs for the same case at MaxPayloadInMB=6: json.loads on the whole file -> 500 Extra data."""
+    """SageMaker's logs for the same case at MaxPayloadInMB=6: json.loads on the whole file -> 500 Extra data."""
     options = TransformOptions(
         content_type=JSON, batch_strategy=BatchStrategy.SINGLE_RECORD, max_payload_mb=6
     )
-    result, log, _ = _run(options, seed_archive, big_inputs, tmp_path / "out")
+    result, log, _ = _run(options, demo_archive, big_inputs, tmp_path / "out")
     assert [o.status for o in result.objects] == [500, 500]
     source = str(big_inputs / "testdata2.jsonl")
     assert f"[sagemaker logs]: {source}: Bad HTTP status received from algorithm: 500" in log
@@ -76,12 +76,12 @@ def test_case1_split_none_under_max_payload_hands_the_whole_file_to_json_loads(
 
 
 def test_case2_split_line_single_record_glues_outputs(
-    seed_archive: Path, small_inputs: Path, tmp_path: Path
+    demo_archive: Path, small_inputs: Path, tmp_path: Path
 ) -> None:
     """SplitType Line, SingleRecord, no AssembleWith: one request per line, outputs concatenated.
 
-    The seed prints this case's .out as bare ``I want to 🍵I want to 🍵...``; with the output_fn the seed
-    lists (JSON objects) the same gluing gives ``{"output": "I want to 🍵"}{"output": ...}``.
+    SageMaker writes this case's .out as bare ``I want to 🍵I want to 🍵...`` for an output_fn returning
+    strings; with this example's output_fn (JSON objects) the same gluing gives ``{"output": "I want to 🍵"}{"output": ...}``.
     """
     options = TransformOptions(
         content_type=JSON,
@@ -89,7 +89,7 @@ def test_case2_split_line_single_record_glues_outputs(
         batch_strategy=BatchStrategy.SINGLE_RECORD,
         max_payload_mb=1,
     )
-    result, _, container_log = _run(options, seed_archive, small_inputs, tmp_path / "out")
+    result, _, container_log = _run(options, demo_archive, small_inputs, tmp_path / "out")
     assert result.ok, result.summary()
     assert _invocations(container_log) == 2 * SMALL_RECORDS
     for name in NAMES:
@@ -99,7 +99,7 @@ def test_case2_split_line_single_record_glues_outputs(
 
 
 def test_case3_assemble_with_line_puts_each_output_on_its_line(
-    seed_archive: Path, small_inputs: Path, tmp_path: Path
+    demo_archive: Path, small_inputs: Path, tmp_path: Path
 ) -> None:
     options = TransformOptions(
         content_type=JSON,
@@ -109,7 +109,7 @@ def test_case3_assemble_with_line_puts_each_output_on_its_line(
         assemble_with=AssembleWith.LINE,
         max_concurrent_transforms=4,
     )
-    result, _, _ = _run(options, seed_archive, small_inputs, tmp_path / "out")
+    result, _, _ = _run(options, demo_archive, small_inputs, tmp_path / "out")
     assert result.ok, result.summary()
     for name in NAMES:
         lines = (tmp_path / "out" / f"{name}.out").read_text(encoding="utf-8").splitlines()
@@ -119,7 +119,7 @@ def test_case3_assemble_with_line_puts_each_output_on_its_line(
 
 
 def test_case4_multi_record_hands_a_multi_line_body_to_json_loads(
-    seed_archive: Path, big_inputs: Path, tmp_path: Path
+    demo_archive: Path, big_inputs: Path, tmp_path: Path
 ) -> None:
     """SplitType Line, MultiRecord, MaxPayloadInMB=1: bodies under 1 MiB of many lines -> 500 Extra data."""
     options = TransformOptions(
@@ -129,9 +129,9 @@ def test_case4_multi_record_hands_a_multi_line_body_to_json_loads(
         max_payload_mb=1,
         invocations_max_retries=0,
     )
-    result, log, container_log = _run(options, seed_archive, big_inputs, tmp_path / "out")
+    result, log, container_log = _run(options, demo_archive, big_inputs, tmp_path / "out")
     assert not result.ok
-    assert [o.records for o in result.objects] == [SEED_RECORDS, SEED_RECORDS]
+    assert [o.records for o in result.objects] == [FULL_RECORDS, FULL_RECORDS]
     assert [o.requests for o in result.objects] == [2, 2]  # 1.4 MB of lines packed into two <= 1 MiB bodies
     for outcome in result.objects:
         assert outcome.status == 500
@@ -145,9 +145,9 @@ def test_case4_multi_record_hands_a_multi_line_body_to_json_loads(
 
 
 def test_case4_splitting_in_input_fn_matches_single_record(
-    seed_archive: Path, big_inputs: Path, tmp_path: Path
+    demo_archive: Path, big_inputs: Path, tmp_path: Path
 ) -> None:
-    """The seed's second handler (split in input_fn, join in output_fn) gives the SingleRecord output."""
+    """The example's second handler (split in input_fn, join in output_fn) gives the SingleRecord output."""
     options = TransformOptions(
         content_type=JSON,
         accept=JSON,
@@ -158,14 +158,14 @@ def test_case4_splitting_in_input_fn_matches_single_record(
         max_concurrent_transforms=2,
     )
     env = {"SAGEMAKER_PROGRAM": "inference_lines.py"}
-    result, _, _ = _run(options, seed_archive, big_inputs, tmp_path / "out", env)
+    result, _, _ = _run(options, demo_archive, big_inputs, tmp_path / "out", env)
     assert result.ok, result.summary()
     for name in NAMES:
         lines = (tmp_path / "out" / f"{name}.out").read_text(encoding="utf-8").splitlines()
-        assert lines == expected_output(name, SEED_RECORDS)
+        assert lines == expected_output(name, FULL_RECORDS)
 
 
-def test_case5_join_source_input(seed_archive: Path, small_inputs: Path, tmp_path: Path) -> None:
+def test_case5_join_source_input(demo_archive: Path, small_inputs: Path, tmp_path: Path) -> None:
     options = TransformOptions(
         content_type=JSON,
         accept=JSON,
@@ -175,7 +175,7 @@ def test_case5_join_source_input(seed_archive: Path, small_inputs: Path, tmp_pat
         join_source=JoinSource.INPUT,
         max_concurrent_transforms=2,
     )
-    result, _, _ = _run(options, seed_archive, small_inputs, tmp_path / "out")
+    result, _, _ = _run(options, demo_archive, small_inputs, tmp_path / "out")
     assert result.ok, result.summary()
     lines = (tmp_path / "out" / "testdata1.jsonl.out").read_text(encoding="utf-8").splitlines()
     assert lines[:5] == [
