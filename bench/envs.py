@@ -79,8 +79,7 @@ def resolve_smkit_python(choice: str, model_dir: Path) -> Path:
 
 
 REPORTED_PACKAGES = (
-    "gunicorn",
-    "gunicorn-h1c",
+    "uvicorn",
     "numpy",
     "scipy",
     "scikit-learn",

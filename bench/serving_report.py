@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 SERVER_LABELS = {
-    "smkit": "smkit (gunicorn + uvicorn workers, example model)",
+    "smkit": "smkit (front end + model workers, example model)",
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
 }

@@ -84,15 +84,3 @@ class Invocation:
         if self.custom_attributes is not None:
             headers[CUSTOM_ATTRIBUTES] = self.custom_attributes
         return headers
-
-
-def strip_charset(content_type: str | None) -> str | None:
-    """Drop ``; charset=...`` from a media type: strict containers reject ``text/csv; charset=utf-8``.
-
-    Other parameters are kept. docs/multi-container.md.
-    """
-    if content_type is None:
-        return None
-    parts = [p.strip() for p in content_type.split(";")]
-    kept = [parts[0]] + [p for p in parts[1:] if p and not p.lower().startswith("charset=")]
-    return "; ".join(kept)

@@ -1,8 +1,9 @@
 """How one production variant turns an invocation into container calls, per model shape.
 
 - :class:`SingleContainer`: one container, ``POST /invocations``.
-- :class:`SerialPipeline`: containers chained (docs/multi-container.md): the client's Content-Type to the first, its
-  Accept to the last, each hop fed the previous response with its Content-Type minus ``; charset=``.
+- :class:`SerialPipeline`: containers chained (docs/multi-container.md): the client's Content-Type to the
+  first, its Accept to the last, each hop fed the previous response with that response's Content-Type
+  verbatim (parameters such as charset included), as SageMaker forwards it.
 - :class:`DirectContainers`: ``TargetContainerHostname`` picks the container (docs/multi-container.md).
 - :class:`~smkit.local.multimodel.MultiModel` (own module): ``TargetModel`` loads on first use.
 """
@@ -16,7 +17,7 @@ import httpx
 
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
-from smkit.local.protocol import LOCAL_ACCOUNT, Invocation, strip_charset
+from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class SerialPipeline:
             reply = await call_container(
                 process, "/invocations", body, headers, scope=scope, source=process.spec.name
             )
-            body, content_type = reply.body, strip_charset(reply.content_type)
+            body, content_type = reply.body, reply.content_type
         assert reply is not None
         return reply
 

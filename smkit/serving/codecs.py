@@ -1,7 +1,8 @@
 """Codec tables: content type -> decoder, accept type -> encoder, and Accept resolution.
 
 Behaviour follows the sagemaker-inference toolkit's ``decoder``/``encoder`` modules (docs/handler-semantics.md)
-with two deliberate differences: ``.npy``/``.npz`` bodies are read with ``allow_pickle=False`` (the
+with two deliberate differences (numpy is imported on first use, so a model worker whose environment
+lacks it still serves handlers that never touch these codecs): ``.npy``/``.npz`` bodies are read with ``allow_pickle=False`` (the
 toolkit's ``allow_pickle=True`` runs arbitrary code from the request), and undecodable bodies raise
 :class:`~smkit.serving.errors.BadRequest` (400) instead of a 500.
 """
@@ -12,8 +13,6 @@ import io
 import json
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
 
@@ -52,6 +51,8 @@ def _text(data: str | bytes, content_type: str | None) -> str:
 
 def decode_json(data: str | bytes, content_type: str | None) -> Any:
     """``np.array(json.loads(body))``; malformed JSON is a 400."""
+    import numpy as np
+
     try:
         return np.array(json.loads(_text(data, content_type)))
     except json.JSONDecodeError as exc:
@@ -67,6 +68,8 @@ def decode_csv(data: str | bytes, content_type: str | None) -> Any:
     ``genfromtxt`` at a fraction of the cost; anything it refuses goes through ``genfromtxt`` so blanks
     and non-numbers still become ``nan`` exactly as in the toolkit.
     """
+    import numpy as np
+
     text = _text(data, content_type)
     try:
         return np.loadtxt(io.StringIO(text), delimiter=",", dtype=float)
@@ -80,6 +83,8 @@ def decode_csv(data: str | bytes, content_type: str | None) -> Any:
 
 def decode_npy(data: str | bytes, content_type: str | None) -> Any:
     """``np.load`` with ``allow_pickle=False``: object arrays (pickles) are refused with 400."""
+    import numpy as np
+
     raw = data.encode() if isinstance(data, str) else data
     try:
         return np.load(io.BytesIO(raw), allow_pickle=False)
@@ -89,6 +94,8 @@ def decode_npy(data: str | bytes, content_type: str | None) -> Any:
 
 def decode_npz(data: str | bytes, content_type: str | None) -> Any:
     """A scipy.sparse matrix saved with ``save_npz`` (as the toolkit), else a dict of the arrays."""
+    import numpy as np
+
     raw = data.encode() if isinstance(data, str) else data
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as archive:
@@ -117,13 +124,15 @@ def _tolist(value: Any) -> Any:
 
 def encode_json(value: Any) -> str:
     """``json.dumps`` with arrays converted through ``tolist`` (toolkit ``_array_to_json``)."""
-    if isinstance(value, np.ndarray):
-        return json.dumps(value.tolist())
+    if hasattr(value, "tolist") and not isinstance(value, list | dict | str):
+        return json.dumps(value.tolist())  # numpy arrays and scalars, torch tensors
     return json.dumps(value, default=_tolist)
 
 
 def encode_csv(value: Any) -> str:
     """``np.savetxt(fmt="%s", delimiter=",")``: one line per row; a 1-D array gives one value per line."""
+    import numpy as np
+
     stream = io.StringIO()
     np.savetxt(
         stream,
@@ -136,6 +145,8 @@ def encode_csv(value: Any) -> str:
 
 def encode_npy(value: Any) -> bytes:
     """``np.save`` of the array (object arrays are refused: a client must not receive pickles)."""
+    import numpy as np
+
     stream = io.BytesIO()
     np.save(stream, np.asarray(value), allow_pickle=False)
     return stream.getvalue()
@@ -143,6 +154,8 @@ def encode_npy(value: Any) -> bytes:
 
 def encode_npz(value: Any) -> bytes:
     """A scipy.sparse matrix via ``save_npz``, anything else as ``np.savez(arr_0=...)``."""
+    import numpy as np
+
     stream = io.BytesIO()
     if hasattr(value, "tocsr") and hasattr(value, "nnz"):
         import scipy.sparse
@@ -172,16 +185,44 @@ def decode(data: str | bytes, content_type: str | None) -> Any:
     return decoder(data, content_type)
 
 
+def _quality(item: str) -> float:
+    for param in item.split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "q":
+            try:
+                return min(1.0, max(0.0, float(value.strip())))
+            except ValueError:
+                return 1.0
+    return 1.0
+
+
 def parse_accept(accept: str, default_accept: str = JSON) -> list[str]:
-    """The media types of an Accept value in order; ``*/*`` (or an empty value) stands for the default."""
-    types: list[str] = []
+    """The media types of an Accept value, most preferred first (RFC 9110 section 12.5.1).
+
+    Types are ordered by their q-value (ties keep their order); ``q=0`` means "not acceptable" and drops
+    the type. ``*/*`` (or an empty value) stands for the default accept type, or for the first encodable
+    type not refused with ``q=0`` when the default is refused.
+    """
+    weighted: list[tuple[float, str]] = []
+    refused: set[str] = set()
     for item in accept.split(","):
         kind = media_type(item)
-        if not kind or kind == ANY:
-            kind = media_type(default_accept)
-        if kind and kind not in types:
+        quality = _quality(item)
+        if quality <= 0.0:
+            refused.add(kind)
+        else:
+            weighted.append((quality, kind or ANY))
+    weighted.sort(key=lambda pair: -pair[0])  # stable: equal weights keep the client's order
+    types: list[str] = []
+    if not weighted and not refused:
+        weighted = [(1.0, ANY)]
+    for _, kind in weighted:
+        if kind == ANY:
+            candidates = [media_type(default_accept), *ENCODERS]
+            kind = next((c for c in candidates if c not in refused), "")
+        if kind and kind not in types and kind not in refused:
             types.append(kind)
-    return types or [media_type(default_accept)]
+    return types
 
 
 def encode(value: Any, accept: str, default_accept: str = JSON) -> tuple[str | bytes, str]:

@@ -37,6 +37,18 @@ class Headers(Mapping[str, str]):
             items[key] = (name, value)
         return headers
 
+    @classmethod
+    def from_pairs(cls, pairs: list[list[str]] | list[tuple[str, str]]) -> Headers:
+        """From ``[[name, value], ...]`` text pairs (repeated names are joined with ", ")."""
+        headers = cls()
+        items = headers._items
+        for name, value in pairs:
+            key = name.lower()
+            if key in items:
+                value = f"{items[key][1]}, {value}"
+            items[key] = (name, value)
+        return headers
+
     def __getitem__(self, key: str) -> str:
         return self._items[key.lower()][1]
 

@@ -46,11 +46,18 @@ VAR_MODEL_CACHE = "SMKIT_MODEL_CACHE_SETTING"
 VAR_INSTALL_REQUIREMENTS = "SMKIT_INSTALL_REQUIREMENTS"
 VAR_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"
 VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
+VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
+VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
+VAR_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"
+# No longer read: every worker is a fresh process that loads the model itself. A value set by an older
+# deployment is reported once at start (smkit/serving/launch.py) and changes nothing.
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
 
 DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
 DEFAULT_TIMEOUT_SECONDS = 60.0  # InvokeEndpoint's 60 s limit (docs/hosting-contract.md)
+DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on AWS framework images
+DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
 DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (docs/multi-model.md)
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -131,8 +138,12 @@ class ServingEnv:
             ``code/requirements.txt`` before loading the model.
         requirements_dir: ``SMKIT_REQUIREMENTS_DIR``: where those installs go (default: a temp dir).
         access_log: ``SMKIT_ACCESS_LOG`` (default true): one JSON line per request on stderr.
-        load_after_fork: ``SMKIT_LOAD_AFTER_FORK`` (default false): load the model in every worker
-            instead of once before the workers fork (for libraries that do not survive fork).
+        queue_size: ``SMKIT_QUEUE_SIZE`` (default 100): requests that may wait for a free worker; one
+            more is answered 503.
+        body_timeout_seconds: ``SMKIT_BODY_TIMEOUT_SECONDS`` (default 60): time for a request body to
+            arrive once its headers have; a stalled upload is answered 408 and its connection closed.
+        worker_python: ``SMKIT_WORKER_PYTHON``: the interpreter that runs the model workers (default:
+            the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
         model_dir: ``SM_MODEL_DIR`` or /opt/ml/model, the model the image serves by default.
     """
@@ -155,7 +166,9 @@ class ServingEnv:
     install_requirements: bool = True
     requirements_dir: str | None = None
     access_log: bool = True
-    load_after_fork: bool = False
+    queue_size: int = DEFAULT_QUEUE_SIZE
+    body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
+    worker_python: str | None = None
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
 
@@ -211,7 +224,12 @@ class ServingEnv:
             install_requirements=_flag(env, VAR_INSTALL_REQUIREMENTS, True),
             requirements_dir=env.get(VAR_REQUIREMENTS_DIR) or None,
             access_log=_flag(env, VAR_ACCESS_LOG, True),
-            load_after_fork=_flag(env, VAR_LOAD_AFTER_FORK, False),
+            queue_size=int(_int(env, VAR_QUEUE_SIZE, DEFAULT_QUEUE_SIZE, minimum=1) or DEFAULT_QUEUE_SIZE),
+            body_timeout_seconds=float(
+                _number(env, VAR_BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_SECONDS, minimum=0.001)
+                or DEFAULT_BODY_TIMEOUT_SECONDS
+            ),
+            worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
         )

@@ -96,7 +96,7 @@ def _to_bytes(body: Any) -> bytes:
     if isinstance(body, bytearray | memoryview):
         return bytes(body)
     if body is None:
-        return b""
+        return b"null"  # as the toolkit's JSON encoding of None (for dict, list and int alike)
     return codecs.encode_json(body).encode("utf-8")
 
 

@@ -1,4 +1,4 @@
-"""Start a server: resolve the model source, check its requirements, then hand over to gunicorn.
+"""Start a server: resolve the model source, check its requirements, then start the front end and workers.
 
 Used by ``python -m smkit.serving``, ``smkit serve`` and the image's ``serve`` entry point.
 """
@@ -8,20 +8,19 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import sys
 import tempfile
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import smkit
 from smkit.archive import ArchiveError, safe_extract
-from smkit.serving import deadline, requirements
-from smkit.serving.app import ServingApp, SingleModel
+from smkit.serving import requirements
 from smkit.serving.constant import write_constant_model
-from smkit.serving.env import ServingEnv, ServingEnvError
-from smkit.serving.handler import ModelHandler
-from smkit.serving.multimodel import ModelCache
+from smkit.serving.env import VAR_LOAD_AFTER_FORK, ServingEnv, ServingEnvError
 from smkit.serving.registry import Registry
 
 log = logging.getLogger("smkit.serving")
@@ -67,21 +66,20 @@ def resolve_model_dir(source: str, scratch: str) -> str:
     return dest
 
 
-def _guard(env: ServingEnv) -> Callable[[], AbstractContextManager[None]]:
-    seconds = env.timeout_seconds
-    return lambda: deadline.deadline(seconds)
-
-
-def build(request: LaunchRequest, env: ServingEnv, scratch: str) -> tuple[ServingApp, ModelHandler | None]:
-    """The ASGI app (and the single-model handler to load) for ``request``."""
-    workers = request.workers or env.workers or os.cpu_count() or 1
+def _worker_config(request: LaunchRequest, env: ServingEnv, scratch: str, workers: int) -> dict[str, Any]:
+    """What every model worker serves (JSON for smkit/serving/model_worker.py)."""
     if request.multi_model is not None or env.multi_model:
         root = request.multi_model
         if root is not None and not os.path.isdir(root):
             raise LaunchError(f"--multi-model {root!r}: not a directory; pass a folder of *.tar.gz models")
-        registry = Registry(os.path.join(scratch, "mme"))
-        cache = ModelCache(env=env, registry=registry, workers=workers, model_root=root, guard=_guard(env))
-        return ServingApp(env=env, cache=cache, workers=workers), None
+        registry = os.path.join(scratch, "mme")
+        Registry(registry)  # created once here, before any worker opens it
+        return {
+            "mode": "multi",
+            "registry_dir": registry,
+            "model_root": os.path.realpath(root) if root else None,
+            "workers": workers,
+        }
     if request.constant:
         model_dir = str(write_constant_model(os.path.join(scratch, "constant")))
     else:
@@ -92,13 +90,51 @@ def build(request: LaunchRequest, env: ServingEnv, scratch: str) -> tuple[Servin
         )
     except requirements.RequirementsError as exc:
         raise LaunchError(str(exc)) from None
-    handler = ModelHandler(name="model", model_dir=model_dir, env=env, extra_paths=extra)
-    return ServingApp(env=env, single=SingleModel(), workers=workers), handler
+    return {"mode": "single", "model_dir": model_dir, "extra_paths": list(extra)}
+
+
+def worker_environ(python: str, scratch: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The workers' environment: when they run another interpreter, smkit (only) on its PYTHONPATH.
+
+    smkit's own directory is not added: in an installed kit it is site-packages, whose packages must
+    not shadow the model environment's. A directory holding a link to the smkit package is.
+    """
+    result = dict(environ)
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return result
+    package = Path(smkit.__file__).resolve().parent
+    link_dir = Path(scratch) / "worker-path"
+    link_dir.mkdir(exist_ok=True)
+    (link_dir / "smkit").symlink_to(package, target_is_directory=True)
+    previous = result.get("PYTHONPATH")
+    result["PYTHONPATH"] = str(link_dir) + (os.pathsep + previous if previous else "")
+    return result
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The front end's listening socket; OSError when the address is taken."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _check_python(python: str) -> None:
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise LaunchError(
+            f"SMKIT_WORKER_PYTHON={python!r}: no such executable; pass the python of a venv "
+            "(e.g. /opt/model-env/bin/python) or unset it to use the server's own interpreter"
+        )
 
 
 def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     """Run until SIGTERM/SIGINT; return the exit status. Start-up problems print one clear line."""
-    from smkit.serving.server import GunicornServer, ServerOptions, check_port_free
+    from smkit.serving.pool import PoolOptions, WorkerPool
 
     try:
         env = ServingEnv.from_environ(os.environ if environ is None else environ)
@@ -108,29 +144,44 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     # SAGEMAKER_CONTAINER_LOG_LEVEL is numeric in SDK-made models ("20"); logging takes ints or level names.
     level = int(env.log_level) if env.log_level.isdigit() else env.log_level
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if VAR_LOAD_AFTER_FORK in (os.environ if environ is None else environ):
+        log.warning(
+            "%s is ignored: every worker is a fresh process that loads the model itself "
+            "(docs/serving-runtime.md)",
+            VAR_LOAD_AFTER_FORK,
+        )
     scratch = tempfile.mkdtemp(prefix="smkit-serving-")
-    owner = os.getpid()
     try:
-        app, handler = build(request, env, scratch)
-        port = request.port or env.port
+        workers = request.workers or env.workers or os.cpu_count() or 1
+        config = _worker_config(request, env, scratch, workers)
+        python = env.worker_python or sys.executable
+        _check_python(python)
+        host, port = request.host, request.port or env.port
         try:
-            check_port_free(request.host, port)
+            sock = listen(host, port)
         except OSError as exc:
             raise LaunchError(
-                f"cannot listen on {request.host}:{port} ({exc.strerror}); stop the process using it "
+                f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it "
                 "or pass another --port / SAGEMAKER_BIND_TO_PORT"
             ) from None
-        options = ServerOptions(
-            host=request.host,
-            port=port,
-            workers=app.workers,
-            load_after_fork=env.load_after_fork,
+        pool = WorkerPool(
+            PoolOptions(
+                workers=workers,
+                python=python,
+                config=config,
+                timeout=env.timeout_seconds,
+                queue_size=env.queue_size,
+                environ=worker_environ(python, scratch, os.environ if environ is None else environ),
+            )
         )
-        GunicornServer(env=env, options=options, app=app, handler=handler).run()
+        pool.launch()  # the workers load while the front end imports its HTTP stack
+        from smkit.serving.frontend import FrontEnd
+        from smkit.serving.server import run
+
+        run(FrontEnd(env=env, pool=pool, workers=workers), pool, sock)
         return 0
     except LaunchError as exc:
         print(f"smkit serving: {exc}", file=sys.stderr)
         return 1
     finally:
-        if os.getpid() == owner:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -64,6 +64,8 @@ class ModelCache:
         workers: worker process count (each may hold a copy of every model).
         model_root: optional directory of ``*.tar.gz`` (``--multi-model DIR``) loaded on first invoke.
         guard: returns a context manager that bounds one invocation (the timeout).
+        on_load: called when a model load starts (the worker tells the front end to allow the load's
+            time limit, ``SAGEMAKER_STARTUP_TIMEOUT``, instead of the invocation's).
     """
 
     def __init__(
@@ -74,12 +76,14 @@ class ModelCache:
         workers: int,
         model_root: str | None = None,
         guard: Callable[[], AbstractContextManager[None]],
+        on_load: Callable[[], None] | None = None,
     ) -> None:
         self.env = env
         self.registry = registry
         self.workers = max(1, workers)
         self.model_root = os.path.realpath(model_root) if model_root else None
         self.guard = guard
+        self.on_load = on_load
         self.local: dict[str, ModelHandler] = {}
         self._generation = -1
 
@@ -125,6 +129,8 @@ class ModelCache:
             if self.registry.contains(name):
                 raise ModelAlreadyLoaded(f"model {name!r} is already loaded; DELETE /models/{name} first")
             model_dir, owned = self._resolve(name, url)
+            if self.on_load is not None:
+                self.on_load()
             try:
                 before = resident_bytes()
                 handler = self._build(name, model_dir)
@@ -223,6 +229,8 @@ class ModelCache:
             if entry is None:
                 raise ModelNotFound(f"model {name!r} was unloaded while loading")
         handler = self._build(name, entry.model_dir)
+        if self.on_load is not None:
+            self.on_load()
         try:
             handler.load()
         except InferenceError:

@@ -78,9 +78,9 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "smkit_cpu_us_per_request_beyond_bare_and_hooks_c8",
     }
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
-    assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # gunicorn arbiter + 2 workers
+    assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # front end + 2 model workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
-    assert "| smkit (gunicorn + uvicorn workers, example model) | 8 |" in done.stdout
+    assert "| smkit (front end + model workers, example model) | 8 |" in done.stdout
 
 
 def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ import threading
 import pytest
 
 from smkit.local import LocalEndpoint
-from smkit.local.protocol import strip_charset
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +66,61 @@ def test_pipeline_error_names_the_failing_container(pipeline, client_error):
     assert err.response["OriginalStatusCode"] == 400
 
 
-def test_charset_is_stripped_between_hops_and_other_parameters_kept():
-    assert strip_charset("text/csv; charset=utf-8") == "text/csv"
-    assert strip_charset("application/json;Charset=UTF-8; q=1") == "application/json; q=1"
-    assert strip_charset(None) is None
+FIRST = """
+def model_fn(model_dir):
+    return None
+
+
+def transform_fn(model, data, content_type, accept):
+    return "1,2", "text/csv; charset=utf-8"
+"""
+
+STRICT = """
+class Unsupported(Exception):
+    status_code = 415
+
+
+def model_fn(model_dir):
+    return None
+
+
+def transform_fn(model, data, content_type, accept):
+    if content_type != "text/csv; charset=utf-8":  # a strict input check, as users write them
+        raise Unsupported(f"expected text/csv; charset=utf-8, got {content_type!r}")
+    return "got " + content_type, "text/plain"
+"""
+
+
+def test_pipeline_forwards_the_previous_content_type_verbatim(tmp_path):
+    """SageMaker passes a container's Content-Type on unchanged, charset included."""
+    import asyncio
+
+    from smkit.local.containers import ContainerProcess, ContainerSpec
+    from smkit.local.protocol import Invocation
+    from smkit.local.routers import Scope, SerialPipeline
+
+    specs = []
+    for name, source in (("first", FIRST), ("strict", STRICT)):
+        (tmp_path / name / "code").mkdir(parents=True)
+        (tmp_path / name / "code" / "inference.py").write_text(source)
+        specs.append(ContainerSpec(name=name, model_dir=tmp_path / name))
+
+    async def run():
+        processes = [ContainerProcess(spec, label=spec.name, workers=1) for spec in specs]
+        try:
+            for process in processes:
+                await process.start()
+            pipeline = SerialPipeline(processes, endpoint="charset")
+            return await pipeline.invoke(
+                Invocation(body=b"x", content_type="application/octet-stream"),
+                Scope(endpoint="charset", variant="main", region="us-east-1"),
+            )
+        finally:
+            for process in processes:
+                await process.stop()
+
+    reply = asyncio.run(run())
+    assert reply.status == 200 and reply.body == b"got text/csv; charset=utf-8"
 
 
 @pytest.mark.parametrize(("host", "model"), [("tabular", "tabular"), ("iris", "iris")])

@@ -57,6 +57,8 @@ def model_fn(model_dir):
 
 
 def transform_fn(model, data, content_type, accept, context):
+    if context.get_request_header(0, "X-Test-None"):
+        return None
     status = context.get_request_header(0, "X-Test-Status")
     if status:
         context.set_response_status(int(status), "Custom")

@@ -67,9 +67,7 @@ def test_requirements_are_pinned_and_agree_with_pyproject() -> None:
         if match and match.group(1).lower() in pins:
             assert pins[match.group(1).lower()] == match.group(2), requirement
     assert {
-        "gunicorn",
         "uvicorn",
-        "uvicorn-worker",
         "httptools",
         "uvloop",
         "numpy",

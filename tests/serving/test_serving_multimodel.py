@@ -73,6 +73,8 @@ def test_handler_semantics_through_transform_fn_with_context(mme: Server) -> Non
     assert form["type"] == "bytes"  # the toolkit hands such a body over as None
     status = invoke(mme, "echo", "x", "text/csv", **{"X-Test-Status": "202"})
     assert status.status == 202
+    nothing = invoke(mme, "echo", "x", "text/csv", Accept="application/json", **{"X-Test-None": "1"})
+    assert nothing.status == 200 and nothing.body == b"null"  # as for any other JSON value
 
 
 def test_target_model_header_on_invocations(mme: Server) -> None:

@@ -62,11 +62,17 @@ def test_bad_environment_values_are_named(environ: dict[str, str], message: str)
 
 def test_parse_accept() -> None:
     assert codecs.parse_accept("*/*", "text/csv") == ["text/csv"]
+    # RFC 9110 section 12.5.1: ordered by q-value (ties keep the client's order); q=0 is "not acceptable".
     assert codecs.parse_accept("image/png, text/csv;q=0.5, */*") == [
         "image/png",
-        "text/csv",
         "application/json",
+        "text/csv",
     ]
+    assert codecs.parse_accept("text/csv;q=0.5, application/json") == ["application/json", "text/csv"]
+    assert codecs.parse_accept("application/json;q=0, */*") == ["text/csv"]
+    assert codecs.parse_accept("text/csv;q=0") == []
+    with pytest.raises(NotAcceptable, match="text/csv;q=0"):
+        codecs.encode([1], "text/csv;q=0")
 
 
 def test_decoders_match_the_toolkit_on_good_input_and_refuse_bad_input() -> None:

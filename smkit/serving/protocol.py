@@ -1,4 +1,4 @@
-"""The worker process: uvicorn's gunicorn worker on uvloop with httptools (llhttp), request heads bounded.
+"""The front end's HTTP protocol: uvicorn's httptools (llhttp) protocol with bounded request heads.
 
 llhttp refuses ambiguous framing (two lengths, length with chunking, bare LF, obsolete folding: the
 request-smuggling ingredients) but puts no bound on the request line and headers, which it buffers until
@@ -9,10 +9,7 @@ connection closed, so a head never holds more than one read beyond 64 KiB in mem
 
 from __future__ import annotations
 
-from typing import Any
-
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-from uvicorn_worker import UvicornWorker
 
 MAX_REQUEST_TARGET = 8190
 MAX_HEADER_FIELDS = 100
@@ -64,17 +61,3 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._in_head = True
-
-
-class ServingWorker(UvicornWorker):
-    """gunicorn worker running uvicorn with the serving runtime's settings."""
-
-    CONFIG_KWARGS: dict[str, Any] = {
-        "loop": "uvloop",
-        "http": BoundedHttpToolsProtocol,
-        "ws": "none",
-        "lifespan": "off",
-        "access_log": False,  # the application writes one JSON line per request itself
-        "server_header": False,
-        "proxy_headers": False,
-    }

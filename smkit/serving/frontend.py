@@ -1,0 +1,175 @@
+"""The front end's ASGI application: HTTP in, whole requests to the worker pool, replies out.
+
+The front end never runs a model hook. It answers ``GET /ping`` and ``GET /execution-parameters``
+itself, so a busy or stuck handler can never delay a health check (SageMaker marks an instance
+unhealthy when ``/ping`` does not answer within 2 s: docs/hosting-contract.md,
+https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html). Every other request
+is read in full here, within ``SMKIT_BODY_TIMEOUT_SECONDS`` (a stalled upload never holds a worker) and
+the payload limit (413), then queued for the first free worker (:mod:`smkit.serving.pool`). One JSON
+access-log line per request, with the pid of the worker that answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from smkit.serving import codecs
+from smkit.serving.env import ServingEnv
+from smkit.serving.errors import BadRequest, InferenceError, MethodNotAllowed, PayloadTooLarge
+from smkit.serving.handler import Reply, error_reply
+from smkit.serving.pool import WorkerPool
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+# An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
+# of a broken pipe; beyond that the connection is closed unread.
+DRAIN_LIMIT = 64 * 1024 * 1024
+HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
+
+
+class RequestTimeout(InferenceError):
+    """The request body did not arrive within ``SMKIT_BODY_TIMEOUT_SECONDS`` (408)."""
+
+    status_code = 408
+    error_type = "RequestTimeout"
+
+
+class FrontEnd:
+    """The ASGI callable.
+
+    Args:
+        env: the serving environment.
+        pool: the model workers.
+        workers: worker count, reported by ``/execution-parameters``.
+    """
+
+    def __init__(self, *, env: ServingEnv, pool: WorkerPool, workers: int) -> None:
+        self.env = env
+        self.pool = pool
+        self.workers = workers
+        self._pid = os.getpid()
+        self._local: dict[str, Callable[[], Reply]] = {
+            "/ping": self._ping,
+            "/execution-parameters": self._execution_parameters,
+        }
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        started = time.perf_counter()
+        method = scope["method"]
+        path = scope["path"] or "/"
+        size = 0
+        pid = self._pid
+        try:
+            local = self._local.get(path)
+            if local is not None:
+                if method != "GET":
+                    raise MethodNotAllowed(f"use GET for {path}")
+                reply = local()
+            else:
+                raw = scope["headers"]
+                async with asyncio.timeout(self.env.body_timeout_seconds):
+                    body = await self._read_body(raw, receive)
+                size = len(body)
+                refused = self.pool.accepting()
+                if refused is not None:
+                    raise refused
+                headers = [[name.decode("latin-1"), value.decode("latin-1")] for name, value in raw]
+                reply, pid = await self.pool.submit({"m": method, "p": path, "h": headers}, body)
+        except TimeoutError:
+            reply = error_reply(
+                RequestTimeout(
+                    f"the request body did not arrive within {self.env.body_timeout_seconds:g} s "
+                    "(SMKIT_BODY_TIMEOUT_SECONDS); the connection is closed"
+                ),
+                debug=False,
+            )
+            reply.headers["connection"] = "close"
+        except Exception as exc:  # noqa: BLE001 - every failure must become a response
+            reply = error_reply(exc, debug=self.env.debug)
+        raw_headers = [
+            (b"content-type", reply.content_type.encode("latin-1")),
+            (b"content-length", str(len(reply.body)).encode()),
+        ]
+        for key, value in reply.headers.items():
+            raw_headers.append((key.encode("latin-1"), str(value).encode("latin-1")))
+        await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": reply.body})
+        if self.env.access_log:
+            self._log(method, path, reply, size, started, pid)
+
+    def _log(self, method: str, path: str, reply: Reply, size: int, started: float, pid: int) -> None:
+        # Formatted by hand: this runs on every request and json.dumps of a dict costs more than the
+        # rest of the line. Only the path can hold characters that need escaping.
+        line = (
+            f'{{"ts": {time.time():.3f}, "method": "{method}", "path": {json.dumps(path)}, '
+            f'"status": {reply.status}, "latency_ms": {(time.perf_counter() - started) * 1000:.3f}, '
+            f'"request_bytes": {size}, "response_bytes": {len(reply.body)}, "pid": {pid}}}\n'
+        )
+        with contextlib.suppress(OSError):
+            os.write(2, line.encode())
+
+    async def _read_body(self, raw: list[tuple[bytes, bytes]], receive: Receive) -> bytes:
+        limit = self.env.max_payload_bytes
+        length_text = next((value for name, value in raw if name == b"content-length"), None)
+        if length_text:
+            try:
+                length = int(length_text)
+            except ValueError:
+                raise BadRequest(f"Content-Length {length_text!r} is not a number") from None
+            if length > limit:
+                await _drain(receive, min(length, limit + DRAIN_LIMIT))
+                raise PayloadTooLarge(_too_large(length, limit))
+        message = await receive()
+        body = message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+        chunks = [body]
+        size = len(body)
+        while message.get("more_body"):
+            message = await receive()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _drain(receive, DRAIN_LIMIT)
+                raise PayloadTooLarge(_too_large(size, limit))
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _ping(self) -> Reply:
+        reason = self.pool.not_ready()
+        if reason is not None:
+            return error_reply(reason, debug=False)
+        return HEALTHY
+
+    def _execution_parameters(self) -> Reply:
+        payload = {
+            "MaxConcurrentTransforms": self.env.max_concurrent_transforms or self.workers,
+            "BatchStrategy": self.env.batch_strategy,
+            "MaxPayloadInMB": self.env.max_payload_mb,
+        }
+        return Reply(200, json.dumps(payload).encode(), codecs.JSON)
+
+
+async def _drain(receive: Receive, size: int) -> None:
+    while size > 0:
+        message = await receive()
+        if message.get("type") != "http.request":
+            return
+        size -= len(message.get("body", b""))
+        if not message.get("more_body"):
+            return
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"request body of {size} bytes is over the {limit}-byte payload limit; send a smaller body, use "
+        "async inference or batch transform for large inputs, or raise SAGEMAKER_MAX_PAYLOAD_IN_MB"
+    )

@@ -1,0 +1,125 @@
+"""A model worker: ``python -m smkit.serving.model_worker``, started fresh by the front end.
+
+The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
+front end it is ready, then runs one request at a time through :class:`~smkit.serving.routes.Router`
+and sends the reply back (frames of :mod:`smkit.serving.ipc` on an inherited socket). It imports only
+the standard library and smkit's handler-side modules, so it can run under the model's own Python
+environment (``SMKIT_WORKER_PYTHON``, docs/serving-runtime.md). Multi-model mode also needs smkit's
+archive and requirements modules, i.e. the kit's interpreter.
+
+Configuration comes from ``SMKIT_WORKER_CONFIG`` (JSON written by the front end) and the serving
+environment variables, inherited from the front end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+from smkit.serving import deadline, ipc
+from smkit.serving.context import Headers
+from smkit.serving.env import ServingEnv
+from smkit.serving.handler import ModelHandler
+from smkit.serving.routes import Request, Router
+
+CONFIG_VAR = "SMKIT_WORKER_CONFIG"
+log = logging.getLogger("smkit.serving.worker")
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this worker when the front end dies, even by SIGKILL."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the front end died before prctl took effect
+        os._exit(1)
+
+
+def _single(config: dict[str, Any], env: ServingEnv) -> Router:
+    handler = ModelHandler(
+        name="model",
+        model_dir=config["model_dir"],
+        env=env,
+        extra_paths=tuple(config.get("extra_paths", ())),
+    )
+    handler.load()
+    return Router(env=env, handler=handler)
+
+
+def _multi(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Router:
+    from smkit.serving.multimodel import ModelCache
+    from smkit.serving.registry import Registry
+
+    cache = ModelCache(
+        env=env,
+        registry=Registry(config["registry_dir"]),
+        workers=int(config["workers"]),
+        model_root=config.get("model_root"),
+        guard=lambda: deadline.deadline(env.timeout_seconds),
+        on_load=lambda: ipc.send_frame(sock, ipc.EXTEND, {"seconds": env.startup_timeout_seconds}),
+    )
+    return Router(env=env, cache=cache)
+
+
+def _load(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Router | None:
+    try:
+        router = _multi(config, env, sock) if config["mode"] == "multi" else _single(config, env)
+    except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
+        message = f"{type(exc).__name__}: {exc}"
+        log.error("model load failed: %s\n%s", message, traceback.format_exc())
+        ipc.send_frame(sock, ipc.READY, {"ok": False, "error": message, "pid": os.getpid()})
+        return None
+    ipc.send_frame(sock, ipc.READY, {"ok": True, "pid": os.getpid()})
+    return router
+
+
+def serve(sock: socket.socket, router: Router) -> None:
+    """Answer jobs until the front end closes its end."""
+    pid = os.getpid()
+    while True:
+        received = ipc.recv_frame(sock)
+        if received is None:
+            return
+        _, meta, body = received
+        request = Request(meta["m"], meta["p"], Headers.from_pairs(meta["h"]), body)
+        reply = router.dispatch(request)
+        out = {"s": reply.status, "t": reply.content_type, "h": reply.headers, "pid": pid}
+        ipc.send_frame(sock, ipc.REPLY, out, reply.body)
+
+
+def main() -> int:
+    """Run the worker described by ``SMKIT_WORKER_CONFIG``."""
+    config = json.loads(os.environ[CONFIG_VAR])
+    _die_with_parent(int(config["parent"]))
+    # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    env = ServingEnv.from_environ(os.environ)
+    level = int(env.log_level) if env.log_level.isdigit() else env.log_level
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    deadline.install()
+    sock = socket.socket(fileno=int(config["fd"]))
+    sock.setblocking(True)
+    try:
+        router = _load(config, env, sock)
+        if router is not None:
+            serve(sock, router)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the front end is gone or stopping
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)  # no interpreter teardown: with large ML libraries loaded it costs seconds of CPU

@@ -1,0 +1,127 @@
+"""The request routes a model worker runs: ``/invocations`` and the multi-model API (synchronous).
+
+The front end (:mod:`smkit.serving.frontend`) answers ``/ping`` and ``/execution-parameters`` itself and
+hands every other request to a worker, which calls :meth:`Router.dispatch` with the whole body. Routes:
+``POST /invocations``; in multi-model mode also ``GET|POST /models``, ``GET|DELETE /models/{name}`` and
+``POST /models/{name}/invoke`` (and ``/invocations`` with ``X-Amzn-SageMaker-Target-Model``), as
+docs/multi-model.md describes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from smkit.serving import codecs
+from smkit.serving.context import Headers
+from smkit.serving.deadline import deadline
+from smkit.serving.env import ServingEnv
+from smkit.serving.errors import BadRequest, InferenceError, MethodNotAllowed, ModelNotFound
+from smkit.serving.handler import ModelHandler, Reply, error_reply
+
+if TYPE_CHECKING:
+    from smkit.serving.multimodel import ModelCache
+
+TARGET_MODEL = "x-amzn-sagemaker-target-model"
+
+
+@dataclass
+class Request:
+    """One HTTP request as the routes see it."""
+
+    method: str
+    path: str
+    headers: Headers
+    body: bytes
+
+
+class Router:
+    """Routes for one worker: a loaded single-model ``handler`` or a multi-model ``cache``."""
+
+    def __init__(
+        self, *, env: ServingEnv, handler: ModelHandler | None = None, cache: ModelCache | None = None
+    ) -> None:
+        self.env = env
+        self.handler = handler
+        self.cache = cache
+        self._routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
+            ("POST", "/invocations"): self._invocations,
+        }
+        if cache is not None:
+            self._routes[("GET", "/models")] = self._list_models
+            self._routes[("POST", "/models")] = self._load_model
+
+    def dispatch(self, request: Request) -> Reply:
+        """The reply for ``request``; every failure becomes an error reply."""
+        try:
+            route = self._routes.get((request.method, request.path))
+            return route(request) if route is not None else self._dynamic(request)
+        except Exception as exc:  # noqa: BLE001 - every failure must become a response
+            return error_reply(exc, debug=self.env.debug)
+
+    def _dynamic(self, request: Request) -> Reply:
+        method, path = request.method, request.path
+        if self.cache is not None and path.startswith("/models/"):
+            rest = path[len("/models/") :]
+            if rest.endswith("/invoke"):
+                name = rest[: -len("/invoke")]  # ASGI paths arrive percent-decoded
+                if method != "POST":
+                    raise MethodNotAllowed(f"use POST for /models/{name}/invoke")
+                return self.cache.invoke(name, request.body, request.headers)
+            name = rest
+            if method == "GET":
+                return _json(200, _describe(self.cache.describe(name)))
+            if method == "DELETE":
+                self.cache.unload(name)
+                return _json(200, {"status": f"Model {name!r} unloaded"})
+            raise MethodNotAllowed(f"use GET or DELETE for /models/{name}")
+        allowed = sorted(m for m, p in self._routes if p == path)
+        if allowed:
+            raise MethodNotAllowed(f"use {' or '.join(allowed)} for {path}")
+        if path.startswith("/models"):
+            raise ModelNotFound(f"no such path {path!r}")
+        raise InferenceError(
+            f"no such path {path!r}; use /ping, /invocations or /execution-parameters", status_code=404
+        )
+
+    def _invocations(self, request: Request) -> Reply:
+        if self.cache is not None:
+            target = request.headers.get(TARGET_MODEL)
+            if not target:
+                raise BadRequest(
+                    "multi-model mode: set the X-Amzn-SageMaker-Target-Model header "
+                    "or POST /models/{name}/invoke"
+                )
+            return self.cache.invoke(target, request.body, request.headers)
+        assert self.handler is not None
+        with deadline(self.env.timeout_seconds):
+            return self.handler.invoke(request.body, request.headers)
+
+    def _list_models(self, request: Request) -> Reply:
+        assert self.cache is not None
+        models = [{"modelName": e.name, "modelUrl": e.url} for e in self.cache.entries()]
+        return _json(200, {"models": models, "nextPageToken": None})
+
+    def _load_model(self, request: Request) -> Reply:
+        assert self.cache is not None
+        try:
+            payload = json.loads(request.body or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BadRequest(f'POST /models body is not JSON: {exc}; send {{"model_name", "url"}}') from None
+        if not isinstance(payload, dict) or not isinstance(payload.get("url"), str):
+            raise BadRequest('POST /models needs a JSON object {"model_name": "...", "url": "..."}')
+        name = payload.get("model_name")
+        if not isinstance(name, str) or not name:
+            raise BadRequest('POST /models: "model_name" must be a non-empty string')
+        self.cache.load(name, payload["url"])
+        return _json(200, {"status": f"Model {name!r} loaded"})
+
+
+def _describe(entry: Any) -> list[dict[str, Any]]:
+    return [{"modelName": entry.name, "modelUrl": entry.url, "footprintBytes": entry.footprint}]
+
+
+def _json(status: int, payload: Any) -> Reply:
+    return Reply(status, json.dumps(payload).encode(), codecs.JSON)

@@ -1,0 +1,233 @@
+"""The front end and its worker pool over real sockets, synchronized on files the handlers and the test create.
+
+Handlers announce themselves with a file (``in-ID``) and wait for the test's file (``go-ID``): the test
+sees exactly which requests are inside a handler at any moment, without sleeps or timings.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from serving_harness import Response, Server, start_server
+from serving_models import write_model
+
+GATE = """
+import os
+import time
+
+
+def model_fn(model_dir):
+    return os.environ["SMKIT_TEST_GATE_DIR"]
+
+
+def transform_fn(gate, data, content_type, accept, context):
+    rid = context.get_request_header(0, "X-Gate")
+    if rid:
+        open(os.path.join(gate, "in-" + rid), "w").close()
+        while not os.path.exists(os.path.join(gate, "go-" + rid)):
+            time.sleep(0.002)
+        os.rename(os.path.join(gate, "in-" + rid), os.path.join(gate, "done-" + rid))
+    return str(os.getpid()), "text/plain"
+"""
+
+STALL = """
+import os
+import signal
+import time
+
+
+def model_fn(model_dir):
+    return None
+
+
+def transform_fn(model, data, content_type, accept):
+    if data == b"sleep":
+        time.sleep(600)
+    if data == b"stuck":  # as code inside a C extension: no Python signal handler runs
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(600)
+    return str(os.getpid()), "text/plain"
+"""
+
+WAIT_S = 30.0  # an upper bound for a wait that fails the test, never a timing under test
+
+
+def wait_for(condition, what: str) -> None:
+    end = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+class Gate:
+    """The test's side of the GATE handler."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def inside(self) -> set[str]:
+        return {p.name[3:] for p in self.root.glob("in-*")}
+
+    def release(self, rid: str) -> None:
+        (self.root / f"go-{rid}").touch()
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Gate]]:
+    root = tmp_path_factory.mktemp("gated")
+    gate_dir = root / "gate"
+    gate_dir.mkdir()
+    model = write_model(root, "gate", GATE)
+    server = start_server(
+        root,
+        ["--model", str(model)],
+        env={
+            "SMKIT_TEST_GATE_DIR": str(gate_dir),
+            "SAGEMAKER_MODEL_SERVER_WORKERS": "2",
+            "SMKIT_QUEUE_SIZE": "2",
+            "SMKIT_BODY_TIMEOUT_SECONDS": "1",
+        },
+    )
+    yield server, Gate(gate_dir)
+    server.stop()
+
+
+def gated_call(server: Server, rid: str, conn: http.client.HTTPConnection | None = None) -> Response:
+    headers = {"Content-Type": "text/csv", "X-Gate": rid}
+    if conn is None:
+        return server.request("POST", "/invocations", "1", headers, timeout=WAIT_S)
+    conn.request("POST", "/invocations", "1", headers)
+    answer = conn.getresponse()
+    return Response(answer.status, dict(answer.getheaders()), answer.read())
+
+
+def test_ping_answers_while_every_worker_is_inside_a_handler(gated: tuple[Server, Gate]) -> None:
+    server, gate = gated
+    ids = [uuid.uuid4().hex for _ in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        calls = [pool.submit(gated_call, server, rid) for rid in ids]
+        wait_for(lambda: gate.inside() == set(ids), "both workers inside their handlers")
+        for _ in range(20):
+            assert server.request("GET", "/ping", timeout=2).status == 200
+        assert server.request("GET", "/execution-parameters", timeout=2).status == 200
+        for rid in ids:
+            gate.release(rid)
+        assert {call.result().status for call in calls} == {200}
+
+
+def test_keep_alive_connections_share_the_workers(gated: tuple[Server, Gate]) -> None:
+    """Four keep-alive connections x 3 slow requests: always two inside their handlers at once."""
+    server, gate = gated
+    connections = [http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S) for _ in range(4)]
+    ids = [[uuid.uuid4().hex for _ in range(3)] for _ in connections]
+    answers: list[Response] = []
+
+    def client(conn: http.client.HTTPConnection, mine: list[str]) -> None:
+        for rid in mine:
+            answers.append(gated_call(server, rid, conn))
+
+    threads = [threading.Thread(target=client, args=pair) for pair in zip(connections, ids, strict=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        remaining = {rid for mine in ids for rid in mine}
+        while remaining:
+            # Whichever connection a request came on, both workers are busy while two connections have
+            # requests left (each connection sends its next request after the previous answer).
+            expected = min(2, sum(1 for mine in ids if remaining & set(mine)))
+            wait_for(lambda n=expected: len(gate.inside() & remaining) == n, f"{expected} handlers inside")
+            inside = gate.inside() & remaining
+            assert len(inside) == expected
+            first = sorted(inside)[0]
+            gate.release(first)
+            remaining.discard(first)
+    finally:
+        for mine in ids:
+            for rid in mine:
+                gate.release(rid)
+        for thread in threads:
+            thread.join(WAIT_S)
+        for conn in connections:
+            conn.close()
+    assert len(answers) == 12 and {a.status for a in answers} == {200}
+    assert len({a.body for a in answers}) == 2  # both worker processes answered
+
+
+def test_full_queue_is_503_with_a_message(gated: tuple[Server, Gate]) -> None:
+    server, gate = gated
+    busy = [uuid.uuid4().hex for _ in range(2)]
+    queued = [uuid.uuid4().hex for _ in range(3)]
+    with ThreadPoolExecutor(5) as pool:
+        running = [pool.submit(gated_call, server, rid) for rid in busy]
+        wait_for(lambda: gate.inside() == set(busy), "both workers busy")
+        waiting = [pool.submit(gated_call, server, rid) for rid in queued]  # queue size 2: one too many
+        wait_for(lambda: any(call.done() for call in waiting), "the request the queue cannot take")
+        refused = [call.result() for call in waiting if call.done()]
+        assert len(refused) == 1 and refused[0].status == 503
+        assert refused[0].json()["type"] == "ServiceUnavailable"
+        assert "the queue is full" in refused[0].json()["message"]
+        assert server.request("GET", "/ping").status == 200
+        for rid in busy + queued:
+            gate.release(rid)
+        assert sorted(call.result().status for call in running + waiting) == [200] * 4 + [503]
+
+
+def test_stalled_upload_is_cut_off_without_holding_a_worker(gated: tuple[Server, Gate]) -> None:
+    server, gate = gated
+    busy = [uuid.uuid4().hex for _ in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        running = [pool.submit(gated_call, server, rid) for rid in busy]
+        wait_for(lambda: gate.inside() == set(busy), "both workers busy")
+        # Every worker is inside a handler until the test releases it: the 408 comes from the front end.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT_S) as sock:
+            sock.sendall(b"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n")
+            sock.sendall(b"Content-Length: 1000\r\n\r\n" + b"1" * 10)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 ")
+        assert b"SMKIT_BODY_TIMEOUT_SECONDS" in answer
+        assert gate.inside() == set(busy)
+        for rid in busy:
+            gate.release(rid)
+        assert {call.result().status for call in running} == {200}
+    assert server.invoke("1").status == 200
+
+
+@pytest.fixture(scope="module")
+def stalling(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("stalling")
+    model = write_model(root, "stall", STALL)
+    server = start_server(
+        root,
+        ["--model", str(model), "--workers", "1"],
+        env={"SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "1"},
+    )
+    yield server
+    server.stop()
+
+
+def test_handler_in_time_sleep_gets_504_and_the_next_request_is_served(stalling: Server) -> None:
+    response = stalling.invoke("sleep", "application/octet-stream")
+    assert response.status == 504
+    assert response.json()["type"] == "InvocationTimeout"
+    assert "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS" in response.json()["message"]
+    assert stalling.invoke("fine", "application/octet-stream").status == 200
+
+
+def test_handler_stuck_outside_python_gets_504_and_its_worker_is_replaced(stalling: Server) -> None:
+    before = stalling.invoke("fine", "application/octet-stream").body
+    response = stalling.invoke("stuck", "application/octet-stream")
+    assert response.status == 504 and response.json()["type"] == "InvocationTimeout"
+    after = stalling.invoke("fine", "application/octet-stream")  # queued until the replacement is ready
+    assert after.status == 200 and after.body != before
+    assert stalling.request("GET", "/ping").status == 200
+    assert "killing and replacing it" in stalling.log()
