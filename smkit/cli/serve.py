@@ -24,6 +24,14 @@ import click
 @click.option(
     "--constant", is_flag=True, help="Serve a bare handler returning a constant (benchmark baseline)."
 )
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "toolkit", "tfs"]),
+    default="auto",
+    show_default=True,
+    help="tfs: the SageMaker TensorFlow Serving form (needs smkit[tensorflow]); auto picks it for a "
+    "SavedModel with handler/input_handler/output_handler or no inference.py.",
+)
 def serve(
     model: str | None,
     multi_model: str | None,
@@ -31,17 +39,28 @@ def serve(
     port: int | None,
     workers: int | None,
     constant: bool,
+    mode: str,
 ) -> None:
     """Serve a model over the SageMaker hosting contract until Ctrl-C / SIGTERM.
 
     \b
     smkit serve --model build/model.tar.gz --port 8080
     smkit serve --multi-model build/models
+    smkit serve --model build/tf_insurance.tar.gz --mode tfs
     """
     from smkit.serving.launch import LaunchRequest
     from smkit.serving.launch import serve as run
     from smkit.serving.server import exit_now
 
+    if multi_model is None and not constant:
+        import os
+
+        from smkit.tfs.select import model_source, use_tfs
+
+        if use_tfs(mode, model, os.environ):
+            from smkit.tfs.server import serve as serve_tfs
+
+            exit_now(serve_tfs(model_source(model, os.environ), host=host, port=port))
     request = LaunchRequest(
         model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant
     )

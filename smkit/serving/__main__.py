@@ -1,8 +1,9 @@
-"""``python -m smkit.serving [--model PATH] [--multi-model DIR] [--host H] [--port P] [--workers N]``."""
+"""``python -m smkit.serving [--model PATH] [--multi-model DIR] [--host H] [--port P] [--workers N] [--mode M]``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from smkit.serving.launch import LaunchRequest, serve
@@ -27,6 +28,13 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve a bare handler that returns a constant (benchmark baseline)",
     )
+    p.add_argument(
+        "--mode",
+        choices=("auto", "toolkit", "tfs"),
+        default="auto",
+        help="auto (default): the TF Serving form for a SavedModel with handler/input_handler/output_handler "
+        "or no inference.py, else the toolkit runtime",
+    )
     return p
 
 
@@ -35,6 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.workers is not None and args.workers < 1:
         parser().error(f"--workers {args.workers}: must be >= 1")
+    # TF Serving form (smkit/tfs): a separate runtime, chosen before the toolkit runtime starts.
+    if args.multi_model is None and not args.constant:
+        from smkit.tfs.select import model_source, use_tfs
+
+        if use_tfs(args.mode, args.model, os.environ):
+            from smkit.tfs.server import serve as serve_tfs
+
+            return serve_tfs(model_source(args.model, os.environ), host=args.host, port=args.port)
     request = LaunchRequest(
         model=args.model,
         multi_model=args.multi_model,

@@ -1,0 +1,249 @@
+"""Run a TensorFlow Serving model as the SageMaker TensorFlow Serving container runs it, in one process.
+
+Two listeners share one event loop: the container's port (``SAGEMAKER_BIND_TO_PORT``, default 8080) with
+``/ping``, ``/invocations`` and ``/tfs/...`` (nginx's pass-through to TensorFlow Serving), and TensorFlow
+Serving's REST port on 127.0.0.1 (``SAGEMAKER_SAFE_PORT_RANGE``'s second port as on SageMaker, else 8501,
+else a free port when 8501 is taken by another local container). Handlers and model calls run on thread
+pools, so a handler may call ``context.rest_uri`` on the same process. Every model is loaded before the
+ports open, as the container starts nginx only once TensorFlow Serving reports the model available.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from smkit.archive import ArchiveError, safe_extract
+from smkit.tfs import defaults, frontend
+from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
+from smkit.tfs.rest import Answer, RestApi
+
+log = logging.getLogger("smkit.tfs")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+TFS_REST_PORT = 8501
+TFS_GRPC_PORT = 9000
+NOT_FOUND = Answer(404, b'{"error": "Not Found"}')
+
+
+class StartError(RuntimeError):
+    """The model cannot be served; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The container port and TensorFlow Serving's REST and gRPC ports (gRPC is not served)."""
+
+    front: int
+    rest: int
+    grpc: int
+
+
+class TfsApp:
+    """ASGI: the container's routes on the front port, the REST API on the REST port."""
+
+    def __init__(
+        self, rest: RestApi, handler: frontend.Handler | None, ports: Ports, default_model: str, threads: int
+    ) -> None:
+        self.rest = rest
+        self.handler = handler
+        self.ports = ports
+        self.default_model = default_model
+        self._models = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfs-model")
+        self._handlers = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfs-handler")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        method, path = scope["method"], scope["path"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["server"][1] == self.ports.rest:
+            answer = await self._run(self._models, self.rest.handle, method, path, bytes(body))
+        else:
+            answer = await self.front(method, path, headers, bytes(body))
+        response_headers = [(b"content-length", str(len(answer.body)).encode())]
+        if answer.status != 200 or answer.body:
+            response_headers.append((b"content-type", answer.content_type.encode("latin-1")))
+        await send({"type": "http.response.start", "status": answer.status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": answer.body})
+
+    async def _run(self, pool: ThreadPoolExecutor, function: Callable[..., Answer], *args: Any) -> Answer:
+        return await asyncio.get_running_loop().run_in_executor(pool, function, *args)
+
+    async def front(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        """nginx's locations: ``/ping``, ``/invocations``, ``/tfs`` (to the REST API), else 404."""
+        if path.startswith("/tfs"):
+            rest_path = path[4:] if path.startswith("/tfs/") else path
+            return await self._run(self._models, self.rest.handle, method, rest_path, body)
+        if path.startswith("/ping"):
+            if self.handler is not None:
+                return Answer(200, b"")
+            return await self._run(self._models, defaults.ping, self.rest, headers, self.default_model)
+        if path.startswith("/invocations"):
+            if self.handler is None:
+                return await self._run(
+                    self._handlers, defaults.invoke, self.rest, headers, body, self.default_model
+                )
+            ports = (self.ports.rest, self.ports.grpc)
+            return await self._run(
+                self._handlers, frontend.invoke, self.handler, headers, body, ports, self.default_model
+            )
+        return NOT_FOUND
+
+
+def _free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports(front: int, environ: Mapping[str, str]) -> Ports:
+    """The REST and gRPC ports as the container picks them (first TensorFlow Serving instance)."""
+    port_range = environ.get("SAGEMAKER_SAFE_PORT_RANGE")
+    if port_range:
+        try:
+            low, high = (int(p) for p in port_range.split("-"))
+        except ValueError:
+            raise StartError(
+                f"SAGEMAKER_SAFE_PORT_RANGE={port_range!r} is not LOW-HIGH; use e.g. 9000-9999"
+            ) from None
+        if low + 2 > high:
+            raise StartError(f"SAGEMAKER_SAFE_PORT_RANGE={port_range!r}: not enough ports; give at least 2")
+        return Ports(front, low + 1, low)
+    if _free("127.0.0.1", TFS_REST_PORT):
+        return Ports(front, TFS_REST_PORT, TFS_GRPC_PORT)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log.warning("port %d is taken; TensorFlow Serving's REST API listens on %d", TFS_REST_PORT, port)
+    return Ports(front, port, TFS_GRPC_PORT)
+
+
+def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -> None:
+    """``code/`` and ``code/lib`` on ``sys.path``; ``code/requirements.txt`` installed unless ``lib`` exists."""
+    code = model_dir / CODE_DIR
+    paths = [str(code)]
+    lib = code / "lib"
+    if lib.is_dir():
+        paths.append(str(lib))
+        if (code / "requirements.txt").is_file():
+            log.warning("loading modules in '%s', ignoring requirements.txt", lib)
+    else:
+        from smkit.serving import requirements
+
+        try:
+            paths += requirements.ensure(str(model_dir), install=install, base_dir=requirements_dir)
+        except requirements.RequirementsError as exc:
+            raise StartError(str(exc)) from None
+    sys.path[:0] = paths
+
+
+def model_directory(source: str, scratch: str) -> Path:
+    """An extracted model directory for a folder or a ``model.tar.gz``."""
+    path = Path(source)
+    if path.is_dir():
+        return path.resolve()
+    if not path.is_file():
+        raise StartError(f"--model {source!r}: no such file or directory; pass a model.tar.gz or a folder")
+    dest = Path(scratch) / "model"
+    try:
+        safe_extract(path, dest)
+    except ArchiveError as exc:
+        raise StartError(f"--model {source!r}: {exc}") from None
+    return dest
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise StartError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it or pick another port"
+        ) from None
+    sock.listen(128)
+    return sock
+
+
+def build(model_dir: Path, environ: Mapping[str, str], front_port: int, threads: int) -> TfsApp:
+    """Find and load the models, import the handler: the app, ready to serve."""
+    from smkit.serving.env import ServingEnv, ServingEnvError
+    from smkit.tfs.models import ModelStore
+
+    models = find_models(model_dir)
+    if not models:
+        raise StartError(
+            f"{model_dir}: no SavedModel bundles found; export the model as <name>/<version>/saved_model.pb"
+        )
+    try:
+        env = ServingEnv.from_environ(environ)
+    except ServingEnvError as exc:
+        raise StartError(str(exc)) from None
+    handler = None
+    if (model_dir / CODE_DIR / INFERENCE).is_file():
+        prepare_code(model_dir, env.install_requirements, env.requirements_dir)
+        try:
+            handler = frontend.load_handler(model_dir / CODE_DIR)
+        except frontend.HandlerImportError as exc:
+            raise StartError(str(exc)) from None
+    try:
+        store = ModelStore.load(models)
+    except ImportError as exc:
+        raise StartError(
+            f"TensorFlow is not installed ({exc}); install it with: pip install 'smkit[tensorflow]'"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - a SavedModel that does not load stops the server, named
+        raise StartError(f"{model_dir}: a SavedModel failed to load: {type(exc).__name__}: {exc}") from None
+    default = default_model_name(models, environ)
+    ports = choose_ports(front_port, environ)
+    log.info("serving %s (default %s), REST API on 127.0.0.1:%d", store.names(), default, ports.rest)
+    return TfsApp(RestApi(store), handler, ports, default, threads)
+
+
+def serve(
+    model: str, *, host: str = "127.0.0.1", port: int | None = None, environ: Mapping[str, str] | None = None
+) -> int:
+    """Serve until SIGTERM/SIGINT; return the exit status. Start-up problems print one line."""
+    import uvicorn
+
+    environ = os.environ if environ is None else environ
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    scratch = tempfile.mkdtemp(prefix="smkit-tfs-")
+    try:
+        front_port = port or int(environ.get("SAGEMAKER_BIND_TO_PORT", "8080"))
+        threads = max(4, 2 * (os.cpu_count() or 1))
+        app = build(model_directory(model, scratch), environ, front_port, threads)
+        sockets = [_listen(host, front_port), _listen("127.0.0.1", app.ports.rest)]
+        config = uvicorn.Config(
+            app, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=20
+        )
+        uvicorn.Server(config).run(sockets=sockets)
+        return 0
+    except StartError as exc:
+        print(f"smkit tfs: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,137 @@
+"""Start ``python -m smkit.serving`` on a TF Serving model and talk to both of its ports over sockets."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port_pair() -> int:
+    """A port ``p`` with ``p`` and ``p + 1`` free (SAGEMAKER_SAFE_PORT_RANGE's gRPC and REST ports)."""
+    for _ in range(200):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no two consecutive free ports")
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8")
+
+
+def call(
+    port: int, method: str, path: str, body: bytes | str | None = None, headers: dict[str, str] | None = None
+) -> Reply:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        data = body.encode() if isinstance(body, str) else body
+        conn.request(method, path, body=data, headers=headers or {})
+        resp = conn.getresponse()
+        return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+    finally:
+        conn.close()
+
+
+@dataclass
+class TfsServer:
+    """A running TF Serving form server: the container port and TensorFlow Serving's REST port."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    rest_port: int
+    log_path: Path
+
+    def request(self, method: str, path: str, body: bytes | str | None = None, **headers: str) -> Reply:
+        return call(self.port, method, path, body, {k.replace("_", "-"): v for k, v in headers.items()})
+
+    def rest(self, method: str, path: str, body: bytes | str | None = None) -> Reply:
+        return call(self.rest_port, method, path, body)
+
+    def invoke(
+        self, body: bytes | str, content_type: str | None = "application/json", **headers: str
+    ) -> Reply:
+        if content_type is not None:
+            headers["Content_Type"] = content_type
+        return self.request("POST", "/invocations", body, **headers)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return int(self.proc.returncode)
+
+
+def start(
+    tmp: Path, model: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> TfsServer:
+    """Serve ``model``; return once ``/ping`` answers (or raise with the log when the process exits)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    low = free_port_pair()
+    log_path = tmp / f"tfs-{port}.log"
+    full_env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "SAGEMAKER_SAFE_PORT_RANGE": f"{low}-{low + 10}",
+        **(env or {}),
+    }
+    command = [sys.executable, "-m", "smkit.serving", "--model", str(model), "--port", str(port), *args]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+    server = TfsServer(proc, port, low + 1, log_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited with {proc.returncode}:\n{server.log()}")
+        try:
+            if server.request("GET", "/ping").status in (200, 502):
+                return server
+        except OSError:
+            pass
+        time.sleep(0.05)
+    server.stop()
+    raise AssertionError(f"server not ready:\n{server.log()}")
+
+
+def tarball(model_dir: Path, dest: Path) -> Path:
+    with tarfile.open(dest, "w:gz") as tar:
+        for path in sorted(model_dir.rglob("*")):
+            tar.add(path, arcname=str(path.relative_to(model_dir)), recursive=False)
+    return dest
