@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aws_cdk import aws_ecr as ecr
 
-from smkit.config import Container, DeploymentConfig, ImageSource
+from smkit.config import Container, DeploymentConfig, ImageSource, ShadowVariant
 from smkit.config import ModelData as ModelDataConfig
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
@@ -87,6 +87,21 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
         )
         for v in cfg.endpoint.variants
     ]
+
+
+def shadow_variant(cfg: DeploymentConfig, shadow: ShadowVariant, *, model_name: str) -> InstanceVariant:
+    """A ShadowProductionVariant: its weight relative to the production variant's is the sampled share.
+
+    https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html
+    """
+    production = cfg.endpoint.variants[0]
+    return InstanceVariant(
+        name=shadow.name,
+        instance_type=shadow.instance_type,
+        initial_instance_count=shadow.initial_instance_count,
+        initial_weight=production.initial_weight * shadow.sampling_percentage / 100,
+        model_name=model_name,
+    )
 
 
 def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:

@@ -17,13 +17,15 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from smkit.config import DeploymentConfig
+from smkit.config.component_rules import production_containers
 from stacks import mapping
+from stacks.component_parts import add_inference_components
 from stacks.constructs.autoscaling import VariantAutoscaling
 from stacks.constructs.encryption import EncryptionKey
 from stacks.constructs.endpoint import InferenceEndpoint
 from stacks.constructs.endpoint_config import AsyncSettings, DataCaptureSettings, EndpointConfiguration
 from stacks.constructs.execution_role import ExecutionRole, grant_vpc_access
-from stacks.constructs.model import ContainerSpec, InferenceModel
+from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from stacks.constructs.monitoring import EndpointMonitoring
 from stacks.constructs.storage import EndpointBucket
 
@@ -58,7 +60,7 @@ class ServingStack(cdk.Stack):
         role = self.execution_role
 
         images: dict[str, str] = {}
-        containers = []
+        specs: dict[str, ContainerSpec] = {}
         for c in cfg.model.containers:
             image_cfg = mapping.container_image(cfg, c)
             cache_key = image_cfg.model_dump_json()
@@ -68,22 +70,38 @@ class ServingStack(cdk.Stack):
             data = mapping.model_data(c.model_data, project_root=project_root)
             bound = data.bind(self, f"ModelData{mapping.pascal(c.name)}", role=role, bucket=bucket)
             env = dict(c.environment)
-            containers.append(ContainerSpec(images[cache_key], bound, env, c.hostname))
+            specs[c.name] = ContainerSpec(images[cache_key], bound, env, c.hostname)
 
         vpc = mapping.vpc(cfg)
         if vpc is not None:
             grant_vpc_access(
                 self.execution_role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids
             )
+        if cfg.endpoint.type == "inference-components":
+            self._components(cfg, specs, vpc)
+            return
         self.model = InferenceModel(
             self,
             "Model",
             execution_role_arn=self.execution_role.role_arn,
-            containers=containers,
+            containers=[specs[c.name] for c in production_containers(cfg)],
             inference_mode=cfg.model.inference_mode,
             network_isolation=cfg.model.network_isolation,
             vpc=vpc,
         )
+        # A shadow variant serves its own model (one container of model.containers).
+        shadow_variants = []
+        for shadow in cfg.endpoint.shadow_variants:
+            shadow_model = InferenceModel(
+                self,
+                f"ShadowModel{mapping.pascal(shadow.name)}",
+                execution_role_arn=self.execution_role.role_arn,
+                containers=[specs[shadow.container]],
+                network_isolation=cfg.model.network_isolation,
+                vpc=vpc,
+            )
+            shadow_model.resource.node.add_dependency(self.execution_role.policy)
+            shadow_variants.append(mapping.shadow_variant(cfg, shadow, model_name=shadow_model.model_name))
 
         data_capture = None
         capture = cfg.endpoint.data_capture
@@ -128,6 +146,7 @@ class ServingStack(cdk.Stack):
             serverless=mapping.serverless_variant(cfg),
             data_capture=data_capture,
             async_inference=async_settings,
+            shadow_variants=shadow_variants,
         )
         self.endpoint = InferenceEndpoint(
             self,
@@ -145,6 +164,7 @@ class ServingStack(cdk.Stack):
                 variant_names=variant_names,
                 thresholds=mapping.thresholds(cfg),
                 encryption_key=key,
+                shadow_variant_names=self.endpoint_config.shadow_variant_names,
             )
             self.endpoint.add_rollback_alarms(*self.monitoring.alarms)
 
@@ -158,18 +178,49 @@ class ServingStack(cdk.Stack):
                 instance_type=instance_type,
             )
 
-        outputs = {
-            "EndpointName": self.endpoint.resource.attr_endpoint_name,
-            "ExecutionRoleArn": self.execution_role.role_arn,
-            "BucketName": bucket.bucket_name,
-            "VariantNames": ",".join(variant_names),
-            "KmsKeyArn": self.encryption.key_arn,
-        }
+        outputs = self._common_outputs(variant_names)
         if self.monitoring is not None:
             outputs["AlarmTopicArn"] = self.monitoring.topic.topic_arn
             outputs["DashboardName"] = self.monitoring.dashboard.dashboard_name
+        if shadow_variants:
+            outputs["ShadowVariantNames"] = ",".join(self.endpoint_config.shadow_variant_names)
         if async_settings is not None:
             outputs["AsyncInputUri"] = self.storage.s3_uri(ASYNC_INPUT_PREFIX)
             outputs["AsyncOutputUri"] = async_settings.output_s3_uri
+        for name, value in outputs.items():
+            cdk.CfnOutput(self, name, value=value)
+
+    def _common_outputs(self, variant_names: list[str]) -> dict[str, str]:
+        return {
+            "EndpointName": self.endpoint.resource.attr_endpoint_name,
+            "ExecutionRoleArn": self.execution_role.role_arn,
+            "BucketName": self.storage.bucket.bucket_name,
+            "VariantNames": ",".join(variant_names),
+            "KmsKeyArn": self.encryption.key_arn,
+        }
+
+    def _components(
+        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+    ) -> None:
+        """An inference-component endpoint (stacks.component_parts); outputs name every component."""
+        parts = add_inference_components(
+            self,
+            cfg=cfg,
+            containers=specs,
+            role=self.execution_role,
+            kms_key_arn=self.encryption.key_arn,
+            encryption_key=self.encryption.key,
+            vpc=vpc,
+        )
+        self.endpoint = parts.endpoint
+        self.components = parts.components
+        outputs = self._common_outputs(parts.endpoint_config.variant_names)
+        # The deployed InferenceComponentName of each config component, in config order: name=physical name.
+        outputs["InferenceComponentNames"] = ",".join(
+            f"{name}={component.component_name}" for name, component in parts.components.items()
+        )
+        if parts.monitoring is not None:
+            outputs["AlarmTopicArn"] = parts.monitoring.topic.topic_arn
+            outputs["DashboardName"] = parts.monitoring.dashboard.dashboard_name
         for name, value in outputs.items():
             cdk.CfnOutput(self, name, value=value)

@@ -4,6 +4,15 @@
 listing every problem with its YAML path, the bad value and what is allowed.
 """
 
+from smkit.config.components import (
+    ComputeRequirements,
+    CopyScaling,
+    InferenceComponent,
+    InferenceComponentsSpec,
+    InstanceScaling,
+    RollingUpdate,
+    ShadowVariant,
+)
 from smkit.config.loader import ConfigError, load_config, parse_config
 from smkit.config.models import (
     AsyncSpec,
@@ -34,7 +43,9 @@ __all__ = [
     "Autoscaling",
     "BuildImage",
     "ConfigError",
+    "ComputeRequirements",
     "Container",
+    "CopyScaling",
     "DataCapture",
     "Deployment",
     "DeploymentConfig",
@@ -42,14 +53,19 @@ __all__ = [
     "EcrImage",
     "EndpointSpec",
     "ImageSource",
+    "InferenceComponent",
+    "InferenceComponentsSpec",
+    "InstanceScaling",
     "Issue",
     "Kms",
     "ModelData",
     "ModelSpec",
     "Monitoring",
+    "RollingUpdate",
     "Security",
     "ServerlessAutoscaling",
     "ServerlessSpec",
+    "ShadowVariant",
     "Variant",
     "Vpc",
     "load_config",

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from smkit.config import models, rules
+from smkit.config import component_rules, components, models, rules
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
@@ -26,6 +26,7 @@ PATTERN_HINTS = {
     models.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     models.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     models.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
     models.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
     models.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
     r"^[a-z][a-z0-9-]{0,39}$": "lowercase letters, digits and hyphens, starting with a letter, <= 40 characters",
@@ -79,7 +80,7 @@ def parse_config(data: Any, *, source: str = "<config>") -> DeploymentConfig:
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
-    issues = rules.check(cfg)
+    issues = rules.check(cfg) + component_rules.check(cfg)
     if issues:
         raise ConfigError(source, issues)
     return cfg

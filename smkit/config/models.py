@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from smkit.config.components import InferenceComponentsSpec, ShadowVariant
+
 # CloudFormation name patterns (VariantName, ContainerHostname, ...): alphanumerics and hyphens, <= 63.
 AWS_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 INSTANCE_TYPE = r"^ml\.[a-z0-9]+\.[a-z0-9]+$"
@@ -196,12 +198,21 @@ class DataCapture(Frozen):
 class EndpointSpec(Frozen):
     """The endpoint type and everything that belongs to its EndpointConfig and Endpoint."""
 
-    type: Literal["realtime", "serverless", "multi-model", "multi-container", "async"]
+    type: Literal["realtime", "serverless", "multi-model", "multi-container", "async", "inference-components"]
     variants: list[Variant] = Field(default_factory=list, max_length=10)
     serverless: ServerlessSpec | None = None
     async_: AsyncSpec | None = Field(None, alias="async")
     deployment: Deployment = Field(default_factory=lambda: Deployment())
     data_capture: DataCapture | None = None
+    inference_components: InferenceComponentsSpec | None = Field(
+        None,
+        description="inference-components only: instance scaling and the components (smkit.config.components).",
+    )
+    shadow_variants: list[ShadowVariant] = Field(
+        default_factory=list,
+        max_length=1,
+        description="realtime only: ShadowProductionVariants (at most one, beside exactly one production variant).",
+    )
 
 
 # --- security, monitoring --------------------------------------------------------------------------------

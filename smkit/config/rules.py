@@ -47,7 +47,10 @@ def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
                 "multi-container needs inference_mode: serial (pipeline) or direct",
             )
     else:
-        if n != 1:
+        # Inference components run one container each; shadow variants bring their own (component_rules).
+        shadows = {s.container for s in cfg.endpoint.shadow_variants}
+        n = len([c for c in cfg.model.containers if c.name not in shadows])
+        if n != 1 and cfg.endpoint.type != "inference-components":
             yield Issue(
                 "model.containers",
                 f"{n} containers",

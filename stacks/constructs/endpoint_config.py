@@ -38,6 +38,7 @@ class InstanceVariant:
     volume_size_gb: int | None = None
     model_data_download_timeout_seconds: int | None = None
     container_startup_health_check_timeout_seconds: int | None = None
+    model_name: str | None = None  # a shadow variant's own model; default: the config's model
 
 
 @dataclass(frozen=True)
@@ -88,15 +89,24 @@ class EndpointConfiguration(Construct):
         serverless: ServerlessVariant | None = None,
         data_capture: DataCaptureSettings | None = None,
         async_inference: AsyncSettings | None = None,
+        shadow_variants: Sequence[InstanceVariant] = (),
     ) -> None:
         super().__init__(scope, id_)
         _validate(variants, serverless, data_capture, async_inference)
+        if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
+            raise ValueError(
+                "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
+                "(CreateEndpointConfig ShadowProductionVariants)"
+            )
         if serverless is not None:
             production = [_serverless(model_name, serverless)]
         else:
             production = [_instance(model_name, v) for v in variants]
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
-        self.instance_storage = any(INSTANCE_STORE.match(v.instance_type) for v in variants)
+        self.shadow_variant_names = [v.name for v in shadow_variants]
+        self.instance_storage = any(
+            INSTANCE_STORE.match(v.instance_type) for v in (*variants, *shadow_variants)
+        )
         self.resource = sagemaker.CfnEndpointConfig(
             self,
             "Resource",
@@ -104,6 +114,7 @@ class EndpointConfiguration(Construct):
             kms_key_id=None if self.instance_storage else kms_key_arn,
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
+            shadow_production_variants=[_instance(model_name, v) for v in shadow_variants] or None,
         )
         if self.instance_storage:
             acknowledge(
@@ -163,7 +174,7 @@ def _validate(
 def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=v.name,
-        model_name=model_name,
+        model_name=v.model_name or model_name,
         instance_type=v.instance_type,
         initial_instance_count=v.initial_instance_count,
         initial_variant_weight=v.initial_weight,

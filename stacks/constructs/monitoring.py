@@ -32,7 +32,11 @@ class AlarmThresholds:
 
 
 class EndpointMonitoring(Construct):
-    """Per-variant 5XX / 4XX / p99 latency alarms, an async backlog-age alarm, a topic and a dashboard."""
+    """Per-variant 5XX / 4XX / p99 latency alarms, an async backlog-age alarm, a topic and a dashboard.
+
+    ``alarms`` are the endpoint's rollback alarms; a shadow variant's alarms (``shadow_alarms``) notify the
+    same topic but never roll production back: its answers reach no caller.
+    """
 
     def __init__(
         self,
@@ -43,15 +47,20 @@ class EndpointMonitoring(Construct):
         variant_names: Sequence[str],
         thresholds: AlarmThresholds,
         encryption_key: kms.IKey,
+        shadow_variant_names: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, id_)
         t = thresholds
         self.topic = sns.Topic(self, "AlarmTopic", master_key=encryption_key, enforce_ssl=True)
         action = cw_actions.SnsAction(self.topic)
         self.alarms: list[cloudwatch.Alarm] = []
+        self.shadow_alarms: list[cloudwatch.Alarm] = []
         dashboard = cloudwatch.Dashboard(self, "Dashboard")
+        shadows = set(shadow_variant_names)
 
-        def alarm(id_: str, metric: cloudwatch.IMetric, threshold: float, what: str) -> cloudwatch.Alarm:
+        def alarm(
+            id_: str, metric: cloudwatch.IMetric, threshold: float, what: str, *, shadow: bool = False
+        ) -> cloudwatch.Alarm:
             a = cloudwatch.Alarm(
                 self,
                 id_,
@@ -64,21 +73,36 @@ class EndpointMonitoring(Construct):
             )
             a.add_alarm_action(action)
             a.add_ok_action(action)
-            self.alarms.append(a)
+            (self.shadow_alarms if shadow else self.alarms).append(a)
             return a
 
-        for v in variant_names:
+        for v in [*variant_names, *shadow_variant_names]:
             errors5 = endpoint.metric("Invocation5XXErrors", variant_name=v)
             errors4 = endpoint.metric("Invocation4XXErrors", variant_name=v)
             latency = endpoint.metric("ModelLatency", variant_name=v, statistic="p99")
             invocations = endpoint.metric("Invocations", variant_name=v)
-            alarm(f"{v}5xxErrors", errors5, t.error_5xx, f"Variant {v}: >= {t.error_5xx} 5XX errors a minute")
-            alarm(f"{v}4xxErrors", errors4, t.error_4xx, f"Variant {v}: >= {t.error_4xx} 4XX errors a minute")
+            shadow = v in shadows
+            kind = "Shadow variant" if shadow else "Variant"
+            alarm(
+                f"{v}5xxErrors",
+                errors5,
+                t.error_5xx,
+                f"{kind} {v}: >= {t.error_5xx} 5XX errors a minute",
+                shadow=shadow,
+            )
+            alarm(
+                f"{v}4xxErrors",
+                errors4,
+                t.error_4xx,
+                f"{kind} {v}: >= {t.error_4xx} 4XX errors a minute",
+                shadow=shadow,
+            )
             alarm(
                 f"{v}LatencyP99",
                 latency,
                 t.latency_p99_ms * MICROSECONDS_PER_MS,
-                f"Variant {v}: ModelLatency p99 >= {t.latency_p99_ms} ms",
+                f"{kind} {v}: ModelLatency p99 >= {t.latency_p99_ms} ms",
+                shadow=shadow,
             )
             dashboard.add_widgets(
                 cloudwatch.GraphWidget(title=f"{v}: invocations", left=[invocations], width=8),
@@ -98,6 +122,8 @@ class EndpointMonitoring(Construct):
                 cloudwatch.GraphWidget(title="async backlog", left=[backlog], right=[age], width=24),
             )
         dashboard.add_widgets(
-            cloudwatch.AlarmStatusWidget(title="alarms", alarms=list(self.alarms), width=24),
+            cloudwatch.AlarmStatusWidget(
+                title="alarms", alarms=[*self.alarms, *self.shadow_alarms], width=24
+            ),
         )
         self.dashboard = dashboard

@@ -19,7 +19,14 @@ def test_shipped_configs_load(path: Path) -> None:
 
 def test_shipped_configs_cover_every_endpoint_type() -> None:
     types = {load_config(p).endpoint.type for p in SHIPPED}
-    assert types == {"realtime", "serverless", "multi-model", "multi-container", "async"}
+    assert types == {
+        "realtime",
+        "serverless",
+        "multi-model",
+        "multi-container",
+        "async",
+        "inference-components",
+    }
     modes = {load_config(p).model.inference_mode for p in SHIPPED}
     assert {"serial", "direct"} <= modes
 

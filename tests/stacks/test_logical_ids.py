@@ -21,7 +21,18 @@ ECR = {"ServingRepositoryF9BEC8E2": "AWS::ECR::Repository"}
 STATEFUL = {"AWS::KMS::Key", "AWS::S3::Bucket", "AWS::SageMaker::Endpoint", "AWS::ECR::Repository"}
 
 
-@pytest.mark.parametrize("case", ["realtime", "serverless", "multi-model", "multi-container", "async"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "realtime",
+        "serverless",
+        "multi-model",
+        "multi-container",
+        "async",
+        "inference-components",
+        "realtime-shadow",
+    ],
+)
 def test_serving_stack_logical_ids(synthesized: SynthesizedApp, case: str) -> None:
     resources = synthesized.template_json(case)["Resources"]
     expected = SERVING | (ASYNC_TOPICS if case == "async" else {})

@@ -1,0 +1,297 @@
+"""Cross-field rules of inference-component endpoints and shadow variants (part of :data:`rules.RULES`).
+
+Limits come from the API reference pages linked in :mod:`smkit.config.components`; instance sizes from
+https://aws.amazon.com/sagemaker/pricing/ (vCPUs and memory per ML instance type).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from smkit.config.components import CREATE_IC, MANAGED_SCALING, ROLLING, SCALE_TO_ZERO, SHADOW, CopyScaling
+from smkit.config.models import Container, DeploymentConfig
+from smkit.config.rules import Issue
+
+PATH = "endpoint.inference_components"
+# vCPUs and GiB of memory per "unit" (one .large) of the general, compute and memory optimized families.
+FAMILY_UNIT = {"m": (2, 8), "c": (2, 4), "r": (2, 16)}
+SIZE_UNITS = {
+    "large": 1,
+    "xlarge": 2,
+    "2xlarge": 4,
+    "4xlarge": 8,
+    "8xlarge": 16,
+    "9xlarge": 18,
+    "12xlarge": 24,
+    "16xlarge": 32,
+    "18xlarge": 36,
+    "24xlarge": 48,
+    "32xlarge": 64,
+}
+# GPU instances: (vCPUs, GiB, GPUs).
+GPU_INSTANCES = {
+    "ml.g5.xlarge": (4, 16, 1),
+    "ml.g5.2xlarge": (8, 32, 1),
+    "ml.g5.4xlarge": (16, 64, 1),
+    "ml.g5.8xlarge": (32, 128, 1),
+    "ml.g5.12xlarge": (48, 192, 4),
+    "ml.g5.16xlarge": (64, 256, 1),
+    "ml.g5.24xlarge": (96, 384, 4),
+    "ml.g5.48xlarge": (192, 768, 8),
+    "ml.g6.xlarge": (4, 16, 1),
+    "ml.g6.2xlarge": (8, 32, 1),
+    "ml.g6.12xlarge": (48, 192, 4),
+    "ml.g6.48xlarge": (192, 768, 8),
+}
+FAMILY = re.compile(r"^ml\.([mcr])[5-8][a-z]*\.([0-9]*x?large)$")
+
+
+def instance_size(instance_type: str) -> tuple[int, int, int] | None:
+    """``(vCPUs, memory MiB, accelerators)`` of a known instance type, else None."""
+    if instance_type in GPU_INSTANCES:
+        cpus, gib, gpus = GPU_INSTANCES[instance_type]
+        return cpus, gib * 1024, gpus
+    match = FAMILY.match(instance_type)
+    if match is None or match.group(2) not in SIZE_UNITS:
+        return None
+    units = SIZE_UNITS[match.group(2)]
+    cpus, gib = FAMILY_UNIT[match.group(1)]
+    return cpus * units, gib * units * 1024, 0
+
+
+def shadow_containers(cfg: DeploymentConfig) -> set[str]:
+    """Names of the containers that shadow variants serve."""
+    return {s.container for s in cfg.endpoint.shadow_variants}
+
+
+def production_containers(cfg: DeploymentConfig) -> list[Container]:
+    """The containers of the production model: ``model.containers`` minus those of shadow variants."""
+    shadows = shadow_containers(cfg)
+    return [c for c in cfg.model.containers if c.name not in shadows]
+
+
+def component_layout(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """inference-components: its section, one model-less variant, one component per container."""
+    ep = cfg.endpoint
+    spec = ep.inference_components
+    if ep.type != "inference-components":
+        if spec is not None:
+            yield Issue(PATH, "set", f"only endpoint.type: inference-components takes it, not {ep.type}")
+        return
+    if spec is None:
+        yield Issue(
+            PATH,
+            None,
+            "inference-components needs this section: {instance_scaling: {min_instances: 0, max_instances: 2}, "
+            "components: [{name, container, compute: {min_memory_mb: 1024}}]}",
+        )
+        return
+    if len(ep.variants) != 1:
+        yield Issue(
+            "endpoint.variants",
+            f"{len(ep.variants)} variants",
+            "an inference-components endpoint has exactly one variant (the instances the components share)",
+        )
+    for i, v in enumerate(ep.variants):
+        if v.autoscaling is not None:
+            yield Issue(
+                f"endpoint.variants[{i}].autoscaling",
+                "set",
+                f"instances follow the copies through {PATH}.instance_scaling (ManagedInstanceScaling); "
+                f"scale copies with {PATH}.components[].autoscaling instead. {MANAGED_SCALING}",
+            )
+    if ep.data_capture is not None and ep.data_capture.enabled:
+        yield Issue(
+            "endpoint.data_capture.enabled",
+            True,
+            "this kit does not configure data capture for inference-component endpoints; remove it",
+        )
+    if ep.deployment.strategy != "all-at-once":
+        yield Issue(
+            "endpoint.deployment.strategy",
+            ep.deployment.strategy,
+            f"components are updated copy by copy with {PATH}.rolling_update; use all-at-once here. {ROLLING}",
+        )
+    containers = {c.name for c in cfg.model.containers}
+    used = Counter(c.container for c in spec.components)
+    for i, component in enumerate(spec.components):
+        if component.container not in containers:
+            yield Issue(
+                f"{PATH}.components[{i}].container",
+                component.container,
+                f"no such entry in model.containers; use one of: {', '.join(sorted(containers))}",
+            )
+    for name, count in used.items():
+        if count > 1:
+            yield Issue(
+                f"{PATH}.components[].container",
+                name,
+                f"each container backs one component; {name!r} is used {count} times",
+            )
+    for name in sorted(containers - set(used)):
+        yield Issue(
+            "model.containers[].name", name, f"not used by any component; add one to {PATH}.components"
+        )
+    for name, count in Counter(c.name for c in spec.components).items():
+        if count > 1:
+            yield Issue(
+                f"{PATH}.components[].name", name, f"names must be unique; {name!r} appears {count} times"
+            )
+
+
+def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Copies, copy scaling, instance scaling and each copy's fit on one instance."""
+    spec = cfg.endpoint.inference_components
+    if cfg.endpoint.type != "inference-components" or spec is None or not cfg.endpoint.variants:
+        return
+    variant = cfg.endpoint.variants[0]
+    scaling = spec.instance_scaling
+    if scaling.max_instances < scaling.min_instances:
+        yield Issue(
+            f"{PATH}.instance_scaling.max_instances",
+            scaling.max_instances,
+            f"must be >= min_instances ({scaling.min_instances})",
+        )
+    if not max(scaling.min_instances, 1) <= variant.initial_instance_count <= scaling.max_instances:
+        yield Issue(
+            "endpoint.variants[0].initial_instance_count",
+            variant.initial_instance_count,
+            f"must lie between max(1, min_instances) and max_instances ({scaling.max_instances})",
+        )
+    size = instance_size(variant.instance_type)
+    for i, component in enumerate(spec.components):
+        path = f"{PATH}.components[{i}]"
+        yield from _copy_scaling(path, component.copies, component.autoscaling)
+        compute = component.compute
+        if compute.max_memory_mb is not None and compute.max_memory_mb < compute.min_memory_mb:
+            yield Issue(
+                f"{path}.compute.max_memory_mb",
+                compute.max_memory_mb,
+                f"must be >= min_memory_mb ({compute.min_memory_mb})",
+            )
+        if size is not None:
+            yield from _fits(
+                path,
+                variant.instance_type,
+                size,
+                compute.min_memory_mb,
+                compute.cpu_cores,
+                compute.accelerators,
+            )
+    if scaling.min_instances == 0:
+        fixed = [c.name for c in spec.components if c.autoscaling is None or c.autoscaling.min_copies > 0]
+        if fixed:
+            yield Issue(
+                f"{PATH}.instance_scaling.min_instances",
+                0,
+                f"instances reach zero only when every component can: give {', '.join(fixed)} "
+                f"autoscaling with min_copies: 0, or set min_instances >= 1. {SCALE_TO_ZERO}",
+            )
+    rolling = spec.rolling_update
+    if rolling is not None and (rolling.batch_copies is None) == (rolling.batch_percent is None):
+        yield Issue(
+            f"{PATH}.rolling_update",
+            "batch size",
+            f"set exactly one of batch_copies (COPY_COUNT) or batch_percent (CAPACITY_PERCENT). {ROLLING}",
+        )
+
+
+def _copy_scaling(path: str, copies: int, autoscaling: CopyScaling | None) -> Iterable[Issue]:
+    if autoscaling is None:
+        return
+    a = autoscaling
+    if a.max_copies < a.min_copies:
+        yield Issue(f"{path}.autoscaling.max_copies", a.max_copies, f"must be >= min_copies ({a.min_copies})")
+    if not a.min_copies <= copies <= a.max_copies:
+        yield Issue(
+            f"{path}.copies",
+            copies,
+            f"the copy count at creation must lie between min_copies ({a.min_copies}) and max_copies "
+            f"({a.max_copies}), and be >= 1. {CREATE_IC}",
+        )
+
+
+def _fits(
+    path: str,
+    instance_type: str,
+    size: tuple[int, int, int],
+    memory_mb: int,
+    cpu_cores: float | None,
+    accelerators: float | None,
+) -> Iterable[Issue]:
+    cpus, memory, gpus = size
+    if memory_mb > memory:
+        yield Issue(
+            f"{path}.compute.min_memory_mb",
+            memory_mb,
+            f"one copy must fit on one {instance_type} ({memory} MiB); lower it or pick a larger instance_type",
+        )
+    if cpu_cores is not None and cpu_cores > cpus:
+        yield Issue(
+            f"{path}.compute.cpu_cores",
+            cpu_cores,
+            f"one copy must fit on one {instance_type} ({cpus} vCPUs); lower it or pick a larger instance_type",
+        )
+    if accelerators is not None and accelerators > gpus:
+        yield Issue(
+            f"{path}.compute.accelerators",
+            accelerators,
+            f"{instance_type} has {gpus} accelerator(s); pick a GPU instance type such as ml.g5.xlarge",
+        )
+
+
+def shadow_variants(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Shadow variants: realtime only, one production variant, their own container, data capture on."""
+    ep = cfg.endpoint
+    shadows = ep.shadow_variants
+    if not shadows:
+        return
+    if ep.type != "realtime":
+        yield Issue(
+            "endpoint.shadow_variants",
+            [s.name for s in shadows],
+            f"only realtime endpoints take them, not {ep.type}",
+        )
+        return
+    if len(ep.variants) != 1:
+        yield Issue(
+            "endpoint.variants",
+            f"{len(ep.variants)} variants",
+            f"with shadow_variants, exactly one production variant serves the callers. {SHADOW}",
+        )
+    containers = {c.name for c in cfg.model.containers}
+    production = {v.name for v in ep.variants}
+    for i, s in enumerate(shadows):
+        if s.container not in containers:
+            yield Issue(
+                f"endpoint.shadow_variants[{i}].container",
+                s.container,
+                f"no such entry in model.containers; use one of: {', '.join(sorted(containers))}",
+            )
+        if s.name in production:
+            yield Issue(
+                f"endpoint.shadow_variants[{i}].name", s.name, "must differ from the production variant's"
+            )
+    if not production_containers(cfg):
+        yield Issue(
+            "model.containers",
+            sorted(containers),
+            "every container is a shadow's; add the production model's container",
+        )
+    capture = ep.data_capture
+    if capture is None or not capture.enabled or "output" not in capture.capture:
+        yield Issue(
+            "endpoint.data_capture",
+            None if capture is None else "without output",
+            "a shadow's answers are never returned; enable data capture with capture: [input, output] to keep them",
+        )
+
+
+RULES = (component_layout, component_capacity, shadow_variants)
+
+
+def check(cfg: DeploymentConfig) -> list[Issue]:
+    """Apply every rule of this module; return all issues found."""
+    return [issue for rule in RULES for issue in rule(cfg)]

@@ -1,0 +1,214 @@
+"""Config of inference components and shadow variants (imported by :mod:`smkit.config.models`).
+
+- ``endpoint.inference_components`` (``endpoint.type: inference-components``): one model-less instance
+  variant with managed instance scaling, and one ``AWS::SageMaker::InferenceComponent`` per entry of
+  ``components``, each running one container of ``model.containers`` with its own CPU / memory /
+  accelerator reservation, copy count and copy autoscaling (scale to zero included).
+- ``endpoint.shadow_variants`` (realtime): ``ShadowProductionVariants`` that receive a sampled copy of the
+  production traffic; their answers go to data capture, never to the caller.
+
+AWS references:
+- CreateInferenceComponent: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html
+- AWS::SageMaker::InferenceComponent: https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-sagemaker-inferencecomponent.html
+- ManagedInstanceScaling: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html
+- Scale to zero: https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html
+- Shadow variants: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html#sagemaker-CreateEndpointConfig-request-ShadowProductionVariants
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# InferenceComponentName: ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
+COMPONENT_NAME = r"^[a-zA-Z0-9]([\-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$"
+CREATE_IC = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html"
+RESOURCES = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+    "API_InferenceComponentComputeResourceRequirements.html"
+)
+ROLLING = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html"
+)
+SCALE_TO_ZERO = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html"
+MANAGED_SCALING = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html"
+SHADOW = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html"
+    "#sagemaker-CreateEndpointConfig-request-ShadowProductionVariants"
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class ComputeRequirements(_Frozen):
+    """ComputeResourceRequirements: what one copy of the component reserves on an instance."""
+
+    min_memory_mb: int = Field(
+        ge=128,
+        description=f"MinMemoryRequiredInMb: memory reserved per copy (required, >= 128). {RESOURCES}",
+    )
+    max_memory_mb: int | None = Field(
+        None,
+        ge=128,
+        description=f"MaxMemoryRequiredInMb: memory a copy may use (>= min_memory_mb). Default: unset. {RESOURCES}",
+    )
+    cpu_cores: float | None = Field(
+        None,
+        ge=0.25,
+        description=f"NumberOfCpuCoresRequired: CPU cores reserved per copy (>= 0.25). Default: unset. {RESOURCES}",
+    )
+    accelerators: float | None = Field(
+        None,
+        ge=1,
+        description=(
+            f"NumberOfAcceleratorDevicesRequired: GPUs / Inferentia devices per copy (>= 1). "
+            f"Default: unset (CPU instances). {RESOURCES}"
+        ),
+    )
+
+
+class CopyScaling(_Frozen):
+    """Application Auto Scaling of ``sagemaker:inference-component:DesiredCopyCount``.
+
+    Target tracking on ``SageMakerInferenceComponentInvocationsPerCopy``; with ``min_copies: 0`` also the
+    scale-from-zero step policy driven by a ``NoCapacityInvocationFailures`` alarm, as in the AWS guide.
+    """
+
+    min_copies: int = Field(
+        ge=0, description=f"Scalable target MinCapacity; 0 lets the component scale to zero. {SCALE_TO_ZERO}"
+    )
+    max_copies: int = Field(ge=1, le=1000, description="Scalable target MaxCapacity (>= min_copies, >= 1).")
+    target_invocations_per_copy: float = Field(
+        gt=0,
+        description=(
+            "Target of SageMakerInferenceComponentInvocationsPerCopy (invocations per copy per minute). "
+            f"{SCALE_TO_ZERO}"
+        ),
+    )
+    scale_in_cooldown_seconds: int = Field(
+        300, ge=0, le=3600, description="ScaleInCooldown of the target tracking policy. Default: 300."
+    )
+    scale_out_cooldown_seconds: int = Field(
+        300, ge=0, le=3600, description="ScaleOutCooldown of the target tracking policy. Default: 300."
+    )
+    scale_from_zero_cooldown_seconds: int = Field(
+        60,
+        ge=0,
+        le=3600,
+        description=f"Cooldown of the scale-from-zero step policy. Default: 60. {SCALE_TO_ZERO}",
+    )
+
+
+class InferenceComponent(_Frozen):
+    """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources."""
+
+    name: str = Field(
+        pattern=COMPONENT_NAME,
+        description=(
+            "The component's name in the config and, locally, the InferenceComponentName clients pass. "
+            f"{CREATE_IC}"
+        ),
+    )
+    container: str = Field(
+        description="Name of the entry of model.containers this component runs (its image, model data, environment)."
+    )
+    compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements. {RESOURCES}")
+    copies: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description=(
+            "RuntimeConfig.CopyCount at creation (>= 1 when the component is created; autoscaling may later "
+            f"take it to 0). Default: 1. {CREATE_IC}"
+        ),
+    )
+    model_data_download_timeout_seconds: int | None = Field(
+        None, ge=60, le=3600, description=f"StartupParameters.ModelDataDownloadTimeoutInSeconds. {CREATE_IC}"
+    )
+    container_startup_health_check_timeout_seconds: int | None = Field(
+        None,
+        ge=60,
+        le=3600,
+        description=f"StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds. {CREATE_IC}",
+    )
+    autoscaling: CopyScaling | None = Field(
+        None, description="Copy autoscaling. Default: none (fixed copies)."
+    )
+
+
+class InstanceScaling(_Frozen):
+    """ManagedInstanceScaling of the variant: SageMaker adds and removes instances as copies need them."""
+
+    min_instances: int = Field(
+        ge=0,
+        description=(
+            "MinInstanceCount; 0 (where the region supports it) lets the endpoint release every instance "
+            f"once no copy runs. {MANAGED_SCALING}"
+        ),
+    )
+    max_instances: int = Field(ge=1, le=1000, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}")
+
+
+class RollingUpdate(_Frozen):
+    """InferenceComponentDeploymentConfig.RollingUpdatePolicy, with auto-rollback on the component's alarms."""
+
+    batch_copies: int | None = Field(
+        None, ge=1, description=f"MaximumBatchSize {{Type: COPY_COUNT}}; set this or batch_percent. {ROLLING}"
+    )
+    batch_percent: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description=f"MaximumBatchSize {{Type: CAPACITY_PERCENT}}; set this or batch_copies. {ROLLING}",
+    )
+    wait_interval_seconds: int = Field(
+        120, ge=0, le=3600, description=f"WaitIntervalInSeconds between batches. Default: 120. {ROLLING}"
+    )
+    max_execution_timeout_seconds: int | None = Field(
+        None, ge=600, le=28800, description=f"MaximumExecutionTimeoutInSeconds. Default: unset. {ROLLING}"
+    )
+    rollback_batch_copies: int | None = Field(
+        None, ge=1, description=f"RollbackMaximumBatchSize {{Type: COPY_COUNT}}. Default: unset. {ROLLING}"
+    )
+    auto_rollback: bool = Field(
+        True, description="Roll back when one of the component's alarms fires (AutoRollbackConfiguration)."
+    )
+
+
+class InferenceComponentsSpec(_Frozen):
+    """``endpoint.inference_components``: the shared instances and the components placed on them."""
+
+    instance_scaling: InstanceScaling = Field(
+        description=f"ManagedInstanceScaling of the variant. {MANAGED_SCALING}"
+    )
+    components: list[InferenceComponent] = Field(min_length=1, description="The inference components.")
+    rolling_update: RollingUpdate | None = Field(
+        None,
+        description=(
+            "How a changed component is rolled out (DeploymentConfig.RollingUpdatePolicy). "
+            f"Default: unset (SageMaker's default update). {ROLLING}"
+        ),
+    )
+
+
+class ShadowVariant(_Frozen):
+    """A ShadowProductionVariant: its own model on its own instances, fed a sample of production traffic."""
+
+    name: str = Field(pattern=COMPONENT_NAME, description=f"VariantName of the shadow variant. {SHADOW}")
+    instance_type: str = Field(
+        pattern=r"^ml\.[a-z0-9]+\.[a-z0-9]+$", description="InstanceType, e.g. ml.m5.large."
+    )
+    initial_instance_count: int = Field(1, ge=1, le=1000, description="InitialInstanceCount. Default: 1.")
+    sampling_percentage: int = Field(
+        100,
+        ge=1,
+        le=100,
+        description=(
+            "Share of production requests copied to the shadow; becomes the shadow's InitialVariantWeight "
+            f"relative to the production variant's. Default: 100. {SHADOW}"
+        ),
+    )
+    container: str = Field(
+        description="Name of the entry of model.containers the shadow serves (the candidate model)."
+    )

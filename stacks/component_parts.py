@@ -1,0 +1,162 @@
+"""The inference-component half of :class:`stacks.serving_stack.ServingStack`.
+
+For ``endpoint.type: inference-components``: one SageMaker Model per container, a model-less endpoint
+config with managed instance scaling, the endpoint, and per component an InferenceComponent, its copy
+autoscaling and its alarms (which also roll back its rolling updates). Pure config-to-argument mapping
+lives here too, next to the only code that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
+from stacks import mapping
+from stacks.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
+from stacks.constructs.component_monitoring import ComponentMonitoring
+from stacks.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from stacks.constructs.endpoint import InferenceEndpoint
+from stacks.constructs.execution_role import ExecutionRole
+from stacks.constructs.inference_component import ComponentCompute, InferenceComponent, RollingUpdateSettings
+from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+
+
+@dataclass(frozen=True)
+class ComponentParts:
+    """What :func:`add_inference_components` built."""
+
+    endpoint_config: ComponentEndpointConfiguration
+    endpoint: InferenceEndpoint
+    models: dict[str, InferenceModel]
+    components: dict[str, InferenceComponent]
+    scaling: dict[str, ComponentAutoscaling]
+    monitoring: ComponentMonitoring | None
+
+
+def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
+    """RollingUpdatePolicy settings from ``endpoint.inference_components.rolling_update``."""
+    if r is None:
+        return None
+    batch_type, batch_value = (
+        ("COPY_COUNT", r.batch_copies) if r.batch_copies else ("CAPACITY_PERCENT", r.batch_percent)
+    )
+    assert batch_value is not None, "config rules require one batch size"
+    return RollingUpdateSettings(
+        batch_type=batch_type,
+        batch_value=batch_value,
+        wait_interval_seconds=r.wait_interval_seconds,
+        max_execution_timeout_seconds=r.max_execution_timeout_seconds,
+        rollback_batch_copies=r.rollback_batch_copies,
+        auto_rollback=r.auto_rollback,
+    )
+
+
+def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> ComponentVariant:
+    """The instance pool of the endpoint."""
+    v = cfg.endpoint.variants[0]
+    return ComponentVariant(
+        name=v.name,
+        instance_type=v.instance_type,
+        initial_instance_count=v.initial_instance_count,
+        min_instances=spec.instance_scaling.min_instances,
+        max_instances=spec.instance_scaling.max_instances,
+        volume_size_gb=v.volume_size_gb,
+    )
+
+
+def add_inference_components(
+    scope: Construct,
+    *,
+    cfg: DeploymentConfig,
+    containers: Mapping[str, ContainerSpec],
+    role: ExecutionRole,
+    kms_key_arn: str,
+    encryption_key: kms.IKey,
+    vpc: VpcSettings | None,
+) -> ComponentParts:
+    """Add the models, endpoint config, endpoint, components, scaling and alarms of ``cfg``."""
+    spec = cfg.endpoint.inference_components
+    assert spec is not None, "config rules require endpoint.inference_components"
+    models = {}
+    for c in cfg.model.containers:
+        model = InferenceModel(
+            scope,
+            f"Model{mapping.pascal(c.name)}",
+            execution_role_arn=role.role_arn,
+            containers=[containers[c.name]],
+            network_isolation=cfg.model.network_isolation,
+            vpc=vpc,
+        )
+        model.resource.node.add_dependency(role.policy)
+        models[c.name] = model
+    endpoint_config = ComponentEndpointConfiguration(
+        scope,
+        "EndpointConfig",
+        variant=component_variant(cfg, spec),
+        execution_role_arn=role.role_arn,
+        kms_key_arn=kms_key_arn,
+    )
+    # SageMaker starts the components' containers with this role: its policy must be in place first.
+    endpoint_config.resource.node.add_dependency(role.policy)
+    endpoint = InferenceEndpoint(
+        scope,
+        "Endpoint",
+        endpoint_config_name=endpoint_config.endpoint_config_name,
+        deployment=mapping.guardrails(cfg),
+    )
+    rollout = rolling_update(spec.rolling_update)
+    components: dict[str, InferenceComponent] = {}
+    scaling: dict[str, ComponentAutoscaling] = {}
+    for ic in spec.components:
+        component = InferenceComponent(
+            scope,
+            f"Component{mapping.pascal(ic.name)}",
+            endpoint_name=endpoint.resource.attr_endpoint_name,
+            variant_name=endpoint_config.variant_names[0],
+            model_name=models[ic.container].model_name,
+            compute=ComponentCompute(
+                min_memory_mb=ic.compute.min_memory_mb,
+                max_memory_mb=ic.compute.max_memory_mb,
+                cpu_cores=ic.compute.cpu_cores,
+                accelerators=ic.compute.accelerators,
+            ),
+            copies=ic.copies,
+            model_data_download_timeout_seconds=ic.model_data_download_timeout_seconds,
+            container_startup_health_check_timeout_seconds=ic.container_startup_health_check_timeout_seconds,
+            rolling_update=rollout,
+        )
+        components[ic.name] = component
+        if ic.autoscaling is not None:
+            a = ic.autoscaling
+            target = ComponentAutoscaling(
+                scope,
+                f"Autoscaling{mapping.pascal(ic.name)}",
+                component_name=component.component_name,
+                settings=CopyScalingSettings(
+                    min_copies=a.min_copies,
+                    max_copies=a.max_copies,
+                    target_invocations_per_copy=a.target_invocations_per_copy,
+                    scale_in_cooldown_seconds=a.scale_in_cooldown_seconds,
+                    scale_out_cooldown_seconds=a.scale_out_cooldown_seconds,
+                    scale_from_zero_cooldown_seconds=a.scale_from_zero_cooldown_seconds,
+                ),
+            )
+            # Application Auto Scaling registers an existing component only.
+            target.node.add_dependency(component.resource)
+            scaling[ic.name] = target
+    monitoring = None
+    if cfg.monitoring.alarms:
+        monitoring = ComponentMonitoring(
+            scope,
+            "Monitoring",
+            components=list(components.items()),
+            thresholds=mapping.thresholds(cfg),
+            encryption_key=encryption_key,
+        )
+        for name, component in components.items():
+            component.add_rollback_alarms(*monitoring.alarms[name])
+    return ComponentParts(endpoint_config, endpoint, models, components, scaling, monitoring)

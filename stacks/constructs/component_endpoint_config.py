@@ -1,0 +1,92 @@
+"""AWS::SageMaker::EndpointConfig of an endpoint that hosts inference components.
+
+Its one production variant names no model: it is the pool of instances that the components' copies are
+placed on, grown and shrunk by ManagedInstanceScaling (down to zero instances where the region supports
+it). SageMaker starts the components' containers with the config's ExecutionRoleArn.
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from stacks.constructs.acknowledge import acknowledge
+from stacks.constructs.endpoint_config import INSTANCE_STORE, KMS_REASON
+
+
+@dataclass(frozen=True)
+class ComponentVariant:
+    """The instance pool of an inference-component endpoint."""
+
+    name: str
+    instance_type: str
+    initial_instance_count: int
+    min_instances: int
+    max_instances: int
+    volume_size_gb: int | None = None
+
+
+class ComponentEndpointConfiguration(Construct):
+    """A model-less EndpointConfig with managed instance scaling, the execution role and KMS key."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        variant: ComponentVariant,
+        execution_role_arn: str,
+        kms_key_arn: str,
+    ) -> None:
+        super().__init__(scope, id_)
+        _validate(variant)
+        self.variant_names = [variant.name]
+        self.instance_storage = bool(INSTANCE_STORE.match(variant.instance_type))
+        self.resource = sagemaker.CfnEndpointConfig(
+            self,
+            "Resource",
+            execution_role_arn=execution_role_arn,
+            kms_key_id=None if self.instance_storage else kms_key_arn,
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=variant.name,
+                    instance_type=variant.instance_type,
+                    initial_instance_count=variant.initial_instance_count,
+                    volume_size_in_gb=variant.volume_size_gb,
+                    managed_instance_scaling=sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+                        status="ENABLED",
+                        min_instance_count=variant.min_instances,
+                        max_instance_count=variant.max_instances,
+                    ),
+                )
+            ],
+        )
+        if self.instance_storage:
+            acknowledge(
+                self,
+                {
+                    "HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured": KMS_REASON,
+                    "NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured": KMS_REASON,
+                },
+            )
+
+    @property
+    def endpoint_config_name(self) -> str:
+        """The generated endpoint config name."""
+        return self.resource.attr_endpoint_config_name
+
+
+def _validate(v: ComponentVariant) -> None:
+    problems = []
+    if v.initial_instance_count < 1:
+        problems.append(f"initial_instance_count={v.initial_instance_count} (must be >= 1)")
+    if v.min_instances < 0 or v.max_instances < max(v.min_instances, 1):
+        problems.append(
+            f"min_instances={v.min_instances}, max_instances={v.max_instances} (need 0 <= min <= max, max >= 1)"
+        )
+    if problems:
+        raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))
