@@ -29,7 +29,12 @@ MOTO_SKIPS: Mapping[str, str] = {
     ),
 }
 
-SAGEMAKER_TYPES = ("AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig", "AWS::SageMaker::Endpoint")
+SAGEMAKER_TYPES = (
+    "AWS::SageMaker::Model",
+    "AWS::SageMaker::EndpointConfig",
+    "AWS::SageMaker::Endpoint",
+    "AWS::SageMaker::InferenceComponent",
+)
 LIVE_STACK_STATUSES = frozenset(
     {
         "CREATE_IN_PROGRESS",
@@ -130,13 +135,17 @@ def live_stacks(cloudformation: Any) -> list[str]:
 
 
 def sagemaker_resources(sagemaker: Any) -> dict[str, list[str]]:
-    """Names of every SageMaker model, endpoint config and endpoint in the emulator."""
+    """Names of every SageMaker model, endpoint config, endpoint and inference component in the emulator."""
     return {
         "models": sorted(m["ModelName"] for m in sagemaker.list_models()["Models"]),
         "endpoint_configs": sorted(
             c["EndpointConfigName"] for c in sagemaker.list_endpoint_configs()["EndpointConfigs"]
         ),
         "endpoints": sorted(e["EndpointName"] for e in sagemaker.list_endpoints()["Endpoints"]),
+        "inference_components": sorted(
+            f"{c['InferenceComponentName']} ({c['InferenceComponentStatus']})"
+            for c in sagemaker.list_inference_components()["InferenceComponents"]
+        ),
     }
 
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.emulator import moto_components
+
 
 @dataclass(frozen=True)
 class Fix:
@@ -360,6 +362,28 @@ FIXES: tuple[Fix, ...] = (
             "update recreates the model under its old name, so a redeploy serves the new image and data."
         ),
         apply=_model_update_keeps_its_name,
+    ),
+    Fix(
+        resource_type="AWS::SageMaker::EndpointConfig",
+        reason=(
+            "moto 5.2 requires a ModelName on every production variant (KeyError: 'ModelName'), but the "
+            "variant of an endpoint that hosts inference components has none; and its adapter drops "
+            "ExecutionRoleArn and ShadowProductionVariants, which DescribeEndpointConfig returns. "
+            "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+            "aws-resource-sagemaker-endpointconfig.html"
+        ),
+        apply=moto_components.endpoint_config_from_template,
+    ),
+    Fix(
+        resource_type="AWS::SageMaker::InferenceComponent",
+        reason=(
+            "moto 5.2 has no inference components: no CloudFormation adapter (the resource was skipped) and "
+            "no Describe/ListInferenceComponents. The repair keeps each component in moto's SageMaker "
+            "backend, created only on an existing endpoint, variant and model, InService with its "
+            "CopyCount. https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+            "aws-resource-sagemaker-inferencecomponent.html"
+        ),
+        apply=moto_components.inference_components,
     ),
     Fix(
         resource_type="Custom::*",

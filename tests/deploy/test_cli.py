@@ -56,7 +56,7 @@ def test_start_deploy_status_destroy_stop(state_dir: Path) -> None:
     left = json.loads(out[out.index("{") :])
     assert left == {
         "stacks": ["CDKToolkit"],
-        "sagemaker": {"models": [], "endpoint_configs": [], "endpoints": []},
+        "sagemaker": {"models": [], "endpoint_configs": [], "endpoints": [], "inference_components": []},
     }
     assert not list(state_dir.glob("cdk.out.*"))
 

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from deploy_support import CONCURRENCY, CONFIGS, Assembly, DeployedConfig
 
-from smkit.config import Container
+from smkit.config import Container, load_config
 from smkit.emulator import (
     EMULATED_IMAGE_TAG,
     MOTO_SKIPS,
@@ -27,6 +27,14 @@ from smkit.emulator import (
 from smkit.emulator.cdk import BOOTSTRAP_STACK
 
 STEMS = [path.stem for path in CONFIGS]
+# Configs with one SageMaker Model; inference components (one model each) and shadow variants (their own
+# model) are checked in test_deploy_components.py.
+ONE_MODEL = [
+    path.stem
+    for path in CONFIGS
+    if (config := load_config(path)).endpoint.type != "inference-components"
+    and not config.endpoint.shadow_variants
+]
 SAGEMAKER = ("AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig", "AWS::SageMaker::Endpoint")
 BOOTSTRAP_PREFIX = "cdk-hnb659fds-"  # names of the default bootstrap stack's resources
 
@@ -54,13 +62,18 @@ def test_every_config_is_deployed(deployed: dict[str, DeployedConfig]) -> None:
 @pytest.mark.parametrize("stem", STEMS)
 def test_sagemaker_resources_are_created_not_skipped(stem: str, deployed: dict[str, DeployedConfig]) -> None:
     serving = deployed[stem].serving
-    for resource_type in SAGEMAKER:
+    config = deployed[stem].config
+    models = 1 + len(config.endpoint.shadow_variants)
+    if config.endpoint.type == "inference-components":
+        models = len(config.model.containers)
+    assert len(serving.physical_ids("AWS::SageMaker::Model")) == models
+    for resource_type in SAGEMAKER[1:]:
         assert len(serving.physical_ids(resource_type)) == 1, resource_type
     assert all(s.resource_type in MOTO_SKIPS for s in serving.skipped)
     assert not {s.resource_type for s in serving.skipped} & set(SAGEMAKER)
 
 
-@pytest.mark.parametrize("stem", STEMS)
+@pytest.mark.parametrize("stem", ONE_MODEL)
 def test_model_has_the_configured_containers(
     stem: str, deployed: dict[str, DeployedConfig], emulator: MotoServer
 ) -> None:
@@ -97,7 +110,7 @@ def _check_model_data(spec: Container, got: dict[str, Any], d: DeployedConfig, e
         assert (source["S3DataType"], source["CompressionType"]) == ("S3Prefix", "None")
 
 
-@pytest.mark.parametrize("stem", STEMS)
+@pytest.mark.parametrize("stem", ONE_MODEL)
 def test_endpoint_config_has_the_configured_variants(
     stem: str, deployed: dict[str, DeployedConfig], emulator: MotoServer
 ) -> None:
@@ -193,6 +206,7 @@ def test_destroy_leaves_nothing_behind(
         "models": [],
         "endpoint_configs": [],
         "endpoints": [],
+        "inference_components": [],
     }
     retained: dict[str, int] = {}
     for _, template in assembly_stacks(assembly.path):

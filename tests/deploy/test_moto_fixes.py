@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from moto.cloudformation import parsing
 from moto.cloudformation.custom_model import CustomModel
 
@@ -28,6 +29,8 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::IAM::ManagedPolicy",
         "AWS::CloudFormation::Stack",
         "AWS::SageMaker::Model",
+        "AWS::SageMaker::EndpointConfig",
+        "AWS::SageMaker::InferenceComponent",
         "Custom::*",
     ]
     assert all(len(fix.reason) > 80 for fix in FIXES)
@@ -70,6 +73,44 @@ def test_moto_still_fails_updates_that_keep_an_unstored_parameter() -> None:
     keep = [{"ParameterKey": "BootstrapVersion", "UsePreviousValue": True}]
     with pytest.raises(KeyError, match="BootstrapVersion"):
         backend._resolve_update_parameters(SimpleNamespace(parameters={}), keep)  # type: ignore[arg-type]
+
+
+def test_moto_still_requires_a_model_on_every_variant_and_drops_role_and_shadows() -> None:
+    from moto.sagemaker.models import FakeEndpointConfig, sagemaker_backends
+
+    role = "arn:aws:iam::123456789012:role/r"
+    pool = {"VariantName": "main", "InstanceType": "ml.m5.xlarge", "InitialInstanceCount": 1}
+    with pytest.raises(KeyError, match="ModelName"):
+        FakeEndpointConfig.create_from_cloudformation_json(
+            "pool", {"Properties": {"ExecutionRoleArn": role, "ProductionVariants": [pool]}}, ACCOUNT, REGION
+        )
+    sagemaker_backends[ACCOUNT][REGION].create_model(
+        model_name="still-needed",
+        execution_role_arn=role,
+        primary_container={"Image": "i"},
+        vpc_config={},
+        containers=[],
+        tags=[],
+    )
+    variant = {**pool, "ModelName": "still-needed"}
+    properties = {
+        "ExecutionRoleArn": role,
+        "ProductionVariants": [variant],
+        "ShadowProductionVariants": [{**variant, "VariantName": "shadow"}],
+    }
+    config = FakeEndpointConfig.create_from_cloudformation_json(
+        "dropped", {"Properties": properties}, ACCOUNT, REGION
+    )
+    described = config.response_object
+    assert "ExecutionRoleArn" not in described and "ShadowProductionVariants" not in described
+
+
+def test_moto_still_has_no_inference_components() -> None:
+    from moto.sagemaker.responses import SageMakerResponse
+
+    assert parsing.resource_class_from_type("AWS::SageMaker::InferenceComponent") is None
+    assert not hasattr(SageMakerResponse, "list_inference_components")
+    assert not hasattr(SageMakerResponse, "describe_inference_component")
 
 
 def test_moto_still_runs_custom_resources_through_lambda() -> None:
@@ -206,3 +247,122 @@ def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() ->
         assert server.client("cloudwatch").describe_alarms()["MetricAlarms"] == []
         assert server.client("iam").list_roles()["Roles"] == []
         assert server.client("iam").list_policies(Scope="Local")["Policies"] == []
+
+
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/a:1"
+COMPONENT_TEMPLATE: dict[str, Any] = {
+    "Resources": {
+        "Role": TEMPLATE["Resources"]["Role"],
+        "Model": {
+            "Type": "AWS::SageMaker::Model",
+            "Properties": {
+                "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "PrimaryContainer": {"Image": IMAGE},
+            },
+        },
+        "Pool": {
+            "Type": "AWS::SageMaker::EndpointConfig",
+            "Properties": {
+                "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "ProductionVariants": [
+                    {
+                        "VariantName": "main",
+                        "InstanceType": "ml.m5.xlarge",
+                        "InitialInstanceCount": 1,
+                        "ManagedInstanceScaling": {
+                            "Status": "ENABLED",
+                            "MinInstanceCount": 0,
+                            "MaxInstanceCount": 2,
+                        },
+                    }
+                ],
+            },
+        },
+        "Endpoint": {
+            "Type": "AWS::SageMaker::Endpoint",
+            "Properties": {"EndpointConfigName": {"Fn::GetAtt": ["Pool", "EndpointConfigName"]}},
+        },
+        "Component": {
+            "Type": "AWS::SageMaker::InferenceComponent",
+            "Properties": {
+                "InferenceComponentName": "tabular-ic",
+                "EndpointName": {"Fn::GetAtt": ["Endpoint", "EndpointName"]},
+                "VariantName": "main",
+                "Specification": {
+                    "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                    "ComputeResourceRequirements": {
+                        "MinMemoryRequiredInMb": 1024,
+                        "NumberOfCpuCoresRequired": 1,
+                    },
+                },
+                "RuntimeConfig": {"CopyCount": 2},
+            },
+        },
+        "Shadowed": {
+            "Type": "AWS::SageMaker::EndpointConfig",
+            "Properties": {
+                "ProductionVariants": [
+                    {
+                        "VariantName": "production",
+                        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                        "InstanceType": "ml.m5.large",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 1,
+                    }
+                ],
+                "ShadowProductionVariants": [
+                    {
+                        "VariantName": "shadow",
+                        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                        "InstanceType": "ml.m5.large",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 0.5,
+                    }
+                ],
+            },
+        },
+    }
+}
+
+
+def test_repaired_server_hosts_inference_components_and_keeps_shadow_variants() -> None:
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(StackName="Components", TemplateBody=json.dumps(COMPONENT_TEMPLATE))
+        assert (
+            cloudformation.describe_stacks(StackName="Components")["Stacks"][0]["StackStatus"]
+            == "CREATE_COMPLETE"
+        )
+        created = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in cloudformation.list_stack_resources(StackName="Components")["StackResourceSummaries"]
+            if r.get("LogicalResourceId")
+        }
+        sagemaker = server.client("sagemaker")
+        endpoint = created["Endpoint"].rsplit("/", 1)[-1]
+        [listed] = sagemaker.list_inference_components(EndpointNameEquals=endpoint)["InferenceComponents"]
+        assert (listed["InferenceComponentName"], listed["InferenceComponentStatus"]) == (
+            "tabular-ic",
+            "InService",
+        )
+        component = sagemaker.describe_inference_component(InferenceComponentName="tabular-ic")
+        assert component["RuntimeConfig"] == {"DesiredCopyCount": 2, "CurrentCopyCount": 2}
+        assert component["Specification"]["ComputeResourceRequirements"]["NumberOfCpuCoresRequired"] == 1
+        assert created["Component"] == component["InferenceComponentArn"]
+        pool = sagemaker.describe_endpoint_config(EndpointConfigName=created["Pool"].rsplit("/", 1)[-1])
+        assert pool["ExecutionRoleArn"].endswith(created["Role"])
+        assert "ModelName" not in pool["ProductionVariants"][0]
+        shadowed = sagemaker.describe_endpoint_config(
+            EndpointConfigName=created["Shadowed"].rsplit("/", 1)[-1]
+        )
+        assert [v["VariantName"] for v in shadowed["ShadowProductionVariants"]] == ["shadow"]
+        with pytest.raises(ClientError, match="Could not find inference component"):
+            sagemaker.describe_inference_component(InferenceComponentName="missing")
+
+        cloudformation.delete_stack(StackName="Components")
+        assert sagemaker_resources(sagemaker) == {
+            "models": [],
+            "endpoint_configs": [],
+            "endpoints": [],
+            "inference_components": [],
+        }

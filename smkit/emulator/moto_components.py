@@ -1,0 +1,227 @@
+"""moto repairs for endpoints that host inference components or shadow variants (part of ``moto_fixes.FIXES``).
+
+moto 5.2 has no inference components at all, and its EndpointConfig adapter requires a ModelName on every
+variant and drops ExecutionRoleArn and ShadowProductionVariants. These repairs keep what the template says
+in moto's own SageMaker backend:
+
+- :func:`endpoint_config_from_template`: a variant without ModelName (an inference-component endpoint's
+  instance pool) is accepted; ExecutionRoleArn and ShadowProductionVariants (whose models must exist, as
+  for production variants) are stored and returned by DescribeEndpointConfig.
+- :func:`inference_components`: ``AWS::SageMaker::InferenceComponent`` through CloudFormation, and the
+  API's Describe/ListInferenceComponents on moto's server. A component is created only on an existing
+  endpoint and variant with an existing model, is InService at once with its CopyCount as desired and
+  current copies, and is deleted with its stack.
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeInferenceComponent.html
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+STORE = "smkit_inference_components"  # attribute of moto's SageMaker backend holding the components
+
+
+def endpoint_config_from_template() -> None:
+    """Accept model-less variants; keep ExecutionRoleArn and ShadowProductionVariants."""
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    def validate_production_variants(
+        self: sm.SageMakerModelBackend, production_variants: list[dict[str, Any]]
+    ) -> None:
+        for variant in production_variants:
+            name = variant.get("ModelName")
+            if name is not None and name not in self._models:
+                arn = sm.arn_formatter("model", name, self.account_id, self.region_name)
+                raise ValidationError(message=f"Could not find model '{arn}'.")
+
+    sm.SageMakerModelBackend.validate_production_variants = validate_production_variants  # type: ignore[method-assign]
+
+    def create_from_cloudformation_json(
+        cls: type[sm.FakeEndpointConfig],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> sm.FakeEndpointConfig:
+        backend = sm.sagemaker_backends[account_id][region_name]
+        properties = cloudformation_json["Properties"]
+        shadows = properties.get("ShadowProductionVariants")
+        if shadows:
+            backend.validate_production_variants(shadows)
+        config = backend.create_endpoint_config(
+            endpoint_config_name=resource_name,
+            production_variants=properties["ProductionVariants"],
+            data_capture_config=properties.get("DataCaptureConfig", {}),
+            async_inference_config=properties.get("AsyncInferenceConfig", {}),
+            kms_key_id=properties.get("KmsKeyId"),
+            tags=properties.get("Tags", []),
+        )
+        # BaseObject.gen_response_object turns attributes into DescribeEndpointConfig keys.
+        if "ExecutionRoleArn" in properties:
+            setattr(config, "execution_role_arn", properties["ExecutionRoleArn"])  # noqa: B010
+        if shadows:
+            setattr(config, "shadow_production_variants", shadows)  # noqa: B010
+        return config
+
+    sm.FakeEndpointConfig.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)  # type: ignore[assignment,method-assign]
+
+
+def _components(backend: Any) -> dict[str, dict[str, Any]]:
+    store: dict[str, dict[str, Any]] | None = getattr(backend, STORE, None)
+    if store is None:
+        store = {}
+        setattr(backend, STORE, store)
+    return store
+
+
+def _summary(component: dict[str, Any]) -> dict[str, Any]:
+    keys = (
+        "InferenceComponentName",
+        "InferenceComponentArn",
+        "EndpointName",
+        "EndpointArn",
+        "VariantName",
+        "InferenceComponentStatus",
+        "CreationTime",
+        "LastModifiedTime",
+    )
+    return {key: component[key] for key in keys}
+
+
+def inference_components() -> None:
+    """AWS::SageMaker::InferenceComponent in CloudFormation, Describe/ListInferenceComponents in the API."""
+    from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+    from moto.core.common_models import CloudFormationModel
+    from moto.core.responses import ActionResult
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+    from moto.sagemaker.responses import SageMakerResponse
+
+    def create(backend: Any, name: str, properties: dict[str, Any]) -> dict[str, Any]:
+        endpoint_name = properties["EndpointName"]
+        endpoint = backend.endpoints.get(endpoint_name)
+        if endpoint is None:
+            arn = sm.arn_formatter("endpoint", endpoint_name, backend.account_id, backend.region_name)
+            raise ValidationError(message=f"Could not find endpoint '{arn}'.")
+        variants = [v["VariantName"] for v in endpoint.production_variants]
+        variant = properties.get("VariantName") or variants[0]
+        if variant not in variants:
+            raise ValidationError(message=f"Variant {variant} is not a variant of endpoint {endpoint_name}.")
+        specification = properties.get("Specification", {})
+        backend.validate_production_variants([{"ModelName": specification.get("ModelName")}])
+        copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
+        now = datetime.now(UTC)
+        component = {
+            "InferenceComponentName": name,
+            "InferenceComponentArn": sm.arn_formatter(
+                "inference-component", name, backend.account_id, backend.region_name
+            ),
+            "EndpointName": endpoint_name,
+            "EndpointArn": endpoint.arn,
+            "VariantName": variant,
+            "Specification": specification,
+            "RuntimeConfig": {"DesiredCopyCount": copies, "CurrentCopyCount": copies},
+            "InferenceComponentStatus": "InService",
+            "CreationTime": now,
+            "LastModifiedTime": now,
+        }
+        _components(backend)[name] = component
+        return component
+
+    class CloudFormationInferenceComponent(CloudFormationModel):
+        """AWS::SageMaker::InferenceComponent, kept in moto's SageMaker backend."""
+
+        # moto's model metaclass files every model under the service named by its module path.
+        __module__ = "moto.sagemaker.models"
+
+        def __init__(self, component: dict[str, Any]) -> None:
+            self.component = component
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::SageMaker::InferenceComponent"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "InferenceComponentName"
+
+        @property
+        def physical_resource_id(self) -> str:
+            return str(self.component["InferenceComponentArn"])
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr in ("InferenceComponentArn", "InferenceComponentName")
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            if attribute_name in ("InferenceComponentArn", "InferenceComponentName"):
+                return self.component[attribute_name]
+            raise UnformattedGetAttTemplateException()
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls,
+            resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+            **kwargs: Any,
+        ) -> CloudFormationInferenceComponent:
+            backend = sm.sagemaker_backends[account_id][region_name]
+            return cls(create(backend, resource_name, cloudformation_json["Properties"]))
+
+        @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: Any,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> CloudFormationInferenceComponent:
+            # Updated in place under its name, as SageMaker's UpdateInferenceComponent does.
+            backend = sm.sagemaker_backends[account_id][region_name]
+            name = original_resource.component["InferenceComponentName"]
+            created = original_resource.component["CreationTime"]
+            component = create(backend, name, cloudformation_json["Properties"])
+            component["CreationTime"] = created
+            return cls(component)
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            backend = sm.sagemaker_backends[account_id][region_name]
+            name = resource_name.rsplit("/", 1)[-1]  # the physical id is the ARN
+            _components(backend).pop(name, None)
+
+    def describe_inference_component(self: SageMakerResponse) -> ActionResult:
+        name = self._get_param("InferenceComponentName")
+        component = _components(self.sagemaker_backend).get(name)
+        if component is None:
+            arn = sm.arn_formatter("inference-component", name, self.current_account, self.region)
+            raise ValidationError(message=f"Could not find inference component '{arn}'.")
+        return ActionResult(component)
+
+    def list_inference_components(self: SageMakerResponse) -> ActionResult:
+        filters = {
+            "EndpointName": self._get_param("EndpointNameEquals"),
+            "VariantName": self._get_param("VariantNameEquals"),
+            "InferenceComponentStatus": self._get_param("StatusEquals"),
+        }
+        contains = self._get_param("NameContains")
+        found = [
+            _summary(c)
+            for c in _components(self.sagemaker_backend).values()
+            if all(value is None or c[key] == value for key, value in filters.items())
+            and (contains is None or contains in c["InferenceComponentName"])
+        ]
+        return ActionResult({"InferenceComponents": sorted(found, key=lambda c: c["InferenceComponentName"])})
+
+    SageMakerResponse.describe_inference_component = describe_inference_component  # type: ignore[attr-defined]
+    SageMakerResponse.list_inference_components = list_inference_components  # type: ignore[attr-defined]
+    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
+    assert CloudFormationInferenceComponent.cloudformation_type() == "AWS::SageMaker::InferenceComponent"

@@ -1,0 +1,113 @@
+"""config/inference-components.yaml and config/realtime-shadow.yaml as the real CDK CLI deployed them into
+moto (the session's ``deployed`` fixture), read back through boto3's SageMaker API.
+
+moto has no inference components of its own: smkit.emulator.moto_components (a moto_fixes repair) keeps
+them in moto's SageMaker backend. This module sorts before test_deploy.py, whose last test destroys
+everything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlparse
+
+from deploy_support import DeployedConfig
+
+from smkit.emulator import EMULATED_IMAGE_TAG, MotoServer
+
+
+def _name(arn: str) -> str:
+    return arn.rsplit("/", 1)[-1]
+
+
+def _physical(d: DeployedConfig, resource_type: str) -> list[str]:
+    return [_name(arn) for arn in d.serving.physical_ids(resource_type)]
+
+
+def test_components_are_in_service_on_the_endpoint(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer
+) -> None:
+    d = deployed["inference-components"]
+    sagemaker = emulator.client("sagemaker")
+    [endpoint_name] = _physical(d, "AWS::SageMaker::Endpoint")
+    endpoint = sagemaker.describe_endpoint(EndpointName=endpoint_name)
+    assert endpoint["EndpointStatus"] == "InService"
+    listed = sagemaker.list_inference_components(EndpointNameEquals=endpoint_name)["InferenceComponents"]
+    outputs = dict(pair.split("=") for pair in d.serving.outputs["InferenceComponentNames"].split(","))
+    assert sorted(outputs) == ["iris", "tabular"]
+    assert {c["InferenceComponentName"]: c["InferenceComponentStatus"] for c in listed} == {
+        physical: "InService" for physical in outputs.values()
+    }
+    assert {c["VariantName"] for c in listed} == {"main"}
+
+
+def test_each_component_runs_its_own_model_with_its_reservation(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer
+) -> None:
+    d = deployed["inference-components"]
+    sagemaker = emulator.client("sagemaker")
+    spec = d.config.endpoint.inference_components
+    assert spec is not None
+    names = dict(pair.split("=") for pair in d.serving.outputs["InferenceComponentNames"].split(","))
+    containers = {c.name: c for c in d.config.model.containers}
+    image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
+    models = set(_physical(d, "AWS::SageMaker::Model"))
+    used = set()
+    for component in spec.components:
+        got: dict[str, Any] = sagemaker.describe_inference_component(
+            InferenceComponentName=names[component.name]
+        )
+        assert got["RuntimeConfig"] == {
+            "DesiredCopyCount": component.copies,
+            "CurrentCopyCount": component.copies,
+        }
+        requirements = got["Specification"]["ComputeResourceRequirements"]
+        assert requirements["MinMemoryRequiredInMb"] == component.compute.min_memory_mb
+        assert requirements.get("NumberOfCpuCoresRequired") == component.compute.cpu_cores
+        model_name = got["Specification"]["ModelName"]
+        assert model_name in models
+        used.add(model_name)
+        model = sagemaker.describe_model(ModelName=model_name)
+        container = containers[component.container]
+        assert model["PrimaryContainer"]["Image"] == image
+        assert container.environment.items() <= model["PrimaryContainer"].get("Environment", {}).items()
+    assert used == models  # one model per component
+
+
+def test_endpoint_config_is_a_model_less_pool_with_the_execution_role(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer
+) -> None:
+    d = deployed["inference-components"]
+    [config_name] = _physical(d, "AWS::SageMaker::EndpointConfig")
+    config = emulator.client("sagemaker").describe_endpoint_config(EndpointConfigName=config_name)
+    assert config["ExecutionRoleArn"] == d.serving.outputs["ExecutionRoleArn"]
+    [variant] = config["ProductionVariants"]
+    assert "ModelName" not in variant
+    assert variant["ManagedInstanceScaling"] == {
+        "Status": "ENABLED",
+        "MinInstanceCount": 0,
+        "MaxInstanceCount": 2,
+    }
+    # Copy scaling is Application Auto Scaling, which moto's CloudFormation does not create: reported.
+    assert {"AWS::ApplicationAutoScaling::ScalableTarget", "AWS::ApplicationAutoScaling::ScalingPolicy"} <= {
+        s.resource_type for s in d.serving.skipped
+    }
+
+
+def test_shadow_variant_has_its_own_model_and_sampled_weight(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer
+) -> None:
+    d = deployed["realtime-shadow"]
+    sagemaker = emulator.client("sagemaker")
+    [config_name] = _physical(d, "AWS::SageMaker::EndpointConfig")
+    config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
+    [production] = config["ProductionVariants"]
+    [shadow] = config["ShadowProductionVariants"]
+    assert (shadow["VariantName"], shadow["InitialVariantWeight"]) == ("shadow", 0.5)
+    assert production["ModelName"] != shadow["ModelName"]
+    assert {production["ModelName"], shadow["ModelName"]} == set(_physical(d, "AWS::SageMaker::Model"))
+    candidate = sagemaker.describe_model(ModelName=shadow["ModelName"])
+    url = urlparse(candidate["PrimaryContainer"]["ModelDataUrl"])
+    head = emulator.client("s3").head_object(Bucket=url.netloc, Key=url.path.lstrip("/"))
+    assert head["ContentLength"] > 0
+    assert d.serving.outputs["ShadowVariantNames"] == "shadow"
