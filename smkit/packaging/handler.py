@@ -20,6 +20,7 @@ from typing import Any
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, check_arity, detect_form
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
+from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
 
 DEFAULT_ENTRY_POINT = "inference.py"  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
@@ -38,10 +39,18 @@ class HandlerReport:
     model_type: str | None = None
     no_model_fn_reason: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    saved_models: tuple[SavedModelReport, ...] = ()
 
     def for_manifest(self) -> dict[str, Any]:
-        """The machine-independent part, recorded in ``smkit-manifest.json``."""
-        return {"form": self.form, "hooks": list(self.hooks), "requirements": list(self.requirements)}
+        """The machine-independent part, recorded in ``smkit-manifest.json`` (TF Serving signatures too)."""
+        recorded: dict[str, Any] = {
+            "form": self.form,
+            "hooks": list(self.hooks),
+            "requirements": list(self.requirements),
+        }
+        if self.saved_models:
+            recorded["saved_models"] = {s.label: s.signatures for s in self.saved_models}
+        return recorded
 
 
 def _compile_all(code_dir: Path) -> None:
@@ -126,7 +135,8 @@ def check_handler(
     Checks, in order: the entry point and ``requirements.txt`` exist; every ``.py`` file compiles;
     ``requirements.txt`` holds valid PEP 508 lines; the module imports in a child ``python``; its hooks
     form a usable toolkit or TF-Serving handler with the right arities; for the TF-Serving form the
-    artifacts hold ``<name>/<version>/saved_model.pb``; with ``load_model``, ``model_fn(artifacts_dir)``
+    artifacts hold ``<name>/<version>/saved_model.pb`` and, with ``load_model``, every version loads with
+    TensorFlow and has signatures; for the toolkit form, with ``load_model``, ``model_fn(artifacts_dir)``
     returns without raising.
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
@@ -164,8 +174,12 @@ def check_handler(
     form = detect_form(str(file), hooks, reason)
     for name, info in sorted(hooks.items()):
         check_arity(str(file), name, info["params"])
+    saved: tuple[SavedModelReport, ...] = ()
+    notes: tuple[str, ...] = ()
     if form == "tf-serving":
         check_saved_model_layout(artifacts_dir)
+        if load_model:
+            saved, notes = check_saved_models(artifacts_dir, python=python, timeout_s=timeout_s)
     if answer["stage"] == "load":
         where = f" at {answer['location']}" if answer.get("location") else ""
         raise PackagingError(
@@ -174,6 +188,7 @@ def check_handler(
             "make --artifacts hold the files model_fn loads (or check with --no-load-check)",
         )
     warnings = [f"not installed here (installed at container start): {m}" for m in missing]
+    warnings.extend(notes)
     return HandlerReport(
         form=form,
         hooks=tuple(sorted(hooks)),
@@ -182,6 +197,7 @@ def check_handler(
         model_type=answer.get("model_type"),
         no_model_fn_reason=reason,
         warnings=tuple(warnings),
+        saved_models=saved,
     )
 
 

@@ -49,6 +49,7 @@ class InspectReport:
             lines.append(
                 f"handler: {self.handler.form} form ({', '.join(self.handler.hooks)}) passes the check"
             )
+            lines.extend(f"saved model: {line}" for s in self.handler.saved_models for line in s.describe())
         lines.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 

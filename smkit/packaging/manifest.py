@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smkit.packaging.errors import PackagingError
+from smkit.packaging.savedmodel import SavedModelReport
 
 FORMAT = "smkit.model-archive/1"
 
@@ -100,6 +101,10 @@ class Manifest:
         if self.handler:
             hooks = ", ".join(self.handler.get("hooks", []))
             lines.append(f"handler: {self.handler.get('form')} form ({hooks})")
+            for label, signatures in self.handler.get("saved_models", {}).items():
+                lines.extend(
+                    f"saved model: {line}" for line in SavedModelReport(label, signatures).describe()
+                )
         width = max((len(f"{e.size:,}") for e in self.entries), default=4)
         lines.append(f"  {'size':>{width}}  {'sha256':<64}  path")
         lines.extend(f"  {e.size:>{width},}  {e.sha256}  {e.path}" for e in self.entries)
