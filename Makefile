@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CONFIG ?= config/realtime.yaml
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test lint package-model
+.PHONY: help setup demo test test-frameworks lint package-model
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ lint: setup ## ruff (lint + format check) and mypy
 
 test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-frameworks: setup ## Real LightGBM, XGBoost and PyTorch models served in their own venv (build/test-envs/, built once); part of `make test`
+	$(PY) -m pytest tests/frameworks $(PYTEST_ARGS)
 
 package-model: setup ## Train the examples and build build/model.tar.gz, build/models/*.tar.gz, pipeline archives
 	$(PY) -m scripts.package_models --build-dir build

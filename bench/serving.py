@@ -3,11 +3,13 @@
     python -m bench.serving                # full run: writes bench/results/serving.json + BENCHMARKS.md
     python -m bench.serving --requests 20 --servers smkit --out smoke.json --no-markdown   # smoke
 
-Every server serves the same extracted example model (``build/model.tar.gz``, made by
-``make package-model``) with the same worker count on 127.0.0.1 and is measured alone: cold start
-(process start to the first 200 on ``GET /ping``, and to the first 200 invocation), then for each
-concurrency level a closed loop of a fixed number of ``text/csv`` requests of 10 rows (see
-``bench.common.closed_loop``). Targets from issue 3 are evaluated at concurrency 8.
+Every server serves the same model directory with the same worker count on 127.0.0.1 and is measured
+alone: cold start (process start to the first 200 on ``GET /ping``, and to the first 200 invocation),
+then for each concurrency level a closed loop of ``text/csv`` requests of 10 rows (see
+``bench.load.closed_loop``) while a prober sends ``GET /ping`` every 50 ms. Model profiles
+(``bench.profiles``): the packaged example model (``build/model.tar.gz``, made by ``make
+package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``. Issue 3's targets are evaluated
+on the example at concurrency 8, issue 10's on every profile.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ from bench.common import (
 )
 from bench.envs import java_version, package_versions, resolve_smkit_python
 from bench.load import Request, closed_loop, invoke_once
+from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
-from bench.serving_report import aggregate, markdown, targets
+from bench.serving_report import aggregate, markdown, profile_targets, targets
 
 DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"
 DEFAULT_PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
@@ -70,12 +73,12 @@ def _smkit(name: str, setup: Setup, port: int, args: Sequence[str]) -> ServerSpe
     return smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
 
 
-SPEC_BUILDERS: dict[str, Callable[[Setup, int], ServerSpec]] = {
-    "smkit": lambda setup, port: _smkit("smkit", setup, port, ["--model", str(setup.model_dir)]),
-    "constant": lambda setup, port: _smkit("constant", setup, port, ["--constant"]),
-    "toolkit": lambda setup, port: toolkit_spec(
+SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
+    "smkit": lambda setup, model, port: _smkit("smkit", setup, port, ["--model", str(model)]),
+    "constant": lambda setup, model, port: _smkit("constant", setup, port, ["--constant"]),
+    "toolkit": lambda setup, model, port: toolkit_spec(
         name="toolkit",
-        model_dir=setup.model_dir,
+        model_dir=model,
         work_dir=setup.work_dir / "toolkit",
         port=port,
         workers=setup.workers,
@@ -146,30 +149,44 @@ def check_answer(name: str, body: bytes, expected: list[float] | None) -> bool |
 
 
 def measure_server(
-    name: str, setup: Setup, *, levels: Sequence[int], requests: int, warmup: int
+    name: str,
+    setup: Setup,
+    *,
+    levels: Sequence[int],
+    requests: int,
+    warmup: int,
+    profile: Profile = PROFILES["example"],
+    model_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
-    spec = SPEC_BUILDERS[name](setup, free_port())
+    spec = SPEC_BUILDERS[name](setup, model_dir or setup.model_dir, free_port())
     load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
         cold_ping = server.cold_start_s
         cold_invoke, answer = first_invocation(server, setup.request)
-        closed_loop(server.port, setup.request, total=warmup, concurrency=max(levels))
+        if profile.requests is None:
+            closed_loop(server.port, setup.request, total=warmup, concurrency=max(levels))
         runs = {}
         for level in levels:
             cpu_before = server.cpu_by_pid()
-            result = closed_loop(
-                server.port, setup.request, total=requests, concurrency=level, expect_body=answer
-            )
+            with PingProber(server.port) as prober:
+                result = closed_loop(
+                    server.port,
+                    setup.request,
+                    total=profile.count(level, requests),
+                    concurrency=level,
+                    expect_body=answer,
+                )
             spent = [cpu - cpu_before.get(pid, 0.0) for pid, cpu in server.cpu_by_pid().items()]
             result.server_cpu_s = round(sum(spent), 3)
             # Shows whether the workers share the load: 1.0 means one process did all the work.
             result.busiest_process_cpu_share = round(max(spent) / sum(spent), 3) if sum(spent) > 0 else None
-            runs[str(level)] = result.as_dict()
+            runs[str(level)] = {**result.as_dict(), **prober.summary()}
+            ping = prober.summary()
             print(
-                f"  {name:9s} c={level:<3d} {result.throughput_rps:8.1f} req/s  p50 {result.p50_ms:7.2f} ms  "
-                f"p99 {result.p99_ms:7.2f} ms  errors {result.errors}  "
-                f"busiest process {100 * (result.busiest_process_cpu_share or 0):.0f}% of server CPU",
+                f"  {profile.name:8s} {name:9s} c={level:<3d} {result.throughput_rps:8.1f} req/s  "
+                f"p50 {result.p50_ms:8.2f} ms  p99 {result.p99_ms:8.2f} ms  errors {result.errors}  "
+                f"/ping p99 {ping['ping_p99_ms']:.1f} ms max {ping['ping_max_ms']:.1f} ms",
                 flush=True,
             )
         rss = server.rss_bytes()
@@ -177,7 +194,9 @@ def measure_server(
     return {
         "cold_start_ping_s": round(cold_ping or 0.0, 3),
         "cold_start_first_invocation_s": round(cold_invoke, 3),
-        "answer_matches_expected": check_answer(name, answer, setup.expected),
+        "answer_matches_expected": check_answer(name, answer, setup.expected)
+        if profile.name == "example"
+        else None,
         "rss_mb_after_runs": round(rss / 2**20, 1),
         "processes": processes,
         "pids": server.stopped_pids,
@@ -203,6 +222,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--floor-calls", type=int, default=2000, help="calls for the handler-floor measurement (0: skip)"
     )
+    p.add_argument(
+        "--profiles",
+        default=",".join(PROFILES),
+        help=f"comma list of model profiles: {', '.join(PROFILES)} (bench/profiles.py)",
+    )
+    p.add_argument(
+        "--slow-requests",
+        type=int,
+        default=0,
+        help="cap the requests per level of the cpu20ms and sleep1s profiles (smoke runs; 0: their own counts)",
+    )
     p.add_argument("--rounds", type=int, default=1, help="repeat all servers, report medians")
     p.add_argument("--warmup", type=int, default=200, help="warm-up requests after start")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "serving.json", help="JSON result path")
@@ -216,6 +246,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     args.levels = [int(x) for x in args.concurrency.split(",") if x]
     args.server_names = [x for x in args.servers.split(",") if x]
+    args.profile_names = [x for x in args.profiles.split(",") if x]
+    if not set(args.profile_names) <= set(PROFILES):
+        p.error(f"--profiles {args.profiles}: choose from {', '.join(PROFILES)}")
     unknown = [x for x in args.server_names if x not in SPEC_BUILDERS]
     if unknown:
         p.error(f"--servers {','.join(unknown)}: unknown; choose from {', '.join(SPEC_BUILDERS)}")
@@ -255,14 +288,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"handler floor (model hooks alone): {floor['cpu_us_per_call']} us CPU per call", flush=True
             )
         per_server: dict[str, list[dict[str, Any]]] = {name: [] for name in args.server_names}
+        model_servers = [name for name in args.server_names if name != "constant"]
+        slow = [PROFILES[name].capped(args.slow_requests) for name in args.profile_names if name != "example"]
+        per_profile: dict[str, dict[str, list[dict[str, Any]]]] = {
+            p.name: {name: [] for name in model_servers} for p in slow
+        }
+        dirs = {p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name) for p in slow}
         for round_no in range(1, args.rounds + 1):
             print(f"round {round_no}/{args.rounds}", flush=True)
-            for name in args.server_names:
-                per_server[name].append(
-                    measure_server(
-                        name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+            if "example" in args.profile_names:
+                for name in args.server_names:
+                    per_server[name].append(
+                        measure_server(
+                            name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+                        )
                     )
-                )
+            for profile in slow:  # servers of one profile run back to back: their ratios pair up
+                for name in model_servers:
+                    per_profile[profile.name][name].append(
+                        measure_server(
+                            name,
+                            setup,
+                            levels=args.levels,
+                            requests=args.requests,
+                            warmup=0,
+                            profile=profile,
+                            model_dir=dirs[profile.name],
+                        )
+                    )
     except BenchError as exc:
         print(f"bench.serving: {exc}", file=sys.stderr)
         print(f"logs kept in {work}", file=sys.stderr)
@@ -273,7 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         versions["smkit"] = package_versions(setup.smkit_python)
     if "toolkit" in args.server_names:
         versions["toolkit"] = {**package_versions(toolkit_python(setup.model_dir)), "java": java_version()}
-    servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items()}
+    servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items() if rounds}
+    profiles = {
+        profile: {name: aggregate(rounds, args.levels) for name, rounds in by_server.items()}
+        for profile, by_server in per_profile.items()
+    }
+    if servers:
+        profiles = {"example": {n: d for n, d in servers.items() if n != "constant"}, **profiles}
     result = {
         "generated_at": started,
         "machine": machine,
@@ -297,13 +356,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             "rounds": args.rounds,
             "warmup_requests": args.warmup,
             "servers": args.server_names,
+            "profiles": args.profile_names,
+            "profile_requests": {p: PROFILES[p].requests for p in args.profile_names},
         },
         "servers": servers,
+        "profiles": profiles,
         "handler_floor": floor,
         "versions": versions,
         "raw_rounds": per_server,
+        "raw_profile_rounds": per_profile,
     }
-    result["targets"] = targets(servers, floor, per_server)
+    result["targets"] = targets(servers, floor, per_server) if servers else {}
+    result["profile_targets"] = profile_targets(
+        profiles, {**per_profile, "example": per_server}, args.workers
+    )
     write_json(args.out, result)
     table = markdown(result)
     print(table)

@@ -1,4 +1,4 @@
-"""Aggregation, issue-3 targets and the Markdown tables of ``bench/serving.py``."""
+"""Aggregation, targets (issue 3: example model; issue 10: model profiles) and the Markdown of ``bench/serving.py``."""
 
 from __future__ import annotations
 
@@ -43,6 +43,12 @@ def aggregate(rounds: list[dict[str, Any]], levels: Sequence[int]) -> dict[str, 
         merged: dict[str, Any] = {key: _median([p[key] for p in per]) for key in numbers}
         merged["requests"] = per[0]["requests"]
         merged["errors"] = sum(p["errors"] for p in per)
+        if "ping_p99_ms" in per[0]:
+            merged["ping_p50_ms"] = _median([p["ping_p50_ms"] for p in per])
+            merged["ping_p99_ms"] = _median([p["ping_p99_ms"] for p in per])
+            merged["ping_max_ms"] = max(p["ping_max_ms"] for p in per)  # the worst probe of any round
+            merged["ping_failures"] = sum(p["ping_failures"] for p in per)
+            merged["ping_probes"] = sum(p["ping_probes"] for p in per)
         merged["client_cpu_us_per_request"] = round(1e6 * merged["client_cpu_s"] / merged["requests"], 1)
         merged["server_cpu_us_per_request"] = round(1e6 * merged["server_cpu_s"] / merged["requests"], 1)
         summary["runs"][level] = merged
@@ -114,6 +120,99 @@ def targets(
     return out
 
 
+PROFILE_LEVELS = ("8", "32")  # issue 10 states its targets at concurrency 8 and 32
+PING_P99_MS = 100.0
+PING_MAX_MS = 1000.0
+
+
+def profile_targets(
+    profiles: dict[str, dict[str, Any]], rounds: dict[str, dict[str, list[dict[str, Any]]]], workers: int
+) -> dict[str, Any]:
+    """Issue 10's acceptance numbers for every model profile, against this run's toolkit."""
+    out: dict[str, Any] = {}
+    for profile, servers in profiles.items():
+        ours, ref = servers.get("smkit"), servers.get("toolkit")
+        if ours is None:
+            continue
+        for level, run in ours["runs"].items():
+            ping_ok = run.get("ping_p99_ms", 0.0) <= PING_P99_MS and run.get("ping_max_ms", 0.0) < PING_MAX_MS
+            out[f"{profile}_ping_c{level}"] = {
+                "value": f"p99 {run.get('ping_p99_ms')} ms, max {run.get('ping_max_ms')} ms",
+                "target": f"p99 <= {PING_P99_MS:.0f} ms, max < {PING_MAX_MS:.0f} ms",
+                "met": ping_ok and not run.get("ping_failures"),
+            }
+        if ref is None:
+            continue
+        if profile == "example":
+            level = str(HEADLINE_CONCURRENCY)
+            ratio = ours["runs"][level]["throughput_rps"] / ref["runs"][level]["throughput_rps"]
+            out["example_throughput_vs_toolkit_c8"] = {
+                "value": round(ratio, 2),
+                "target": ">= 3.0",
+                "met": ratio >= 3.0,
+                "per_round": per_round_ratios(rounds.get(profile, {}), "throughput_rps", level),
+            }
+            continue
+        for level in PROFILE_LEVELS:
+            if level not in ours["runs"] or level not in ref["runs"]:
+                continue
+            mine, theirs = ours["runs"][level], ref["runs"][level]
+            ratio = mine["throughput_rps"] / theirs["throughput_rps"]
+            out[f"{profile}_throughput_vs_toolkit_c{level}"] = {
+                "value": round(ratio, 2),
+                "target": ">= 1.0",
+                "met": ratio >= 1.0,
+                "per_round": per_round_ratios(rounds.get(profile, {}), "throughput_rps", level),
+            }
+            p99 = mine["p99_ms"] / theirs["p99_ms"]
+            out[f"{profile}_p99_vs_toolkit_c{level}"] = {
+                "value": round(p99, 2),
+                "target": "<= 1.0",
+                "met": p99 <= 1.0,
+                "per_round": per_round_ratios(rounds.get(profile, {}), "p99_ms", level),
+            }
+            if profile == "sleep1s":
+                bound = mine["throughput_rps"] / (workers / 1.0)
+                out[f"sleep1s_share_of_worker_bound_c{level}"] = {
+                    "value": round(bound, 3),
+                    "target": ">= 0.95",
+                    "met": bound >= 0.95,
+                }
+    return out
+
+
+def _profile_tables(result: dict[str, Any]) -> list[str]:
+    profiles = result.get("profiles") or {}
+    if not profiles:
+        return []
+    lines = [
+        "",
+        "Model profiles (issue 10): the same model directory for both servers; `/ping` probed every 50 ms on a "
+        "fresh connection during every level (max: worst probe of any round).",
+        "",
+        "| profile | server | concurrency | throughput (req/s) | p50 (ms) | p99 (ms) | /ping p50 (ms) "
+        "| /ping p99 (ms) | /ping max (ms) | errors |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for profile, servers in profiles.items():
+        for name, data in servers.items():
+            for level, run in data["runs"].items():
+                lines.append(
+                    f"| {profile} | {name} | {level} | {run['throughput_rps']:.1f} | {run['p50_ms']:.1f} | "
+                    f"{run['p99_ms']:.1f} | {run.get('ping_p50_ms', 0):.1f} | {run.get('ping_p99_ms', 0):.1f} | "
+                    f"{run.get('ping_max_ms', 0):.1f} | {run['errors']} |"
+                )
+    targets_10 = result.get("profile_targets") or {}
+    if targets_10:
+        lines += ["", "| target (issue 10) | measured | target | met |", "| --- | ---: | ---: | :---: |"]
+        for key, t in targets_10.items():
+            met = "-" if t["met"] is None else "yes" if t["met"] else "no"
+            spread = t.get("per_round")
+            value = f"{t['value']} (rounds: {', '.join(map(str, spread))})" if spread else t["value"]
+            lines.append(f"| {key} | {value} | {t['target']} | {met} |")
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The tables BENCHMARKS.md shows for this run."""
     cfg = result["config"]
@@ -158,4 +257,5 @@ def markdown(result: dict[str, Any]) -> str:
             spread = t.get("per_round")
             value = f"{t['value']} (rounds: {', '.join(map(str, spread))})" if spread else t["value"]
             lines.append(f"| {key} | {value} | {t['target']} | {met} |")
+    lines += _profile_tables(result)
     return "\n".join(lines)

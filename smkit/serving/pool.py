@@ -37,6 +37,8 @@ WORKER_MODULE = "smkit.serving.model_worker"
 CONFIG_VAR = "SMKIT_WORKER_CONFIG"
 STARTING, IDLE, BUSY, DEAD = "starting", "idle", "busy", "dead"
 MAX_BACKOFF_SECONDS = 30.0
+# Workers run this much nicer than the front end, so a saturated CPU still answers /ping promptly.
+WORKER_NICE = 5
 INVOKE_ENDPOINT_SECONDS = 60.0  # docs/hosting-contract.md
 
 
@@ -308,7 +310,12 @@ class WorkerPool:
 
     def _popen(self, slot: int) -> tuple[Worker, socket.socket]:
         parent_end, child_end = socket.socketpair()
-        config = {**self.options.config, "fd": child_end.fileno(), "parent": os.getpid()}
+        config = {
+            **self.options.config,
+            "fd": child_end.fileno(),
+            "parent": os.getpid(),
+            "nice": WORKER_NICE,
+        }
         environ = {**self.options.environ, CONFIG_VAR: json.dumps(config)}
         proc = subprocess.Popen(
             [self.options.python, "-m", WORKER_MODULE],

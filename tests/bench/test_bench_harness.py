@@ -56,11 +56,19 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "4",
         "--floor-calls",
         "20",
+        "--profiles",
+        "example,cpu20ms",
+        "--slow-requests",
+        "16",
         "--out",
         str(out),
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
+    slow = result["profiles"]["cpu20ms"]["smkit"]["runs"]["8"]
+    assert slow["requests"] == 16 and slow["errors"] == 0
+    assert slow["ping_probes"] >= 1 and slow["ping_failures"] == 0
+    assert "cpu20ms_ping_c8" in result["profile_targets"]
     ours = result["servers"]["smkit"]
     assert ours["answer_matches_expected"] is True
     assert ours["cold_start_ping_s"] > 0

@@ -1,0 +1,153 @@
+"""Model profiles for ``bench.serving`` and the ``/ping`` prober that runs during every load level.
+
+Three profiles, served by every server from the same model directory:
+
+- ``example``: the packaged example model (``build/model.tar.gz``), hooks of ~50-80 us.
+- ``cpu20ms``: ``predict_fn`` burns 20 ms of CPU (a mid-size tree ensemble or a small network).
+- ``sleep1s``: ``predict_fn`` sleeps 1 s (I/O-bound: a remote call, a GPU wait).
+
+The two synthetic profiles define ``input_fn`` and ``output_fn`` themselves, so every server runs the same
+Python for them and only the runtime differs. Their request counts per level are smaller: at 2 workers
+the sleeping profile serves at most 2 requests per second.
+"""
+
+from __future__ import annotations
+
+import http.client
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import LOOPBACK
+from bench.load import percentile
+
+SYNTHETIC = """
+import json
+import time
+
+
+def model_fn(model_dir):
+    return None
+
+
+def input_fn(data, content_type):
+    return data
+
+
+def predict_fn(data, model):
+{body}
+    return [1.0]
+
+
+def output_fn(prediction, accept):
+    return json.dumps({{"predictions": prediction}}), "application/json"
+"""
+CPU_20MS = """    end = time.process_time() + 0.020
+    spins = 0
+    while time.process_time() < end:
+        spins += 1"""
+SLEEP_1S = "    time.sleep(1.0)"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One model profile: its name, label and how many requests each concurrency level sends."""
+
+    name: str
+    label: str
+    requests: dict[int, int] | None  # None: the --requests option, for every level
+
+    def capped(self, most: int) -> Profile:
+        """This profile with at most ``most`` requests per level (0: unchanged)."""
+        if most <= 0 or self.requests is None:
+            return self
+        return Profile(self.name, self.label, {level: min(n, most) for level, n in self.requests.items()})
+
+    def count(self, level: int, default: int) -> int:
+        """Requests for ``level``."""
+        if self.requests is None:
+            return default
+        return self.requests.get(level, max(self.requests.values()))
+
+
+PROFILES: dict[str, Profile] = {
+    "example": Profile("example", "example model", None),
+    "cpu20ms": Profile("cpu20ms", "predict_fn burns 20 ms CPU", {1: 100, 8: 300, 32: 400}),
+    "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", {1: 5, 8: 24, 32: 64}),
+}
+
+
+def write_profile_model(name: str, example_dir: Path, dest: Path) -> Path:
+    """The model directory for profile ``name`` (the example's own for ``example``)."""
+    if name == "example":
+        return example_dir
+    body = CPU_20MS if name == "cpu20ms" else SLEEP_1S
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "code").mkdir(parents=True)
+    (dest / "code" / "inference.py").write_text(SYNTHETIC.format(body=body).lstrip())
+    # The example's requirements, so every profile runs in the same benchmark venvs.
+    requirements = example_dir / "code" / "requirements.txt"
+    if requirements.is_file():
+        shutil.copy(requirements, dest / "code" / "requirements.txt")
+    return dest
+
+
+class PingProber:
+    """``GET /ping`` on a fresh connection every ``interval_s`` while a load level runs.
+
+    A probe that fails or takes longer than SageMaker's 2 s is counted as a failure (its time is kept as
+    the 2 s it was allowed).
+    """
+
+    def __init__(self, port: int, interval_s: float = 0.05, timeout_s: float = 2.0) -> None:
+        self.port = port
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self.latencies: list[float] = []
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PingProber:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            began = time.perf_counter()
+            ok = False
+            conn = http.client.HTTPConnection(LOOPBACK, self.port, timeout=self.timeout_s)
+            try:
+                conn.request("GET", "/ping")
+                response = conn.getresponse()
+                response.read()
+                ok = response.status == 200
+            except (OSError, http.client.HTTPException):
+                pass
+            finally:
+                conn.close()
+            spent = time.perf_counter() - began
+            if not ok:
+                self.failures += 1
+                spent = max(spent, self.timeout_s)
+            self.latencies.append(spent)
+            self._stop.wait(self.interval_s)
+
+    def summary(self) -> dict[str, Any]:
+        """p50/p99/max in ms, probes and failures."""
+        values = sorted(self.latencies)
+        return {
+            "ping_probes": len(values),
+            "ping_failures": self.failures,
+            "ping_p50_ms": round(percentile(values, 50) * 1000, 3),
+            "ping_p99_ms": round(percentile(values, 99) * 1000, 3),
+            "ping_max_ms": round((values[-1] if values else 0.0) * 1000, 3),
+        }
