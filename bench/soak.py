@@ -5,12 +5,16 @@
 
 Pass criteria (issue 3): 0 errors and resident memory of the whole server process tree growing by less
 than 10% between the end of warm-up and the end of the run. RSS is also sampled every 0.5 s during the
-run so a slow leak shows as a trend, not only as two points. Exit status 1 when a criterion fails.
+run so a slow leak shows as a trend, not only as two points. After the run one model worker is killed
+with SIGKILL: a fresh worker must take its place and the next requests must all be answered 200 (issue
+10). Exit status 1 when a criterion fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import tempfile
 import threading
@@ -19,10 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from bench.common import (
     BENCHMARKS_MD,
     RESULTS_DIR,
     BenchError,
+    ManagedServer,
     apply_niceness,
     exit_on_sigterm,
     free_port,
@@ -46,6 +53,31 @@ def sample_rss(
     """Append (seconds since start, RSS bytes) every SAMPLE_EVERY_S until ``stop`` is set."""
     while not stop.wait(SAMPLE_EVERY_S):
         samples.append((round(time.perf_counter() - began, 2), server_rss()))
+
+
+def crash_a_worker(server: ManagedServer, request: Request, answer: bytes, after: int = 20) -> dict[str, Any]:
+    """SIGKILL one model worker; wait for its replacement; send ``after`` requests that must all get 200."""
+    front = psutil.Process(server.process.pid)
+
+    def workers() -> set[int]:
+        return {c.pid for c in front.children() if c.status() != psutil.STATUS_ZOMBIE}
+
+    before = workers()
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while (victim in (now := workers()) or len(now) < len(before)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    replaced = victim not in now and len(now) == len(before)
+    statuses = [invoke_once(server.port, request) for _ in range(after)]
+    good = sum(1 for status, body in statuses if status == 200 and body == answer)
+    return {
+        "killed_pid": victim,
+        "workers_after": sorted(now),
+        "replaced": replaced,
+        "requests_after": after,
+        "ok_after": good,
+    }
 
 
 def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -85,7 +117,9 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         rss_end = server.rss_bytes()
         cpu_spent = {pid: round(cpu - cpu_start.get(pid, 0.0), 2) for pid, cpu in server.cpu_by_pid().items()}
         pids_end = sorted(p.pid for p in server.processes())
+        crash = crash_a_worker(server, request, answer)
     growth = (rss_end - rss_start) / rss_start
+    crash_ok = crash["replaced"] and crash["ok_after"] == crash["requests_after"]
     return {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": args.machine,
@@ -116,8 +150,9 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "criteria": {
             "zero_errors": {"value": result.errors, "met": result.errors == 0},
             "rss_growth_under_10pct": {"value": round(growth, 4), "met": growth < MAX_RSS_GROWTH},
+            "crashed_worker_replaced": {"value": crash, "met": crash_ok},
         },
-        "passed": result.errors == 0 and growth < MAX_RSS_GROWTH,
+        "passed": result.errors == 0 and growth < MAX_RSS_GROWTH and crash_ok,
     }
 
 
@@ -133,11 +168,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"load average at start {result['machine']['loadavg_at_start']}).",
             "",
             "| requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) | RSS start (MiB) | RSS end (MiB) "
-            "| RSS growth | result |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |",
+            "| RSS growth | killed worker replaced, next 20 answered | result |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: | :---: |",
             f"| {cfg['requests']} | {result['errors']} | {result['throughput_rps']:.0f} | {result['p50_ms']:.2f} | "
             f"{result['p99_ms']:.2f} | {result['rss_mb_start']:.1f} | {result['rss_mb_end']:.1f} | "
-            f"{100 * result['rss_growth']:+.2f}% | {verdict} |",
+            f"{100 * result['rss_growth']:+.2f}% | "
+            f"{'yes' if result['criteria']['crashed_worker_replaced']['met'] else 'no'} | {verdict} |",
         ]
     )
 

@@ -109,7 +109,9 @@ def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert result["errors"] == 0, result["error_samples"]
     assert result["rss_mb_start"] > 0 and result["rss_mb_end"] > 0
-    assert set(result["criteria"]) == {"zero_errors", "rss_growth_under_10pct"}
+    assert set(result["criteria"]) == {"zero_errors", "rss_growth_under_10pct", "crashed_worker_replaced"}
+    crash = result["criteria"]["crashed_worker_replaced"]
+    assert crash["met"] and crash["value"]["killed_pid"] not in crash["value"]["workers_after"]
     assert done.returncode == (0 if result["passed"] else 1)
     assert_stopped(result["server_pids_end"])
 
