@@ -31,6 +31,18 @@ def _describe(endpoint: object) -> str:
             for p in variant.processes
         )
         lines.append(f"  variant {variant.name} weight {variant.weight:g}: {containers}")
+    if runtime.shadows is not None:
+        for shadow in runtime.shadows.shadows:
+            lines.append(
+                f"  shadow variant {shadow.variant.name}: {shadow.sampling_percentage}% of requests copied, "
+                "answers captured only"
+            )
+    for name, component in getattr(runtime, "components", {}).items():
+        p = component.process
+        lines.append(
+            f"  inference component {name}: {p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
+            + (" (scales to zero)" if component.scales_to_zero else "")
+        )
     if runtime.capture is not None:
         lines.append(
             f"  data capture ({runtime.capture.spec.sampling_percentage}%) under {runtime.capture.root}"

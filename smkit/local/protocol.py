@@ -17,6 +17,7 @@ TARGET_MODEL = "X-Amzn-SageMaker-Target-Model"
 TARGET_VARIANT = "X-Amzn-SageMaker-Target-Variant"
 TARGET_CONTAINER = "X-Amzn-SageMaker-Target-Container-Hostname"
 INFERENCE_ID = "X-Amzn-SageMaker-Inference-Id"
+INFERENCE_COMPONENT = "X-Amzn-SageMaker-Inference-Component"
 ASYNC_CONTENT_TYPE = "X-Amzn-SageMaker-Content-Type"
 ASYNC_ACCEPT = "X-Amzn-SageMaker-Accept"
 INPUT_LOCATION = "X-Amzn-SageMaker-InputLocation"
@@ -57,6 +58,7 @@ class Invocation:
     target_variant: str | None = None
     target_container: str | None = None
     inference_id: str | None = None
+    inference_component: str | None = None
 
     @classmethod
     def from_headers(
@@ -72,6 +74,7 @@ class Invocation:
             target_variant=headers.get(TARGET_VARIANT),
             target_container=headers.get(TARGET_CONTAINER),
             inference_id=headers.get(INFERENCE_ID),
+            inference_component=headers.get(INFERENCE_COMPONENT),
         )
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:

@@ -110,6 +110,18 @@ def reject_target_model(invocation: Invocation, endpoint: str) -> None:
         )
 
 
+def reject_inference_component(invocation: Invocation) -> None:
+    """The service's ValidationError when InferenceComponentName is sent to an endpoint without components.
+
+    The wording is the service's, typo included, so code matching on it behaves the same.
+    """
+    if invocation.inference_component is not None:
+        raise validation_error(
+            "Inference Component Name header is not allowed for endpoints to which you dont plan to deploy "
+            "inference components. Please remove the Inference Component Name header and try again."
+        )
+
+
 def reject_target_container(invocation: Invocation, endpoint: str) -> None:
     """ValidationError when TargetContainerHostname is set on an endpoint not in Direct mode."""
     if invocation.target_container is not None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from smkit.config import Container, DeploymentConfig
+from smkit.config.component_rules import production_containers
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
@@ -30,13 +31,22 @@ from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, 
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
 from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT, Invocation
-from smkit.local.routers import DirectContainers, Router, Scope, SerialPipeline, SingleContainer
+from smkit.local.routers import (
+    DirectContainers,
+    Router,
+    Scope,
+    SerialPipeline,
+    SingleContainer,
+    reject_inference_component,
+)
+from smkit.local.shadow import Shadow, ShadowTraffic
 from smkit.local.storage import Storage, file_uri, join
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
 from smkit.serving.env import VAR_MODEL_CACHE, VAR_PROFILE
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
 DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset
+DEFAULT_COMPONENT_IDLE_SECONDS = 300.0  # a component that scales to zero releases its copy after this
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,8 @@ class LocalSettings:
             (default: ``<root>/build/local/<endpoint>``).
         seed: seed of the weighted variant choice and the capture sampling (reproducible runs).
         startup_timeout_s: how long a container may take to answer ``GET /ping``.
+        component_idle_seconds: an inference component whose autoscaling has ``min_copies: 0`` stops its
+            copy after this long without traffic (its scale-in to zero).
     """
 
     root: Path = field(default_factory=Path.cwd)
@@ -71,6 +83,7 @@ class LocalSettings:
     data_capture_dir: Path | None = None
     seed: int | None = None
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    component_idle_seconds: float = DEFAULT_COMPONENT_IDLE_SECONDS
 
 
 class EndpointRuntime:
@@ -90,6 +103,7 @@ class EndpointRuntime:
         self.variants: list[ProductionVariant] = self._build_variants()
         self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
         self.capture: DataCaptureWriter | None = self._build_capture()
+        self.shadows: ShadowTraffic | None = self._build_shadows()
 
     # --- construction -------------------------------------------------------------------------------
 
@@ -150,7 +164,7 @@ class EndpointRuntime:
         return SerialPipeline(processes, endpoint=self.name)
 
     def _build_variants(self) -> list[ProductionVariant]:
-        containers = self.config.model.containers
+        containers = production_containers(self.config)
         serverless = self.config.endpoint.serverless
         if self.kind == "serverless" and serverless is not None:
             processes = [self._process(c, serverless.variant_name) for c in containers]
@@ -195,6 +209,31 @@ class EndpointRuntime:
             notification_log=log if spec.notifications else None,
         )
 
+    def _build_shadows(self) -> ShadowTraffic | None:
+        if not self.config.endpoint.shadow_variants:
+            return None
+        containers = {c.name: c for c in self.config.model.containers}
+        shadows = []
+        for spec in self.config.endpoint.shadow_variants:
+            process = self._process(containers[spec.container], spec.name)
+            variant = ProductionVariant(
+                spec.name,
+                weight=spec.sampling_percentage / 100,
+                router=SingleContainer(process, endpoint=self.name),
+                processes=[process],
+            )
+            shadows.append(Shadow(variant, spec.sampling_percentage))
+        return ShadowTraffic(
+            shadows,
+            capture=self.capture,
+            endpoint=self.name,
+            region=self.settings.region,
+            rng=random.Random(self.settings.seed),
+        )
+
+    def _all_variants(self) -> list[ProductionVariant]:
+        return [*self.variants, *(self.shadows.variants if self.shadows else [])]
+
     def _build_capture(self) -> DataCaptureWriter | None:
         spec = self.config.endpoint.data_capture
         if spec is None or not spec.enabled:
@@ -224,7 +263,7 @@ class EndpointRuntime:
                     f"endpoint {self.name}: multi-model prefix {variant.router.prefix} is not a directory; "
                     "build it first (make package-model)"
                 )
-        results = await asyncio.gather(*(v.start() for v in self.variants), return_exceptions=True)
+        results = await asyncio.gather(*(v.start() for v in self._all_variants()), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             raise errors[0]
@@ -233,7 +272,9 @@ class EndpointRuntime:
         """Cancel queued async work, stop every container, remove extracted model data."""
         if self.asynchronous is not None:
             await self.asynchronous.stop()
-        await asyncio.gather(*(v.stop() for v in self.variants), return_exceptions=True)
+        if self.shadows is not None:
+            await self.shadows.stop()
+        await asyncio.gather(*(v.stop() for v in self._all_variants()), return_exceptions=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- invocations --------------------------------------------------------------------------------
@@ -246,6 +287,7 @@ class EndpointRuntime:
         raise KeyError(name)
 
     async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+        reject_inference_component(invocation)
         variant = choose_variant(self.variants, invocation.target_variant, self._rng, endpoint=self.name)
         variant.router.validate(invocation)
         scope = Scope(endpoint=self.name, variant=variant.name, region=self.settings.region)
@@ -269,6 +311,8 @@ class EndpointRuntime:
                 response_type=reply.content_type,
                 inference_id=invocation.inference_id,
             )
+        if self.shadows is not None:
+            self.shadows.mirror(invocation)
         return variant, reply
 
     def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import uvicorn
 
 from smkit.config import DeploymentConfig, load_config
+from smkit.local.components import create_runtime
 from smkit.local.gateway import create_app
-from smkit.local.runtime import EndpointRuntime, LocalSettings
+from smkit.local.runtime import LocalSettings
 
 if TYPE_CHECKING:
     from typing import Self
@@ -65,7 +66,7 @@ class LocalEndpoint:
         if settings is None and "region" not in overrides and self.config.region:
             overrides["region"] = self.config.region  # ARNs and notifications name the config's region
         self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)
-        self.runtime = EndpointRuntime(self.config, name=name, settings=self.settings)
+        self.runtime = create_runtime(self.config, name=name, settings=self.settings)
         self.requested_port = port
         self.port: int | None = None
         self._server: uvicorn.Server | None = None

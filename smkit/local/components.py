@@ -1,0 +1,197 @@
+"""An inference-component endpoint run locally: one serving-runtime process per component.
+
+InvokeEndpoint names the component in ``InferenceComponentName`` (header
+``X-Amzn-SageMaker-Inference-Component``) and reaches that component's container; the answers when it is
+missing, unknown, or when the component has no copy are the service's
+(https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html).
+
+A component whose autoscaling allows ``min_copies: 0`` stops its copy after
+``LocalSettings.component_idle_seconds`` without traffic, as its scale-in to zero. The next request finds
+no copy: it gets the service's "no capacity" ValidationError and, like the ``NoCapacityInvocationFailures``
+alarm and step policy on AWS, starts a copy; requests answer again once it is up
+(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from smkit.config import DeploymentConfig, InferenceComponent
+from smkit.local.containers import ContainerProcess, ContainerReply
+from smkit.local.errors import validation_error
+from smkit.local.protocol import Invocation
+from smkit.local.routers import Scope, SingleContainer
+from smkit.local.runtime import EndpointRuntime, LocalSettings
+from smkit.local.variants import ProductionVariant
+
+log = logging.getLogger(__name__)
+
+MISSING = (
+    "Inference Component Name header is required for endpoints to which you plan to deploy inference "
+    "components. Please include Inference Component Name header or consider using SageMaker models."
+)
+# The service's answer while a component has no copy (AWS ML blog, "Unlock cost savings with the new scale
+# down to zero feature in SageMaker Inference").
+NO_CAPACITY = (
+    "Inference Component has no capacity to process this request. ApplicationAutoScaling may be in-progress "
+    "(if configured) or try to increase the capacity by invoking UpdateInferenceComponentRuntimeConfig API."
+)
+
+
+class LocalComponent:
+    """One component: its container process, copy state and, when it scales to zero, its idle reaper."""
+
+    def __init__(
+        self, spec: InferenceComponent, process: ContainerProcess, *, endpoint: str, idle_seconds: float
+    ) -> None:
+        self.name = spec.name
+        self.process = process
+        self.router = SingleContainer(process, endpoint=endpoint)
+        self.scales_to_zero = spec.autoscaling is not None and spec.autoscaling.min_copies == 0
+        self.idle_seconds = idle_seconds
+        self.invocations = 0
+        self.scale_from_zero_starts = 0
+        self.scale_ins = 0
+        self.in_flight = 0
+        self._last_used = time.monotonic()
+        self._ready = False  # a copy answers /ping (the process runs and has started)
+        self._starting: asyncio.Task[None] | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def warm(self) -> bool:
+        """True while a started copy runs."""
+        return self._ready and self.process.running
+
+    @property
+    def copies(self) -> int:
+        """Copies running right now (a local component has one or none)."""
+        return 1 if self.warm else 0
+
+    async def start(self) -> None:
+        """Start the copy the component is created with; start the reaper if it scales to zero."""
+        await self.process.start()
+        self._ready = True
+        self._last_used = time.monotonic()
+        if self.scales_to_zero:
+            self._reaper = asyncio.create_task(self._reap())
+
+    async def stop(self) -> None:
+        """Stop the reaper, a copy being started, and the copy."""
+        for task in (self._reaper, self._starting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._reaper = self._starting = None
+        self._ready = False
+        await self.process.stop()
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        """The copy's answer, or the service's no-capacity ValidationError (which starts a copy)."""
+        if not self.warm:
+            self._scale_from_zero()
+            raise validation_error(NO_CAPACITY)
+        self.router.validate(invocation)
+        self.invocations += 1
+        self.in_flight += 1
+        try:
+            return await self.router.invoke(invocation, scope)
+        finally:
+            self.in_flight -= 1
+            self._last_used = time.monotonic()
+
+    def _scale_from_zero(self) -> None:
+        if self._starting is None or self._starting.done():
+            self.scale_from_zero_starts += 1
+            self._starting = asyncio.create_task(self._start_copy())
+
+    async def _start_copy(self) -> None:
+        async with self._lock:
+            if self.warm:
+                return
+            try:
+                await self.process.start()
+            except Exception:
+                log.exception("inference component %s: the scale-from-zero copy failed to start", self.name)
+                return
+            self._ready = True
+            self._last_used = time.monotonic()
+
+    async def _reap(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.idle_seconds / 2, 1.0))
+            idle = time.monotonic() - self._last_used
+            if self.warm and self.in_flight == 0 and idle >= self.idle_seconds:
+                async with self._lock:
+                    if self.in_flight == 0:
+                        self._ready = False
+                        await self.process.stop()
+                        self.scale_ins += 1
+
+
+class ComponentEndpointRuntime(EndpointRuntime):
+    """An endpoint of ``endpoint.type: inference-components``: its components on one local variant."""
+
+    def __init__(
+        self, config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+    ):
+        self.components: dict[str, LocalComponent] = {}
+        super().__init__(config, name=name, settings=settings)
+
+    def _build_variants(self) -> list[ProductionVariant]:
+        spec = self.config.endpoint.inference_components
+        assert spec is not None, "config rules require endpoint.inference_components"
+        containers = {c.name: c for c in self.config.model.containers}
+        variant = self.config.endpoint.variants[0].name
+        for component in spec.components:
+            process = self._process(containers[component.container], variant)
+            self.components[component.name] = LocalComponent(
+                component, process, endpoint=self.name, idle_seconds=self.settings.component_idle_seconds
+            )
+        self.variant_name = variant
+        return []  # the components take the traffic, not a variant's own model
+
+    def component(self, name: str) -> LocalComponent:
+        """The component called ``name`` (KeyError when there is none)."""
+        return self.components[name]
+
+    async def _start(self) -> None:
+        await super()._start()  # extracts the model archives
+        results = await asyncio.gather(*(c.start() for c in self.components.values()), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise errors[0]
+
+    async def stop(self) -> None:
+        """Stop every component's copy, then remove the extracted model data."""
+        await asyncio.gather(*(c.stop() for c in self.components.values()), return_exceptions=True)
+        await super().stop()
+
+    async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+        """InvokeEndpoint with InferenceComponentName: the variant's name and the component's answer."""
+        name = invocation.inference_component
+        if name is None:
+            raise validation_error(MISSING)
+        component = self.components.get(name)
+        if component is None:
+            known = ", ".join(sorted(self.components))
+            raise validation_error(
+                f"Inference component {name} of endpoint {self.name} not found; InferenceComponentName must be "
+                f"one of: {known}."
+            )
+        scope = Scope(endpoint=self.name, variant=self.variant_name, region=self.settings.region)
+        return self.variant_name, await component.invoke(invocation, scope)
+
+
+def create_runtime(
+    config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+) -> EndpointRuntime:
+    """The local runtime of ``config``: components for an inference-components endpoint, else variants."""
+    if config.endpoint.type == "inference-components":
+        return ComponentEndpointRuntime(config, name=name, settings=settings)
+    return EndpointRuntime(config, name=name, settings=settings)

@@ -1,0 +1,139 @@
+"""Inference components locally (config/inference-components.yaml): InferenceComponentName picks the
+component's own serving-runtime process; missing, unknown and scaled-to-zero components get the
+service's ValidationError."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from smkit.local import LocalEndpoint
+from smkit.local.components import MISSING, NO_CAPACITY
+
+CONFIG = "inference-components.yaml"
+
+
+@pytest.fixture(scope="module")
+def endpoint(repo, tmp_path_factory):
+    with LocalEndpoint(repo / "config" / CONFIG, root=repo, log_dir=tmp_path_factory.mktemp("logs")) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def runtime(endpoint):
+    return endpoint.client()
+
+
+def _wait_until(condition, timeout_s=60.0):
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def test_each_component_answers_from_its_own_model(endpoint, runtime, sample):
+    tabular = runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        InferenceComponentName="tabular",
+        ContentType="text/csv",
+        Accept="application/json",
+        Body=sample("tabular", "request.csv"),
+    )
+    expected = json.loads(sample("tabular", "expected.json"))
+    assert json.loads(tabular["Body"].read())["predictions"] == pytest.approx(
+        expected["predictions"], rel=expected["rtol"]
+    )
+    assert tabular["InvokedProductionVariant"] == "main"
+    iris = runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        InferenceComponentName="iris",
+        ContentType="text/csv",
+        Accept="application/json",
+        Body=sample("iris", "request.csv"),
+    )
+    assert (
+        json.loads(iris["Body"].read())["predictions"]
+        == json.loads(sample("iris", "expected.json"))["predictions"]
+    )
+    components = endpoint.runtime.components
+    assert components["tabular"].process.pid != components["iris"].process.pid
+    assert (components["tabular"].invocations, components["iris"].invocations) == (1, 1)
+
+
+def test_missing_component_name_is_the_services_validation_error(endpoint, runtime, client_error):
+    err = client_error(
+        lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"1"),
+        "ValidationError",
+        MISSING,
+    )
+    assert err.response["Error"]["Message"].startswith("Inference Component Name header is required")
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_unknown_component_is_a_validation_error_naming_the_known_ones(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint(
+            EndpointName=endpoint.name, InferenceComponentName="nope", ContentType="text/csv", Body=b"1"
+        ),
+        "ValidationError",
+        "Inference component nope of endpoint tabular-components not found; InferenceComponentName must be "
+        "one of: iris, tabular.",
+    )
+
+
+def test_component_name_on_an_endpoint_without_components_is_refused(repo, runtime, client_error, sample):
+    with LocalEndpoint(repo / "config" / "serverless.yaml", root=repo) as plain:
+        client_error(
+            lambda: plain.client().invoke_endpoint(
+                EndpointName=plain.name,
+                InferenceComponentName="tabular",
+                ContentType="text/csv",
+                Body=sample("tabular", "request.csv"),
+            ),
+            "ValidationError",
+            "Inference Component Name header is not allowed for endpoints to which you dont plan to deploy "
+            "inference components. Please remove the Inference Component Name header and try again.",
+        )
+
+
+def test_handler_errors_are_model_errors_and_the_endpoint_keeps_serving(
+    endpoint, runtime, client_error, sample
+):
+    err = client_error(
+        lambda: runtime.invoke_endpoint(
+            EndpointName=endpoint.name, InferenceComponentName="iris", ContentType="text/csv", Body=b"1,2,x"
+        ),
+        "ModelError",
+        "Received client error (400) from primary",
+    )
+    assert err.response["OriginalStatusCode"] == 400
+    answer = runtime.invoke_endpoint(
+        EndpointName=endpoint.name,
+        InferenceComponentName="iris",
+        ContentType="text/csv",
+        Body=sample("iris", "request.csv"),
+    )
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_a_component_scaled_to_zero_answers_no_capacity_until_its_copy_starts(repo, sample, client_error):
+    with LocalEndpoint(repo / "config" / CONFIG, root=repo, component_idle_seconds=0.5) as ep:
+        runtime = ep.client()
+        tabular = ep.runtime.component("tabular")
+        assert tabular.scales_to_zero
+        _wait_until(lambda: tabular.scale_ins == 1)  # created with one copy, idle: scaled in to zero
+        assert tabular.copies == 0
+        tabular.idle_seconds = 300.0  # the copy started below stays for the rest of the test
+        call = lambda: runtime.invoke_endpoint(  # noqa: E731
+            EndpointName=ep.name,
+            InferenceComponentName="tabular",
+            ContentType="text/csv",
+            Body=sample("tabular", "request.csv"),
+        )
+        err = client_error(call, "ValidationError", NO_CAPACITY)
+        assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+        assert tabular.scale_from_zero_starts == 1  # the failed request started a copy
+        _wait_until(lambda: tabular.warm)
+        assert call()["ResponseMetadata"]["HTTPStatusCode"] == 200
