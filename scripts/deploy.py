@@ -67,8 +67,9 @@ def with_image_tag(data: Mapping[str, Any], tag: str) -> dict[str, Any]:
 
 def write_effective_config(data: Mapping[str, Any], source: Path, *, root: Path = REPO_ROOT) -> Path:
     """Validate ``data`` with smkit.config and write it under build/release/ (relative to ``root``)."""
-    from smkit.config import ConfigError, parse_config
+    from smkit.config import ConfigError, absolute_paths, parse_config
 
+    data = absolute_paths(dict(data), source.resolve().parent)  # the copy lives elsewhere: same files
     try:
         parse_config(dict(data), source=str(source))
     except ConfigError as exc:

@@ -105,7 +105,7 @@ def rollback_config(data: Mapping[str, Any], release: Release, *, root: Path = R
     pinned = []
     for index, (spec, recorded) in enumerate(zip(containers, release.containers, strict=True)):
         local = fetch_model_data(recorded, root / ARTIFACT_DIR / str(index))
-        model_data = {**spec["model_data"], "path": local.relative_to(root).as_posix()}
+        model_data = {**spec["model_data"], "path": str(local.resolve())}
         entry = {**spec, "model_data": model_data}
         if not release.image_tag:
             entry["image"] = {"source": "dlc", "uri": recorded.image}

@@ -1,7 +1,8 @@
 """Pure functions from the deployment config to the constructs' typed arguments.
 
-The only module under ``stacks/`` that knows the config's shape besides the stacks themselves; paths in
-the config are relative to the repository root (``project_root``).
+The only module under ``stacks/`` that knows the config's shape besides the stacks themselves. A config
+loaded from a file has absolute paths (relative ones are relative to the file, ``smkit.config.load_config``);
+relative paths left in a config built from data, and the defaults, resolve against ``project_root``.
 """
 
 from __future__ import annotations

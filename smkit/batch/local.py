@@ -27,6 +27,7 @@ from smkit.batch.client import ContainerClient, error_message
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
+from smkit.config import ImageSource
 
 HOST = "127.0.0.1"
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
@@ -47,6 +48,8 @@ class LocalModel:
 
     path: Path
     environment: Mapping[str, str] = field(default_factory=dict)
+    python: str = sys.executable  # the model's environment (smkit.modelenv), or this interpreter
+    image: ImageSource | None = None  # the config's image, which decides that environment
 
 
 def model_from_config(config_path: str | Path) -> LocalModel:
@@ -64,7 +67,11 @@ def model_from_config(config_path: str | Path) -> LocalModel:
             f"model.containers has {len(containers)} ({containers[0].model_data.source}); use --model PATH"
         )
     container = containers[0]
-    return LocalModel(path=Path(container.model_data.path), environment=dict(container.environment))
+    return LocalModel(
+        path=Path(container.model_data.path),
+        environment=dict(container.environment),
+        image=container.image or config.image,
+    )
 
 
 def batch_environment(options: TransformOptions) -> dict[str, str]:
@@ -118,7 +125,7 @@ def serving_runtime(
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
     port = _free_port()
-    command = [sys.executable, "-m", "smkit.serving", "--model", str(model.path)]
+    command = [model.python, "-m", "smkit.serving", "--model", str(model.path)]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers)]
     env = {**os.environ, **model.environment, **environment, "SAGEMAKER_BIND_TO_PORT": str(port)}
     with open(log_path, "ab") as log:

@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "invoke": "smkit.cli.client:invoke_command",
     "smoke-test": "smkit.cli.client:smoke_test",
     "demo": "smkit.cli.demo:demo",
+    "init": "smkit.cli.init:init",
+    "env": "smkit.cli.envcmd:env",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -143,6 +144,11 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--wait", is_flag=True, help="Without --local: poll until the job ends; exit 1 unless it Completed."
 )
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False),
+    help="--local: run the model with this interpreter instead of its own environment (smkit env).",
+)
 def batch_transform(
     *,
     local: bool,
@@ -173,6 +179,7 @@ def batch_transform(
     env_pairs: tuple[str, ...],
     dry_run: bool,
     wait: bool,
+    python: str | None,
 ) -> None:
     """Run a batch transform job with SageMaker's semantics.
 
@@ -206,7 +213,7 @@ def batch_transform(
                 )
             _run_local(
                 options,
-                _local_model(model_path, config_path, environment),
+                _local_model(model_path, config_path, environment, python),
                 input_location=input_location,
                 output_location=output_location,
                 endpoint_url=endpoint_url,
@@ -244,17 +251,28 @@ def _canonical(enum_type: type[_Options], value: str) -> str:
 
 
 def _local_model(
-    model_path: Path | None, config_path: Path | None, environment: dict[str, str]
+    model_path: Path | None, config_path: Path | None, environment: dict[str, str], python: str | None = None
 ) -> LocalModel:
     from smkit.batch.local import LocalModel, model_from_config
+    from smkit.local.artifacts import ArtifactError
+    from smkit.local.environments import environment_for_path
+    from smkit.modelenv import envs_enabled, image_runtime
 
     if config_path is None:
-        return LocalModel(Path(str(model_path)), environment)
+        model = LocalModel(Path(str(model_path)), environment)
+    else:
+        try:
+            model = model_from_config(config_path)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        model = dataclasses.replace(model, environment={**model.environment, **environment})
+    if not model.path.exists() or not envs_enabled():
+        return model  # run_local_job reports a missing model
     try:
-        model = model_from_config(config_path)
-    except ValueError as exc:
+        env = environment_for_path(model.path, image_runtime(model.image), python=python)
+    except ArtifactError as exc:
         raise click.ClickException(str(exc)) from None
-    return LocalModel(model.path, {**model.environment, **environment})
+    return dataclasses.replace(model, python=env.python, environment={**env.environ(), **model.environment})
 
 
 def _run_local(

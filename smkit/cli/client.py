@@ -195,8 +195,8 @@ def _invoke_async(
 @click.option(
     "--root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("."),
-    help="Repository root holding model_code/ and build/.",
+    help="Project folder holding model_code/<model>/samples [default: the nearest folder above the config "
+    "file that has a model_code/ folder].",
 )
 @click.option("--timeout", default=120.0, show_default=True, help="Async: seconds to wait per request.")
 @click.option(
@@ -207,7 +207,7 @@ def smoke_test(
     endpoint: str | None,
     endpoint_url: str | None,
     region: str | None,
-    root: Path,
+    root: Path | None,
     timeout: float,
     s3_endpoint_url: str | None,
 ) -> None:
@@ -217,7 +217,7 @@ def smoke_test(
 
     try:
         config = load_config(config_path)
-        cases = smoke.plan(config, root)
+        cases = smoke.plan(config, root or smoke.project_root(config_path))
     except (ConfigError, smoke.SmokeError) as exc:
         raise click.ClickException(str(exc)) from None
     name = endpoint or config.name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import threading
 from pathlib import Path
@@ -43,6 +44,8 @@ def _describe(endpoint: object) -> str:
             f"  inference component {name}: {p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
             + (" (scales to zero)" if component.scales_to_zero else "")
         )
+    for archive in sorted(set(runtime.archives.values())):
+        lines.append(f"  model data {archive} (sha256 {_sha256(archive)})")
     if runtime.capture is not None:
         lines.append(
             f"  data capture ({runtime.capture.spec.sampling_percentage}%) under {runtime.capture.root}"
@@ -57,6 +60,14 @@ def _describe(endpoint: object) -> str:
     )
     lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
     return "\n".join(lines)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @click.command("local-endpoint")
@@ -92,6 +103,11 @@ def _describe(endpoint: object) -> str:
     "--region", help="Region reported in ARNs and messages (default: the config's, else us-east-1)."
 )
 @click.option("--seed", type=int, help="Seed for the weighted variant choice.")
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Run every container with this interpreter instead of its model's environment (smkit env).",
+)
 def local_endpoint(
     config_path: Path,
     port: int,
@@ -104,8 +120,14 @@ def local_endpoint(
     s3_endpoint_url: str | None,
     region: str | None,
     seed: int | None,
+    python: str | None,
 ) -> None:
-    """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them."""
+    """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them.
+
+    Each container runs in its model's environment: the image's Python and packages plus the archive's
+    code/requirements.txt, installed offline from code/wheels when the archive vendors them (as on AWS with
+    network isolation); built once and cached (smkit env).
+    """
     from smkit.local import LocalEndpoint, LocalEndpointError
     from smkit.local.storage import StorageError, check_uri
 
@@ -128,6 +150,7 @@ def local_endpoint(
         "notification_log": notification_log,
         "s3_endpoint_url": s3_endpoint_url,
         "seed": seed,
+        "python": python,
     }
     if region:
         settings["region"] = region  # else the config's region (or us-east-1)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import click
 
+from smkit.cli.envopts import env_options, environment, say, target
 from smkit.packaging import PackagingError, build_archive, inspect_archive
+from smkit.packaging.vendor import VendorTarget
 
 DIR = click.Path(path_type=Path, file_okay=False)
 
@@ -41,6 +43,13 @@ def _fail(error: PackagingError) -> None:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar [default: on a TTY for >= 64 MiB]."
 )
+@click.option(
+    "--vendor-wheels/--no-vendor-wheels",
+    default=None,
+    help="Put the requirements' wheels for the image's platform into code/wheels, installed offline at "
+    "container start [default: when --config has network_isolation on, or without --config].",
+)
+@env_options
 def package(
     code_dir: Path,
     artifacts_dir: Path,
@@ -53,8 +62,28 @@ def package(
     level: int,
     check_timeout: float,
     progress: bool | None,
+    vendor_wheels: bool | None,
+    config_path: Path | None,
+    python: str | None,
 ) -> None:
-    """Check the handler, then build a reproducible model.tar.gz and print its manifest."""
+    """Check the handler in the model's own environment, then build a reproducible model.tar.gz.
+
+    The environment is the image's Python with code/requirements.txt installed, built once and cached
+    (never in smkit's own venv); with network isolation the requirements' wheels are vendored into
+    code/wheels so the endpoint installs them without network access.
+    """
+    from smkit.modelenv import cache_root
+
+    goal = target(config_path, output)
+    runtime = goal.runtime
+    vendor = goal.network_isolation if vendor_wheels is None else vendor_wheels
+    if vendor and runtime.framework is not None:
+        say(
+            f"not vendoring wheels: {runtime.label} installs code/requirements.txt itself at start and "
+            "cannot reach an index with network isolation; list only packages the image has, or use the "
+            "kit's image"
+        )
+        vendor = False
     try:
         manifest = build_archive(
             code_dir,
@@ -68,6 +97,10 @@ def package(
             level=level,
             progress=progress,
             timeout_s=check_timeout,
+            vendor=VendorTarget(python=runtime.python) if vendor else None,
+            wheel_cache=cache_root(),
+            environment=environment(runtime, python, progress=progress is not False),
+            framework=runtime.framework,
         )
     except PackagingError as error:
         _fail(error)
@@ -80,11 +113,29 @@ def package(
 @click.option("--no-handler-check", is_flag=True, help="Only list and verify hashes; do not import the code.")
 @click.option("--no-load-check", is_flag=True, help="Import the handler but do not call model_fn.")
 @click.option("--entry-point", default="inference.py", show_default=True, help="Handler module in code/.")
-def inspect(archive: Path, no_handler_check: bool, no_load_check: bool, entry_point: str) -> None:
-    """List an existing model archive and re-validate it (safety, manifest hashes, layout, handler)."""
+@env_options
+def inspect(
+    archive: Path,
+    no_handler_check: bool,
+    no_load_check: bool,
+    entry_point: str,
+    config_path: Path | None,
+    python: str | None,
+) -> None:
+    """List an existing model archive and re-validate it (safety, manifest hashes, layout, handler).
+
+    The handler check runs in the model's environment (as for smkit package), offline from code/wheels
+    when the archive vendors its wheels.
+    """
+    runtime = target(config_path, archive).runtime
     try:
         report = inspect_archive(
-            archive, handler_check=not no_handler_check, load_model=not no_load_check, entry_point=entry_point
+            archive,
+            handler_check=not no_handler_check,
+            load_model=not no_load_check,
+            entry_point=entry_point,
+            environment=environment(runtime, python),
+            framework=runtime.framework,
         )
     except PackagingError as error:
         _fail(error)

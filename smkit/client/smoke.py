@@ -64,6 +64,14 @@ class SmokeResult:
     seconds: float
 
 
+def project_root(config_path: Path) -> Path:
+    """The nearest folder at or above the config's folder that holds ``model_code/`` (else the cwd)."""
+    for folder in config_path.resolve().parents:
+        if (folder / "model_code").is_dir():
+            return folder
+    return Path.cwd()
+
+
 def _samples(root: Path, model: str, *, why: str) -> Path:
     samples = root / "model_code" / model / "samples"
     if not (samples / "expected.json").is_file():

@@ -13,7 +13,7 @@ from smkit.config.components import (
     RollingUpdate,
     ShadowVariant,
 )
-from smkit.config.loader import ConfigError, load_config, parse_config
+from smkit.config.loader import ConfigError, absolute_paths, load_config, parse_config
 from smkit.config.models import (
     AsyncSpec,
     Autoscaling,
@@ -68,6 +68,7 @@ __all__ = [
     "ShadowVariant",
     "Variant",
     "Vpc",
+    "absolute_paths",
     "load_config",
     "parse_config",
 ]

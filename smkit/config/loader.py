@@ -1,5 +1,11 @@
 """Load a deployment YAML, validate it, and turn every problem into one readable error.
 
+Relative paths in a config file (``model_data.path``, a ``build`` image's ``context``) are relative to the
+directory of the config file, whatever the working directory: :func:`load_config` returns them absolute, so
+``cdk synth``, the scripts and every ``smkit`` command read the same files. Defaults that are not written
+(``context: container``) keep pointing into the kit's repository. Configs built from data
+(:func:`parse_config`) keep their paths as given.
+
 Each reported line names the YAML path, the bad value and what is allowed, e.g.::
 
     config/realtime.yaml is not a valid deployment config (2 problems):
@@ -9,6 +15,7 @@ Each reported line names the YAML path, the bad value and what is allowed, e.g.:
 
 from __future__ import annotations
 
+import copy
 import difflib
 from pathlib import Path
 from typing import Any
@@ -17,7 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from smkit.config import component_rules, components, models, rules
-from smkit.config.models import DeploymentConfig
+from smkit.config.models import BuildImage, DeploymentConfig, ImageSource
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
@@ -66,11 +73,61 @@ def load_config(path: str | Path) -> DeploymentConfig:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(str(path), [Issue(where, "<yaml>", f"not valid YAML: {problem}")]) from None
-    return parse_config(data, source=str(path))
+    return parse_config(data, source=str(path), base_dir=path.resolve().parent)
 
 
-def parse_config(data: Any, *, source: str = "<config>") -> DeploymentConfig:
-    """Validate already-parsed YAML data (fields, then cross-field rules)."""
+def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Raw config data with its relative paths made absolute against ``base_dir`` (the config's folder).
+
+    For tools that write a derived config elsewhere (emulated deploys, release configs): the copy then
+    names the same files as the original.
+    """
+
+    def fix(node: Any, key: str) -> None:
+        if isinstance(node, dict) and isinstance(node.get(key), str):
+            node[key] = str((base_dir / node[key]).resolve())
+
+    out = copy.deepcopy(data)
+    images = [out.get("image")]
+    for container in (out.get("model") or {}).get("containers") or []:
+        if isinstance(container, dict):
+            fix(container.get("model_data"), "path")
+            images.append(container.get("image"))
+    for image in images:
+        if isinstance(image, dict) and image.get("source") == "build":
+            fix(image, "context")
+    return out
+
+
+def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
+    def image(img: ImageSource | None) -> ImageSource | None:
+        if isinstance(img, BuildImage) and "context" in img.model_fields_set:
+            return img.model_copy(update={"context": str((base_dir / img.context).resolve())})
+        return img
+
+    containers = [
+        c.model_copy(
+            update={
+                "image": image(c.image),
+                "model_data": c.model_data.model_copy(
+                    update={"path": str((base_dir / c.model_data.path).resolve())}
+                ),
+            }
+        )
+        for c in cfg.model.containers
+    ]
+    top = image(cfg.image)
+    assert top is not None
+    return cfg.model_copy(
+        update={"image": top, "model": cfg.model.model_copy(update={"containers": containers})}
+    )
+
+
+def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None = None) -> DeploymentConfig:
+    """Validate already-parsed YAML data (fields, then cross-field rules).
+
+    ``base_dir``: resolve relative paths against it (what :func:`load_config` passes: the file's folder).
+    """
     if not isinstance(data, dict):
         kind = "an empty document" if data is None else type(data).__name__
         raise ConfigError(
@@ -83,7 +140,7 @@ def parse_config(data: Any, *, source: str = "<config>") -> DeploymentConfig:
     issues = rules.check(cfg) + component_rules.check(cfg)
     if issues:
         raise ConfigError(source, issues)
-    return cfg
+    return _resolved(cfg, base_dir) if base_dir is not None else cfg
 
 
 def _issue_from_pydantic(err: Any, data: Any) -> Issue:

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from smkit.config import load_config
+from smkit.config import absolute_paths, load_config
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.inventory import (
     SkippedResource,
@@ -79,7 +79,7 @@ def emulated_config(config: Path, workdir: Path) -> Path:
     )
     if not builds:
         return config
-    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data = absolute_paths(yaml.safe_load(config.read_text(encoding="utf-8")), config.resolve().parent)
     emulated_image = {"source": "ecr", "tag": EMULATED_IMAGE_TAG}
     if parsed.image.source == "build":
         data["image"] = emulated_image

@@ -112,6 +112,9 @@ class ContainerProcess:
         self.workers = workers
         self.startup_timeout_s = startup_timeout_s
         self.port: int | None = None
+        # The interpreter (a model environment's, smkit.modelenv) and the variables it needs.
+        self.python = sys.executable
+        self.extra_environment: dict[str, str] = {}
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._client: httpx.AsyncClient | None = None
@@ -138,9 +141,14 @@ class ContainerProcess:
             raise RuntimeError(f"container {self.label} is not started")
         return self._client
 
+    def use_environment(self, python: str, environment: Mapping[str, str]) -> None:
+        """Run with ``python`` (the model's environment) and these extra variables from the next start."""
+        self.python = python
+        self.extra_environment = dict(environment)
+
     def _command(self, port: int) -> list[str]:
         mode = "--multi-model" if self.spec.multi_model else "--model"
-        cmd = [sys.executable, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
+        cmd = [self.python, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
         cmd += ["--host", HOST, "--port", str(port)]
         if self.workers:
             cmd += ["--workers", str(self.workers)]
@@ -148,6 +156,7 @@ class ContainerProcess:
 
     def _environment(self, port: int) -> dict[str, str]:
         env = dict(os.environ)
+        env.update(self.extra_environment)
         env.update(self.spec.environment)
         env["SAGEMAKER_BIND_TO_PORT"] = str(port)
         if self.spec.multi_model:

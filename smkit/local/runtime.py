@@ -28,6 +28,7 @@ from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
 from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
 from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT, Invocation
@@ -42,6 +43,7 @@ from smkit.local.routers import (
 from smkit.local.shadow import Shadow, ShadowTraffic
 from smkit.local.storage import Storage, file_uri, join
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
+from smkit.modelenv import envs_enabled, image_runtime
 from smkit.serving.env import VAR_MODEL_CACHE, VAR_PROFILE
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
@@ -70,6 +72,10 @@ class LocalSettings:
         startup_timeout_s: how long a container may take to answer ``GET /ping``.
         component_idle_seconds: an inference component whose autoscaling has ``min_copies: 0`` stops its
             copy after this long without traffic (its scale-in to zero).
+        model_envs: run each container in its model's environment (:mod:`smkit.modelenv`: the image's
+            Python and packages plus ``code/requirements.txt``, offline from ``code/wheels`` when the
+            archive vendors wheels); False runs them with this interpreter.
+        python: run every container with this interpreter instead (``--python``).
     """
 
     root: Path = field(default_factory=Path.cwd)
@@ -84,6 +90,8 @@ class LocalSettings:
     seed: int | None = None
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     component_idle_seconds: float = DEFAULT_COMPONENT_IDLE_SECONDS
+    model_envs: bool = field(default_factory=envs_enabled)
+    python: str | None = None
 
 
 class EndpointRuntime:
@@ -106,6 +114,11 @@ class EndpointRuntime:
         self.shadows: ShadowTraffic | None = self._build_shadows()
 
     # --- construction -------------------------------------------------------------------------------
+
+    @property
+    def archives(self) -> dict[str, Path]:
+        """Extracted model directory -> the model.tar.gz it came from."""
+        return {str(target): source for target, source in self._archives.items()}
 
     @property
     def payload_limit(self) -> int:
@@ -257,6 +270,8 @@ class EndpointRuntime:
                 await asyncio.to_thread(extract_archive, archive, target)
             except ArtifactError as exc:
                 raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
+        if self.settings.model_envs or self.settings.python:
+            await asyncio.to_thread(self._prepare_environments)
         for variant in self.variants:
             if isinstance(variant.router, MultiModel) and not variant.router.prefix.is_dir():
                 raise ArtifactError(
@@ -267,6 +282,23 @@ class EndpointRuntime:
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             raise errors[0]
+
+    def _prepare_environments(self) -> None:
+        """Build (or reuse) every container's model environment, one after the other (pip is heavy)."""
+        containers = {c.name: c for c in self.config.model.containers}
+        for variant in self.variants:
+            for process in variant.processes:
+                container = containers[process.spec.name]
+                runtime = image_runtime(container.image or self.config.image)
+                model_dir = None if process.spec.multi_model else process.spec.model_dir
+                env = environment_for(
+                    model_dir,
+                    runtime,
+                    python=self.settings.python,
+                    isolated=self.config.model.network_isolation,
+                    label=f"container {process.label}",
+                )
+                process.use_environment(env.python, env.environ())
 
     async def stop(self) -> None:
         """Cancel queued async work, stop every container, remove extracted model data."""

@@ -62,8 +62,9 @@ def main(request_path):
         request = json.load(f)
     code_dir = os.path.abspath(request["code_dir"])
     model_dir = os.path.abspath(request["model_dir"])
+    # code/ first, then the model's installed requirements (the serving runtime's order).
+    sys.path[0:0] = [code_dir, *request.get("extra_paths", [])]
     result = {"stage": "ok", "installed": _installed(request["requirement_names"]), "hooks": {}}
-    sys.path.insert(0, code_dir)
     os.environ.setdefault("SM_MODEL_DIR", model_dir)
     try:
         path = os.path.join(code_dir, request["entry_point"])

@@ -4,8 +4,11 @@ Order: inputs exist and are separate -> outputs are writable and outside the inp
 safe -> the handler check passes -> write. Nothing is created before the checks pass, and a failure
 while writing removes the temporary file/folder, so an error never leaves a partial archive.
 
-Included files (helper modules shared by several models) are copied with ``--code`` into a temporary
-folder first, so that the handler check and the archive see exactly the ``code/`` that will ship.
+Included files (helper modules shared by several models) and vendored wheels (``code/wheels``, for
+endpoints with network isolation) are copied with ``--code`` into a temporary folder first, so that the
+handler check and the archive see exactly the ``code/`` that will ship. The handler check runs in the
+model's own environment when the caller passes one (``environment``: a function from that staged model
+folder to an interpreter and the directories of its installed requirements).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +28,7 @@ from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
 from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect
+from smkit.packaging.vendor import WHEELS_DIR, VendorTarget, vendor_wheels
 from smkit.packaging.writer import (
     DEFAULT_LEVEL,
     DirSink,
@@ -119,6 +123,10 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
     return names
 
 
+# model folder (holding code/) -> (interpreter, directories of the installed requirements)
+Environment = Callable[[Path], tuple[str, tuple[str, ...]]]
+
+
 def _stage_code(code: Path, names: dict[str, Path], cleanup: contextlib.ExitStack) -> Path:
     """A temporary copy of ``code`` with the included files added at its top level."""
     staging = Path(tempfile.mkdtemp(prefix="smkit-code-"))
@@ -155,6 +163,10 @@ def build_archive(
     progress: bool | None = None,
     python: str = sys.executable,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    vendor: VendorTarget | None = None,
+    wheel_cache: Path | None = None,
+    environment: Environment | None = None,
+    framework: str | None = None,
 ) -> Manifest:
     """Package ``code_dir`` (as ``code/``) and ``artifacts_dir`` (at the root) into ``output``.
 
@@ -162,7 +174,10 @@ def build_archive(
     ``uncompressed`` additionally (or instead) lays the same tree out as a folder for
     ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (docs/cloudformation.md). ``include``: files
     copied into ``code/`` next to the handler (helper modules shared by several models). ``progress``:
-    None shows a bar on a terminal for inputs of 64 MiB or more. Raises :class:`PackagingError`.
+    None shows a bar on a terminal for inputs of 64 MiB or more. ``vendor``: put the requirements' wheels
+    for that platform into ``code/wheels`` (downloads cached under ``wheel_cache``). ``environment``: where
+    the handler check runs (default: ``python`` as it is). ``framework``: the AWS framework image's, whose
+    default handlers count. Raises :class:`PackagingError`.
     """
     code, artifacts = Path(code_dir), Path(artifacts_dir)
     out = Path(output) if output is not None else None
@@ -171,9 +186,27 @@ def build_archive(
         raise PackagingError("--output", "missing", "pass --output FILE and/or --uncompressed DIR")
     check_inputs(code, artifacts)
     names = _included(code, include)
+    if vendor is not None and os.path.lexists(code / WHEELS_DIR):
+        raise PackagingError(
+            f"--code {code}",
+            f"already has a {WHEELS_DIR}/ folder, and --vendor-wheels would write its own there",
+            f"remove {code / WHEELS_DIR} (smkit vendors the wheels of requirements.txt itself)",
+        )
     with contextlib.ExitStack() as cleanup:
-        shipped = _stage_code(code, names, cleanup) if names else code
+        staged = bool(names) or vendor is not None or environment is not None
+        shipped = _stage_code(code, names, cleanup) if staged else code
         try:
+            if vendor is not None:
+                cache = wheel_cache
+                if cache is None:
+                    cache = Path(tempfile.mkdtemp(prefix="smkit-wheels-"))
+                    cleanup.callback(shutil.rmtree, cache, ignore_errors=True)
+                vendor_wheels(
+                    code, shipped / WHEELS_DIR, target=vendor, cache=cache, progress=progress is not False
+                )
+            extra_paths: tuple[str, ...] = ()
+            if environment is not None:
+                python, extra_paths = environment(shipped.parent)
             entries = collect(shipped, artifacts)
             if out is not None:
                 _check_output(out, "--output", (code, artifacts))
@@ -186,6 +219,8 @@ def build_archive(
                 entry_point=entry_point,
                 load_model=load_model,
                 python=python,
+                extra_paths=extra_paths,
+                framework=framework,
                 timeout_s=timeout_s,
             )
         except PackagingError as error:

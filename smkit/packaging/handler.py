@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from smkit.packaging.defaults import framework_warnings
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, check_arity, detect_form
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
@@ -109,8 +110,8 @@ def _import_fix(
     if missing:
         listed = ", ".join(str(m) for m in missing)
         return (
-            f"{requirements_label} is not satisfied here ({listed}); install it into the checking "
-            f"interpreter (pip install -r {requirements_label})"
+            f"{requirements_label} is not satisfied in the checking interpreter ({listed}); let smkit build "
+            "the model's environment (leave out --python), or install them into the --python interpreter"
         )
     absent = answer.get("missing_module")
     if absent:
@@ -128,6 +129,8 @@ def check_handler(
     entry_point: str = DEFAULT_ENTRY_POINT,
     load_model: bool = True,
     python: str = sys.executable,
+    extra_paths: tuple[str, ...] = (),
+    framework: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> HandlerReport:
     """Validate ``code_dir/entry_point`` against the model in ``artifacts_dir``; raise :class:`PackagingError`.
@@ -137,7 +140,9 @@ def check_handler(
     form a usable toolkit or TF-Serving handler with the right arities; for the TF-Serving form the
     artifacts hold ``<name>/<version>/saved_model.pb`` and, with ``load_model``, every version loads with
     TensorFlow and has signatures; for the toolkit form, with ``load_model``, ``model_fn(artifacts_dir)``
-    returns without raising.
+    returns without raising. ``python`` and ``extra_paths`` are the model's environment (its interpreter
+    and installed requirements); ``framework`` is the AWS framework image's (``pytorch``...), whose default
+    handlers stand in for missing hooks.
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
     file = code_dir / entry_point
@@ -159,6 +164,7 @@ def check_handler(
         "attributes": [NO_MODEL_FN_ATTRIBUTE],
         "requirement_names": sorted({r.name for r in requirements}),
         "load_model": load_model,
+        "extra_paths": list(extra_paths),
     }
     answer = _run_probe(request, python, timeout_s, str(file))
     missing = unsatisfied(requirements, answer.get("installed", {}))
@@ -171,7 +177,7 @@ def check_handler(
         )
     hooks: dict[str, dict[str, Any]] = answer["hooks"]
     reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
-    form = detect_form(str(file), hooks, reason)
+    form = detect_form(str(file), hooks, reason, framework=framework)
     for name, info in sorted(hooks.items()):
         check_arity(str(file), name, info["params"])
     saved: tuple[SavedModelReport, ...] = ()
@@ -189,6 +195,7 @@ def check_handler(
         )
     warnings = [f"not installed here (installed at container start): {m}" for m in missing]
     warnings.extend(notes)
+    warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
     return HandlerReport(
         form=form,
         hooks=tuple(sorted(hooks)),

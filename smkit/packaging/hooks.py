@@ -78,8 +78,18 @@ def check_arity(file: str, name: str, params: list[list[Any]] | None) -> None:
     )
 
 
-def detect_form(file: str, hooks: dict[str, dict[str, Any]], no_model_fn_reason: str | None) -> str:
-    """Return ``"toolkit"`` or ``"tf-serving"``; raise when the hooks do not make a usable handler."""
+def detect_form(
+    file: str,
+    hooks: dict[str, dict[str, Any]],
+    no_model_fn_reason: str | None,
+    *,
+    framework: str | None = None,
+) -> str:
+    """Return ``"toolkit"`` or ``"tf-serving"``; raise when the hooks do not make a usable handler.
+
+    ``framework``: the AWS framework image the model is deployed on; PyTorch's loads ``model.pt`` itself,
+    so a PyTorch handler needs no ``model_fn`` (docs/handler-semantics.md).
+    """
     for name, info in hooks.items():
         if not info["callable"]:
             raise PackagingError(f"{file}: {name}", "is defined but not callable", f"make {name} a function")
@@ -95,7 +105,7 @@ def detect_form(file: str, hooks: dict[str, dict[str, Any]], no_model_fn_reason:
     if tfs:
         _check_tfs(file, set(tfs))
         return "tf-serving"
-    if not toolkit:
+    if not toolkit and framework != "pytorch":
         raise PackagingError(
             file,
             "defines none of the handler hooks",
@@ -108,12 +118,13 @@ def detect_form(file: str, hooks: dict[str, dict[str, Any]], no_model_fn_reason:
             f"is defined together with {', '.join(mixed)}; the toolkit refuses this at start-up",
             f"keep transform_fn alone, or remove it and keep {', '.join(CHAIN)}",
         )
-    if "model_fn" not in hooks and not no_model_fn_reason:
+    if "model_fn" not in hooks and not no_model_fn_reason and framework != "pytorch":
         raise PackagingError(
             f"{file}: model_fn",
             "is not defined (the toolkit stops with 'Please provide a model_fn implementation')",
             "define model_fn(model_dir) returning the loaded model, or set a module-level "
-            f"{NO_MODEL_FN_ATTRIBUTE} = '...' explaining why the image's default loader is used",
+            f"{NO_MODEL_FN_ATTRIBUTE} = '...' explaining why the image's default loader is used "
+            "(only AWS's PyTorch image has one: it loads a TorchScript model.pt)",
         )
     return "toolkit"
 

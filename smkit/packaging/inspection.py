@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,8 +126,14 @@ def inspect_archive(
     entry_point: str = DEFAULT_ENTRY_POINT,
     python: str = sys.executable,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    environment: Callable[[Path], tuple[str, tuple[str, ...]]] | None = None,
+    framework: str | None = None,
 ) -> InspectReport:
-    """List ``path`` and re-validate it; raise :class:`PackagingError` on the first problem."""
+    """List ``path`` and re-validate it; raise :class:`PackagingError` on the first problem.
+
+    ``environment`` maps the extracted model folder to the interpreter and requirement directories the
+    handler check runs with (as :func:`smkit.packaging.build_archive`); ``framework`` as there.
+    """
     archive = Path(path)
     label = str(archive)
     warnings: list[str] = []
@@ -149,6 +156,9 @@ def inspect_archive(
         _check_layout(label, members, entry_point)
         report = None
         if model_dir is not None:
+            extra_paths: tuple[str, ...] = ()
+            if environment is not None:
+                python, extra_paths = environment(model_dir)
             try:
                 report = check_handler(
                     model_dir / CODE_PREFIX,
@@ -156,6 +166,8 @@ def inspect_archive(
                     entry_point=entry_point,
                     load_model=load_model,
                     python=python,
+                    extra_paths=extra_paths,
+                    framework=framework,
                     timeout_s=timeout_s,
                 )
             except PackagingError as exc:

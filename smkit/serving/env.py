@@ -52,6 +52,10 @@ VAR_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
 # deployment is reported once at start (smkit/serving/launch.py) and changes nothing.
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
+# pytorch | xgboost | sklearn: apply that AWS framework image's default handlers (the local endpoint sets it
+# for configs whose image is one; docs/handler-semantics.md).
+VAR_FRAMEWORK = "SMKIT_FRAMEWORK"
+FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow")
 
 DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
@@ -146,6 +150,8 @@ class ServingEnv:
             the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
         model_dir: ``SM_MODEL_DIR`` or /opt/ml/model, the model the image serves by default.
+        framework: ``SMKIT_FRAMEWORK`` (pytorch, xgboost, sklearn): that AWS framework image's default
+            handlers stand in for missing hooks; None: the toolkit's generic defaults.
     """
 
     port: int = DEFAULT_PORT
@@ -171,6 +177,7 @@ class ServingEnv:
     worker_python: str | None = None
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
+    framework: str | None = None
 
     @property
     def module_name(self) -> str:
@@ -232,6 +239,7 @@ class ServingEnv:
             worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
+            framework=_choice(env, VAR_FRAMEWORK, "", FRAMEWORKS) or None,
         )
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from smkit.serving import codecs
 from smkit.serving.context import Context
-from smkit.serving.defaults import DefaultHandlers
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import BadRequest, message_of, status_of, type_of
+from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
 
 # The positional arguments each hook receives before the optional context.
@@ -135,7 +135,7 @@ class ModelHandler:
 
     def _bind_hooks(self) -> tuple[Hook | None, Hook, Hook | None, Hook | None]:
         module = self.user_module.module if self.user_module else None
-        defaults = DefaultHandlers(self.env.default_accept)
+        defaults = framework_defaults(self.env.framework, self.env.default_accept)
 
         def user(name: str) -> Callable[..., Any] | None:
             return getattr(module, name, None) if module is not None else None

@@ -6,20 +6,31 @@ read-only on SageMaker and the image runs as a non-root user), which is then sea
 model's ``code/`` directory. In multi-model mode every model gets its own target directory, so two
 models may pin different versions of a pure-Python package; a package another model already imported in
 the same worker process is shared, as Python can hold one copy of a module name per process.
+
+Network isolation (``EnableNetworkIsolation``) leaves the container without an index: when the archive
+carries the requirements' wheels in ``code/wheels/`` (``smkit package`` vendors them), the install is
+``pip install --no-index --find-links code/wheels``, so it never reaches for the network. The local
+endpoint runs this very install, which is how a local run predicts the one on AWS.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+
+WHEELS_DIR = "wheels"  # code/wheels: vendored wheels for an offline install
 
 
 class RequirementsError(RuntimeError):
@@ -79,21 +90,131 @@ def plan(model_dir: str, extra_paths: tuple[str, ...] = ()) -> RequirementsPlan 
     return RequirementsPlan(path, tuple(line for line in lines if not _satisfied(line, installed)))
 
 
-def target_dir(model_dir: str, base: str | None) -> str:
-    """The install directory for a model's requirements: one per requirements-file content."""
+def wheels_dir(model_dir: str) -> str | None:
+    """``model_dir/code/wheels`` when it holds vendored wheels (then the install is offline)."""
+    path = os.path.join(model_dir, "code", WHEELS_DIR)
+    return path if os.path.isdir(path) and any(n.endswith(".whl") for n in os.listdir(path)) else None
+
+
+def python_tag(python: str = sys.executable) -> str:
+    """``cp311``: the interpreter kind and version that compiled wheels are built for."""
+    if python == sys.executable:
+        return f"cp{sys.version_info.major}{sys.version_info.minor}"
+    code = "import sys; print(f'cp{sys.version_info.major}{sys.version_info.minor}')"
+    return subprocess.run(
+        [python, "-I", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def target_dir(model_dir: str, base: str | None, *, tag: str | None = None) -> str:
+    """The install directory for a model's requirements.
+
+    One per requirements-file content, vendored wheel set and interpreter version, so an offline install
+    from vendored wheels never reuses an earlier online one and compiled packages match the interpreter.
+    """
     path = requirements_file(model_dir)
-    digest = hashlib.sha256(Path(path).read_bytes() if path else b"").hexdigest()[:16]
+    digest = hashlib.sha256(Path(path).read_bytes() if path else b"")
+    wheels = wheels_dir(model_dir)
+    for name in sorted(os.listdir(wheels)) if wheels else ():
+        digest.update(f"\0{name}".encode())
+    digest.update(f"\0{tag or python_tag()}".encode())
     root = base or os.path.join(tempfile.gettempdir(), "smkit-requirements")
-    return os.path.join(root, digest)
+    return os.path.join(root, digest.hexdigest()[:16])
 
 
-def ensure(model_dir: str, *, install: bool, base_dir: str | None) -> tuple[str, ...]:
+def pip_install_command(python: str, requirements: str, target: str, wheels: str | None) -> list[str]:
+    """``pip install --target`` of a requirements file; offline from ``wheels`` when given."""
+    command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    if wheels is not None:
+        command += ["--no-index", "--find-links", wheels]
+    return [*command, "--target", target, "-r", requirements]
+
+
+def run_pip(command: list[str], *, show: bool, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Run pip, copying its output line by line to stderr when ``show``; return (exit code, last lines)."""
+    tail: list[str] = []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if show:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+            tail = [*tail[-7:], line.rstrip()]
+    errors = [line for line in tail if line.startswith("ERROR")]
+    return proc.returncode, (errors or tail)[-5:]
+
+
+def offline_environ() -> dict[str, str]:
+    """This process's environment without any pip configuration: an offline install sees only the wheels.
+
+    On the endpoint there is no pip configuration either, so a local find-links directory or index that
+    happens to hold a missing wheel cannot make the local install pass where the endpoint's would fail.
+    ``PIP_CONFIG_FILE=os.devnull`` skips every configuration file (pip's documented switch).
+    """
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    environ["PIP_CONFIG_FILE"] = os.devnull
+    return environ
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """An exclusive lock on ``path + '.lock'``: one installer per target, across processes."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def install(model_dir: str, target: str, *, python: str = sys.executable, quiet: bool = True) -> None:
+    """Install the model's requirements into ``target`` (atomically: a failed install leaves nothing).
+
+    ``quiet=False`` lets pip's own progress through to stderr (the local commands show it while an
+    environment builds). Raises :class:`RequirementsError` with pip's last lines on failure.
+    """
+    path = requirements_file(model_dir)
+    if path is None:
+        return
+    wheels = wheels_dir(model_dir)
+    with _locked(target):
+        if os.path.isdir(target):
+            return
+        staging = tempfile.mkdtemp(prefix=os.path.basename(target) + ".", dir=os.path.dirname(target))
+        command = pip_install_command(python, path, staging, wheels)
+        if quiet:
+            command.insert(command.index("install") + 1, "--quiet")
+        try:
+            code, tail = run_pip(command, show=not quiet, env=offline_environ() if wheels else None)
+            if code != 0:
+                source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
+                raise RequirementsError(
+                    f"{path}: pip could not install it from {source} (exit {code}): "
+                    + " | ".join(tail)
+                    + (
+                        "; package the model again so that code/wheels holds every wheel (smkit package)"
+                        if wheels
+                        else "; fix the requirement line, vendor the wheels (smkit package --vendor-wheels) "
+                        "or make the index reachable"
+                    )
+                )
+            os.rename(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def ensure(
+    model_dir: str, *, install: bool, base_dir: str | None, python: str = sys.executable
+) -> tuple[str, ...]:
     """Make the model's requirements importable; return the extra ``sys.path`` entries to use.
 
     Raises :class:`RequirementsError` naming the file, the unmet lines and pip's output when the
     install fails or installing is switched off (``SMKIT_INSTALL_REQUIREMENTS=false``).
     """
-    target = target_dir(model_dir, base_dir)
+    target = target_dir(model_dir, base_dir, tag=python_tag(python))
     existing = (target,) if os.path.isdir(target) else ()
     needed = plan(model_dir, existing)
     if needed is None:
@@ -106,26 +227,10 @@ def ensure(model_dir: str, *, install: bool, base_dir: str | None) -> tuple[str,
             f"{needed.path}: not satisfied ({unmet}) and SMKIT_INSTALL_REQUIREMENTS=false; "
             "install them into the image or set SMKIT_INSTALL_REQUIREMENTS=true"
         )
-    os.makedirs(target, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--target",
-        target,
-        "-r",
-        needed.path,
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        output = (result.stderr or result.stdout).strip().splitlines()[-5:]
-        raise RequirementsError(
-            f"{needed.path}: pip could not install {unmet} (exit {result.returncode}): "
-            + " | ".join(output)
-            + "; fix the requirement line, vendor the package into the image, or make the index reachable"
-        )
+    if existing:  # an earlier install no longer satisfies the file (should not happen: content-hashed)
+        shutil.rmtree(target, ignore_errors=True)
+    _install(model_dir, target, python=python)
     return (target,)
+
+
+_install = install

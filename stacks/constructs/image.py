@@ -73,7 +73,7 @@ class _AssetImage(ServingImage):
         if not (self.directory / self.dockerfile).is_file():
             raise ValueError(
                 f"image.dockerfile {self.dockerfile!r} not found in image.context {self.directory}; point them "
-                "at the serving image (context: ., dockerfile: container/Dockerfile)"
+                "at the serving image (context: the repository root, dockerfile: container/Dockerfile)"
             )
         asset = ecr_assets.DockerImageAsset(
             scope,

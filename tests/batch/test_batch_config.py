@@ -15,10 +15,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_config_model_and_environment_run_the_job(demo_archive: Path, tmp_path: Path) -> None:
     text = (REPO / "config" / "realtime.yaml").read_text()
-    assert "path: build/model.tar.gz" in text
+    assert "path: ../build/model.tar.gz" in text
     config = tmp_path / "batch.yaml"
     config.write_text(
-        text.replace("path: build/model.tar.gz", f"path: {demo_archive}").replace(
+        text.replace("path: ../build/model.tar.gz", f"path: {demo_archive}").replace(
             "SAGEMAKER_PROGRAM: inference.py", "SAGEMAKER_PROGRAM: inference_lines.py"
         )
     )

@@ -108,7 +108,7 @@ def test_model_unloaded_by_the_container_is_loaded_again(endpoint, runtime, samp
 def test_cache_disabled_unloads_after_every_call(repo, sample):
     data = yaml.safe_load((repo / "config" / "multi-model.yaml").read_text())
     data["model"]["containers"][0]["model_data"]["cache"] = "disabled"
-    with LocalEndpoint(parse_config(data), root=repo) as endpoint:
+    with LocalEndpoint(parse_config(data, base_dir=repo / "config"), root=repo) as endpoint:
         router = endpoint.runtime.variant("main").router
         for _ in range(2):
             resp = endpoint.client().invoke_endpoint(

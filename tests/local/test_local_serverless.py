@@ -22,7 +22,7 @@ def endpoint(repo):
     serverless.pop("provisioned_concurrency")
     serverless.pop("autoscaling")
     serverless["max_concurrency"] = 1
-    config = parse_config(data, source="serverless without provisioned concurrency")
+    config = parse_config(data, source="serverless without provisioned concurrency", base_dir=repo / "config")
     with LocalEndpoint(config, root=repo, serverless_idle_seconds=IDLE_SECONDS) as ep:
         yield ep
 

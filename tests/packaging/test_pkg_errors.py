@@ -155,9 +155,9 @@ CASES = [
         _unsatisfied_import,
         (
             "import failed",
-            "is not satisfied here",
+            "is not satisfied in the checking interpreter",
             "smkit-no-such-dist==1.0 (not installed)",
-            "pip install -r",
+            "let smkit build the model's environment",
         ),
     ),
     Case(

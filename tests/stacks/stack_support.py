@@ -56,8 +56,8 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     prefix["image"] = {"source": "dlc", "uri": DLC_URI}
     prefix["model"]["containers"][0]["model_data"] = {"source": "prefix", "path": str(prefix_dir)}
     return {
-        "realtime-byo": parse_config(byo, source="derived realtime-byo"),
-        "async-prefix": parse_config(prefix, source="derived async-prefix"),
+        "realtime-byo": parse_config(byo, source="derived realtime-byo", base_dir=CONFIG_DIR),
+        "async-prefix": parse_config(prefix, source="derived async-prefix", base_dir=CONFIG_DIR),
     }
 
 

@@ -36,6 +36,14 @@ def _load(name: str) -> dict[str, Any]:
     return data
 
 
+def _moved(name: str, project: Path) -> Path:
+    """A shipped config copied into ``project/config``: its relative paths now point into ``project``."""
+    (project / "config").mkdir(exist_ok=True)
+    target = project / "config" / name
+    target.write_text((CONFIG_DIR / name).read_text())
+    return target
+
+
 def _set(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     data = copy.deepcopy(data)
     node: Any = data
@@ -226,7 +234,7 @@ def test_supplied_and_created_key_are_exclusive() -> None:
 def test_missing_model_archive_names_make_package_model(tmp_path: Path) -> None:
     (tmp_path / "container").mkdir()
     (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
-    cfg = load_config(CONFIG_DIR / "realtime.yaml")
+    cfg = load_config(_moved("realtime.yaml", tmp_path))
     with pytest.raises(FileNotFoundError, match=r"build/model\.tar\.gz: no such file .*make package-model"):
         add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
 
@@ -235,13 +243,13 @@ def test_missing_multi_model_folder_names_make_package_model(tmp_path: Path) -> 
     (tmp_path / "container").mkdir()
     (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
     (tmp_path / "build" / "models").mkdir(parents=True)
-    cfg = load_config(CONFIG_DIR / "multi-model.yaml")
+    cfg = load_config(_moved("multi-model.yaml", tmp_path))
     with pytest.raises(FileNotFoundError, match=r"no \*\.tar\.gz models in it; run `make package-model`"):
         add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
 
 
 def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
-    cfg = load_config(CONFIG_DIR / "realtime.yaml")
+    cfg = load_config(_moved("realtime.yaml", tmp_path))
     with pytest.raises(
         ValueError, match="image.dockerfile .container/Dockerfile. not found in image.context"
     ):
@@ -251,7 +259,9 @@ def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
 def test_ecr_image_uses_this_deployments_repository() -> None:
     data = _set(_load("realtime.yaml"), "image", {"source": "ecr", "repository": "elsewhere", "tag": "v1"})
     with pytest.raises(ValueError, match="image.repository 'elsewhere'"):
-        add_serving_stacks(cdk.App(context=cdk_context()), config=parse_config(data), project_root=ROOT)
+        add_serving_stacks(
+            cdk.App(context=cdk_context()), config=parse_config(data, base_dir=CONFIG_DIR), project_root=ROOT
+        )
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,86 @@
+"""Options and glue shared by the commands that run a user's handler in its own environment.
+
+``--config`` names the deployment config the model is for: its image decides the Python version and the
+framework defaults, its ``model.network_isolation`` whether wheels are vendored. ``--python PATH`` runs the
+handler with an existing interpreter instead of a built environment.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from smkit.config import ConfigError, DeploymentConfig, load_config
+from smkit.modelenv import ImageRuntime, ModelEnvError, config_runtime, model_environment
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def env_options(func: F) -> F:
+    """``--config`` and ``--python``."""
+    func = click.option(
+        "--python",
+        "python",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Run the handler with this interpreter (it must have the model's requirements) instead of "
+        "the environment smkit builds from code/requirements.txt.",
+    )(func)
+    func = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Deployment config the model is for: its image sets the Python version and framework defaults, "
+        "its network_isolation turns on wheel vendoring.",
+    )(func)
+    return func
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the command learned from ``--config`` (defaults: the kit's image, network isolation on)."""
+
+    runtime: ImageRuntime
+    network_isolation: bool = True
+    config: DeploymentConfig | None = None
+
+
+def target(config_path: Path | None, output: Path | None = None) -> Target:
+    """The image runtime of the container whose model data is ``output`` (else the first container)."""
+    if config_path is None:
+        return Target(ImageRuntime())
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    name = None
+    if output is not None:
+        wanted = output.resolve()
+        for container in config.model.containers:
+            if Path(container.model_data.path).resolve() == wanted:
+                name = container.name
+    return Target(config_runtime(config, name), config.model.network_isolation, config)
+
+
+def environment(
+    runtime: ImageRuntime, python: str | None, *, progress: bool = True
+) -> Callable[[Path], tuple[str, tuple[str, ...]]]:
+    """``model folder -> (interpreter, requirement directories)`` for the packager's handler check."""
+
+    def build(model_dir: Path) -> tuple[str, tuple[str, ...]]:
+        try:
+            env = model_environment(model_dir, runtime, python=python, progress=progress)
+        except ModelEnvError as exc:
+            raise click.ClickException(f"the model's environment: {exc}") from None
+        return env.python, env.extra_paths
+
+    return build
+
+
+def say(message: str) -> None:
+    """A progress or advice line on stderr."""
+    print(f"smkit: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,239 @@
+"""Build (once) and reuse the interpreter a model runs in locally, never touching the kit's own venv.
+
+Two layers, as in the serving image:
+
+1. The **image layer**: a venv with the image's Python version and the packages the image installs
+   (``container/requirements.txt`` for the kit's image; for an AWS framework image also its framework,
+   e.g. ``torch==2.6.0.*``). Cached under ``<cache>/envs/<hash of version and packages>``; the kit's
+   ``smkit`` package is linked into it, never copied, so it always runs the checked-out source.
+2. The **model layer**: ``code/requirements.txt`` installed by the serving runtime's own installer
+   (:func:`smkit.serving.requirements.install`, ``pip install --target``, offline from ``code/wheels``
+   when the archive vendors wheels) into ``<cache>/requirements/<hash>``; the local runtime is pointed at
+   that directory (``SMKIT_REQUIREMENTS_DIR``) and finds it satisfied.
+
+pip does the installing, with the user's own pip configuration (index, extra indexes, find-links,
+constraints), so a private index or a local CPU-only torch wheel is used exactly as ``pip install`` would.
+``<cache>`` is ``$SMKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/smkit``, else ``~/.cache/smkit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import smkit
+from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime
+from smkit.serving import requirements as model_requirements
+from smkit.serving.env import VAR_REQUIREMENTS_DIR
+
+CACHE_VAR = "SMKIT_CACHE_DIR"
+# SMKIT_MODEL_ENVS=false: serve, local-endpoint and batch-transform --local run handlers with smkit's own
+# interpreter (as before model environments), for handlers whose packages that interpreter already has.
+ENVS_VAR = "SMKIT_MODEL_ENVS"
+COMPLETE = ".smkit-complete"
+# What the kit's image installs (container/requirements.txt) when that file is not beside the package:
+# the serving runtime's own dependencies, at the versions installed here.
+RUNTIME_DISTRIBUTIONS = (
+    "click",
+    "gunicorn",
+    "h11",
+    "httptools",
+    "isal",
+    "numpy",
+    "packaging",
+    "uvicorn",
+    "uvicorn-worker",
+    "uvloop",
+)
+
+
+class ModelEnvError(RuntimeError):
+    """The model's environment cannot be built; the message names the cause and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelEnvironment:
+    """Where a model's handler runs: an interpreter and the directories its requirements live in.
+
+    Attributes:
+        python: the interpreter (the image layer's, or the one given with ``--python``).
+        extra_paths: the model layer (searched after ``code/``), empty when nothing is installed.
+        requirements_dir: the runtime's ``SMKIT_REQUIREMENTS_DIR`` (where it finds the model layer).
+        runtime: the image this environment stands for.
+    """
+
+    python: str
+    extra_paths: tuple[str, ...] = ()
+    requirements_dir: str | None = None
+    runtime: ImageRuntime = field(default_factory=ImageRuntime)
+    extra_environ: dict[str, str] = field(default_factory=dict)
+
+    def environ(self) -> dict[str, str]:
+        """Variables for a serving process started with :attr:`python`."""
+        base = {VAR_REQUIREMENTS_DIR: self.requirements_dir} if self.requirements_dir else {}
+        return {**base, **self.extra_environ}
+
+
+def envs_enabled() -> bool:
+    """False when ``SMKIT_MODEL_ENVS`` is ``false`` / ``0`` / ``no``."""
+    return os.environ.get(ENVS_VAR, "true").strip().lower() not in ("false", "0", "no", "off")
+
+
+def cache_root() -> Path:
+    """The cache directory (see the module docstring)."""
+    if os.environ.get(CACHE_VAR):
+        return Path(os.environ[CACHE_VAR]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "smkit"
+
+
+def _say(message: str) -> None:
+    print(f"smkit: {message}", file=sys.stderr, flush=True)
+
+
+def image_requirements(runtime: ImageRuntime, model_requirements_text: str = "") -> list[str]:
+    """The image layer's packages: the kit image's pins, plus the framework an AWS image ships."""
+    pinned = Path(smkit.__file__).resolve().parents[1] / "container" / "requirements.txt"
+    if pinned.is_file():
+        lines = [line.split("#", 1)[0].strip() for line in pinned.read_text(encoding="utf-8").splitlines()]
+        packages = [line for line in lines if line]
+    else:
+        packages = [f"{name}=={metadata.version(name)}" for name in RUNTIME_DISTRIBUTIONS]
+    framework = runtime.framework_requirement
+    if framework and runtime.framework:
+        named = {_name(line) for line in model_requirements_text.splitlines() if _name(line)}
+        if not named.intersection(FRAMEWORK_DISTRIBUTIONS[runtime.framework]):
+            packages.append(framework)
+    return packages
+
+
+def _name(line: str) -> str:
+    line = line.split("#", 1)[0].strip()
+    for i, char in enumerate(line):
+        if not (char.isalnum() or char in "-_."):
+            line = line[:i]
+            break
+    return line.lower().replace("_", "-")
+
+
+def base_interpreter(version: str) -> str:
+    """An interpreter of ``version`` ("3.11") to create venvs from: this one, else ``pythonX.Y``."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if found is None:
+        raise ModelEnvError(
+            f"the image runs Python {version}, and no python{version} is on PATH; install Python {version} "
+            "(e.g. with your package manager or pyenv) or pass --python PATH of an interpreter that has the "
+            "model's requirements installed"
+        )
+    return found
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run(command: list[str], what: str, *, progress: bool) -> None:
+    code, tail = model_requirements.run_pip(command, show=progress)
+    if code != 0:
+        raise ModelEnvError(f"{what} failed (exit {code}): {' | '.join(tail)}")
+
+
+def _link_smkit(venv: Path, python: str) -> None:
+    """Make the kit's ``smkit`` package importable in the venv through a link (always the live source)."""
+    source = Path(smkit.__file__).resolve().parent
+    holder = venv / "smkit-source"
+    holder.mkdir(exist_ok=True)
+    link = holder / "smkit"
+    if not link.exists():
+        link.symlink_to(source, target_is_directory=True)
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = subprocess.run(
+        [python, "-I", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    Path(site, "smkit-source.pth").write_text(f"{holder}\n", encoding="utf-8")
+
+
+def image_environment(
+    runtime: ImageRuntime, model_requirements_text: str = "", *, progress: bool = True
+) -> str:
+    """The image layer's interpreter for ``runtime``, built on first use; returns its path."""
+    packages = image_requirements(runtime, model_requirements_text)
+    key_data = {"python": runtime.python, "packages": packages, "smkit": str(Path(smkit.__file__).parent)}
+    key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
+    venv = cache_root() / "envs" / f"py{runtime.python}-{key}"
+    python = str(venv / "bin" / "python")
+    with _locked(venv):
+        if (venv / COMPLETE).is_file():
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        base = base_interpreter(runtime.python)
+        if progress:
+            _say(
+                f"building the image environment once (Python {runtime.python}, {len(packages)} packages "
+                f"of {runtime.label}) in {venv}"
+            )
+        _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
+        command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *packages]
+        _run(command, f"installing the image's packages into {venv}", progress=progress)
+        _link_smkit(venv, python)
+        (venv / COMPLETE).write_text(json.dumps(key_data, indent=2) + "\n", encoding="utf-8")
+    return python
+
+
+def model_environment(
+    model_dir: str | Path,
+    runtime: ImageRuntime | None = None,
+    *,
+    python: str | None = None,
+    progress: bool = True,
+) -> ModelEnvironment:
+    """The environment that runs the model in ``model_dir`` (which holds ``code/requirements.txt``).
+
+    With ``python`` (``--python PATH``) that interpreter is used as it is: nothing is installed, and the
+    serving runtime installs what it lacks at start, as in the image. Otherwise the image layer is built
+    (or reused) and the model layer installed into the cache, offline when ``code/wheels`` is there.
+    """
+    runtime = runtime or ImageRuntime()
+    model_dir = str(model_dir)
+    if python is not None:
+        return ModelEnvironment(python=python, runtime=runtime)
+    req_file = model_requirements.requirements_file(model_dir)
+    text = Path(req_file).read_text(encoding="utf-8") if req_file else ""
+    interpreter = image_environment(runtime, text, progress=progress)
+    base = str(cache_root() / "requirements")
+    target = model_requirements.target_dir(model_dir, base, tag=model_requirements.python_tag(interpreter))
+    if not _has_lines(text):
+        return ModelEnvironment(python=interpreter, requirements_dir=base, runtime=runtime)
+    if not os.path.isdir(target):
+        wheels = model_requirements.wheels_dir(model_dir)
+        if progress:
+            source = f"offline from {wheels}" if wheels else "from the package index"
+            _say(f"installing {req_file} {source} into {target} (once; cached by content)")
+        try:
+            model_requirements.install(model_dir, target, python=interpreter, quiet=not progress)
+        except model_requirements.RequirementsError as exc:
+            raise ModelEnvError(str(exc)) from None
+    return ModelEnvironment(python=interpreter, extra_paths=(target,), requirements_dir=base, runtime=runtime)
+
+
+def _has_lines(text: str) -> bool:
+    return any(line.split("#", 1)[0].strip() for line in text.splitlines())

@@ -1,0 +1,106 @@
+"""``smkit init NAME``: a model folder and a deployment config that every make target and command accepts.
+
+Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/requirements.txt``,
+``train.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
+with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
+config file). Nothing is overwritten; an existing file is an error naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")  # config name rule (smkit.config.models.DeploymentConfig.name)
+
+# Pinned, so that a scaffold builds the same environment and vendors the same wheels everywhere.
+REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "sklearn": ("scikit-learn==1.9.1",),
+    "lightgbm": ("lightgbm==4.7.0",),
+    # xgboost-cpu: the same library without the CUDA runtime (xgboost on Linux pulls nvidia-nccl-cu12).
+    "xgboost": ("xgboost-cpu==3.2.0",),
+    # On Linux, PyPI's torch wheel is the CUDA build (several GB with its nvidia-* dependencies): point pip at
+    # a CPU-only index (docs/bring-your-own-model.md) or deploy on AWS's PyTorch image.
+    "pytorch": ("torch==2.13.0",),
+    "tensorflow": ("tensorflow-cpu==2.21.0",),
+}
+FRAMEWORKS = tuple(REQUIREMENTS)
+
+
+class ScaffoldError(ValueError):
+    """The scaffold cannot be written; the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """What ``smkit init`` wrote."""
+
+    model_dir: Path
+    config: Path
+    files: tuple[Path, ...]
+
+
+CONFIG = """\
+# {name}: a realtime endpoint for model_code/{name} ({framework}), written by `smkit init`.
+# Paths are relative to this file. Package: make package-model MODEL={name}; try it locally:
+# make local-endpoint CONFIG=config/{name}.yaml; deploy: make deploy CONFIG=config/{name}.yaml.
+name: {name}
+environment: dev
+
+image:
+  source: build            # the kit's image (container/Dockerfile); or dlc with an AWS framework image uri
+  context: ..
+  dockerfile: container/Dockerfile
+
+model:
+  # No internet in the container: `smkit package --config` vendors the wheels of requirements.txt into
+  # the archive (code/wheels), installed offline at start.
+  network_isolation: true
+  containers:
+    - name: {name}
+      model_data:
+        source: archive
+        path: ../build/{name}/model.tar.gz
+
+endpoint:
+  type: realtime
+  variants:
+    - name: main
+      instance_type: ml.m5.large   # CPU; GPU instance types need a GPU image (docs/bring-your-own-model.md)
+      initial_instance_count: 1
+"""
+
+
+def scaffold(root: Path, name: str, framework: str) -> Scaffold:
+    """Write the model folder and config for ``name`` under ``root`` (the project holding model_code/)."""
+    if not NAME.match(name):
+        raise ScaffoldError(
+            f"NAME {name!r}: must be lowercase letters, digits and hyphens, starting with a letter, "
+            "<= 40 characters (it becomes the config's name), e.g. churn-model"
+        )
+    if framework not in REQUIREMENTS:
+        raise ScaffoldError(f"--framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
+    model_dir = root / "model_code" / name
+    config = root / "config" / f"{name}.yaml"
+    contents = {
+        model_dir / "code" / "inference.py": (TEMPLATES / framework / "inference.py").read_text(
+            encoding="utf-8"
+        ),
+        model_dir / "code" / "rows.py": (TEMPLATES / "common" / "rows.py").read_text(encoding="utf-8"),
+        model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
+        model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
+        config: CONFIG.format(name=name, framework=framework),
+    }
+    existing = [path for path in contents if path.exists()]
+    if existing:
+        raise ScaffoldError(
+            f"{existing[0]} exists already; choose another NAME or remove model_code/{name} and config/{name}.yaml"
+        )
+    for path, text in contents.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for folder in ("artifacts", "samples"):
+        (model_dir / folder).mkdir(exist_ok=True)
+    return Scaffold(model_dir, config, tuple(contents))

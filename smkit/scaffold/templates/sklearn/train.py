@@ -1,0 +1,61 @@
+"""Train a small scikit-learn regressor and write the artifacts and the sample requests with their answers.
+
+Replace ``train`` with your own training, or put your fitted ``model.joblib`` into ``artifacts/`` and run
+``--samples-only`` so that ``samples/expected.json`` holds what your model answers. Runs in the model's
+environment: ``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import joblib
+import numpy as np
+from sklearn.ensemble import GradientBoostingRegressor
+
+HERE = Path(__file__).resolve().parent
+MODEL_FILE = "model.joblib"
+
+
+def data(n: int = 400, features: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic synthetic regression data (no download)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, features))
+    y = x @ np.linspace(1.0, -1.0, features) + 0.1 * rng.normal(size=n)
+    return x, y
+
+
+def train(artifacts: Path) -> None:
+    """Fit and save ``model.joblib``."""
+    x, y = data()
+    model = GradientBoostingRegressor(n_estimators=30, max_depth=3, random_state=0).fit(x, y)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    joblib.dump(model, artifacts / MODEL_FILE)
+
+
+def write_samples(artifacts: Path, samples: Path) -> None:
+    """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
+    rows = data()[0][:5]
+    predictions = joblib.load(artifacts / MODEL_FILE).predict(rows)
+    samples.mkdir(parents=True, exist_ok=True)
+    (samples / "request.csv").write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
+    (samples / "request.json").write_text(json.dumps(rows.tolist()) + "\n")
+    expected = {"predictions": predictions.tolist(), "rtol": 1e-6}
+    (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
+    parser.add_argument("--samples", type=Path, default=HERE / "samples")
+    parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
+    args = parser.parse_args()
+    if not args.samples_only:
+        train(args.artifacts)
+    write_samples(args.artifacts, args.samples)
+
+
+if __name__ == "__main__":
+    main()

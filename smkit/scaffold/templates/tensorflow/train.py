@@ -1,0 +1,69 @@
+"""Train a small Keras regressor, export a SavedModel and write the sample requests with their answers.
+
+Replace ``train`` with your own training, or put your SavedModel into ``artifacts/model/1/`` and run
+``--samples-only`` so that ``samples/expected.json`` holds what your model answers. Runs in the model's
+environment: ``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+HERE = Path(__file__).resolve().parent
+EXPORT = Path("model") / "1"
+
+
+def data(n: int = 400, features: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic synthetic regression data (no download)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, features))
+    y = x @ np.linspace(1.0, -1.0, features) + 0.1 * rng.normal(size=n)
+    return x.astype(np.float32), y.astype(np.float32)
+
+
+def train(artifacts: Path) -> None:
+    """Fit a small dense network and export it as a SavedModel under ``artifacts/model/1``."""
+    tf.keras.utils.set_random_seed(0)
+    x, y = data()
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((x.shape[1],)),
+            tf.keras.layers.Dense(16, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ]
+    )
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, y, epochs=20, verbose=0)
+    model.export(str(artifacts / EXPORT))
+
+
+def write_samples(artifacts: Path, samples: Path) -> None:
+    """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
+    rows = data()[0][:5]
+    serve = tf.saved_model.load(str(artifacts / EXPORT)).signatures["serving_default"]
+    predictions = next(iter(serve(tf.constant(rows)).values())).numpy()
+    samples.mkdir(parents=True, exist_ok=True)
+    (samples / "request.csv").write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
+    (samples / "request.json").write_text(json.dumps(rows.tolist()) + "\n")
+    expected = {"predictions": predictions.tolist(), "rtol": 1e-4}
+    (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
+    parser.add_argument("--samples", type=Path, default=HERE / "samples")
+    parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
+    args = parser.parse_args()
+    if not args.samples_only:
+        train(args.artifacts)
+    write_samples(args.artifacts, args.samples)
+
+
+if __name__ == "__main__":
+    main()
