@@ -32,16 +32,32 @@ lint: setup ## ruff (lint + format check) and mypy
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
+test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy, frameworks
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-frameworks: setup ## Real LightGBM, XGBoost and PyTorch models served in their own venv (build/test-envs/, built once); part of `make test`
 	$(PY) -m pytest tests/frameworks $(PYTEST_ARGS)
 
-package-model: setup ## Train the examples and build build/model.tar.gz, build/models/*.tar.gz, pipeline archives
-	$(PY) -m scripts.package_models --build-dir build
+# MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.
+MODEL ?=
+package-model: setup ## Train the examples and build their archives; MODEL=NAME: only model_code/NAME -> build/NAME/
+	$(PY) -m scripts.package_models --build-dir build $(if $(MODEL),--model $(MODEL))
 
-demo: package-model ## Package, cdk deploy $(CONFIG) into the emulated AWS, run it locally, invoke it via boto3
+# What CONFIG uses, and nothing else (deploying one config does not rebuild the other examples).
+.PHONY: package-config train samples
+package-config: setup
+	$(PY) -m scripts.package_models --build-dir build --config $(CONFIG)
+
+TRAIN_ARGS ?=
+train: setup ## Run model_code/$(MODEL)/train.py in the model's environment (writes artifacts/ and samples/)
+	@test -n "$(MODEL)" || { echo "usage: make train MODEL=NAME (smkit init NAME first)" >&2; exit 2; }
+	$(SMKIT) env model_code/$(MODEL) $(if $(wildcard config/$(MODEL).yaml),--config config/$(MODEL).yaml) \
+		-- python model_code/$(MODEL)/train.py $(TRAIN_ARGS)
+
+samples: TRAIN_ARGS += --samples-only
+samples: train ## Rewrite model_code/$(MODEL)/samples from the model file in artifacts/ (your own trained model)
+
+demo: package-config ## Package, cdk deploy $(CONFIG) into the emulated AWS, run it locally, invoke it via boto3
 	$(SMKIT) inspect build/model.tar.gz
 	$(SMKIT) demo --config $(CONFIG)
 
@@ -78,13 +94,13 @@ batch-local: setup ## A JSON Lines transform job on model_code/batch_demo/sample
 LOCAL_PORT ?= 8080
 LOCAL_ARGS ?=
 .PHONY: local-endpoint
-local-endpoint: package-model ## Run CONFIG's endpoint locally behind the SageMaker Runtime API on 127.0.0.1:$(LOCAL_PORT) (Ctrl-C stops all)
+local-endpoint: package-config ## Run CONFIG's endpoint locally behind the SageMaker Runtime API on 127.0.0.1:$(LOCAL_PORT) (Ctrl-C stops all)
 	$(SMKIT) local-endpoint --config $(CONFIG) --port $(LOCAL_PORT) $(LOCAL_ARGS)
 
 # Emulated AWS: moto's server (recorded in .smkit/emulator/) and the real, pinned CDK CLI deploying into it.
 # A `build` image source is deployed as `ecr` with tag "emulated" (publishing a Docker asset needs Docker).
 .PHONY: deploy-local destroy-local
-deploy-local: package-model ## Start moto if needed, cdk bootstrap + deploy --all of CONFIG into it, print the outputs
+deploy-local: package-config ## Start moto if needed, cdk bootstrap + deploy --all of CONFIG into it, print the outputs
 	$(SMKIT) emulator deploy --config $(CONFIG)
 
 destroy-local: setup ## cdk destroy every app deploy-local deployed, then stop moto
@@ -101,19 +117,19 @@ bench-batch: setup ## Batch transform records/s: SingleRecord x1 (reference) vs 
 CDK := npx --no-install cdk
 CDK_ARGS ?=
 .PHONY: synth diff deploy destroy bench-synth
-synth: package-model ## cdk synth CONFIG offline (no credentials) into cdk.out/
+synth: package-config ## cdk synth CONFIG offline (no credentials) into cdk.out/
 	$(CDK) synth --quiet -c config=$(CONFIG) $(CDK_ARGS)
 
-diff: package-model ## cdk diff CONFIG against the deployed stacks (needs AWS credentials)
+diff: package-config ## cdk diff CONFIG against the deployed stacks (needs AWS credentials)
 	$(CDK) diff -c config=$(CONFIG) $(CDK_ARGS)
 
-deploy: package-model ## cdk deploy --all CONFIG into the real AWS account of your credentials
+deploy: package-config ## cdk deploy --all CONFIG into the real AWS account of your credentials
 	$(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
 
 destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repository)
 	$(CDK) destroy --all -c config=$(CONFIG) $(CDK_ARGS)
 
-bench-synth: package-model ## Synth every config in one process vs one config -> bench/results/synth.json
+bench-synth: package-config ## Synth every config in one process vs one config -> bench/results/synth.json
 	$(PY) -m bench.synth $(BENCH_ARGS)
 
 .PHONY: bench-local

@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             config = write_effective_config(data, args.config)
         if args.ecr_only:
             return deploy_ecr(args, config)
-        commands = [] if args.skip_package else [list(PACKAGE_COMMAND)]
+        commands = [] if args.skip_package else [[*PACKAGE_COMMAND, "--config", args.config.as_posix()]]
         if args.bootstrap:
             commands.append(cdk_bootstrap_command(config, context=args.context, output=args.output))
         commands.append(

@@ -2,6 +2,9 @@
 
     python -m scripts.package_models --build-dir build
 
+    python -m scripts.package_models --config config/churn.yaml   # only what that config uses
+    python -m scripts.package_models --model churn                # model_code/churn -> build/churn/
+
 Outputs: ``build/model.tar.gz`` (tabular), ``build/models/{tabular,iris}.tar.gz`` (the multi-model
 set) and ``build/pipeline/{featurizer,regressor}.tar.gz`` (the serial pipeline). A training run is
 skipped when a stamp in ``<build-dir>/.stamps`` shows the same training script, shared helpers and
@@ -132,17 +135,84 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manifest:
+    """``model_code/NAME`` (from ``smkit init``) -> ``<build-dir>/NAME/model.tar.gz``, as ``smkit package``.
+
+    The handler is checked in the model's own environment; with ``config`` (default ``config/NAME.yaml``
+    when it exists) its image and network isolation decide the Python version and wheel vendoring.
+    """
+    from smkit.cli.envopts import environment, target
+    from smkit.modelenv import cache_root
+    from smkit.packaging.vendor import VendorTarget
+
+    model = MODEL_CODE / name
+    if not (model / "code").is_dir():
+        raise PackagingError(
+            f"model_code/{name}", "has no code/ folder", f"create it with `smkit init {name}`"
+        )
+    default = ROOT / "config" / f"{name}.yaml"
+    goal = target(config or (default if default.is_file() else None))
+    vendor = goal.network_isolation and goal.runtime.framework is None
+    return build_archive(
+        model / "code",
+        model / "artifacts",
+        build_dir / name / "model.tar.gz",
+        vendor=VendorTarget(python=goal.runtime.python) if vendor else None,
+        wheel_cache=cache_root(),
+        environment=environment(goal.runtime, None),
+        framework=goal.runtime.framework,
+    )
+
+
+def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]]:
+    """The example archives and the ``smkit init`` models (by name) that ``config``'s model data names."""
+    from smkit.config import load_config
+
+    examples: list[Archive] = []
+    users: list[str] = []
+    build = build_dir.resolve()
+    for container in load_config(config).model.containers:
+        path = Path(container.model_data.path)
+        if not path.is_relative_to(build):
+            continue  # built elsewhere: the config names an existing archive
+        rel = path.relative_to(build).as_posix()
+        found = [a for a in ARCHIVES if a.output == rel or a.output.startswith(rel + "/")]
+        examples += [a for a in found if a not in examples]
+        parts = rel.split("/")
+        if not found and len(parts) == 2 and parts[1] == "model.tar.gz" and (MODEL_CODE / parts[0]).is_dir():
+            users.append(parts[0])
+    return examples, users
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
     parser.add_argument("--force", action="store_true", help="rebuild (and re-check) every archive")
+    parser.add_argument("--model", help="package only model_code/MODEL (smkit init) into build/MODEL/")
+    parser.add_argument("--config", type=Path, help="package only what this deployment config uses")
     args = parser.parse_args(argv)
+    archives, users = ARCHIVES, []
+    if args.model or args.config:
+        archives, users = archives_of(args.config, args.build_dir) if args.config else ([], [])
+        if args.model and args.model not in users:
+            users.append(args.model)
+    try:
+        for name in users:
+            print(package_user_model(name, args.build_dir, args.config).summary())
+    except PackagingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if not archives:
+        return 0
+    wanted = {a.model for a in archives}
     for training in TRAININGS:
+        if not any(p.split("/")[0] in wanted for p in training.produces):
+            continue
         ran = train_if_stale(training, args.build_dir / ".stamps")
         print(f"{'trained' if ran else 'up to date'}: model_code/{training.script}")
     try:
         with ThreadPoolExecutor() as pool:
-            results = list(pool.map(lambda a: build(a, args.build_dir, force=args.force), ARCHIVES))
+            results = list(pool.map(lambda a: build(a, args.build_dir, force=args.force), archives))
     except PackagingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -125,9 +125,11 @@ def serving_runtime(
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
     port = _free_port()
-    command = [model.python, "-m", "smkit.serving", "--model", str(model.path)]
+    command = [sys.executable, "-m", "smkit.serving", "--model", str(model.path)]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers)]
     env = {**os.environ, **model.environment, **environment, "SAGEMAKER_BIND_TO_PORT": str(port)}
+    if model.python != sys.executable:
+        env["SMKIT_WORKER_PYTHON"] = model.python  # docs/serving-runtime.md: the model workers' interpreter
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
             command,

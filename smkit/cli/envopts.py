@@ -18,6 +18,8 @@ import click
 from smkit.config import ConfigError, DeploymentConfig, load_config
 from smkit.modelenv import ImageRuntime, ModelEnvError, config_runtime, model_environment
 
+# Imported by `smkit serve` only for its options; the serving image never reaches the functions below.
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
 
 
@@ -32,6 +35,17 @@ import click
     help="tfs: the SageMaker TensorFlow Serving form (needs smkit[tensorflow]); auto picks it for a "
     "SavedModel with handler/input_handler/output_handler or no inference.py.",
 )
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Deployment config the model is for: its image sets the model environment's Python and framework.",
+)
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Run the model workers with this interpreter instead of the model's environment (smkit env).",
+)
 def serve(
     model: str | None,
     multi_model: str | None,
@@ -40,6 +54,8 @@ def serve(
     workers: int | None,
     constant: bool,
     mode: str,
+    config_path: Path | None,
+    python: str | None,
 ) -> None:
     """Serve a model over the SageMaker hosting contract until Ctrl-C / SIGTERM.
 
@@ -48,6 +64,7 @@ def serve(
     smkit serve --multi-model build/models
     smkit serve --model build/tf_insurance.tar.gz --mode tfs
     """
+    from smkit.modelenv import envs_enabled
     from smkit.serving.launch import LaunchRequest
     from smkit.serving.launch import serve as run
     from smkit.serving.server import exit_now
@@ -61,6 +78,25 @@ def serve(
             from smkit.tfs.server import serve as serve_tfs
 
             exit_now(serve_tfs(model_source(model, os.environ), host=host, port=port))
+
+    if model is not None and not constant and (envs_enabled() or python):
+        # The model workers run in the model's environment (docs/serving-runtime.md, SMKIT_WORKER_PYTHON).
+        from smkit.cli.envopts import target
+        from smkit.local.artifacts import ArtifactError
+        from smkit.local.environments import environment_for_path
+        from smkit.serving.env import VAR_WORKER_PYTHON
+
+        goal = target(config_path, Path(model))
+        try:
+            env = environment_for_path(
+                Path(model), goal.runtime, python=python, isolated=goal.network_isolation
+            )
+        except ArtifactError as exc:
+            raise click.ClickException(str(exc)) from None
+        os.environ.update(env.environ())
+        if env.python != sys.executable:
+            os.environ[VAR_WORKER_PYTHON] = env.python
+
     request = LaunchRequest(
         model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant
     )

@@ -8,6 +8,7 @@ CloudFormation resource docs linked in :mod:`smkit.config.models`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -292,6 +293,34 @@ def pipeline_stages(cfg: DeploymentConfig) -> Iterable[Issue]:
         )
 
 
+# Instance families with a GPU (g*, p*) or an AWS accelerator (inf*, trn*: Neuron images), which the kit's
+# CPU-only image cannot use: https://aws.amazon.com/sagemaker/pricing/ (instance types per family).
+ACCELERATED = re.compile(r"^ml\.(g\d|p\d|inf\d|trn\d)")
+GPU_IMAGE_EXAMPLE = (
+    "763104351884.dkr.ecr.REGION.amazonaws.com/pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
+)
+
+
+def gpu_images(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """A GPU or accelerator instance type needs an image built for it (the kit's image is CPU-only)."""
+    images = [c.image or cfg.image for c in cfg.model.containers]
+    cpu_only = [
+        img.uri if img.source == "dlc" else "the kit's image"
+        for img in images
+        if img.source != "dlc" or "-cpu" in img.uri.rpartition(":")[2]
+    ]
+    if not cpu_only:
+        return
+    for i, v in enumerate(cfg.endpoint.variants):
+        if ACCELERATED.match(v.instance_type):
+            yield Issue(
+                f"endpoint.variants[{i}].instance_type",
+                v.instance_type,
+                f"needs a GPU/accelerator image, but {cpu_only[0]} is CPU-only; use a CPU instance type such as "
+                f"ml.m5.xlarge or ml.c5.xlarge, or a GPU image (image: {{source: dlc, uri: {GPU_IMAGE_EXAMPLE}}})",
+            )
+
+
 RULES: tuple[Rule, ...] = (
     container_count,
     unique_names,
@@ -306,6 +335,7 @@ RULES: tuple[Rule, ...] = (
     environments,
     image_tags,
     pipeline_stages,
+    gpu_images,
 )
 
 

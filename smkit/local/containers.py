@@ -27,6 +27,8 @@ from typing import IO
 
 import httpx
 
+from smkit.serving.env import VAR_WORKER_PYTHON
+
 HOST = "127.0.0.1"
 # POST /invocations must answer within 60 s (docs/hosting-contract.md).
 INVOCATION_TIMEOUT_S = 60.0
@@ -112,7 +114,7 @@ class ContainerProcess:
         self.workers = workers
         self.startup_timeout_s = startup_timeout_s
         self.port: int | None = None
-        # The interpreter (a model environment's, smkit.modelenv) and the variables it needs.
+        # The model workers' interpreter (a model environment's, smkit.modelenv) and its variables.
         self.python = sys.executable
         self.extra_environment: dict[str, str] = {}
         self._proc: subprocess.Popen[bytes] | None = None
@@ -148,7 +150,7 @@ class ContainerProcess:
 
     def _command(self, port: int) -> list[str]:
         mode = "--multi-model" if self.spec.multi_model else "--model"
-        cmd = [self.python, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
+        cmd = [sys.executable, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
         cmd += ["--host", HOST, "--port", str(port)]
         if self.workers:
             cmd += ["--workers", str(self.workers)]
@@ -157,6 +159,8 @@ class ContainerProcess:
     def _environment(self, port: int) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.extra_environment)
+        if self.python != sys.executable:
+            env[VAR_WORKER_PYTHON] = self.python  # the front end stays here; the workers run the model's env
         env.update(self.spec.environment)
         env["SAGEMAKER_BIND_TO_PORT"] = str(port)
         if self.spec.multi_model:

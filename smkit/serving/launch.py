@@ -86,7 +86,10 @@ def _worker_config(request: LaunchRequest, env: ServingEnv, scratch: str, worker
         model_dir = resolve_model_dir(request.model or env.model_dir, scratch)
     try:
         extra = requirements.ensure(
-            model_dir, install=env.install_requirements, base_dir=env.requirements_dir
+            model_dir,
+            install=env.install_requirements,
+            base_dir=env.requirements_dir,
+            python=env.worker_python or sys.executable,
         )
     except requirements.RequirementsError as exc:
         raise LaunchError(str(exc)) from None

@@ -216,6 +216,13 @@ def ensure(
     """
     target = target_dir(model_dir, base_dir, tag=python_tag(python))
     existing = (target,) if os.path.isdir(target) else ()
+    if python != sys.executable and requirements_file(model_dir) is not None:
+        # The workers run another interpreter (SMKIT_WORKER_PYTHON): what this process has installed says
+        # nothing about it, so the content-hashed install directory is the only evidence.
+        if existing or not install:
+            return existing
+        _install(model_dir, target, python=python)
+        return (target,)
     needed = plan(model_dir, existing)
     if needed is None:
         return ()

@@ -312,6 +312,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "<= 1024 bytes",
     ),
     ("missing-endpoint", "realtime.yaml", _delete("endpoint"), "endpoint", "required key is missing"),
+    (
+        "gpu-instance-with-cpu-image",
+        "realtime.yaml",
+        _set("endpoint.variants.1.instance_type", "ml.g5.xlarge"),
+        "endpoint.variants[1].instance_type",
+        "the kit's image is CPU-only; use a CPU instance type such as ml.m5.xlarge",
+    ),
 ]
 
 

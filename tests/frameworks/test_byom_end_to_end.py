@@ -1,0 +1,85 @@
+"""Bring your own model, end to end with real frameworks: smkit init -> train -> package -> serve locally.
+
+Each framework's model is trained inside the test (tiny, CPU) in a scaffolded model folder. Packaging
+vendors the wheels (the scaffold's config has network isolation on) and checks the handler in the model's
+own environment; the kit's venv never gains the framework. The local endpoint then installs the
+requirements offline from the archive while pip points at an unreachable index, and answers boto3 with
+the expected predictions. Heavy (PyTorch's wheel is ~180 MB): ``make test-frameworks``, which ``make test``
+runs too.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from smkit.cli import main
+from smkit.client import smoke
+from smkit.config import load_config
+from smkit.local import LocalEndpoint
+
+pytestmark = pytest.mark.frameworks
+UNREACHABLE_INDEX = "http://127.0.0.1:9/simple"  # discard port: nothing listens
+FRAMEWORKS = {"lightgbm": "lightgbm", "xgboost": "xgboost", "pytorch": "torch"}
+
+
+def _kit_has(module: str) -> bool:
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def _smkit(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output + (result.stderr if result.stderr_bytes else "")
+    return result.stdout
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("smkit-cache")
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_scaffolded_model_packages_and_serves_offline(
+    framework: str, tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SMKIT_CACHE_DIR", str(cache))
+    kit_had = _kit_has(FRAMEWORKS[framework])
+    name = f"byo-{framework}"
+    _smkit("init", name, "--framework", framework, "--root", str(tmp_path))
+    model, config = tmp_path / "model_code" / name, tmp_path / "config" / f"{name}.yaml"
+    _smkit("env", str(model), "--config", str(config), "--", "python", str(model / "train.py"))
+    assert (model / "samples" / "expected.json").is_file()
+
+    archive = tmp_path / "build" / name / "model.tar.gz"
+    out = _smkit(
+        "package", "--code", str(model / "code"), "--artifacts", str(model / "artifacts"),
+        "--output", str(archive), "--config", str(config), "--no-progress",
+    )  # fmt: skip
+    assert "code/wheels/" in out and "handler: toolkit form" in out
+    assert _kit_has(FRAMEWORKS[framework]) == kit_had, "the kit's venv gained the framework"
+
+    # Served offline: the model layer is installed again from code/wheels, with no index reachable.
+    shutil.rmtree(cache / "requirements")
+    monkeypatch.setenv("PIP_INDEX_URL", UNREACHABLE_INDEX)
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    cfg = load_config(config)
+    with LocalEndpoint(cfg, root=tmp_path) as endpoint:
+        expected = json.loads((model / "samples" / "expected.json").read_text())
+        answer = endpoint.client().invoke_endpoint(
+            EndpointName=cfg.name,
+            ContentType="text/csv",
+            Accept="application/json",
+            Body=(model / "samples" / "request.csv").read_bytes(),
+        )
+        ok, detail = smoke.compare(expected, json.loads(answer["Body"].read()))
+        assert ok, detail
+        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(cfg, tmp_path))
+        assert results and all(r.ok for r in results), [r.detail for r in results]
+    assert list((cache / "requirements").glob("*/")), "the offline install ran"
