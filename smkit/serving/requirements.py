@@ -90,6 +90,12 @@ def plan(model_dir: str, extra_paths: tuple[str, ...] = ()) -> RequirementsPlan 
     return RequirementsPlan(path, tuple(line for line in lines if not _satisfied(line, installed)))
 
 
+def _lines(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as handle:
+        stripped = (raw.split(" #", 1)[0].strip() for raw in handle)
+        return [line for line in stripped if line and not line.startswith("#")]
+
+
 def wheels_dir(model_dir: str) -> str | None:
     """``model_dir/code/wheels`` when it holds vendored wheels (then the install is offline)."""
     path = os.path.join(model_dir, "code", WHEELS_DIR)
@@ -192,7 +198,7 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
             if code != 0:
                 source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
                 raise RequirementsError(
-                    f"{path}: pip could not install it from {source} (exit {code}): "
+                    f"{path}: pip could not install {', '.join(_lines(path))} from {source} (exit {code}): "
                     + " | ".join(tail)
                     + (
                         "; package the model again so that code/wheels holds every wheel (smkit package)"
