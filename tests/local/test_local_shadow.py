@@ -37,7 +37,7 @@ def endpoint(repo, tmp_path_factory):
     build_archive(work / "code", work / "artifacts", work / "candidate.tar.gz")
     data = yaml.safe_load((repo / "config" / "realtime-shadow.yaml").read_text())
     data["model"]["containers"][1]["model_data"]["path"] = str(work / "candidate.tar.gz")
-    config = parse_config(data, source="realtime-shadow with a test candidate")
+    config = parse_config(data, source="realtime-shadow with a test candidate", base_dir=repo / "config")
     with LocalEndpoint(config, root=repo, seed=3, data_capture_dir=tmp_path_factory.mktemp("capture")) as ep:
         yield ep
 
