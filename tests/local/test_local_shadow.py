@@ -42,33 +42,35 @@ def endpoint(repo, tmp_path_factory):
         yield ep
 
 
-def test_callers_get_production_answers_and_the_shadow_gets_the_sampled_copies(endpoint, sample):
+def test_callers_get_production_answers_and_the_shadow_gets_the_sampled_copies_captured(endpoint, sample):
     runtime = endpoint.client()
-    body = sample("tabular", "request.csv")
+    shadows = endpoint.runtime.shadows
+    shadow = shadows.shadow("shadow")
+    production = endpoint.runtime.variant("production")
+    capture = endpoint.runtime.capture
+    before = (shadow.answered, shadow.failed, production.invocations, capture.captured)
     for _ in range(40):
         answer = runtime.invoke_endpoint(
-            EndpointName=endpoint.name, ContentType="text/csv", Accept="application/json", Body=body
+            EndpointName=endpoint.name,
+            ContentType="text/csv",
+            Accept="application/json",
+            Body=sample("tabular", "request.csv"),
         )
         assert answer["InvokedProductionVariant"] == "production"
         assert "predictions" in json.loads(answer["Body"].read())  # never the candidate's answer
-    shadows = endpoint.runtime.shadows
     endpoint.run(shadows.join(), 60)
-    shadow = shadows.shadow("shadow")
+    answered = shadow.answered - before[0]
     # 50% sampling with a fixed seed: some but not all of the 40 requests were copied, none failed.
-    assert 5 <= shadow.answered <= 35 and shadow.failed == 0
-    assert endpoint.runtime.variant("production").invocations == 40
-
-
-def test_the_shadows_answers_are_captured_under_its_variant(endpoint):
-    capture = endpoint.runtime.capture
+    assert 5 <= answered <= 35 and shadow.failed == before[1]
+    assert production.invocations - before[2] == 40
+    # Capture samples 100%: every production answer and every shadow answer, each under its variant.
+    assert capture.captured - before[3] == 40 + answered
     files = sorted((capture.root / "shadow").rglob("capture.jsonl"))
     records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
-    assert len(records) == endpoint.runtime.shadows.shadow("shadow").answered
-    output = json.loads(records[0]["captureData"]["endpointOutput"]["data"])
-    assert output == {"model": "candidate", "rows": 10}
-    assert records[0]["captureData"]["endpointInput"]["encoding"] == "CSV"
-    production = sorted((capture.root / "production").rglob("capture.jsonl"))
-    assert sum(len(f.read_text().splitlines()) for f in production) == 40  # capture samples 100%
+    assert len(records) == shadow.answered
+    assert {json.loads(r["captureData"]["endpointOutput"]["data"])["model"] for r in records} == {"candidate"}
+    assert records[-1]["captureData"]["endpointInput"]["encoding"] == "CSV"
+    assert json.loads(records[-1]["captureData"]["endpointOutput"]["data"])["rows"] == 10
 
 
 def test_a_failing_shadow_changes_nothing_for_the_caller(endpoint):
@@ -77,12 +79,15 @@ def test_a_failing_shadow_changes_nothing_for_the_caller(endpoint):
     answered, failed = shadow.answered, shadow.failed
     # The shadow's container goes away: its copies fail, the callers' answers do not change.
     endpoint.run(shadow.variant.stop(), 30)
-    for _ in range(10):
-        resp = runtime.invoke_endpoint(
-            EndpointName=endpoint.name,
-            ContentType="text/csv",
-            Body=b"59.0,2.0,32.1,101.0,157.0,93.2,38.0,4.0,4.8598,87.0",
-        )
-        assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
-    endpoint.run(endpoint.runtime.shadows.join(), 60)
-    assert shadow.answered == answered and shadow.failed > failed
+    try:
+        for _ in range(10):
+            resp = runtime.invoke_endpoint(
+                EndpointName=endpoint.name,
+                ContentType="text/csv",
+                Body=b"59.0,2.0,32.1,101.0,157.0,93.2,38.0,4.0,4.8598,87.0",
+            )
+            assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
+        endpoint.run(endpoint.runtime.shadows.join(), 60)
+        assert shadow.answered == answered and shadow.failed > failed
+    finally:
+        endpoint.run(shadow.variant.start(), 120)
