@@ -36,28 +36,48 @@ def send_frame(sock: socket.socket, tag: bytes, meta: Any, body: bytes = b"") ->
         sock.sendall((head + body)[sent:])
 
 
-def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    got = 0
-    while got < size:
-        count = sock.recv_into(view[got:])
-        if count == 0:
+class FrameReader:
+    """Blocking frame reader with one reusable buffer: one ``recv`` per frame when the frame fits."""
+
+    def __init__(self, sock: socket.socket, size: int = 256 * 1024) -> None:
+        self.sock = sock
+        self.buffer = bytearray(size)
+        self.view = memoryview(self.buffer)
+        self.start = 0
+        self.end = 0
+
+    def _fill(self, need: int) -> bool:
+        """Make at least ``need`` bytes available from ``start``; False at end of stream."""
+        while self.end - self.start < need:
+            if self.start + need > len(self.buffer):  # move the partial frame to the front, or grow
+                pending = self.end - self.start
+                if need > len(self.buffer):
+                    grown = bytearray(max(need, 2 * len(self.buffer)))
+                    grown[:pending] = self.view[self.start : self.end]
+                    self.buffer, self.view = grown, memoryview(grown)
+                else:
+                    self.buffer[:pending] = self.view[self.start : self.end]
+                self.start, self.end = 0, pending
+            count = self.sock.recv_into(self.view[self.end :])
+            if count == 0:
+                return False
+            self.end += count
+        return True
+
+    def read(self) -> tuple[bytes, Any, bytes] | None:
+        """The next frame, or None when the other end has closed."""
+        if not self._fill(HEADER.size):
             return None
-        got += count
-    return bytes(buffer)
-
-
-def recv_frame(sock: socket.socket) -> tuple[bytes, Any, bytes] | None:
-    """Read one frame from a blocking socket; None when the other end has closed."""
-    head = _read_exactly(sock, HEADER.size)
-    if head is None:
-        return None
-    tag, meta_size, body_size = HEADER.unpack(head)
-    rest = _read_exactly(sock, meta_size + body_size) if meta_size + body_size else b""
-    if rest is None:
-        return None
-    return tag, json.loads(rest[:meta_size]), rest[meta_size:]
+        tag, meta_size, body_size = HEADER.unpack_from(self.buffer, self.start)
+        if not self._fill(HEADER.size + meta_size + body_size):
+            return None
+        at = self.start + HEADER.size
+        meta = json.loads(self.buffer[at : at + meta_size])
+        body = bytes(self.view[at + meta_size : at + meta_size + body_size])
+        self.start = at + meta_size + body_size
+        if self.start == self.end:
+            self.start = self.end = 0
+        return tag, meta, body
 
 
 class FrameBuffer:
@@ -68,6 +88,11 @@ class FrameBuffer:
 
     def feed(self, data: bytes) -> list[tuple[bytes, Any, bytes]]:
         """Add received bytes; return the frames they complete."""
+        if not self._data and len(data) >= HEADER.size:  # the usual case: exactly one whole frame
+            tag, meta_size, body_size = HEADER.unpack_from(data)
+            if len(data) == HEADER.size + meta_size + body_size:
+                end = HEADER.size + meta_size
+                return [(tag, json.loads(data[HEADER.size : end]), data[end:])]
         self._data += data
         frames = []
         while len(self._data) >= HEADER.size:

@@ -84,8 +84,9 @@ def _load(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Route
 def serve(sock: socket.socket, router: Router) -> None:
     """Answer jobs until the front end closes its end."""
     pid = os.getpid()
+    reader = ipc.FrameReader(sock)
     while True:
-        received = ipc.recv_frame(sock)
+        received = reader.read()
         if received is None:
             return
         _, meta, body = received
