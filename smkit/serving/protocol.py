@@ -9,6 +9,9 @@ connection closed, so a head never holds more than one read beyond 64 KiB in mem
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_REQUEST_TARGET = 8190
@@ -20,8 +23,45 @@ class RequestHeadTooLarge(Exception):
     """Raised inside an llhttp callback: the parser stops, uvicorn answers 400 and closes."""
 
 
+class CoalescingTransport:
+    """A transport whose writes of one event-loop turn leave in one ``send``.
+
+    uvicorn writes a response's head and body separately; joined, a response is one system call and one
+    TCP segment, which the client reads with one wake-up. Everything but ``write`` and ``close`` is the
+    real transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self._chunks.append(data)
+        if len(self._chunks) == 1:
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        if self._chunks:
+            data = b"".join(self._chunks)
+            self._chunks.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with bounds on the request head."""
+    """uvicorn's httptools protocol with bounds on the request head and one write per response."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(
+            cast(asyncio.Transport, CoalescingTransport(cast(asyncio.Transport, transport)))
+        )
 
     _in_head = True  # between the end of one message and the end of the next one's headers
     _head_bytes = 0  # bytes read while in the head (what llhttp may be buffering)

@@ -80,6 +80,7 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
         try:
             await server.serve(sockets=[sock])
         finally:
+            app.flush_log()
             await pool.stop()
 
     uvloop.run(main())
