@@ -12,19 +12,21 @@ Read from the images' own sources (docs/handler-semantics.md):
 - scikit-learn (aws/sagemaker-scikit-learn-container, ``serving.py``): the generic defaults, JSON and CSV
   decoded as float32; no default ``model_fn``.
 
-The framework is imported only when a default that needs it runs.
+The framework (and NumPy) is imported only when a default that needs it runs: a model worker may run
+in an environment without NumPy (docs/serving-runtime.md).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from smkit.serving import codecs
 from smkit.serving.defaults import DefaultHandlers, MissingHook
 from smkit.serving.errors import BadRequest, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TORCH_MODEL_FILE = "model.pt"
 TEXT_TYPES = ("application/json", "text/csv")
@@ -56,6 +58,7 @@ class PyTorchDefaults(DefaultHandlers):
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:
         """The decoded array as a tensor (float32 for JSON and CSV, as the toolkit's FloatTensor)."""
+        import numpy as np
         import torch
 
         array = codecs.decode(input_data, content_type)
@@ -85,6 +88,7 @@ class XGBoostDefaults(DefaultHandlers):
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:
         """CSV (empty fields are missing values) or LIBSVM into a ``DMatrix``; 415 for other types."""
+        import numpy as np
         import xgboost as xgb
 
         media = (content_type or "").split(";")[0].strip().lower()
@@ -109,6 +113,8 @@ class XGBoostDefaults(DefaultHandlers):
 
 
 def _libsvm(text: str) -> np.ndarray:
+    import numpy as np
+
     rows = [
         dict(tok.split(":", 1) for tok in line.split()[1:] if ":" in tok) for line in text.strip().split("\n")
     ]
@@ -124,6 +130,8 @@ class SklearnDefaults(DefaultHandlers):
     """AWS's scikit-learn image: JSON and CSV decoded as float32."""
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:
+        import numpy as np
+
         array = codecs.decode(input_data, content_type)
         media = (content_type or "").split(";")[0].strip().lower()
         return np.asarray(array, dtype=np.float32) if media in TEXT_TYPES else array

@@ -15,7 +15,6 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NoReturn
 
 import uvicorn
@@ -28,22 +27,6 @@ from smkit.serving.protocol import BoundedHttpToolsProtocol
 log = logging.getLogger("smkit.serving")
 # SageMaker sends SIGKILL 30 s after SIGTERM (docs/hosting-contract.md).
 GRACEFUL_SECONDS = 20
-
-
-@dataclass(frozen=True)
-class ServerOptions:
-    """Where and how to serve.
-
-    Attributes:
-        host / port: the address to listen on.
-        workers: model-worker processes.
-        worker_python: the interpreter that runs the model workers (``SMKIT_WORKER_PYTHON``).
-    """
-
-    host: str
-    port: int
-    workers: int
-    worker_python: str = sys.executable
 
 
 class _Server(uvicorn.Server):
