@@ -42,6 +42,9 @@ def _print_answer(decoded: Any, content_type: str | None, raw: bytes, as_raw: bo
 @click.option("--variant", help="TargetVariant.")
 @click.option("--target-model", help="TargetModel (multi-model endpoints), e.g. tabular.tar.gz.")
 @click.option("--target-container", help="TargetContainerHostname (direct multi-container endpoints).")
+@click.option(
+    "--inference-component", help="InferenceComponentName (endpoints that host inference components)."
+)
 @click.option("--content-type", default="application/json", show_default=True, help="Request Content-Type.")
 @click.option("--accept", help="Accept (default: the model's default).")
 @click.option("--data", required=True, help="@FILE, - (stdin) or a literal (JSON for JSON/NPY types).")
@@ -63,6 +66,7 @@ def invoke_command(
     variant: str | None,
     target_model: str | None,
     target_container: str | None,
+    inference_component: str | None,
     content_type: str,
     accept: str | None,
     data: str,
@@ -81,7 +85,12 @@ def invoke_command(
     from smkit.client.codecs import serialize, serialize_literal
     from smkit.client.invoke import InvokeError, Target, describe_client_error, invoke, runtime_client
 
-    targets = {"--variant": variant, "--target-model": target_model, "--target-container": target_container}
+    targets = {
+        "--variant": variant,
+        "--target-model": target_model,
+        "--target-container": target_container,
+        "--inference-component": inference_component,
+    }
     chosen = [k for k, v in targets.items() if v is not None]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} are mutually exclusive; pass at most one")
@@ -119,7 +128,12 @@ def invoke_command(
                 body,
                 content_type=content_type,
                 accept=accept,
-                target=Target(variant=variant, model=target_model, container=target_container),
+                target=Target(
+                    variant=variant,
+                    model=target_model,
+                    container=target_container,
+                    component=inference_component,
+                ),
                 custom_attributes=custom_attributes,
             )
             click.echo(
@@ -181,6 +195,17 @@ def _invoke_async(
     return outcome.decoded(), outcome.content_type, outcome.body
 
 
+def _component_names(text: str) -> dict[str, str]:
+    pairs = [pair.split("=", 1) for pair in text.split(",")]
+    if any(len(pair) != 2 or not all(pair) for pair in pairs):
+        raise click.BadParameter(
+            f"{text!r}: expected name=deployed-name pairs separated by commas, as in the serving stack's "
+            "InferenceComponentNames output",
+            param_hint="--component-names",
+        )
+    return dict((name, deployed) for name, deployed in pairs)
+
+
 @click.command("smoke-test")
 @click.option(
     "--config",
@@ -202,6 +227,11 @@ def _invoke_async(
 @click.option(
     "--s3-endpoint-url", help="S3 endpoint for async output locations (moto's server); default: AWS."
 )
+@click.option(
+    "--component-names",
+    help="Inference components: the serving stack's InferenceComponentNames output (name=deployed name,...); "
+    "default: the config's names, as the local endpoint uses.",
+)
 def smoke_test(
     config_path: Path,
     endpoint: str | None,
@@ -210,6 +240,7 @@ def smoke_test(
     root: Path | None,
     timeout: float,
     s3_endpoint_url: str | None,
+    component_names: str | None,
 ) -> None:
     """Send model_code/<model>/samples/ payloads and check the answers against expected.json."""
     from smkit.client import smoke
@@ -217,7 +248,8 @@ def smoke_test(
 
     try:
         config = load_config(config_path)
-        cases = smoke.plan(config, root or smoke.project_root(config_path))
+        names = _component_names(component_names) if component_names else None
+        cases = smoke.plan(config, root or smoke.project_root(config_path), component_names=names)
     except (ConfigError, smoke.SmokeError) as exc:
         raise click.ClickException(str(exc)) from None
     name = endpoint or config.name

@@ -28,6 +28,7 @@ class Target:
     variant: str | None = None
     model: str | None = None
     container: str | None = None
+    component: str | None = None
 
     def parameters(self) -> dict[str, str]:
         """InvokeEndpoint parameters for this target."""
@@ -35,6 +36,7 @@ class Target:
             "TargetVariant": self.variant,
             "TargetModel": self.model,
             "TargetContainerHostname": self.container,
+            "InferenceComponentName": self.component,
         }
         return {k: v for k, v in names.items() if v is not None}
 

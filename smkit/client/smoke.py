@@ -8,6 +8,8 @@ which targets follow from the config:
 multi-model       every ``*.tar.gz`` under the model prefix, as TargetModel; samples of its stem
 multi-container   direct: every container by TargetContainerHostname; serial: the first container's
                   samples (its expected answer is the pipeline's end-to-end output)
+inference-        every component by InferenceComponentName (``component_names`` maps the config's
+components        names to deployed ones); samples of the component's container
 async             inline Body (samples are small), output polled at OutputLocation
 other             the first container's samples
 ================= =============================================================================
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,10 +94,28 @@ def _cases_for(samples: Path, label: str, target: Target) -> list[SmokeCase]:
     ]
 
 
-def plan(config: DeploymentConfig, root: Path) -> list[SmokeCase]:
-    """The cases the config's endpoint should pass."""
+def plan(
+    config: DeploymentConfig, root: Path, *, component_names: Mapping[str, str] | None = None
+) -> list[SmokeCase]:
+    """The cases the config's endpoint should pass.
+
+    ``component_names``: config component name -> deployed InferenceComponentName (the serving stack's
+    ``InferenceComponentNames`` output); locally the config's names are the component names.
+    """
     containers = config.model.containers
     first = containers[0]
+    spec = config.endpoint.inference_components
+    if spec is not None:
+        names = component_names or {}
+        return [
+            case
+            for component in spec.components
+            for case in _cases_for(
+                _samples(root, component.container, why=f"inference component {component.name}"),
+                component.name,
+                Target(component=names.get(component.name, component.name)),
+            )
+        ]
     if first.model_data.source == "multi-model":
         prefix = root / first.model_data.path
         archives = sorted(prefix.glob("*.tar.gz"))

@@ -8,7 +8,10 @@ import json
 import time
 
 import pytest
+from click.testing import CliRunner
 
+from smkit.cli import main
+from smkit.client import smoke
 from smkit.local import LocalEndpoint
 from smkit.local.components import MISSING, NO_CAPACITY
 
@@ -141,3 +144,43 @@ def test_a_component_scaled_to_zero_answers_no_capacity_until_its_copy_starts(re
         assert tabular.scale_from_zero_starts == 1  # the failed request started a copy
         _wait_until(lambda: tabular.warm)
         assert call()["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_smoke_test_plan_calls_every_component_with_its_samples(endpoint, runtime, repo):
+    cases = smoke.plan(endpoint.config, repo)
+    assert {case.target.component for case in cases} == {"tabular", "iris"}
+    results = smoke.run(runtime, endpoint.name, cases)
+    assert results and all(r.ok for r in results), [(r.case.label, r.detail) for r in results if not r.ok]
+    deployed = smoke.plan(endpoint.config, repo, component_names={"tabular": "Stack-ComponentTabular-1A2B"})
+    assert {case.target.parameters()["InferenceComponentName"] for case in deployed} == {
+        "Stack-ComponentTabular-1A2B",
+        "iris",
+    }
+
+
+def test_cli_invoke_and_smoke_test_name_the_component(endpoint, repo):
+    config = str(repo / "config" / CONFIG)
+    result = CliRunner().invoke(
+        main,
+        [
+            "invoke",
+            "--endpoint",
+            endpoint.name,
+            "--endpoint-url",
+            endpoint.url,
+            "--inference-component",
+            "iris",
+            "--content-type",
+            "text/csv",
+            "--data",
+            f"@{repo / 'model_code' / 'iris' / 'samples' / 'request.csv'}",
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "setosa" in result.stdout
+    result = CliRunner().invoke(main, ["smoke-test", "--config", config, "--endpoint-url", endpoint.url])
+    assert result.exit_code == 0, result.stdout
+    assert "smoke-test of tabular-components: " in result.stdout
+    result = CliRunner().invoke(main, ["smoke-test", "--config", config, "--component-names", "tabular"])
+    assert result.exit_code == 2
+    assert "--component-names: 'tabular': expected name=deployed-name pairs" in result.stderr
