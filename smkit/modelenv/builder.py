@@ -45,14 +45,12 @@ COMPLETE = ".smkit-complete"
 # the serving runtime's own dependencies, at the versions installed here.
 RUNTIME_DISTRIBUTIONS = (
     "click",
-    "gunicorn",
     "h11",
     "httptools",
     "isal",
     "numpy",
     "packaging",
     "uvicorn",
-    "uvicorn-worker",
     "uvloop",
 )
 

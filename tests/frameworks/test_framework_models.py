@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -138,7 +139,9 @@ def test_framework_model_with_default_settings(
     )
     try:
         wait_ready(server, timeout=180)
+        ready_at = time.monotonic()
         first = server.invoke(ROW, "text/csv", "application/json")
+        print(f"{framework}: first answer {time.monotonic() - ready_at:.3f} s after /ping 200")  # reported
         assert first.status == 200, first.body
         assert first.json() == pytest.approx(expected, rel=1e-5)
         with ThreadPoolExecutor(4) as pool:
