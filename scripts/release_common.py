@@ -168,7 +168,19 @@ def describe_release(endpoint_name: str, *, image_tag: str | None, note: str, re
     sm = client("sagemaker", region)
     endpoint = sm.describe_endpoint(EndpointName=endpoint_name)
     config = sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
-    model_names = sorted({v["ModelName"] for v in config["ProductionVariants"]})
+    # Production models, then shadow models; an inference-component endpoint's variant has no model of its
+    # own and its models are the components' (in the order of the components' names).
+    variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
+    model_names = list(dict.fromkeys(v["ModelName"] for v in variants if v.get("ModelName")))
+    pools = [v for v in config["ProductionVariants"] if not v.get("ModelName")]
+    components = (
+        sm.list_inference_components(EndpointNameEquals=endpoint_name)["InferenceComponents"] if pools else []
+    )
+    for summary in sorted(components, key=lambda c: c["InferenceComponentName"]):
+        name = summary["InferenceComponentName"]
+        model_names.append(
+            sm.describe_inference_component(InferenceComponentName=name)["Specification"]["ModelName"]
+        )
     containers: list[DeployedContainer] = []
     for model_name in model_names:
         model = sm.describe_model(ModelName=model_name)

@@ -96,6 +96,13 @@ def fetch_model_data(container: DeployedContainer, target: Path) -> Path:
 
 def rollback_config(data: Mapping[str, Any], release: Release, *, root: Path = REPO_ROOT) -> dict[str, Any]:
     """The config with every container's model data and image pinned to ``release``."""
+    endpoint = data.get("endpoint") or {}
+    if endpoint.get("type") == "inference-components" or endpoint.get("shadow_variants"):
+        raise ReleaseError(
+            "rolling back an endpoint with inference components or shadow variants is not supported: the "
+            "release does not record which container ran which component or variant; redeploy the previous "
+            "config and image tag with scripts.deploy instead"
+        )
     containers = list(data["model"]["containers"])
     if len(containers) != len(release.containers):
         raise ReleaseError(

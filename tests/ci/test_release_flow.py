@@ -150,3 +150,19 @@ def test_moto_still_needs_the_update_repairs() -> None:
     )
     assert "new[name] != old[name]" in inspect.getsource(ResourceMap.build_resource_diff)
     assert "new_resource_name" in inspect.getsource(Model.update_from_cloudformation_json)
+
+
+@pytest.mark.parametrize("config", ["config/inference-components.yaml", "config/realtime-shadow.yaml"])
+def test_rollback_refuses_components_and_shadow_variants(config: str) -> None:
+    from scripts.release_common import DeployedContainer, Release, ReleaseError
+
+    data = rollback.load_yaml(REPO / config)
+    release = Release(
+        endpoint="e",
+        containers=tuple(
+            DeployedContainer(image="i", model_data="s3://b/k") for _ in data["model"]["containers"]
+        ),
+        deployed_at="2026-01-01T00:00:00Z",
+    )
+    with pytest.raises(ReleaseError, match="inference components or shadow variants is not supported"):
+        rollback.rollback_config(data, release)

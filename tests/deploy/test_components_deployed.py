@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlparse
 
+import pytest
 from deploy_support import DeployedConfig
 
+from scripts.release_common import describe_release
 from smkit.emulator import EMULATED_IMAGE_TAG, MotoServer
 
 
@@ -111,3 +113,21 @@ def test_shadow_variant_has_its_own_model_and_sampled_weight(
     head = emulator.client("s3").head_object(Bucket=url.netloc, Key=url.path.lstrip("/"))
     assert head["ContentLength"] > 0
     assert d.serving.outputs["ShadowVariantNames"] == "shadow"
+
+
+@pytest.mark.parametrize(("stem", "models"), [("inference-components", 2), ("realtime-shadow", 2)])
+def test_release_record_holds_every_model_of_the_endpoint(
+    stem: str,
+    models: int,
+    deployed: dict[str, DeployedConfig],
+    emulator: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for key, value in emulator.environment().items():
+        monkeypatch.setenv(key, value)
+    d = deployed[stem]
+    [endpoint_name] = _physical(d, "AWS::SageMaker::Endpoint")
+    release = describe_release(endpoint_name, image_tag=None, note="", region=emulator.region)
+    assert len(release.containers) == models
+    image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
+    assert {c.image for c in release.containers} == {image}
