@@ -91,6 +91,12 @@ def _sha256(path: Path) -> str:
     help="Serverless without provisioned concurrency goes cold after this long idle.",
 )
 @click.option(
+    "--component-idle-seconds",
+    default=300.0,
+    show_default=True,
+    help="An inference component with min_copies: 0 releases its copy after this long idle.",
+)
+@click.option(
     "--async-output", help="s3://BUCKET/PREFIX or file:///DIR for async results (default build/local/NAME)."
 )
 @click.option(
@@ -115,6 +121,7 @@ def local_endpoint(
     log_dir: Path | None,
     workers: int,
     serverless_idle_seconds: float,
+    component_idle_seconds: float,
     async_output: str | None,
     notification_log: Path | None,
     s3_endpoint_url: str | None,
@@ -146,6 +153,7 @@ def local_endpoint(
         "log_dir": log_dir.resolve() if log_dir else None,
         "workers": workers,
         "serverless_idle_seconds": serverless_idle_seconds,
+        "component_idle_seconds": component_idle_seconds,
         "async_output": async_output,
         "notification_log": notification_log,
         "s3_endpoint_url": s3_endpoint_url,

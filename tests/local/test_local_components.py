@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from smkit.cli import main
+from smkit.cli.local import _describe
 from smkit.client import smoke
 from smkit.local import LocalEndpoint
 from smkit.local.components import MISSING, NO_CAPACITY
@@ -184,3 +185,10 @@ def test_cli_invoke_and_smoke_test_name_the_component(endpoint, repo):
     result = CliRunner().invoke(main, ["smoke-test", "--config", config, "--component-names", "tabular"])
     assert result.exit_code == 2
     assert "--component-names: 'tabular': expected name=deployed-name pairs" in result.stderr
+
+
+def test_local_endpoint_banner_lists_the_components(endpoint):
+    banner = _describe(endpoint)
+    assert "local endpoint tabular-components (inference-components)" in banner
+    assert "inference component tabular: main-tabular pid " in banner
+    assert "inference component iris: main-iris pid " in banner and "(scales to zero)" in banner
