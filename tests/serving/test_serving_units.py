@@ -140,3 +140,27 @@ def test_error_bodies_hide_the_traceback_unless_debug() -> None:
         quiet, loud = error_reply(exc, debug=False), error_reply(exc, debug=True)
     assert quiet.status == 500 and b"Traceback" not in quiet.body and b"inner detail" in quiet.body
     assert b"Traceback" in loud.body and b"test_error_bodies_hide_the_traceback_unless_debug" in loud.body
+
+
+def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
+    """Frames between front end and worker: split anywhere, several per read, bodies past the buffer."""
+    import socket
+    import threading
+
+    from smkit.serving import ipc
+
+    frames = [(ipc.JOB, {"m": "POST", "h": [["a", "é"]]}, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
+    wire = b"".join(ipc.frame(tag, meta, body) for tag, meta, body in frames)
+    buffer = ipc.FrameBuffer()
+    parsed = [frame for i in range(0, len(wire), 4093) for frame in buffer.feed(wire[i : i + 4093])]
+    assert parsed == frames
+
+    left, right = socket.socketpair()
+    sender = threading.Thread(target=left.sendall, args=(wire,))
+    sender.start()
+    reader = ipc.FrameReader(right, size=1024)
+    assert [reader.read() for _ in frames] == frames
+    sender.join()
+    left.close()
+    assert reader.read() is None  # the other end closed
+    right.close()
