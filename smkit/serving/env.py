@@ -49,6 +49,8 @@ VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"
+# Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/pool.py).
+VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
 # deployment is reported once at start (smkit/serving/launch.py) and changes nothing.
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"

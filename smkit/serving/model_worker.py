@@ -26,11 +26,10 @@ from typing import Any
 
 from smkit.serving import deadline, ipc
 from smkit.serving.context import Headers
-from smkit.serving.env import ServingEnv
+from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.handler import ModelHandler
 from smkit.serving.routes import Request, Router
 
-CONFIG_VAR = "SMKIT_WORKER_CONFIG"
 log = logging.getLogger("smkit.serving.worker")
 
 
@@ -98,7 +97,7 @@ def serve(sock: socket.socket, router: Router) -> None:
 
 def main() -> int:
     """Run the worker described by ``SMKIT_WORKER_CONFIG``."""
-    config = json.loads(os.environ[CONFIG_VAR])
+    config = json.loads(os.environ[VAR_WORKER_CONFIG])
     _die_with_parent(int(config["parent"]))
     # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from smkit.serving import ipc
+from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, InvocationTimeout, ModelNotReady
 from smkit.serving.handler import Reply, error_reply
 
 log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.model_worker"
-CONFIG_VAR = "SMKIT_WORKER_CONFIG"
 STARTING, IDLE, BUSY, DEAD = "starting", "idle", "busy", "dead"
 MAX_BACKOFF_SECONDS = 30.0
 # Workers run this much nicer than the front end, so a saturated CPU still answers /ping promptly.
@@ -316,7 +316,7 @@ class WorkerPool:
             "parent": os.getpid(),
             "nice": WORKER_NICE,
         }
-        environ = {**self.options.environ, CONFIG_VAR: json.dumps(config)}
+        environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
         proc = subprocess.Popen(
             [self.options.python, "-m", WORKER_MODULE],
             pass_fds=(child_end.fileno(),),
