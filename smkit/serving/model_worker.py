@@ -101,10 +101,6 @@ def main() -> int:
     _die_with_parent(int(config["parent"]))
     # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Below the front end's priority: when the CPUs are saturated, /ping and the front end's queue
-    # handling still get the CPU first (docs/serving-runtime.md).
-    with contextlib.suppress(OSError):
-        os.nice(int(config.get("nice", 0)))
     env = ServingEnv.from_environ(os.environ)
     level = int(env.log_level) if env.log_level.isdigit() else env.log_level
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

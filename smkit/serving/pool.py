@@ -37,8 +37,6 @@ log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.model_worker"
 STARTING, IDLE, BUSY, DEAD = "starting", "idle", "busy", "dead"
 MAX_BACKOFF_SECONDS = 30.0
-# Workers run this much nicer than the front end, so a saturated CPU still answers /ping promptly.
-WORKER_NICE = 5
 INVOKE_ENDPOINT_SECONDS = 60.0  # docs/hosting-contract.md
 
 
@@ -314,7 +312,6 @@ class WorkerPool:
             **self.options.config,
             "fd": child_end.fileno(),
             "parent": os.getpid(),
-            "nice": WORKER_NICE,
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
         proc = subprocess.Popen(
