@@ -6,7 +6,9 @@
     python -m scripts.package_models --model churn                # model_code/churn -> build/churn/
 
 Outputs: ``build/model.tar.gz`` (tabular), ``build/models/{tabular,iris}.tar.gz`` (the multi-model
-set) and ``build/pipeline/{featurizer,regressor}.tar.gz`` (the serial pipeline). A training run is
+set), ``build/pipeline/{featurizer,regressor}.tar.gz`` (the serial pipeline) and
+``build/tf_insurance.tar.gz`` (TensorFlow Serving form; skipped with a note when TensorFlow, the
+``smkit[tensorflow]`` extra, is not installed). A training run is
 skipped when a stamp in ``<build-dir>/.stamps`` shows the same training script, shared helpers and
 library versions produced the artifacts already present. An archive is rebuilt (and its handler
 checked again) when any input file's name, size or mtime, or a library version, changed since its
@@ -22,7 +24,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive, inspect_archive
@@ -30,6 +32,7 @@ from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_CODE = ROOT / "model_code"
 VERSIONED = ("numpy", "scikit-learn", "scipy", "joblib")
+TENSORFLOW = "tensorflow-cpu"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Training:
     script: str
     produces: tuple[str, ...]
     reads: tuple[str, ...] = ()
+    requires: str | None = None  # an optional distribution the script needs (and whose version it records)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Archive:
     output: str
     model: str
     include: tuple[str, ...] = ("shared/table_io.py",)
+    requires: str | None = None
 
 
 TRAININGS = (
@@ -60,6 +65,11 @@ TRAININGS = (
     Training(
         "featurizer/train.py", ("featurizer/artifacts/featurizer.joblib", "regressor/artifacts/model.joblib")
     ),
+    Training(
+        "tf_insurance/train.py",
+        ("tf_insurance/artifacts/insurance/1/saved_model.pb",),
+        requires=TENSORFLOW,
+    ),
 )
 ARCHIVES = (
     Archive("model.tar.gz", "tabular"),
@@ -67,7 +77,19 @@ ARCHIVES = (
     Archive("models/iris.tar.gz", "iris"),
     Archive("pipeline/featurizer.tar.gz", "featurizer"),
     Archive("pipeline/regressor.tar.gz", "regressor"),
+    Archive("tf_insurance.tar.gz", "tf_insurance", include=(), requires=TENSORFLOW),
 )
+
+
+def installed(distribution: str | None) -> bool:
+    """Whether an optional distribution is installed (None: nothing optional needed)."""
+    if distribution is None:
+        return True
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
 
 
 def _fingerprint(training: Training) -> str:
@@ -75,7 +97,8 @@ def _fingerprint(training: Training) -> str:
     for name in (training.script, "common.py", *training.reads):
         path = MODEL_CODE / name
         digest.update(path.read_bytes())
-    digest.update(json.dumps({name: version(name) for name in VERSIONED}, sort_keys=True).encode())
+    names = (*VERSIONED, *([training.requires] if training.requires else []))
+    digest.update(json.dumps({name: version(name) for name in names}, sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -101,7 +124,8 @@ def _inputs_fingerprint(archive: Archive) -> str:
         if path.is_file() and "__pycache__" not in path.parts:
             info = path.stat()
             digest.update(f"{path.relative_to(MODEL_CODE)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    versions = {name: version(name) for name in (*VERSIONED, "smkit", "isal", "packaging")}
+    names = (*VERSIONED, "smkit", "isal", "packaging", *([archive.requires] if archive.requires else []))
+    versions = {name: version(name) for name in names}
     digest.update(json.dumps({**versions, "python": sys.version}, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -208,8 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     for training in TRAININGS:
         if not any(p.split("/")[0] in wanted for p in training.produces):
             continue
+        if not installed(training.requires):
+            print(
+                f"skipped ({training.requires} not installed: pip install 'smkit[tensorflow]'): model_code/{training.script}"
+            )
+            continue
         ran = train_if_stale(training, args.build_dir / ".stamps")
         print(f"{'trained' if ran else 'up to date'}: model_code/{training.script}")
+    archives = [a for a in archives if installed(a.requires)]
     try:
         with ThreadPoolExecutor() as pool:
             results = list(pool.map(lambda a: build(a, args.build_dir, force=args.force), archives))
