@@ -81,10 +81,12 @@ def test_empty_document(tmp_path: Path) -> None:
 
 
 def test_build_image_dockerfile_is_relative_to_the_context() -> None:
-    for path in SHIPPED:
-        image = load_config(path).image
-        assert image.source == "build"
-        assert (CONFIG_DIR.parent / image.context / image.dockerfile).is_file(), path.name
+    built = [(path, load_config(path).image) for path in SHIPPED]
+    # Every shipped config builds this kit's image except tf-insurance.yaml, on AWS's TF Serving image.
+    assert {path.name for path, image in built if image.source != "build"} == {"tf-insurance.yaml"}
+    for path, image in built:
+        if image.source == "build":
+            assert (CONFIG_DIR.parent / image.context / image.dockerfile).is_file(), path.name
     data = raw("realtime.yaml")
     data["image"] = {"source": "build"}
     image = parse_config(data).image
