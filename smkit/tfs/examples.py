@@ -18,7 +18,7 @@ import numpy as np
 from smkit.tfs.jsonfmt import PrettyWriter, decimal, json_value_text
 from smkit.tfs.models import CLASSIFY_METHOD, REGRESS_METHOD, LoadedVersion, Signature, run
 from smkit.tfs.status import invalid
-from smkit.tfs.tensors import _lossless, decode_b64, is_b64, json_type
+from smkit.tfs.tensors import decode_b64, is_b64, json_type, lossless
 
 INPUTS = "inputs"
 KINDS = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
@@ -39,7 +39,7 @@ def _add(feature: Any, name: str, value: Any) -> None:
     elif isinstance(value, str):
         kind, item = "bytes_list", value.encode("utf-8")
     elif isinstance(value, float):
-        if not _lossless(value, "float"):
+        if not lossless(value, "float"):
             raise invalid(
                 f"Cannot convert JSON value: {json_value_text(value)} to float without loss of precision."
             )

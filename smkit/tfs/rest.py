@@ -20,8 +20,9 @@ from urllib.parse import unquote
 from smkit.tfs.examples import classify, regress, serialized_examples
 from smkit.tfs.jsonfmt import error_body, json_value_text
 from smkit.tfs.models import LoadedVersion, ModelStore, run
+from smkit.tfs.responses import columnar_response, row_response
 from smkit.tfs.status import TfsError, invalid
-from smkit.tfs.tensors import columnar_response, from_inputs, from_instances, parse_request, row_response
+from smkit.tfs.tensors import from_inputs, from_instances, parse_request
 
 PREDICTION = re.compile(
     r"/v1/models/([^/:]+)(?:(?:/versions/(\d+))|(?:/labels/([^/:]+)))?:(classify|regress|predict)", re.I

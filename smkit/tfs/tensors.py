@@ -1,9 +1,8 @@
-"""Predict requests and responses: JSON <-> tensors, with TensorFlow Serving's rules and messages.
+"""Predict requests: JSON -> tensors, with TensorFlow Serving's rules and messages.
 
 Row format (``"instances"``: one element per example, objects for several named inputs) and columnar
 format (``"inputs"``: one value, or an object of named inputs), ``{"b64": ...}`` for binary strings,
-lossless-number and type checks, and the response written as ``"predictions"`` (row) or ``"outputs"``
-(columnar). The rules and every message follow tensorflow/serving ``tensorflow_serving/util/json_tensor.cc``
+lossless-number and type checks; the response side is :mod:`smkit.tfs.responses`. The rules and every message follow tensorflow/serving ``tensorflow_serving/util/json_tensor.cc``
 (https://github.com/tensorflow/serving); see also https://www.tensorflow.org/tfx/serving/api_rest.
 """
 
@@ -19,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from smkit.tfs.jsonfmt import PrettyWriter, decimal, json_value_text
+from smkit.tfs.jsonfmt import json_value_text
 from smkit.tfs.status import TfsError, invalid
 
 B64 = "b64"
@@ -110,7 +109,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _lossless(value: int | float, type_string: str) -> bool:
+def lossless(value: int | float, type_string: str) -> bool:
+    """Whether a JSON number converts to ``float`` / ``double`` without loss (``IsLosslessDecimal``)."""
     max_int, max_float = _FLOAT_LIMITS[type_string]
     if isinstance(value, float) and not math.isfinite(value):
         return True
@@ -125,7 +125,7 @@ def convert_value(value: Any, info: TensorInfo) -> Any:
     if kind in ("float", "double"):
         if not _is_number(value):
             raise _type_error(value, kind)
-        if not _lossless(value, kind):
+        if not lossless(value, kind):
             raise invalid(
                 f"Cannot convert JSON value: {json_value_text(value)} to {kind} without loss of precision."
             )
@@ -286,95 +286,6 @@ def from_inputs(value: Any, inputs: Mapping[str, TensorInfo]) -> dict[str, np.nd
         shape, flat = tensor_from_json(value[name], inputs[name])
         tensors[name] = to_array(flat, shape, inputs[name])
     return tensors
-
-
-def write_value(writer: PrettyWriter, value: Any, dtype: np.dtype, as_bytes: bool) -> None:
-    """One tensor element (``AddSingleValueAndAdvance``)."""
-    if dtype == np.float32 or dtype == np.float16:
-        writer.raw(decimal(float(value), single=True))
-    elif dtype == np.float64:
-        writer.raw(decimal(float(value), single=False))
-    elif dtype == np.bool_:
-        writer.raw("true" if value else "false")
-    elif dtype.kind in "iu":
-        writer.raw(str(int(value)))
-    elif dtype.kind in "OSU":
-        data = value if isinstance(value, bytes) else str(value).encode("utf-8")
-        if as_bytes:
-            writer.start_object()
-            writer.key(B64)
-            writer.string(base64.b64encode(data).decode("ascii"))
-            writer.end_object()
-        else:
-            writer.string(data.decode("utf-8", "surrogateescape"))
-    else:
-        raise invalid(f"Failed to write JSON value for tensor type: {dtype}")
-
-
-def write_tensor(writer: PrettyWriter, array: Any, dtype: np.dtype, as_bytes: bool) -> None:
-    """A whole (sub)tensor as nested arrays; a scalar as its value (``AddTensorValues``)."""
-    if not isinstance(array, np.ndarray) or array.ndim == 0:
-        write_value(writer, array[()] if isinstance(array, np.ndarray) else array, dtype, as_bytes)
-        return
-    writer.start_array()
-    for item in array:
-        write_tensor(writer, item, dtype, as_bytes)
-    writer.end_array()
-
-
-def _as_bytes(name: str, array: np.ndarray) -> bool:
-    return array.dtype.kind in "OS" and name.endswith(BYTES_SUFFIX)
-
-
-def row_response(outputs: Mapping[str, np.ndarray]) -> str:
-    """``{"predictions": [...]}``: one element per example; objects when there are several outputs."""
-    batch = -1
-    for name in sorted(outputs):
-        array = outputs[name]
-        if array.ndim == 0:
-            raise invalid(f"Tensor name: {name} has no shape information ")
-        if batch >= 0 and array.shape[0] != batch:
-            raise invalid(
-                f"Tensor name: {name} has inconsistent batch size: {array.shape[0]} expecting: {batch}"
-            )
-        batch = array.shape[0]
-    writer = PrettyWriter()
-    writer.start_object()
-    writer.key("predictions")
-    writer.start_array()
-    several = len(outputs) > 1
-    for item in range(batch):
-        if several:
-            writer.start_object()
-        writer.single_line_arrays = True
-        for name in sorted(outputs):
-            if several:
-                writer.key(name)
-            write_tensor(writer, outputs[name][item], outputs[name].dtype, _as_bytes(name, outputs[name]))
-        writer.single_line_arrays = False
-        if several:
-            writer.end_object()
-    writer.end_array()
-    writer.end_object()
-    return writer.text()
-
-
-def columnar_response(outputs: Mapping[str, np.ndarray]) -> str:
-    """``{"outputs": ...}``: the tensor itself, or an object of named tensors."""
-    writer = PrettyWriter()
-    writer.start_object()
-    writer.key("outputs")
-    several = len(outputs) > 1
-    if several:
-        writer.start_object()
-    for name in sorted(outputs):
-        if several:
-            writer.key(name)
-        write_tensor(writer, outputs[name], outputs[name].dtype, _as_bytes(name, outputs[name]))
-    if several:
-        writer.end_object()
-    writer.end_object()
-    return writer.text()
 
 
 def parse_request(body: bytes) -> dict[str, Any]:
