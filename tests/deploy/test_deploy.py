@@ -81,7 +81,9 @@ def test_model_has_the_configured_containers(
     model = _model(emulator, d)
     containers = [model["PrimaryContainer"]] if model.get("PrimaryContainer") else model["Containers"]
     assert len(containers) == len(d.config.model.containers)
-    image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
+    # A dlc image (config/tf-insurance.yaml) is deployed as named; a build image as the emulated ECR tag.
+    dlc = d.config.image.uri if d.config.image.source == "dlc" else None
+    image = dlc or f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
     for spec, got in zip(d.config.model.containers, containers, strict=True):
         assert got["Image"] == image
         assert spec.environment.items() <= got.get("Environment", {}).items()
