@@ -14,6 +14,7 @@ from smkit.local.artifacts import ArtifactError
 from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, model_environment
 from smkit.serving import requirements
 from smkit.serving.env import VAR_FRAMEWORK
+from smkit.tfs.layout import inspect_layout
 
 
 def _lacks_wheels(model_dir: Path) -> bool:
@@ -27,6 +28,10 @@ def environment_for(
     model_dir: Path | None, runtime: ImageRuntime, *, python: str | None, isolated: bool, label: str
 ) -> ModelEnvironment:
     """The environment of one container (``model_dir`` None: multi-model, each model installs at load)."""
+    if model_dir is not None and inspect_layout(model_dir).is_tfs:
+        # The TF Serving form (smkit/tfs) runs in smkit's own interpreter, with smkit[tensorflow], and
+        # installs code/requirements.txt itself (docs/tensorflow-serving.md).
+        return ModelEnvironment(python=python or sys.executable, runtime=runtime)
     try:
         if model_dir is None:
             # Multi-model: every model installs its own requirements when it loads (serving.multimodel),
