@@ -38,6 +38,7 @@ from smkit.packaging.writer import (
     finish,
     stream_entries,
 )
+from smkit.tfs.layout import is_tfs_source
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -205,7 +206,9 @@ def build_archive(
                     code, shipped / WHEELS_DIR, target=vendor, cache=cache, progress=progress is not False
                 )
             extra_paths: tuple[str, ...] = ()
-            if environment is not None:
+            # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
+            # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
+            if environment is not None and not is_tfs_source(shipped, artifacts, entry_point):
                 python, extra_paths = environment(shipped.parent)
             entries = collect(shipped, artifacts)
             if out is not None:

@@ -20,6 +20,7 @@ from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import Manifest
 from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME
+from smkit.tfs.layout import is_tfs_source
 
 MAX_MANIFEST_BYTES = 64 << 20
 
@@ -157,7 +158,8 @@ def inspect_archive(
         report = None
         if model_dir is not None:
             extra_paths: tuple[str, ...] = ()
-            if environment is not None:
+            # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs).
+            if environment is not None and not is_tfs_source(model_dir / CODE_PREFIX, model_dir, entry_point):
                 python, extra_paths = environment(model_dir)
             try:
                 report = check_handler(

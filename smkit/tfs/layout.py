@@ -122,6 +122,17 @@ def inspect_layout(source: str | Path, entry_point: str = INFERENCE) -> Layout:
     return Layout(bool(_version_dirs(rels)), form, text is not None)
 
 
+def is_tfs_source(code_dir: str | Path, artifacts_dir: str | Path, entry_point: str = INFERENCE) -> bool:
+    """Whether a model about to be packaged (``--code`` and ``--artifacts``) is in the TF Serving form."""
+    file = Path(code_dir) / entry_point
+    if not file.is_file() or handler_form(file.read_text(encoding="utf-8", errors="replace")) != "tf-serving":
+        return False
+    root = Path(artifacts_dir)
+    return bool(
+        _version_dirs([PurePosixPath(p.relative_to(root).as_posix()) for p in root.rglob(SAVED_MODEL)])
+    )
+
+
 def default_model_name(models: list[ServedModel], environ: Mapping[str, str]) -> str:
     """``SAGEMAKER_TFS_DEFAULT_MODEL_NAME`` unless unset or ``None``, else the first model's name."""
     chosen = environ.get("SAGEMAKER_TFS_DEFAULT_MODEL_NAME", "None")

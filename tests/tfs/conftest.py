@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,10 +9,7 @@ from pathlib import Path
 
 import pytest
 import tfs_harness
-from tfs_harness import TfsServer
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "model_code" / "tf_insurance"
+from tfs_harness import EXAMPLE, TfsServer, model_dir
 
 
 @pytest.fixture(scope="session")
@@ -41,19 +37,6 @@ def insurance(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    return root
-
-
-def model_dir(
-    root: Path, saved_models: Path, names: tuple[str, ...], code: dict[str, str] | None = None
-) -> Path:
-    """A model directory holding the named SavedModels and, if given, ``code/`` files."""
-    for name in names:
-        shutil.copytree(saved_models / name, root / name)
-    for rel, text in (code or {}).items():
-        path = root / "code" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
     return root
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from conftest import EXAMPLE, REPO
+from tfs_harness import EXAMPLE, REPO
 
 from smkit.local import LocalEndpoint
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 import tfs_harness
-from conftest import EXAMPLE, model_dir
-from tfs_harness import TfsServer
+from tfs_harness import EXAMPLE, TfsServer, model_dir
 
 from smkit.tfs.frontend import HandlerImportError, load_handler
 

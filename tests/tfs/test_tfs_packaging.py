@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE
+from tfs_harness import EXAMPLE
 
 from smkit.packaging import PackagingError, build_archive, inspect_archive
 from smkit.packaging.savedmodel import NO_TENSORFLOW, check_saved_models

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "model_code" / "tf_insurance"
 
 
 def free_port_pair() -> int:
@@ -135,3 +137,16 @@ def tarball(model_dir: Path, dest: Path) -> Path:
         for path in sorted(model_dir.rglob("*")):
             tar.add(path, arcname=str(path.relative_to(model_dir)), recursive=False)
     return dest
+
+
+def model_dir(
+    root: Path, saved_models: Path, names: tuple[str, ...], code: dict[str, str] | None = None
+) -> Path:
+    """A model directory holding the named SavedModels and, if given, ``code/`` files."""
+    for name in names:
+        shutil.copytree(saved_models / name, root / name)
+    for rel, text in (code or {}).items():
+        path = root / "code" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
