@@ -11,6 +11,8 @@ import pytest
 import tfs_harness
 from tfs_harness import EXAMPLE, TfsServer, model_dir
 
+SMKIT = str(Path(sys.executable).parent / "smkit")
+
 
 @pytest.fixture(scope="session")
 def saved_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -56,3 +58,25 @@ def plain_server(saved_models: Path, server_tmp: Path) -> Iterator[TfsServer]:
     )
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def insurance_archive(insurance: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The trained example packaged with ``smkit package``: the archive and the command's output."""
+    archive = tmp_path_factory.mktemp("insurance_archive") / "tf_insurance.tar.gz"
+    done = subprocess.run(
+        [
+            SMKIT,
+            "package",
+            "--code",
+            str(EXAMPLE / "code"),
+            "--artifacts",
+            str(insurance / "artifacts"),
+            "--output",
+            str(archive),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return archive, done.stdout

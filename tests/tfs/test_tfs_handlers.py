@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 import tfs_harness
-from tfs_harness import EXAMPLE, TfsServer, model_dir
+from tfs_harness import TfsServer, model_dir
 
 from smkit.tfs.frontend import HandlerImportError, load_handler
 
-SMKIT = str(Path(sys.executable).parent / "smkit")
 ATTRIBUTES = "X_Amzn_SageMaker_Custom_Attributes"
 
 PAIR = """
@@ -54,23 +53,8 @@ def approx_pairs(got: list[list[float]], expected: dict[str, object]) -> None:
 
 
 @pytest.fixture(scope="module")
-def insurance_server(insurance: Path, server_tmp: Path) -> Iterator[TfsServer]:
-    archive = server_tmp / "tf_insurance.tar.gz"
-    subprocess.run(
-        [
-            SMKIT,
-            "package",
-            "--code",
-            str(EXAMPLE / "code"),
-            "--artifacts",
-            str(insurance / "artifacts"),
-            "--output",
-            str(archive),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    server = tfs_harness.start(server_tmp, archive)
+def insurance_server(insurance_archive: tuple[Path, str], server_tmp: Path) -> Iterator[TfsServer]:
+    server = tfs_harness.start(server_tmp, insurance_archive[0])
     yield server
     server.stop()
 

@@ -10,7 +10,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from tfs_harness import EXAMPLE
 
 from smkit.packaging import PackagingError, build_archive, inspect_archive
 from smkit.packaging.savedmodel import NO_TENSORFLOW, check_saved_models
@@ -27,29 +26,14 @@ def _code(tmp: Path, text: str = HANDLER) -> Path:
     return code
 
 
-def test_package_and_inspect_name_every_signature(insurance: Path, tmp_path: Path) -> None:
-    archive = tmp_path / "model.tar.gz"
-    packaged = subprocess.run(
-        [
-            SMKIT,
-            "package",
-            "--code",
-            str(EXAMPLE / "code"),
-            "--artifacts",
-            str(insurance / "artifacts"),
-            "--output",
-            str(archive),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_package_and_inspect_name_every_signature(insurance_archive: tuple[Path, str]) -> None:
+    archive, packaged = insurance_archive
     signature = (
         "saved model: insurance/1 predict [predict]: (company_id int64[-1], cover_3 int64[-1], month string[-1], "
         "product_modality_id int64[-1], quotation_id int64[-1], stage_id int64[-1], year string[-1]) -> (price float[-1])"
     )
-    assert "handler: tf-serving form (handler)" in packaged.stdout
-    assert signature in packaged.stdout
+    assert "handler: tf-serving form (handler)" in packaged
+    assert signature in packaged
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
         manifest = json.load(tar.extractfile("smkit-manifest.json"))  # type: ignore[arg-type]
