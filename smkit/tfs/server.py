@@ -35,6 +35,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 TFS_REST_PORT = 8501
 TFS_GRPC_PORT = 9000
 NOT_FOUND = Answer(404, b'{"error": "Not Found"}')
+BACKLOG = 128
 
 
 class StartError(RuntimeError):
@@ -108,17 +109,10 @@ class TfsApp:
         return NOT_FOUND
 
 
-def _free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def choose_ports(front: int, environ: Mapping[str, str]) -> Ports:
-    """The REST and gRPC ports as the container picks them (first TensorFlow Serving instance)."""
+def rest_listener(front: int, environ: Mapping[str, str]) -> tuple[socket.socket, Ports]:
+    """TensorFlow Serving's REST socket (listening; requests wait in its backlog until the models are
+    loaded) and the ports, as the container picks them: ``SAGEMAKER_SAFE_PORT_RANGE``'s second port, else
+    8501, else any free port (8501 taken by another local container)."""
     port_range = environ.get("SAGEMAKER_SAFE_PORT_RANGE")
     if port_range:
         try:
@@ -129,14 +123,15 @@ def choose_ports(front: int, environ: Mapping[str, str]) -> Ports:
             ) from None
         if low + 2 > high:
             raise StartError(f"SAGEMAKER_SAFE_PORT_RANGE={port_range!r}: not enough ports; give at least 2")
-        return Ports(front, low + 1, low)
-    if _free("127.0.0.1", TFS_REST_PORT):
-        return Ports(front, TFS_REST_PORT, TFS_GRPC_PORT)
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log.warning("port %d is taken; TensorFlow Serving's REST API listens on %d", TFS_REST_PORT, port)
-    return Ports(front, port, TFS_GRPC_PORT)
+        return _bind("127.0.0.1", low + 1, listen=True), Ports(front, low + 1, low)
+    try:
+        sock = _bind("127.0.0.1", TFS_REST_PORT, quiet=True, listen=True)
+        return sock, Ports(front, TFS_REST_PORT, TFS_GRPC_PORT)
+    except OSError:
+        sock = _bind("127.0.0.1", 0, listen=True)
+        port = int(sock.getsockname()[1])
+        log.warning("port %d is taken; TensorFlow Serving's REST API listens on %d", TFS_REST_PORT, port)
+        return sock, Ports(front, port, TFS_GRPC_PORT)
 
 
 def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -> None:
@@ -173,22 +168,25 @@ def model_directory(source: str, scratch: str) -> Path:
     return dest
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, quiet: bool = False, listen: bool = False) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        if listen:  # with SO_REUSEADDR a port is only taken once something listens on it
+            sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
+        if quiet:
+            raise
         raise StartError(
             f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it or pick another port"
         ) from None
-    sock.listen(128)
     return sock
 
 
-def build(model_dir: Path, environ: Mapping[str, str], front_port: int, threads: int) -> TfsApp:
+def build(model_dir: Path, environ: Mapping[str, str], ports: Ports, threads: int) -> TfsApp:
     """Find and load the models, import the handler: the app, ready to serve."""
     from smkit.serving.env import ServingEnv, ServingEnvError
     from smkit.tfs.models import ModelStore
@@ -218,7 +216,6 @@ def build(model_dir: Path, environ: Mapping[str, str], front_port: int, threads:
     except Exception as exc:  # noqa: BLE001 - a SavedModel that does not load stops the server, named
         raise StartError(f"{model_dir}: a SavedModel failed to load: {type(exc).__name__}: {exc}") from None
     default = default_model_name(models, environ)
-    ports = choose_ports(front_port, environ)
     log.info("serving %s (default %s), REST API on 127.0.0.1:%d", store.names(), default, ports.rest)
     return TfsApp(RestApi(store), handler, ports, default, threads)
 
@@ -232,11 +229,23 @@ def serve(
     environ = os.environ if environ is None else environ
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     scratch = tempfile.mkdtemp(prefix="smkit-tfs-")
+    sockets: list[socket.socket] = []
     try:
         front_port = port or int(environ.get("SAGEMAKER_BIND_TO_PORT", "8080"))
         threads = max(4, 2 * (os.cpu_count() or 1))
-        app = build(model_directory(model, scratch), environ, front_port, threads)
-        sockets = [_listen(host, front_port), _listen("127.0.0.1", app.ports.rest)]
+        # The container port is bound first (a taken port fails now, not after loading) and listens once
+        # the models are loaded: until then connections are refused, as before the container starts nginx.
+        front = _bind(host, front_port)
+        sockets.append(front)
+        rest, ports = rest_listener(front_port, environ)
+        sockets.append(rest)
+        app = build(model_directory(model, scratch), environ, ports, threads)
+        try:
+            front.listen(BACKLOG)
+        except OSError as exc:
+            raise StartError(
+                f"cannot listen on {host}:{front_port} ({exc.strerror}); pick another port"
+            ) from None
         config = uvicorn.Config(
             app, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=20
         )
@@ -246,4 +255,6 @@ def serve(
         print(f"smkit tfs: {exc}", file=sys.stderr)
         return 1
     finally:
+        for sock in sockets:
+            sock.close()
         shutil.rmtree(scratch, ignore_errors=True)

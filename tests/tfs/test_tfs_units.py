@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tfs_harness import free_port_pair
 
 from smkit.tfs import defaults
 from smkit.tfs.jsonfmt import c_escape, decimal, error_body, json_value_text
 from smkit.tfs.layout import find_models, handler_form, inspect_layout
 from smkit.tfs.select import use_tfs
+from smkit.tfs.server import StartError, rest_listener
 
 
 @pytest.mark.parametrize(
@@ -106,3 +108,21 @@ def test_form_detection_on_directories_and_archives(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="--mode 'tf'"):
         use_tfs("tf", None, {})
     assert json.loads(json.dumps(handler_form("x = (")) or "null") is None
+
+
+def test_rest_port_is_8501_or_another_free_one_and_the_safe_range_is_honoured() -> None:
+    first, first_ports = rest_listener(8080, {})
+    second, second_ports = rest_listener(8080, {})
+    try:
+        assert first_ports.rest != second_ports.rest
+        assert second_ports.rest != 8501  # taken by the first (or by someone else before)
+        assert second.getsockname()[1] == second_ports.rest
+    finally:
+        first.close()
+        second.close()
+    low = free_port_pair()
+    sock, ports = rest_listener(8080, {"SAGEMAKER_SAFE_PORT_RANGE": f"{low}-{low + 10}"})
+    sock.close()
+    assert (ports.grpc, ports.rest) == (low, low + 1)
+    with pytest.raises(StartError, match="SAGEMAKER_SAFE_PORT_RANGE='9000' is not LOW-HIGH"):
+        rest_listener(8080, {"SAGEMAKER_SAFE_PORT_RANGE": "9000"})
