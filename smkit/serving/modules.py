@@ -5,7 +5,10 @@ imported under its own name (``inference``). Multi-model mode imports every mode
 (fixing the toolkit's defect of never importing it, docs/handler-semantics.md): the module gets a private name, and
 helper modules from the model's ``code/`` directory (``import helper``) are taken out of ``sys.modules``
 after the import and put back only while that model's hooks run, so two models whose code directories
-both hold a ``helper.py`` each see their own.
+both hold a ``helper.py`` each see their own. A package of the model's installed requirements that this
+interpreter provides itself (numpy, installed again into the model's folder as a dependency of LightGBM)
+is the interpreter's copy: a second copy of a compiled package in one process breaks it (numpy's
+``__getattr__`` recurses between the two copies' submodules).
 """
 
 from __future__ import annotations
@@ -39,6 +42,25 @@ def _top_level_names(directory: str) -> set[str]:
         elif os.path.isdir(path) and entry.isidentifier():
             names.add(entry)
     return names
+
+
+def _provided_here(names: set[str]) -> set[str]:
+    """The names this interpreter imports from its own paths; each is imported now (one copy per process)."""
+    provided: set[str] = set()
+    for name in sorted(names):
+        if name not in sys.modules:
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                continue
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - unusable here: the model's own copy is imported instead
+                continue
+        provided.add(name)
+    return provided
 
 
 def _is_under(module: ModuleType | None, roots: tuple[str, ...]) -> bool:
@@ -134,7 +156,9 @@ def import_user_module(
         return UserModule(importlib.import_module(module_name), roots, isolated=False)
     if not os.path.isfile(source):
         return UserModule(None, roots, isolated=True)
-    shadowed = frozenset(set().union(*(_top_level_names(root) for root in roots)))
+    installed = set().union(*(_top_level_names(root) for root in roots[1:]))
+    shared = _provided_here(installed)
+    shadowed = frozenset((_top_level_names(code_dir) | installed) - shared)
     private: dict[str, ModuleType] = {}
     saved = _swap_in(roots, private, shadowed)
     importlib.invalidate_caches()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 from serving_harness import Server, make_tarball, start_server
-from serving_models import Models
+from serving_models import Models, write_model
+
+from smkit.serving import requirements
 
 
 def load(server: Server, name: str, url: str) -> tuple[int, dict]:
@@ -195,5 +199,50 @@ def test_model_cache_disabled_unloads_after_every_call(models: Models, server_tm
         assert invoke(server, "once").status == 200
         assert names(server) == []
         assert invoke(server, "once").status == 404
+    finally:
+        server.stop()
+
+
+def _install_copy_of_numpy(target: Path) -> None:
+    """What ``pip install --target`` leaves when a requirement depends on numpy: numpy installed again."""
+    site = Path(str(metadata.distribution("numpy").locate_file("")))
+    version = metadata.version("numpy")
+    for name in ("numpy", "numpy.libs", f"numpy-{version}.dist-info"):
+        if (site / name).is_dir():
+            shutil.copytree(site / name, target / name)
+
+
+def test_a_model_with_numpy_in_its_requirements_folder_uses_the_runtimes_numpy(
+    server_tmp: Path, tmp_path: Path
+) -> None:
+    model = write_model(
+        tmp_path,
+        "with-numpy",
+        """
+        import numpy as np
+
+        def model_fn(model_dir):
+            return np.linalg
+
+        def transform_fn(model, data, content_type, accept):
+            return str(model.norm(np.array([3.0, 4.0]))), "text/plain"
+        """,
+        **{"code__requirements.txt": f"numpy=={metadata.version('numpy')}\n"},
+    )
+    base = tmp_path / "requirements"
+    target = Path(requirements.target_dir(str(model), str(base)))
+    target.mkdir(parents=True)
+    _install_copy_of_numpy(target)
+    server = start_server(
+        server_tmp,
+        ["--multi-model", str(tmp_path), "--workers", "1"],
+        env={"SMKIT_REQUIREMENTS_DIR": str(base), "PIP_NO_INDEX": "1"},
+    )
+    try:
+        status, loaded = load(server, "with-numpy", str(model))
+        assert status == 200, loaded  # was: 500, "maximum recursion depth exceeded"
+        for _ in range(2):
+            answer = invoke(server, "with-numpy")
+            assert (answer.status, answer.body) == (200, b"5.0")
     finally:
         server.stop()
