@@ -9,7 +9,7 @@ import pytest
 import yaml
 from deploy_support import REPO
 
-from smkit.config import ConfigError, load_config
+from smkit.config import ConfigError, absolute_paths, load_config
 from smkit.emulator import EMULATED_IMAGE_TAG, CdkCli, CdkError, emulated_config
 
 
@@ -20,8 +20,8 @@ def test_build_image_becomes_the_kits_ecr_repository_with_the_emulated_tag(tmp_p
     config = load_config(derived)
     assert config.image.source == "ecr"
     assert (config.image.repository, config.image.tag) == (None, EMULATED_IMAGE_TAG)
-    # Nothing else changes.
-    original = yaml.safe_load(source.read_text())
+    # Nothing else changes (paths are written absolute: the derived file lives elsewhere).
+    original = absolute_paths(yaml.safe_load(source.read_text()), source.parent)
     changed = yaml.safe_load(derived.read_text())
     assert {k: v for k, v in changed.items() if k != "image"} == {
         k: v for k, v in original.items() if k != "image"
