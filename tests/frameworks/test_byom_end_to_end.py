@@ -27,7 +27,7 @@ from smkit.local import LocalEndpoint
 pytestmark = pytest.mark.frameworks
 UNREACHABLE_INDEX = "http://127.0.0.1:9/simple"  # discard port: nothing listens
 # Framework -> the module it installs (which smkit's own venv must not gain).
-FRAMEWORKS = {"lightgbm": "lightgbm"}
+FRAMEWORKS = {"lightgbm": "lightgbm", "xgboost": "xgboost", "pytorch": "torch"}
 
 
 def _kit_has(module: str) -> bool:
