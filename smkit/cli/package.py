@@ -78,12 +78,13 @@ def package(
     runtime = goal.runtime
     vendor = goal.network_isolation if vendor_wheels is None else vendor_wheels
     if vendor and runtime.framework is not None:
+        vendor = False
+    if goal.network_isolation and runtime.framework is not None and _requirement_lines(code_dir):
         say(
             f"not vendoring wheels: {runtime.label} installs code/requirements.txt itself at start and "
             "cannot reach an index with network isolation; list only packages the image has, or use the "
             "kit's image"
         )
-        vendor = False
     try:
         manifest = build_archive(
             code_dir,
@@ -141,3 +142,10 @@ def inspect(
         _fail(error)
         return
     click.echo(report.summary())
+
+
+def _requirement_lines(code_dir: Path) -> bool:
+    path = Path(code_dir) / "requirements.txt"
+    if not path.is_file():
+        return False
+    return any(line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from smkit.packaging.defaults import framework_warnings
+from smkit.packaging.defaults import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, check_arity, detect_form
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
@@ -146,6 +146,8 @@ def check_handler(
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
     file = code_dir / entry_point
+    if not file.is_file() and framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
+        return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
     if not file.is_file():
         raise PackagingError(
             str(file),
@@ -205,6 +207,23 @@ def check_handler(
         no_model_fn_reason=reason,
         warnings=tuple(warnings),
         saved_models=saved,
+    )
+
+
+def _pytorch_defaults_only(code_dir: Path, artifacts_dir: Path, entry_point: str) -> HandlerReport:
+    """No handler file: AWS's PyTorch image serves a TorchScript file with its default handlers alone."""
+    requirements_path = code_dir / "requirements.txt"
+    requirements = parse_requirements(requirements_path, label=str(requirements_path))
+    _compile_all(code_dir)
+    model = torchscript_file(artifacts_dir)
+    return HandlerReport(
+        form="toolkit",
+        hooks=(),
+        requirements=tuple(str(r) for r in requirements),
+        warnings=(
+            f"no {entry_point}: the PyTorch image's default handlers load {model.name if model else 'model.pt'} "
+            "with torch.jit.load and call it (the kit's own image needs an inference.py)",
+        ),
     )
 
 
