@@ -99,6 +99,8 @@ def add_inference_components(
         variant=component_variant(cfg, spec),
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
+        network_isolation=cfg.model.network_isolation,
+        vpc=vpc,
     )
     # SageMaker starts the components' containers with this role: its policy must be in place first.
     endpoint_config.resource.node.add_dependency(role.policy)

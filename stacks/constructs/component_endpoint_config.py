@@ -2,7 +2,9 @@
 
 Its one production variant names no model: it is the pool of instances that the components' copies are
 placed on, grown and shrunk by ManagedInstanceScaling (down to zero instances where the region supports
-it). SageMaker starts the components' containers with the config's ExecutionRoleArn.
+it). SageMaker starts the components' containers with the config's ExecutionRoleArn, in its VpcConfig and
+with its EnableNetworkIsolation, which mirror the models' settings
+(https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html).
 https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html
 """
@@ -16,6 +18,7 @@ from constructs import Construct
 
 from stacks.constructs.acknowledge import acknowledge
 from stacks.constructs.endpoint_config import INSTANCE_STORE, KMS_REASON
+from stacks.constructs.model import VpcSettings
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class ComponentEndpointConfiguration(Construct):
         variant: ComponentVariant,
         execution_role_arn: str,
         kms_key_arn: str,
+        network_isolation: bool = True,
+        vpc: VpcSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
         _validate(variant)
@@ -50,6 +55,14 @@ class ComponentEndpointConfiguration(Construct):
             self,
             "Resource",
             execution_role_arn=execution_role_arn,
+            enable_network_isolation=network_isolation,
+            vpc_config=(
+                sagemaker.CfnEndpointConfig.VpcConfigProperty(
+                    subnets=list(vpc.subnet_ids), security_group_ids=list(vpc.security_group_ids)
+                )
+                if vpc
+                else None
+            ),
             kms_key_id=None if self.instance_storage else kms_key_arn,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(

@@ -37,6 +37,7 @@ def test_endpoint_config_has_a_model_less_variant_with_managed_instance_scaling_
         ENDPOINT_CONFIG,
         {
             "ExecutionRoleArn": {"Fn::GetAtt": [Match.string_like_regexp("^ExecutionRole"), "Arn"]},
+            "EnableNetworkIsolation": True,
             "KmsKeyId": Match.any_value(),
             "ProductionVariants": [
                 {
