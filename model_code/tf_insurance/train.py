@@ -149,7 +149,7 @@ def train(artifacts: Path, samples: Path) -> None:
 
 
 def write_samples(samples: Path, module: Pricing, rows: dict[str, np.ndarray]) -> None:
-    """The seed's two request forms for the same quotations, and the answer the handler gives."""
+    """The two request forms (JSON objects, ';' CSV) for the same quotations, and the handler's answer."""
     samples.mkdir(parents=True, exist_ok=True)
     fields = (*INT_FIELDS[:1], *STR_FIELDS, *INT_FIELDS[1:])
     objects = [

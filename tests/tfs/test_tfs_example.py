@@ -1,5 +1,5 @@
 """The TensorFlow example end to end: config/tf-insurance.yaml as a local endpoint called through boto3,
-and a local batch transform of the seed's ``;``-separated CSV, both on build/tf_insurance.tar.gz
+and a local batch transform of its ``;``-separated latin-1 CSV, both on build/tf_insurance.tar.gz
 (``make package-model`` builds it, as for every example)."""
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def pair_server(saved_models: Path, server_tmp: Path) -> Iterator[TfsServer]:
     server.stop()
 
 
-def test_seed_handler_json_list_of_objects(insurance_server: TfsServer, insurance: Path) -> None:
+def test_example_handler_json_list_of_objects(insurance_server: TfsServer, insurance: Path) -> None:
     expected = json.loads((insurance / "samples" / "expected.json").read_text())
     body = (insurance / "samples" / "request.json").read_bytes()
     reply = insurance_server.invoke(body, Accept="application/json")
@@ -83,7 +83,7 @@ def test_seed_handler_json_list_of_objects(insurance_server: TfsServer, insuranc
     approx_pairs(insurance_server.invoke(bare).json()["predictions"], expected)
 
 
-def test_seed_handler_semicolon_latin1_csv(insurance_server: TfsServer, insurance: Path) -> None:
+def test_example_handler_semicolon_latin1_csv(insurance_server: TfsServer, insurance: Path) -> None:
     expected = json.loads((insurance / "samples" / "expected.json").read_text())
     body = (insurance / "samples" / "request.csv").read_bytes()
     reply = insurance_server.invoke(body, "text/csv")
@@ -95,7 +95,7 @@ def test_seed_handler_semicolon_latin1_csv(insurance_server: TfsServer, insuranc
     approx_pairs([[int(i), float(p)] for i, p in rows], expected)
 
 
-def test_seed_handler_errors_are_500_with_the_message(insurance_server: TfsServer) -> None:
+def test_example_handler_errors_are_500_with_the_message(insurance_server: TfsServer) -> None:
     reply = insurance_server.invoke("a b c", "text/plain")
     assert (reply.status, reply.json()) == (500, {"error": "unsupported content type text/plain"})
     # TF Serving's 400 reaches the client through the handler, which raises it as the 500's message.
