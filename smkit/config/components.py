@@ -78,7 +78,11 @@ class CopyScaling(_Frozen):
     min_copies: int = Field(
         ge=0, description=f"Scalable target MinCapacity; 0 lets the component scale to zero. {SCALE_TO_ZERO}"
     )
-    max_copies: int = Field(ge=1, le=1000, description="Scalable target MaxCapacity (>= min_copies, >= 1).")
+    max_copies: int = Field(
+        ge=1,
+        le=1000,
+        description=f"Scalable target MaxCapacity (>= min_copies, >= 1). Required. {SCALE_TO_ZERO}",
+    )
     target_invocations_per_copy: float = Field(
         gt=0,
         description=(
@@ -87,10 +91,16 @@ class CopyScaling(_Frozen):
         ),
     )
     scale_in_cooldown_seconds: int = Field(
-        300, ge=0, le=3600, description="ScaleInCooldown of the target tracking policy. Default: 300."
+        300,
+        ge=0,
+        le=3600,
+        description=f"ScaleInCooldown of the target tracking policy. Default: 300. {SCALE_TO_ZERO}",
     )
     scale_out_cooldown_seconds: int = Field(
-        300, ge=0, le=3600, description="ScaleOutCooldown of the target tracking policy. Default: 300."
+        300,
+        ge=0,
+        le=3600,
+        description=f"ScaleOutCooldown of the target tracking policy. Default: 300. {SCALE_TO_ZERO}",
     )
     scale_from_zero_cooldown_seconds: int = Field(
         60,
@@ -111,7 +121,7 @@ class InferenceComponent(_Frozen):
         ),
     )
     container: str = Field(
-        description="Name of the entry of model.containers this component runs (its image, model data, environment)."
+        description=f"Name of the model.containers entry this component runs (Specification.ModelName). Required. {CREATE_IC}"
     )
     compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements. {RESOURCES}")
     copies: int = Field(
@@ -133,7 +143,7 @@ class InferenceComponent(_Frozen):
         description=f"StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds. {CREATE_IC}",
     )
     autoscaling: CopyScaling | None = Field(
-        None, description="Copy autoscaling. Default: none (fixed copies)."
+        None, description=f"Copy autoscaling. Default: none (fixed copies). {SCALE_TO_ZERO}"
     )
 
 
@@ -172,7 +182,8 @@ class RollingUpdate(_Frozen):
         None, ge=1, description=f"RollbackMaximumBatchSize {{Type: COPY_COUNT}}. Default: unset. {ROLLING}"
     )
     auto_rollback: bool = Field(
-        True, description="Roll back when one of the component's alarms fires (AutoRollbackConfiguration)."
+        True,
+        description=f"Roll back when one of the component's alarms fires (AutoRollbackConfiguration). Default: true. {ROLLING}",
     )
 
 
@@ -182,7 +193,9 @@ class InferenceComponentsSpec(_Frozen):
     instance_scaling: InstanceScaling = Field(
         description=f"ManagedInstanceScaling of the variant. {MANAGED_SCALING}"
     )
-    components: list[InferenceComponent] = Field(min_length=1, description="The inference components.")
+    components: list[InferenceComponent] = Field(
+        min_length=1, description=f"The inference components (at least one). Required. {CREATE_IC}"
+    )
     rolling_update: RollingUpdate | None = Field(
         None,
         description=(
@@ -197,9 +210,12 @@ class ShadowVariant(_Frozen):
 
     name: str = Field(pattern=COMPONENT_NAME, description=f"VariantName of the shadow variant. {SHADOW}")
     instance_type: str = Field(
-        pattern=r"^ml\.[a-z0-9]+\.[a-z0-9]+$", description="InstanceType, e.g. ml.m5.large."
+        pattern=r"^ml\.[a-z0-9]+\.[a-z0-9]+$",
+        description=f"InstanceType, e.g. ml.m5.large. Required. {SHADOW}",
     )
-    initial_instance_count: int = Field(1, ge=1, le=1000, description="InitialInstanceCount. Default: 1.")
+    initial_instance_count: int = Field(
+        1, ge=1, le=1000, description=f"InitialInstanceCount. Default: 1. {SHADOW}"
+    )
     sampling_percentage: int = Field(
         100,
         ge=1,
@@ -210,5 +226,5 @@ class ShadowVariant(_Frozen):
         ),
     )
     container: str = Field(
-        description="Name of the entry of model.containers the shadow serves (the candidate model)."
+        description=f"Name of the model.containers entry the shadow serves (the candidate). Required. {SHADOW}"
     )
