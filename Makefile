@@ -49,13 +49,17 @@ package-config: setup
 	$(PY) -m scripts.package_models --build-dir build --config $(CONFIG)
 
 TRAIN_ARGS ?=
+# ROWS=FILE: a CSV of your own feature rows (no header) for the sample requests (`make samples`).
+ROWS ?=
+SAMPLES_ONLY :=
 train: setup ## Run model_code/$(MODEL)/train.py in the model's environment (writes artifacts/ and samples/)
 	@test -n "$(MODEL)" || { echo "usage: make train MODEL=NAME (smkit init NAME first)" >&2; exit 2; }
 	$(SMKIT) env model_code/$(MODEL) $(if $(wildcard config/$(MODEL).yaml),--config config/$(MODEL).yaml) \
-		-- python model_code/$(MODEL)/train.py $(TRAIN_ARGS)
+		-- python model_code/$(MODEL)/train.py $(SAMPLES_ONLY) $(if $(ROWS),--rows $(abspath $(ROWS))) $(TRAIN_ARGS)
 
-samples: TRAIN_ARGS += --samples-only
-samples: train ## Rewrite model_code/$(MODEL)/samples from the model file in artifacts/ (your own trained model)
+# A target-specific flag of its own: TRAIN_ARGS given on the command line would override an append to it.
+samples: SAMPLES_ONLY := --samples-only
+samples: train ## Rewrite model_code/$(MODEL)/samples from the model file in artifacts/ (ROWS=your_rows.csv)
 
 demo: package-config ## Package, cdk deploy $(CONFIG) into the emulated AWS, run it locally, invoke it via boto3
 	$(SMKIT) inspect build/model.tar.gz

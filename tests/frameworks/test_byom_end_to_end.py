@@ -56,7 +56,12 @@ def test_scaffolded_model_packages_and_serves_offline(
     _smkit("init", name, "--framework", framework, "--root", str(tmp_path))
     model, config = tmp_path / "model_code" / name, tmp_path / "config" / f"{name}.yaml"
     _smkit("env", str(model), "--config", str(config), "--", "python", str(model / "train.py"))
-    assert (model / "samples" / "expected.json").is_file()
+    # The samples of the user's own rows (make samples ROWS=...): the model's answers for them.
+    rows = tmp_path / "my_rows.csv"
+    rows.write_text("".join(",".join(["0.5"] * 8) + "\n" for _ in range(2)))
+    train = ["python", str(model / "train.py"), "--samples-only", "--rows", str(rows)]
+    _smkit("env", str(model), "--config", str(config), "--", *train)
+    assert len(json.loads((model / "samples" / "expected.json").read_text())["predictions"]) == 2
 
     archive = tmp_path / "build" / name / "model.tar.gz"
     out = _smkit(

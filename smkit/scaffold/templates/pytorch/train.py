@@ -1,8 +1,9 @@
 """Train a small PyTorch regressor, save it as TorchScript and write the sample requests with their answers.
 
 Replace ``train`` with your own training, or put your TorchScript ``model.pt`` into ``artifacts/`` and run
-``--samples-only`` so that ``samples/expected.json`` holds what your model answers. Runs in the model's
-environment: ``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``) so that
+``samples/expected.json`` holds what your model answers for your rows. Runs in the model's environment:
+``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ def train(artifacts: Path) -> None:
     torch.jit.save(torch.jit.script(model.eval()), str(artifacts / MODEL_FILE))
 
 
-def write_samples(artifacts: Path, samples: Path) -> None:
+def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
     """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
     rows = data()[0][:5]
+    if rows_file is not None:  # your own rows: features only, comma-separated, no header
+        rows = np.loadtxt(rows_file, delimiter=",", ndmin=2).astype(rows.dtype)
     model = torch.jit.load(str(artifacts / MODEL_FILE)).eval()
     with torch.no_grad():
         predictions = model(torch.from_numpy(rows)).numpy()
@@ -59,10 +62,11 @@ def main() -> None:
     parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
     parser.add_argument("--samples", type=Path, default=HERE / "samples")
     parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
+    parser.add_argument("--rows", type=Path, help="CSV of your own feature rows for the samples (no header)")
     args = parser.parse_args()
     if not args.samples_only:
         train(args.artifacts)
-    write_samples(args.artifacts, args.samples)
+    write_samples(args.artifacts, args.samples, args.rows)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Train a small XGBoost regressor and write the artifacts and the sample requests with their answers.
 
 Replace ``train`` with your own training, or put your trained ``model.json`` into ``artifacts/`` and run
-``--samples-only`` so that ``samples/expected.json`` holds what your model answers. Runs in the model's
-environment: ``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``) so that
+``samples/expected.json`` holds what your model answers for your rows. Runs in the model's environment:
+``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ def train(artifacts: Path) -> None:
     booster.save_model(str(artifacts / MODEL_FILE))
 
 
-def write_samples(artifacts: Path, samples: Path) -> None:
+def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
     """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
     rows = data()[0][:5]
+    if rows_file is not None:  # your own rows: features only, comma-separated, no header
+        rows = np.loadtxt(rows_file, delimiter=",", ndmin=2).astype(rows.dtype)
     booster = xgb.Booster()
     booster.load_model(str(artifacts / MODEL_FILE))
     predictions = booster.predict(xgb.DMatrix(rows))
@@ -53,10 +56,11 @@ def main() -> None:
     parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
     parser.add_argument("--samples", type=Path, default=HERE / "samples")
     parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
+    parser.add_argument("--rows", type=Path, help="CSV of your own feature rows for the samples (no header)")
     args = parser.parse_args()
     if not args.samples_only:
         train(args.artifacts)
-    write_samples(args.artifacts, args.samples)
+    write_samples(args.artifacts, args.samples, args.rows)
 
 
 if __name__ == "__main__":
