@@ -41,6 +41,8 @@ CACHE_VAR = "SMKIT_CACHE_DIR"
 # interpreter (as before model environments), for handlers whose packages that interpreter already has.
 ENVS_VAR = "SMKIT_MODEL_ENVS"
 COMPLETE = ".smkit-complete"
+# The kit's image definition beside the package (a checkout); absent in an installed wheel.
+CONTAINER_DIR = Path(smkit.__file__).resolve().parents[1] / "container"
 # What the kit's image installs (container/requirements.txt) when that file is not beside the package:
 # the serving runtime's own dependencies, at the versions installed here.
 RUNTIME_DISTRIBUTIONS = (
@@ -99,20 +101,33 @@ def _say(message: str) -> None:
     print(f"smkit: {message}", file=sys.stderr, flush=True)
 
 
-def image_requirements(runtime: ImageRuntime, model_requirements_text: str = "") -> list[str]:
-    """The image layer's packages: the kit image's pins, plus the framework an AWS image ships."""
-    pinned = Path(smkit.__file__).resolve().parents[1] / "container" / "requirements.txt"
+def image_requirements(
+    runtime: ImageRuntime, model_requirements_text: str = "", *, container_dir: Path = CONTAINER_DIR
+) -> list[str]:
+    """The image layer's packages: the kit image's pins, plus the framework an AWS image ships.
+
+    The kit's image installs ``container/requirements.txt`` and then ``container/requirements-extra.txt``
+    (container/Dockerfile), so both are the image layer here too.
+    """
+    pinned = container_dir / "requirements.txt"
     if pinned.is_file():
-        lines = [line.split("#", 1)[0].strip() for line in pinned.read_text(encoding="utf-8").splitlines()]
-        packages = [line for line in lines if line]
+        packages = _requirement_lines(pinned)
     else:
         packages = [f"{name}=={metadata.version(name)}" for name in RUNTIME_DISTRIBUTIONS]
+    extra = container_dir / "requirements-extra.txt"
+    if runtime.framework is None and extra.is_file():
+        packages += _requirement_lines(extra)
     framework = runtime.framework_requirement
     if framework and runtime.framework:
         named = {_name(line) for line in model_requirements_text.splitlines() if _name(line)}
         if not named.intersection(FRAMEWORK_DISTRIBUTIONS[runtime.framework]):
             packages.append(framework)
     return packages
+
+
+def _requirement_lines(path: Path) -> list[str]:
+    lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line]
 
 
 def _name(line: str) -> str:

@@ -1,0 +1,39 @@
+"""The image layer of a model's local environment lists what the serving image installs, no more, no less."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from smkit.modelenv import ImageRuntime, dlc_runtime
+from smkit.modelenv.builder import CONTAINER_DIR, image_requirements
+
+REPO = Path(__file__).resolve().parents[2]
+PYTORCH = (
+    "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
+)
+
+
+def test_the_kits_image_layer_is_its_pinned_requirements_plus_the_extra_file(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("# runtime\nnumpy==2.4.6\nuvicorn==0.54.0  # server\n")
+    (tmp_path / "requirements-extra.txt").write_text("# every model's\nlightgbm==4.7.0\n")
+    assert image_requirements(ImageRuntime(), container_dir=tmp_path) == [
+        "numpy==2.4.6",
+        "uvicorn==0.54.0",
+        "lightgbm==4.7.0",  # container/Dockerfile installs requirements-extra.txt too
+    ]
+
+
+def test_a_framework_image_gets_its_framework_and_not_the_kits_extra_file(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    (tmp_path / "requirements-extra.txt").write_text("lightgbm==4.7.0\n")
+    runtime = dlc_runtime(PYTORCH)
+    assert image_requirements(runtime, container_dir=tmp_path) == ["numpy==2.4.6", "torch==2.6.0.*"]
+    # A model pinning its own torch keeps that pin (no second torch in the layer).
+    assert image_requirements(runtime, "torch==2.13.0\n", container_dir=tmp_path) == ["numpy==2.4.6"]
+
+
+def test_the_checkout_is_read_by_default() -> None:
+    assert CONTAINER_DIR == REPO / "container"
+    pinned = (REPO / "container" / "requirements.txt").read_text().splitlines()
+    lines = {line.split("#", 1)[0].strip() for line in pinned} - {""}
+    assert lines and lines <= set(image_requirements(ImageRuntime()))
