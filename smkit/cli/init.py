@@ -37,6 +37,6 @@ def init(name: str, framework: str, root: Path) -> None:
         click.echo(f"created {path}")
     click.echo(
         f"next: make train MODEL={name} (or copy your model file into {made.model_dir / 'artifacts'} and run "
-        f"make samples MODEL={name}), then make package-model MODEL={name} and "
-        f"make local-endpoint CONFIG={made.config}"
+        f"make samples MODEL={name} ROWS=a_csv_of_your_feature_rows.csv), then make package-model MODEL={name} "
+        f"and make local-endpoint CONFIG={made.config}"
     )
