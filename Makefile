@@ -119,6 +119,9 @@ bench-batch: setup ## Batch transform records/s: SingleRecord x1 (reference) vs 
 # NIST 800-53 R5) and aws-cdk's template rules as errors. `deploy`/`destroy` need AWS credentials, a
 # bootstrapped account (`npx cdk bootstrap`) and Docker for the `build` image source; synth/diff need none.
 CDK := npx --no-install cdk
+# Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
+# index, which SageMaker CreateModel rejects ("Unsupported manifest media type").
+NO_ATTESTATIONS := BUILDX_NO_DEFAULT_ATTESTATIONS=1
 CDK_ARGS ?=
 .PHONY: synth diff deploy destroy bench-synth
 synth: package-config ## cdk synth CONFIG offline (no credentials) into cdk.out/
@@ -128,7 +131,7 @@ diff: package-config ## cdk diff CONFIG against the deployed stacks (needs AWS c
 	$(CDK) diff -c config=$(CONFIG) $(CDK_ARGS)
 
 deploy: package-config ## cdk deploy --all CONFIG into the real AWS account of your credentials
-	$(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
+	$(NO_ATTESTATIONS) $(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
 
 destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repository)
 	$(CDK) destroy --all -c config=$(CONFIG) $(CDK_ARGS)

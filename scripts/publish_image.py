@@ -94,6 +94,10 @@ class Plan:
                 "build",
                 "--platform",
                 PLATFORM,
+                # BuildKit's default provenance attestation turns the push into an OCI image index, which
+                # SageMaker CreateModel rejects ("Unsupported manifest media type").
+                # https://docs.docker.com/build/metadata/attestations/slsa-provenance/
+                "--provenance=false",
                 "--file",
                 str(self.context / self.dockerfile),
                 "--tag",

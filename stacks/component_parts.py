@@ -158,7 +158,14 @@ def add_inference_components(
             components=list(components.items()),
             thresholds=mapping.thresholds(cfg),
             encryption_key=encryption_key,
+            subscribers=mapping.subscribers(cfg),
         )
+        rollback = []
         for name, component in components.items():
-            component.add_rollback_alarms(*monitoring.alarms[name])
+            component.add_rollback_alarms(*monitoring.rollback_alarms[name])
+            rollback += monitoring.rollback_alarms[name]
+        # SageMaker reads the rollback alarms with the execution role.
+        policy = role.grant_describe_alarms([a.alarm_arn for a in rollback])
+        for component in components.values():
+            component.node.add_dependency(policy)
     return ComponentParts(endpoint_config, endpoint, models, components, scaling, monitoring)

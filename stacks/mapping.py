@@ -7,6 +7,7 @@ relative paths left in a config built from data, and the defaults, resolve again
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from aws_cdk import aws_ecr as ecr
@@ -15,11 +16,17 @@ from smkit.config import Container, DeploymentConfig, ImageSource, ShadowVariant
 from smkit.config import ModelData as ModelDataConfig
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
-from stacks.constructs.endpoint_config import InstanceVariant, ServerlessVariant
+from stacks.constructs.endpoint_config import (
+    AsyncSettings,
+    DataCaptureSettings,
+    InstanceVariant,
+    ServerlessVariant,
+)
 from stacks.constructs.image import ServingImage
 from stacks.constructs.model import VpcSettings
 from stacks.constructs.model_data import ModelData
-from stacks.constructs.monitoring import AlarmThresholds
+from stacks.constructs.monitoring import AlarmThresholds, Subscriber
+from stacks.constructs.storage import EndpointBucket
 
 
 def pascal(text: str) -> str:
@@ -27,7 +34,9 @@ def pascal(text: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
 
 
-def image_source(image: ImageSource, *, repository: ecr.IRepository, project_root: Path) -> ServingImage:
+def image_source(
+    image: ImageSource, *, repository: ecr.IRepository | None, project_root: Path
+) -> ServingImage:
     """``build`` -> Docker asset of the context, ``ecr`` -> our repository + tag, ``dlc`` -> the URI."""
     if image.source == "build":
         context = project_root / image.context
@@ -43,6 +52,7 @@ def image_source(image: ImageSource, *, repository: ecr.IRepository, project_roo
                 f"image.repository {image.repository!r}: the stacks pull from this deployment's own ECR "
                 "repository; remove image.repository (or use source: dlc with the full image uri)"
             )
+        assert repository is not None, "stacks.serving_stage adds the repository for ecr images"
         return ServingImage.from_ecr(repository, image.tag)
     return ServingImage.from_dlc(image.uri)
 
@@ -85,6 +95,7 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
             volume_size_gb=v.volume_size_gb,
             model_data_download_timeout_seconds=v.model_data_download_timeout_seconds,
             container_startup_health_check_timeout_seconds=v.container_startup_health_check_timeout_seconds,
+            routing=v.routing,
         )
         for v in cfg.endpoint.variants
     ]
@@ -162,15 +173,70 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
     )
 
 
+def scaling_fingerprint(cfg: DeploymentConfig) -> str | None:
+    """8 hex digits naming the autoscaled variants and their instance types (None: nothing autoscales).
+
+    Part of the endpoint's name (:class:`stacks.constructs.endpoint.InferenceEndpoint`): a change that
+    UpdateEndpoint refuses while the variant is a scalable target makes a new endpoint instead."""
+    scaled = sorted(f"{v.name}={v.instance_type}" for v in cfg.endpoint.variants if v.autoscaling is not None)
+    if not scaled:
+        return None
+    return hashlib.sha256(",".join(scaled).encode()).hexdigest()[:8]
+
+
+def retain_variant_properties(cfg: DeploymentConfig) -> bool:
+    """Keep instance counts across updates only when they are autoscaled (then every variant is)."""
+    return any(v.autoscaling is not None for v in cfg.endpoint.variants) or (
+        cfg.endpoint.serverless is not None and cfg.endpoint.serverless.autoscaling is not None
+    )
+
+
 def thresholds(cfg: DeploymentConfig) -> AlarmThresholds:
     """Alarm thresholds from ``monitoring``."""
     m = cfg.monitoring
     return AlarmThresholds(
         latency_p99_ms=m.latency_p99_ms,
-        error_5xx=m.error_5xx_threshold,
-        error_4xx=m.error_4xx_threshold,
+        error_5xx_percent=m.error_5xx_percent,
+        error_4xx_percent=m.error_4xx_percent,
         backlog_age_seconds=m.backlog_age_seconds,
         evaluation_periods=m.evaluation_periods,
+    )
+
+
+SUBSCRIBER_TARGET = {"email": "address", "https": "url", "sns": "topic_arn"}
+
+
+def subscribers(cfg: DeploymentConfig) -> list[Subscriber]:
+    """Who gets the alarm topic (``monitoring.subscriptions``)."""
+    return [Subscriber(s.type, getattr(s, SUBSCRIBER_TARGET[s.type])) for s in cfg.monitoring.subscriptions]
+
+
+def data_capture(cfg: DeploymentConfig, storage: EndpointBucket) -> DataCaptureSettings | None:
+    """DataCaptureConfig into the endpoint bucket, if enabled."""
+    capture = cfg.endpoint.data_capture
+    if capture is None or not capture.enabled:
+        return None
+    return DataCaptureSettings(
+        destination_s3_uri=storage.s3_uri(capture.prefix),
+        sampling_percentage=capture.sampling_percentage,
+        capture=capture.capture,
+    )
+
+
+def async_settings(
+    cfg: DeploymentConfig, storage: EndpointBucket, *, success_topic: str | None, error_topic: str | None
+) -> AsyncSettings | None:
+    """AsyncInferenceConfig into the endpoint bucket, if the endpoint is async."""
+    a = cfg.endpoint.async_
+    if cfg.endpoint.type != "async" or a is None:
+        return None
+    return AsyncSettings(
+        output_s3_uri=storage.s3_uri(a.output_prefix),
+        failure_s3_uri=storage.s3_uri(a.failure_prefix),
+        success_topic_arn=success_topic,
+        error_topic_arn=error_topic,
+        include_response_in_notifications=a.include_response_in_notifications,
+        max_concurrent_invocations_per_instance=a.max_concurrent_invocations_per_instance,
     )
 
 

@@ -32,7 +32,6 @@ from smkit.config.models import PipelineSpec, StageTarget
 from stacks.constructs.acknowledge import acknowledge
 from stacks.mapping import pascal
 from stacks.pipeline_parts import (
-    GENERATED_GRANTS,
     INLINE_POLICIES,
     INLINE_POLICY_RULES,
     PIPELINE_REASONS,
@@ -40,7 +39,7 @@ from stacks.pipeline_parts import (
     PipelineArtifacts,
     SmokeTestAccessStack,
     join_as_sub,
-    wildcard_findings,
+    wildcard_reasons,
 )
 from stacks.serving_stage import ServingStage
 
@@ -115,7 +114,9 @@ class PipelineStack(cdk.Stack):
             )
         super().__init__(scope, id_, env=cdk.Environment(account=spec.account, region=spec.region), **kwargs)
         self.source = self._source(spec)
-        self.artifacts = PipelineArtifacts(self, "Artifacts")
+        self.artifacts = PipelineArtifacts(
+            self, "Artifacts", log_retention_days=config.monitoring.log_retention_days
+        )
         self.synth = pipelines.CodeBuildStep(
             "Synth",
             input=self.source,
@@ -139,17 +140,39 @@ class PipelineStack(cdk.Stack):
                 partial_build_spec=codebuild.BuildSpec.from_object(
                     {"phases": {"install": {"runtime-versions": RUNTIME_VERSIONS}}}
                 ),
+                logging=codebuild.LoggingOptions(
+                    cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=self.artifacts.build_logs)
+                ),
+            ),
+            # Image assets without BuildKit's provenance attestation: with it the push is an OCI image index,
+            # which SageMaker CreateModel rejects. https://docs.docker.com/build/building/variables/
+            asset_publishing_code_build_defaults=pipelines.CodeBuildOptions(
+                build_environment=codebuild.BuildEnvironment(
+                    environment_variables={
+                        "BUILDX_NO_DEFAULT_ATTESTATIONS": codebuild.BuildEnvironmentVariable(value="1")
+                    }
+                )
             ),
         )
 
         self.staging = self._stage("Staging", config, "staging", spec.staging, project_root)
         serving = self.staging.stacks.serving
+        # The smoke test's CodeBuild role, named at synth time so the staging role can trust exactly it.
+        runner_name = f"{self.stack_name}-smoke-test"[:64]
+        self.smoke_test_runner = iam.Role(
+            self,
+            "SmokeTestRunner",
+            assumed_by=iam.ServicePrincipal("codebuild.amazonaws.com"),
+            role_name=runner_name,
+            description="Runs the post-deploy smoke test; the only principal the staging SmokeTestRole trusts",
+        )
         access = SmokeTestAccessStack(
             self.staging,
             "SmokeTestAccess",
             deployment=config.name,
             environment="staging",
             trusted_account=spec.account,
+            trusted_role_arn=f"arn:{self.partition}:iam::{spec.account}:role/{runner_name}",
             env=cdk.Environment(account=spec.staging.account, region=spec.staging.region),
         )
         endpoint_output = serving.node.find_child("EndpointName")
@@ -157,6 +180,7 @@ class PipelineStack(cdk.Stack):
         self.endpoint_output = endpoint_output
         self.smoke_test = pipelines.CodeBuildStep(
             "SmokeTest",
+            role=self.smoke_test_runner,
             input=self.source,
             install_commands=list(INSTALL_COMMANDS),
             commands=[smoke_test_command(config_file, spec.staging.region)],
@@ -238,7 +262,7 @@ class PipelineStack(cdk.Stack):
         """Findings on what CDK Pipelines generates, each with the reason it is accepted."""
         for policy in self.node.find_all():
             if isinstance(policy, iam.CfnPolicy):
-                reasons = {f"AwsSolutions-IAM5[{f}]": GENERATED_GRANTS for f in wildcard_findings(policy)}
+                reasons = wildcard_reasons(policy)
                 reasons |= {rule: INLINE_POLICIES for rule in INLINE_POLICY_RULES}
                 acknowledge(policy, reasons)
         acknowledge(self, PIPELINE_REASONS)

@@ -1,5 +1,5 @@
 """The serving stack: model artifacts, image, execution role, Model, EndpointConfig, Endpoint,
-autoscaling and monitoring for one deployment config.
+autoscaling, logs and monitoring for one deployment config.
 
 Stateful resources and their pinned construct paths (logical ids are checked by
 ``tests/stacks/test_logical_ids.py``): ``EncryptionKey/Key``, ``Storage/Bucket``, ``Storage/AccessLogs``,
@@ -13,23 +13,24 @@ from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from smkit.config import DeploymentConfig
 from smkit.config.component_rules import production_containers
+from smkit.config.rules import ASYNC_INPUT_PREFIX, written_prefixes
 from stacks import mapping
 from stacks.component_parts import add_inference_components
 from stacks.constructs.autoscaling import VariantAutoscaling
 from stacks.constructs.encryption import EncryptionKey
 from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.constructs.endpoint_config import AsyncSettings, DataCaptureSettings, EndpointConfiguration
+from stacks.constructs.endpoint_config import EndpointConfiguration
 from stacks.constructs.execution_role import ExecutionRole, grant_vpc_access
+from stacks.constructs.logs import DeploymentLogs
+from stacks.constructs.endpoint_config import InstanceVariant
 from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from stacks.constructs.monitoring import EndpointMonitoring
+from stacks.constructs.notifications import AsyncTopics
 from stacks.constructs.storage import EndpointBucket
-
-ASYNC_INPUT_PREFIX = "async/input"
 
 
 class ServingStack(cdk.Stack):
@@ -45,7 +46,7 @@ class ServingStack(cdk.Stack):
         id_: str,
         *,
         config: DeploymentConfig,
-        repository: ecr.IRepository,
+        repository: ecr.IRepository | None,
         project_root: Path,
         **kwargs: Any,
     ) -> None:
@@ -53,12 +54,66 @@ class ServingStack(cdk.Stack):
         cfg = config
         self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=cfg.security.kms.key_arn)
         key = self.encryption.key
-        self.storage = EndpointBucket(self, "Storage", encryption_key=key)
-        bucket = self.storage.bucket
+        self.storage = EndpointBucket(
+            self,
+            "Storage",
+            encryption_key=key,
+            expire_days=cfg.storage.expire_days,
+            noncurrent_version_days=cfg.storage.noncurrent_version_days,
+        )
         self.execution_role = ExecutionRole(self, "ExecutionRole")
         self.execution_role.grant_key(key)
-        role = self.execution_role
+        self.async_topics = None
+        if cfg.endpoint.async_ is not None and cfg.endpoint.async_.notifications:
+            self.async_topics = AsyncTopics(self, "Async", encryption_key=key)
+            self.execution_role.grant_publish(self.async_topics.topics)
+        self.logs = DeploymentLogs(
+            self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
+        )
+        specs, vpc = self._containers(cfg, repository, project_root)
+        if cfg.endpoint.type == "inference-components":
+            self._components(cfg, specs, vpc)
+            return
+        self.async_settings = mapping.async_settings(
+            cfg,
+            self.storage,
+            success_topic=self.async_topics.success.topic_arn if self.async_topics else None,
+            error_topic=self.async_topics.error.topic_arn if self.async_topics else None,
+        )
+        self.endpoint_config = EndpointConfiguration(
+            self,
+            "EndpointConfig",
+            model_name=self._model(cfg, specs, vpc).model_name,
+            kms_key_arn=self.encryption.key_arn,
+            variants=mapping.instance_variants(cfg),
+            shadow_variants=self._shadow_variants(cfg, specs, vpc),
+            serverless=mapping.serverless_variant(cfg),
+            data_capture=mapping.data_capture(cfg, self.storage),
+            async_inference=self.async_settings,
+        )
+        if cfg.endpoint.type == "async":
+            self.execution_role.grant_read(self.storage.bucket, ASYNC_INPUT_PREFIX)
+        if prefixes := [p for p in written_prefixes(cfg) if p != ASYNC_INPUT_PREFIX]:
+            self.execution_role.grant_write(self.storage.bucket, prefixes)
+        self.endpoint = InferenceEndpoint(
+            self,
+            "Endpoint",
+            endpoint_config_name=self.endpoint_config.endpoint_config_name,
+            deployment=mapping.guardrails(cfg),
+            scaling_fingerprint=mapping.scaling_fingerprint(cfg),
+            retain_variant_properties=mapping.retain_variant_properties(cfg),
+        )
+        # SageMaker would create the endpoint's log group on first use, without retention or key.
+        self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
+        self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
+        self._autoscaling(cfg)
+        self._outputs()
 
+    def _containers(
+        self, cfg: DeploymentConfig, repository: ecr.IRepository | None, project_root: Path
+    ) -> tuple[dict[str, ContainerSpec], VpcSettings | None]:
+        """Each container's image and model data (bound with the role's grants), by container name."""
+        role = self.execution_role
         images: dict[str, str] = {}
         specs: dict[str, ContainerSpec] = {}
         for c in cfg.model.containers:
@@ -68,18 +123,23 @@ class ServingStack(cdk.Stack):
                 source = mapping.image_source(image_cfg, repository=repository, project_root=project_root)
                 images[cache_key] = source.bind(self, f"Image{len(images) or ''}", role=role)
             data = mapping.model_data(c.model_data, project_root=project_root)
-            bound = data.bind(self, f"ModelData{mapping.pascal(c.name)}", role=role, bucket=bucket)
-            env = dict(c.environment)
-            specs[c.name] = ContainerSpec(images[cache_key], bound, env, c.hostname)
-
+            bound = data.bind(
+                self,
+                f"ModelData{mapping.pascal(c.name)}",
+                role=role,
+                bucket=self.storage.bucket,
+                log_group=self.logs.helpers,
+            )
+            specs[c.name] = ContainerSpec(images[cache_key], bound, dict(c.environment), c.hostname)
         vpc = mapping.vpc(cfg)
         if vpc is not None:
-            grant_vpc_access(
-                self.execution_role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids
-            )
-        if cfg.endpoint.type == "inference-components":
-            self._components(cfg, specs, vpc)
-            return
+            grant_vpc_access(role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids)
+        return specs, vpc
+
+    def _model(
+        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+    ) -> InferenceModel:
+        """The Model of the production variants."""
         self.model = InferenceModel(
             self,
             "Model",
@@ -89,7 +149,14 @@ class ServingStack(cdk.Stack):
             network_isolation=cfg.model.network_isolation,
             vpc=vpc,
         )
-        # A shadow variant serves its own model (one container of model.containers).
+        # CreateModel checks image and data access with the role: wait for its policies.
+        self.model.resource.node.add_dependency(*self.execution_role.access_policies)
+        return self.model
+
+    def _shadow_variants(
+        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+    ) -> list[InstanceVariant]:
+        """A shadow variant serves its own model (one container of model.containers)."""
         shadow_variants = []
         for shadow in cfg.endpoint.shadow_variants:
             shadow_model = InferenceModel(
@@ -100,74 +167,33 @@ class ServingStack(cdk.Stack):
                 network_isolation=cfg.model.network_isolation,
                 vpc=vpc,
             )
-            shadow_model.resource.node.add_dependency(self.execution_role.policy)
+            shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)
             shadow_variants.append(mapping.shadow_variant(cfg, shadow, model_name=shadow_model.model_name))
+        return shadow_variants
 
-        data_capture = None
-        capture = cfg.endpoint.data_capture
-        prefixes: list[str] = []
-        if capture is not None and capture.enabled:
-            prefixes.append(capture.prefix)
-            data_capture = DataCaptureSettings(
-                destination_s3_uri=self.storage.s3_uri(capture.prefix),
-                sampling_percentage=capture.sampling_percentage,
-                capture=capture.capture,
-            )
-        async_settings = None
-        self.async_topics: list[sns.Topic] = []
-        if cfg.endpoint.type == "async" and cfg.endpoint.async_ is not None:
-            a = cfg.endpoint.async_
-            prefixes += [a.output_prefix, a.failure_prefix]
-            self.execution_role.grant_read(bucket, ASYNC_INPUT_PREFIX)
-            if a.notifications:
-                self.async_topics = [
-                    sns.Topic(self, name, master_key=key, enforce_ssl=True)
-                    for name in ("AsyncSuccess", "AsyncError")
-                ]
-                self.execution_role.grant_publish(self.async_topics)
-            async_settings = AsyncSettings(
-                output_s3_uri=self.storage.s3_uri(a.output_prefix),
-                failure_s3_uri=self.storage.s3_uri(a.failure_prefix),
-                success_topic_arn=self.async_topics[0].topic_arn if self.async_topics else None,
-                error_topic_arn=self.async_topics[1].topic_arn if self.async_topics else None,
-                max_concurrent_invocations_per_instance=a.max_concurrent_invocations_per_instance,
-            )
-        if prefixes:
-            self.execution_role.grant_write(bucket, prefixes)
-        # CreateModel checks image and data access with the role: wait for its policy.
-        self.model.resource.node.add_dependency(self.execution_role.policy)
-
-        self.endpoint_config = EndpointConfiguration(
+    def _monitoring(self, cfg: DeploymentConfig) -> EndpointMonitoring:
+        """Alarms to people and to the deployment guardrails; the role may read the rollback alarms."""
+        monitoring = EndpointMonitoring(
             self,
-            "EndpointConfig",
-            model_name=self.model.model_name,
-            kms_key_arn=self.encryption.key_arn,
-            variants=mapping.instance_variants(cfg),
-            serverless=mapping.serverless_variant(cfg),
-            data_capture=data_capture,
-            async_inference=async_settings,
-            shadow_variants=shadow_variants,
-        )
-        self.endpoint = InferenceEndpoint(
-            self,
-            "Endpoint",
+            "Monitoring",
+            endpoint=self.endpoint,
             endpoint_config_name=self.endpoint_config.endpoint_config_name,
-            deployment=mapping.guardrails(cfg),
+            variant_names=self.endpoint_config.variant_names,
+            thresholds=mapping.thresholds(cfg),
+            encryption_key=self.encryption.key,
+            subscribers=mapping.subscribers(cfg),
+            is_async=cfg.endpoint.type == "async",
+            shadow_variant_names=self.endpoint_config.shadow_variant_names,
         )
-        variant_names = self.endpoint_config.variant_names
-        self.monitoring = None
-        if cfg.monitoring.alarms:
-            self.monitoring = EndpointMonitoring(
-                self,
-                "Monitoring",
-                endpoint=self.endpoint,
-                variant_names=variant_names,
-                thresholds=mapping.thresholds(cfg),
-                encryption_key=key,
-                shadow_variant_names=self.endpoint_config.shadow_variant_names,
+        if cfg.endpoint.deployment.auto_rollback:
+            self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)
+            policy = self.execution_role.grant_describe_alarms(
+                [a.alarm_arn for a in monitoring.rollback_alarms]
             )
-            self.endpoint.add_rollback_alarms(*self.monitoring.alarms)
+            self.endpoint.resource.node.add_dependency(policy)
+        return monitoring
 
+    def _autoscaling(self, cfg: DeploymentConfig) -> None:
         for variant, instance_type, settings in mapping.scaling(cfg):
             VariantAutoscaling(
                 self,
@@ -178,15 +204,17 @@ class ServingStack(cdk.Stack):
                 instance_type=instance_type,
             )
 
-        outputs = self._common_outputs(variant_names)
+    def _outputs(self) -> None:
+        outputs = self._common_outputs(self.endpoint_config.variant_names)
+        outputs["LogGroupName"] = self.logs.endpoint_group_name
+        if self.endpoint_config.shadow_variant_names:
+            outputs["ShadowVariantNames"] = ",".join(self.endpoint_config.shadow_variant_names)
         if self.monitoring is not None:
             outputs["AlarmTopicArn"] = self.monitoring.topic.topic_arn
             outputs["DashboardName"] = self.monitoring.dashboard.dashboard_name
-        if shadow_variants:
-            outputs["ShadowVariantNames"] = ",".join(self.endpoint_config.shadow_variant_names)
-        if async_settings is not None:
+        if self.async_settings is not None:
             outputs["AsyncInputUri"] = self.storage.s3_uri(ASYNC_INPUT_PREFIX)
-            outputs["AsyncOutputUri"] = async_settings.output_s3_uri
+            outputs["AsyncOutputUri"] = self.async_settings.output_s3_uri
         for name, value in outputs.items():
             cdk.CfnOutput(self, name, value=value)
 
@@ -214,7 +242,9 @@ class ServingStack(cdk.Stack):
         )
         self.endpoint = parts.endpoint
         self.components = parts.components
+        self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
         outputs = self._common_outputs(parts.endpoint_config.variant_names)
+        outputs["LogGroupName"] = self.logs.endpoint_group_name
         # The deployed InferenceComponentName of each config component, in config order: name=physical name.
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()

@@ -3,7 +3,8 @@
 Stack construct ids are stable; CloudFormation stack names derive from them (prefixed by the Stage's
 name inside a Stage). With ``Name`` = PascalCase of ``config.name`` and ``Env`` of ``config.environment``:
 
-- ``<Name><Env>Ecr``      -- :class:`stacks.ecr_stack.EcrStack` (skipped when a repository is passed in),
+- ``<Name><Env>Ecr``      -- :class:`stacks.ecr_stack.EcrStack` (skipped when a repository is passed in
+  or every image is a ``dlc`` URI),
   e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName``.
 - ``<Name><Env>Serving``  -- :class:`stacks.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
   outputs ``EndpointName``, ``ExecutionRoleArn``, ``BucketName``, ``VariantNames``,
@@ -41,6 +42,14 @@ def stack_ids(config: DeploymentConfig) -> tuple[str, str]:
     return f"{base}Ecr", f"{base}Serving"
 
 
+def needs_repository(config: DeploymentConfig) -> bool:
+    """Whether the config pulls from (``ecr``) or is published to (``build``, CI path) this kit's repository.
+
+    Deployments whose every image is a full ``dlc`` URI get no (unused, retained) repository stack."""
+    images = [config.image, *(c.image for c in config.model.containers)]
+    return any(image is not None and image.source != "dlc" for image in images)
+
+
 def add_serving_stacks(
     scope: Construct,
     *,
@@ -53,7 +62,7 @@ def add_serving_stacks(
     env = cdk.Environment(account=config.account, region=config.region)
     common: dict[str, Any] = {"env": env}
     ecr_stack = None
-    if repository is None:
+    if repository is None and needs_repository(config):
         ecr_stack = EcrStack(
             scope, ecr_id, description=f"ECR repository of the {config.name} serving image", **common
         )

@@ -23,13 +23,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from smkit.config import component_rules, components, models, rules
+from smkit.config import aws_rules, component_rules, components, models, rules
 from smkit.config.models import BuildImage, DeploymentConfig, ImageSource
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
-    models.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. blue)",
+    models.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
     models.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     models.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     models.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
@@ -137,7 +137,7 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
-    issues = rules.check(cfg) + component_rules.check(cfg)
+    issues = rules.check(cfg) + component_rules.check(cfg) + aws_rules.check(cfg)
     if issues:
         raise ConfigError(source, issues)
     return _resolved(cfg, base_dir) if base_dir is not None else cfg

@@ -20,12 +20,14 @@ from smkit.config.components import InferenceComponentsSpec, ShadowVariant
 
 # CloudFormation name patterns (VariantName, ContainerHostname, ...): alphanumerics and hyphens, <= 63.
 AWS_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
-INSTANCE_TYPE = r"^ml\.[a-z0-9]+\.[a-z0-9]+$"
+# Family, optional hyphenated qualifier (ml.p6-b200.48xlarge), size.
+INSTANCE_TYPE = r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$"
 # An image in an AWS Deep Learning Containers (or any ECR) registry: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG
 ECR_IMAGE_URI = (
     r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
 )
 KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/-]+$"
+SNS_TOPIC_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$"
 
 
 class Frozen(BaseModel):
@@ -139,6 +141,13 @@ class Variant(Frozen):
     instance_type: str = Field(pattern=INSTANCE_TYPE)
     initial_instance_count: int = Field(1, ge=1, le=1000)
     initial_weight: float = Field(1.0, gt=0, description="Relative traffic weight (> 0).")
+    routing: Literal["least-outstanding-requests", "random"] | None = Field(
+        None,
+        description="How SageMaker spreads requests over the variant's instances "
+        "(ProductionVariant.RoutingConfig.RoutingStrategy: LEAST_OUTSTANDING_REQUESTS or RANDOM). "
+        "Default: not set, SageMaker's default (RANDOM). "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html",
+    )
     volume_size_gb: int | None = Field(None, ge=1, le=512)
     model_data_download_timeout_seconds: int | None = Field(None, ge=60, le=3600)
     container_startup_health_check_timeout_seconds: int | None = Field(None, ge=60, le=3600)
@@ -171,6 +180,13 @@ class AsyncSpec(Frozen):
     output_prefix: str = Field("async/output", pattern=r"^[\w!\-.*'()/]+$")
     failure_prefix: str = Field("async/failure", pattern=r"^[\w!\-.*'()/]+$")
     notifications: bool = Field(False, description="Create SNS success and error topics.")
+    include_response_in_notifications: bool = Field(
+        False,
+        description="Copy the inference response into the success/error notifications "
+        "(AsyncInferenceNotificationConfig.IncludeInferenceResponseIn). Default: false, so subscribers get "
+        "the S3 location only and payloads stay in the encrypted bucket. "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AsyncInferenceNotificationConfig.html",
+    )
     max_concurrent_invocations_per_instance: int | None = Field(None, ge=1, le=1000)
 
 
@@ -178,8 +194,12 @@ class Deployment(Frozen):
     """Deployment guardrails: blue/green traffic shifting with auto-rollback on the endpoint's alarms."""
 
     strategy: Literal["all-at-once", "canary", "linear"] = "all-at-once"
-    canary_size_percent: int | None = Field(None, ge=1, le=99)
-    linear_step_percent: int | None = Field(None, ge=1, le=99)
+    canary_size_percent: int | None = Field(
+        None, ge=1, le=100, description="Canary: share of the new fleet's capacity turned on first (1-50)."
+    )
+    linear_step_percent: int | None = Field(
+        None, ge=1, le=100, description="Linear: share of the new fleet's capacity per step (10-50)."
+    )
     wait_interval_seconds: int = Field(300, ge=0, le=3600)
     termination_wait_seconds: int = Field(0, ge=0, le=3600)
     max_execution_timeout_seconds: int | None = Field(None, ge=600, le=14400)
@@ -237,19 +257,97 @@ class Security(Frozen):
     vpc: Vpc | None = None
 
 
+class EmailSubscription(Frozen):
+    """Alarm notifications by email (the address must confirm the subscription once)."""
+
+    type: Literal["email"]
+    address: str = Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class HttpsSubscription(Frozen):
+    """Alarm notifications POSTed to an HTTPS endpoint (e.g. a paging service's SNS integration URL)."""
+
+    type: Literal["https"]
+    url: str = Field(pattern=r"^https://[^\s]+$")
+
+
+class TopicSubscription(Frozen):
+    """Alarm notifications also published to an existing SNS topic (e.g. a central operations topic).
+
+    That topic's policy must allow ``cloudwatch.amazonaws.com`` to publish, and its KMS key (if any) must
+    allow CloudWatch to use it: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
+    """
+
+    type: Literal["sns"]
+    topic_arn: str = Field(pattern=SNS_TOPIC_ARN)
+
+
+AlarmSubscription = Annotated[
+    EmailSubscription | HttpsSubscription | TopicSubscription, Field(discriminator="type")
+]
+
+
 class Monitoring(Frozen):
-    """CloudWatch alarms (also the auto-rollback alarms) and a dashboard."""
+    """CloudWatch alarms, their SNS topic and who gets it, the auto-rollback alarms, logs and a dashboard.
+
+    Operational alarms (to people): per variant, 5XX error rate, 4XX error rate and p99 ModelLatency of the
+    whole variant; async: age of the oldest queued request. Rollback alarms (to the deployment guardrails):
+    per variant, 5XX error rate and p99 ModelLatency of the *new* fleet only (metrics dimensioned by the new
+    EndpointConfigName), so an incident on the old fleet does not roll back its own fix.
+    https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html
+    """
 
     alarms: bool = True
-    latency_p99_ms: int = Field(1000, ge=1)
-    error_5xx_threshold: int = Field(
-        5, ge=1, description="Invocation5XXErrors per minute that trip the alarm."
+    latency_p99_ms: int = Field(
+        1000, ge=1, description="p99 ModelLatency (ms) that trips the latency alarms."
     )
-    error_4xx_threshold: int = Field(
-        50, ge=1, description="Invocation4XXErrors per minute that trip the alarm."
+    error_5xx_percent: float = Field(
+        1.0,
+        gt=0,
+        le=100,
+        description="Invocation5XXErrors as a percentage of requests that trips the 5XX alarms. Default 1.",
+    )
+    error_4xx_percent: float = Field(
+        10.0,
+        gt=0,
+        le=100,
+        description="Invocation4XXErrors as a percentage of requests that trips the 4XX alarm (operational "
+        "only: client errors never roll a deployment back). Default 10.",
     )
     backlog_age_seconds: int | None = Field(None, ge=60, description="Async only: oldest request age alarm.")
     evaluation_periods: int = Field(3, ge=1, le=60)
+    subscriptions: list[AlarmSubscription] = Field(
+        default_factory=list,
+        description="Who gets the alarm topic's notifications: email addresses, HTTPS endpoints, or other "
+        "SNS topics. Default: none (the topic's ARN is a stack output; subscribe later). "
+        "https://docs.aws.amazon.com/sns/latest/dg/sns-create-subscribe-endpoint-to-topic.html",
+    )
+    log_retention_days: int = Field(
+        90,
+        description="Retention of the endpoint's CloudWatch log group (/aws/sagemaker/Endpoints/NAME) and of "
+        "the deployment helpers' logs; one of CloudWatch Logs' retention values. Default 90. "
+        "https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html",
+    )
+
+
+class Storage(Frozen):
+    """Lifecycle of the endpoint's data bucket (captured requests, async results, model data sets).
+
+    https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html
+    """
+
+    expire_days: dict[str, int] = Field(
+        default_factory=dict,
+        description="Days after which objects under a prefix of the data bucket expire, e.g. "
+        "{data-capture: 90, async/output: 30}. The prefix must be one this deployment writes (data capture, "
+        "async input/output/failure). Default: none (kept until you delete them).",
+    )
+    noncurrent_version_days: int = Field(
+        30,
+        ge=1,
+        description="Days after which overwritten or deleted object versions expire (the bucket is "
+        "versioned). Default 30.",
+    )
 
 
 # --- CI/CD pipeline (cdk synth -c pipeline=true) ---------------------------------------------------------
@@ -315,6 +413,7 @@ class DeploymentConfig(Frozen):
     endpoint: EndpointSpec
     security: Security = Field(default_factory=lambda: Security())
     monitoring: Monitoring = Field(default_factory=lambda: Monitoring())
+    storage: Storage = Field(default_factory=lambda: Storage())
     pipeline: PipelineSpec | None = Field(
         None, description="CI/CD pipeline (``-c pipeline=true``); ignored by plain ``cdk deploy``."
     )

@@ -4,6 +4,8 @@ Each rule is a pure function ``(cfg) -> Iterable[Issue]``; :data:`RULES` is the 
 All issues are collected and reported together. Limits come from docs/hosting-contract.md,
 docs/multi-container.md, docs/serverless-async.md, docs/cloudformation.md and the
 CloudFormation resource docs linked in :mod:`smkit.config.models`.
+Rules that come from an AWS documentation page (with the page in the message) live in
+:mod:`smkit.config.aws_rules`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 from smkit.config.models import DeploymentConfig, ImageSource
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
+# Where clients upload async request payloads (the execution role may read it).
+ASYNC_INPUT_PREFIX = "async/input"
 MAX_ENV_ENTRIES = 100
 MAX_ENV_BYTES = 1024
 
@@ -192,12 +196,6 @@ def variant_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
         if a is None:
             continue
         path = f"endpoint.variants[{i}].autoscaling"
-        if v.instance_type.startswith("ml.t"):
-            yield Issue(
-                f"endpoint.variants[{i}].instance_type",
-                v.instance_type,
-                "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling",
-            )
         if a.min_capacity == 0 and not is_async:
             yield Issue(f"{path}.min_capacity", 0, "only async endpoints can scale to zero; use >= 1")
         if not a.min_capacity <= a.max_capacity:
@@ -231,7 +229,7 @@ def deployment_strategy(cfg: DeploymentConfig) -> Iterable[Issue]:
     for strategy, field in needs.items():
         value = getattr(d, field)
         if d.strategy == strategy and value is None:
-            yield Issue(f"endpoint.deployment.{field}", None, f"strategy {strategy} needs {field} (1-99)")
+            yield Issue(f"endpoint.deployment.{field}", None, f"strategy {strategy} needs {field}")
         if d.strategy != strategy and value is not None:
             yield Issue(
                 f"endpoint.deployment.{field}",
@@ -253,6 +251,35 @@ def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
             cfg.monitoring.backlog_age_seconds,
             "applies only to async endpoints (realtime endpoints publish no backlog metrics)",
         )
+
+
+def written_prefixes(cfg: DeploymentConfig) -> list[str]:
+    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure)."""
+    out = []
+    capture = cfg.endpoint.data_capture
+    if capture is not None and capture.enabled and cfg.endpoint.type != "serverless":
+        out.append(capture.prefix.strip("/"))
+    if cfg.endpoint.type == "async" and cfg.endpoint.async_ is not None:
+        a = cfg.endpoint.async_
+        out += [ASYNC_INPUT_PREFIX, a.output_prefix.strip("/"), a.failure_prefix.strip("/")]
+    return out
+
+
+def storage_lifecycle(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Expiry applies to data prefixes only: model data sets stay for rollbacks to earlier releases."""
+    allowed = written_prefixes(cfg)
+    for prefix, days in cfg.storage.expire_days.items():
+        path = f"storage.expire_days.{prefix}"
+        if prefix.strip("/") not in allowed:
+            where = ", ".join(allowed) if allowed else "none (no data capture, not async)"
+            yield Issue(
+                path,
+                prefix,
+                f"not a prefix this deployment writes; expire one of: {where} "
+                "(model data under models/ is kept so that rollbacks find it)",
+            )
+        if days < 1:
+            yield Issue(path, days, "days must be >= 1")
 
 
 def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -332,6 +359,7 @@ RULES: tuple[Rule, ...] = (
     deployment_strategy,
     security,
     monitoring,
+    storage_lifecycle,
     environments,
     image_tags,
     pipeline_stages,

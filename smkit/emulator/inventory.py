@@ -15,12 +15,12 @@ from typing import Any
 # Resource types this kit's templates contain that moto 5.2.5's CloudFormation does not create (it logs
 # "No Moto CloudFormation support for ..." and carries on). tests/deploy/test_moto_fixes.py checks each
 # entry is still unsupported, so the list shrinks when moto grows.
-_NO_AUTOSCALING = "moto has no CloudFormation support for Application Auto Scaling"
 MOTO_SKIPS: Mapping[str, str] = {
-    "AWS::ApplicationAutoScaling::ScalableTarget": _NO_AUTOSCALING,
-    "AWS::ApplicationAutoScaling::ScalingPolicy": _NO_AUTOSCALING,
     "AWS::S3::BucketPolicy": "moto has no CloudFormation adapter for bucket policies",
     "AWS::SNS::TopicPolicy": "moto has no CloudFormation adapter for SNS topic policies",
+    "AWS::SNS::Subscription": (
+        "moto has no CloudFormation adapter for SNS subscriptions (the alarm topic's email/HTTPS subscribers)"
+    ),
     "AWS::CDK::Metadata": "CDK's version-reporting marker; there is no AWS resource behind it",
     "Custom::CDKBucketDeployment": (
         "a Lambda-backed custom resource: moto runs Lambda only in Docker, so the copy of a model set "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smkit.emulator import moto_components
+from smkit.emulator.moto_scaling import application_autoscaling_adapters, endpoint_update_as_sagemaker_does
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,19 @@ def _cloudwatch_alarm_adapter() -> None:
             return cls(alarm)
 
         @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: CloudFormationAlarm,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> CloudFormationAlarm:
+            # PutMetricAlarm under the same name replaces the alarm's definition, as an in-place update does.
+            name = str(original_resource.alarm.name)
+            return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+
+        @classmethod
         def delete_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
         ) -> None:
@@ -328,8 +342,8 @@ FIXES: tuple[Fix, ...] = (
         reason=(
             "moto 5.2's CloudWatch implements PutMetricAlarm but has no CloudFormation adapter for alarms, "
             "so they were skipped and every Fn::GetAtt Alarm.Arn (dashboard alarm widgets) failed the "
-            "stack. The adapter passes the template's properties to moto's own PutMetricAlarm and "
-            "DeleteAlarms. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
+            "stack. The adapter passes the template's properties to moto's own PutMetricAlarm (create and "
+            "update) and DeleteAlarms. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
             "aws-resource-cloudwatch-alarm.html"
         ),
         apply=_cloudwatch_alarm_adapter,
@@ -384,6 +398,29 @@ FIXES: tuple[Fix, ...] = (
             "aws-resource-sagemaker-inferencecomponent.html"
         ),
         apply=moto_components.inference_components,
+    ),
+    Fix(
+        resource_type="AWS::ApplicationAutoScaling::ScalableTarget",
+        reason=(
+            "moto 5.2 implements RegisterScalableTarget and PutScalingPolicy but has no CloudFormation adapter "
+            "for ScalableTarget or ScalingPolicy, so autoscaling was skipped and an update that UpdateEndpoint "
+            "refuses for a scalable target passed. The adapters register and deregister through moto's own "
+            "Application Auto Scaling backend. https://docs.aws.amazon.com/AWSCloudFormation/latest/"
+            "TemplateReference/aws-resource-applicationautoscaling-scalabletarget.html"
+        ),
+        apply=application_autoscaling_adapters,
+    ),
+    Fix(
+        resource_type="AWS::SageMaker::Endpoint",
+        reason=(
+            "moto 5.2 ignores an endpoint's EndpointName (it generates one) and updates an endpoint by deleting "
+            "and recreating it under its old name: a new EndpointName (update requires replacement) is ignored, "
+            "and a change SageMaker refuses (the instance type of a "
+            "variant that is a registered scalable target, or its removal) passes. The update replaces the "
+            "endpoint on a new name and refuses that change, as https://docs.aws.amazon.com/sagemaker/latest/"
+            "dg/endpoint-scaling-update.html describes."
+        ),
+        apply=endpoint_update_as_sagemaker_does,
     ),
     Fix(
         resource_type="Custom::*",

@@ -1,5 +1,7 @@
 """Application Auto Scaling of one production variant (docs/cloudformation.md).
 
+https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling.html
+
 - ``invocations``: target tracking on ``SageMakerVariantInvocationsPerInstance`` (instance variants).
 - ``backlog``: target tracking on ``ApproximateBacklogSizePerInstance`` plus a step policy that scales out
   from zero on ``HasBacklogWithoutCapacity`` (async only; the documented scale-to-zero recipe,
@@ -7,7 +9,7 @@
 - ``provisioned-concurrency``: target tracking on ``SageMakerVariantProvisionedConcurrencyUtilization``
   (serverless, ``sagemaker:variant:DesiredProvisionedConcurrency``).
 
-Burstable ``ml.t*`` instances cannot autoscale and are refused.
+Burstable ``ml.t2``/``ml.t3`` instances cannot autoscale and are refused (``ml.trn*`` can).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct
+
+from smkit.config.aws_rules import BURSTABLE
 
 # Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
 # without it CDK would create an unused IAM role per target.
@@ -133,7 +137,7 @@ def _validate(variant_name: str, s: ScalingSettings, instance_type: str | None) 
     problems = []
     if s.kind not in DIMENSIONS:
         problems.append(f"kind={s.kind!r} (one of {sorted(DIMENSIONS)})")
-    if instance_type is not None and instance_type.startswith("ml.t"):
+    if instance_type is not None and BURSTABLE.match(instance_type):
         problems.append(f"instance_type={instance_type!r}: burstable ml.t* instances cannot autoscale")
     floor = 0 if s.kind == "backlog" else 1
     if s.min_capacity < floor:

@@ -2,23 +2,25 @@
 
 Invocation metrics carry the ``InferenceComponentName`` dimension
 (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html); ``ModelLatency`` is in
-microseconds. Each component's alarms are its rolling update's auto-rollback alarms. The topic and
-dashboard mirror :class:`stacks.constructs.monitoring.EndpointMonitoring` (same construct ids, so the
-topic's logical id is the pinned one).
+microseconds. A component's 5XX-rate and latency alarms are its rolling update's auto-rollback alarms
+(``rollback_alarms``); its 4XX-rate alarm only notifies (a caller's bad request is not the model's fault).
+The topic (:class:`stacks.constructs.monitoring.AlarmTopic`: CloudWatch may publish, config subscribers)
+and the dashboard mirror :class:`stacks.constructs.monitoring.EndpointMonitoring` (same construct ids,
+so the topic's logical id is the pinned one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from stacks.constructs.inference_component import InferenceComponent
-from stacks.constructs.monitoring import MICROSECONDS_PER_MS, AlarmThresholds
+from stacks.constructs.logical_ids import pin
+from stacks.constructs.monitoring import MICROSECONDS_PER_MS, AlarmThresholds, AlarmTopic, Subscriber
 
 
 class ComponentMonitoring(Construct):
@@ -32,12 +34,15 @@ class ComponentMonitoring(Construct):
         components: Sequence[tuple[str, InferenceComponent]],
         thresholds: AlarmThresholds,
         encryption_key: kms.IKey,
+        subscribers: Sequence[Subscriber] = (),
     ) -> None:
         super().__init__(scope, id_)
         t = thresholds
-        self.topic = sns.Topic(self, "AlarmTopic", master_key=encryption_key, enforce_ssl=True)
-        action = cw_actions.SnsAction(self.topic)
+        self.alarm_topic = AlarmTopic(self, "AlarmTopic", encryption_key=encryption_key, subscribers=subscribers)
+        self.topic = self.alarm_topic.topic
+        pin(self.topic, id_, "AlarmTopic", "Resource")
         self.alarms: dict[str, list[cloudwatch.Alarm]] = {}
+        self.rollback_alarms: dict[str, list[cloudwatch.Alarm]] = {}
         dashboard = cloudwatch.Dashboard(self, "Dashboard")
         for name, component in components:
             errors5 = component.metric("Invocation5XXErrors")
@@ -45,10 +50,11 @@ class ComponentMonitoring(Construct):
             latency = component.metric("ModelLatency", statistic="p99")
             invocations = component.metric("Invocations")
             no_capacity = component.metric("NoCapacityInvocationFailures")
+            rate5, rate4 = _rate("5", errors5, invocations), _rate("4", errors4, invocations)
             alarms = []
             for suffix, metric, threshold, what in (
-                ("5xxErrors", errors5, t.error_5xx, f">= {t.error_5xx} 5XX errors a minute"),
-                ("4xxErrors", errors4, t.error_4xx, f">= {t.error_4xx} 4XX errors a minute"),
+                ("5xxRate", rate5, t.error_5xx_percent, f">= {t.error_5xx_percent}% of requests fail with 5XX"),
+                ("4xxRate", rate4, t.error_4xx_percent, f">= {t.error_4xx_percent}% of requests rejected (4XX)"),
                 (
                     "LatencyP99",
                     latency,
@@ -66,17 +72,30 @@ class ComponentMonitoring(Construct):
                     treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                     alarm_description=f"Inference component {name} ({component.component_name}): {what}",
                 )
-                alarm.add_alarm_action(action)
-                alarm.add_ok_action(action)
+                for action in self.alarm_topic.actions:
+                    alarm.add_alarm_action(action)
+                    alarm.add_ok_action(action)
                 alarms.append(alarm)
             self.alarms[name] = alarms
+            self.rollback_alarms[name] = [a for a in alarms if "4xx" not in a.node.id]
             dashboard.add_widgets(
                 cloudwatch.GraphWidget(
                     title=f"{name}: invocations", left=[invocations, no_capacity], width=8
                 ),
-                cloudwatch.GraphWidget(title=f"{name}: errors", left=[errors4, errors5], width=8),
+                cloudwatch.GraphWidget(title=f"{name}: error rates (%)", left=[rate4, rate5], width=8),
                 cloudwatch.GraphWidget(title=f"{name}: ModelLatency p99 (us)", left=[latency], width=8),
             )
         every = [a for alarms in self.alarms.values() for a in alarms]
         dashboard.add_widgets(cloudwatch.AlarmStatusWidget(title="alarms", alarms=list(every), width=24))
         self.dashboard = dashboard
+
+
+def _rate(kind: str, errors: cloudwatch.Metric, requests: cloudwatch.Metric) -> cloudwatch.MathExpression:
+    """Errors as a percentage of requests (ids unique per graph: 4XX and 5XX are plotted together)."""
+    e, r = f"e{kind}", f"r{kind}"
+    return cloudwatch.MathExpression(
+        expression=f"IF({r} > 0, 100 * {e} / {r}, 0)",
+        using_metrics={e: errors, r: requests},
+        label=f"{kind}XX % of requests",
+        period=cdk.Duration.minutes(1),
+    )

@@ -13,7 +13,8 @@ class EncryptionKey(Construct):
 
     A created key is retained when the stack is deleted (data written under it stays readable) and lets
     CloudWatch publish alarm notifications to topics encrypted with it. A supplied key's policy is its
-    owner's business: it must allow the execution role and ``cloudwatch.amazonaws.com``.
+    owner's business: it must allow the execution role, ``cloudwatch.amazonaws.com`` and
+    ``logs.REGION.amazonaws.com``.
     """
 
     def __init__(self, scope: Construct, id_: str, *, key_arn: str | None = None) -> None:
@@ -35,6 +36,32 @@ class EncryptionKey(Construct):
                     actions=["kms:Decrypt", "kms:GenerateDataKey"],
                     resources=["*"],
                     conditions={"StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID}},
+                )
+            )
+            # The endpoint's and the helpers' log groups are encrypted with the key.
+            # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
+            stack = cdk.Stack.of(self)
+            key.add_to_resource_policy(
+                iam.PolicyStatement(
+                    principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
+                    actions=[
+                        "kms:Encrypt*",
+                        "kms:Decrypt*",
+                        "kms:ReEncrypt*",
+                        "kms:GenerateDataKey*",
+                        "kms:Describe*",
+                    ],
+                    resources=["*"],
+                    conditions={
+                        "ArnLike": {
+                            "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
+                                service="logs",
+                                resource="log-group",
+                                resource_name="*",
+                                arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                            )
+                        }
+                    },
                 )
             )
             self.key: kms.IKey = key

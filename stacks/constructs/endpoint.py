@@ -40,9 +40,18 @@ class InferenceEndpoint(Construct):
 
     The endpoint's name is derived from its construct path (unique per stack and stage, stable across
     updates) rather than left to CloudFormation: the rollback alarms watch metrics dimensioned by the
-    name, and the endpoint lists those alarms, so a CloudFormation-generated name would be a cycle. The
-    Endpoint is updated in place on every config or model change, so a stable name never blocks a
-    replacement; Model and EndpointConfig names stay generated.
+    name, and the endpoint lists those alarms, so a CloudFormation-generated name would be a cycle.
+
+    ``scaling_fingerprint`` (see :func:`stacks.mapping.scaling_fingerprint`) is appended to the name when
+    variants autoscale. UpdateEndpoint fails while a variant whose instance type changes, or that is renamed
+    or removed, is still a registered scalable target
+    (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html); such a change instead
+    gives the endpoint a new name, so CloudFormation creates the new endpoint and its scalable targets, then
+    deletes the old ones. Any other change is an in-place blue/green update under the same name.
+
+    ``retain_variant_properties``: keep each variant's current instance count across updates (true when
+    the variants autoscale, otherwise a changed ``initial_instance_count`` would be ignored). Weights and
+    data capture always follow the new config.
     """
 
     def __init__(
@@ -52,13 +61,21 @@ class InferenceEndpoint(Construct):
         *,
         endpoint_config_name: str,
         deployment: DeploymentGuardrails,
+        scaling_fingerprint: str | None = None,
+        retain_variant_properties: bool = True,
     ) -> None:
         super().__init__(scope, id_)
         if deployment.strategy not in TRAFFIC_ROUTING:
             raise ValueError(
                 f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(TRAFFIC_ROUTING)})"
             )
-        self.endpoint_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
+        if scaling_fingerprint:
+            base = cdk.Names.unique_resource_name(
+                self, max_length=MAX_NAME - len(scaling_fingerprint) - 1, separator="-"
+            )
+            self.endpoint_name = f"{base}-{scaling_fingerprint}"
+        else:
+            self.endpoint_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
         self._deployment = deployment
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         self.resource = sagemaker.CfnEndpoint(
@@ -66,11 +83,12 @@ class InferenceEndpoint(Construct):
             "Resource",
             endpoint_name=self.endpoint_name,
             endpoint_config_name=endpoint_config_name,
-            # Keep the autoscaled instance count across updates, but let weight and capture changes apply.
-            retain_all_variant_properties=True,
-            exclude_retained_variant_properties=[
-                sagemaker.CfnEndpoint.VariantPropertyProperty(variant_property_type=t) for t in NOT_RETAINED
-            ],
+            retain_all_variant_properties=retain_variant_properties,
+            exclude_retained_variant_properties=(
+                [sagemaker.CfnEndpoint.VariantPropertyProperty(variant_property_type=t) for t in NOT_RETAINED]
+                if retain_variant_properties
+                else None
+            ),
             deployment_config=self._deployment_config(),
         )
 
@@ -93,12 +111,20 @@ class InferenceEndpoint(Construct):
         )
 
     def metric(
-        self, metric_name: str, *, variant_name: str | None = None, statistic: str = "Sum"
+        self,
+        metric_name: str,
+        *,
+        variant_name: str | None = None,
+        statistic: str = "Sum",
+        endpoint_config_name: str | None = None,
     ) -> cloudwatch.Metric:
-        """A one-minute ``AWS/SageMaker`` metric of this endpoint (and variant, if given)."""
+        """A one-minute ``AWS/SageMaker`` metric of this endpoint (and variant, and the fleet of one
+        endpoint config during a blue/green deployment, if given)."""
         dimensions = {"EndpointName": self.endpoint_name}
         if variant_name is not None:
             dimensions["VariantName"] = variant_name
+        if endpoint_config_name is not None:
+            dimensions["EndpointConfigName"] = endpoint_config_name
         return cloudwatch.Metric(
             namespace="AWS/SageMaker",
             metric_name=metric_name,

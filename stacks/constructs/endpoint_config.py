@@ -5,21 +5,19 @@ https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sage
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.config.aws_rules import INSTANCE_STORE
 from stacks.constructs.acknowledge import acknowledge
 
 CAPTURE_MODES = {"input": "Input", "output": "Output"}
-# Instance families with local NVMe instance storage: their volumes are encrypted by the instance's
-# hardware module and CreateEndpointConfig rejects a KmsKeyId for them (CreateEndpointConfig KmsKeyId,
-# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html). A "d" after the
-# generation marks instance storage (m5d, c6id, g4dn, p4d); the set lists the families without that mark.
-INSTANCE_STORE = re.compile(r"^ml\.(?:[a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|p5|p5e|p5en|trn1|trn1n)\.")
+# ProductionVariant.RoutingConfig.RoutingStrategy
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html
+ROUTING_STRATEGIES = {"least-outstanding-requests": "LEAST_OUTSTANDING_REQUESTS", "random": "RANDOM"}
 KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
@@ -39,6 +37,7 @@ class InstanceVariant:
     model_data_download_timeout_seconds: int | None = None
     container_startup_health_check_timeout_seconds: int | None = None
     model_name: str | None = None  # a shadow variant's own model; default: the config's model
+    routing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,7 @@ class AsyncSettings:
     failure_s3_uri: str
     success_topic_arn: str | None = None
     error_topic_arn: str | None = None
+    include_response_in_notifications: bool = False
     max_concurrent_invocations_per_instance: int | None = None
 
 
@@ -147,6 +147,10 @@ def _validate(
             )
         if v.initial_weight <= 0:
             problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
+        if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
+            problems.append(
+                f"variant {v.name!r}: routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})"
+            )
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(
@@ -181,6 +185,11 @@ def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfi
         volume_size_in_gb=v.volume_size_gb,
         model_data_download_timeout_in_seconds=v.model_data_download_timeout_seconds,
         container_startup_health_check_timeout_in_seconds=v.container_startup_health_check_timeout_seconds,
+        routing_config=(
+            sagemaker.CfnEndpointConfig.RoutingConfigProperty(routing_strategy=ROUTING_STRATEGIES[v.routing])
+            if v.routing
+            else None
+        ),
     )
 
 
@@ -219,7 +228,12 @@ def _async(a: AsyncSettings, kms_key_arn: str) -> sagemaker.CfnEndpointConfig.As
         notification = sagemaker.CfnEndpointConfig.AsyncInferenceNotificationConfigProperty(
             success_topic=a.success_topic_arn,
             error_topic=a.error_topic_arn,
-            include_inference_response_in=["SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC"],
+            # Off by default: every subscriber would get a copy of the inference payload.
+            include_inference_response_in=(
+                ["SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC"]
+                if a.include_response_in_notifications
+                else None
+            ),
         )
     return sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty(
         output_config=sagemaker.CfnEndpointConfig.AsyncInferenceOutputConfigProperty(

@@ -1,8 +1,10 @@
 """The SageMaker execution role: only what the deployed variant needs.
 
-Starts with CloudWatch Logs for the endpoint's own log groups; image, model data, KMS, async output,
-data capture and SNS grants are added by the constructs that need them. No AWS managed policies; the
-only ``*`` resource is ``ecr:GetAuthorizationToken`` (see :mod:`stacks.constructs.image`).
+Starts with CloudWatch Logs for the endpoint's own log groups and ``cloudwatch:PutMetricData``; image,
+model data, KMS, async output, data capture, SNS and rollback-alarm grants are added by the constructs that
+need them. No AWS managed policies. Statements that must name ``*`` (actions without resource-level
+permissions) each sit alone in their own managed policy, and the cdk-nag acknowledgement of that ``*``
+is attached to that policy only, so it covers exactly that statement.
 Permissions reference: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms
 """
 
@@ -38,6 +40,20 @@ class ExecutionRole(Construct):
         )
         # A customer-managed policy rather than CDK's inline DefaultPolicy (HIPAA/NIST IAMNoInlinePolicy).
         self.policy = iam.ManagedPolicy(self, "Policy", roles=[self.role])
+        # What CreateModel checks with the role (image pull, model data, keys): the Model waits for these.
+        self.access_policies: list[iam.ManagedPolicy] = [self.policy]
+        # PutMetricData has no resource-level permissions; the namespace condition limits it to SageMaker's.
+        self.add_wildcard_statement(
+            "Metrics",
+            iam.PolicyStatement(
+                sid="PutEndpointMetrics",
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker"]}},
+            ),
+            "cloudwatch:PutMetricData has no resource-level permissions; limited to SageMaker's namespaces "
+            "by the cloudwatch:namespace condition.",
+        )
         log_group = cdk.Stack.of(self).format_arn(
             service="logs",
             resource="log-group",
@@ -48,24 +64,30 @@ class ExecutionRole(Construct):
             iam.PolicyStatement(sid="EndpointLogs", actions=LOG_ACTIONS, resources=[log_group])
         )
         acknowledge(
-            self,
+            self.policy,
             {
-                "AwsSolutions-IAM5[Resource::*]": (
-                    "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'."
-                ),
                 f"AwsSolutions-IAM5[Resource::{nag_arn(self, 'logs', 'log-group:/aws/sagemaker/Endpoints/*')}]": (
-                    "Endpoint log groups are named after the endpoint by SageMaker; scoped to /aws/sagemaker/Endpoints."
+                    "Statement EndpointLogs: endpoint log groups are named after the endpoint by SageMaker; "
+                    "scoped to /aws/sagemaker/Endpoints."
                 ),
             },
         )
+
+    def add_wildcard_statement(self, id_: str, statement: iam.PolicyStatement, reason: str) -> None:
+        """Put ``statement`` (resource ``*``) alone into managed policy ``id_``; acknowledge that ``*`` there only."""
+        if self.node.try_find_child(id_) is not None:
+            return
+        policy = iam.ManagedPolicy(self, id_, roles=[self.role], statements=[statement])
+        acknowledge(policy, {"AwsSolutions-IAM5[Resource::*]": f"Statement {statement.sid}: {reason}"})
+        self.access_policies.append(policy)
 
     def add_to_policy(self, statement: iam.PolicyStatement) -> None:
         """Add ``statement`` to the role's managed policy."""
         self.policy.add_statements(statement)
 
     def acknowledge(self, reasons: dict[str, str]) -> None:
-        """Acknowledge cdk-nag findings on the role and its policy."""
-        acknowledge(self, reasons)
+        """Acknowledge cdk-nag findings of the role's main managed policy (not of its ``*`` policies)."""
+        acknowledge(self.policy, reasons)
 
     @property
     def role_arn(self) -> str:
@@ -89,7 +111,7 @@ class ExecutionRole(Construct):
         self.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=resources))
         logical = logical_id_of(bucket)
         acknowledge(
-            self,
+            self.policy,
             {
                 f"AwsSolutions-IAM5[Resource::<{logical}.Arn>/{p.strip('/')}/*]": (
                     "SageMaker writes one object per request under this prefix; the names are not known in advance."
@@ -104,12 +126,30 @@ class ExecutionRole(Construct):
             iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}/*")])
         )
         acknowledge(
-            self,
+            self.policy,
             {
                 f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{prefix}/*]": (
                     "Clients upload async request payloads under this prefix with names of their choosing."
                 )
             },
+        )
+
+    def grant_describe_alarms(self, alarm_arns: Sequence[str]) -> iam.ManagedPolicy:
+        """``cloudwatch:DescribeAlarms`` on the auto-rollback alarms, which SageMaker reads with this role.
+
+        https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html
+        """
+        # A policy of its own: the Model waits for the role's other policies, and the alarms watch the
+        # EndpointConfig that names the Model, so one policy for both would be a dependency cycle.
+        return iam.ManagedPolicy(
+            self,
+            "RollbackAlarms",
+            roles=[self.role],
+            statements=[
+                iam.PolicyStatement(
+                    sid="RollbackAlarms", actions=["cloudwatch:DescribeAlarms"], resources=list(alarm_arns)
+                )
+            ],
         )
 
     def grant_publish(self, topics: Sequence[sns.ITopic]) -> None:
@@ -121,10 +161,12 @@ class ExecutionRole(Construct):
     def grant_pull(self, repository_arn: str) -> None:
         """Pull images from one ECR repository (plus the registry login, which needs ``*``)."""
         self.add_to_policy(iam.PolicyStatement(actions=PULL_ACTIONS, resources=[repository_arn]))
-        self.add_to_policy(
+        self.add_wildcard_statement(
+            "RegistryLogin",
             iam.PolicyStatement(
                 sid="EcrAuthorizationToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]
-            )
+            ),
+            "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'.",
         )
 
 
@@ -160,8 +202,10 @@ def grant_vpc_access(
             resources=[eni],
         )
     )
-    role.add_to_policy(
+    role.add_wildcard_statement(
+        "VpcDescribe",
         iam.PolicyStatement(
+            sid="VpcDescribe",
             actions=[
                 "ec2:DescribeNetworkInterfaces",
                 "ec2:DescribeVpcs",
@@ -170,17 +214,14 @@ def grant_vpc_access(
                 "ec2:DescribeSecurityGroups",
             ],
             resources=["*"],
-        )
+        ),
+        "the ec2:Describe* calls SageMaker makes for a VPC-attached model have no resource-level permissions.",
     )
     acknowledge(
-        role,
+        role.policy,
         {
             f"AwsSolutions-IAM5[Resource::{nag_arn(role, 'ec2', 'network-interface/*')}]": (
-                "SageMaker names the ENIs it creates in the model's subnets."
-            ),
-            "AwsSolutions-IAM5[Resource::*]": (
-                "ecr:GetAuthorizationToken and the ec2:Describe* calls of a VPC-attached model have no "
-                "resource-level permissions."
+                "ENI statements: SageMaker names the ENIs it creates in the model's subnets."
             ),
         },
     )

@@ -13,12 +13,14 @@ resource; the prefix embeds the content hash so a changed set is a new prefix an
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3_deployment
@@ -29,6 +31,12 @@ from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_enviro
 from stacks.constructs.execution_role import ExecutionRole
 
 MISSING_HINT = "run `make package-model` to build the example archives"
+# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.
+# Lambda's ephemeral storage is 512-10240 MB:
+# https://docs.aws.amazon.com/lambda/latest/dg/configuration-ephemeral-storage.html
+EPHEMERAL_MB = (512, 10240)
+HEADROOM_MB = 512
+MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -73,12 +81,31 @@ class ModelData(ABC):
             )
 
     @abstractmethod
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
-        """Upload under ``scope``, grant ``role`` read access, and describe the result."""
+    def bind(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        role: ExecutionRole,
+        bucket: s3.IBucket,
+        log_group: logs.ILogGroup | None = None,
+    ) -> BoundModelData:
+        """Upload under ``scope``, grant ``role`` read access, and describe the result.
+
+        ``log_group`` receives the logs of the copy handler of directory sets (default: a group without
+        retention, created by Lambda)."""
 
 
 class _Archive(ModelData):
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
+    def bind(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        role: ExecutionRole,
+        bucket: s3.IBucket,
+        log_group: logs.ILogGroup | None = None,
+    ) -> BoundModelData:
         self._require(directory=False)
         asset = s3_assets.Asset(scope, id_, path=str(self.path))
         role.add_to_policy(
@@ -95,10 +122,32 @@ class _DirectorySet(ModelData):
         self.multi_model = multi_model
         self.cache_enabled = cache_enabled
 
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole, bucket: s3.IBucket) -> BoundModelData:
+    def ephemeral_storage_mb(self) -> int:
+        """/tmp the copy handler needs for this set: zipped plus extracted, plus headroom."""
+        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        need = math.ceil(2 * size / MIB) + HEADROOM_MB
+        low, high = EPHEMERAL_MB
+        if need > high:
+            raise ValueError(
+                f"model_data.path {self.path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
+                f"(zipped + extracted), more than the {high} MB a Lambda function can have; upload the set to "
+                "S3 yourself and use source: archive, or split it"
+            )
+        return max(low, need)
+
+    def bind(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        role: ExecutionRole,
+        bucket: s3.IBucket,
+        log_group: logs.ILogGroup | None = None,
+    ) -> BoundModelData:
         self._require(directory=True)
         if self.multi_model and not any(self.path.glob("*.tar.gz")):
             raise FileNotFoundError(f"model_data.path {self.path}: no *.tar.gz models in it; {MISSING_HINT}")
+        storage_mb = self.ephemeral_storage_mb()
         holder = Construct(scope, id_)
         asset = s3_assets.Asset(holder, "Asset", path=str(self.path))
         prefix = f"models/{id_}/{asset.asset_hash}/"
@@ -112,6 +161,8 @@ class _DirectorySet(ModelData):
             prune=False,
             retain_on_delete=True,
             memory_limit=1024,
+            ephemeral_storage_size=cdk.Size.mebibytes(storage_mb),
+            log_group=log_group,
         )
         _acknowledge_deployment_handler(deployment, bucket)
         role.add_to_policy(
@@ -175,7 +226,12 @@ def _acknowledge_deployment_handler(
         function_resource.add_override("DependsOn", [policy_resource.logical_id])
     acknowledge(handler, HANDLER_REASONS)
     partition, region, account = nag_environment(deployment)
-    copy = "CDK's BucketDeployment grants its copy handler these on the asset and endpoint buckets only."
+    copy = (
+        "CDK's BucketDeployment grants its copy handler these on the bootstrap asset bucket and on the whole "
+        "endpoint bucket: read, write and delete of every object there, including captured requests and async "
+        "results (CDK offers no per-prefix grant). The handler runs only during deployments, copies only into "
+        "its content-hashed models/ prefix and never prunes (prune=False, retain_on_delete=True)."
+    )
     findings = [
         "Action::kms:GenerateDataKey*",
         "Action::kms:ReEncrypt*",

@@ -7,13 +7,15 @@ from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
 UNTAGGED_DAYS = 14
-MAX_IMAGES = 50
 
 
 class ServingRepository(Construct):
     """Private repository: scan on push, immutable tags, KMS encryption, lifecycle rules, retained on delete.
 
-    Lifecycle: untagged layers expire after ``UNTAGGED_DAYS`` days; at most ``MAX_IMAGES`` images are kept.
+    Lifecycle: untagged images expire after ``UNTAGGED_DAYS`` days. Tagged images never expire: a count or
+    age rule cannot tell the image production runs, or a release recorded for rollback, from an old one
+    (https://docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html). Delete tags that no
+    recorded release names by hand (``scripts.rollback --list`` shows the recorded ones).
     """
 
     def __init__(self, scope: Construct, id_: str) -> None:
@@ -31,12 +33,6 @@ class ServingRepository(Construct):
                     rule_priority=1,
                     tag_status=ecr.TagStatus.UNTAGGED,
                     max_image_age=cdk.Duration.days(UNTAGGED_DAYS),
-                ),
-                ecr.LifecycleRule(
-                    description=f"Keep the newest {MAX_IMAGES} images",
-                    rule_priority=2,
-                    tag_status=ecr.TagStatus.ANY,
-                    max_image_count=MAX_IMAGES,
                 ),
             ],
         )

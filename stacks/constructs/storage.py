@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -9,6 +11,7 @@ from constructs import Construct
 
 from stacks.constructs.acknowledge import acknowledge
 
+MULTIPART_DAYS = 7
 REPLICATION_REASON = (
     "Cross-region replication is a disaster-recovery choice of the account owner (destination region, "
     "second key); versioning is on so it can be enabled without changes here."
@@ -19,9 +22,20 @@ class EndpointBucket(Construct):
     """A KMS-encrypted, versioned, TLS-only, private bucket with server access logging.
 
     Both buckets are retained on stack deletion: captured requests and async results are data.
+    Lifecycle: objects under each prefix of ``expire_days`` expire after that many days, overwritten or
+    deleted versions after ``noncurrent_version_days``, unfinished multipart uploads after a week.
+    https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html
     """
 
-    def __init__(self, scope: Construct, id_: str, *, encryption_key: kms.IKey) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        encryption_key: kms.IKey,
+        expire_days: Mapping[str, int] | None = None,
+        noncurrent_version_days: int = 30,
+    ) -> None:
         super().__init__(scope, id_)
         self.access_logs = s3.Bucket(
             self,
@@ -64,6 +78,21 @@ class EndpointBucket(Construct):
             server_access_logs_bucket=self.access_logs,
             server_access_logs_prefix="data-bucket/",
             removal_policy=cdk.RemovalPolicy.RETAIN,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="OldVersionsAndUploads",
+                    noncurrent_version_expiration=cdk.Duration.days(noncurrent_version_days),
+                    abort_incomplete_multipart_upload_after=cdk.Duration.days(MULTIPART_DAYS),
+                ),
+                *(
+                    s3.LifecycleRule(
+                        id=f"Expire-{prefix.strip('/').replace('/', '-')}",
+                        prefix=f"{prefix.strip('/')}/",
+                        expiration=cdk.Duration.days(days),
+                    )
+                    for prefix, days in sorted((expire_days or {}).items())
+                ),
+            ],
         )
         acknowledge(
             self.bucket,

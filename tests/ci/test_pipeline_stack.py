@@ -165,8 +165,52 @@ def test_smoke_test_role_may_only_invoke_the_staged_deployment(synthesized: Synt
         }
     }
     (role,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    principal = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["AWS"]
-    assert ":iam::111111111111:root" in json.dumps(principal)
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert ":iam::111111111111:root" in json.dumps(trust["Principal"]["AWS"])
+    # Only the smoke test's own CodeBuild role, not every principal of the tooling account.
+    runner = "arn:aws:iam::111111111111:role/TabularRealtimePipeline-smoke-test"
+    assert trust["Condition"] == {"ArnEquals": {"aws:PrincipalArn": runner}}
+    (smoke,) = [
+        p for p in synthesized.resources("AWS::CodeBuild::Project").values() if "smoke_test" in json.dumps(p)
+    ]
+    service_role = synthesized.template["Resources"][smoke["Properties"]["ServiceRole"]["Fn::GetAtt"][0]]
+    assert service_role["Properties"]["RoleName"] == runner.rsplit("/", 1)[1]
+
+
+def test_image_assets_are_published_without_attestations(synthesized: Synthesized) -> None:
+    projects = synthesized.resources("AWS::CodeBuild::Project")
+    assets = [p for k, p in projects.items() if "Assets" in k]
+    assert assets
+    for project in assets:
+        env = {
+            v["Name"]: v["Value"]
+            for v in project["Properties"]["Environment"].get("EnvironmentVariables", [])
+        }
+        assert env.get("BUILDX_NO_DEFAULT_ATTESTATIONS") == "1"
+
+
+def test_build_logs_expire(synthesized: Synthesized) -> None:
+    (group_id,) = synthesized.resources("AWS::Logs::LogGroup")
+    group = synthesized.template["Resources"][group_id]["Properties"]
+    assert group["RetentionInDays"] == 90 and group["KmsKeyId"]
+    for project in synthesized.resources("AWS::CodeBuild::Project").values():
+        logs = project["Properties"]["LogsConfig"]["CloudWatchLogs"]
+        assert logs["GroupName"] == {"Ref": group_id}
+
+
+def test_each_generated_wildcard_has_its_own_reason(synthesized: Synthesized) -> None:
+    import aws_cdk as cdk
+    from aws_cdk import aws_iam as iam
+
+    from stacks.pipeline_parts import GENERATED_WILDCARDS, wildcard_reasons
+
+    assert len({reason for _, reason in GENERATED_WILDCARDS}) == len(GENERATED_WILDCARDS)
+    stack = cdk.Stack(cdk.App(), "Foreign")
+    policy = iam.Policy(stack, "P", statements=[iam.PolicyStatement(actions=["s3:Put*"], resources=["*"])])
+    cfn = policy.node.default_child
+    assert isinstance(cfn, iam.CfnPolicy)
+    with pytest.raises(ValueError, match=r"no reason covers: Action::s3:Put\*"):
+        wildcard_reasons(cfn)
 
 
 def test_cli_version_comes_from_package_json(synthesized: Synthesized) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,7 @@ def test_dry_run_prints_the_exact_commands(context: Path, capsys: pytest.Capture
             "build",
             "--platform",
             "linux/amd64",
+            "--provenance=false",  # else an OCI index, which CreateModel rejects
             "--file",
             str(context / "Dockerfile"),
             "--tag",
@@ -197,3 +199,16 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     out = capsys.readouterr().out
     assert f"--file {REPO_ROOT / 'container' / 'Dockerfile'}" in out
     assert out.splitlines()[-1] == f"{repo}:{publish_image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
+
+
+def test_make_deploy_builds_image_assets_without_attestations() -> None:
+    """`make deploy` builds the `build` image source through the CDK CLI, which runs `docker build`."""
+    done = subprocess.run(
+        ["make", "-n", "deploy", "CONFIG=config/realtime.yaml"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    [deploy] = [line for line in done.stdout.splitlines() if " cdk deploy " in line]
+    assert deploy.startswith("BUILDX_NO_DEFAULT_ATTESTATIONS=1 ")

@@ -100,7 +100,7 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
     (
         "duplicate-variant",
         "realtime.yaml",
-        _set("endpoint.variants.1.name", "blue"),
+        _set("endpoint.variants.1.name", "general-purpose"),
         "endpoint.variants[].name",
         "must be unique",
     ),

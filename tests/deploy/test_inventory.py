@@ -10,7 +10,7 @@ from smkit.emulator.inventory import StackResource, reconcile
 TEMPLATE = {
     "Resources": {
         "Endpoint": {"Type": "AWS::SageMaker::Endpoint"},
-        "Target": {"Type": "AWS::ApplicationAutoScaling::ScalableTarget"},
+        "Subscription": {"Type": "AWS::SNS::Subscription"},
         "Repository": {"Type": "AWS::ECR::Repository", "DeletionPolicy": "Retain"},
     }
 }
@@ -20,9 +20,9 @@ REPOSITORY = StackResource("Repository", "AWS::ECR::Repository", "repo")
 
 def test_listed_types_are_reported_with_their_reason() -> None:
     [skipped] = reconcile("S", TEMPLATE, [ENDPOINT, REPOSITORY])
-    assert (skipped.stack, skipped.logical_id) == ("S", "Target")
-    assert skipped.reason == MOTO_SKIPS["AWS::ApplicationAutoScaling::ScalableTarget"]
-    assert str(skipped).startswith("S/Target (AWS::ApplicationAutoScaling::ScalableTarget): moto has no")
+    assert (skipped.stack, skipped.logical_id) == ("S", "Subscription")
+    assert skipped.reason == MOTO_SKIPS["AWS::SNS::Subscription"]
+    assert str(skipped).startswith("S/Subscription (AWS::SNS::Subscription): moto has no")
 
 
 def test_a_missing_resource_of_an_unlisted_type_fails_the_deploy() -> None:

@@ -31,6 +31,8 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::SageMaker::Model",
         "AWS::SageMaker::EndpointConfig",
         "AWS::SageMaker::InferenceComponent",
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        "AWS::SageMaker::Endpoint",
         "Custom::*",
     ]
     assert all(len(fix.reason) > 80 for fix in FIXES)
@@ -111,6 +113,22 @@ def test_moto_still_has_no_inference_components() -> None:
     assert parsing.resource_class_from_type("AWS::SageMaker::InferenceComponent") is None
     assert not hasattr(SageMakerResponse, "list_inference_components")
     assert not hasattr(SageMakerResponse, "describe_inference_component")
+
+
+def test_moto_still_lacks_application_autoscaling_adapters() -> None:
+    assert parsing.resource_class_from_type("AWS::ApplicationAutoScaling::ScalableTarget") is None
+    assert parsing.resource_class_from_type("AWS::ApplicationAutoScaling::ScalingPolicy") is None
+
+
+def test_moto_still_updates_an_endpoint_under_its_old_name() -> None:
+    from moto.sagemaker.models import FakeEndpoint
+
+    # moto recreates the endpoint under original_resource.endpoint_name and never reads EndpointName,
+    # nor asks Application Auto Scaling about the variants.
+    code = FakeEndpoint.update_from_cloudformation_json.__func__.__code__  # type: ignore[attr-defined]
+    assert "EndpointName" not in code.co_consts
+    assert "endpoint_name" in code.co_names
+    assert not any("autoscaling" in str(c) for c in code.co_names)
 
 
 def test_moto_still_runs_custom_resources_through_lambda() -> None:
@@ -366,3 +384,97 @@ def test_repaired_server_hosts_inference_components_and_keeps_shadow_variants() 
             "endpoints": [],
             "inference_components": [],
         }
+
+
+def test_moto_still_rejects_the_provisioned_concurrency_dimension() -> None:
+    from moto.applicationautoscaling.exceptions import AWSValidationException
+    from moto.applicationautoscaling.models import applicationautoscaling_backends
+
+    from smkit.emulator.moto_scaling import MISSING_DIMENSIONS
+
+    backend = applicationautoscaling_backends[ACCOUNT][REGION]
+    for dimension in MISSING_DIMENSIONS:
+        with pytest.raises(AWSValidationException):
+            backend.register_scalable_target("sagemaker", "endpoint/e/variant/v", dimension, 1, 2, "", {})
+
+
+def _scaled_endpoint(instance_type: str, endpoint_name: str) -> dict[str, Any]:
+    model = TEMPLATE["Resources"]["Model"]
+    role = TEMPLATE["Resources"]["Role"]
+    variant = {"VariantName": "main", "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]}}
+    return {
+        "Resources": {
+            "Role": role,
+            "Model": model,
+            "Config": {
+                "Type": "AWS::SageMaker::EndpointConfig",
+                "Properties": {
+                    "ProductionVariants": [
+                        {**variant, "InstanceType": instance_type, "InitialInstanceCount": 1}
+                    ]
+                },
+            },
+            "Endpoint": {
+                "Type": "AWS::SageMaker::Endpoint",
+                "Properties": {
+                    "EndpointName": endpoint_name,
+                    "EndpointConfigName": {"Fn::GetAtt": ["Config", "EndpointConfigName"]},
+                    # moto updates only resources whose own template text changed (see the Model fix).
+                    "Tags": [{"Key": "instance-type", "Value": instance_type}],
+                },
+            },
+            "Target": {
+                "Type": "AWS::ApplicationAutoScaling::ScalableTarget",
+                "Properties": {
+                    "ServiceNamespace": "sagemaker",
+                    "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+                    "ResourceId": {
+                        "Fn::Join": [
+                            "",
+                            ["endpoint/", {"Fn::GetAtt": ["Endpoint", "EndpointName"]}, "/variant/main"],
+                        ]
+                    },
+                    "MinCapacity": 1,
+                    "MaxCapacity": 2,
+                },
+            },
+        }
+    }
+
+
+def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant() -> None:
+    """Same name + new instance type of a scalable variant fails; a new name replaces the endpoint."""
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.large", "scaled-a"))
+        )
+        targets = server.client("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="sagemaker"
+        )
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-a/variant/main"]
+
+        refused = True
+        try:
+            cloudformation.update_stack(
+                StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-a"))
+            )
+            status = cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
+            refused = status != "UPDATE_COMPLETE"
+        except ClientError:
+            pass
+        assert refused
+
+        cloudformation.update_stack(
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-b"))
+        )
+        assert (
+            cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
+            == "UPDATE_COMPLETE"
+        )
+        names = [e["EndpointName"] for e in server.client("sagemaker").list_endpoints()["Endpoints"]]
+        assert names == ["scaled-b"]
+        targets = server.client("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="sagemaker"
+        )
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-b/variant/main"]

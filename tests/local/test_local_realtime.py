@@ -41,9 +41,9 @@ def test_both_variants_serve_by_weight_and_report_the_invoked_variant(endpoint, 
         assert resp["ContentType"] == "application/json"
         predictions = json.loads(resp["Body"].read())["predictions"]
         assert predictions == pytest.approx(expected["predictions"], rel=expected["rtol"])
-    # Weights 0.9 / 0.1 with a fixed seed: both variants get traffic, blue most of it.
-    assert set(seen) == {"blue", "green"}
-    assert seen["blue"] > seen["green"]
+    # Weights 0.9 / 0.1 with a fixed seed: both variants get traffic, general-purpose most of it.
+    assert set(seen) == {"general-purpose", "compute-optimized"}
+    assert seen["general-purpose"] > seen["compute-optimized"]
 
 
 def test_target_variant_overrides_the_weights(endpoint, runtime, sample):
@@ -52,9 +52,9 @@ def test_target_variant_overrides_the_weights(endpoint, runtime, sample):
             EndpointName=endpoint.name,
             ContentType="text/csv",
             Body=sample("tabular", REQUEST),
-            TargetVariant="green",
+            TargetVariant="compute-optimized",
         )
-        assert resp["InvokedProductionVariant"] == "green"
+        assert resp["InvokedProductionVariant"] == "compute-optimized"
 
 
 def test_response_content_type_follows_accept(endpoint, runtime, sample):
@@ -72,7 +72,7 @@ def test_unknown_variant_is_a_validation_error(endpoint, runtime, client_error):
     client_error(
         lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, Body=b"1", TargetVariant="purple"),
         "ValidationError",
-        "TargetVariant 'purple' is not a production variant of endpoint tabular-realtime; use one of: blue, green",
+        "TargetVariant 'purple' is not a production variant of endpoint tabular-realtime; use one of: general-purpose, compute-optimized",
     )
 
 
@@ -154,7 +154,7 @@ def test_data_capture_writes_the_sampled_share_in_sagemakers_format(endpoint, ru
     records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert len(records) == capture.captured
     assert 2 <= capture.captured - before <= 30
-    assert {f.relative_to(capture.root).parts[0] for f in files} <= {"blue", "green"}
+    assert {f.relative_to(capture.root).parts[0] for f in files} <= {"general-purpose", "compute-optimized"}
     first = records[0]
     assert first["captureData"]["endpointInput"]["encoding"] == "CSV"
     assert first["captureData"]["endpointInput"]["mode"] == "INPUT"

@@ -1,4 +1,5 @@
-"""cfn-lint over every synthesized template: 0 errors and 0 warnings (informational style hints are not gated)."""
+"""cfn-lint over every synthesized template, no rule ignored: 0 errors and 0 warnings (informational style
+hints such as I1022 "prefer Fn::Sub", which CDK's output trips everywhere, are not gated)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ REGIONS = ["us-east-1"]
 
 def test_cfn_lint_is_clean_on_every_template(synthesized: SynthesizedApp) -> None:
     files = synthesized.template_files()
-    assert len(files) >= 2 * len(synthesized.configs)
+    stacks = sum(1 + (s.ecr is not None) for s in synthesized.stacks.values())
+    assert len(files) == stacks
     config = ManualArgs(regions=REGIONS, ignore_checks=list(IGNORED_RULES))
     findings = []
     for path in files:

@@ -39,10 +39,21 @@ def test_realtime_weighted_variants_capture_canary_and_scaling(synthesized: Synt
             "KmsKeyId": Match.any_value(),
             "ProductionVariants": [
                 Match.object_like(
-                    {"VariantName": "blue", "InitialInstanceCount": 2, "InitialVariantWeight": 0.9}
+                    {
+                        "VariantName": "general-purpose",
+                        "InstanceType": "ml.m5.large",
+                        "InitialInstanceCount": 2,
+                        "InitialVariantWeight": 0.9,
+                        "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
+                    }
                 ),
                 Match.object_like(
-                    {"VariantName": "green", "InitialInstanceCount": 1, "InitialVariantWeight": 0.1}
+                    {
+                        "VariantName": "compute-optimized",
+                        "InstanceType": "ml.c5.large",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 0.1,
+                    }
                 ),
             ],
             "DataCaptureConfig": Match.object_like(
@@ -77,14 +88,14 @@ def test_realtime_weighted_variants_capture_canary_and_scaling(synthesized: Synt
             },
         },
     )
-    t.resource_count_is(TARGET, 1)  # only blue autoscales
+    t.resource_count_is(TARGET, 2)  # both variants autoscale
     t.has_resource_properties(
         TARGET,
         {
             "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
             "MinCapacity": 2,
             "MaxCapacity": 6,
-            "ResourceId": {"Fn::Join": ["", ["endpoint/", Match.any_value(), "/variant/blue"]]},
+            "ResourceId": {"Fn::Join": ["", ["endpoint/", Match.any_value(), "/variant/general-purpose"]]},
         },
     )
     t.has_resource_properties(
@@ -102,7 +113,8 @@ def test_realtime_weighted_variants_capture_canary_and_scaling(synthesized: Synt
     )
     rollback = synthesized.template_json("realtime")["Resources"]
     endpoint = next(r for r in rollback.values() if r["Type"] == ENDPOINT)
-    assert len(endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]) == 6
+    # Two per variant: new-fleet 5XX rate and p99 latency.
+    assert len(endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]) == 4
 
 
 def test_serverless_config_and_provisioned_concurrency_scaling(synthesized: SynthesizedApp) -> None:
@@ -233,7 +245,7 @@ def test_async_output_topics_scale_to_zero_and_backlog_alarm(synthesized: Synthe
                     "NotificationConfig": {
                         "SuccessTopic": {"Ref": Match.string_like_regexp("^AsyncSuccess")},
                         "ErrorTopic": {"Ref": Match.string_like_regexp("^AsyncError")},
-                        "IncludeInferenceResponseIn": Match.any_value(),
+                        "IncludeInferenceResponseIn": Match.absent(),
                     },
                 },
                 "ClientConfig": {"MaxConcurrentInvocationsPerInstance": 4},
@@ -270,8 +282,26 @@ def test_alarms_per_variant(synthesized: SynthesizedApp) -> None:
         t.has_resource_properties(
             ALARM,
             {
-                "MetricName": metric,
-                "Dimensions": Match.array_with([{"Name": "VariantName", "Value": "green"}]),
+                "Metrics": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "MetricStat": Match.object_like(
+                                    {
+                                        "Metric": Match.object_like(
+                                            {
+                                                "MetricName": metric,
+                                                "Dimensions": Match.array_with(
+                                                    [{"Name": "VariantName", "Value": "compute-optimized"}]
+                                                ),
+                                            }
+                                        )
+                                    }
+                                )
+                            }
+                        )
+                    ]
+                )
             },
         )
     t.has_resource_properties(

@@ -1,0 +1,220 @@
+"""Rules of a deployment config that come from AWS documentation pages: one place, each with its page.
+
+Each rule is a pure function ``(cfg) -> Iterable[Issue]`` like those in :mod:`smkit.config.rules`; the
+loader applies both tables. Every message names the limit, the fix and the page. The stacks import the tables here
+(:data:`INSTANCE_STORE`, :func:`rollback_alarm_count`) instead of keeping their own copies.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from smkit.config.models import DeploymentConfig, Variant
+from smkit.config.rules import Issue
+
+# AutoRollbackConfig.Alarms: 1 to 10 alarms.
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AutoRollbackConfig.html
+MAX_ROLLBACK_ALARMS = 10
+# Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
+ROLLBACK_ALARMS_PER_VARIANT = 2
+# CanarySize <= 50% and LinearStepSize 10-50% of the new fleet's capacity.
+# https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-sagemaker-endpoint-trafficroutingconfig.html
+CANARY_MAX_PERCENT = 50
+LINEAR_PERCENT = (10, 50)
+TRAFFIC_ROUTING_URL = (
+    "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+    "aws-properties-sagemaker-endpoint-trafficroutingconfig.html"
+)
+# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits.
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html
+BLUE_GREEN_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html"
+MAX_EXECUTION_TIMEOUT = 14400
+# Instance types with local NVMe instance storage: their volumes are encrypted by the instance's hardware
+# module and CreateEndpointConfig rejects a KmsKeyId for them. A "d" after the generation marks instance
+# storage (m5d, c6id, g4dn, p4d); the alternatives list the families without that mark.
+# https://docs.aws.amazon.com/sagemaker/latest/dg/host-instance-storage.html
+INSTANCE_STORE = re.compile(
+    r"^ml\.(?:[a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|gr6|p5|p5e|p5en|p6-b200|p6e-gb200|trn1|trn1n|trn2)\."
+)
+# Burstable ml.t2/ml.t3 instances cannot be scalable targets (ml.trn* can).
+# https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html
+BURSTABLE = re.compile(r"^ml\.t\d+[a-z]*\.")
+AUTOSCALING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html"
+# CloudWatch Logs accepts only these retention periods (PutRetentionPolicy retentionInDays).
+# https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html
+LOG_RETENTION_DAYS = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+)  # fmt: skip
+# SageMaker pulls an image only from an ECR registry in the endpoint's own region.
+# https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-containers-inference-private.html
+IMAGE_REGION = re.compile(r"^\d{12}\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
+# Aliases in IAM policy and key policy statements match nothing: use the key ARN.
+# https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html
+KMS_ALIAS = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:alias/")
+
+
+def rollback_alarm_count(cfg: DeploymentConfig) -> int:
+    """How many alarms the stacks attach to the endpoint's AutoRollbackConfiguration."""
+    if not (cfg.monitoring.alarms and cfg.endpoint.deployment.auto_rollback):
+        return 0
+    variants = 1 if cfg.endpoint.type == "serverless" else len(cfg.endpoint.variants)
+    return ROLLBACK_ALARMS_PER_VARIANT * variants
+
+
+def rollback_alarms(cfg: DeploymentConfig) -> Iterable[Issue]:
+    n = rollback_alarm_count(cfg)
+    if n > MAX_ROLLBACK_ALARMS:
+        yield Issue(
+            "endpoint.deployment.auto_rollback",
+            True,
+            f"{len(cfg.endpoint.variants)} variants need {n} rollback alarms "
+            f"({ROLLBACK_ALARMS_PER_VARIANT} per variant), but AutoRollbackConfig takes at most "
+            f"{MAX_ROLLBACK_ALARMS}; use at most {MAX_ROLLBACK_ALARMS // ROLLBACK_ALARMS_PER_VARIANT} variants or "
+            "set auto_rollback: false (https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+            "API_AutoRollbackConfig.html)",
+        )
+
+
+def traffic_shift_sizes(cfg: DeploymentConfig) -> Iterable[Issue]:
+    d = cfg.endpoint.deployment
+    if d.canary_size_percent is not None and d.canary_size_percent > CANARY_MAX_PERCENT:
+        yield Issue(
+            "endpoint.deployment.canary_size_percent",
+            d.canary_size_percent,
+            f"the canary may be at most {CANARY_MAX_PERCENT}% of the new fleet; use e.g. 10 "
+            f"({TRAFFIC_ROUTING_URL})",
+        )
+    low, high = LINEAR_PERCENT
+    if d.linear_step_percent is not None and not low <= d.linear_step_percent <= high:
+        yield Issue(
+            "endpoint.deployment.linear_step_percent",
+            d.linear_step_percent,
+            f"each linear step must be {low}-{high}% of the new fleet; use e.g. 20 ({TRAFFIC_ROUTING_URL})",
+        )
+
+
+def waits(cfg: DeploymentConfig) -> int:
+    """Seconds a blue/green deployment of ``cfg`` waits: one baking period per traffic step plus the
+    termination wait (linear: one step per ``linear_step_percent``)."""
+    d = cfg.endpoint.deployment
+    steps = 1
+    if d.strategy == "canary":
+        steps = 2
+    elif d.strategy == "linear" and d.linear_step_percent:
+        steps = math.ceil(100 / d.linear_step_percent)
+    return steps * d.wait_interval_seconds + d.termination_wait_seconds
+
+
+def execution_timeout(cfg: DeploymentConfig) -> Iterable[Issue]:
+    d = cfg.endpoint.deployment
+    if d.max_execution_timeout_seconds is None:
+        return
+    total = waits(cfg)
+    if d.max_execution_timeout_seconds <= total:
+        fix = (
+            f"raise it above {total} (at most {MAX_EXECUTION_TIMEOUT})"
+            if total < MAX_EXECUTION_TIMEOUT
+            else "shorten wait_interval_seconds or termination_wait_seconds"
+        )
+        yield Issue(
+            "endpoint.deployment.max_execution_timeout_seconds",
+            d.max_execution_timeout_seconds,
+            f"must be longer than the deployment's waits ({total} s: wait_interval_seconds per traffic step "
+            f"plus termination_wait_seconds); {fix} ({BLUE_GREEN_URL})",
+        )
+
+
+def kms_key(cfg: DeploymentConfig) -> Iterable[Issue]:
+    arn = cfg.security.kms.key_arn
+    if arn is not None and KMS_ALIAS.match(arn):
+        yield Issue(
+            "security.kms.key_arn",
+            arn,
+            "an alias ARN grants nothing in IAM or key policy statements; give the key ARN "
+            "(arn:aws:kms:REGION:ACCOUNT:key/KEY-ID, `aws kms describe-key --key-id alias/NAME`) "
+            "(https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html)",
+        )
+
+
+def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
+    for i, v in enumerate(cfg.endpoint.variants):
+        if v.autoscaling is not None and BURSTABLE.match(v.instance_type):
+            yield Issue(
+                f"endpoint.variants[{i}].instance_type",
+                v.instance_type,
+                "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling "
+                f"({AUTOSCALING_URL})",
+            )
+
+
+def retained_counts(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """RetainAllVariantProperties keeps every variant's current instance count on update; with some variants
+    autoscaled and others not, a changed ``initial_instance_count`` of a fixed variant would be ignored."""
+    variants: list[Variant] = list(cfg.endpoint.variants)
+    scaled = [v.name for v in variants if v.autoscaling is not None]
+    if not scaled or len(scaled) == len(variants):
+        return
+    for i, v in enumerate(variants):
+        if v.autoscaling is None:
+            yield Issue(
+                f"endpoint.variants[{i}].autoscaling",
+                None,
+                f"variant {v.name!r} has no autoscaling while {', '.join(scaled)} has: updates keep the "
+                "current instance count of every variant (RetainAllVariantProperties), so a new "
+                f"initial_instance_count of {v.name!r} would be ignored; give it autoscaling, e.g. "
+                f"{{min_capacity: {v.initial_instance_count}, max_capacity: {v.initial_instance_count}, "
+                "target_invocations_per_instance: 1000}} to pin it "
+                "(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html)",
+            )
+
+
+def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
+    days = cfg.monitoring.log_retention_days
+    if days not in LOG_RETENTION_DAYS:
+        near = min(LOG_RETENTION_DAYS, key=lambda allowed: abs(allowed - days))
+        yield Issue(
+            "monitoring.log_retention_days",
+            days,
+            f"CloudWatch Logs keeps logs for one of {', '.join(map(str, LOG_RETENTION_DAYS))} days; "
+            f"use e.g. {near} (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/"
+            "API_PutRetentionPolicy.html)",
+        )
+
+
+def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
+    if cfg.region is None:
+        return  # checked at deploy time by a template rule (stacks.constructs.image)
+    images = [("image", cfg.image)] + [
+        (f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)
+    ]
+    for path, image in images:
+        if image is None or image.source != "dlc":
+            continue
+        match = IMAGE_REGION.match(image.uri)
+        if match and match["region"] != cfg.region:
+            yield Issue(
+                f"{path}.uri",
+                image.uri,
+                f"the image is in {match['region']} but the deployment is in {cfg.region}; SageMaker pulls "
+                f"only from its own region: use the {cfg.region} URI of the same image "
+                "(https://docs.aws.amazon.com/sagemaker/latest/dg-ecr-paths/sagemaker-algo-docker-registry-paths.html)",
+            )
+
+
+AWS_RULES = (
+    rollback_alarms,
+    traffic_shift_sizes,
+    execution_timeout,
+    kms_key,
+    burstable_autoscaling,
+    retained_counts,
+    log_retention,
+    image_regions,
+)
+
+
+def check(cfg: DeploymentConfig) -> list[Issue]:
+    """Apply every rule of :data:`AWS_RULES`; return the issues found."""
+    return [issue for rule in AWS_RULES for issue in rule(cfg)]

@@ -1,0 +1,269 @@
+"""moto repairs for Application Auto Scaling in CloudFormation and SageMaker endpoint updates.
+
+Part of :data:`smkit.emulator.moto_fixes.FIXES` (each with its reason there and a still-needed test in
+tests/deploy/test_moto_fixes.py). SageMaker refuses UpdateEndpoint when it would change the instance type of
+a variant that is a registered scalable target, or remove it
+(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html); with these repairs the
+emulator registers the stacks' scalable targets and refuses that update too, so a deploy that would fail on
+AWS fails here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Scalable dimensions Application Auto Scaling supports for SageMaker that moto 5.2's validation lacks.
+# https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html
+MISSING_DIMENSIONS = ("sagemaker:variant:DesiredProvisionedConcurrency",)
+# The CloudFormation scalable targets alive in the server, by (account, region): moto re-resolves a
+# resource only when its own template text changes, so when an endpoint is replaced under a new name the
+# targets whose ResourceId names it are moved here, as CloudFormation's replacement of them would do.
+LIVE_TARGETS: dict[tuple[str, str], list[Any]] = {}
+
+
+def application_autoscaling_adapters() -> None:
+    """CloudFormation adapters for ScalableTarget and ScalingPolicy over moto's own backend."""
+    from moto.applicationautoscaling import models as aas
+    from moto.core.common_models import CloudFormationModel
+
+    def backend(account_id: str, region_name: str) -> Any:
+        return aas.applicationautoscaling_backends[account_id][region_name]
+
+    class CloudFormationScalableTarget(CloudFormationModel):
+        """AWS::ApplicationAutoScaling::ScalableTarget through moto's RegisterScalableTarget."""
+
+        __module__ = "moto.applicationautoscaling.models"
+
+        def __init__(self, namespace: str, resource_id: str, dimension: str) -> None:
+            self.namespace, self.resource_id, self.dimension = namespace, resource_id, dimension
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::ApplicationAutoScaling::ScalableTarget"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return ""
+
+        @property
+        def physical_resource_id(self) -> str:
+            # CloudFormation's own format: what a ScalingPolicy's ScalingTargetId refers to.
+            return f"{self.resource_id}|{self.dimension}|{self.namespace}"
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls,
+            resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+            **kwargs: Any,
+        ) -> CloudFormationScalableTarget:
+            p = cloudformation_json["Properties"]
+            b = backend(account_id, region_name)
+            args = (p["ServiceNamespace"], p["ResourceId"], p["ScalableDimension"])
+            limits = (
+                int(p["MinCapacity"]),
+                int(p["MaxCapacity"]),
+                p.get("RoleARN", ""),
+                p.get("SuspendedState", {}),
+            )
+            if p["ScalableDimension"] in MISSING_DIMENSIONS and not b._scalable_target_exists(*args[1:]):
+                # A dimension moto's RegisterScalableTarget does not know yet: registered as it would be.
+                b._add_scalable_target(aas.FakeScalableTarget(b, *args, *limits))  # type: ignore[arg-type]
+            else:
+                b.register_scalable_target(*args, *limits)
+            target = cls(*args)
+            LIVE_TARGETS.setdefault((account_id, region_name), []).append(target)
+            return target
+
+        @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: CloudFormationScalableTarget,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> CloudFormationScalableTarget:
+            new = cls.create_from_cloudformation_json(
+                new_resource_name, cloudformation_json, account_id, region_name
+            )
+            if new.physical_resource_id != original_resource.physical_resource_id:
+                original_resource.deregister(account_id, region_name)  # a replacement
+            return new
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            resource_id, dimension, namespace = resource_name.split("|")
+            cls(namespace, resource_id, dimension).deregister(account_id, region_name)
+
+        def deregister(self, account_id: str, region_name: str) -> None:
+            live = LIVE_TARGETS.get((account_id, region_name), [])
+            live[:] = [t for t in live if t.physical_resource_id != self.physical_resource_id]
+            b = backend(account_id, region_name)
+            if b._scalable_target_exists(self.resource_id, self.dimension):
+                b.deregister_scalable_target(self.namespace, self.resource_id, self.dimension)
+
+    class CloudFormationScalingPolicy(CloudFormationModel):
+        """AWS::ApplicationAutoScaling::ScalingPolicy through moto's PutScalingPolicy."""
+
+        __module__ = "moto.applicationautoscaling.models"
+
+        def __init__(self, arn: str) -> None:
+            self.arn = arn
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::ApplicationAutoScaling::ScalingPolicy"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "PolicyName"
+
+        @property
+        def physical_resource_id(self) -> str:
+            return self.arn
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls,
+            resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+            **kwargs: Any,
+        ) -> CloudFormationScalingPolicy:
+            p = cloudformation_json["Properties"]
+            resource_id, dimension, namespace = p["ScalingTargetId"].split("|")
+            kind = p["PolicyType"]
+            body = p.get("StepScalingPolicyConfiguration") or p.get(
+                "TargetTrackingScalingPolicyConfiguration"
+            )
+            policy = backend(account_id, region_name).put_scaling_policy(
+                p.get("PolicyName", resource_name), namespace, resource_id, dimension, body, kind
+            )
+            return cls(policy.policy_arn)
+
+        @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: CloudFormationScalingPolicy,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> CloudFormationScalingPolicy:
+            return cls.create_from_cloudformation_json(
+                new_resource_name, cloudformation_json, account_id, region_name
+            )
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            b = backend(account_id, region_name)
+            for key, policy in list(b.policies.items()):
+                if policy.policy_arn == resource_name:
+                    del b.policies[key]
+
+    assert CloudFormationScalableTarget.cloudformation_type().endswith("ScalableTarget")
+    assert CloudFormationScalingPolicy.cloudformation_type().endswith("ScalingPolicy")
+
+
+def endpoint_update_as_sagemaker_does() -> None:
+    """Endpoint creates under its EndpointName; updates replace on a new name and refuse what SageMaker
+    refuses for a variant that is a scalable target."""
+    from moto.applicationautoscaling import models as aas
+    from moto.cloudformation.exceptions import ValidationError
+    from moto.sagemaker import models as sm
+
+    # Instance type of each variant of each endpoint created through CloudFormation (moto's endpoint keeps
+    # no instance type, and the endpoint config it was created from may already be replaced).
+    instance_types: dict[tuple[str, str, str], dict[str, str | None]] = {}
+    create_original = sm.FakeEndpoint.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+    update_original = sm.FakeEndpoint.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+    def variant_types(account_id: str, region_name: str, config_name: str) -> dict[str, str | None]:
+        config = sm.sagemaker_backends[account_id][region_name].describe_endpoint_config(config_name)
+        return {v["VariantName"]: v.get("InstanceType") for v in config["ProductionVariants"]}
+
+    def scalable_variants(account_id: str, region_name: str, endpoint_name: str) -> list[tuple[str, str]]:
+        """(dimension, resource id) of every registered target on a variant of ``endpoint_name``."""
+        targets = aas.applicationautoscaling_backends[account_id][region_name].targets
+        prefix = f"endpoint/{endpoint_name}/variant/"
+        return [(d, r) for d, by_id in targets.items() for r in by_id if r.startswith(prefix)]
+
+    def move_targets(account_id: str, region_name: str, old: str, new: str) -> None:
+        """Targets (and their policies) on ``old``'s variants now name ``new``'s."""
+        b = aas.applicationautoscaling_backends[account_id][region_name]
+        for dimension, resource_id in scalable_variants(account_id, region_name, old):
+            target = b.targets[dimension].pop(resource_id)
+            moved = resource_id.replace(f"endpoint/{old}/", f"endpoint/{new}/", 1)
+            target.resource_id = moved
+            b.targets[dimension][moved] = target
+            for key, policy in list(b.policies.items()):
+                if policy.resource_id == resource_id:
+                    del b.policies[key]
+                    b.put_scaling_policy(
+                        policy.policy_name, policy.service_namespace, moved, dimension,
+                        policy._policy_body, policy.policy_type,
+                    )  # fmt: skip
+            for live in LIVE_TARGETS.get((account_id, region_name), []):
+                if (live.resource_id, live.dimension) == (resource_id, dimension):
+                    live.resource_id = moved
+
+    def create(
+        cls: type[sm.FakeEndpoint],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> sm.FakeEndpoint:
+        # CloudFormation names the endpoint EndpointName when the template gives one; moto ignores it.
+        name = cloudformation_json["Properties"].get("EndpointName", resource_name)
+        endpoint: sm.FakeEndpoint = create_original(
+            cls, name, cloudformation_json, account_id, region_name, **kwargs
+        )
+        config_name = cloudformation_json["Properties"]["EndpointConfigName"]
+        key = (account_id, region_name, endpoint.endpoint_name)
+        instance_types[key] = variant_types(account_id, region_name, config_name)
+        return endpoint
+
+    def update(
+        cls: type[sm.FakeEndpoint],
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> sm.FakeEndpoint:
+        backend = sm.sagemaker_backends[account_id][region_name]
+        old = original_resource.endpoint_name
+        name = cloudformation_json["Properties"].get("EndpointName", old)
+        if name != old:  # EndpointName: update requires replacement
+            new = cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+            move_targets(account_id, region_name, old, name)
+            backend.delete_endpoint(old)
+            return new
+        before = instance_types.get((account_id, region_name, old), {})
+        after = variant_types(
+            account_id, region_name, cloudformation_json["Properties"]["EndpointConfigName"]
+        )
+        for _, resource_id in scalable_variants(account_id, region_name, old):
+            variant = resource_id.rsplit("/", 1)[-1]
+            if after.get(variant, "<removed>") != before.get(variant):
+                # What UpdateEndpoint answers; CloudFormation reports it as the update's failure.
+                raise ValidationError(
+                    message=f"variant {variant} of endpoint {old} is a scalable target: deregister it before "
+                    "changing its instance type or removing it"
+                )
+        return update_original(
+            cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
+        )
+
+    sm.FakeEndpoint.create_from_cloudformation_json = classmethod(create)  # type: ignore[assignment,method-assign]
+    sm.FakeEndpoint.update_from_cloudformation_json = classmethod(update)  # type: ignore[assignment,method-assign]

@@ -1,0 +1,77 @@
+"""CloudWatch log groups the deployment would otherwise leave to others: no retention, no CMK.
+
+SageMaker writes an endpoint's container logs to ``/aws/sagemaker/Endpoints/<endpoint name>`` and creates
+that group on first use without retention or encryption; created here first (the endpoint depends on it),
+it gets both. The BucketDeployment copy handler (multi-model and prefix model data) logs here too.
+https://docs.aws.amazon.com/sagemaker/latest/dg/logging-cloudwatch.html
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from smkit.config.aws_rules import LOG_RETENTION_DAYS
+
+ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
+
+
+class DeploymentLogs(Construct):
+    """A log group for the deployment's helper functions, and (:meth:`add_endpoint_group`) the endpoint's;
+    both with the retention and the KMS key given.
+
+    The endpoint's group is destroyed with the stack: a changed scaling fingerprint renames the endpoint
+    (:class:`stacks.constructs.endpoint.InferenceEndpoint`), and a retained group would block a later
+    return to an earlier name. The helpers' group has a generated name and is retained.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, retention_days: int, encryption_key: kms.IKey) -> None:
+        super().__init__(scope, id_)
+        self.retention = retention_period(retention_days)
+        self.encryption_key = encryption_key
+        self.helpers = logs.LogGroup(
+            self,
+            "Helpers",
+            retention=self.retention,
+            encryption_key=encryption_key,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        self.endpoint: logs.LogGroup | None = None
+
+    def add_endpoint_group(self, endpoint_name: str) -> logs.LogGroup:
+        """``/aws/sagemaker/Endpoints/<endpoint_name>``, created before the endpoint so SageMaker uses it."""
+        self.endpoint = logs.LogGroup(
+            self,
+            "Endpoint",
+            log_group_name=f"{ENDPOINT_LOG_PREFIX}{endpoint_name}",
+            retention=self.retention,
+            encryption_key=self.encryption_key,
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        )
+        return self.endpoint
+
+    @property
+    def endpoint_group_name(self) -> str:
+        """Name of the endpoint's log group."""
+        if self.endpoint is None:
+            raise ValueError("add_endpoint_group() first")
+        return self.endpoint.log_group_name
+
+
+# aws_logs.RetentionDays lists CloudWatch Logs' periods in the same order, INFINITE last.
+RETENTION = dict(
+    zip(LOG_RETENTION_DAYS, [m for m in logs.RetentionDays if m.name != "INFINITE"], strict=True)
+)
+
+
+def retention_period(days: int) -> logs.RetentionDays:
+    """The RetentionDays member for ``days`` (one of CloudWatch Logs' periods)."""
+    if days not in RETENTION:
+        raise ValueError(
+            f"monitoring.log_retention_days {days}: not a CloudWatch Logs retention period "
+            f"(one of {', '.join(map(str, LOG_RETENTION_DAYS))})"
+        )
+    return RETENTION[days]

@@ -1,0 +1,124 @@
+"""Day 2 in the emulator: a redeploy that changes an autoscaled variant's instance type succeeds.
+
+SageMaker refuses UpdateEndpoint for that change while the variant is a registered scalable target
+(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html), and so does the repaired
+emulator (smkit.emulator.moto_fixes). The stacks turn the change into a new endpoint instead.
+
+Named test_day2_* so it runs before test_deploy.py's final destroy-everything test; it removes what it adds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from deploy_support import REPO, synth_assembly
+
+from smkit.emulator import CdkCli, CdkError, MotoServer, emulated_config
+from smkit.emulator.deploy import with_server_traceback
+
+
+def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
+    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime.yaml").read_text())
+    data["name"] = "tabular-day2"
+    data["endpoint"]["variants"][1]["instance_type"] = compute_instance_type
+    source = tmp_path / name / "day2.yaml"
+    source.parent.mkdir()
+    source.write_text(yaml.safe_dump(data))
+    return emulated_config(source, tmp_path / name / "derived")
+
+
+def _deploy(cdk: CdkCli, emulator: MotoServer, config: Path, outdir: Path) -> Path:
+    assembly = synth_assembly([config], outdir)
+    try:
+        cdk.deploy_assembly(assembly=assembly.path)
+    except CdkError as exc:
+        pytest.fail(with_server_traceback(str(exc), emulator))
+    return assembly.path
+
+
+def _endpoint(emulator: MotoServer) -> dict[str, Any]:
+    sagemaker = emulator.client("sagemaker")
+    [summary] = [
+        e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith("TabularDay2")
+    ]
+    endpoint: dict[str, Any] = sagemaker.describe_endpoint(EndpointName=summary["EndpointName"])
+    return endpoint
+
+
+def _scalable_variants(emulator: MotoServer) -> list[str]:
+    targets = emulator.client("application-autoscaling").describe_scalable_targets(
+        ServiceNamespace="sagemaker"
+    )
+    return sorted(t["ResourceId"] for t in targets["ScalableTargets"] if "TabularDay2" in t["ResourceId"])
+
+
+def test_instance_type_change_of_an_autoscaled_variant_deploys(
+    deployed: object, emulator: MotoServer, cdk: CdkCli, tmp_path: Path
+) -> None:
+    # `deployed`: the session's bootstrap (and the other configs) are in place.
+    first = _deploy(cdk, emulator, _config(tmp_path, "first", "ml.c5.large"), tmp_path / "first.out")
+    before = _endpoint(emulator)
+    assert before["EndpointStatus"] == "InService"
+    name = before["EndpointName"]
+    assert _scalable_variants(emulator) == [
+        f"endpoint/{name}/variant/compute-optimized",
+        f"endpoint/{name}/variant/general-purpose",
+    ]
+
+    second = _deploy(cdk, emulator, _config(tmp_path, "second", "ml.c5.xlarge"), tmp_path / "second.out")
+    after = _endpoint(emulator)
+    assert after["EndpointStatus"] == "InService"
+    assert after["EndpointName"] != name
+    config = emulator.client("sagemaker").describe_endpoint_config(
+        EndpointConfigName=after["EndpointConfigName"]
+    )
+    types = {v["VariantName"]: v["InstanceType"] for v in config["ProductionVariants"]}
+    assert types == {"general-purpose": "ml.m5.large", "compute-optimized": "ml.c5.xlarge"}
+    assert _scalable_variants(emulator) == [
+        f"endpoint/{after['EndpointName']}/variant/compute-optimized",
+        f"endpoint/{after['EndpointName']}/variant/general-purpose",
+    ]
+
+    retained = _retained(emulator)
+    cdk.destroy(assembly=second)
+    _delete_retained(emulator, retained)
+    assert first.exists()
+    endpoints = emulator.client("sagemaker").list_endpoints()["Endpoints"]
+    assert not [e for e in endpoints if "TabularDay2" in e["EndpointName"]]
+    assert _scalable_variants(emulator) == []
+    alarms = emulator.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    assert not [a for a in alarms if a["AlarmName"].startswith("TabularDay2")]
+
+
+def _retained(emulator: MotoServer) -> list[tuple[str, str]]:
+    """(type, physical id) of what the two stacks retain on delete (key, buckets, repository, log group)."""
+    cloudformation = emulator.client("cloudformation")
+    out = []
+    for stack in ("TabularDay2DevEcr", "TabularDay2DevServing"):
+        for r in cloudformation.list_stack_resources(StackName=stack)["StackResourceSummaries"]:
+            if r["ResourceType"] in RETAINED:
+                out.append((r["ResourceType"], r["PhysicalResourceId"]))
+    return out
+
+
+RETAINED = ("AWS::KMS::Key", "AWS::S3::Bucket", "AWS::ECR::Repository", "AWS::Logs::LogGroup")
+
+
+def _delete_retained(emulator: MotoServer, retained: list[tuple[str, str]]) -> None:
+    """Remove what this test's stacks retained, so the session's final destroy test sees only its own."""
+    s3 = emulator.client("s3")
+    for kind, physical in retained:
+        if kind == "AWS::KMS::Key":
+            emulator.client("kms").schedule_key_deletion(KeyId=physical, PendingWindowInDays=7)
+        elif kind == "AWS::S3::Bucket":
+            versions = s3.list_object_versions(Bucket=physical)
+            for v in versions.get("Versions", []) + versions.get("DeleteMarkers", []):
+                s3.delete_object(Bucket=physical, Key=v["Key"], VersionId=v["VersionId"])
+            s3.delete_bucket(Bucket=physical)
+        elif kind == "AWS::ECR::Repository":
+            emulator.client("ecr").delete_repository(repositoryName=physical, force=True)
+        else:
+            emulator.client("logs").delete_log_group(logGroupName=physical)
