@@ -23,10 +23,9 @@ from stacks.component_parts import add_inference_components
 from stacks.constructs.autoscaling import VariantAutoscaling
 from stacks.constructs.encryption import EncryptionKey
 from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.constructs.endpoint_config import EndpointConfiguration
+from stacks.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
 from stacks.constructs.execution_role import ExecutionRole, grant_vpc_access
 from stacks.constructs.logs import DeploymentLogs
-from stacks.constructs.endpoint_config import InstanceVariant
 from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from stacks.constructs.monitoring import EndpointMonitoring
 from stacks.constructs.notifications import AsyncTopics

@@ -14,7 +14,10 @@ from typing import Any
 
 # Scalable dimensions Application Auto Scaling supports for SageMaker that moto 5.2's validation lacks.
 # https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html
-MISSING_DIMENSIONS = ("sagemaker:variant:DesiredProvisionedConcurrency",)
+MISSING_DIMENSIONS = (
+    "sagemaker:variant:DesiredProvisionedConcurrency",
+    "sagemaker:inference-component:DesiredCopyCount",
+)
 # The CloudFormation scalable targets alive in the server, by (account, region): moto re-resolves a
 # resource only when its own template text changes, so when an endpoint is replaced under a new name the
 # targets whose ResourceId names it are moved here, as CloudFormation's replacement of them would do.

@@ -38,7 +38,9 @@ class ComponentMonitoring(Construct):
     ) -> None:
         super().__init__(scope, id_)
         t = thresholds
-        self.alarm_topic = AlarmTopic(self, "AlarmTopic", encryption_key=encryption_key, subscribers=subscribers)
+        self.alarm_topic = AlarmTopic(
+            self, "AlarmTopic", encryption_key=encryption_key, subscribers=subscribers
+        )
         self.topic = self.alarm_topic.topic
         pin(self.topic, id_, "AlarmTopic", "Resource")
         self.alarms: dict[str, list[cloudwatch.Alarm]] = {}
@@ -53,8 +55,18 @@ class ComponentMonitoring(Construct):
             rate5, rate4 = _rate("5", errors5, invocations), _rate("4", errors4, invocations)
             alarms = []
             for suffix, metric, threshold, what in (
-                ("5xxRate", rate5, t.error_5xx_percent, f">= {t.error_5xx_percent}% of requests fail with 5XX"),
-                ("4xxRate", rate4, t.error_4xx_percent, f">= {t.error_4xx_percent}% of requests rejected (4XX)"),
+                (
+                    "5xxRate",
+                    rate5,
+                    t.error_5xx_percent,
+                    f">= {t.error_5xx_percent}% of requests fail with 5XX",
+                ),
+                (
+                    "4xxRate",
+                    rate4,
+                    t.error_4xx_percent,
+                    f">= {t.error_4xx_percent}% of requests rejected (4XX)",
+                ),
                 (
                     "LatencyP99",
                     latency,

@@ -107,6 +107,24 @@ class _DlcImage(ServingImage):
     def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
         match = IMAGE_URI.match(self.uri)
         assert match is not None
+        stack = cdk.Stack.of(scope)
+        if cdk.Token.is_unresolved(stack.region):
+            # The config names no region (smkit.config.aws_rules checks it when it does): CloudFormation
+            # refuses the stack in any other region than the image's, before creating anything.
+            # https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/rules-section-structure.html
+            cdk.CfnRule(
+                scope,
+                f"{id_}Region",
+                assertions=[
+                    cdk.CfnRuleAssertion(
+                        assert_=cdk.Fn.condition_equals(cdk.Aws.REGION, match["region"]),
+                        assert_description=(
+                            f"image {self.uri} is in {match['region']}; SageMaker pulls images only from the "
+                            "endpoint's own region: deploy there or use that region's URI of the image"
+                        ),
+                    )
+                ],
+            )
         repository_arn = cdk.Stack.of(scope).format_arn(
             service="ecr",
             account=match["account"],

@@ -170,12 +170,13 @@ class EndpointMonitoring(Construct):
             latency = endpoint.metric("ModelLatency", variant_name=v, statistic="p99")
             p99 = t.latency_p99_ms * MICROSECONDS_PER_MS
             operational = self.shadow_alarms if v in shadows else self.alarms
+            kind = "Shadow variant" if v in shadows else "Variant"
             operational += [
                 alarm(f"{v}5xxRate", rate("Invocation5XXErrors", v), t.error_5xx_percent,
-                      f"Variant {v}: >= {t.error_5xx_percent}% of requests fail with 5XX"),
+                      f"{kind} {v}: >= {t.error_5xx_percent}% of requests fail with 5XX"),
                 alarm(f"{v}4xxRate", rate("Invocation4XXErrors", v), t.error_4xx_percent,
-                      f"Variant {v}: >= {t.error_4xx_percent}% of requests rejected with 4XX (client errors)"),
-                alarm(f"{v}LatencyP99", latency, p99, f"Variant {v}: ModelLatency p99 >= {t.latency_p99_ms} ms"),
+                      f"{kind} {v}: >= {t.error_4xx_percent}% of requests rejected with 4XX (client errors)"),
+                alarm(f"{v}LatencyP99", latency, p99, f"{kind} {v}: ModelLatency p99 >= {t.latency_p99_ms} ms"),
             ]  # fmt: skip
             if v not in shadows:
                 new_latency = endpoint.metric(

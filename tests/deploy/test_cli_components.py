@@ -36,7 +36,7 @@ def test_deploy_reaches_in_service_with_its_components_listed(state_dir: Path) -
         p.split("=") for p in outputs["TabularComponentsDevServing.InferenceComponentNames"].split(",")
     )
     assert sorted(names) == ["iris", "tabular"]
-    assert "not created by moto: TabularComponentsDevServing/AutoscalingTabularTarget" in err
+    assert "AutoscalingTabularTarget" not in err  # copy scaling is registered (smkit.emulator.moto_scaling)
 
     code, out, _ = _run(state_dir, "status")
     status = json.loads(out)

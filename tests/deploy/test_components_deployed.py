@@ -90,10 +90,16 @@ def test_endpoint_config_is_a_model_less_pool_with_the_execution_role(
         "MinInstanceCount": 0,
         "MaxInstanceCount": 2,
     }
-    # Copy scaling is Application Auto Scaling, which moto's CloudFormation does not create: reported.
-    assert {"AWS::ApplicationAutoScaling::ScalableTarget", "AWS::ApplicationAutoScaling::ScalingPolicy"} <= {
-        s.resource_type for s in d.serving.skipped
+    # Copy scaling: Application Auto Scaling targets on the components (smkit.emulator.moto_scaling).
+    targets = emulator.client("application-autoscaling").describe_scalable_targets(
+        ServiceNamespace="sagemaker"
+    )
+    dimensions = {
+        t["ScalableDimension"]
+        for t in targets["ScalableTargets"]
+        if "inference-component/" in t["ResourceId"]
     }
+    assert dimensions == {"sagemaker:inference-component:DesiredCopyCount"}
 
 
 def test_shadow_variant_has_its_own_model_and_sampled_weight(

@@ -23,6 +23,10 @@ from smkit.emulator.deploy import with_server_traceback
 def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
     data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime.yaml").read_text())
     data["name"] = "tabular-day2"
+    # Paths in a config are relative to its file: keep them pointing where config/realtime.yaml's point.
+    for c in data["model"]["containers"]:
+        c["model_data"]["path"] = str((REPO / "config" / c["model_data"]["path"]).resolve())
+    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
     data["endpoint"]["variants"][1]["instance_type"] = compute_instance_type
     source = tmp_path / name / "day2.yaml"
     source.parent.mkdir()

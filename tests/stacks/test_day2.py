@@ -20,6 +20,7 @@ from stacks import mapping
 from stacks.serving_stage import add_serving_stacks
 
 ALARM = "AWS::CloudWatch::Alarm"
+GPU_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
 
 
 def _raw(name: str) -> dict[str, Any]:
@@ -174,6 +175,7 @@ def test_instance_storage_families(instance_type: str) -> None:
 
 def test_hyphenated_and_trainium_instance_types_are_accepted_and_autoscale() -> None:
     data = _raw("realtime.yaml")
+    data["image"] = {"source": "dlc", "uri": GPU_IMAGE}  # accelerator instances need an accelerator image
     data["endpoint"]["variants"][0]["instance_type"] = "ml.p6-b200.48xlarge"
     data["endpoint"]["variants"][1]["instance_type"] = "ml.trn1.2xlarge"
     parse_config(data, source="test")
@@ -323,6 +325,13 @@ def test_dlc_only_config_has_no_repository_stack(synthesized: SynthesizedApp) ->
     assert synthesized.stacks["async-prefix"].ecr is None
 
 
+def test_dlc_image_region_is_asserted_when_the_config_names_no_region(synthesized: SynthesizedApp) -> None:
+    rules = synthesized.template_json("async-prefix")["Rules"]
+    [rule] = [r for name, r in rules.items() if name.endswith("Region")]
+    [assertion] = rule["Assertions"]
+    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Region"}, "eu-west-1"]}
+
+
 def test_dlc_image_from_another_region_is_refused() -> None:
     data = _raw("realtime.yaml")
     data["region"] = "us-east-1"
@@ -343,6 +352,6 @@ def test_realtime_variants_are_named_for_their_instances_and_both_autoscale(
 
 def _synth(data: dict[str, Any], outdir: Path) -> Template:
     app = cdk.App(context=cdk_context(), outdir=str(outdir))
-    cfg = parse_config(copy.deepcopy(data), source="test")
+    cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
     stacks = add_serving_stacks(app, config=cfg, project_root=ROOT)
     return Template.from_stack(stacks.serving)
