@@ -76,10 +76,10 @@ def deployed(
     stacks = {stack.name: stack for stack in deployed_stacks(emulator, assembly.path)}
     result = {}
     for stem, names in assembly.stack_names.items():
-        assert names["ecr"] is not None and names["serving"] is not None
+        assert names["serving"] is not None
         result[stem] = DeployedConfig(
             config=load_config(derived_configs[stem]),
-            ecr=stacks[names["ecr"]],
+            ecr=stacks[names["ecr"]] if names["ecr"] is not None else None,  # none for dlc-only configs
             serving=stacks[names["serving"]],
         )
     return result

@@ -50,10 +50,11 @@ class Assembly:
 
 @dataclass(frozen=True)
 class DeployedConfig:
-    """One config as deployed into moto: the config it came from and its two stacks."""
+    """One config as deployed into moto: the config it came from and its stacks (no ECR stack when every
+    image is a dlc URI)."""
 
     config: DeploymentConfig
-    ecr: DeployedStack
+    ecr: DeployedStack | None
     serving: DeployedStack
 
 

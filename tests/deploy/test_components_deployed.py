@@ -52,6 +52,7 @@ def test_each_component_runs_its_own_model_with_its_reservation(
     assert spec is not None
     names = dict(pair.split("=") for pair in d.serving.outputs["InferenceComponentNames"].split(","))
     containers = {c.name: c for c in d.config.model.containers}
+    assert d.ecr is not None
     image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
     models = set(_physical(d, "AWS::SageMaker::Model"))
     used = set()
@@ -135,5 +136,6 @@ def test_release_record_holds_every_model_of_the_endpoint(
     [endpoint_name] = _physical(d, "AWS::SageMaker::Endpoint")
     release = describe_release(endpoint_name, image_tag=None, note="", region=emulator.region)
     assert len(release.containers) == models
+    assert d.ecr is not None
     image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
     assert {c.image for c in release.containers} == {image}

@@ -82,8 +82,12 @@ def test_model_has_the_configured_containers(
     containers = [model["PrimaryContainer"]] if model.get("PrimaryContainer") else model["Containers"]
     assert len(containers) == len(d.config.model.containers)
     # A dlc image (config/tf-insurance.yaml) is deployed as named; a build image as the emulated ECR tag.
-    dlc = d.config.image.uri if d.config.image.source == "dlc" else None
-    image = dlc or f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
+    if d.config.image.source == "dlc":
+        image = d.config.image.uri
+        assert d.ecr is None  # no unused repository stack for a dlc image
+    else:
+        assert d.ecr is not None
+        image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
     for spec, got in zip(d.config.model.containers, containers, strict=True):
         assert got["Image"] == image
         assert spec.environment.items() <= got.get("Environment", {}).items()
