@@ -143,21 +143,28 @@ def test_gateway_keeps_serving_after_bad_requests(endpoint, runtime, sample):
 
 def test_data_capture_writes_the_sampled_share_in_sagemakers_format(endpoint, runtime, sample):
     # config/realtime.yaml captures input and output of 20% of the calls: 60 calls capture 2..30.
+    # Other tests of this module invoke the same endpoint (in any order, on the same capture files):
+    # this test's records are the ones carrying its own InferenceIds.
     capture = endpoint.runtime.capture
-    before = capture.captured
-    for _ in range(60):
+    sent = {f"capture-share-{i}" for i in range(60)}
+    for inference_id in sorted(sent):
         runtime.invoke_endpoint(
-            EndpointName=endpoint.name, ContentType="text/csv", Body=sample("tabular", REQUEST)
+            EndpointName=endpoint.name,
+            ContentType="text/csv",
+            Body=sample("tabular", REQUEST),
+            InferenceId=inference_id,
         )
     files = sorted(capture.root.rglob("capture.jsonl"))
     assert files, "no capture file written"
     records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert len(records) == capture.captured
-    assert 2 <= capture.captured - before <= 30
+    mine = [r for r in records if r["eventMetadata"].get("inferenceId") in sent]
+    assert 2 <= len(mine) <= 30
+    assert len({r["eventMetadata"]["inferenceId"] for r in mine}) == len(mine)
     assert {f.relative_to(capture.root).parts[0] for f in files} <= {"general-purpose", "compute-optimized"}
-    first = records[0]
-    assert first["captureData"]["endpointInput"]["encoding"] == "CSV"
-    assert first["captureData"]["endpointInput"]["mode"] == "INPUT"
-    assert first["captureData"]["endpointOutput"]["observedContentType"] == "application/json"
-    assert "predictions" in json.loads(first["captureData"]["endpointOutput"]["data"])
-    assert set(first["eventMetadata"]) >= {"eventId", "inferenceTime"}
+    for record in mine:
+        assert record["captureData"]["endpointInput"]["encoding"] == "CSV"
+        assert record["captureData"]["endpointInput"]["mode"] == "INPUT"
+        assert record["captureData"]["endpointOutput"]["observedContentType"] == "application/json"
+        assert "predictions" in json.loads(record["captureData"]["endpointOutput"]["data"])
+        assert set(record["eventMetadata"]) >= {"eventId", "inferenceTime", "inferenceId"}

@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from smkit.serving.env import ServingEnv
+from smkit.serving.pool import PoolOptions
+
 REPO = Path(__file__).resolve().parents[2]
+KILL_GRACE = PoolOptions.__dataclass_fields__["kill_grace"].default
 
 
 def free_port() -> int:
@@ -78,6 +82,17 @@ class Server:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def answer_bound(self, *, loading: bool = False) -> float:
+        """Seconds within which this server answers any request, by its own limits.
+
+        A request runs at most the invocation limit (plus ``SAGEMAKER_STARTUP_TIMEOUT`` when it loads a
+        model) before the server answers 504; a worker that overruns is killed ``kill_grace`` later. A
+        client waiting this long waits for the server's answer, whatever the machine's load: a model load
+        (importing scikit-learn, say) can take several times its usual wall time on busy shared cores.
+        """
+        env = ServingEnv.from_environ(self.env)
+        return env.timeout_seconds + (env.startup_timeout_seconds if loading else 0.0) + KILL_GRACE
 
     def children(self) -> list[int]:
         found: list[int] = []

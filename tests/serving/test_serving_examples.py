@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import subprocess
@@ -12,16 +13,24 @@ import numpy as np
 from serving_harness import REPO, start_server
 
 
-def _example_archive(name: str) -> Path:
-    path = REPO / "build" / name
-    if not path.exists():  # `make test` builds them first; build them here when run on their own
-        subprocess.run(
-            [sys.executable, "-m", "scripts.package_models", "--build-dir", "build"],
-            cwd=REPO,
-            check=True,
-            timeout=600,
-        )
-    return path
+def _example_archive(*names: str) -> Path:
+    """``build/<names[0]>``, building every example archive first when one of ``names`` is missing.
+
+    `make test` builds them before the tests; run on their own, two test processes may get here at once:
+    the lock makes the second wait for the first one's build instead of writing the same files.
+    """
+    build = REPO / "build"
+    build.mkdir(exist_ok=True)
+    with (build / ".package-models.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not all((build / name).is_file() for name in names):
+            subprocess.run(
+                [sys.executable, "-m", "scripts.package_models", "--build-dir", "build"],
+                cwd=REPO,
+                check=True,
+                timeout=600,
+            )
+    return build / names[0]
 
 
 def test_real_tabular_example(tmp_path: Path) -> None:
@@ -46,19 +55,25 @@ def test_real_tabular_example(tmp_path: Path) -> None:
 
 
 def test_real_examples_share_a_multi_model_server(tmp_path: Path) -> None:
-    _example_archive("model.tar.gz")
-    server = start_server(tmp_path, ["--multi-model", str(REPO / "build" / "models"), "--workers", "1"])
+    models = _example_archive("models/tabular.tar.gz", "models/iris.tar.gz").parent
+    server = start_server(tmp_path, ["--multi-model", str(models), "--workers", "1"])
+    # Each first invocation loads its model on demand (iris imports scikit-learn): wait for the
+    # server's answer as long as the server itself allows a load, not a guess of how long it takes.
+    loading = server.answer_bound(loading=True)
     try:
         tabular = server.request(
             "POST",
             "/models/tabular.tar.gz/invoke",
             (REPO / "model_code" / "tabular" / "samples" / "request.csv").read_bytes(),
             {"Content-Type": "text/csv"},
+            timeout=loading,
         )
         assert tabular.status == 200, tabular.body
         iris_sample = sorted((REPO / "model_code" / "iris" / "samples").glob("request.csv"))
         iris_body = iris_sample[0].read_bytes() if iris_sample else b"5.1,3.5,1.4,0.2"
-        iris = server.request("POST", "/models/iris.tar.gz/invoke", iris_body, {"Content-Type": "text/csv"})
+        iris = server.request(
+            "POST", "/models/iris.tar.gz/invoke", iris_body, {"Content-Type": "text/csv"}, timeout=loading
+        )
         assert iris.status == 200, iris.body
     finally:
         server.stop()
