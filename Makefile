@@ -11,7 +11,8 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
 CONFIG ?= config/realtime.yaml
-PYTEST_ARGS ?=
+# Two test processes (pytest-xdist): the suite waits on subprocesses and sockets as much as it computes.
+PYTEST_ARGS ?= -n 2
 
 .PHONY: help setup demo test test-frameworks lint package-model
 
