@@ -65,6 +65,7 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> C
         min_instances=spec.instance_scaling.min_instances,
         max_instances=spec.instance_scaling.max_instances,
         volume_size_gb=v.volume_size_gb,
+        routing=v.routing,
     )
 
 

@@ -113,6 +113,7 @@ def shadow_variant(cfg: DeploymentConfig, shadow: ShadowVariant, *, model_name: 
         initial_instance_count=shadow.initial_instance_count,
         initial_weight=production.initial_weight * shadow.sampling_percentage / 100,
         model_name=model_name,
+        routing=shadow.routing,
     )
 
 

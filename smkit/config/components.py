@@ -17,6 +17,8 @@ AWS references:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # InferenceComponentName: ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
@@ -215,6 +217,14 @@ class ShadowVariant(_Frozen):
     )
     initial_instance_count: int = Field(
         1, ge=1, le=1000, description=f"InitialInstanceCount. Default: 1. {SHADOW}"
+    )
+    routing: Literal["least-outstanding-requests", "random"] | None = Field(
+        None,
+        description=(
+            "RoutingConfig.RoutingStrategy of the shadow's instances (LEAST_OUTSTANDING_REQUESTS or RANDOM). "
+            "Default: not set, SageMaker's default (RANDOM). "
+            "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html"
+        ),
     )
     sampling_percentage: int = Field(
         100,

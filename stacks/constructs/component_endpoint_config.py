@@ -17,7 +17,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from stacks.constructs.acknowledge import acknowledge
-from stacks.constructs.endpoint_config import INSTANCE_STORE, KMS_REASON
+from stacks.constructs.endpoint_config import INSTANCE_STORE, KMS_REASON, ROUTING_STRATEGIES
 from stacks.constructs.model import VpcSettings
 
 
@@ -31,6 +31,7 @@ class ComponentVariant:
     min_instances: int
     max_instances: int
     volume_size_gb: int | None = None
+    routing: str | None = None  # least-outstanding-requests | random (RoutingConfig.RoutingStrategy)
 
 
 class ComponentEndpointConfiguration(Construct):
@@ -75,6 +76,13 @@ class ComponentEndpointConfiguration(Construct):
                         min_instance_count=variant.min_instances,
                         max_instance_count=variant.max_instances,
                     ),
+                    routing_config=(
+                        sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+                            routing_strategy=ROUTING_STRATEGIES[variant.routing]
+                        )
+                        if variant.routing
+                        else None
+                    ),
                 )
             ],
         )
@@ -101,5 +109,7 @@ def _validate(v: ComponentVariant) -> None:
         problems.append(
             f"min_instances={v.min_instances}, max_instances={v.max_instances} (need 0 <= min <= max, max >= 1)"
         )
+    if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
+        problems.append(f"routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})")
     if problems:
         raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))

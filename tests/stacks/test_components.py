@@ -49,6 +49,7 @@ def test_endpoint_config_has_a_model_less_variant_with_managed_instance_scaling_
                         "MinInstanceCount": 0,
                         "MaxInstanceCount": 2,
                     },
+                    "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
                 }
             ],
         },
@@ -225,6 +226,7 @@ def test_shadow_variant_serves_its_own_model_with_the_sampled_weight(synthesized
                         "InstanceType": "ml.m5.large",
                         "InitialInstanceCount": 1,
                         "InitialVariantWeight": 0.5,
+                        "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
                         "ModelName": {
                             "Fn::GetAtt": [Match.string_like_regexp("^ShadowModelShadow"), "ModelName"]
                         },
