@@ -8,11 +8,10 @@ the process manager's own, longer heartbeat timeout and replaced.
 
 from __future__ import annotations
 
+import _signal  # signal.getsignal's enum conversion costs microseconds per call
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
+from types import FrameType, TracebackType
 
 from smkit.serving.errors import InvocationTimeout
 
@@ -31,19 +30,34 @@ def install() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise :class:`InvocationTimeout` inside the body after ``seconds`` (main thread only)."""
-    if (
-        seconds <= 0
-        or threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGALRM) is not _on_alarm
-    ):
-        yield
-        return
-    _state["seconds"] = seconds
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+class deadline:  # noqa: N801 - used as a function: ``with deadline(seconds):``
+    """Raise :class:`InvocationTimeout` inside the ``with`` body after ``seconds`` (main thread only).
+
+    A class rather than a generator context manager: it runs around every invocation.
+    """
+
+    __slots__ = ("seconds", "armed")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.armed = False
+
+    def __enter__(self) -> None:
+        if (
+            self.seconds > 0
+            and threading.get_ident() == threading.main_thread().ident
+            and _signal.getsignal(signal.SIGALRM) is _on_alarm
+        ):
+            _state["seconds"] = self.seconds
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.armed = True
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.armed = False

@@ -33,6 +33,9 @@ DRAIN_LIMIT = 64 * 1024 * 1024
 HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
 LOG_FLUSH_SECONDS = 0.05
+# Body reads past SMKIT_BODY_TIMEOUT_SECONDS are looked for this often (at most; a tenth of the limit
+# when that is shorter): one timer for all requests instead of one per request.
+BODY_SWEEP_SECONDS = 1.0
 
 
 class RequestTimeout(InferenceError):
@@ -57,6 +60,11 @@ class FrontEnd:
         self.workers = workers
         self._pid = os.getpid()
         self._log_lines: list[str] = []
+        # Requests whose body is being read -> when their time is up; swept by one timer.
+        self._reading: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._sweep_every = min(BODY_SWEEP_SECONDS, env.body_timeout_seconds / 10)
         self._local: dict[str, Callable[[], Reply]] = {
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
@@ -78,14 +86,12 @@ class FrontEnd:
                 reply = local()
             else:
                 raw = scope["headers"]
-                async with asyncio.timeout(self.env.body_timeout_seconds):
-                    body = await self._read_body(raw, receive)
+                body = await self._read_body_in_time(raw, receive)
                 size = len(body)
                 refused = self.pool.accepting()
                 if refused is not None:
                     raise refused
-                headers = [[name.decode("latin-1"), value.decode("latin-1")] for name, value in raw]
-                reply, pid = await self.pool.submit({"m": method, "p": path, "h": headers}, body)
+                reply, pid = await self.pool.submit(method, path, raw, body)
         except TimeoutError:
             reply = error_reply(
                 RequestTimeout(
@@ -129,6 +135,34 @@ class FrontEnd:
         with contextlib.suppress(OSError):
             while data:
                 data = data[os.write(2, data) :]
+
+    async def _read_body_in_time(self, raw: list[tuple[bytes, bytes]], receive: Receive) -> bytes:
+        """The body, or TimeoutError after ``SMKIT_BODY_TIMEOUT_SECONDS`` (checked by :meth:`_sweep`)."""
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        self._reading[task] = loop.time() + self.env.body_timeout_seconds
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(self._sweep_every, self._sweep)
+        try:
+            return await self._read_body(raw, receive)
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            task.uncancel()
+            raise TimeoutError from None
+        finally:
+            self._reading.pop(task, None)
+            self._expired.discard(task)
+
+    def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for task, deadline in list(self._reading.items()):
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        self._sweeper = loop.call_later(self._sweep_every, self._sweep) if self._reading else None
 
     async def _read_body(self, raw: list[tuple[bytes, bytes]], receive: Receive) -> bytes:
         limit = self.env.max_payload_bytes

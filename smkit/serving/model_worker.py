@@ -63,7 +63,9 @@ def _multi(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Rout
         workers=int(config["workers"]),
         model_root=config.get("model_root"),
         guard=lambda: deadline.deadline(env.timeout_seconds),
-        on_load=lambda: ipc.send_frame(sock, ipc.EXTEND, {"seconds": env.startup_timeout_seconds}),
+        on_load=lambda: ipc.send_frame(
+            sock, ipc.EXTEND, ipc.encode_json({"seconds": env.startup_timeout_seconds})
+        ),
     )
     return Router(env=env, cache=cache)
 
@@ -74,9 +76,9 @@ def _load(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Route
     except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
         message = f"{type(exc).__name__}: {exc}"
         log.error("model load failed: %s\n%s", message, traceback.format_exc())
-        ipc.send_frame(sock, ipc.READY, {"ok": False, "error": message, "pid": os.getpid()})
+        ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
         return None
-    ipc.send_frame(sock, ipc.READY, {"ok": True, "pid": os.getpid()})
+    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid()}))
     return router
 
 
@@ -89,9 +91,9 @@ def serve(sock: socket.socket, router: Router) -> None:
         if received is None:
             return
         _, meta, body = received
-        request = Request(meta["m"], meta["p"], Headers.from_pairs(meta["h"]), body)
-        reply = router.dispatch(request)
-        out = {"s": reply.status, "t": reply.content_type, "h": reply.headers, "pid": pid}
+        method, path, headers = ipc.parse_job(meta)
+        reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
+        out = ipc.reply_meta(reply.status, reply.content_type, reply.headers, pid)
         ipc.send_frame(sock, ipc.REPLY, out, reply.body)
 
 

@@ -73,11 +73,10 @@ class PoolOptions:
 class Job:
     """One request waiting for or running in a worker."""
 
-    __slots__ = ("meta", "body", "future", "queued_at")
+    __slots__ = ("data", "future", "queued_at")
 
-    def __init__(self, meta: dict[str, Any], body: bytes, future: asyncio.Future[tuple[Reply, int]]) -> None:
-        self.meta = meta
-        self.body = body
+    def __init__(self, data: bytes, future: asyncio.Future[tuple[Reply, int]]) -> None:
+        self.data = data  # the JOB_ frame
         self.future = future
         self.queued_at = future.get_loop().time()
 
@@ -169,9 +168,11 @@ class WorkerPool:
         return self.not_ready()
 
     # -- requests ------------------------------------------------------------------------------------
-    def submit(self, meta: dict[str, Any], body: bytes) -> asyncio.Future[tuple[Reply, int]]:
+    def submit(
+        self, method: str, path: str, headers: ipc.RawHeaders, body: bytes
+    ) -> asyncio.Future[tuple[Reply, int]]:
         """Queue one request; the future gets ``(reply, worker pid)``. Raises QueueFull."""
-        job = Job(meta, body, self.loop.create_future())
+        job = Job(ipc.job_frame(method, path, headers, body), self.loop.create_future())
         while self.idle:
             worker = self.idle.popleft()
             if worker.state == IDLE:
@@ -190,7 +191,7 @@ class WorkerPool:
         assert worker.transport is not None
         worker.state = BUSY
         worker.job = job
-        worker.transport.write(ipc.frame(ipc.JOB, job.meta, job.body))
+        worker.transport.write(job.data)
         worker.timer = self.loop.call_later(self.options.timeout, self._on_deadline, worker)
 
     def _next(self, worker: Worker) -> None:
@@ -227,18 +228,20 @@ class WorkerPool:
         _signal(worker.proc, signal.SIGKILL)
 
     # -- frames from workers -------------------------------------------------------------------------
-    def on_frame(self, worker: Worker, tag: bytes, meta: Any, body: bytes) -> None:
+    def on_frame(self, worker: Worker, tag: bytes, data: bytes, body: bytes) -> None:
         if tag == ipc.REPLY:
             if worker.timer is not None:
                 worker.timer.cancel()
                 worker.timer = None
             job, worker.job = worker.job, None
             if job is not None:
-                reply = Reply(meta["s"], body, meta["t"], meta["h"])
-                job.answer(reply, meta["pid"])
+                status, content_type, headers, pid = ipc.parse_reply(data)
+                job.answer(Reply(status, body, content_type, headers), pid)
             if worker.state == BUSY:
                 self._next(worker)
-        elif tag == ipc.EXTEND:
+            return
+        meta = json.loads(data)
+        if tag == ipc.EXTEND:
             if worker.timer is not None and worker.job is not None:
                 worker.timer.cancel()
                 extended = self.options.timeout + float(meta["seconds"])

@@ -149,7 +149,8 @@ def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
 
     from smkit.serving import ipc
 
-    frames = [(ipc.JOB, {"m": "POST", "h": [["a", "é"]]}, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
+    meta = ipc.job_frame("POST", "/é", [(b"a", b"\xe9")], b"")[ipc.HEADER.size :]
+    frames = [(ipc.JOB, meta, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
     wire = b"".join(ipc.frame(tag, meta, body) for tag, meta, body in frames)
     buffer = ipc.FrameBuffer()
     parsed = [frame for i in range(0, len(wire), 4093) for frame in buffer.feed(wire[i : i + 4093])]
@@ -164,3 +165,16 @@ def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
     left.close()
     assert reader.read() is None  # the other end closed
     right.close()
+    assert ipc.parse_job(meta) == ("POST", "/é", [(b"a", b"\xe9")])
+
+
+def test_reply_metadata_round_trips_content_types_and_headers() -> None:
+    from smkit.serving import ipc
+
+    for status, content_type, headers in [
+        (200, "application/json", {}),
+        (504, "text/csv; charset=utf-8", {"X-Custom": "é", "Retry-After": "1"}),
+        (599, "", {"a\u0000b": "\u0000"}),
+    ]:
+        meta = ipc.reply_meta(status, content_type, headers, 4_000_000)
+        assert ipc.parse_reply(meta) == (status, content_type, headers, 4_000_000)
