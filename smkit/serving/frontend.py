@@ -33,9 +33,10 @@ DRAIN_LIMIT = 64 * 1024 * 1024
 HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
 LOG_FLUSH_SECONDS = 0.05
-# Body reads past SMKIT_BODY_TIMEOUT_SECONDS are looked for this often (at most; a tenth of the limit
-# when that is shorter): one timer for all requests instead of one per request.
+# Body reads past SMKIT_BODY_TIMEOUT_SECONDS are looked for this often (a tenth of the limit when that
+# is shorter, never more often than every 10 ms): one timer for all requests instead of one per request.
 BODY_SWEEP_SECONDS = 1.0
+MIN_BODY_SWEEP_SECONDS = 0.01
 
 
 class RequestTimeout(InferenceError):
@@ -64,7 +65,9 @@ class FrontEnd:
         self._reading: dict[asyncio.Task[Any], float] = {}
         self._expired: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.TimerHandle | None = None
-        self._sweep_every = min(BODY_SWEEP_SECONDS, env.body_timeout_seconds / 10)
+        self._sweep_every = max(
+            MIN_BODY_SWEEP_SECONDS, min(BODY_SWEEP_SECONDS, env.body_timeout_seconds / 10)
+        )
         self._local: dict[str, Callable[[], Reply]] = {
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
