@@ -11,6 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from smkit.contract import BATCH_DEFAULT_MAX_PAYLOAD_MB, BATCH_MAX_PAYLOAD_MB, media_type
+
 
 class SplitType(enum.StrEnum):
     """TransformInput.SplitType: how an input object is cut into records."""
@@ -50,9 +52,9 @@ class CompressionType(enum.StrEnum):
 
 
 # Limits from docs/hosting-contract.md and docs/batch-transform.md and the CreateTransformJob API reference.
-DEFAULT_MAX_PAYLOAD_MB = 6
-MAX_PAYLOAD_MB_LIMIT = 100
-CONCURRENCY_X_PAYLOAD_LIMIT = 100
+DEFAULT_MAX_PAYLOAD_MB = BATCH_DEFAULT_MAX_PAYLOAD_MB
+MAX_PAYLOAD_MB_LIMIT = BATCH_MAX_PAYLOAD_MB
+CONCURRENCY_X_PAYLOAD_LIMIT = BATCH_MAX_PAYLOAD_MB
 DEFAULT_MAX_CONCURRENT_TRANSFORMS = 1
 DEFAULT_INVOCATIONS_TIMEOUT_S = 600
 MAX_INVOCATIONS_RETRIES = 3
@@ -69,13 +71,6 @@ CONTENT_FAMILIES: dict[str, str] = {
 # Families whose records are lines, so filters and joins need SplitType=Line and AssembleWith=Line.
 LINE_ORIENTED = {"application/jsonlines", "application/x-jsonlines", "text/csv"}
 LOCAL_SPLIT_TYPES = (SplitType.NONE, SplitType.LINE)
-
-
-def media_type(content_type: str | None) -> str | None:
-    """The bare media type, lower-cased, without parameters such as ``; charset=utf-8``."""
-    if content_type is None:
-        return None
-    return content_type.split(";", 1)[0].strip().lower() or None
 
 
 def content_family(content_type: str | None) -> str | None:

@@ -163,7 +163,7 @@ def _invoke_async(
     from tqdm import tqdm
 
     from smkit.client.invoke import InvokeError, invoke_async, wait_for_outcome
-    from smkit.local.protocol import ASYNC_INLINE_BODY_LIMIT
+    from smkit.contract import ASYNC_INLINE_BODY_LIMIT
 
     if input_location is None and len(body) > ASYNC_INLINE_BODY_LIMIT:
         raise click.UsageError(

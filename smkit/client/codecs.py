@@ -30,6 +30,8 @@ from sagemaker.core.serializers import (
     NumpySerializer,
 )
 
+from smkit.contract import media_type
+
 JSON_LINES_TYPES = ("application/jsonlines", "application/x-jsonlines", "application/json-lines")
 
 # Request side: serializer by Content-Type, and how a command-line literal becomes the serializer's input.
@@ -52,11 +54,6 @@ DESERIALIZERS: dict[str, Callable[[], BaseDeserializer]] = {
     **{t: JSONLinesDeserializer for t in JSON_LINES_TYPES},
     "text/plain": StringDeserializer,
 }
-
-
-def media_type(content_type: str | None) -> str:
-    """``text/csv; charset=utf-8`` -> ``text/csv`` (lower case)."""
-    return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 def serializer_for(content_type: str) -> BaseSerializer:

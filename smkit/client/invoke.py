@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from smkit.client.codecs import deserialize
+from smkit.contract import DEFAULT_ASYNC_INVOCATION_TIMEOUT_S
 from smkit.local.storage import Storage
 
 DEFAULT_POLL_S = 2.0  # longest wait between polls; the first ones come quickly (local results are fast)
 FIRST_POLL_S = 0.05
-DEFAULT_ASYNC_TIMEOUT_S = 900.0  # InvocationTimeoutSeconds default (docs/serverless-async.md)
+DEFAULT_ASYNC_TIMEOUT_S = float(DEFAULT_ASYNC_INVOCATION_TIMEOUT_S)  # docs/serverless-async.md
 
 
 class InvokeError(RuntimeError):

@@ -22,21 +22,21 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from smkit.local.containers import ContainerReply
-from smkit.local.errors import RuntimeApiError, validation_error
-from smkit.local.protocol import (
+from smkit.contract import (
     ASYNC_INLINE_BODY_LIMIT,
-    DEFAULT_INVOCATION_TIMEOUT_S,
     DEFAULT_REQUEST_TTL_S,
     INPUT_LOCATION,
     INVOCATION_TIMEOUT,
-    INVOCATION_TIMEOUT_RANGE,
     OUTPUT_FILENAME,
     OUTPUT_PATH_EXTENSION,
     REQUEST_TTL,
-    REQUEST_TTL_RANGE,
-    Invocation,
 )
+from smkit.contract import DEFAULT_ASYNC_INVOCATION_TIMEOUT_S as DEFAULT_INVOCATION_TIMEOUT_S
+from smkit.contract import INVOCATION_TIMEOUT_RANGE_S as INVOCATION_TIMEOUT_RANGE
+from smkit.contract import REQUEST_TTL_RANGE_S as REQUEST_TTL_RANGE
+from smkit.local.containers import ContainerReply
+from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.protocol import Invocation
 from smkit.local.storage import Storage, StorageError, check_uri, join
 
 log = logging.getLogger(__name__)

@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from smkit.config import DataCapture
+from smkit.contract import media_type
 
 # observedContentType -> encoding of the captured data (text for CSV/JSON, else base64).
 ENCODINGS: dict[str, str] = {"text/csv": "CSV", "application/json": "JSON", "application/jsonlines": "JSON"}
 
 
 def _payload(body: bytes, content_type: str | None, mode: str) -> dict[str, str]:
-    media = (content_type or "").split(";", 1)[0].strip().lower()
+    media = media_type(content_type)
     encoding = ENCODINGS.get(media, "BASE64")
     if encoding != "BASE64":
         try:

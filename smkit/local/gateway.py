@@ -20,6 +20,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from smkit.contract import (
+    ASYNC_INLINE_BODY_LIMIT,
+    CUSTOM_ATTRIBUTES,
+    CUSTOM_ATTRIBUTES_LIMIT,
+    FAILURE_LOCATION,
+    INVOKED_VARIANT,
+    OUTPUT_LOCATION,
+    REALTIME_PAYLOAD_LIMIT,
+)
 from smkit.local.errors import (
     REQUEST_ID_HEADER,
     RuntimeApiError,
@@ -27,17 +36,7 @@ from smkit.local.errors import (
     payload_too_large,
     validation_error,
 )
-from smkit.local.protocol import (
-    ASYNC_INLINE_BODY_LIMIT,
-    CUSTOM_ATTRIBUTES,
-    CUSTOM_ATTRIBUTES_LIMIT,
-    FAILURE_LOCATION,
-    INVOKED_VARIANT,
-    LOCAL_ACCOUNT,
-    OUTPUT_LOCATION,
-    REALTIME_PAYLOAD_LIMIT,
-    Invocation,
-)
+from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
 from smkit.local.runtime import EndpointRuntime
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,10 @@ import re
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
+from smkit.contract import TARGET_MODEL
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_not_ready, validation_error
-from smkit.local.protocol import TARGET_MODEL, Invocation
+from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, call_container, reject_target_container
 
 # A load that takes longer answers 429 and continues (docs/multi-model.md).

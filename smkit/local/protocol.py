@@ -1,4 +1,4 @@
-"""The SageMaker Runtime REST protocol: header names, limits and the parsed request.
+"""The SageMaker Runtime REST protocol: the parsed request (header names and limits: :mod:`smkit.contract`).
 
 Header names and locations are those of the botocore ``sagemaker-runtime`` service model (2017-05-13):
 InvokeEndpoint sends ``Content-Type``/``Accept`` as they are; InvokeEndpointAsync sends them as
@@ -11,36 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-# Request headers (InvokeEndpoint / InvokeEndpointAsync).
-CUSTOM_ATTRIBUTES = "X-Amzn-SageMaker-Custom-Attributes"
-TARGET_MODEL = "X-Amzn-SageMaker-Target-Model"
-TARGET_VARIANT = "X-Amzn-SageMaker-Target-Variant"
-TARGET_CONTAINER = "X-Amzn-SageMaker-Target-Container-Hostname"
-INFERENCE_ID = "X-Amzn-SageMaker-Inference-Id"
-INFERENCE_COMPONENT = "X-Amzn-SageMaker-Inference-Component"
-ASYNC_CONTENT_TYPE = "X-Amzn-SageMaker-Content-Type"
-ASYNC_ACCEPT = "X-Amzn-SageMaker-Accept"
-INPUT_LOCATION = "X-Amzn-SageMaker-InputLocation"
-OUTPUT_PATH_EXTENSION = "X-Amzn-SageMaker-S3OutputPathExtension"
-OUTPUT_FILENAME = "X-Amzn-SageMaker-Filename"
-REQUEST_TTL = "X-Amzn-SageMaker-RequestTTLSeconds"
-INVOCATION_TIMEOUT = "X-Amzn-SageMaker-InvocationTimeoutSeconds"
-# Response headers.
-INVOKED_VARIANT = "x-Amzn-Invoked-Production-Variant"
-OUTPUT_LOCATION = "X-Amzn-SageMaker-OutputLocation"
-FAILURE_LOCATION = "X-Amzn-SageMaker-FailureLocation"
-
-# Payload limits in bytes (docs/hosting-contract.md and docs/serverless-async.md).
-REALTIME_PAYLOAD_LIMIT = 6_291_456
-SERVERLESS_PAYLOAD_LIMIT = 4 * 1024 * 1024
-ASYNC_INLINE_BODY_LIMIT = 128_000
-# InvokeEndpointAsync ranges and defaults (docs/serverless-async.md).
-REQUEST_TTL_RANGE = (60, 21_600)
-INVOCATION_TIMEOUT_RANGE = (1, 3_600)
-DEFAULT_REQUEST_TTL_S = 21_600
-DEFAULT_INVOCATION_TIMEOUT_S = 900
-# The service's CustomAttributes limit (service model: <= 1024 visible US-ASCII characters).
-CUSTOM_ATTRIBUTES_LIMIT = 1024
+from smkit.contract import (
+    ASYNC_ACCEPT,
+    ASYNC_CONTENT_TYPE,
+    CUSTOM_ATTRIBUTES,
+    INFERENCE_COMPONENT,
+    INFERENCE_ID,
+    TARGET_CONTAINER,
+    TARGET_MODEL,
+    TARGET_VARIANT,
+)
 
 # The account the local endpoint pretends to live in: moto's default account.
 LOCAL_ACCOUNT = "123456789012"

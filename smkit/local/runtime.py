@@ -24,6 +24,7 @@ from pathlib import Path
 
 from smkit.config import Container, DeploymentConfig
 from smkit.config.component_rules import production_containers
+from smkit.contract import REALTIME_PAYLOAD_LIMIT, REGION, SERVERLESS_PAYLOAD_LIMIT
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
@@ -31,7 +32,7 @@ from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, 
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
-from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT, Invocation
+from smkit.local.protocol import Invocation
 from smkit.local.routers import (
     DirectContainers,
     Router,
@@ -128,7 +129,7 @@ class EndpointRuntime:
     def _environment(self, container: Container) -> dict[str, str]:
         env = dict(container.environment)
         env.setdefault(VAR_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime"))
-        env.setdefault("SAGEMAKER_REGION", self.settings.region)
+        env.setdefault(REGION, self.settings.region)
         if container.model_data.source == "multi-model":
             env.setdefault(
                 VAR_MODEL_CACHE,

@@ -13,9 +13,10 @@ import random
 import time
 from collections.abc import Sequence
 
+from smkit.contract import REALTIME_PAYLOAD_LIMIT
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, throttling, validation_error
-from smkit.local.protocol import REALTIME_PAYLOAD_LIMIT, Invocation
+from smkit.local.protocol import Invocation
 from smkit.local.routers import Router, Scope
 
 

@@ -8,7 +8,6 @@ as JSON to the path given in the request, so anything the user code prints canno
 
 import importlib.metadata
 import importlib.util
-import inspect
 import json
 import os
 import sys
@@ -26,15 +25,20 @@ def _where(exc, code_dir):
     return None
 
 
-def _describe(obj):
+def _load_hook_rules(path):
+    """``smkit/hooks.py`` by path: the one call rule, usable here without smkit installed."""
+    spec = importlib.util.spec_from_file_location("_smkit_hook_rules", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def _describe(obj, rules):
     if not callable(obj):
         return {"callable": False, "params": None}
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return {"callable": True, "params": None}
-    params = [[p.kind.name, p.default is not inspect.Parameter.empty] for p in sig.parameters.values()]
-    return {"callable": True, "params": params}
+    return {"callable": True, "params": rules.describe(obj)}
 
 
 def _error(stage, exc, code_dir):
@@ -77,34 +81,32 @@ def main(request_path):
     except BaseException as exc:  # noqa: BLE001 - every failure of user code is reported, not raised
         result.update(_error("import", exc, code_dir))
         return result
-    for name in request["hooks"]:
+    rules = _load_hook_rules(request["hook_rules"])
+    for name in rules.ALL_HOOKS:
         if hasattr(module, name):
-            result["hooks"][name] = _describe(getattr(module, name))
+            result["hooks"][name] = _describe(getattr(module, name), rules)
     # Documentation attributes count only as non-empty strings.
     result["attributes"] = {
         name: value if isinstance(value := getattr(module, name, None), str) and value.strip() else None
         for name in request["attributes"]
     }
     model_fn = getattr(module, "model_fn", None)
-    tf_serving = any(hasattr(module, h) for h in request["tfs_hooks"])
+    tf_serving = any(hasattr(module, h) for h in rules.TFS_HOOKS)
     if request["load_model"] and callable(model_fn) and not tf_serving:
         try:
-            sig = inspect.signature(model_fn)
-            args = [model_dir] if _bindable(sig, 1) else [model_dir, None]
-            if _bindable(sig, len(args)):
-                model = model_fn(*args)
-                result["model_type"] = f"{type(model).__module__}.{type(model).__qualname__}"
+            args = (
+                [model_dir, None]
+                if rules.passes_context("model_fn", rules.describe(model_fn))
+                else [model_dir]
+            )
+        except rules.HookSignatureError:
+            return result  # the parent reports the signature
+        try:
+            model = model_fn(*args)
+            result["model_type"] = f"{type(model).__module__}.{type(model).__qualname__}"
         except BaseException as exc:  # noqa: BLE001
             result.update(_error("load", exc, code_dir))
     return result
-
-
-def _bindable(sig, count):
-    try:
-        sig.bind(*range(count))
-    except TypeError:
-        return False
-    return True
 
 
 if __name__ == "__main__":

@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from smkit import hooks as hook_rules
+from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.defaults import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.hooks import ALL_HOOKS, NO_MODEL_FN_ATTRIBUTE, TFS_HOOKS, check_arity, detect_form
+from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
 
-DEFAULT_ENTRY_POINT = "inference.py"  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
+DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
 DEFAULT_TIMEOUT_S = 120.0
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
 
@@ -161,8 +163,7 @@ def check_handler(
         "code_dir": str(code_dir.resolve()),
         "model_dir": str(artifacts_dir.resolve()),
         "entry_point": entry_point,
-        "hooks": sorted(ALL_HOOKS),
-        "tfs_hooks": sorted(TFS_HOOKS),
+        "hook_rules": hook_rules.__file__,
         "attributes": [NO_MODEL_FN_ATTRIBUTE],
         "requirement_names": sorted({r.name for r in requirements}),
         "load_model": load_model,

@@ -14,30 +14,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from smkit.contract import ANY, CSV, JSON, NPY, NPZ, media_type
+from smkit.contract import TEXT_BODY_TYPES as UTF8_TYPES
+from smkit.contract import charset as _charset
 from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
 
-JSON = "application/json"
-CSV = "text/csv"
-NPY = "application/x-npy"
-NPZ = "application/x-npz"
-ANY = "*/*"
-# The toolkit hands the body to handlers as str only for exactly these Content-Types (docs/handler-semantics.md).
-UTF8_TYPES = frozenset({JSON, CSV})
-
-
-def media_type(value: str | None) -> str:
-    """``'Text/CSV; charset=utf-8'`` -> ``'text/csv'``; None -> ``''``."""
-    if not value:
-        return ""
-    return value.split(";", 1)[0].strip().lower()
-
-
-def _charset(value: str | None) -> str:
-    for param in (value or "").split(";")[1:]:
-        key, _, val = param.partition("=")
-        if key.strip().lower() == "charset" and val.strip():
-            return val.strip().strip('"')
-    return "utf-8"
+__all__ = ["ANY", "CSV", "JSON", "NPY", "NPZ", "UTF8_TYPES", "decode", "encode", "media_type", "parse_accept"]
 
 
 def _text(data: str | bytes, content_type: str | None) -> str:

@@ -12,33 +12,34 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-MIB = 1024 * 1024
+from smkit import contract
 
-# Request payload limit per deployment profile, in bytes (docs/hosting-contract.md,
-# docs/serverless-async.md): realtime InvokeEndpoint takes 6 MB (6,291,456 bytes), serverless 4 MB, async reads its input from S3 (up to 1 GB). Batch transform
-# uses SAGEMAKER_MAX_PAYLOAD_IN_MB (default 6) like every profile when that variable is set.
+MIB = contract.MIB
+
+# Request payload limit per deployment profile, in bytes (docs/hosting-contract.md): async reads its input
+# from S3. Batch transform uses SAGEMAKER_MAX_PAYLOAD_IN_MB (default 6) like every profile when it is set.
 PROFILE_PAYLOAD_LIMITS: dict[str, int] = {
-    "realtime": 6 * MIB,
-    "serverless": 4 * MIB,
-    "async": 1024 * MIB,
-    "batch": 6 * MIB,
+    "realtime": contract.REALTIME_PAYLOAD_LIMIT,
+    "serverless": contract.SERVERLESS_PAYLOAD_LIMIT,
+    "async": contract.ASYNC_PAYLOAD_LIMIT,
+    "batch": contract.BATCH_DEFAULT_MAX_PAYLOAD_MB * MIB,
 }
 
-# Names of the variables (one table, so a grep finds every one).
-VAR_PORT = "SAGEMAKER_BIND_TO_PORT"
-VAR_MULTI_MODEL = "SAGEMAKER_MULTI_MODEL"
-VAR_PROGRAM = "SAGEMAKER_PROGRAM"
-VAR_WORKERS = "SAGEMAKER_MODEL_SERVER_WORKERS"
-VAR_TIMEOUT_SECONDS = "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS"
-VAR_TIMEOUT = "SAGEMAKER_MODEL_SERVER_TIMEOUT"
-VAR_DEFAULT_ACCEPT = "SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT"
-VAR_MAX_PAYLOAD_MB = "SAGEMAKER_MAX_PAYLOAD_IN_MB"
-VAR_STARTUP_TIMEOUT = "SAGEMAKER_STARTUP_TIMEOUT"
-VAR_BATCH = "SAGEMAKER_BATCH"
-VAR_BATCH_STRATEGY = "SAGEMAKER_BATCH_STRATEGY"
-VAR_MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
-VAR_LOG_LEVEL = "SAGEMAKER_CONTAINER_LOG_LEVEL"
-VAR_MODEL_DIR = "SM_MODEL_DIR"
+# Names of the variables (one table, so a grep finds every one; SageMaker's own are in smkit.contract).
+VAR_PORT = contract.BIND_TO_PORT
+VAR_MULTI_MODEL = contract.MULTI_MODEL
+VAR_PROGRAM = contract.PROGRAM
+VAR_WORKERS = contract.MODEL_SERVER_WORKERS
+VAR_TIMEOUT_SECONDS = contract.MODEL_SERVER_TIMEOUT_SECONDS
+VAR_TIMEOUT = contract.MODEL_SERVER_TIMEOUT
+VAR_DEFAULT_ACCEPT = contract.DEFAULT_INVOCATIONS_ACCEPT
+VAR_MAX_PAYLOAD_MB = contract.MAX_PAYLOAD_IN_MB
+VAR_STARTUP_TIMEOUT = contract.STARTUP_TIMEOUT
+VAR_BATCH = contract.BATCH
+VAR_BATCH_STRATEGY = contract.BATCH_STRATEGY
+VAR_MAX_CONCURRENT_TRANSFORMS = contract.MAX_CONCURRENT_TRANSFORMS
+VAR_LOG_LEVEL = contract.CONTAINER_LOG_LEVEL
+VAR_MODEL_DIR = contract.MODEL_DIR
 VAR_PROFILE = "SMKIT_PROFILE"
 VAR_DEBUG = "SMKIT_DEBUG"
 VAR_MME_BUDGET_MB = "SMKIT_MME_MEMORY_BUDGET_MB"
@@ -59,9 +60,9 @@ VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
 VAR_FRAMEWORK = "SMKIT_FRAMEWORK"
 FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow")
 
-DEFAULT_PORT = 8080
-DEFAULT_MODEL_DIR = "/opt/ml/model"
-DEFAULT_TIMEOUT_SECONDS = 60.0  # InvokeEndpoint's 60 s limit (docs/hosting-contract.md)
+DEFAULT_PORT = contract.DEFAULT_PORT
+DEFAULT_MODEL_DIR = contract.DEFAULT_MODEL_DIR
+DEFAULT_TIMEOUT_SECONDS = contract.INVOCATION_TIMEOUT_S
 DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on AWS framework images
 DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
 DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (docs/multi-model.md)
@@ -158,11 +159,11 @@ class ServingEnv:
 
     port: int = DEFAULT_PORT
     multi_model: bool = False
-    program: str = "inference.py"
+    program: str = contract.DEFAULT_PROGRAM
     workers: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     startup_timeout_seconds: float = DEFAULT_STARTUP_TIMEOUT_SECONDS
-    default_accept: str = "application/json"
+    default_accept: str = contract.DEFAULT_ACCEPT
     profile: str = "realtime"
     max_payload_bytes: int = 6 * MIB
     batch: bool = False
@@ -202,7 +203,7 @@ class ServingEnv:
             timeout = _number(env, VAR_TIMEOUT, DEFAULT_TIMEOUT_SECONDS, minimum=0.001)
         budget_mb = _number(env, VAR_MME_BUDGET_MB, None, minimum=1)
         budget = int(budget_mb * MIB) if budget_mb is not None else _default_budget()
-        program = env.get(VAR_PROGRAM, "").strip() or "inference.py"
+        program = env.get(VAR_PROGRAM, "").strip() or contract.DEFAULT_PROGRAM
         if "/" in program or "\\" in program:
             raise ServingEnvError(
                 f"{VAR_PROGRAM}={program!r} must be a file name inside model_dir/code, e.g. inference.py"
@@ -218,7 +219,7 @@ class ServingEnv:
                 _number(env, VAR_STARTUP_TIMEOUT, DEFAULT_STARTUP_TIMEOUT_SECONDS, minimum=1)
                 or DEFAULT_STARTUP_TIMEOUT_SECONDS
             ),
-            default_accept=env.get(VAR_DEFAULT_ACCEPT, "").strip() or "application/json",
+            default_accept=env.get(VAR_DEFAULT_ACCEPT, "").strip() or contract.DEFAULT_ACCEPT,
             profile=profile,
             max_payload_bytes=(
                 int(payload_mb * MIB) if payload_mb is not None else PROFILE_PAYLOAD_LIMITS[profile]

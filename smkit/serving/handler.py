@@ -7,7 +7,6 @@ the :class:`~smkit.serving.context.Context` as its last argument.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import traceback
@@ -15,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from smkit.hooks import CHAIN, check_chain, describe, passes_context
 from smkit.serving import codecs
 from smkit.serving.context import Context
 from smkit.serving.env import ServingEnv
@@ -22,17 +22,7 @@ from smkit.serving.errors import BadRequest, message_of, status_of, type_of
 from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
 
-# The positional arguments each hook receives before the optional context.
-HOOK_ARITY: dict[str, int] = {
-    "pre_model_fn": 1,
-    "model_fn": 1,
-    "model_warmup_fn": 2,
-    "transform_fn": 4,
-    "input_fn": 2,
-    "predict_fn": 2,
-    "output_fn": 2,
-}
-CHAIN_HOOKS = ("input_fn", "predict_fn", "output_fn")
+CHAIN_HOOKS = CHAIN
 
 
 @dataclass(frozen=True)
@@ -50,23 +40,11 @@ class Hook:
 
 
 def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
-    """Decide whether ``func`` takes the trailing context; raise TypeError for any other arity."""
-    expected = HOOK_ARITY[name]
-    try:
-        params = list(inspect.signature(func).parameters.values())
-    except (TypeError, ValueError):
-        return Hook(name, func, False)
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return Hook(name, func, False)
-    count = len(params)
-    if count == expected:
-        return Hook(name, func, False)
-    if count == expected + 1:
-        return Hook(name, func, True)
-    raise TypeError(
-        f"{name} takes {count} arguments but {expected} were given "
-        f"(or {expected + 1} with the trailing context argument)"
-    )
+    """Decide once whether ``func`` takes the trailing context (:func:`smkit.hooks.passes_context`).
+
+    Raises :class:`smkit.hooks.HookSignatureError` (a TypeError) when the hook can never be called.
+    """
+    return Hook(name, func, passes_context(name, describe(func)))
 
 
 @dataclass
@@ -142,11 +120,7 @@ class ModelHandler:
 
         transform = user("transform_fn")
         chain = [user(name) for name in CHAIN_HOOKS]
-        if transform is not None and any(chain):
-            raise ValueError(
-                "Cannot use transform_fn implementation in conjunction with input_fn, predict_fn, "
-                f"and/or output_fn implementation (in {self.model_dir}/code/{self.env.program})"
-            )
+        check_chain(name for name in ("transform_fn", *CHAIN_HOOKS) if user(name) is not None)
         if transform is not None:
             self._transform = bind_hook("transform_fn", transform)
         else:

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from smkit.client.codecs import deserialize, media_type, serialize, serialize_literal, to_jsonable
+from smkit.client.codecs import deserialize, serialize, serialize_literal, to_jsonable
+from smkit.contract import media_type
 
 
 def test_python_objects_are_serialized_by_content_type():

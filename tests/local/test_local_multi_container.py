@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from smkit.contract import strip_charset
 from smkit.local import LocalEndpoint
 
 

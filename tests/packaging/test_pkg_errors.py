@@ -195,7 +195,11 @@ CASES = [
         ),
     ),
     Case("too many parameters", _handler(TOO_MANY), ("predict_fn: takes 4 positional parameters",)),
-    Case("keyword-only parameter", _handler(KW_ONLY), ("output_fn: takes 1 positional parameter",)),
+    Case(
+        "keyword-only parameter",
+        _handler(KW_ONLY),
+        ("output_fn: has required keyword-only parameter accept", "def output_fn(prediction, accept):"),
+    ),
     Case(
         "no hooks at all",
         _handler("VALUE = 1\n"),

@@ -45,14 +45,14 @@ def test_transform_fn_mixed_with_predict_fn_is_a_value_error_at_start(models: Mo
         while True:
             try:
                 ping = server.request("GET", "/ping")
-                if "ValueError" in ping.body.decode():
+                if "HookError" in ping.body.decode():
                     break
             except OSError:
                 pass
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.05)
         assert ping.status == 503
-        assert "Cannot use transform_fn implementation in conjunction with" in ping.json()["message"]
+        assert "transform_fn: is defined together with" in ping.json()["message"]
     finally:
         server.stop()
 

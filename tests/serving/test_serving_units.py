@@ -13,7 +13,7 @@ from smkit.serving import codecs
 from smkit.serving.context import Context
 from smkit.serving.env import ServingEnv, ServingEnvError
 from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
-from smkit.serving.handler import ModelHandler, bind_hook
+from smkit.serving.handler import ModelHandler
 
 
 @pytest.mark.parametrize(
@@ -98,13 +98,6 @@ def test_npz_round_trip_of_a_sparse_matrix() -> None:
     np.testing.assert_array_equal(dense["arr_0"], np.arange(3))
 
 
-def test_hook_arity_is_decided_once() -> None:
-    assert bind_hook("input_fn", lambda data, content_type: None).takes_context is False
-    assert bind_hook("input_fn", lambda data, content_type, context=None: None).takes_context is True
-    with pytest.raises(TypeError, match="input_fn takes 1 arguments but 2 were given"):
-        bind_hook("input_fn", lambda data: None)
-
-
 def test_context_api_is_case_insensitive_and_collects_response_headers() -> None:
     context = Context(model_name="m", model_dir="/m", headers={"Content-Type": "text/csv", "X-A": "1"})
     assert context.get_request_header(0, "content-type") == "text/csv"
@@ -118,7 +111,7 @@ def test_transform_fn_with_input_fn_is_a_value_error(models: Models) -> None:
     handler = ModelHandler(
         name="mixed", model_dir=str(models.mixed), env=ServingEnv.from_environ({}), isolated=True
     )
-    with pytest.raises(ValueError, match="Cannot use transform_fn implementation in conjunction with"):
+    with pytest.raises(ValueError, match="transform_fn: is defined together with"):
         handler.load()
 
 

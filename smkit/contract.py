@@ -1,0 +1,116 @@
+"""The SageMaker hosting contract's names and numbers, defined once for the whole library.
+
+Environment variables, ports, timeouts, payload limits, HTTP header names and media types, as
+docs/hosting-contract.md, docs/serverless-async.md and docs/batch-transform.md describe them. The serving
+runtime, the local endpoint, batch transform, the packager and the client import them from here.
+Standard library only.
+
+Sources: https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html,
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html,
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointAsync.html.
+"""
+
+from __future__ import annotations
+
+# Environment variables the platform or the SageMaker SDK sets and containers read.
+BIND_TO_PORT = "SAGEMAKER_BIND_TO_PORT"
+SAFE_PORT_RANGE = "SAGEMAKER_SAFE_PORT_RANGE"
+MULTI_MODEL = "SAGEMAKER_MULTI_MODEL"
+PROGRAM = "SAGEMAKER_PROGRAM"
+REGION = "SAGEMAKER_REGION"
+MODEL_SERVER_WORKERS = "SAGEMAKER_MODEL_SERVER_WORKERS"
+MODEL_SERVER_TIMEOUT_SECONDS = "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS"
+MODEL_SERVER_TIMEOUT = "SAGEMAKER_MODEL_SERVER_TIMEOUT"  # read as seconds (docs/handler-semantics.md)
+DEFAULT_INVOCATIONS_ACCEPT = "SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT"
+MAX_PAYLOAD_IN_MB = "SAGEMAKER_MAX_PAYLOAD_IN_MB"
+STARTUP_TIMEOUT = "SAGEMAKER_STARTUP_TIMEOUT"
+CONTAINER_LOG_LEVEL = "SAGEMAKER_CONTAINER_LOG_LEVEL"
+BATCH = "SAGEMAKER_BATCH"
+BATCH_STRATEGY = "SAGEMAKER_BATCH_STRATEGY"
+MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
+MODEL_DIR = "SM_MODEL_DIR"
+
+DEFAULT_PORT = 8080
+DEFAULT_MODEL_DIR = "/opt/ml/model"
+DEFAULT_PROGRAM = "inference.py"
+DEFAULT_ACCEPT = "application/json"
+
+# Timeouts, in seconds.
+PING_TIMEOUT_S = 2.0  # each GET /ping
+INVOCATION_TIMEOUT_S = 60.0  # each POST /invocations
+STARTUP_HEALTH_CHECK_RANGE_S = (60, 3600)  # ContainerStartupHealthCheckTimeoutInSeconds
+STOP_GRACE_S = 30.0  # SIGTERM, then SIGKILL this much later
+
+# Payload limits, in bytes unless named otherwise.
+MIB = 1024 * 1024
+REALTIME_PAYLOAD_LIMIT = 6 * MIB  # 6,291,456: InvokeEndpoint
+SERVERLESS_PAYLOAD_LIMIT = 4 * MIB
+ASYNC_PAYLOAD_LIMIT = 1024 * MIB  # InvokeEndpointAsync input object in S3
+ASYNC_INLINE_BODY_LIMIT = 128_000
+BATCH_DEFAULT_MAX_PAYLOAD_MB = 6
+BATCH_MAX_PAYLOAD_MB = 100  # also the ceiling of MaxConcurrentTransforms x MaxPayloadInMB
+
+# InvokeEndpointAsync ranges and defaults, in seconds.
+REQUEST_TTL_RANGE_S = (60, 21_600)
+INVOCATION_TIMEOUT_RANGE_S = (1, 3_600)
+DEFAULT_REQUEST_TTL_S = 21_600
+DEFAULT_ASYNC_INVOCATION_TIMEOUT_S = 900
+
+# HTTP headers of the SageMaker Runtime API (botocore ``sagemaker-runtime`` 2017-05-13). The first two
+# also reach the container.
+CUSTOM_ATTRIBUTES = "X-Amzn-SageMaker-Custom-Attributes"
+TARGET_MODEL = "X-Amzn-SageMaker-Target-Model"
+TARGET_VARIANT = "X-Amzn-SageMaker-Target-Variant"
+TARGET_CONTAINER = "X-Amzn-SageMaker-Target-Container-Hostname"
+INFERENCE_ID = "X-Amzn-SageMaker-Inference-Id"
+INFERENCE_COMPONENT = "X-Amzn-SageMaker-Inference-Component"
+ASYNC_CONTENT_TYPE = "X-Amzn-SageMaker-Content-Type"
+ASYNC_ACCEPT = "X-Amzn-SageMaker-Accept"
+INPUT_LOCATION = "X-Amzn-SageMaker-InputLocation"
+OUTPUT_PATH_EXTENSION = "X-Amzn-SageMaker-S3OutputPathExtension"
+OUTPUT_FILENAME = "X-Amzn-SageMaker-Filename"
+REQUEST_TTL = "X-Amzn-SageMaker-RequestTTLSeconds"
+INVOCATION_TIMEOUT = "X-Amzn-SageMaker-InvocationTimeoutSeconds"
+INVOKED_VARIANT = "x-Amzn-Invoked-Production-Variant"
+OUTPUT_LOCATION = "X-Amzn-SageMaker-OutputLocation"
+FAILURE_LOCATION = "X-Amzn-SageMaker-FailureLocation"
+CUSTOM_ATTRIBUTES_LIMIT = 1024  # visible US-ASCII characters
+
+# Media types.
+JSON = "application/json"
+CSV = "text/csv"
+NPY = "application/x-npy"
+NPZ = "application/x-npz"
+JSON_LINES = "application/jsonlines"
+ANY = "*/*"
+# The toolkit hands the body to handlers as ``str`` only for exactly these Content-Types.
+TEXT_BODY_TYPES = frozenset({JSON, CSV})
+
+
+def media_type(value: str | None) -> str:
+    """The bare, lower-case media type: ``'Text/CSV; charset=utf-8'`` -> ``'text/csv'``; None -> ``''``."""
+    if not value:
+        return ""
+    return value.split(";", 1)[0].strip().lower()
+
+
+def charset(value: str | None, default: str = "utf-8") -> str:
+    """The ``charset`` parameter of a Content-Type, else ``default``."""
+    for param in (value or "").split(";")[1:]:
+        key, _, val = param.partition("=")
+        if key.strip().lower() == "charset" and val.strip():
+            return val.strip().strip('"')
+    return default
+
+
+def strip_charset(value: str | None) -> str | None:
+    """Drop ``; charset=...`` from a media type and keep any other parameter.
+
+    Strict containers reject ``text/csv; charset=utf-8`` between the hops of a serial inference pipeline
+    (docs/multi-container.md).
+    """
+    if value is None:
+        return None
+    parts = [p.strip() for p in value.split(";")]
+    kept = [parts[0]] + [p for p in parts[1:] if p and p.split("=", 1)[0].strip().lower() != "charset"]
+    return "; ".join(kept)
