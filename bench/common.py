@@ -7,13 +7,10 @@ Python workers), can be found again by session id, measured (RSS, CPU) and stopp
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import platform
-import random
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from smkit import process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
@@ -35,35 +34,12 @@ class BenchError(RuntimeError):
 
 
 def free_port() -> int:
-    """Return a loopback TCP port that is free right now, below 32767.
+    """A loopback TCP port that is free right now, below 32767.
 
     Multi Model Server 1.1.11 rejects ports >= 32767 ("Invalid port number"), so the kernel's
     ephemeral range (32768+) cannot be used; every server in a run gets a port from the same range.
     """
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randrange(20000, 32767)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((LOOPBACK, port))
-            except OSError:
-                continue
-            return port
-    raise BenchError("no free loopback port found in 20000-32766")
-
-
-def _ping_once(port: int, timeout: float = 2.0) -> int:
-    """Status of ``GET /ping`` (2 s timeout, as SageMaker's; docs/hosting-contract.md), 0 if refused."""
-    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout)
-    try:
-        conn.request("GET", "/ping")
-        response = conn.getresponse()
-        response.read()
-        return response.status
-    except OSError:
-        return 0
-    finally:
-        conn.close()
+    return process.free_port(LOOPBACK, below=32767)
 
 
 @dataclass
@@ -94,15 +70,7 @@ class ManagedServer:
         self._log = log_path.open("wb")
         env = {**os.environ, **spec.env}
         self.started_at = time.perf_counter()
-        self.process = subprocess.Popen(
-            list(spec.argv),
-            cwd=spec.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        self.process = process.start_group(spec.argv, env=env, log=self._log, cwd=spec.cwd)
         self.session_id = self.process.pid
         if _PRIORITY["nice"]:
             _set_autogroup_nice(self.process.pid, _PRIORITY["nice"])
@@ -117,7 +85,7 @@ class ManagedServer:
         """Poll ``GET /ping`` until 200; return seconds from process start to the first 200."""
         deadline = self.started_at + self.spec.startup_timeout_s
         while time.perf_counter() < deadline:
-            if _ping_once(self.port) == 200:
+            if process.ping(self.port, host=LOOPBACK)[0] == 200:
                 self.cold_start_s = time.perf_counter() - self.started_at
                 return self.cold_start_s
             if self.process.poll() is not None and not self.processes():

@@ -42,6 +42,7 @@ from scripts.release_common import (
     release_parameter,
     run_all,
 )
+from smkit.storage import StorageError, split_s3_uri
 
 ARTIFACT_DIR = EFFECTIVE_CONFIG_DIR / "rollback"
 
@@ -59,10 +60,13 @@ def pick(history: list[Release], steps: int) -> Release:
 
 
 def split_s3(uri: str) -> tuple[str, str]:
-    """``s3://bucket/key`` -> (bucket, key)."""
-    if not uri.startswith("s3://") or "/" not in uri[5:]:
+    """``s3://bucket/key`` -> (bucket, key), for recorded model data (a key is required)."""
+    try:
+        bucket, key = split_s3_uri(uri)
+    except StorageError:
+        key = ""
+    if not key:
         raise ReleaseError(f"recorded model data {uri!r} is not an s3://BUCKET/KEY location")
-    bucket, key = uri[5:].split("/", 1)
     return bucket, key
 
 

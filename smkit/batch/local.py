@@ -9,16 +9,9 @@ the values it left unset, runs, and the runtime is stopped (its whole process gr
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,18 +21,28 @@ from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
 from smkit.config import ImageSource
+from smkit.contract import (
+    BATCH,
+    BATCH_MAX_PAYLOAD_MB,
+    BATCH_STRATEGY,
+    BIND_TO_PORT,
+    MAX_CONCURRENT_TRANSFORMS,
+    MAX_PAYLOAD_IN_MB,
+)
+from smkit.process import (
+    HOST,
+    ProcessStartError,
+    free_port,
+    ping,
+    runtime_command,
+    start_group,
+    stop_group,
+    wait_ready,
+)
 
-HOST = "127.0.0.1"
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
-PING_TIMEOUT_S = 2.0  # GET /ping must answer within 2 s (docs/hosting-contract.md)
 STOP_GRACE_S = 10.0
-LOG_TAIL_LINES = 20
 LOAD_FAILED = "failed to load"  # the runtime's /ping message after model_fn raised
-_PR_SET_PDEATHSIG = 1
-
-
-class RuntimeStartError(RuntimeError):
-    """The serving runtime exited or never answered ``GET /ping`` with 200."""
 
 
 @dataclass(frozen=True)
@@ -76,42 +79,28 @@ def model_from_config(config_path: str | Path) -> LocalModel:
 
 def batch_environment(options: TransformOptions) -> dict[str, str]:
     """The ``SAGEMAKER_*`` variables a batch container gets for the values the job sets."""
-    env = {"SAGEMAKER_BATCH": "true", "SMKIT_PROFILE": "batch"}
+    env = {BATCH: "true", "SMKIT_PROFILE": "batch"}
     if options.max_payload_mb is not None:
-        # 0 means "no limit" for the job; the container still needs a concrete ceiling (docs/hosting-contract.md).
-        env["SAGEMAKER_MAX_PAYLOAD_IN_MB"] = str(options.max_payload_mb or 100)
+        # 0 means "no limit" for the job; the container still needs a concrete ceiling (docs/batch-transform.md).
+        env[MAX_PAYLOAD_IN_MB] = str(options.max_payload_mb or BATCH_MAX_PAYLOAD_MB)
     if options.batch_strategy is not None:
         strategy = options.batch_strategy
-        env["SAGEMAKER_BATCH_STRATEGY"] = (
-            "MULTI_RECORD" if strategy is BatchStrategy.MULTI_RECORD else "SINGLE_RECORD"
-        )
+        env[BATCH_STRATEGY] = "MULTI_RECORD" if strategy is BatchStrategy.MULTI_RECORD else "SINGLE_RECORD"
     if options.max_concurrent_transforms is not None:
-        env["SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"] = str(options.max_concurrent_transforms)
+        env[MAX_CONCURRENT_TRANSFORMS] = str(options.max_concurrent_transforms)
     return env
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _ping(port: int) -> tuple[int | None, str]:
-    """``GET /ping``: (status, error message) or (None, "") when nothing answers yet."""
-    try:
-        with urllib.request.urlopen(f"http://{HOST}:{port}/ping", timeout=PING_TIMEOUT_S) as resp:
-            return int(resp.status), ""
-    except urllib.error.HTTPError as exc:
-        return exc.code, error_message(exc.read())
-    except (urllib.error.URLError, OSError):
-        return None, ""
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGTERM when the job's process dies, so no runtime outlives a killed job."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def _ready(port: int) -> bool:
+    """``GET /ping`` answers 200; a runtime whose model failed to load gives up at once."""
+    status, body = ping(port)
+    if status == 200:
+        return True
+    message = error_message(body) if status else ""
+    if LOAD_FAILED in message:
+        # The runtime keeps answering 503 after a failed model_fn; waiting longer cannot help.
+        raise ProcessStartError(f"GET /ping answered {status}: {message}")
+    return False
 
 
 @contextlib.contextmanager
@@ -124,69 +113,23 @@ def serving_runtime(
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
-    port = _free_port()
-    command = [sys.executable, "-m", "smkit.serving", "--model", str(model.path)]
-    command += ["--host", HOST, "--port", str(port), "--workers", str(workers)]
-    env = {**os.environ, **model.environment, **environment, "SAGEMAKER_BIND_TO_PORT": str(port)}
+    port = free_port()
+    env = {**os.environ, **model.environment, **environment, BIND_TO_PORT: str(port)}
     if model.python != sys.executable:
         env["SMKIT_WORKER_PYTHON"] = model.python  # docs/serving-runtime.md: the model workers' interpreter
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            command,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+        process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
     try:
-        _wait_ready(process, port, log_path, startup_timeout_s)
+        wait_ready(
+            process,
+            lambda: _ready(port),
+            name="the serving runtime",
+            timeout_s=startup_timeout_s,
+            log_path=log_path,
+        )
         yield f"http://{HOST}:{port}"
     finally:
-        _stop(process)
-
-
-def _wait_ready(process: subprocess.Popen[bytes], port: int, log_path: Path, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        code = process.poll()
-        if code is not None:
-            raise RuntimeStartError(
-                f"the serving runtime exited with code {code} before GET /ping answered 200; "
-                f"last lines of its log:\n{_tail(log_path)}"
-            )
-        status, message = _ping(port)
-        if status == 200:
-            return
-        if status is not None and LOAD_FAILED in message:
-            # The runtime keeps answering 503 after a failed model_fn; waiting longer cannot help.
-            raise RuntimeStartError(f"GET /ping answered {status}: {message}")
-        time.sleep(0.05)
-    raise RuntimeStartError(
-        f"the serving runtime did not answer GET /ping with 200 within {timeout_s:.0f} s; "
-        f"last lines of its log:\n{_tail(log_path)}"
-    )
-
-
-def _tail(path: Path) -> str:
-    lines = path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
-    return "\n".join(lines) or "(empty)"
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    _signal_group(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=STOP_GRACE_S)
-    # Workers may outlive the leader; the group id is the leader's pid (start_new_session).
-    _signal_group(process.pid, signal.SIGKILL)
-    if process.poll() is None:
-        process.wait()
+        stop_group(process, grace_s=STOP_GRACE_S)
 
 
 def run_local_job(

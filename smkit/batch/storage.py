@@ -10,30 +10,25 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from smkit.batch.options import CompressionType
+from smkit.storage import StorageError, atomic_write, s3_client, split_s3_uri
+
+__all__ = [
+    "OUTPUT_SUFFIX",
+    "InputObject",
+    "Sink",
+    "StorageError",
+    "check_separate",
+    "list_inputs",
+    "open_sink",
+]
 
 OUTPUT_SUFFIX = ".out"
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# mkstemp creates 0600 files; a finished .out gets the mode any new file would get.
-FILE_MODE = 0o666 & ~_current_umask()
-
-
-class StorageError(ValueError):
-    """An input that does not exist or is empty, or an output location that cannot be written."""
 
 
 @dataclass(frozen=True)
@@ -59,22 +54,6 @@ class Sink(Protocol):
         ...
 
 
-def parse_s3_uri(uri: str) -> tuple[str, str]:
-    """``s3://bucket/key`` -> ``(bucket, key)``; raise :class:`StorageError` for anything else."""
-    if not uri.startswith("s3://") or len(uri) <= 5:
-        raise StorageError(f"{uri!r} is not an s3:// URI; use s3://bucket/prefix")
-    bucket, _, key = uri[5:].partition("/")
-    if not bucket:
-        raise StorageError(f"{uri!r} has no bucket; use s3://bucket/prefix")
-    return bucket, key
-
-
-def _s3_client(endpoint_url: str | None) -> Any:
-    import boto3  # the local extra; imported here so that local-file jobs do not need it
-
-    return boto3.client("s3", endpoint_url=endpoint_url)
-
-
 def list_inputs(
     location: str, *, compression: CompressionType, endpoint_url: str | None = None
 ) -> list[InputObject]:
@@ -84,7 +63,7 @@ def list_inputs(
     )
     if not objects:
         raise StorageError(
-            f"--input {location!r} holds no objects; point it at a file, folder or s3:// prefix"
+            f"input location {location!r} holds no objects; point it at a file, a folder or an s3:// prefix"
         )
     if compression is CompressionType.GZIP:
         return [InputObject(o.name, o.uri, _gunzipped(o)) for o in objects]
@@ -97,7 +76,7 @@ def _gunzipped(obj: InputObject) -> Callable[[], bytes]:
             return gzip.decompress(obj.read())
         except (OSError, EOFError) as exc:
             raise StorageError(
-                f"{obj.uri} is not gzip data ({exc}); drop --compression-type Gzip for plain files"
+                f"{obj.uri} is not gzip data ({exc}); use CompressionType None for plain files"
             ) from exc
 
     return read
@@ -107,7 +86,9 @@ def _list_local(path: Path) -> list[InputObject]:
     if path.is_file():
         return [InputObject(path.name, str(path), path.read_bytes)]
     if not path.is_dir():
-        raise StorageError(f"--input {str(path)!r} does not exist; give a file, a folder or an s3:// prefix")
+        raise StorageError(
+            f"input location {str(path)!r} does not exist; give a file, a folder or an s3:// prefix"
+        )
     files = sorted(
         p
         for p in path.rglob("*")
@@ -117,11 +98,11 @@ def _list_local(path: Path) -> list[InputObject]:
 
 
 def _list_s3(uri: str, endpoint_url: str | None) -> list[InputObject]:
-    bucket, prefix = parse_s3_uri(uri)
-    client = _s3_client(endpoint_url)
+    bucket, prefix = split_s3_uri(uri)
+    client = s3_client(endpoint_url)
     folder = prefix[: prefix.rfind("/") + 1]
     objects: list[InputObject] = []
-    with _s3_errors(f"listing --input {uri}"):
+    with _s3_errors(f"listing input {uri}"):
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
             for entry in page.get("Contents", []):
                 key = entry["Key"]
@@ -161,21 +142,12 @@ class LocalSink:
     def __post_init__(self) -> None:
         self.uri = str(self.root)
         if self.root.exists() and not self.root.is_dir():
-            raise StorageError(f"--output {self.uri!r} is a file; give a folder (it is created if missing)")
+            raise StorageError(
+                f"output location {self.uri!r} is a file; give a folder (it is created if missing)"
+            )
 
     def write(self, name: str, data: bytes) -> str:
-        target = self.root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(temp, FILE_MODE)
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        return str(target)
+        return str(atomic_write(self.root / name, data))
 
     def discard(self, name: str) -> bool:
         target = self.root / name
@@ -193,9 +165,9 @@ class S3Sink:
     endpoint_url: str | None = None
 
     def __post_init__(self) -> None:
-        self.bucket, prefix = parse_s3_uri(self.uri)
+        self.bucket, prefix = split_s3_uri(self.uri)
         self.prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        self._client = _s3_client(self.endpoint_url)
+        self._client = s3_client(self.endpoint_url)
 
     def write(self, name: str, data: bytes) -> str:
         key = self.prefix + name
@@ -215,7 +187,7 @@ class S3Sink:
 
 
 def open_sink(location: str, *, endpoint_url: str | None = None) -> Sink:
-    """The output location for ``--output`` (a folder or an ``s3://`` prefix)."""
+    """The output location: a folder or an ``s3://`` prefix."""
     if location.startswith("s3://"):
         return S3Sink(location, endpoint_url)
     return LocalSink(Path(location))
@@ -232,6 +204,6 @@ def check_separate(input_location: str, output_location: str) -> None:
         inside = source.is_dir() and (target == source or source in target.parents)
     if inside:
         raise StorageError(
-            f"--output {output_location!r} is inside --input {input_location!r}: the .out files would be "
+            f"output location {output_location!r} is inside input location {input_location!r}: the .out files would be "
             "read as inputs by the next run; write them somewhere else"
         )

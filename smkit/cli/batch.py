@@ -284,8 +284,9 @@ def _run_local(
     endpoint_url: str | None,
     container_log: Path | None,
 ) -> None:
-    from smkit.batch.local import RuntimeStartError, run_local_job
+    from smkit.batch.local import run_local_job
     from smkit.batch.storage import StorageError
+    from smkit.process import ProcessStartError
 
     try:
         result = run_local_job(
@@ -299,7 +300,7 @@ def _run_local(
         )
     except TransformOptionsError:
         raise
-    except (StorageError, FileNotFoundError, RuntimeStartError) as exc:
+    except (StorageError, FileNotFoundError, ProcessStartError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(result.summary())
     if not result.ok:

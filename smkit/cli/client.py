@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from smkit.config import ConfigError, load_config
-from smkit.local.storage import Storage
+from smkit.storage import Storage
 
 
 def _read_data(data: str) -> tuple[bytes | None, str | None]:

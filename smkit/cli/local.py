@@ -136,7 +136,7 @@ def local_endpoint(
     network isolation); built once and cached (smkit env).
     """
     from smkit.local import LocalEndpoint, LocalEndpointError
-    from smkit.local.storage import StorageError, check_uri
+    from smkit.storage import StorageError, check_uri
 
     if workers < 1:
         raise click.BadParameter(f"{workers}: must be >= 1", param_hint="--workers")

@@ -30,7 +30,7 @@ import numpy as np
 
 from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
 from smkit.config import DeploymentConfig
-from smkit.local.storage import Storage
+from smkit.storage import Storage
 
 # Sample file -> request Content-Type.
 PAYLOADS: dict[str, str] = {

@@ -34,7 +34,7 @@ from smkit.emulator.inventory import (
     retained_resources,
     sagemaker_resources,
 )
-from smkit.emulator.server import EmulatorError, MotoServer, free_port, running_emulator
+from smkit.emulator.server import EmulatorError, MotoServer, running_emulator
 
 __all__ = [
     "ACCOUNT_ID",
@@ -60,7 +60,6 @@ __all__ = [
     "emulated_config",
     "endpoint_url_for",
     "ensure_bootstrapped",
-    "free_port",
     "live_stacks",
     "repo_root_from",
     "retained_resources",

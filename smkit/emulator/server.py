@@ -30,11 +30,19 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from smkit.emulator.environment import DEFAULT_REGION, aws_environment, endpoint_url_for
+from smkit.process import (
+    HOST,
+    ProcessStartError,
+    free_port,
+    group_alive,
+    signal_group,
+    start_group,
+    wait_ready,
+)
 
 if TYPE_CHECKING:
     from typing import Self
 
-HOST = "127.0.0.1"
 READY_PATH = "/moto-api/"
 RESET_PATH = "/moto-api/reset"
 START_TIMEOUT_S = 30.0
@@ -44,14 +52,6 @@ PORT_ATTEMPTS = 3
 
 class EmulatorError(RuntimeError):
     """moto's server could not be started, reached or stopped; the message says what to do."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def port_in_use(port: int) -> bool:
@@ -76,16 +76,6 @@ def _pid_alive(pid: int) -> bool:
         os.waitpid(pid, os.WNOHANG)
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -125,7 +115,7 @@ class MotoServer:
         for _ in range(attempts):
             chosen = port if port is not None else free_port()
             if port_in_use(chosen):
-                raise EmulatorError(f"port {chosen} is already in use; pick another with --port")
+                raise EmulatorError(f"port {chosen} is already in use; pick another port")
             try:
                 return cls._launch(chosen, region=region, log_path=log_path, detach=detach)
             except EmulatorError as exc:
@@ -148,44 +138,31 @@ class MotoServer:
         else:
             log = subprocess.DEVNULL
         try:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # own process group: stop() signals all of it
-                close_fds=True,
-            )
+            process = start_group(command, env=env, log=log, tie_to_parent=not detach)
         finally:
             if not isinstance(log, int):
                 log.close()
         server = cls(port=port, pid=process.pid, region=region, log_path=log_path, _process=process)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                server._reap()
-                raise EmulatorError(
-                    f"moto's server exited with status {process.returncode} while starting on port {port}"
-                    + server._log_hint()
-                )
-            if _answers(port):
-                if detach:
-                    server._process = None  # nobody waits on it from here; the state file finds it
-                return server
-            time.sleep(0.05)
-        server.stop()
-        raise EmulatorError(
-            f"moto's server did not answer on port {port} within {START_TIMEOUT_S:.0f} s" + server._log_hint()
-        )
+        try:
+            wait_ready(
+                process,
+                lambda: _answers(port),
+                name=f"moto's server on port {port}",
+                timeout_s=START_TIMEOUT_S,
+                log_path=log_path,
+            )
+        except ProcessStartError as exc:
+            server.stop()
+            raise EmulatorError(str(exc)) from None
+        if detach:
+            server._process = None  # nobody waits on it from here; the state file finds it
+        return server
 
     def stop(self) -> None:
         """End the server's whole process group (SIGTERM, then SIGKILL) and wait until the port is free."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGTERM)
+        signal_group(self.pid, signal.SIGTERM)
         if not self._wait_gone(STOP_TIMEOUT_S):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+            signal_group(self.pid, signal.SIGKILL)
             self._wait_gone(STOP_TIMEOUT_S)
         self._reap()
         deadline = time.monotonic() + STOP_TIMEOUT_S
@@ -201,7 +178,7 @@ class MotoServer:
             main_gone = (
                 self._process.poll() is not None if self._process is not None else not _pid_alive(self.pid)
             )
-            if main_gone and not _group_alive(self.pid):
+            if main_gone and not group_alive(self.pid):
                 return True
             time.sleep(0.05)
         return False
@@ -228,12 +205,6 @@ class MotoServer:
             (i + 1 for i, line in enumerate(block[1:], 1) if not line.startswith((" ", "\t"))), len(block)
         )
         return "\n".join(block[:end][-max_lines:])
-
-    def _log_hint(self) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        tail = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
-        return f"; last lines of {self.log_path}:\n" + "\n".join(tail)
 
     def __enter__(self) -> Self:
         return self

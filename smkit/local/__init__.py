@@ -4,8 +4,8 @@
 gateway implementing InvokeEndpoint and InvokeEndpointAsync with the service's headers and errors, so the
 unmodified boto3 ``sagemaker-runtime`` client works against it.
 
-Exports are imported on first use, so that ``smkit.local.storage`` (used by the client) does not pull in
-the gateway's server stack.
+Exports are imported on first use, so that importing a submodule does not pull in the gateway's server
+stack.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from smkit.contract import REQUEST_TTL_RANGE_S as REQUEST_TTL_RANGE
 from smkit.local.containers import ContainerReply
 from smkit.local.errors import RuntimeApiError, validation_error
 from smkit.local.protocol import Invocation
-from smkit.local.storage import Storage, StorageError, check_uri, join
+from smkit.storage import Storage, StorageError, check_uri, join
 
 log = logging.getLogger(__name__)
 

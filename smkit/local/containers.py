@@ -5,21 +5,16 @@ Each process is ``python -m smkit.serving`` started the way the SageMaker platfo
 container's ``Environment`` from the config, ``SAGEMAKER_MULTI_MODEL=true`` for multi-model containers.
 It is ready when ``GET /ping`` answers 200. Every process runs in its own process group so that stopping it
 also ends its workers; if the gateway dies without stopping them, the kernel sends SIGTERM
-(``PR_SET_PDEATHSIG``) and an ``atexit`` hook ends whatever is left.
+(``PR_SET_PDEATHSIG``) and an ``atexit`` hook ends whatever is left (:mod:`smkit.process`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
-import ctypes
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,22 +22,13 @@ from typing import IO
 
 import httpx
 
+from smkit.contract import BIND_TO_PORT, INVOCATION_TIMEOUT_S, MULTI_MODEL, PING_TIMEOUT_S
+from smkit.process import HOST, await_ready, free_port, runtime_command, start_group, stop_group
 from smkit.serving.env import VAR_WORKER_PYTHON
 
-HOST = "127.0.0.1"
-# POST /invocations must answer within 60 s (docs/hosting-contract.md).
-INVOCATION_TIMEOUT_S = 60.0
-# GET /ping has 2 s (docs/hosting-contract.md); the startup health check allows 60-3600 s, default here 120 s.
-PING_TIMEOUT_S = 2.0
+# The startup health check allows 60-3600 s (docs/hosting-contract.md); default here 120 s.
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0
-_PR_SET_PDEATHSIG = 1
-
-_live_groups: set[int] = set()
-
-
-class ContainerStartError(RuntimeError):
-    """A serving-runtime process exited or never answered ``/ping``; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -69,31 +55,6 @@ class ContainerReply:
     def ok(self) -> bool:
         """True for a 2xx answer."""
         return 200 <= self.status < 300
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: SIGTERM when the thread that started us goes away.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-@atexit.register
-def _kill_leftovers() -> None:
-    for pgid in list(_live_groups):
-        _kill_group(pgid, signal.SIGKILL)
-    _live_groups.clear()
 
 
 class ContainerProcess:
@@ -148,41 +109,27 @@ class ContainerProcess:
         self.python = python
         self.extra_environment = dict(environment)
 
-    def _command(self, port: int) -> list[str]:
-        mode = "--multi-model" if self.spec.multi_model else "--model"
-        cmd = [sys.executable, "-m", "smkit.serving", mode, str(self.spec.model_dir)]
-        cmd += ["--host", HOST, "--port", str(port)]
-        if self.workers:
-            cmd += ["--workers", str(self.workers)]
-        return cmd
-
     def _environment(self, port: int) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.extra_environment)
         if self.python != sys.executable:
             env[VAR_WORKER_PYTHON] = self.python  # the front end stays here; the workers run the model's env
         env.update(self.spec.environment)
-        env["SAGEMAKER_BIND_TO_PORT"] = str(port)
+        env[BIND_TO_PORT] = str(port)
         if self.spec.multi_model:
-            env["SAGEMAKER_MULTI_MODEL"] = "true"
+            env[MULTI_MODEL] = "true"
         return env
 
     async def start(self) -> None:
-        """Start the process and wait until ``/ping`` answers 200; raise ContainerStartError otherwise."""
-        port = _free_port()
+        """Start the process and wait until ``/ping`` answers 200; raise ProcessStartError otherwise."""
+        port = free_port()
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_dir / f"{self.label}.log", "ab")  # noqa: SIM115 - closed in stop()
-        self._proc = subprocess.Popen(
-            self._command(port),
-            env=self._environment(port),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT if self._log else None,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only sets the parent-death signal
+        command = runtime_command(
+            self.spec.model_dir, port=port, multi_model=self.spec.multi_model, workers=self.workers
         )
-        _live_groups.add(self._proc.pid)
+        self._proc = start_group(command, env=self._environment(port), log=self._log)
         self.port = port
         self._client = httpx.AsyncClient(
             base_url=f"http://{HOST}:{port}",
@@ -196,30 +143,20 @@ class ContainerProcess:
             raise
 
     async def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            code = self._proc.poll()
-            if code is not None:
-                raise ContainerStartError(
-                    f"container {self.label!r} exited with code {code} before answering GET /ping"
-                    f"{self._log_hint()}"
-                )
-            with contextlib.suppress(httpx.HTTPError):
-                resp = await self.client.get("/ping", timeout=PING_TIMEOUT_S)
-                if resp.status_code == 200:
-                    return
-            await asyncio.sleep(0.05)
-        raise ContainerStartError(
-            f"container {self.label!r} did not answer GET /ping with 200 within {self.startup_timeout_s:.0f} s"
-            f"{self._log_hint()}"
-        )
+        assert self._proc is not None
 
-    def _log_hint(self) -> str:
-        if self.log_path is None:
-            return " (see its output above)"
-        tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
-        return f"; last lines of {self.log_path}:\n" + "\n".join(tail)
+        async def answers() -> bool:
+            with contextlib.suppress(httpx.HTTPError):
+                return (await self.client.get("/ping", timeout=PING_TIMEOUT_S)).status_code == 200
+            return False
+
+        await await_ready(
+            self._proc,
+            answers,
+            name=f"container {self.label!r}",
+            timeout_s=self.startup_timeout_s,
+            log_path=self.log_path,
+        )
 
     async def stop(self) -> None:
         """SIGTERM the process group, SIGKILL it after a grace period; idempotent."""
@@ -228,15 +165,7 @@ class ContainerProcess:
             self._client = None
         proc, self._proc = self._proc, None
         if proc is not None:
-            _kill_group(proc.pid, signal.SIGTERM)
-            deadline = time.monotonic() + STOP_GRACE_S
-            while proc.poll() is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-            # The group may outlive its leader (workers), so always make sure it is gone.
-            _kill_group(proc.pid, signal.SIGKILL)
-            if proc.poll() is None:
-                proc.wait()
-            _live_groups.discard(proc.pid)
+            await asyncio.to_thread(stop_group, proc, grace_s=STOP_GRACE_S)
         if self._log is not None:
             self._log.close()
             self._log = None

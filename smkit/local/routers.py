@@ -15,7 +15,6 @@ from typing import Protocol
 
 import httpx
 
-from smkit.contract import strip_charset
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
 from smkit.local.protocol import LOCAL_ACCOUNT, Invocation

@@ -42,10 +42,10 @@ from smkit.local.routers import (
     reject_inference_component,
 )
 from smkit.local.shadow import Shadow, ShadowTraffic
-from smkit.local.storage import Storage, file_uri, join
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
 from smkit.modelenv import envs_enabled, image_runtime
 from smkit.serving.env import VAR_MODEL_CACHE, VAR_PROFILE
+from smkit.storage import Storage, file_uri, join
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
 DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset

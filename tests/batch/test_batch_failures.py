@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from smkit.batch.local import LocalModel, RuntimeStartError, run_local_job
+from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import (
     AssembleWith,
     BatchStrategy,
@@ -25,6 +25,7 @@ from smkit.batch.options import (
 from smkit.batch.storage import StorageError
 from smkit.cli import main
 from smkit.emulator.server import MotoServer
+from smkit.process import ProcessStartError
 
 JSON = "application/json"
 GOOD = '{"value":1}\n{"value":2}\n'
@@ -127,7 +128,7 @@ def test_bad_options_and_locations_fail_before_anything_starts(demo_archive: Pat
             TransformOptions(), LocalModel(demo_archive), input_location=str(tmp_path / "nope"),
             output_location=str(tmp_path / "out"),
         )  # fmt: skip
-    with pytest.raises(StorageError, match="--output '.*/out' is inside --input"):
+    with pytest.raises(StorageError, match="output location '.*/out' is inside input location"):
         run_local_job(
             TransformOptions(), LocalModel(demo_archive), input_location=str(tmp_path),
             output_location=str(tmp_path / "out"),
@@ -154,7 +155,7 @@ def test_model_that_fails_to_load_is_reported_at_once(tmp_path: Path) -> None:
         "def model_fn(model_dir):\n    raise RuntimeError('weights missing: model.pt not found')\n"
     )
     (tmp_path / "x.jsonl").write_text(GOOD)
-    with pytest.raises(RuntimeStartError, match="weights missing: model.pt not found"):
+    with pytest.raises(ProcessStartError, match="weights missing: model.pt not found"):
         run_local_job(
             TransformOptions(), LocalModel(model), input_location=str(tmp_path / "x.jsonl"),
             output_location=str(tmp_path / "out"), startup_timeout_s=60,
@@ -200,7 +201,7 @@ def test_s3_locations_that_do_not_exist(aws: MotoServer, demo_archive: Path, tmp
     code, _, err = _cli("--local", "--model", str(demo_archive), "--input", "s3://no-such-bucket/in/",
                         "--output", str(tmp_path / "out"))  # fmt: skip
     assert code == 1
-    assert "listing --input s3://no-such-bucket/in/ failed" in err
+    assert "listing input s3://no-such-bucket/in/ failed" in err
     assert "NoSuchBucket" in err
     (tmp_path / "x.jsonl").write_text(GOOD)
     code, out, err = _cli("--local", "--model", str(demo_archive), "--input", str(tmp_path / "x.jsonl"),

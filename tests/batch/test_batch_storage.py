@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from smkit.batch.options import CompressionType
-from smkit.batch.storage import LocalSink, StorageError, check_separate, list_inputs, open_sink, parse_s3_uri
+from smkit.batch.storage import LocalSink, StorageError, check_separate, list_inputs, open_sink
+from smkit.storage import split_s3_uri
 
 
 def test_folder_inputs_are_sorted_relative_names_without_hidden_files(tmp_path: Path) -> None:
@@ -26,7 +27,7 @@ def test_folder_inputs_are_sorted_relative_names_without_hidden_files(tmp_path: 
 def test_gzip_input_that_is_not_gzip_names_the_object_and_the_fix(tmp_path: Path) -> None:
     (tmp_path / "plain.jsonl").write_text('{"value":1}\n')
     (obj,) = list_inputs(str(tmp_path), compression=CompressionType.GZIP)
-    with pytest.raises(StorageError, match=r"plain\.jsonl is not gzip data .*drop --compression-type Gzip"):
+    with pytest.raises(StorageError, match=r"plain\.jsonl is not gzip data .*use CompressionType None"):
         obj.read()
 
 
@@ -50,12 +51,12 @@ def test_locations_must_be_separate_and_s3_uris_well_formed(tmp_path: Path) -> N
     check_separate(str(tmp_path / "in"), str(tmp_path / "out"))
     check_separate("s3://b/in/", "s3://b/out/")
     check_separate(str(tmp_path), "s3://b/in/")
-    with pytest.raises(StorageError, match="is inside --input"):
+    with pytest.raises(StorageError, match="is inside input location"):
         check_separate("s3://b/in", "s3://b/in/out")
-    with pytest.raises(StorageError, match="is inside --input"):
+    with pytest.raises(StorageError, match="is inside input location"):
         check_separate(str(tmp_path), str(tmp_path))
-    assert parse_s3_uri("s3://bucket/a/b") == ("bucket", "a/b")
+    assert split_s3_uri("s3://bucket/a/b") == ("bucket", "a/b")
     with pytest.raises(StorageError, match="has no bucket"):
-        parse_s3_uri("s3:///key")
+        split_s3_uri("s3:///key")
     with pytest.raises(StorageError, match="is not an s3:// URI"):
-        parse_s3_uri("https://bucket/key")
+        split_s3_uri("https://bucket/key")

@@ -82,7 +82,7 @@ def test_a_busy_port_is_refused_with_the_fix() -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        with pytest.raises(EmulatorError, match=rf"port {port} is already in use; pick another with --port"):
+        with pytest.raises(EmulatorError, match=rf"port {port} is already in use; pick another port"):
             MotoServer.start(port=port)
 
 

@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.emulator.environment import endpoint_url_for
-from smkit.emulator.server import MotoServer, free_port
+from smkit.emulator.server import MotoServer
 from smkit.local import LocalEndpoint
+from smkit.process import free_port
 
 BUCKET = "smkit-async"
 BASE = f"s3://{BUCKET}/endpoint"

@@ -11,7 +11,6 @@ import threading
 
 import pytest
 
-from smkit.contract import strip_charset
 from smkit.local import LocalEndpoint
 
 

@@ -8,7 +8,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -17,17 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from smkit.process import free_port, ping
 from smkit.serving.env import ServingEnv
 from smkit.serving.pool import PoolOptions
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_GRACE = PoolOptions.__dataclass_fields__["kill_grace"].default
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["REPO", "Response", "Server", "free_port", "make_tarball", "start_server", "wait_ready"]
 
 
 @dataclass
@@ -143,11 +138,8 @@ def wait_ready(server: Server, timeout: float = 30.0) -> None:
     while time.monotonic() < end:
         if server.proc.poll() is not None:
             raise AssertionError(f"server exited with {server.proc.returncode}:\n{server.log()}")
-        try:
-            if server.request("GET", "/ping", timeout=2).status == 200:
-                return
-        except OSError:
-            pass
+        if ping(server.port)[0] == 200:
+            return
         time.sleep(0.02)
     server.stop()
     raise AssertionError(f"server not ready in {timeout}s:\n{server.log()}")

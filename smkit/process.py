@@ -1,0 +1,274 @@
+"""Runtime-process control: start a server process in its own process group, wait until it answers, stop it.
+
+The local endpoint's containers, local batch transform, the emulated AWS (moto's server), the benchmarks
+and the tests all start servers on 127.0.0.1 the same way:
+
+- :func:`free_port` picks a loopback port;
+- :func:`start_group` starts the command as the leader of a new process group (so stopping it also ends the
+  workers it forks) which, on Linux, receives a signal when the process that started it dies
+  (:func:`die_with_parent`, ``PR_SET_PDEATHSIG``), so no server outlives a killed parent;
+- :func:`wait_ready` waits until a probe (``GET /ping`` for a serving runtime, see :func:`ping`) succeeds,
+  failing early when the process exits;
+- :func:`stop_group` sends SIGTERM to the group, then SIGKILL to whatever is left after a grace period
+  (SageMaker gives a container 30 s, docs/hosting-contract.md).
+
+Standard library only: the serving runtime imports it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import ctypes.util
+import http.client
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import IO
+
+from smkit.contract import PING_TIMEOUT_S
+
+HOST = "127.0.0.1"
+POLL_S = 0.05
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+# Groups started here and not stopped yet: killed when this interpreter exits, whatever way it exits.
+_live_groups: set[int] = set()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for pgid in list(_live_groups):
+        signal_group(pgid, signal.SIGKILL)
+    _live_groups.clear()
+
+
+class ProcessStartError(RuntimeError):
+    """A process exited, or never became ready, while being started; the message says which and why."""
+
+
+def free_port(host: str = HOST, *, below: int | None = None) -> int:
+    """A TCP port on ``host`` that nothing listens on right now.
+
+    The kernel picks it, from its ephemeral range (32768 and up on Linux); ``below`` asks for one under
+    that number instead, tried at random from 20000 up (Multi Model Server refuses ports >= 32767).
+    """
+    if below is None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port: int = sock.getsockname()[1]
+            return port
+    rng = random.Random()
+    for _ in range(200):
+        candidate = rng.randrange(20000, below)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, candidate))
+            except OSError:
+                continue
+            return candidate
+    raise OSError(f"no free port on {host} in 20000-{below - 1}")
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library, found portably (``libc.so.6`` is glibc's name only); None where there is none."""
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name, use_errno=True)
+    except OSError:
+        return None
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> bool:
+    """Ask the kernel to send ``sig`` to this process when its parent thread exits (Linux only).
+
+    Meant as ``preexec_fn`` of a child, or called first thing in a worker. Returns False where the
+    platform has no ``prctl`` (the caller's atexit and process-group cleanup still apply).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = _libc()
+    if libc is None:
+        return False
+    return bool(libc.prctl(_PR_SET_PDEATHSIG, sig) == 0)
+
+
+def _die_with_parent_preexec() -> None:
+    # Runs in the child between fork and exec: no exceptions may escape.
+    with contextlib.suppress(Exception):
+        die_with_parent(signal.SIGTERM)
+
+
+def start_group(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    log: IO[bytes] | int | None = subprocess.DEVNULL,
+    cwd: str | Path | None = None,
+    tie_to_parent: bool = True,
+) -> subprocess.Popen[bytes]:
+    """Start ``command`` as the leader of a new process group (its pid is the group id).
+
+    Output goes to ``log`` (stderr with it; None inherits ours). ``tie_to_parent``: the child gets SIGTERM
+    when the thread that started it exits, and the group is killed when this interpreter exits, so a
+    killed parent leaves no server behind. Servers meant to outlive their starter pass False.
+    """
+    process = subprocess.Popen(
+        list(command),
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT if log is not None else None,
+        start_new_session=True,
+        preexec_fn=_die_with_parent_preexec if tie_to_parent else None,  # noqa: PLW1509 - sets only a signal
+    )
+    if tie_to_parent:
+        _live_groups.add(process.pid)
+    return process
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to every process of group ``pgid``; a group that is gone is not an error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is still there (zombies of our own children count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(process: subprocess.Popen[bytes], *, grace_s: float = 10.0) -> int | None:
+    """SIGTERM ``process``'s group, SIGKILL what is left after ``grace_s``; return the leader's exit code.
+
+    Workers may outlive their leader, so the group is always sent SIGKILL at the end.
+    """
+    signal_group(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_s)
+    signal_group(process.pid, signal.SIGKILL)
+    _live_groups.discard(process.pid)
+    return process.wait()
+
+
+def ping(
+    port: int, *, host: str = HOST, path: str = "/ping", timeout_s: float = PING_TIMEOUT_S
+) -> tuple[int, bytes]:
+    """``GET path``: the status and body, or ``(0, b"")`` when nothing answers (yet)."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read()
+    except OSError:
+        return 0, b""
+    finally:
+        conn.close()
+
+
+def log_tail(path: Path | None, lines: int = 20) -> str:
+    """The last ``lines`` lines of a log file, for error messages."""
+    if path is None or not path.is_file():
+        return "(no log)"
+    text = path.read_text(errors="replace").splitlines()[-lines:]
+    return "\n".join(text) or "(empty)"
+
+
+class _Start:
+    """The failure checks shared by :func:`wait_ready` and :func:`await_ready`."""
+
+    def __init__(self, process: subprocess.Popen[bytes], name: str, timeout_s: float, log_path: Path | None):
+        self.process, self.name, self.timeout_s, self.log_path = process, name, timeout_s, log_path
+        self.deadline = time.monotonic() + timeout_s
+
+    def check_running(self) -> None:
+        code = self.process.poll()
+        if code is not None:
+            raise ProcessStartError(
+                f"{self.name} exited with code {code} before it was ready; {self._tail()}"
+            )
+
+    def check_time(self) -> None:
+        if time.monotonic() >= self.deadline:
+            raise ProcessStartError(
+                f"{self.name} was not ready within {self.timeout_s:.0f} s; {self._tail()}"
+            )
+
+    def _tail(self) -> str:
+        if self.log_path is None:
+            return "see its output above"
+        return f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
+
+
+def wait_ready(
+    process: subprocess.Popen[bytes],
+    ready: Callable[[], bool],
+    *,
+    name: str,
+    timeout_s: float,
+    log_path: Path | None = None,
+) -> None:
+    """Return once ``ready()`` is true; raise :class:`ProcessStartError` if the process exits or time runs out.
+
+    ``ready`` may itself raise :class:`ProcessStartError` to give up early (a runtime whose model failed to
+    load keeps answering 503: waiting longer cannot help).
+    """
+    start = _Start(process, name, timeout_s, log_path)
+    while True:
+        start.check_running()
+        if ready():
+            return
+        start.check_time()
+        time.sleep(POLL_S)
+
+
+async def await_ready(
+    process: subprocess.Popen[bytes],
+    ready: Callable[[], Awaitable[bool]],
+    *,
+    name: str,
+    timeout_s: float,
+    log_path: Path | None = None,
+) -> None:
+    """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
+    start = _Start(process, name, timeout_s, log_path)
+    while True:
+        start.check_running()
+        if await ready():
+            return
+        start.check_time()
+        await asyncio.sleep(POLL_S)
+
+
+def runtime_command(
+    model: str | Path,
+    *,
+    port: int,
+    multi_model: bool = False,
+    workers: int | None = None,
+    python: str = sys.executable,
+    host: str = HOST,
+) -> list[str]:
+    """``python -m smkit.serving --model|--multi-model PATH --host H --port P [--workers N]``."""
+    command = [python, "-m", "smkit.serving", "--multi-model" if multi_model else "--model", str(model)]
+    command += ["--host", host, "--port", str(port)]
+    if workers:
+        command += ["--workers", str(workers)]
+    return command
