@@ -14,7 +14,6 @@ environment variables, inherited from the front end.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import logging
 import os
@@ -24,6 +23,7 @@ import sys
 import traceback
 from typing import Any
 
+from smkit.process import die_with_parent
 from smkit.serving import deadline, ipc
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
@@ -35,9 +35,7 @@ log = logging.getLogger("smkit.serving.worker")
 
 def _die_with_parent(parent: int) -> None:
     """Linux: the kernel kills this worker when the front end dies, even by SIGKILL."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    die_with_parent(signal.SIGKILL)
     if os.getppid() != parent:  # the front end died before prctl took effect
         os._exit(1)
 

@@ -17,14 +17,11 @@ from smkit.emulator import (
     endpoint_url_for,
 )
 from smkit.emulator.server import port_in_use
+from smkit.process import group_alive
 
 
 def _gone(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+    return not group_alive(pid)
 
 
 def test_context_manager_serves_resets_then_frees_port_and_process_group(tmp_path: Path) -> None:
