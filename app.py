@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """CDK app: ``cdk synth -c config=config/<name>.yaml`` (default ``config/realtime.yaml``).
 
-The only place that reads CDK context and config files; the stacks get a validated config.
+The only place that reads CDK context and config files; the stacks get a validated config. Context:
+``config`` (the file), ``image_tag`` (deploy that ECR image tag instead of the file's ``build`` or ``ecr``
+image, see smkit/config/overrides.py), ``pipeline=true`` (the CDK Pipelines stack instead).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from smkit.config import ConfigError, load_config
+from smkit.config.overrides import IMAGE_TAG_CONTEXT
 from stacks.compliance import add_compliance_checks
 from stacks.pipeline_stack import add_pipeline, cdk_cli_version
 from stacks.serving_stage import add_serving_stacks
@@ -26,7 +29,8 @@ def main() -> None:
     if not config_path.is_absolute():
         config_path = PROJECT_ROOT / config_path
     try:
-        config = load_config(config_path)
+        image_tag = app.node.try_get_context(IMAGE_TAG_CONTEXT)
+        config = load_config(config_path, image_tag=str(image_tag) if image_tag else None)
         if str(app.node.try_get_context("pipeline")).lower() == "true":
             cli_version = cdk_cli_version(PROJECT_ROOT / "package.json")
             add_pipeline(

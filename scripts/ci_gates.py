@@ -15,73 +15,12 @@ step (stacks/pipeline_stack.py) runs exactly the same lines before it synthesize
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from smkit.release.gates import GATES, run_gates
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_GLOB = "config/*.yaml"
-GATE_ASSEMBLY_DIR = "build/synth-gates"
-
-
-@dataclass(frozen=True)
-class Gate:
-    """One gate: a name, the shell line it runs (bash, -e -u -o pipefail) and what passing proves."""
-
-    name: str
-    command: str
-    proves: str
-
-
-GATES: tuple[Gate, ...] = (
-    Gate("lint", "make lint", "ruff lint + format check and mypy are clean"),
-    Gate("package-model", "make package-model", "the example models train and package reproducibly"),
-    Gate(
-        "pytest",
-        ".venv/bin/python -m pytest",
-        "unit and socket tests; every config synthesized with cfn-lint and cdk-nag clean; emulated deploy",
-    ),
-    Gate(
-        "synth",
-        f"for c in {CONFIG_GLOB}; do npx --no-install cdk synth --quiet --output {GATE_ASSEMBLY_DIR}"
-        ' -c config="$c" || exit 1; done',
-        "every config synthesizes through the pinned CDK CLI, offline and without credentials",
-    ),
-)
-
-
-def gate_commands() -> list[str]:
-    """The shell lines of every gate, in order."""
-    return [gate.command for gate in GATES]
-
-
-def pipeline_synth_commands(config: str) -> list[str]:
-    """The CDK Pipelines synth step: every gate, then the synth of the pipeline app itself."""
-    return [*gate_commands(), f"npx --no-install cdk synth -c config={config} -c pipeline=true"]
-
-
-def run_gates(names: list[str] | None = None) -> int:
-    """Run the gates (all, or those named) in order; stop at the first failure; print a summary."""
-    selected = [g for g in GATES if not names or g.name in names]
-    results: list[tuple[str, str, float]] = []
-    status = 0
-    for gate in selected:
-        print(f"==> gate {gate.name}: {gate.command}", file=sys.stderr, flush=True)
-        started = time.monotonic()
-        code = subprocess.run(["bash", "-euo", "pipefail", "-c", gate.command], cwd=REPO_ROOT, check=False)
-        elapsed = time.monotonic() - started
-        results.append((gate.name, "passed" if code.returncode == 0 else "FAILED", elapsed))
-        if code.returncode != 0:
-            status = code.returncode
-            break
-    for name, outcome, elapsed in results:
-        print(f"{name:<14} {outcome:<7} {elapsed:8.1f} s", file=sys.stderr)
-    skipped = [g.name for g in selected[len(results) :]]
-    if skipped:
-        print(f"not run after the failure: {', '.join(skipped)}", file=sys.stderr)
-    return status
 
 
 def parser() -> argparse.ArgumentParser:
@@ -100,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         for gate in GATES:
             print(f"{gate.name}\t{gate.command}")
         return 0
-    return run_gates(args.only)
+    return run_gates(args.only, cwd=REPO_ROOT)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
@@ -215,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="package only model_code/MODEL (smkit init) into build/MODEL/")
     parser.add_argument("--config", type=Path, help="package only what this deployment config uses")
     args = parser.parse_args(argv)
-    archives, users = ARCHIVES, []
+    archives: Sequence[Archive] = ARCHIVES
+    users: list[str] = []
     if args.model or args.config:
         archives, users = archives_of(args.config, args.build_dir) if args.config else ([], [])
         if args.model and args.model not in users:

@@ -29,6 +29,7 @@ from constructs import Construct
 
 from smkit.config import DeploymentConfig
 from smkit.config.models import PipelineSpec, StageTarget
+from smkit.release.gates import pipeline_synth_commands
 from stacks.constructs.acknowledge import acknowledge
 from stacks.mapping import pascal
 from stacks.pipeline_parts import (
@@ -68,8 +69,6 @@ def add_pipeline(
     app: cdk.App, *, config: DeploymentConfig, config_path: Path, cli_version: str, project_root: Path
 ) -> PipelineStack:
     """Add the pipeline stack of ``config`` to ``app`` (what ``-c pipeline=true`` selects in app.py)."""
-    from scripts.ci_gates import pipeline_synth_commands
-
     inside = config_path.is_relative_to(project_root)
     config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
     return PipelineStack(

@@ -169,8 +169,10 @@ def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> Non
             click.echo("bootstrapped the emulator (CDKToolkit)", err=True)
         for config in configs:
             app = deploy_config(server, cli, config, workdir, concurrency=concurrency)
-            if app.deployed_config != config:
-                click.echo(f"{config}: image.source build deployed as {app.deployed_config}", err=True)
+            if app.image_tag:
+                click.echo(
+                    f"{config}: image.source build deployed as ECR image tag {app.image_tag!r}", err=True
+                )
             for skipped in app.skipped:
                 click.echo(f"not created by moto: {skipped}", err=True)
             for stack in app.stacks:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from smkit.config import aws_rules, component_rules, components, models, rules
 from smkit.config.models import BuildImage, DeploymentConfig, ImageSource
+from smkit.config.overrides import with_image_tag
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
@@ -57,8 +58,21 @@ class ConfigError(ValueError):
         )
 
 
-def load_config(path: str | Path) -> DeploymentConfig:
-    """Read and validate one deployment YAML file; raise :class:`ConfigError` on any problem."""
+def load_config(path: str | Path, *, image_tag: str | None = None) -> DeploymentConfig:
+    """Read and validate one deployment YAML file; raise :class:`ConfigError` on any problem.
+
+    ``image_tag``: deploy that ECR image tag instead of the file's image (:mod:`smkit.config.overrides`).
+    """
+    data = read_config_data(path)
+    base_dir = Path(path).resolve().parent
+    if image_tag:
+        source = f"{path} (image tag {image_tag})"
+        return parse_config(with_image_tag(data, image_tag), source=source, base_dir=base_dir)
+    return parse_config(data, source=str(path), base_dir=base_dir)
+
+
+def read_config_data(path: str | Path) -> Any:
+    """The YAML data of a config file, not yet validated; :class:`ConfigError` when unreadable."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -73,7 +87,7 @@ def load_config(path: str | Path) -> DeploymentConfig:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(str(path), [Issue(where, "<yaml>", f"not valid YAML: {problem}")]) from None
-    return parse_config(data, source=str(path), base_dir=path.resolve().parent)
+    return data
 
 
 def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:

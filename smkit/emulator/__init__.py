@@ -16,7 +16,7 @@ from smkit.emulator.deploy import (
     deployed_stacks,
     destroy_app,
     destroy_config,
-    emulated_config,
+    emulated_image_tag,
     ensure_bootstrapped,
 )
 from smkit.emulator.environment import (
@@ -57,7 +57,7 @@ __all__ = [
     "deployed_stacks",
     "destroy_app",
     "destroy_config",
-    "emulated_config",
+    "emulated_image_tag",
     "endpoint_url_for",
     "ensure_bootstrapped",
     "live_stacks",

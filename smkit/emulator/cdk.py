@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from smkit.config.overrides import IMAGE_TAG_CONTEXT
 from smkit.emulator.environment import ACCOUNT_ID
 
 CDK_BIN = Path("node_modules") / ".bin" / "cdk"
@@ -95,14 +96,23 @@ class CdkCli:
         workdir.mkdir(parents=True, exist_ok=True)
         return self.run(["bootstrap", f"aws://{account}/{region}"], cwd=workdir)
 
-    def synth(self, *, config: Path, outdir: Path) -> CdkResult:
-        """``cdk synth -c config=CONFIG -o OUTDIR`` (quiet: templates stay in OUTDIR)."""
-        return self.run(["synth", "--quiet", "-c", f"config={config}", "-o", str(outdir)])
+    def synth(self, *, config: Path, outdir: Path, image_tag: str | None = None) -> CdkResult:
+        """``cdk synth -c config=CONFIG [-c image_tag=TAG] -o OUTDIR`` (quiet: templates stay in OUTDIR)."""
+        return self.run(["synth", "--quiet", *_context(config, image_tag), "-o", str(outdir)])
 
-    def deploy(self, *, config: Path, outdir: Path, concurrency: int = 1) -> CdkResult:
+    def deploy(
+        self, *, config: Path, outdir: Path, concurrency: int = 1, image_tag: str | None = None
+    ) -> CdkResult:
         """``cdk deploy --all`` of the app in cdk.json for one config, synthesizing into ``outdir``."""
         return self.run(
-            [*_DEPLOY_ARGS, "--concurrency", str(concurrency), "-c", f"config={config}", "-o", str(outdir)]
+            [
+                *_DEPLOY_ARGS,
+                "--concurrency",
+                str(concurrency),
+                *_context(config, image_tag),
+                "-o",
+                str(outdir),
+            ]
         )
 
     def deploy_assembly(self, *, assembly: Path, concurrency: int = 1) -> CdkResult:
@@ -114,6 +124,14 @@ class CdkCli:
         return self.run(
             ["destroy", "--all", "--force", "--concurrency", str(concurrency), "--app", str(assembly)]
         )
+
+
+def _context(config: Path, image_tag: str | None) -> list[str]:
+    """The app's context arguments: the config file and, when set, the image tag (app.py reads both)."""
+    args = ["-c", f"config={config}"]
+    if image_tag:
+        args += ["-c", f"{IMAGE_TAG_CONTEXT}={image_tag}"]
+    return args
 
 
 def _text(value: str | bytes | None) -> str:

@@ -3,9 +3,9 @@
 The one substitution: publishing a DockerImageAsset needs a Docker engine, which the emulated deploy does
 not assume. A config whose ``image.source`` is ``build`` is deployed as ``image.source: ecr`` with tag
 :data:`EMULATED_IMAGE_TAG` in the kit's own ECR repository, which is what CI deploys after it has built and
-pushed the image. The derived config is written next to the cloud assembly;
-everything else in the config, the stacks and the CLI are the real ones. moto does not check that the
-image exists.
+pushed the image: the deploy passes ``-c image_tag=emulated`` (smkit/config/overrides.py), as CI passes the
+tag it published. Everything else in the config, the stacks and the CLI are the real ones. moto does not
+check that the image exists.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from smkit.config import absolute_paths, load_config
+from smkit.config import load_config
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.inventory import (
     SkippedResource,
@@ -51,7 +49,7 @@ class DeployedApp:
     """A config deployed into moto: where its cloud assembly is and what each stack holds."""
 
     config: Path
-    deployed_config: Path
+    image_tag: str | None
     assembly: Path
     stacks: tuple[DeployedStack, ...]
     deploy: CdkResult
@@ -67,8 +65,8 @@ class DeployedApp:
         return [pid for stack in self.stacks for pid in stack.physical_ids(resource_type)]
 
 
-def emulated_config(config: Path, workdir: Path) -> Path:
-    """``config`` itself, or a copy under ``workdir`` with a ``build`` image replaced as described above.
+def emulated_image_tag(config: Path) -> str | None:
+    """:data:`EMULATED_IMAGE_TAG` when ``config`` has an image a Docker engine would build, else None.
 
     The config is validated first (``smkit.config.load_config``) so that a bad file fails with its own
     message before the CLI starts.
@@ -77,24 +75,7 @@ def emulated_config(config: Path, workdir: Path) -> Path:
     builds = parsed.image.source == "build" or any(
         c.image is not None and c.image.source == "build" for c in parsed.model.containers
     )
-    if not builds:
-        return config
-    data = absolute_paths(yaml.safe_load(config.read_text(encoding="utf-8")), config.resolve().parent)
-    emulated_image = {"source": "ecr", "tag": EMULATED_IMAGE_TAG}
-    if parsed.image.source == "build":
-        data["image"] = emulated_image
-    for container in data["model"]["containers"]:
-        if (container.get("image") or {}).get("source") == "build":
-            container["image"] = emulated_image
-    workdir.mkdir(parents=True, exist_ok=True)
-    target = workdir / config.name
-    header = (
-        f"# Derived from {config} for the emulated deploy: image.source build needs a Docker engine to\n"
-        f"# publish, so this deploys the kit's ECR repository with tag {EMULATED_IMAGE_TAG!r} instead.\n"
-    )
-    target.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    load_config(target)
-    return target
+    return EMULATED_IMAGE_TAG if builds else None
 
 
 def ensure_bootstrapped(server: MotoServer, cli: CdkCli, workdir: Path) -> CdkResult | None:
@@ -109,13 +90,13 @@ def deploy_config(
 ) -> DeployedApp:
     """Deploy every stack of ``config`` and reconcile each with its template (see ``inventory.reconcile``).
 
-    ``workdir`` receives the derived config and the cloud assembly (``cdk.out.<config stem>``).
+    ``workdir`` receives the cloud assembly (``cdk.out.<config stem>``).
     """
-    deployed_config = emulated_config(config, workdir / "configs")
+    image_tag = emulated_image_tag(config)
     assembly = workdir / f"cdk.out.{config.stem}"
     try:
         result = cli.deploy(
-            config=deployed_config.resolve(), outdir=assembly.resolve(), concurrency=concurrency
+            config=config.resolve(), outdir=assembly.resolve(), concurrency=concurrency, image_tag=image_tag
         )
     except CdkError as exc:
         raise CdkError(with_server_traceback(str(exc), server)) from None
@@ -125,7 +106,7 @@ def deploy_config(
     )
     return DeployedApp(
         config=config,
-        deployed_config=deployed_config,
+        image_tag=image_tag,
         assembly=assembly,
         stacks=stacks,
         deploy=result,
@@ -149,8 +130,7 @@ def destroy_config(cli: CdkCli, config: Path, workdir: Path) -> CdkResult:
     otherwise after synthesizing it there."""
     assembly = workdir / f"cdk.out.{config.stem}"
     if not (assembly / "manifest.json").is_file():
-        deployed_config = emulated_config(config, workdir / "configs")
-        cli.synth(config=deployed_config.resolve(), outdir=assembly.resolve())
+        cli.synth(config=config.resolve(), outdir=assembly.resolve(), image_tag=emulated_image_tag(config))
     return cli.destroy(assembly=assembly.resolve())
 
 

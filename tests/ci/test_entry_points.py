@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from scripts import ci_gates
+from smkit.release import gates
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "github-actions").glob("*.yml"))
@@ -59,27 +60,27 @@ def test_gates_are_the_steps_of_make_test() -> None:
     """lint + package-model + pytest is exactly `make test`'s recipe (after its setup prerequisite)."""
     setup = _recipe("setup")
     test = [line for line in _recipe("test") if line not in setup]
-    gates = [line for target in ("lint", "package-model") for line in _recipe(target) if line not in setup]
+    steps = [line for target in ("lint", "package-model") for line in _recipe(target) if line not in setup]
     pytest_line = next(line for line in test if line.endswith("-m pytest"))
-    assert test == [*gates, pytest_line]
+    assert test == [*steps, pytest_line]
     assert pytest_line.split()[0].endswith(".venv/bin/python")
-    assert ci_gates.gate_commands()[2] == ".venv/bin/python -m pytest"
+    assert gates.gate_commands()[2] == ".venv/bin/python -m pytest"
 
 
 def test_gates_stop_at_the_first_failure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    gates = (
-        ci_gates.Gate("first", "true", "passes"),
-        ci_gates.Gate("second", "echo broken >&2; exit 3", "fails"),
-        ci_gates.Gate("third", "true", "never runs"),
+    steps = (
+        gates.Gate("first", "true", "passes"),
+        gates.Gate("second", "echo broken >&2; exit 3", "fails"),
+        gates.Gate("third", "true", "never runs"),
     )
-    monkeypatch.setattr(ci_gates, "GATES", gates)
-    assert ci_gates.run_gates() == 3
+    monkeypatch.setattr(gates, "GATES", steps)
+    assert gates.run_gates(cwd=REPO) == 3
     err = capsys.readouterr().err
     assert re.search(r"^first\s+passed", err, re.M) and re.search(r"^second\s+FAILED", err, re.M)
     assert "not run after the failure: third" in err
-    assert ci_gates.run_gates(["first", "third"]) == 0
+    assert gates.run_gates(["first", "third"], cwd=REPO) == 0
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from scripts.ci_gates import gate_commands, pipeline_synth_commands
 from smkit.config import ConfigError, parse_config
+from smkit.release.gates import gate_commands, pipeline_synth_commands
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_FILE = "config/realtime.yaml"

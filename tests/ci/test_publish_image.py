@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from scripts import publish_image
-from scripts.release_common import REPO_ROOT
+from scripts.publish_image import REPO_ROOT
 from smkit.emulator.server import MotoServer
+from smkit.release import image
 
 REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 
@@ -30,7 +31,7 @@ def context(tmp_path: Path) -> Path:
 
 
 def test_context_files_follow_dockerignore(context: Path) -> None:
-    assert publish_image.context_files(context) == [
+    assert image.context_files(context) == [
         ".dockerignore",
         "Dockerfile",
         "app/keep.pyc",
@@ -39,27 +40,27 @@ def test_context_files_follow_dockerignore(context: Path) -> None:
 
 
 def test_tag_is_deterministic_and_follows_the_context(context: Path, tmp_path: Path) -> None:
-    tag = publish_image.image_tag(context)
+    tag = image.image_tag(context)
     assert tag.startswith("ctx-") and len(tag) == 4 + 32
-    assert publish_image.image_tag(context) == tag
+    assert image.image_tag(context) == tag
 
     copy = tmp_path / "copy"
     copy.mkdir()
-    for rel in publish_image.context_files(context):
+    for rel in image.context_files(context):
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (copy / rel).write_bytes((context / rel).read_bytes())
-    assert publish_image.image_tag(copy) == tag, "same files, different directory: same tag"
+    assert image.image_tag(copy) == tag, "same files, different directory: same tag"
 
     (context / "notes.md").write_text("ignored files do not change the tag\n")
     (context / "app" / "cache" / "junk.pyc").write_bytes(b"changed")
-    assert publish_image.image_tag(context) == tag
+    assert image.image_tag(context) == tag
 
     (context / "app" / "serve.py").chmod(0o755)
-    executable = publish_image.image_tag(context)
+    executable = image.image_tag(context)
     assert executable != tag, "the executable bit is part of the image"
 
     (context / "app" / "serve.py").write_text("print('changed')\n")
-    assert publish_image.image_tag(context) not in (tag, executable)
+    assert image.image_tag(context) not in (tag, executable)
 
 
 def test_missing_dockerfile_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +77,7 @@ def test_dry_run_prints_the_exact_commands(context: Path, capsys: pytest.Capture
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    uri = f"{repo}:{publish_image.image_tag(context)}"
+    uri = f"{repo}:{image.image_tag(context)}"
     assert [shlex.split(line) for line in lines[:3]] == [
         ["docker", "login", "--username", "AWS", "--password-stdin", REGISTRY],
         [
@@ -106,7 +107,7 @@ def test_repository_by_name_from_ecr(
         )
         == 0
     )
-    assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{publish_image.image_tag(context)}"
+    assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{image.image_tag(context)}"
 
 
 def test_unknown_repository_is_reported(
@@ -126,7 +127,7 @@ def test_existing_tag_is_never_overwritten(
 ) -> None:
     ecr = aws.client("ecr")
     ecr.create_repository(repositoryName="immutable", imageTagMutability="IMMUTABLE")
-    tag = publish_image.image_tag(context)
+    tag = image.image_tag(context)
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="immutable", imageManifest=json.dumps(manifest), imageTag=tag)
 
@@ -167,7 +168,7 @@ def test_existing_tag_can_be_skipped_but_not_overwritten(
 ) -> None:
     ecr = aws.client("ecr")
     uri = ecr.create_repository(repositoryName="rerun")["repository"]["repositoryUri"]
-    tag = publish_image.image_tag(context)
+    tag = image.image_tag(context)
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="rerun", imageManifest=json.dumps(manifest), imageTag=tag)
     args = [
@@ -190,7 +191,7 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The image builds from the repository root with container/Dockerfile (as the CDK asset does)."""
-    files = publish_image.context_files(REPO_ROOT, "container/Dockerfile")
+    files = image.context_files(REPO_ROOT, "container/Dockerfile")
     assert "container/Dockerfile" in files and "container/requirements.txt" in files
     assert "pyproject.toml" in files and any(f.startswith("smkit/serving/") for f in files)
     assert not any(f.startswith(("tests/", "stacks/", "model_code/", "build/", ".venv/")) for f in files)
@@ -198,7 +199,7 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     assert publish_image.main(["--repository-uri", repo, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"--file {REPO_ROOT / 'container' / 'Dockerfile'}" in out
-    assert out.splitlines()[-1] == f"{repo}:{publish_image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
+    assert out.splitlines()[-1] == f"{repo}:{image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
 
 
 def test_make_deploy_builds_image_assets_without_attestations() -> None:

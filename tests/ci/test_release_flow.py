@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scripts import deploy, rollback, smoke_test
-from scripts.release_common import read_releases, release_parameter
 from smkit.emulator.server import MotoServer
 from smkit.local.server import LocalEndpoint
+from smkit.release.records import read_releases, release_parameter
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "config/realtime.yaml"
@@ -109,13 +109,18 @@ def test_deploy_dry_run_prints_the_cli_calls(capsys: pytest.CaptureFixture[str])
     (command,) = capsys.readouterr().out.splitlines()
     assert command == (
         "npx --no-install cdk deploy --all --require-approval never --progress events --ci --method=change-set "
-        "--output cdk.out "
-        "-c config=build/release/realtime.yaml"
+        f"--output cdk.out -c config={CONFIG} -c image_tag={FIRST}"
     )
-    effective = (REPO / "build" / "release" / "realtime.yaml").read_text()
-    assert f"tag: {FIRST}" in effective and "source: ecr" in effective
-    assert deploy.main(["--config", CONFIG, "--ecr-only", "--dry-run"]) == 0
-    assert capsys.readouterr().out.split()[4] == "TabularRealtimeDevEcr"
+
+
+def test_ecr_only_dry_run_names_the_stack_of_the_synthesized_assembly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "cdk.out")
+    assert deploy.main(["--config", CONFIG, "--ecr-only", "--output", out, "--dry-run"]) == 0
+    (command,) = capsys.readouterr().out.splitlines()
+    assert command.split()[:5] == ["npx", "--no-install", "cdk", "deploy", "TabularRealtimeDevEcr"]
+    assert command.endswith(f"--app {out}")
 
 
 def test_missing_config_file(capsys: pytest.CaptureFixture[str]) -> None:
@@ -124,7 +129,7 @@ def test_missing_config_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_release_history_keeps_the_newest_within_one_parameter(aws: MotoServer) -> None:
-    from scripts.release_common import DeployedContainer, Release, record_release
+    from smkit.release.records import DeployedContainer, Release, record_release
 
     parameter = "/smkit/history-test/dev/releases"
     container = DeployedContainer(image="x" * 200, model_data="s3://bucket/" + "k" * 200)
@@ -154,9 +159,11 @@ def test_moto_still_needs_the_update_repairs() -> None:
 
 @pytest.mark.parametrize("config", ["config/inference-components.yaml", "config/realtime-shadow.yaml"])
 def test_rollback_refuses_components_and_shadow_variants(config: str) -> None:
-    from scripts.release_common import DeployedContainer, Release, ReleaseError
+    from smkit.release import rollback as library
+    from smkit.release.records import DeployedContainer, Release
+    from smkit.release.shell import ReleaseError
 
-    data = rollback.load_yaml(REPO / config)
+    data = library.config_data(REPO / config)
     release = Release(
         endpoint="e",
         containers=tuple(
@@ -165,4 +172,4 @@ def test_rollback_refuses_components_and_shadow_variants(config: str) -> None:
         deployed_at="2026-01-01T00:00:00Z",
     )
     with pytest.raises(ReleaseError, match="inference components or shadow variants is not supported"):
-        rollback.rollback_config(data, release)
+        library.rollback_config(data, release, root=REPO)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from deploy_support import CONCURRENCY, CONFIGS, REPO, Assembly, DeployedConfig, synth_assembly
@@ -23,7 +22,7 @@ from smkit.emulator import (
     MotoServer,
     child_environment,
     deployed_stacks,
-    emulated_config,
+    emulated_image_tag,
     ensure_bootstrapped,
 )
 from smkit.emulator.deploy import with_server_traceback
@@ -43,16 +42,9 @@ def cdk(emulator: MotoServer) -> CdkCli:
 
 
 @pytest.fixture(scope="session")
-def derived_configs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Config stem -> the config the emulated deploy uses (``build`` images become ``ecr``)."""
-    workdir = tmp_path_factory.mktemp("configs")
-    return {path.stem: emulated_config(path, workdir) for path in CONFIGS}
-
-
-@pytest.fixture(scope="session")
-def assembly(tmp_path_factory: pytest.TempPathFactory, derived_configs: dict[str, Path]) -> Assembly:
+def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
     """Every config's stacks in one synthesized cloud assembly."""
-    return synth_assembly(list(derived_configs.values()), tmp_path_factory.mktemp("assembly") / "cdk.out")
+    return synth_assembly(CONFIGS, tmp_path_factory.mktemp("assembly") / "cdk.out")
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +52,6 @@ def deployed(
     request: pytest.FixtureRequest,
     emulator: MotoServer,
     cdk: CdkCli,
-    derived_configs: dict[str, Path],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, DeployedConfig]:
     """``cdk bootstrap`` once, then ``cdk deploy --all`` of the assembly; config stem -> its stacks."""
@@ -78,7 +69,10 @@ def deployed(
     for stem, names in assembly.stack_names.items():
         assert names["serving"] is not None
         result[stem] = DeployedConfig(
-            config=load_config(derived_configs[stem]),
+            config=load_config(
+                REPO / "config" / f"{stem}.yaml",
+                image_tag=emulated_image_tag(REPO / "config" / f"{stem}.yaml"),
+            ),
             ecr=stacks[names["ecr"]] if names["ecr"] is not None else None,  # none for dlc-only configs
             serving=stacks[names["serving"]],
         )

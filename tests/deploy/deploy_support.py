@@ -17,12 +17,14 @@ CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 # Stacks deployed at once: the six ECR stacks, then the six serving stacks (measured in the report).
 CONCURRENCY = 6
 
-# Builds the stacks of every config given on the command line into one app; prints config -> stack names.
+# Builds the stacks of every config given on the command line into one app, with the emulated deploy's image
+# tag (as `cdk deploy -c image_tag=...` would); prints config -> stack names.
 SYNTH_SCRIPT = """
 import json, sys
 from pathlib import Path
 import aws_cdk as cdk
 from smkit.config import load_config
+from smkit.emulator.deploy import emulated_image_tag
 from stacks.serving_stage import add_serving_stacks
 root = Path.cwd()
 context = json.loads((root / "cdk.json").read_text())["context"]
@@ -30,7 +32,8 @@ context.pop("config", None)
 app = cdk.App(outdir=sys.argv[1], context=context)
 names = {}
 for path in sys.argv[2:]:
-    added = add_serving_stacks(app, config=load_config(path), project_root=root)
+    config = load_config(path, image_tag=emulated_image_tag(Path(path)))
+    added = add_serving_stacks(app, config=config, project_root=root)
     names[Path(path).stem] = {
         "ecr": added.ecr.stack_name if added.ecr else None,
         "serving": added.serving.stack_name,

@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 import pytest
 from deploy_support import DeployedConfig
 
-from scripts.release_common import describe_release
 from smkit.emulator import EMULATED_IMAGE_TAG, MotoServer
+from smkit.release.records import describe_release
 
 
 def _name(arn: str) -> str:

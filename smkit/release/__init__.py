@@ -1,0 +1,12 @@
+"""Release automation behind the CI entry points (``scripts/``): gates, deploy, release records, rollback.
+
+The scripts parse their command line and call these modules; everything they do is reachable from tests.
+Modules: :mod:`~smkit.release.shell` (running commands, :class:`ReleaseError`), :mod:`~smkit.release.aws`
+(boto3 clients that honour ``AWS_ENDPOINT_URL``, stacks, endpoints), :mod:`~smkit.release.records` (the
+release history in SSM), :mod:`~smkit.release.cdk` (CDK CLI calls and cloud-assembly reading),
+:mod:`~smkit.release.deploy`, :mod:`~smkit.release.rollback`, :mod:`~smkit.release.gates`.
+"""
+
+from smkit.release.shell import ReleaseError
+
+__all__ = ["ReleaseError"]
