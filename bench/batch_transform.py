@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO_ROOT, RESULTS_DIR, machine_facts, write_json
+from smkit import contract
 from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import AssembleWith, BatchStrategy, SplitType, TransformOptions
 from smkit.packaging.build import build_archive
@@ -59,7 +60,7 @@ SCENARIOS: dict[str, tuple[TransformOptions, dict[str, str]]] = {
             assemble_with=AssembleWith.LINE,
             max_concurrent_transforms=2,
         ),
-        {"SAGEMAKER_PROGRAM": "inference_lines.py"},
+        {contract.PROGRAM: "inference_lines.py"},
     ),
 }
 

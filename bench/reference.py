@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bench.common import BenchError, ServerSpec
 from bench.envs import ensure_venv, model_requirements
+from smkit import contract
 
 TOOLKIT_PINS = ("sagemaker-inference==1.10.1", "multi-model-server==1.1.11", "setuptools<82")
 LAUNCHER = Path(__file__).resolve().parent / "toolkit_launcher.py"
@@ -47,8 +48,8 @@ def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, worke
     venv_bin = str(python.parent)
     env = {
         "SAGEMAKER_BASE_DIR": str(base_dir),
-        "SAGEMAKER_BIND_TO_PORT": str(port),
-        "SAGEMAKER_MODEL_SERVER_WORKERS": str(workers),
+        contract.BIND_TO_PORT: str(port),
+        contract.MODEL_SERVER_WORKERS: str(workers),
         # Keeps MMS's pid file and worker sockets out of the system temp dir shared with other runs.
         "TMPDIR": str(tmp_dir),
         "TEMP": str(tmp_dir),

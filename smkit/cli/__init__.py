@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "demo": "smkit.cli.demo:demo",
     "init": "smkit.cli.init:init",
     "env": "smkit.cli.envcmd:env",
+    "config-schema": "smkit.cli.schema:config_schema",
 }
 
 

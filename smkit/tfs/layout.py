@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from smkit.archive import ArchiveError, iter_members
+from smkit.contract import TFS_DEFAULT_MODEL_NAME
 
 SAVED_MODEL = "saved_model.pb"
 CODE_DIR = "code"
@@ -135,7 +136,7 @@ def is_tfs_source(code_dir: str | Path, artifacts_dir: str | Path, entry_point: 
 
 def default_model_name(models: list[ServedModel], environ: Mapping[str, str]) -> str:
     """``SAGEMAKER_TFS_DEFAULT_MODEL_NAME`` unless unset or ``None``, else the first model's name."""
-    chosen = environ.get("SAGEMAKER_TFS_DEFAULT_MODEL_NAME", "None")
+    chosen = environ.get(TFS_DEFAULT_MODEL_NAME, "None")
     if chosen != "None":
         return chosen
     return models[0].name if models else "None"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from smkit.archive import ArchiveError, safe_extract
+from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.tfs import defaults, frontend
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
 from smkit.tfs.rest import Answer, RestApi
@@ -113,7 +114,7 @@ def rest_listener(front: int, environ: Mapping[str, str]) -> tuple[socket.socket
     """TensorFlow Serving's REST socket (listening; requests wait in its backlog until the models are
     loaded) and the ports, as the container picks them: ``SAGEMAKER_SAFE_PORT_RANGE``'s second port, else
     8501, else any free port (8501 taken by another local container)."""
-    port_range = environ.get("SAGEMAKER_SAFE_PORT_RANGE")
+    port_range = environ.get(SAFE_PORT_RANGE)
     if port_range:
         try:
             low, high = (int(p) for p in port_range.split("-"))
@@ -231,7 +232,7 @@ def serve(
     scratch = tempfile.mkdtemp(prefix="smkit-tfs-")
     sockets: list[socket.socket] = []
     try:
-        front_port = port or int(environ.get("SAGEMAKER_BIND_TO_PORT", "8080"))
+        front_port = port or int(environ.get(BIND_TO_PORT, str(DEFAULT_PORT)))
         threads = max(4, 2 * (os.cpu_count() or 1))
         # The container port is bound first (a taken port fails now, not after loading) and listens once
         # the models are loaded: until then connections are refused, as before the container starts nginx.
