@@ -38,27 +38,47 @@ from smkit.emulator import (
 from smkit.local import LocalEndpoint
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Let SIGTERM unwind the ``with`` blocks like Ctrl-C does, so no child outlives the demo."""
+class Interrupts:
+    """Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt, and are remembered.
 
-    def handler(signum: int, frame: FrameType | None) -> None:
+    CPython discards an exception raised while a finalizer (``__del__``) or a weakref callback runs, so a
+    KeyboardInterrupt that lands there is lost; the demo would then carry on. The remembered signal is
+    raised again at the next step (:meth:`check`), so the demo always unwinds its ``with`` blocks and
+    exits 130, whichever line the signal interrupted.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.received = signum
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if a signal arrived (even one whose exception was swallowed)."""
+        if self.received is not None:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self) -> Iterator[Interrupts]:
+        """Install the handlers for the block, restoring the previous ones after it."""
+        previous = {sig: signal.signal(sig, self._handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
-def _step(message: str) -> float:
+def _step(message: str, interrupts: Interrupts) -> float:
+    interrupts.check()
     click.echo(click.style(f"==> {message}", bold=True))
     return time.monotonic()
 
 
-def _done(started: float, detail: str = "") -> None:
+def _done(started: float, interrupts: Interrupts, detail: str = "") -> None:
     click.echo(f"    done in {time.monotonic() - started:.1f} s{': ' + detail if detail else ''}")
+    interrupts.check()
 
 
 def _deployed_endpoint_name(server: MotoServer) -> str:
@@ -75,35 +95,38 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
     return "\n".join([fmt.format(*header), line, *(fmt.format(*r) for r in rows)])
 
 
-def run_demo(config_path: Path, root: Path) -> bool:
+def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
     """Run the five steps; return whether every invocation answered as expected."""
     config = load_config(config_path)
     cases = smoke.plan(config, root)
-    with tempfile.TemporaryDirectory(prefix="smkit-demo-") as tmp, _sigterm_as_interrupt():
+    with tempfile.TemporaryDirectory(prefix="smkit-demo-") as tmp:
         workdir = Path(tmp)
-        started = _step("Starting the emulated AWS (moto server)")
+        started = _step("Starting the emulated AWS (moto server)", interrupts)
         with MotoServer.start(log_path=workdir / "moto.log") as server:
-            _done(started, f"http://localhost:{server.port}")
+            _done(started, interrupts, f"http://localhost:{server.port}")
             cli = CdkCli(repo_root=root, env=child_environment(server.endpoint_url, region=server.region))
 
-            started = _step(f"cdk bootstrap + cdk deploy --all -c config={config_path}")
+            started = _step(f"cdk bootstrap + cdk deploy --all -c config={config_path}", interrupts)
             ensure_bootstrapped(server, cli, workdir)
             app = deploy_config(server, cli, config_path, workdir)
             endpoint_name = _deployed_endpoint_name(server)
             stacks = ", ".join(s.name for s in app.stacks)
-            _done(started, f"stacks {stacks}; endpoint {endpoint_name} InService")
+            _done(started, interrupts, f"stacks {stacks}; endpoint {endpoint_name} InService")
 
-            started = _step(f"Starting the local endpoint for {config.name} ({config.endpoint.type})")
+            started = _step(
+                f"Starting the local endpoint for {config.name} ({config.endpoint.type})", interrupts
+            )
             with LocalEndpoint(
                 config, name=endpoint_name, log_dir=workdir / "logs", data_capture_dir=workdir / "capture"
             ) as local:
-                _done(started, local.url)
-                started = _step(f"Invoking {endpoint_name} through boto3 sagemaker-runtime")
+                _done(started, interrupts, local.url)
+                started = _step(f"Invoking {endpoint_name} through boto3 sagemaker-runtime", interrupts)
                 results = smoke.run(local.client(), endpoint_name, cases)
-                _done(started)
+                _done(started, interrupts)
             click.echo(
                 f"    local endpoint stopped; emulated AWS stopping (deploy took {app.deploy.seconds:.1f} s)"
             )
+        interrupts.check()
 
     rows = [
         (
@@ -139,8 +162,10 @@ def run_demo(config_path: Path, root: Path) -> bool:
 def demo(config_path: Path) -> None:
     """Deploy a config into the emulated AWS, run it locally, invoke it through boto3."""
     root = repo_root_from()
+    interrupts = Interrupts()
     try:
-        ok = run_demo(config_path, root)
+        with interrupts.installed():
+            ok = run_demo(config_path, root, interrupts)
     except KeyboardInterrupt:
         click.echo("\ninterrupted: the local endpoint and the emulated AWS were shut down", err=True)
         raise SystemExit(130) from None

@@ -74,6 +74,7 @@ class LocalEndpoint:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._error: BaseException | None = None
         self._starting: asyncio.Task[Any] | None = None
+        self._aborted = threading.Event()
 
     @property
     def name(self) -> str:
@@ -93,6 +94,9 @@ class LocalEndpoint:
         """The gateway thread: start the runtime, serve until told to stop, then stop the runtime."""
         self._loop = asyncio.get_running_loop()
         self._starting = asyncio.current_task()
+        if self._aborted.is_set():  # start() was interrupted before this task could be cancelled
+            self._error = KeyboardInterrupt()
+            return
         try:
             await self.runtime.start()
         except BaseException as exc:  # noqa: BLE001 - handed to the thread that called start()
@@ -115,12 +119,13 @@ class LocalEndpoint:
         except OSError as exc:
             sock.close()
             raise LocalEndpointError(
-                f"cannot listen on {HOST}:{self.requested_port}: {exc.strerror}; pick another --port or 0"
+                f"cannot listen on {HOST}:{self.requested_port}: {exc.strerror}; pick another port (0: any free one)"
             ) from exc
         return sock
 
     def start(self) -> Self:
         """Start containers and gateway; return once every container answers ``/ping``."""
+        self._aborted.clear()
         sock = self._bind()
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
@@ -134,8 +139,8 @@ class LocalEndpoint:
         self._thread = threading.Thread(
             target=self._serve, args=(sock,), name=f"gateway-{self.name}", daemon=True
         )
-        self._thread.start()
         try:
+            self._thread.start()  # inside: a Ctrl-C while the thread starts must stop it too
             while not self._server.started and self._thread.is_alive():
                 time.sleep(0.02)
         except BaseException:  # Ctrl-C while containers start: cancel the start-up, which stops them
@@ -152,12 +157,14 @@ class LocalEndpoint:
         return self
 
     def _abort_start(self) -> None:
+        # The flag first, then the task: either _main sees the flag, or this sees its task and cancels it.
+        self._aborted.set()
         loop, task = self._loop, self._starting
         if loop is not None and task is not None:
             loop.call_soon_threadsafe(task.cancel)
         if self._server is not None:
             self._server.should_exit = True
-        if self._thread is not None:
+        if self._thread is not None and self._thread.ident is not None:
             self._thread.join()
         self._server = self._thread = self._loop = None
 

@@ -7,11 +7,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from waiting import wait_until
 
 from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import (
@@ -174,11 +174,11 @@ def test_killed_job_leaves_no_runtime_and_no_partial_output(demo_archive: Path, 
     )  # fmt: skip
     try:
         log = tmp_path / "container.log"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and job.poll() is None:  # until some invocations were answered
-            if log.exists() and log.read_text().count("/invocations") > 10:
-                break
-            time.sleep(0.05)
+        wait_until(  # until some invocations were answered
+            lambda: job.poll() is not None or (log.exists() and log.read_text().count("/invocations") > 10),
+            timeout=60,
+            what="ten answered invocations",
+        )
         assert job.poll() is None, "the job ended before it could be interrupted"
         runtime_pids = {
             int(json.loads(line)["pid"]) for line in log.read_text().splitlines() if line.startswith("{")
@@ -189,10 +189,11 @@ def test_killed_job_leaves_no_runtime_and_no_partial_output(demo_archive: Path, 
         if job.poll() is None:
             job.kill()
     assert runtime_pids
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in runtime_pids):
-        time.sleep(0.05)
-    assert not [pid for pid in runtime_pids if Path(f"/proc/{pid}").exists()], "the runtime outlived the job"
+    wait_until(
+        lambda: not any(Path(f"/proc/{pid}").exists() for pid in runtime_pids),
+        timeout=30,
+        what="the runtime to go with the job",
+    )
     assert not (tmp_path / "out").exists()
     assert os.listdir(tmp_path / "in") == ["x.jsonl"]
 

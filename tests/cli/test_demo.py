@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "SMKIT_TEST_RUN_ID"
@@ -93,3 +94,21 @@ def test_demo_interrupted_leaves_nothing_behind() -> None:
     assert proc.returncode == 130, output
     assert "interrupted: the local endpoint and the emulated AWS were shut down" in output
     assert _still_running(run_id) == []
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the discarded exception
+def test_a_ctrl_c_whose_exception_python_discarded_still_stops_the_demo() -> None:
+    """CPython drops an exception raised while a finalizer runs: the demo must not lose that Ctrl-C."""
+    from smkit.cli.demo import Interrupts
+
+    class Finalized:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)  # the handler's KeyboardInterrupt is "ignored" here
+
+    interrupts = Interrupts()
+    with interrupts.installed():
+        item = Finalized()
+        del item  # no KeyboardInterrupt reaches this frame
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()  # what the demo does between steps
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

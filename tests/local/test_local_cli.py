@@ -8,9 +8,9 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import boto3
+from waiting import wait_until
 
 
 def _alive(pid: int) -> bool:
@@ -63,10 +63,11 @@ def test_cli_serves_and_stops_every_container_on_sigterm(repo, sample):
         assert resp["InvokedProductionVariant"] == "main"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
-        deadline = time.monotonic() + 5
-        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_alive(p) for p in pids), "a serving process outlived the gateway"
+        wait_until(
+            lambda: not any(_alive(p) for p in pids),
+            timeout=5,
+            what="no serving process to outlive the gateway",
+        )
     finally:
         if proc.poll() is None:
             proc.kill()

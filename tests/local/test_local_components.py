@@ -5,10 +5,10 @@ service's ValidationError."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from click.testing import CliRunner
+from waiting import wait_until
 
 from smkit.cli import main
 from smkit.cli.local import _describe
@@ -28,13 +28,6 @@ def endpoint(repo, tmp_path_factory):
 @pytest.fixture(scope="module")
 def runtime(endpoint):
     return endpoint.client()
-
-
-def _wait_until(condition, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
 
 
 def test_each_component_answers_from_its_own_model(endpoint, runtime, sample):
@@ -131,7 +124,9 @@ def test_a_component_scaled_to_zero_answers_no_capacity_until_its_copy_starts(re
         runtime = ep.client()
         tabular = ep.runtime.component("tabular")
         assert tabular.scales_to_zero
-        _wait_until(lambda: tabular.scale_ins == 1)  # created with one copy, idle: scaled in to zero
+        wait_until(
+            lambda: tabular.scale_ins == 1, timeout=60.0, interval=0.01
+        )  # created with one copy, idle: scaled in to zero
         assert tabular.copies == 0
         tabular.idle_seconds = 300.0  # the copy started below stays for the rest of the test
         call = lambda: runtime.invoke_endpoint(  # noqa: E731
@@ -143,7 +138,7 @@ def test_a_component_scaled_to_zero_answers_no_capacity_until_its_copy_starts(re
         err = client_error(call, "ValidationError", NO_CAPACITY)
         assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 400
         assert tabular.scale_from_zero_starts == 1  # the failed request started a copy
-        _wait_until(lambda: tabular.warm)
+        wait_until(lambda: tabular.warm, timeout=60.0, interval=0.01)
         assert call()["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 

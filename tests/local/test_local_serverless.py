@@ -4,10 +4,10 @@ after idle (config/serverless.yaml without provisioned concurrency, MaxConcurren
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import yaml
+from waiting import wait_until
 
 from smkit.config import parse_config
 from smkit.local import LocalEndpoint
@@ -32,13 +32,6 @@ def runtime(endpoint):
     return endpoint.client()
 
 
-def _wait_until(condition, timeout_s=30.0):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
-
-
 def test_first_call_cold_starts_and_a_second_concurrent_call_is_throttled(
     endpoint, runtime, sample, client_error
 ):
@@ -53,7 +46,9 @@ def test_first_call_cold_starts_and_a_second_concurrent_call_is_throttled(
         )
     )
     first.start()
-    _wait_until(lambda: variant.in_flight == 1)  # the first call is waiting for its cold start
+    wait_until(
+        lambda: variant.in_flight == 1, timeout=30.0, interval=0.01
+    )  # the first call is waiting for its cold start
     err = client_error(
         lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"1"),
         "ThrottlingException",
@@ -72,7 +67,9 @@ def test_idle_variant_goes_cold_and_the_next_call_starts_it_again(endpoint, runt
             EndpointName=endpoint.name, ContentType="text/csv", Body=sample("tabular", "request.csv")
         )
     starts = variant.cold_starts
-    _wait_until(lambda: not variant.warm)  # stopped after IDLE_SECONDS without traffic
+    wait_until(
+        lambda: not variant.warm, timeout=30.0, interval=0.01
+    )  # stopped after IDLE_SECONDS without traffic
     resp = runtime.invoke_endpoint(
         EndpointName=endpoint.name, ContentType="application/json", Body=sample("tabular", "request.json")
     )

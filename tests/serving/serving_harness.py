@@ -11,10 +11,11 @@ import signal
 import subprocess
 import sys
 import tarfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from waiting import wait_until
 
 from smkit.process import free_port, ping
 from smkit.serving.env import ServingEnv
@@ -60,6 +61,18 @@ class Server:
             return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
         finally:
             conn.close()
+
+    def try_request(self, method: str, path: str, **kwargs: Any) -> Response | None:
+        """:meth:`request`, or None while nothing answers on the port (starting, stopping)."""
+        try:
+            return self.request(method, path, **kwargs)
+        except OSError:
+            return None
+
+    def ping_when(self, done: Any) -> Response | None:
+        """The ``GET /ping`` answer when ``done(answer)`` holds, else None (for :func:`wait_until`)."""
+        answer = self.try_request("GET", "/ping")
+        return answer if answer is not None and done(answer) else None
 
     def invoke(
         self,
@@ -134,15 +147,18 @@ def start_server(
 
 
 def wait_ready(server: Server, timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
+    """Until ``GET /ping`` answers 200; fail at once if the server exits."""
+
+    def ready() -> bool:
         if server.proc.poll() is not None:
             raise AssertionError(f"server exited with {server.proc.returncode}:\n{server.log()}")
-        if ping(server.port)[0] == 200:
-            return
-        time.sleep(0.02)
-    server.stop()
-    raise AssertionError(f"server not ready in {timeout}s:\n{server.log()}")
+        return ping(server.port)[0] == 200
+
+    try:
+        wait_until(ready, timeout=timeout, what=lambda: f"GET /ping to answer 200; log:\n{server.log()}")
+    except AssertionError:
+        server.stop()
+        raise
 
 
 def make_tarball(model_dir: Path, dest: Path) -> Path:

@@ -7,27 +7,22 @@ import os
 import subprocess
 import sys
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
-from serving_harness import REPO, Server, free_port, make_tarball, start_server, wait_ready
+from serving_harness import REPO, Response, Server, free_port, make_tarball, start_server, wait_ready
 from serving_models import Models
+from waiting import wait_until
 
 
 def test_model_fn_failing_gives_503_with_reason(models: Models, tmp_path: Path) -> None:
     server = start_server(tmp_path, ["--model", str(models.failing)], ready=False)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                ping = server.request("GET", "/ping")
-                if ping.json()["message"] != "the model is still loading":
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, server.log()
-            time.sleep(0.05)
+        ping = wait_until(
+            lambda: server.ping_when(lambda r: r.json()["message"] != "the model is still loading"),
+            timeout=20,
+            what=server.log,
+        )
         assert ping.status == 503
         assert ping.json()["type"] == "ModelNotReady"
         assert "RuntimeError: weights file is corrupt" in ping.json()["message"]
@@ -41,16 +36,9 @@ def test_model_fn_failing_gives_503_with_reason(models: Models, tmp_path: Path) 
 def test_transform_fn_mixed_with_predict_fn_is_a_value_error_at_start(models: Models, tmp_path: Path) -> None:
     server = start_server(tmp_path, ["--model", str(models.mixed)], ready=False)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                ping = server.request("GET", "/ping")
-                if "HookError" in ping.body.decode():
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, server.log()
-            time.sleep(0.05)
+        ping = wait_until(
+            lambda: server.ping_when(lambda r: "HookError" in r.body.decode()), timeout=20, what=server.log
+        )
         assert ping.status == 503
         assert "transform_fn: is defined together with" in ping.json()["message"]
     finally:
@@ -62,17 +50,14 @@ def test_ping_is_503_while_loading_then_200(models: Models, tmp_path: Path) -> N
     try:
         statuses: list[int] = []
         messages: list[str] = []
-        deadline = time.monotonic() + 20
-        while not statuses or statuses[-1] != 200:
-            try:
-                response = server.request("GET", "/ping")
-                statuses.append(response.status)
-                if response.status == 503:
-                    messages.append(response.json()["message"])
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, server.log()
-            time.sleep(0.01)
+
+        def record(response: Response) -> bool:
+            statuses.append(response.status)
+            if response.status == 503:
+                messages.append(response.json()["message"])
+            return response.status == 200
+
+        wait_until(lambda: server.ping_when(record), timeout=20, interval=0.01, what=server.log)
         assert 503 in statuses
         # The front end answers from the start: 503 until every worker has loaded the model.
         assert set(messages) == {"the model is still loading"}
@@ -129,10 +114,7 @@ def test_signal_stops_cleanly_without_children(models: Models, tmp_path: Path, s
     import signal
 
     server = start_server(tmp_path, ["--model", str(models.echo)])
-    deadline = time.monotonic() + 10
-    while len(children := server.children()) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert len(children) == 2
+    children = wait_until(lambda: len(c := server.children()) == 2 and c, timeout=10, what="two workers")
     assert server.stop(getattr(signal, sig)) == 0
     assert not any(map(alive, children))
 
@@ -319,15 +301,8 @@ def test_sigterm_during_a_slow_load_stops_at_once(models: Models, tmp_path: Path
         ready=False,
         env={"SMKIT_TEST_LOADED_MARKER": str(marker)},
     )
-    deadline = time.monotonic() + 20
-    while True:  # wait for the loading phase (503 from the arbiter)
-        try:
-            if server.request("GET", "/ping").status == 503:
-                break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, server.log()
-        time.sleep(0.02)
+    # The loading phase: the front end answers 503.
+    wait_until(lambda: server.ping_when(lambda r: r.status == 503), timeout=20, what=server.log)
     assert server.stop(signal.SIGTERM) == 0
     assert not marker.exists()  # model_fn was still sleeping: the stop did not wait for the load
 
@@ -336,14 +311,9 @@ def test_workers_die_with_a_killed_arbiter(models: Models, tmp_path: Path) -> No
     import signal
 
     server = start_server(tmp_path, ["--model", str(models.echo)])
-    deadline = time.monotonic() + 10
-    while len(children := server.children()) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    children = wait_until(lambda: len(c := server.children()) == 2 and c, timeout=10, what="two workers")
     server.stop(signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while any(map(alive, children)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not any(map(alive, children))
+    wait_until(lambda: not any(map(alive, children)), timeout=10, what=f"workers {children} to exit")
 
 
 def alive(pid: int) -> bool:

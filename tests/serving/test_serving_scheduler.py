@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from serving_harness import Response, Server, start_server
 from serving_models import write_model
+from waiting import wait_until
 
 GATE = """
 import os
@@ -61,10 +61,7 @@ WAIT_S = 30.0  # an upper bound for a wait that fails the test, never a timing u
 
 
 def wait_for(condition, what: str) -> None:
-    end = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.005)
+    wait_until(condition, timeout=WAIT_S, interval=0.005, what=what)
 
 
 class Gate:

@@ -11,10 +11,13 @@ import socket
 import subprocess
 import sys
 import tarfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from waiting import wait_until
+
+from smkit.process import ping
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "model_code" / "tf_insurance"
@@ -118,18 +121,20 @@ def start(
     with log_path.open("wb") as log:
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
     server = TfsServer(proc, port, low + 1, log_path)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"server exited with {proc.returncode}:\n{server.log()}")
-        try:
-            if server.request("GET", "/ping").status in (200, 502):
-                return server
-        except OSError:
-            pass
-        time.sleep(0.05)
-    server.stop()
-    raise AssertionError(f"server not ready:\n{server.log()}")
+        return ping(port)[0] in (200, 502)
+
+    try:
+        wait_until(
+            answers, timeout=120, interval=0.05, what=lambda: f"GET /ping to answer; log:\n{server.log()}"
+        )
+    except AssertionError:
+        server.stop()
+        raise
+    return server
 
 
 def tarball(model_dir: Path, dest: Path) -> Path:
