@@ -1,4 +1,4 @@
-"""The README documents only commands that exist, and opens with the two-command quick start."""
+"""The README names only make targets, smkit commands, scripts and files that exist."""
 
 from __future__ import annotations
 
@@ -10,14 +10,6 @@ from smkit.cli import COMMANDS
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()
-
-
-def test_opens_with_title_paragraph_and_two_command_quick_start() -> None:
-    blocks = README.split("\n\n")
-    assert blocks[0].startswith("# ") and "\n" not in blocks[0]
-    assert not blocks[1].startswith("#")
-    assert blocks[2] == "## Quick start"
-    assert blocks[3] == "```bash\nmake demo\nmake test\n```"
 
 
 def test_every_make_target_it_names_exists() -> None:

@@ -7,14 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scripts import deploy, rollback, smoke_test
+from smkit.config import absolute_paths
 from smkit.emulator.server import MotoServer
 from smkit.local.server import LocalEndpoint
 from smkit.release.records import read_releases, release_parameter
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG = "config/realtime.yaml"
+SHIPPED = REPO / "config" / "realtime.yaml"
+# The release flow deploys a copy under its own name: the session's moto server is shared with the
+# emulated deploy of every shipped config (tests/deploy), whose stacks must stay untouched.
+NAME = "release-flow"
+CONFIG = "config/realtime.yaml"  # for the tests that deploy nothing
 FIRST = "ctx-" + "1" * 32
 SECOND = "ctx-" + "2" * 32
 
@@ -28,16 +34,25 @@ def _images(aws: MotoServer, endpoint: str) -> list[str]:
     return sorted(sm.describe_model(ModelName=m)["PrimaryContainer"]["Image"] for m in models)
 
 
+@pytest.fixture()
+def config(tmp_path: Path) -> str:
+    """config/realtime.yaml as ``release-flow`` (its paths made absolute: the copy lives elsewhere)."""
+    data = absolute_paths(yaml.safe_load(SHIPPED.read_text(encoding="utf-8")), SHIPPED.parent)
+    path = tmp_path / "release-flow.yaml"
+    path.write_text(yaml.safe_dump({**data, "name": NAME}, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
 @pytest.mark.slow
 def test_deploy_smoke_test_and_rollback(
-    aws: MotoServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    aws: MotoServer, config: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = str(tmp_path / "cdk.out")
-    parameter = release_parameter("tabular-realtime", "dev")
+    parameter = release_parameter(NAME, "dev")
 
     assert (
         deploy.main(
-            ["--config", CONFIG, "--image-tag", FIRST, "--bootstrap", "--output", out, "--method", "direct"]
+            ["--config", config, "--image-tag", FIRST, "--bootstrap", "--output", out, "--method", "direct"]
         )
         == 0
     )
@@ -51,7 +66,7 @@ def test_deploy_smoke_test_and_rollback(
 
     args = [
         "--config",
-        CONFIG,
+        config,
         "--image-tag",
         SECOND,
         "--skip-package",
@@ -69,11 +84,11 @@ def test_deploy_smoke_test_and_rollback(
     assert archive.data_type == "archive" and archive.model_data and archive.model_data.startswith("s3://")
 
     # The smoke test finds the endpoint in the release history and calls it through `smkit smoke-test`.
-    with LocalEndpoint(REPO / CONFIG, name=second_endpoint, root=REPO) as local:
-        assert smoke_test.main(["--config", CONFIG, "--endpoint-url", local.url]) == 0
+    with LocalEndpoint(Path(config), name=second_endpoint, root=REPO) as local:
+        assert smoke_test.main(["--config", config, "--endpoint-url", local.url]) == 0
     assert f"smoke test of {second_endpoint} passed" in capsys.readouterr().err
 
-    assert rollback.main(["--config", CONFIG, "--output", out, "--method", "direct"]) == 0
+    assert rollback.main(["--config", config, "--output", out, "--method", "direct"]) == 0
     rolled = capsys.readouterr().out.strip()
     assert _images(aws, rolled)[0].endswith(f":{FIRST}")
     history = read_releases(parameter)
@@ -81,7 +96,7 @@ def test_deploy_smoke_test_and_rollback(
     assert history[-1].note.startswith("rollback to ")
     assert history[-1].containers[0].model_data == archive.model_data, "the same content-hashed archive"
 
-    assert rollback.main(["--config", CONFIG, "--list"]) == 0
+    assert rollback.main(["--config", config, "--list"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert len(listed) == 3 and listed[-1].startswith("3\t")
 

@@ -9,7 +9,6 @@ instead of one per config.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -29,10 +28,9 @@ from smkit.emulator.deploy import with_server_traceback
 
 
 @pytest.fixture(scope="session")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
-    """moto's server for the whole session (its request log in the session's tmp dir)."""
-    with MotoServer.start(log_path=tmp_path_factory.mktemp("moto") / "moto.log") as server:
-        yield server
+def emulator(moto_server: MotoServer) -> MotoServer:
+    """The session's moto server (tests/conftest.py), under the name these tests give it."""
+    return moto_server
 
 
 @pytest.fixture(scope="session")

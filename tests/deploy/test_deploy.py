@@ -24,7 +24,6 @@ from smkit.emulator import (
     retained_resources,
     sagemaker_resources,
 )
-from smkit.emulator.cdk import BOOTSTRAP_STACK
 
 STEMS = [path.stem for path in CONFIGS]
 # Configs with one SageMaker Model; inference components (one model each) and shadow variants (their own
@@ -36,7 +35,6 @@ ONE_MODEL = [
     and not config.endpoint.shadow_variants
 ]
 SAGEMAKER = ("AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig", "AWS::SageMaker::Endpoint")
-BOOTSTRAP_PREFIX = "cdk-hnb659fds-"  # names of the default bootstrap stack's resources
 
 
 def _name(arn: str) -> str:
@@ -209,50 +207,64 @@ def test_alarms_are_created_through_the_cloudwatch_adapter(
 def test_destroy_leaves_nothing_behind(
     deployed: dict[str, DeployedConfig], emulator: MotoServer, cdk: CdkCli, assembly: Assembly
 ) -> None:
-    """``cdk destroy --all`` of every config: only resources the templates retain remain.
+    """``cdk destroy --all`` of every config: of the resources the stacks created, only the retained remain.
 
-    Last in this module on purpose (pytest keeps file order): it empties the session's emulator.
+    Last in this module on purpose (pytest keeps file order). The session's moto server is shared with
+    other tests, so the check covers exactly the resources these stacks created.
     """
-    assert all(sagemaker_resources(emulator.client("sagemaker")).values())
+    created = [
+        (stack.name, resource)
+        for config in deployed.values()
+        for stack in (config.ecr, config.serving)
+        for resource in stack.resources
+    ]
+    retained = {
+        (name, logical_id)
+        for name, template in assembly_stacks(assembly.path)
+        for logical_id in retained_resources(template)
+    }
+    assert any(r.resource_type == "AWS::SageMaker::Endpoint" for _, r in created)
     cdk.destroy(assembly=assembly.path, concurrency=CONCURRENCY)
 
-    assert live_stacks(emulator.client("cloudformation")) == [BOOTSTRAP_STACK]
-    assert sagemaker_resources(emulator.client("sagemaker")) == {
-        "models": [],
-        "endpoint_configs": [],
-        "endpoints": [],
-        "inference_components": [],
+    stacks = {name for name, _ in assembly_stacks(assembly.path)}
+    assert stacks.isdisjoint(live_stacks(emulator.client("cloudformation")))
+    existing = _existing(emulator)
+    left = {
+        (name, r.logical_id)
+        for name, r in created
+        if r.resource_type in existing and _short(r.physical_id) in existing[r.resource_type]
     }
-    retained: dict[str, int] = {}
-    for _, template in assembly_stacks(assembly.path):
-        for resource_type in retained_resources(template).values():
-            retained[resource_type] = retained.get(resource_type, 0) + 1
-    left = _leftovers(emulator)
-    assert left["alarms"] == left["dashboards"] == left["topics"] == left["roles"] == []
-    assert len(left["repositories"]) == retained.get("AWS::ECR::Repository", 0)
-    assert len(left["buckets"]) == retained.get("AWS::S3::Bucket", 0)
-    assert len(left["keys"]) == retained.get("AWS::KMS::Key", 0)
+    assert left == {key for key in retained if any(key == (n, r.logical_id) for n, r in created)}
 
 
-def _leftovers(emulator: MotoServer) -> dict[str, list[str]]:
-    """Resources of every type our stacks create, minus the bootstrap stack's own."""
+def _short(physical_id: str) -> str:
+    """The name a List/Describe call reports for a physical id (SageMaker and SNS ids are ARNs)."""
+    return physical_id if physical_id.startswith("arn:aws:sns:") else _name(physical_id)
 
-    def ours(names: list[str]) -> list[str]:
-        return sorted(n for n in names if not n.startswith(BOOTSTRAP_PREFIX))
 
+def _existing(emulator: MotoServer) -> dict[str, set[str]]:
+    """Resource type -> names of every such resource in the emulator (for the types the stacks create)."""
+    sagemaker = sagemaker_resources(emulator.client("sagemaker"))
     cloudwatch = emulator.client("cloudwatch")
+    kms = emulator.client("kms")
     return {
-        "alarms": [a["AlarmName"] for a in cloudwatch.describe_alarms()["MetricAlarms"]],
-        "dashboards": [e["DashboardName"] for e in cloudwatch.list_dashboards()["DashboardEntries"]],
-        "topics": [t["TopicArn"] for t in emulator.client("sns").list_topics()["Topics"]],
-        "roles": ours([r["RoleName"] for r in emulator.client("iam").list_roles()["Roles"]]),
-        "repositories": ours(
-            [r["repositoryName"] for r in emulator.client("ecr").describe_repositories()["repositories"]]
-        ),
-        "buckets": ours([b["Name"] for b in emulator.client("s3").list_buckets()["Buckets"]]),
-        "keys": [
+        "AWS::SageMaker::Model": set(sagemaker["models"]),
+        "AWS::SageMaker::EndpointConfig": set(sagemaker["endpoint_configs"]),
+        "AWS::SageMaker::Endpoint": set(sagemaker["endpoints"]),
+        "AWS::SageMaker::InferenceComponent": {c.split(" (")[0] for c in sagemaker["inference_components"]},
+        "AWS::CloudWatch::Alarm": {a["AlarmName"] for a in cloudwatch.describe_alarms()["MetricAlarms"]},
+        "AWS::CloudWatch::Dashboard": {
+            e["DashboardName"] for e in cloudwatch.list_dashboards()["DashboardEntries"]
+        },
+        "AWS::SNS::Topic": {t["TopicArn"] for t in emulator.client("sns").list_topics()["Topics"]},
+        "AWS::IAM::Role": {r["RoleName"] for r in emulator.client("iam").list_roles()["Roles"]},
+        "AWS::ECR::Repository": {
+            r["repositoryName"] for r in emulator.client("ecr").describe_repositories()["repositories"]
+        },
+        "AWS::S3::Bucket": {b["Name"] for b in emulator.client("s3").list_buckets()["Buckets"]},
+        "AWS::KMS::Key": {
             k["KeyId"]
-            for k in emulator.client("kms").list_keys()["Keys"]
-            if emulator.client("kms").describe_key(KeyId=k["KeyId"])["KeyMetadata"]["KeyState"] == "Enabled"
-        ],
+            for k in kms.list_keys()["Keys"]
+            if kms.describe_key(KeyId=k["KeyId"])["KeyMetadata"]["KeyState"] == "Enabled"
+        },
     }

@@ -3,45 +3,33 @@ output and failure objects, notifications, and the ValidationErrors of the API."
 
 from __future__ import annotations
 
-import contextlib
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 from click.testing import CliRunner
 
 from smkit.cli import main
-from smkit.emulator.environment import endpoint_url_for
-from smkit.emulator.server import MotoServer
 from smkit.local import LocalEndpoint
-from smkit.process import free_port
 
 BUCKET = "smkit-async"
 BASE = f"s3://{BUCKET}/endpoint"
 
 
 @pytest.fixture(scope="module")
-def stack(repo, tmp_path_factory):
-    """moto's server and the async endpoint, started side by side (the endpoint needs S3 only per request)."""
-    port = free_port()
+def stack(repo, tmp_path_factory, moto_server):
+    """The async endpoint, its S3 on the session's moto server (the endpoint needs S3 only per request)."""
     endpoint = LocalEndpoint(
         repo / "config" / "async.yaml",
         root=repo,
         async_output=BASE,
-        s3_endpoint_url=endpoint_url_for(port),
+        s3_endpoint_url=moto_server.endpoint_url,
         notification_log=tmp_path_factory.mktemp("async") / "notifications.jsonl",
     )
-    with ThreadPoolExecutor(2) as pool, contextlib.ExitStack() as stack:
-        aws_started = pool.submit(MotoServer.start, port=port)
-        endpoint_started = pool.submit(endpoint.start)
-        stack.callback(endpoint.stop)
-        aws = aws_started.result()
-        stack.callback(aws.stop)
-        endpoint_started.result()
-        client = aws.client("s3")
+    with endpoint:
+        client = moto_server.client("s3")
         client.create_bucket(Bucket=BUCKET)
-        yield aws, client, endpoint
+        yield moto_server, client, endpoint
 
 
 @pytest.fixture(scope="module")
