@@ -66,8 +66,8 @@ def model_from_config(config_path: str | Path) -> LocalModel:
     containers = config.model.containers
     if len(containers) != 1 or containers[0].model_data.source == "multi-model":
         raise ValueError(
-            f"--config {config_path}: batch-transform --local runs one single-model container, but "
-            f"model.containers has {len(containers)} ({containers[0].model_data.source}); use --model PATH"
+            f"{config_path}: a local transform job runs one single-model container, but "
+            f"model.containers has {len(containers)} ({containers[0].model_data.source}); give the model itself"
         )
     container = containers[0]
     return LocalModel(
@@ -151,7 +151,7 @@ def run_local_job(
     validate(options, local=True)
     if not model.path.exists():
         raise FileNotFoundError(
-            f"--model {str(model.path)!r} does not exist; build it with `make package-model` or pass a "
+            f"model {str(model.path)!r} does not exist; build it with `make package-model` or give a "
             "model directory"
         )
     check_separate(input_location, output_location)

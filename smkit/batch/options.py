@@ -204,30 +204,28 @@ def _check_ranges(o: TransformOptions, local: bool) -> list[str]:
     out: list[str] = []
     if o.max_payload_mb is not None and not 0 <= o.max_payload_mb <= MAX_PAYLOAD_MB_LIMIT:
         out.append(
-            f"--max-payload-mb {o.max_payload_mb} is out of range: MaxPayloadInMB must be 0-"
+            f"MaxPayloadInMB {o.max_payload_mb} is out of range: it must be 0-"
             f"{MAX_PAYLOAD_MB_LIMIT} (default {DEFAULT_MAX_PAYLOAD_MB})"
         )
     if o.max_concurrent_transforms is not None and o.max_concurrent_transforms < 1:
-        out.append(
-            f"--max-concurrent-transforms {o.max_concurrent_transforms} is out of range: use 1 or more"
-        )
+        out.append(f"MaxConcurrentTransforms {o.max_concurrent_transforms} is out of range: use 1 or more")
     payload = o.max_payload_mb if o.max_payload_mb is not None else DEFAULT_MAX_PAYLOAD_MB
     concurrency = o.max_concurrent_transforms or DEFAULT_MAX_CONCURRENT_TRANSFORMS
     if payload * concurrency > CONCURRENCY_X_PAYLOAD_LIMIT:
         out.append(
-            f"--max-concurrent-transforms {concurrency} x --max-payload-mb {payload} = {payload * concurrency}"
-            f" exceeds {CONCURRENCY_X_PAYLOAD_LIMIT}: SageMaker requires MaxConcurrentTransforms x "
-            f"MaxPayloadInMB <= {CONCURRENCY_X_PAYLOAD_LIMIT}; lower one of them"
+            f"MaxConcurrentTransforms {concurrency} x MaxPayloadInMB {payload} = {payload * concurrency}"
+            f" exceeds {CONCURRENCY_X_PAYLOAD_LIMIT}: SageMaker requires their product <= "
+            f"{CONCURRENCY_X_PAYLOAD_LIMIT}; lower one of them"
         )
     if o.invocations_timeout_s < 1 or o.invocations_timeout_s > 3600:
         out.append(
-            f"--invocations-timeout {o.invocations_timeout_s} is out of range: "
-            "ModelClientConfig.InvocationsTimeoutInSeconds is 1-3600"
+            f"ModelClientConfig.InvocationsTimeoutInSeconds {o.invocations_timeout_s} is out of range: "
+            "it is 1-3600"
         )
     if not 0 <= o.invocations_max_retries <= MAX_INVOCATIONS_RETRIES:
         out.append(
-            f"--invocations-max-retries {o.invocations_max_retries} is out of range: "
-            f"ModelClientConfig.InvocationsMaxRetries is 0-{MAX_INVOCATIONS_RETRIES}"
+            f"ModelClientConfig.InvocationsMaxRetries {o.invocations_max_retries} is out of range: "
+            f"it is 0-{MAX_INVOCATIONS_RETRIES}"
         )
     return out
 
@@ -236,13 +234,13 @@ def _check_split(o: TransformOptions, local: bool) -> list[str]:
     out: list[str] = []
     if o.batch_strategy is BatchStrategy.MULTI_RECORD and o.split_type is SplitType.NONE:
         out.append(
-            "--batch-strategy MultiRecord needs --split-type Line: with SplitType None every object is one "
-            "record, so there is nothing to pack (use --batch-strategy SingleRecord or --split-type Line)"
+            "BatchStrategy MultiRecord needs SplitType Line: with SplitType None every object is one "
+            "record, so there is nothing to pack (use BatchStrategy SingleRecord or SplitType Line)"
         )
     if local and o.split_type not in LOCAL_SPLIT_TYPES:
         out.append(
-            f"--split-type {o.split_type} is not emulated by --local (only None and Line are); "
-            "convert the input to JSON Lines or CSV, or run the job on SageMaker without --local"
+            f"SplitType {o.split_type} is not emulated locally (only None and Line are); "
+            "convert the input to JSON Lines or CSV, or run the job on SageMaker"
         )
     return out
 
@@ -252,7 +250,7 @@ def _check_data_processing(o: TransformOptions, local: bool) -> list[str]:
     from smkit.batch.jsonpath import FilterError, compile_filter
 
     out: list[str] = []
-    for flag, expression in (("--input-filter", o.input_filter), ("--output-filter", o.output_filter)):
+    for flag, expression in (("InputFilter", o.input_filter), ("OutputFilter", o.output_filter)):
         if expression is None:
             continue
         if len(expression) > FILTER_MAX_LENGTH:
@@ -270,7 +268,7 @@ def _check_data_processing(o: TransformOptions, local: bool) -> list[str]:
     family = content_family(o.content_type)
     if family is None:
         out.append(
-            f"{what} needs --content-type application/json, application/jsonlines or text/csv "
+            f"{what} needs ContentType application/json, application/jsonlines or text/csv "
             f"(got {o.content_type!r}): SageMaker parses records only in JSON and CSV"
         )
     needs_output = o.join_source is JoinSource.INPUT or _is_filter(o.output_filter)
@@ -278,19 +276,19 @@ def _check_data_processing(o: TransformOptions, local: bool) -> list[str]:
         accept_family = content_family(o.accept)
         if accept_family is None or (family is not None and accept_family != family):
             out.append(
-                f"{what} needs --accept in the same family as --content-type {o.content_type!r} "
-                f"(got {o.accept!r}): e.g. --content-type text/csv --accept text/csv"
+                f"{what} needs an Accept in the same family as ContentType {o.content_type!r} "
+                f"(got {o.accept!r}): e.g. ContentType text/csv with Accept text/csv"
             )
     bare = media_type(o.content_type)
     if bare in LINE_ORIENTED and o.split_type is not SplitType.LINE:
         out.append(
-            f"{what} with --content-type {bare} needs --split-type Line (got {o.split_type}) so that each "
+            f"{what} with ContentType {bare} needs SplitType Line (got {o.split_type}) so that each "
             "line is one record"
         )
     line_records = bare in LINE_ORIENTED or o.split_type is SplitType.LINE
     if needs_output and line_records and o.assemble_with is not AssembleWith.LINE:
         out.append(
-            f"{what} with line records needs --assemble-with Line (got {o.assemble_with}) so that each "
+            f"{what} with line records needs AssembleWith Line (got {o.assemble_with}) so that each "
             "joined or filtered output stays on its own line"
         )
     return out
@@ -299,11 +297,11 @@ def _check_data_processing(o: TransformOptions, local: bool) -> list[str]:
 def _processing_name(o: TransformOptions) -> str:
     parts = []
     if _is_filter(o.input_filter):
-        parts.append(f"--input-filter {o.input_filter!r}")
+        parts.append(f"InputFilter {o.input_filter!r}")
     if o.join_source is JoinSource.INPUT:
-        parts.append("--join-source Input")
+        parts.append("JoinSource Input")
     if _is_filter(o.output_filter):
-        parts.append(f"--output-filter {o.output_filter!r}")
+        parts.append(f"OutputFilter {o.output_filter!r}")
     return " / ".join(parts)
 
 

@@ -26,9 +26,9 @@ class PayloadTooLargeError(ValueError):
         self.record, self.size, self.limit = record, size, limit
         where = "the whole object" if split_type is SplitType.NONE else f"record {record + 1}"
         hint = (
-            "split it with --split-type Line or raise --max-payload-mb"
+            "split it with SplitType Line or raise MaxPayloadInMB"
             if split_type is SplitType.NONE
-            else "raise --max-payload-mb (at most 100) or shorten the record"
+            else "raise MaxPayloadInMB (at most 100) or shorten the record"
         )
         super().__init__(
             f"Too much data for max payload size: {where} is {size:,} bytes and MaxPayloadInMB allows "

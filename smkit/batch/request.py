@@ -117,21 +117,23 @@ def _data_processing(options: TransformOptions) -> dict[str, str]:
 def _target_problems(target: JobTarget) -> list[str]:
     problems = []
     if not target.model_name:
-        problems.append("--model-name is required without --local: the name of a SageMaker Model")
-    for flag, uri in (("--input", target.input_uri), ("--output", target.output_uri)):
+        problems.append("ModelName is required for a real transform job: the name of a SageMaker Model")
+    for what, uri in (("the input location", target.input_uri), ("the output location", target.output_uri)):
         if not uri.startswith("s3://"):
-            problems.append(f"{flag} {uri!r} must be an s3:// URI for a real transform job (or use --local)")
+            problems.append(
+                f"{what} {uri!r} must be an s3:// URI for a real transform job (or run it locally)"
+            )
     if target.job_name and not JOB_NAME.match(target.job_name):
         problems.append(
-            f"--job-name {target.job_name!r} is not a valid TransformJobName: 1-63 letters, digits and "
+            f"TransformJobName {target.job_name!r} is not valid: 1-63 letters, digits and "
             "hyphens, starting and ending with a letter or digit"
         )
     if not INSTANCE_TYPE.match(target.instance_type):
         problems.append(
-            f"--instance-type {target.instance_type!r} is not a SageMaker instance type; use e.g. ml.m5.large"
+            f"InstanceType {target.instance_type!r} is not a SageMaker instance type; use e.g. ml.m5.large"
         )
     if target.instance_count < 1:
-        problems.append(f"--instance-count {target.instance_count} must be 1 or more")
+        problems.append(f"InstanceCount {target.instance_count} must be 1 or more")
     return problems
 
 

@@ -74,6 +74,8 @@ def package(
     """
     from smkit.modelenv import cache_root
 
+    if output is None and uncompressed is None:
+        raise click.UsageError("pass --output FILE and/or --uncompressed DIR")
     goal = target(config_path, output)
     runtime = goal.runtime
     vendor = goal.network_isolation if vendor_wheels is None else vendor_wheels

@@ -147,7 +147,7 @@ def base_interpreter(version: str) -> str:
     if found is None:
         raise ModelEnvError(
             f"the image runs Python {version}, and no python{version} is on PATH; install Python {version} "
-            "(e.g. with your package manager or pyenv) or pass --python PATH of an interpreter that has the "
+            "(e.g. with your package manager or pyenv) or use an interpreter that has the "
             "model's requirements installed"
         )
     return found

@@ -5,7 +5,7 @@ safe -> the handler check passes -> write. Nothing is created before the checks 
 while writing removes the temporary file/folder, so an error never leaves a partial archive.
 
 Included files (helper modules shared by several models) and vendored wheels (``code/wheels``, for
-endpoints with network isolation) are copied with ``--code`` into a temporary folder first, so that the
+endpoints with network isolation) are copied with the code folder into a temporary folder first, so that the
 handler check and the archive see exactly the ``code/`` that will ship. The handler check runs in the
 model's own environment when the caller passes one (``environment``: a function from that staged model
 folder to an interpreter and the directories of its installed requirements).
@@ -55,9 +55,9 @@ def _check_output(path: Path, option: str, inputs: tuple[Path, Path]) -> None:
             raise PackagingError(
                 f"{option} {path}",
                 f"is inside the input folder {source}, so the output would package itself",
-                "write the output outside the --code and --artifacts folders",
+                "write the output outside the code and artifacts folders",
             )
-    if option == "--output" and path.is_dir():
+    if option == "output" and path.is_dir():
         raise PackagingError(
             f"{option} {path}", "is a directory", "name the archive file, e.g. build/model.tar.gz"
         )
@@ -81,7 +81,7 @@ def _check_uncompressed_target(path: Path) -> None:
         not path.is_dir() or (any(path.iterdir()) and not (path / MANIFEST_NAME).is_file())
     ):
         raise PackagingError(
-            f"--uncompressed {path}",
+            f"uncompressed folder {path}",
             "exists and is not an empty folder or an earlier uncompressed build (no smkit-manifest.json)",
             "name a new or empty folder",
         )
@@ -109,7 +109,7 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
     """``code/`` name -> included file; refuses folders, links and names that ``--code`` has already."""
     names: dict[str, Path] = {}
     for item in map(Path, include):
-        label = f"--include {item}"
+        label = f"included file {item}"
         if item.is_symlink() or not item.is_file():
             raise PackagingError(
                 label, "is not a regular file", "name a helper module file, not a folder or link"
@@ -118,7 +118,7 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
             raise PackagingError(
                 label,
                 f"code/{item.name} is there already",
-                "rename one of the two: an included file never replaces a file of --code or another include",
+                "rename one of the two: an included file never replaces a file of the code folder or another include",
             )
         names[item.name] = item
     return names
@@ -184,13 +184,15 @@ def build_archive(
     out = Path(output) if output is not None else None
     flat = Path(uncompressed) if uncompressed is not None else None
     if out is None and flat is None:
-        raise PackagingError("--output", "missing", "pass --output FILE and/or --uncompressed DIR")
+        raise PackagingError(
+            "output", "missing", "give an archive file and/or a folder for the uncompressed tree"
+        )
     check_inputs(code, artifacts)
     names = _included(code, include)
     if vendor is not None and os.path.lexists(code / WHEELS_DIR):
         raise PackagingError(
-            f"--code {code}",
-            f"already has a {WHEELS_DIR}/ folder, and --vendor-wheels would write its own there",
+            f"code folder {code}",
+            f"already has a {WHEELS_DIR}/ folder, and vendoring wheels would write its own there",
             f"remove {code / WHEELS_DIR} (smkit vendors the wheels of requirements.txt itself)",
         )
     with contextlib.ExitStack() as cleanup:
@@ -212,9 +214,9 @@ def build_archive(
                 python, extra_paths = environment(shipped.parent)
             entries = collect(shipped, artifacts)
             if out is not None:
-                _check_output(out, "--output", (code, artifacts))
+                _check_output(out, "output", (code, artifacts))
             if flat is not None:
-                _check_output(flat, "--uncompressed", (code, artifacts))
+                _check_output(flat, "uncompressed folder", (code, artifacts))
                 _check_uncompressed_target(flat)
             report: HandlerReport = check_handler(
                 shipped,

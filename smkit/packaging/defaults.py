@@ -35,7 +35,7 @@ def framework_warnings(
     calls_model = "predict_fn" in hooks or "transform_fn" in hooks
     if framework == "pytorch" and "model_fn" not in hooks and torchscript_file(artifacts_dir) is None:
         raise PackagingError(
-            f"--artifacts {artifacts_dir}",
+            f"artifacts folder {artifacts_dir}",
             "inference.py has no model_fn and there is no model.pt (nor a single *.pt / *.pth file) for the "
             "PyTorch image's default loader",
             "save the model with torch.jit.save(torch.jit.script(model), 'model.pt') into the artifacts, "

@@ -92,7 +92,7 @@ def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: st
             raise PackagingError(
                 label,
                 f"importing and loading did not finish within {timeout_s:.0f} s",
-                "move slow work out of module level, or raise the timeout (--check-timeout)",
+                "move slow work out of module level, or raise the check's timeout",
             ) from exc
         answer_path = Path(request["out"])
         if not answer_path.exists():
@@ -113,7 +113,7 @@ def _import_fix(
         listed = ", ".join(str(m) for m in missing)
         return (
             f"{requirements_label} is not satisfied in the checking interpreter ({listed}); let smkit build "
-            "the model's environment (leave out --python), or install them into the --python interpreter"
+            "the model's environment, or install them into the checking interpreter"
         )
     absent = answer.get("missing_module")
     if absent:
@@ -194,7 +194,7 @@ def check_handler(
         raise PackagingError(
             f"{file}: model_fn",
             f"model_fn({str(artifacts_dir)!r}) raised {answer['error_type']}: {answer['error']}{where}",
-            "make --artifacts hold the files model_fn loads (or check with --no-load-check)",
+            "make the artifacts folder hold the files model_fn loads (or skip the load check)",
         )
     warnings = [f"not installed here (installed at container start): {m}" for m in missing]
     warnings.extend(notes)
@@ -237,7 +237,7 @@ def check_saved_model_layout(artifacts_dir: Path) -> None:
     found = [f for f in found if not f.startswith("code/")]
     if not found:
         raise PackagingError(
-            f"--artifacts {artifacts_dir}",
+            f"artifacts folder {artifacts_dir}",
             "no TensorFlow SavedModel (saved_model.pb) found, but inference.py uses the TF-Serving hooks",
             "export the model as <name>/<version>/saved_model.pb, e.g. my_model/1/saved_model.pb",
         )
@@ -245,7 +245,7 @@ def check_saved_model_layout(artifacts_dir: Path) -> None:
         version = PurePosixPath(rel).parent.name
         if not version.isdigit():
             raise PackagingError(
-                f"--artifacts {artifacts_dir / rel}",
+                f"artifacts folder {artifacts_dir / rel}",
                 f"the SavedModel sits in {version or '.'!r}, not in a numeric version directory",
                 f"move it into a version folder, e.g. {PurePosixPath(rel).parent / '1' / 'saved_model.pb'}",
             )

@@ -115,7 +115,7 @@ def _check_layout(label: str, members: list[Member], entry_point: str) -> None:
             raise PackagingError(
                 f"{label}: {required}",
                 "missing from the archive",
-                "package the model with `smkit package --code DIR --artifacts DIR --output FILE`",
+                "package the model with smkit's packager (`smkit package`), which lays out code/ and its files",
             )
 
 

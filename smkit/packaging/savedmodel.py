@@ -63,14 +63,14 @@ def check_saved_models(
             )
         except subprocess.TimeoutExpired as exc:
             raise PackagingError(
-                f"--artifacts {artifacts_dir}",
+                f"artifacts folder {artifacts_dir}",
                 f"loading the SavedModels did not finish within {timeout_s:.0f} s",
-                "raise the timeout (--check-timeout)",
+                "raise the check's timeout",
             ) from exc
         if not out.exists():
             tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
             raise PackagingError(
-                f"--artifacts {artifacts_dir}",
+                f"artifacts folder {artifacts_dir}",
                 f"the SavedModel check exited with code {proc.returncode}: {' | '.join(tail)}",
                 "load the model yourself with tf.saved_model.load to see the error",
             )
@@ -79,7 +79,7 @@ def check_saved_models(
         return (), (NO_TENSORFLOW,)
     reports = []
     for entry in answer["models"]:
-        where = f"--artifacts {artifacts_dir / entry['label']}"
+        where = f"artifacts folder {artifacts_dir / entry['label']}"
         if "error" in entry:
             raise PackagingError(
                 where,

@@ -131,16 +131,16 @@ def _nested(a: Path, b: Path) -> bool:
 
 def check_inputs(code_dir: Path, artifacts_dir: Path) -> None:
     """The two input folders exist, are folders and do not contain each other."""
-    for path, option in ((code_dir, "--code"), (artifacts_dir, "--artifacts")):
+    for path, option in ((code_dir, "code folder"), (artifacts_dir, "artifacts folder")):
         if not path.exists():
             raise PackagingError(
-                f"{option} {path}", "no such directory", f"pass an existing folder as {option}"
+                f"{option} {path}", "no such directory", f"give an existing folder as the {option}"
             )
         if not path.is_dir():
-            raise PackagingError(f"{option} {path}", "is not a directory", f"pass a folder as {option}")
+            raise PackagingError(f"{option} {path}", "is not a directory", f"give a folder as the {option}")
     if _nested(code_dir.resolve(), artifacts_dir.resolve()):
         raise PackagingError(
-            f"--code {code_dir} / --artifacts {artifacts_dir}",
+            f"code folder {code_dir} / artifacts folder {artifacts_dir}",
             "one folder contains the other, so files would be packaged twice",
             "keep inference code and model weights in separate folders",
         )
@@ -149,31 +149,31 @@ def check_inputs(code_dir: Path, artifacts_dir: Path) -> None:
 def collect(code_dir: Path, artifacts_dir: Path) -> list[Entry]:
     """Sorted entries of the archive (without the manifest): artifacts at the root, code under code/."""
     check_inputs(code_dir, artifacts_dir)
-    code = scan(code_dir, prefix=CODE_PREFIX, label="--code")
+    code = scan(code_dir, prefix=CODE_PREFIX, label="code folder")
     if not any(not e.is_dir for e in code):
         raise PackagingError(
-            f"--code {code_dir}",
+            f"code folder {code_dir}",
             "the folder is empty",
             "put inference.py and requirements.txt (may be empty) in it",
         )
-    artifacts = scan(artifacts_dir, prefix="", label="--artifacts")
+    artifacts = scan(artifacts_dir, prefix="", label="artifacts folder")
     for entry in artifacts:
         top = PurePosixPath(entry.name).parts[0]
         if top == CODE_PREFIX:
             raise PackagingError(
-                f"--artifacts {artifacts_dir / CODE_PREFIX}",
+                f"artifacts folder {artifacts_dir / CODE_PREFIX}",
                 "the artifacts folder has its own code/, which would mix with the inference code",
-                "move that folder's content into the --code folder",
+                "move that folder's content into the code folder",
             )
         if entry.name.lower() == MMS_MANIFEST:
             raise PackagingError(
-                f"--artifacts {artifacts_dir / entry.name}",
+                f"artifacts folder {artifacts_dir / entry.name}",
                 "a MANIFEST.json at the archive root makes Multi Model Server (AWS framework images) fail to start",
                 "rename the file (e.g. model-manifest.json) or move it into a sub-folder",
             )
         if entry.name == MANIFEST_NAME:
             raise PackagingError(
-                f"--artifacts {artifacts_dir / MANIFEST_NAME}",
+                f"artifacts folder {artifacts_dir / MANIFEST_NAME}",
                 f"{MANIFEST_NAME} at the archive root is reserved for the packager's manifest",
                 "rename the file or move it into a sub-folder",
             )

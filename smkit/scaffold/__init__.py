@@ -81,7 +81,7 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
             "<= 40 characters (it becomes the config's name), e.g. churn-model"
         )
     if framework not in REQUIREMENTS:
-        raise ScaffoldError(f"--framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
+        raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
     model_dir = root / "model_code" / name
     config = root / "config" / f"{name}.yaml"
     contents = {

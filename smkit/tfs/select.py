@@ -24,7 +24,7 @@ def model_source(model: str | None, environ: Mapping[str, str]) -> str:
 def use_tfs(mode: str, model: str | None, environ: Mapping[str, str]) -> bool:
     """Whether ``mode`` (one of :data:`MODES`) means the TF Serving form for this model."""
     if mode not in MODES:
-        raise ValueError(f"--mode {mode!r}: use one of {', '.join(MODES)}")
+        raise ValueError(f"serving mode {mode!r}: use one of {', '.join(MODES)}")
     if mode != "auto":
         return mode == "tfs"
     return inspect_layout(model_source(model, environ)).is_tfs

@@ -160,12 +160,12 @@ def model_directory(source: str, scratch: str) -> Path:
     if path.is_dir():
         return path.resolve()
     if not path.is_file():
-        raise StartError(f"--model {source!r}: no such file or directory; pass a model.tar.gz or a folder")
+        raise StartError(f"model {source!r}: no such file or directory; give a model.tar.gz or a folder")
     dest = Path(scratch) / "model"
     try:
         safe_extract(path, dest)
     except ArchiveError as exc:
-        raise StartError(f"--model {source!r}: {exc}") from None
+        raise StartError(f"model {source!r}: {exc}") from None
     return dest
 
 

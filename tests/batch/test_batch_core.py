@@ -220,18 +220,18 @@ def test_valid_join_options_pass() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"batch_strategy": BatchStrategy.MULTI_RECORD}, "MultiRecord needs --split-type Line"),
-        ({"split_type": SplitType.RECORDIO}, "--split-type RecordIO is not emulated by --local"),
-        ({"max_payload_mb": 101}, "--max-payload-mb 101 is out of range"),
+        ({"batch_strategy": BatchStrategy.MULTI_RECORD}, "MultiRecord needs SplitType Line"),
+        ({"split_type": SplitType.RECORDIO}, "SplitType RecordIO is not emulated locally"),
+        ({"max_payload_mb": 101}, "MaxPayloadInMB 101 is out of range"),
         (
             {"max_payload_mb": 20, "max_concurrent_transforms": 6},
-            r"6 x --max-payload-mb 20 = 120 exceeds 100",
+            r"6 x MaxPayloadInMB 20 = 120 exceeds 100",
         ),
-        ({"max_concurrent_transforms": 0}, "--max-concurrent-transforms 0 is out of range"),
-        ({"invocations_max_retries": 4}, "InvocationsMaxRetries is 0-3"),
+        ({"max_concurrent_transforms": 0}, "MaxConcurrentTransforms 0 is out of range"),
+        ({"invocations_max_retries": 4}, "InvocationsMaxRetries 4 is out of range: it is 0-3"),
         (
             {"join_source": JoinSource.INPUT, "content_type": "application/x-npy"},
-            "needs --content-type application/json, application/jsonlines or text/csv",
+            "needs ContentType application/json, application/jsonlines or text/csv",
         ),
         (
             {
@@ -241,11 +241,11 @@ def test_valid_join_options_pass() -> None:
                 "split_type": SplitType.LINE,
                 "assemble_with": AssembleWith.LINE,
             },
-            "needs --accept in the same family",
+            "needs an Accept in the same family",
         ),
         (
             {"output_filter": "$[0]", "content_type": "text/csv", "accept": "text/csv"},
-            "needs --split-type Line",
+            "needs SplitType Line",
         ),
         (
             {
@@ -254,9 +254,9 @@ def test_valid_join_options_pass() -> None:
                 "accept": "text/csv",
                 "split_type": SplitType.LINE,
             },
-            "needs --assemble-with Line",
+            "needs AssembleWith Line",
         ),
-        ({"input_filter": "$..x", "content_type": "application/json"}, "--input-filter '\\$..x'"),
+        ({"input_filter": "$..x", "content_type": "application/json"}, "InputFilter '\\$..x'"),
         ({"output_filter": "$['" + "a" * 70 + "']"}, "DataProcessing filters are at most 63"),
     ],
 )

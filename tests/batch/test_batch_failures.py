@@ -115,7 +115,7 @@ def test_output_filter_outside_the_record_fails_the_object(demo_archive: Path, t
 
 
 def test_bad_options_and_locations_fail_before_anything_starts(demo_archive: Path, tmp_path: Path) -> None:
-    with pytest.raises(TransformOptionsError, match="needs --assemble-with Line"):
+    with pytest.raises(TransformOptionsError, match="needs AssembleWith Line"):
         run_local_job(
             TransformOptions(content_type="text/csv", accept="text/csv", split_type=SplitType.LINE,
                              join_source=JoinSource.INPUT),

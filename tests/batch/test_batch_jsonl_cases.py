@@ -51,7 +51,7 @@ def test_case1_split_none_whole_object_over_max_payload(
     for outcome in result.objects:
         assert outcome.error is not None
         assert outcome.error.startswith("Too much data for max payload size: the whole object is 1,")
-        assert "allows 1,048,576 bytes; split it with --split-type Line" in outcome.error
+        assert "allows 1,048,576 bytes; split it with SplitType Line" in outcome.error
     assert (
         log[0] == "[sagemaker logs]: MaxConcurrentTransforms=1, MaxPayloadInMB=1, BatchStrategy=SINGLE_RECORD"
     )

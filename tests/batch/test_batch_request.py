@@ -84,15 +84,15 @@ def test_target_problems_are_collected() -> None:
             TransformOptions(), JobTarget("", "data/in", "out/", job_name="bad_name!", instance_count=0)
         )
     text = str(info.value)
-    assert "--model-name is required" in text
-    assert "--input 'data/in' must be an s3:// URI" in text
-    assert "--output 'out/' must be an s3:// URI" in text
-    assert "--job-name 'bad_name!' is not a valid TransformJobName" in text
-    assert "--instance-count 0 must be 1 or more" in text
+    assert "ModelName is required" in text
+    assert "the input location 'data/in' must be an s3:// URI" in text
+    assert "the output location 'out/' must be an s3:// URI" in text
+    assert "TransformJobName 'bad_name!' is not valid" in text
+    assert "InstanceCount 0 must be 1 or more" in text
 
 
 def test_botocore_api_model_refuses_what_aws_would() -> None:
-    with pytest.raises(TransformOptionsError, match="--instance-type 'm5.large' is not a SageMaker instance"):
+    with pytest.raises(TransformOptionsError, match="InstanceType 'm5.large' is not a SageMaker instance"):
         build_request(TransformOptions(), JobTarget("m", "s3://b/in", "s3://b/out", instance_type="m5.large"))
     with pytest.raises(TransformOptionsError, match="would be refused: Invalid length for parameter Tags"):
         build_request(TransformOptions(), JobTarget("m", "s3://b/in", "s3://b/out", tags={"": "v"}))
@@ -146,4 +146,4 @@ def test_cli_refuses_local_only_options_and_bad_combinations() -> None:
          "--join-source", "Input", "--content-type", "image/png"],
     )  # fmt: skip
     assert result.exit_code == 2
-    assert "--join-source Input needs --content-type application/json" in result.output
+    assert "JoinSource Input needs ContentType application/json" in result.output

@@ -53,7 +53,7 @@ def test_refusals_exit_1_with_message_on_stderr(tiny: Model) -> None:
     assert stderr.startswith("error: ") and "predict_fn: takes 1 positional parameter" in stderr
     assert tiny.outputs() == []
     code, _, stderr = _run("package", "--code", str(tiny.code), "--artifacts", str(tiny.artifacts))
-    assert code == 1 and "--output: missing; pass --output FILE and/or --uncompressed DIR" in stderr
+    assert code == 2 and "pass --output FILE and/or --uncompressed DIR" in stderr
     code, _, stderr = _run("inspect", str(tiny.out / "absent.tar.gz"))
     assert code == 1 and "no such archive file" in stderr
 

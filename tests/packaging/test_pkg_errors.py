@@ -268,7 +268,7 @@ CASES = [
             "raised FileNotFoundError",
             "weights.txt",
             "at inference.py line 5",
-            "make --artifacts hold",
+            "make the artifacts folder hold",
         ),
     ),
     Case(

@@ -72,7 +72,7 @@ def test_bad_include_is_refused_with_no_output(tiny: Model, tmp_path: Path, make
     path = make(root, tiny.code)
     with pytest.raises(PackagingError) as caught:
         build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz", include=[path])
-    assert str(caught.value).startswith(f"--include {path}: {problem}")
+    assert str(caught.value).startswith(f"included file {path}: {problem}")
     assert tiny.outputs() == []
 
 

@@ -105,7 +105,7 @@ def test_form_detection_on_directories_and_archives(tmp_path: Path) -> None:
     assert not use_tfs("toolkit", str(archive), {})
     assert use_tfs("tfs", str(tmp_path / "anything"), {})
     assert not use_tfs("auto", str(tmp_path / "missing"), {})
-    with pytest.raises(ValueError, match="--mode 'tf'"):
+    with pytest.raises(ValueError, match="serving mode 'tf'"):
         use_tfs("tf", None, {})
     assert json.loads(json.dumps(handler_form("x = (")) or "null") is None
 
