@@ -22,7 +22,7 @@ from typing import IO
 
 import httpx
 
-from smkit.contract import BIND_TO_PORT, INVOCATION_TIMEOUT_S, MULTI_MODEL, PING_TIMEOUT_S
+from smkit.contract import BIND_TO_PORT, CUSTOM_ATTRIBUTES, INVOCATION_TIMEOUT_S, MULTI_MODEL, PING_TIMEOUT_S
 from smkit.process import HOST, await_ready, free_port, runtime_command, start_group, stop_group
 from smkit.serving.env import VAR_WORKER_PYTHON
 
@@ -199,5 +199,5 @@ class ContainerProcess:
             status=resp.status_code,
             body=resp.content,
             content_type=resp.headers.get("content-type"),
-            custom_attributes=resp.headers.get("x-amzn-sagemaker-custom-attributes"),
+            custom_attributes=resp.headers.get(CUSTOM_ATTRIBUTES),
         )

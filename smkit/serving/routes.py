@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from smkit import contract
 from smkit.serving import codecs
 from smkit.serving.context import Headers
 from smkit.serving.deadline import deadline
@@ -24,7 +25,7 @@ from smkit.serving.handler import ModelHandler, Reply, error_reply
 if TYPE_CHECKING:
     from smkit.serving.multimodel import ModelCache
 
-TARGET_MODEL = "x-amzn-sagemaker-target-model"
+TARGET_MODEL = contract.TARGET_MODEL.lower()
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from smkit.tfs.frontend import CUSTOM_ATTRIBUTES
 from smkit.tfs.rest import Answer, RestApi
 
 JSON_TYPES = ("application/json", "application/jsonlines", "application/jsons")
@@ -129,14 +130,14 @@ def invoke(rest: RestApi, headers: Mapping[str, str], body: bytes, default_model
     if converted is None:
         message = f'{{"error": "Unsupported Media Type: {content_type or "Unknown"}"}}'
         return Answer(415, message.encode())
-    attributes = js_attributes(headers.get("x-amzn-sagemaker-custom-attributes"), default_model)
+    attributes = js_attributes(headers.get(CUSTOM_ATTRIBUTES), default_model)
     reply = rest.handle("POST", tfs_path(attributes, True), converted.encode("utf-8", "surrogateescape"))
     return shape_reply(reply, headers.get("accept"))
 
 
 def ping(rest: RestApi, headers: Mapping[str, str], default_model: str) -> Answer:
     """``GET /ping``: 200 while the model's status is ``AVAILABLE``, else 502."""
-    attributes = js_attributes(headers.get("x-amzn-sagemaker-custom-attributes"), default_model)
+    attributes = js_attributes(headers.get(CUSTOM_ATTRIBUTES), default_model)
     reply = rest.handle("GET", tfs_path(attributes, False), b"")
     ok = reply.status == 200 and b'"AVAILABLE"' in reply.body
     return Answer(200 if ok else 502, b"")

@@ -25,11 +25,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from smkit import contract
 from smkit.tfs.rest import Answer
 
 log = logging.getLogger("smkit.tfs")
 
-CUSTOM_ATTRIBUTES = "x-amzn-sagemaker-custom-attributes"
+CUSTOM_ATTRIBUTES = contract.CUSTOM_ATTRIBUTES.lower()
 DEFAULT_CONTENT_TYPE = "application/json"
 DEFAULT_ACCEPT = "application/json"
 ATTRIBUTE = re.compile(r"(tfs-[a-z\-]+=[^,]+)")
