@@ -129,7 +129,7 @@ CASES = [
     Case(
         "empty code dir",
         _empty_code,
-        ("--code", "the folder is empty", "put inference.py and requirements.txt"),
+        ("code folder", "the folder is empty", "put inference.py and requirements.txt"),
     ),
     Case(
         "syntax error",
@@ -231,7 +231,7 @@ CASES = [
     Case(
         "missing artifacts dir",
         _missing_artifacts,
-        ("--artifacts", "no such directory", "pass an existing folder"),
+        ("artifacts folder", "no such directory", "give an existing folder"),
     ),
     Case("artifacts have code/", _artifacts_with_code, ("has its own code/", "move that folder's content")),
     Case(
@@ -247,9 +247,9 @@ CASES = [
     Case(
         "output dir unwritable",
         _unwritable_output,
-        ("--output", "is not a directory", "choose an output path"),
+        ("output", "is not a directory", "choose an output path"),
     ),
-    Case("output inside input", _output_inside_input, ("--output", "would package itself")),
+    Case("output inside input", _output_inside_input, ("output", "would package itself")),
     Case(
         "output is a directory",
         _output_is_a_directory,
@@ -258,7 +258,7 @@ CASES = [
     Case(
         "uncompressed target in use",
         _uncompressed_target_in_use,
-        ("--uncompressed", "flat: exists and is not an empty folder or an earlier uncompressed build"),
+        ("uncompressed folder", "flat: exists and is not an empty folder or an earlier uncompressed build"),
     ),
     Case(
         "model_fn fails on the artifacts",
