@@ -194,9 +194,10 @@ def describe(model: type[BaseModel], name: str, field: FieldInfo) -> str:
     if not text.endswith((".", ")")):
         text += "."
     default = _default(field)
-    if default is not None:
+    if default is not None and "Default:" not in text:
         text += f" Default: {default}."
-    return f"{text} {AWS_DOCS[model.__name__]}"
+    # Descriptions written with their own AWS link keep it; the others get their section's page.
+    return text if "https://" in text else f"{text} {AWS_DOCS[model.__name__]}"
 
 
 def json_schema() -> dict[str, Any]:
