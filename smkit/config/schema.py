@@ -15,6 +15,7 @@ The schema checks the shape of one file (types, ranges, allowed keys); the rules
 from __future__ import annotations
 
 import json
+import re
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from pydantic_core import PydanticUndefined
 from smkit.config.models import DeploymentConfig
 
 SM = "https://docs.aws.amazon.com/sagemaker/latest"
+_LINK = re.compile(r"https://[\w.-]+\.[a-z]{2,}/")
 CFN = "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide"
 
 # The AWS page each section of the config maps to.
@@ -61,6 +63,10 @@ AWS_DOCS: dict[str, str] = {
     "ConnectionSource": "https://docs.aws.amazon.com/dtconsole/latest/userguide/welcome-connections.html",
     "CodeCommitSource": "https://docs.aws.amazon.com/codecommit/latest/userguide/welcome.html",
     "StageTarget": "https://docs.aws.amazon.com/cdk/v2/guide/bootstrapping.html",
+    "EmailSubscription": "https://docs.aws.amazon.com/sns/latest/dg/sns-email-notifications.html",
+    "HttpsSubscription": "https://docs.aws.amazon.com/sns/latest/dg/sns-http-https-endpoint-as-subscriber.html",
+    "TopicSubscription": "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html",
+    "Storage": "https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html",
 }
 
 # Descriptions of the fields declared without ``Field(description=...)``, by ``Model.field``.
@@ -75,6 +81,13 @@ FIELD_DOCS: dict[str, str] = {
     "DeploymentConfig.endpoint": "The endpoint type and its EndpointConfig and Endpoint settings.",
     "DeploymentConfig.security": "KMS encryption and VPC placement.",
     "DeploymentConfig.monitoring": "CloudWatch alarms and dashboard.",
+    "DeploymentConfig.storage": "Lifecycle of the endpoint's data bucket.",
+    "EmailSubscription.type": "email: notifications to an address (confirmed once by its owner).",
+    "EmailSubscription.address": "The email address.",
+    "HttpsSubscription.type": "https: notifications POSTed to a URL.",
+    "HttpsSubscription.url": "The endpoint's URL (https only).",
+    "TopicSubscription.type": "sns: notifications also published to an existing topic.",
+    "TopicSubscription.topic_arn": "ARN of that SNS topic.",
     "BuildImage.source": "build: a CDK Docker image asset built from a local context.",
     "EcrImage.source": "ecr: an image already in ECR.",
     "DlcImage.source": "dlc: a full image URI (an AWS Deep Learning Container or any ECR image).",
@@ -197,7 +210,7 @@ def describe(model: type[BaseModel], name: str, field: FieldInfo) -> str:
     if default is not None and "Default:" not in text:
         text += f" Default: {default}."
     # Descriptions written with their own AWS link keep it; the others get their section's page.
-    return text if "https://" in text else f"{text} {AWS_DOCS[model.__name__]}"
+    return text if _LINK.search(text) else f"{text} {AWS_DOCS[model.__name__]}"
 
 
 def json_schema() -> dict[str, Any]:

@@ -216,6 +216,7 @@ def test_destroy_leaves_nothing_behind(
         (stack.name, resource)
         for config in deployed.values()
         for stack in (config.ecr, config.serving)
+        if stack is not None
         for resource in stack.resources
     ]
     retained = {
