@@ -16,7 +16,7 @@ import pytest
 import yaml
 from deploy_support import REPO, synth_assembly
 
-from smkit.emulator import CdkCli, CdkError, MotoServer, emulated_config
+from smkit.emulator import CdkCli, CdkError, MotoServer
 from smkit.emulator.deploy import with_server_traceback
 
 
@@ -31,7 +31,7 @@ def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
     source = tmp_path / name / "day2.yaml"
     source.parent.mkdir()
     source.write_text(yaml.safe_dump(data))
-    return emulated_config(source, tmp_path / name / "derived")
+    return source  # synth_assembly applies the emulated deploy's image tag
 
 
 def _deploy(cdk: CdkCli, emulator: MotoServer, config: Path, outdir: Path) -> Path:

@@ -235,7 +235,8 @@ def test_destroy_leaves_nothing_behind(
         for name, r in created
         if r.resource_type in existing and _short(r.physical_id) in existing[r.resource_type]
     }
-    assert left == {key for key in retained if any(key == (n, r.logical_id) for n, r in created)}
+    checked = {(n, r.logical_id) for n, r in created if r.resource_type in existing}
+    assert left == retained & checked
 
 
 def _short(physical_id: str) -> str:
