@@ -15,6 +15,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from stacks.constructs.acknowledge import acknowledge
+from stacks.constructs.encryption import allow_cloudwatch_logs
 from stacks.constructs.logs import retention_period
 
 
@@ -88,31 +89,7 @@ class PipelineArtifacts(Construct):
     def __init__(self, scope: Construct, id_: str, *, log_retention_days: int = 90) -> None:
         super().__init__(scope, id_)
         self.key = kms.Key(self, "Key", enable_key_rotation=True, description="Pipeline artifacts")
-        stack = cdk.Stack.of(self)
-        # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
-        self.key.add_to_resource_policy(
-            iam.PolicyStatement(
-                principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
-                actions=[
-                    "kms:Encrypt*",
-                    "kms:Decrypt*",
-                    "kms:ReEncrypt*",
-                    "kms:GenerateDataKey*",
-                    "kms:Describe*",
-                ],
-                resources=["*"],
-                conditions={
-                    "ArnLike": {
-                        "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                            service="logs",
-                            resource="log-group",
-                            resource_name="*",
-                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                        )
-                    }
-                },
-            )
-        )
+        allow_cloudwatch_logs(self.key)  # the build logs below are encrypted with it
         self.build_logs = logs.LogGroup(
             self,
             "BuildLogs",

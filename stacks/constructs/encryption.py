@@ -39,31 +39,7 @@ class EncryptionKey(Construct):
                 )
             )
             # The endpoint's and the helpers' log groups are encrypted with the key.
-            # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
-            stack = cdk.Stack.of(self)
-            key.add_to_resource_policy(
-                iam.PolicyStatement(
-                    principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
-                    actions=[
-                        "kms:Encrypt*",
-                        "kms:Decrypt*",
-                        "kms:ReEncrypt*",
-                        "kms:GenerateDataKey*",
-                        "kms:Describe*",
-                    ],
-                    resources=["*"],
-                    conditions={
-                        "ArnLike": {
-                            "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                                service="logs",
-                                resource="log-group",
-                                resource_name="*",
-                                arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                            )
-                        }
-                    },
-                )
-            )
+            allow_cloudwatch_logs(key)
             self.key: kms.IKey = key
         else:
             self.key = kms.Key.from_key_arn(self, "Key", key_arn)
@@ -72,3 +48,34 @@ class EncryptionKey(Construct):
     def key_arn(self) -> str:
         """ARN of the key."""
         return self.key.key_arn
+
+
+def allow_cloudwatch_logs(key: kms.Key) -> None:
+    """Let CloudWatch Logs of the key's account and region encrypt log groups with ``key``.
+
+    https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
+    """
+    stack = cdk.Stack.of(key)
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(f"logs.{stack.region}.amazonaws.com")],
+            actions=[
+                "kms:Encrypt*",
+                "kms:Decrypt*",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:Describe*",
+            ],
+            resources=["*"],
+            conditions={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name="*",
+                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                }
+            },
+        )
+    )
