@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from typing import Any
 
 from waiting import wait_until
 
-from smkit.process import ping
+from smkit.process import free_port, ping, start_group, stop_group
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "model_code" / "tf_insurance"
@@ -91,23 +90,14 @@ class TfsServer:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return int(self.proc.returncode)
+        return int(stop_group(self.proc, grace_s=30) or 0)
 
 
 def start(
     tmp: Path, model: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
 ) -> TfsServer:
     """Serve ``model``; return once ``/ping`` answers (or raise with the log when the process exits)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     low = free_port_pair()
     log_path = tmp / f"tfs-{port}.log"
     full_env = {
@@ -119,7 +109,8 @@ def start(
     }
     command = [sys.executable, "-m", "smkit.serving", "--model", str(model), "--port", str(port), *args]
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+        # Its own process group, tied to this test process: a killed test run leaves no server behind.
+        proc = start_group(command, env=full_env, log=log, cwd=REPO)
     server = TfsServer(proc, port, low + 1, log_path)
 
     def answers() -> bool:
