@@ -107,12 +107,11 @@ def main() -> int:
     deadline.install()
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
-    try:
+    # A closed socket means the front end is gone or stopping: this worker's job is over, not an error.
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         router = _load(config, env, sock)
         if router is not None:
             serve(sock, router)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the front end is gone or stopping
     return 0
 
 
