@@ -28,7 +28,7 @@ from aws_cdk import pipelines
 from constructs import Construct
 
 from smkit.config import DeploymentConfig
-from smkit.config.models import PipelineSpec, StageTarget
+from smkit.config.pipeline import PipelineSpec, StageTarget
 from smkit.release.gates import pipeline_synth_commands
 from stacks.constructs.acknowledge import acknowledge
 from stacks.mapping import pascal

@@ -13,30 +13,30 @@ from smkit.config.components import (
     RollingUpdate,
     ShadowVariant,
 )
-from smkit.config.loader import ConfigError, absolute_paths, load_config, parse_config
-from smkit.config.models import (
-    AsyncSpec,
-    Autoscaling,
+from smkit.config.containers import (
     BuildImage,
     Container,
-    DataCapture,
-    Deployment,
-    DeploymentConfig,
     DlcImage,
     EcrImage,
-    EndpointSpec,
     ImageSource,
-    Kms,
     ModelData,
     ModelSpec,
-    Monitoring,
-    Security,
+)
+from smkit.config.endpoint import (
+    AsyncSpec,
+    Autoscaling,
+    DataCapture,
+    Deployment,
+    EndpointSpec,
     ServerlessAutoscaling,
     ServerlessSpec,
     Variant,
-    Vpc,
 )
+from smkit.config.loader import ConfigError, absolute_paths, load_config, parse_config
+from smkit.config.models import DeploymentConfig
+from smkit.config.monitoring import Monitoring
 from smkit.config.rules import Issue
+from smkit.config.security import Kms, Security, Vpc
 
 __all__ = [
     "AsyncSpec",

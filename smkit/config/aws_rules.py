@@ -11,7 +11,8 @@ import math
 import re
 from collections.abc import Iterable
 
-from smkit.config.models import DeploymentConfig, Variant
+from smkit.config.endpoint import Variant
+from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
 # AutoRollbackConfig.Alarms: 1 to 10 alarms.

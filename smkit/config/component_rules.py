@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from smkit.config.components import CREATE_IC, MANAGED_SCALING, ROLLING, SCALE_TO_ZERO, SHADOW, CopyScaling
-from smkit.config.models import Container, DeploymentConfig
+from smkit.config.containers import Container
+from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
 PATH = "endpoint.inference_components"

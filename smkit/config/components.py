@@ -1,4 +1,4 @@
-"""Config of inference components and shadow variants (imported by :mod:`smkit.config.models`).
+"""Config of inference components and shadow variants (the ``endpoint`` section, :mod:`smkit.config.endpoint`).
 
 - ``endpoint.inference_components`` (``endpoint.type: inference-components``): one model-less instance
   variant with managed instance scaling, and one ``AWS::SageMaker::InferenceComponent`` per entry of
@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from smkit.config.base import Frozen
 
 # InferenceComponentName: ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
 COMPONENT_NAME = r"^[a-zA-Z0-9]([\-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$"
@@ -39,11 +41,7 @@ SHADOW = (
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-class ComputeRequirements(_Frozen):
+class ComputeRequirements(Frozen):
     """ComputeResourceRequirements: what one copy of the component reserves on an instance."""
 
     min_memory_mb: int = Field(
@@ -70,7 +68,7 @@ class ComputeRequirements(_Frozen):
     )
 
 
-class CopyScaling(_Frozen):
+class CopyScaling(Frozen):
     """Application Auto Scaling of ``sagemaker:inference-component:DesiredCopyCount``.
 
     Target tracking on ``SageMakerInferenceComponentInvocationsPerCopy``; with ``min_copies: 0`` also the
@@ -112,7 +110,7 @@ class CopyScaling(_Frozen):
     )
 
 
-class InferenceComponent(_Frozen):
+class InferenceComponent(Frozen):
     """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources."""
 
     name: str = Field(
@@ -149,7 +147,7 @@ class InferenceComponent(_Frozen):
     )
 
 
-class InstanceScaling(_Frozen):
+class InstanceScaling(Frozen):
     """ManagedInstanceScaling of the variant: SageMaker adds and removes instances as copies need them."""
 
     min_instances: int = Field(
@@ -162,7 +160,7 @@ class InstanceScaling(_Frozen):
     max_instances: int = Field(ge=1, le=1000, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}")
 
 
-class RollingUpdate(_Frozen):
+class RollingUpdate(Frozen):
     """InferenceComponentDeploymentConfig.RollingUpdatePolicy, with auto-rollback on the component's alarms."""
 
     batch_copies: int | None = Field(
@@ -189,7 +187,7 @@ class RollingUpdate(_Frozen):
     )
 
 
-class InferenceComponentsSpec(_Frozen):
+class InferenceComponentsSpec(Frozen):
     """``endpoint.inference_components``: the shared instances and the components placed on them."""
 
     instance_scaling: InstanceScaling = Field(
@@ -207,7 +205,7 @@ class InferenceComponentsSpec(_Frozen):
     )
 
 
-class ShadowVariant(_Frozen):
+class ShadowVariant(Frozen):
     """A ShadowProductionVariant: its own model on its own instances, fed a sample of production traffic."""
 
     name: str = Field(pattern=COMPONENT_NAME, description=f"VariantName of the shadow variant. {SHADOW}")

@@ -23,23 +23,34 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from smkit.config import aws_rules, component_rules, components, models, rules
-from smkit.config.models import BuildImage, DeploymentConfig, ImageSource
+from smkit.config import (
+    aws_rules,
+    base,
+    component_rules,
+    components,
+    containers,
+    endpoint,
+    pipeline,
+    rules,
+    security,
+)
+from smkit.config.containers import BuildImage, ImageSource
+from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
-    models.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
-    models.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
-    models.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
-    models.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    base.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
+    endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
+    containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+    security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
     components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
-    models.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
-    models.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
+    pipeline.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
+    pipeline.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
     r"^[a-z][a-z0-9-]{0,39}$": "lowercase letters, digits and hyphens, starting with a letter, <= 40 characters",
-    r"^\d{12}$": "a 12-digit AWS account id",
-    r"^[a-z]{2}(-[a-z]+)+-\d$": "an AWS region such as eu-west-1",
+    base.ACCOUNT_ID: "a 12-digit AWS account id",
+    base.REGION: "an AWS region such as eu-west-1",
 }
 # Keys that select the member of a tagged union (image/model_data ``source``, pipeline source ``type``).
 DISCRIMINATORS = ("source", "type")

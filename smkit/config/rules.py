@@ -3,7 +3,7 @@
 Each rule is a pure function ``(cfg) -> Iterable[Issue]``; :data:`RULES` is the table applied by the loader.
 All issues are collected and reported together. Limits come from docs/hosting-contract.md,
 docs/multi-container.md, docs/serverless-async.md, docs/cloudformation.md and the
-CloudFormation resource docs linked in :mod:`smkit.config.models`.
+CloudFormation resource docs linked in :mod:`smkit.config.models` and its sections' modules.
 Rules that come from an AWS documentation page (with the page in the message) live in
 :mod:`smkit.config.aws_rules`.
 """
@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from smkit.config.models import DeploymentConfig, ImageSource
+from smkit.config.containers import ImageSource
+from smkit.config.models import DeploymentConfig
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).

@@ -8,19 +8,23 @@ DeletePolicy, keep a stored parameter), or stops a stack from hanging on a custo
 moto cannot run; it never invents a result. Resource types moto does not create at all are listed, with
 the reason, in :data:`smkit.emulator.inventory.MOTO_SKIPS`.
 
+This module is the table and the entry point; the repairs live by concept in :mod:`smkit.emulator.moto_engine`
+(CloudFormation's stack engine), :mod:`smkit.emulator.moto_adapters` (single resource types),
+:mod:`smkit.emulator.moto_components` (inference components, shadow variants) and
+:mod:`smkit.emulator.moto_scaling` (Application Auto Scaling, endpoint updates).
+
 Each fix is tested to be still needed (tests/deploy/test_moto_fixes.py): when a moto release repairs the
-adapter itself, that test fails and the fix goes.
+adapter itself, that test fails and the fix goes. tests/deploy/test_moto_fixes_served.py checks that each
+works in the server.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from smkit.emulator import moto_components
+from smkit.emulator import moto_adapters, moto_components, moto_engine
 from smkit.emulator.moto_scaling import application_autoscaling_adapters, endpoint_update_as_sagemaker_does
 
 
@@ -33,279 +37,6 @@ class Fix:
     apply: Callable[[], None]
 
 
-def _sagemaker_model_from_template() -> None:
-    from moto.sagemaker import models as sm
-
-    def create_from_cloudformation_json(
-        cls: type[sm.Model],
-        resource_name: str,
-        cloudformation_json: Any,
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> sm.Model:
-        properties = cloudformation_json["Properties"]
-        model = sm.sagemaker_backends[account_id][region_name].create_model(
-            model_name=resource_name,
-            execution_role_arn=properties["ExecutionRoleArn"],
-            primary_container=properties.get("PrimaryContainer"),
-            vpc_config=properties.get("VpcConfig", {}),
-            containers=properties.get("Containers", []),
-            tags=properties.get("Tags", []),
-        )
-        model.enable_network_isolation = bool(properties.get("EnableNetworkIsolation", False))
-        if "InferenceExecutionConfig" in properties:
-            # BaseObject.gen_response_object turns attributes into DescribeModel keys.
-            setattr(model, "inference_execution_config", properties["InferenceExecutionConfig"])  # noqa: B010
-        return model
-
-    patched = classmethod(create_from_cloudformation_json)
-    sm.Model.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
-
-
-def _custom_resources_not_run() -> None:
-    from moto.cloudformation import parsing
-
-    original = parsing.resource_class_from_type
-
-    def resource_class_from_type(resource_type: str) -> Any:
-        if resource_type.startswith("Custom::") or resource_type == "AWS::CloudFormation::CustomResource":
-            # Same path as any type moto cannot emulate: logged, not created, reported by reconcile().
-            return None
-        return original(resource_type)
-
-    parsing.resource_class_from_type = resource_class_from_type
-
-
-def _lowercase_generated_repository_names() -> None:
-    from moto.cloudformation import parsing
-
-    original = parsing.generate_resource_name
-
-    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
-        name = original(resource_type, stack_name, logical_id)
-        return name.lower() if resource_type == "AWS::ECR::Repository" else name
-
-    parsing.generate_resource_name = generate_resource_name
-
-
-def _kms_key_from_template() -> None:
-    from moto.kms import models as kms
-
-    original = kms.Key.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
-    def create_from_cloudformation_json(
-        cls: type[kms.Key],
-        resource_name: str,
-        cloudformation_json: Any,
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> kms.Key:
-        properties = dict(cloudformation_json["Properties"])
-        # CloudFormation tags are {Key, Value}; the KMS API (and moto's tagger) expects {TagKey, TagValue}.
-        properties["Tags"] = [
-            {"TagKey": t["Key"], "TagValue": t["Value"]} for t in properties.get("Tags", [])
-        ]
-        # CloudFormation takes the key policy as a JSON object; the KMS API stores a JSON string.
-        if isinstance(properties.get("KeyPolicy"), dict):
-            properties["KeyPolicy"] = json.dumps(properties["KeyPolicy"])
-        fixed = {**cloudformation_json, "Properties": properties}
-        key: kms.Key = original(cls, resource_name, fixed, account_id, region_name, **kwargs)
-        return key
-
-    patched = classmethod(create_from_cloudformation_json)
-    kms.Key.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
-
-
-def _cloudwatch_alarm_adapter() -> None:
-    from moto.cloudwatch import models as cw
-    from moto.core.common_models import CloudFormationModel
-
-    def metric_queries(metrics: Any) -> list[cw.MetricDataQuery]:
-        queries = []
-        for metric in metrics:
-            stat = metric.get("MetricStat")
-            metric_stat = None
-            if stat:
-                dims = [cw.Dimension(d["Name"], d["Value"]) for d in stat["Metric"].get("Dimensions", [])]
-                metric_stat = cw.MetricStat(
-                    metric=cw.Metric(
-                        metric_name=stat["Metric"]["MetricName"],
-                        namespace=stat["Metric"]["Namespace"],
-                        dimensions=dims,
-                    ),
-                    period=stat.get("Period"),
-                    stat=stat.get("Stat"),
-                    unit=stat.get("Unit"),
-                )
-            queries.append(
-                cw.MetricDataQuery(
-                    query_id=metric.get("Id"),
-                    label=metric.get("Label"),
-                    period=metric.get("Period"),
-                    return_data=metric.get("ReturnData"),
-                    expression=metric.get("Expression"),
-                    metric_stat=metric_stat,
-                )
-            )
-        return queries
-
-    class CloudFormationAlarm(CloudFormationModel):
-        """AWS::CloudWatch::Alarm through moto's own CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
-
-        # moto's model metaclass files every model under the service named by its module path.
-        __module__ = "moto.cloudwatch.models"
-
-        def __init__(self, alarm: cw.Alarm) -> None:
-            self.alarm = alarm
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::CloudWatch::Alarm"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "AlarmName"
-
-        @property
-        def physical_resource_id(self) -> str:
-            return str(self.alarm.name)
-
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return attr == "Arn"
-
-        def get_cfn_attribute(self, attribute_name: str) -> Any:
-            from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-
-            if attribute_name == "Arn":
-                return self.alarm.alarm_arn
-            raise UnformattedGetAttTemplateException()
-
-        @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
-        ) -> CloudFormationAlarm:
-            p = cloudformation_json["Properties"]
-            alarm = cw.cloudwatch_backends[account_id][region_name].put_metric_alarm(
-                name=resource_name,
-                namespace=p.get("Namespace"),
-                metric_name=p.get("MetricName"),
-                metric_data_queries=metric_queries(p["Metrics"]) if "Metrics" in p else None,
-                comparison_operator=p["ComparisonOperator"],
-                evaluation_periods=int(p["EvaluationPeriods"]),
-                datapoints_to_alarm=p.get("DatapointsToAlarm"),
-                period=p.get("Period"),
-                threshold=p.get("Threshold"),
-                statistic=p.get("Statistic"),
-                extended_statistic=p.get("ExtendedStatistic"),
-                description=p.get("AlarmDescription"),
-                dimensions=p.get("Dimensions", []),
-                alarm_actions=p.get("AlarmActions", []),
-                ok_actions=p.get("OKActions", []),
-                insufficient_data_actions=p.get("InsufficientDataActions", []),
-                unit=p.get("Unit"),
-                actions_enabled=p.get("ActionsEnabled", True),
-                treat_missing_data=p.get("TreatMissingData"),
-                evaluate_low_sample_count_percentile=p.get("EvaluateLowSampleCountPercentile"),
-                threshold_metric_id=p.get("ThresholdMetricId"),
-                tags=p.get("Tags", []),
-            )
-            return cls(alarm)
-
-        @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: CloudFormationAlarm,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> CloudFormationAlarm:
-            # PutMetricAlarm under the same name replaces the alarm's definition, as an in-place update does.
-            name = str(original_resource.alarm.name)
-            return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
-
-        @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            cw.cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
-
-    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
-    assert CloudFormationAlarm.cloudformation_type() == "AWS::CloudWatch::Alarm"
-
-
-def _managed_policy_delete() -> None:
-    from moto.iam import models as iam
-    from moto.utilities.utils import get_partition
-
-    def delete_from_cloudformation_json(
-        cls: type[iam.ManagedPolicy],
-        resource_name: str,
-        cloudformation_json: Any,
-        account_id: str,
-        region_name: str,
-    ) -> None:
-        backend = iam.iam_backends[account_id][get_partition(region_name)]
-        arn = resource_name  # the physical id of a managed policy is its ARN
-        # DeletePolicy requires the policy to be detached first, as in IAM itself.
-        for role in list(backend.roles.values()):
-            if arn in role.managed_policies:
-                backend.detach_role_policy(arn, role.name)
-        for user in list(backend.users.values()):
-            if arn in user.managed_policies:
-                backend.detach_user_policy(arn, user.name)
-        for group in list(backend.groups.values()):
-            if arn in group.managed_policies:
-                backend.detach_group_policy(arn, group.name)
-        backend.delete_policy(arn)
-
-    patched = classmethod(delete_from_cloudformation_json)
-    iam.ManagedPolicy.delete_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
-
-
-def _update_keeps_unknown_previous_parameters() -> None:
-    from moto.cloudformation.models import CloudFormationBackend
-
-    original = CloudFormationBackend._resolve_update_parameters
-
-    def resolve(self: CloudFormationBackend, instance: Any, incoming_params: list[dict[str, Any]]) -> Any:
-        # A parameter moto never stored (CDK's SSM-typed BootstrapVersion) keeps its template default.
-        known = [
-            p
-            for p in incoming_params
-            if not p.get("UsePreviousValue", False) or p["ParameterKey"] in instance.parameters
-        ]
-        return original(self, instance, known)
-
-    CloudFormationBackend._resolve_update_parameters = resolve  # type: ignore[method-assign]
-
-
-def _model_update_keeps_its_name() -> None:
-    from moto.sagemaker import models as sm
-
-    def update(
-        cls: type[sm.Model],
-        original_resource: Any,
-        new_resource_name: str,
-        cloudformation_json: Any,
-        account_id: str,
-        region_name: str,
-    ) -> sm.Model:
-        name = original_resource.model_name
-        sm.sagemaker_backends[account_id][region_name].delete_model(name)
-        return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
-
-    sm.Model.update_from_cloudformation_json = classmethod(update)  # type: ignore[assignment,method-assign]
-
-
 FIXES: tuple[Fix, ...] = (
     Fix(
         resource_type="AWS::SageMaker::Model",
@@ -315,7 +46,7 @@ FIXES: tuple[Fix, ...] = (
             "DescribeModel can return. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
             "aws-resource-sagemaker-model.html"
         ),
-        apply=_sagemaker_model_from_template,
+        apply=moto_adapters.sagemaker_model_from_template,
     ),
     Fix(
         resource_type="AWS::ECR::Repository",
@@ -325,7 +56,7 @@ FIXES: tuple[Fix, ...] = (
             "CloudFormation generates lowercase names. https://docs.aws.amazon.com/AWSCloudFormation/"
             "latest/UserGuide/aws-resource-ecr-repository.html#cfn-ecr-repository-repositoryname"
         ),
-        apply=_lowercase_generated_repository_names,
+        apply=moto_engine.lowercase_generated_repository_names,
     ),
     Fix(
         resource_type="AWS::KMS::Key",
@@ -335,7 +66,7 @@ FIXES: tuple[Fix, ...] = (
             "stores a JSON string. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
             "aws-resource-kms-key.html"
         ),
-        apply=_kms_key_from_template,
+        apply=moto_adapters.kms_key_from_template,
     ),
     Fix(
         resource_type="AWS::CloudWatch::Alarm",
@@ -346,7 +77,7 @@ FIXES: tuple[Fix, ...] = (
             "update) and DeleteAlarms. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/"
             "aws-resource-cloudwatch-alarm.html"
         ),
-        apply=_cloudwatch_alarm_adapter,
+        apply=moto_adapters.cloudwatch_alarm_adapter,
     ),
     Fix(
         resource_type="AWS::IAM::ManagedPolicy",
@@ -356,7 +87,7 @@ FIXES: tuple[Fix, ...] = (
             "first'), so `cdk destroy` fails. The delete detaches the policy and deletes it, as "
             "CloudFormation does."
         ),
-        apply=_managed_policy_delete,
+        apply=moto_adapters.managed_policy_delete,
     ),
     Fix(
         resource_type="AWS::CloudFormation::Stack",
@@ -365,7 +96,7 @@ FIXES: tuple[Fix, ...] = (
             "'BootstrapVersion', the CDK's SSM-typed parameter), so every second `cdk deploy` of a stack "
             "failed; CloudFormation keeps the previous value, here the template default."
         ),
-        apply=_update_keeps_unknown_previous_parameters,
+        apply=moto_engine.update_keeps_unknown_previous_parameters,
     ),
     Fix(
         resource_type="AWS::SageMaker::Model",
@@ -375,7 +106,7 @@ FIXES: tuple[Fix, ...] = (
             "keeps pointing at the deleted model (CloudFormation would update it and the Endpoint). The "
             "update recreates the model under its old name, so a redeploy serves the new image and data."
         ),
-        apply=_model_update_keeps_its_name,
+        apply=moto_adapters.model_update_keeps_its_name,
     ),
     Fix(
         resource_type="AWS::SageMaker::EndpointConfig",
@@ -430,7 +161,7 @@ FIXES: tuple[Fix, ...] = (
             "therefore treated like any type moto cannot create: not created, and listed with their reason "
             "in smkit.emulator.inventory.MOTO_SKIPS, so a deploy reports them instead of hanging."
         ),
-        apply=_custom_resources_not_run,
+        apply=moto_engine.custom_resources_not_run,
     ),
 )
 

@@ -1,0 +1,93 @@
+"""The ``image`` and ``model`` sections: the serving image sources and the SageMaker Model's containers.
+
+AWS references:
+- Model: https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sagemaker-model.html
+- ContainerDefinition: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from smkit.config.base import AWS_NAME, Frozen
+
+# An image in an AWS Deep Learning Containers (or any ECR) registry: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG
+ECR_IMAGE_URI = (
+    r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
+)
+
+
+class BuildImage(Frozen):
+    """Build the serving image from a local Docker context (a CDK DockerImageAsset)."""
+
+    source: Literal["build"]
+    context: str = Field("container", description="Docker build context, relative to the repository root.")
+    dockerfile: str = Field(
+        "Dockerfile",
+        min_length=1,
+        description="Dockerfile path relative to the context (docker build -f); a sibling "
+        "<dockerfile>.dockerignore, if present, lists what the context leaves out.",
+    )
+    build_args: dict[str, str] = Field(default_factory=dict, description="Docker build arguments.")
+
+
+class EcrImage(Frozen):
+    """An image already pushed to ECR under an immutable tag (what CI's publish_image prints)."""
+
+    source: Literal["ecr"]
+    repository: str | None = Field(
+        None, description="Repository name; default: the repository of this kit's ECR stack."
+    )
+    tag: str = Field(pattern=r"^[\w][\w.-]{0,127}$", description="Immutable image tag (not 'latest').")
+
+
+class DlcImage(Frozen):
+    """A full image URI, e.g. an AWS Deep Learning Container for scikit-learn or PyTorch inference."""
+
+    source: Literal["dlc"]
+    uri: str = Field(pattern=ECR_IMAGE_URI)
+
+
+ImageSource = Annotated[BuildImage | EcrImage | DlcImage, Field(discriminator="source")]
+
+
+class ModelData(Frozen):
+    """Where a container's model data comes from.
+
+    - ``archive``: a local ``model.tar.gz`` uploaded as a content-hashed asset (``ModelDataUrl``).
+    - ``prefix``: a local directory uploaded uncompressed (``S3DataType: S3Prefix``, ``CompressionType: None``).
+    - ``multi-model``: a local directory of ``*.tar.gz`` uploaded as one prefix (container ``Mode: MultiModel``).
+    """
+
+    source: Literal["archive", "prefix", "multi-model"]
+    path: str = Field(min_length=1, description="Local path relative to the repository root.")
+    cache: Literal["enabled", "disabled"] | None = Field(
+        None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."
+    )
+
+
+class Container(Frozen):
+    """One container of the SageMaker Model (ContainerDefinition)."""
+
+    name: str = Field(pattern=AWS_NAME)
+    hostname: str | None = Field(
+        None, pattern=AWS_NAME, description="ContainerHostname; needed for direct mode."
+    )
+    image: ImageSource | None = Field(None, description="Overrides the top-level image for this container.")
+    model_data: ModelData
+    environment: dict[str, str] = Field(
+        default_factory=dict,
+        description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each).",
+    )
+
+
+class ModelSpec(Frozen):
+    """The SageMaker Model: one container, or 2-15 for a multi-container endpoint."""
+
+    containers: list[Container] = Field(min_length=1, max_length=15)
+    inference_mode: Literal["serial", "direct"] | None = Field(
+        None, description="InferenceExecutionConfig.Mode; multi-container only."
+    )
+    network_isolation: bool = Field(True, description="EnableNetworkIsolation (not for serverless).")

@@ -1,0 +1,246 @@
+"""moto's CloudFormation adapters of single resource types, repaired or added.
+
+Part of :data:`smkit.emulator.moto_fixes.FIXES` (each with its reason there and a still-needed test in
+tests/deploy/test_moto_fixes.py). Each adapter passes the template's properties to what moto's own service
+backend already does (CreateModel, CreateKey, PutMetricAlarm, DetachRolePolicy / DeletePolicy).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def sagemaker_model_from_template() -> None:
+    """AWS::SageMaker::Model from ``Containers`` as well as ``PrimaryContainer``, keeping isolation and mode."""
+    from moto.sagemaker import models as sm
+
+    def create_from_cloudformation_json(
+        cls: type[sm.Model],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> sm.Model:
+        properties = cloudformation_json["Properties"]
+        model = sm.sagemaker_backends[account_id][region_name].create_model(
+            model_name=resource_name,
+            execution_role_arn=properties["ExecutionRoleArn"],
+            primary_container=properties.get("PrimaryContainer"),
+            vpc_config=properties.get("VpcConfig", {}),
+            containers=properties.get("Containers", []),
+            tags=properties.get("Tags", []),
+        )
+        model.enable_network_isolation = bool(properties.get("EnableNetworkIsolation", False))
+        if "InferenceExecutionConfig" in properties:
+            # BaseObject.gen_response_object turns attributes into DescribeModel keys.
+            setattr(model, "inference_execution_config", properties["InferenceExecutionConfig"])  # noqa: B010
+        return model
+
+    patched = classmethod(create_from_cloudformation_json)
+    sm.Model.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+
+def model_update_keeps_its_name() -> None:
+    """An updated AWS::SageMaker::Model is recreated under its old name (what references to it resolve to)."""
+    from moto.sagemaker import models as sm
+
+    def update(
+        cls: type[sm.Model],
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> sm.Model:
+        name = original_resource.model_name
+        sm.sagemaker_backends[account_id][region_name].delete_model(name)
+        return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+
+    sm.Model.update_from_cloudformation_json = classmethod(update)  # type: ignore[assignment,method-assign]
+
+
+def kms_key_from_template() -> None:
+    """AWS::KMS::Key with CloudFormation's tags and key-policy object turned into the KMS API's forms."""
+    from moto.kms import models as kms
+
+    original = kms.Key.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+    def create_from_cloudformation_json(
+        cls: type[kms.Key],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> kms.Key:
+        properties = dict(cloudformation_json["Properties"])
+        # CloudFormation tags are {Key, Value}; the KMS API (and moto's tagger) expects {TagKey, TagValue}.
+        properties["Tags"] = [
+            {"TagKey": t["Key"], "TagValue": t["Value"]} for t in properties.get("Tags", [])
+        ]
+        # CloudFormation takes the key policy as a JSON object; the KMS API stores a JSON string.
+        if isinstance(properties.get("KeyPolicy"), dict):
+            properties["KeyPolicy"] = json.dumps(properties["KeyPolicy"])
+        fixed = {**cloudformation_json, "Properties": properties}
+        key: kms.Key = original(cls, resource_name, fixed, account_id, region_name, **kwargs)
+        return key
+
+    patched = classmethod(create_from_cloudformation_json)
+    kms.Key.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+
+def cloudwatch_alarm_adapter() -> None:
+    """AWS::CloudWatch::Alarm through moto's CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
+    from moto.cloudwatch import models as cw
+    from moto.core.common_models import CloudFormationModel
+
+    def metric_queries(metrics: Any) -> list[cw.MetricDataQuery]:
+        queries = []
+        for metric in metrics:
+            stat = metric.get("MetricStat")
+            metric_stat = None
+            if stat:
+                dims = [cw.Dimension(d["Name"], d["Value"]) for d in stat["Metric"].get("Dimensions", [])]
+                metric_stat = cw.MetricStat(
+                    metric=cw.Metric(
+                        metric_name=stat["Metric"]["MetricName"],
+                        namespace=stat["Metric"]["Namespace"],
+                        dimensions=dims,
+                    ),
+                    period=stat.get("Period"),
+                    stat=stat.get("Stat"),
+                    unit=stat.get("Unit"),
+                )
+            queries.append(
+                cw.MetricDataQuery(
+                    query_id=metric.get("Id"),
+                    label=metric.get("Label"),
+                    period=metric.get("Period"),
+                    return_data=metric.get("ReturnData"),
+                    expression=metric.get("Expression"),
+                    metric_stat=metric_stat,
+                )
+            )
+        return queries
+
+    class CloudFormationAlarm(CloudFormationModel):
+        """AWS::CloudWatch::Alarm through moto's own CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
+
+        # moto's model metaclass files every model under the service named by its module path.
+        __module__ = "moto.cloudwatch.models"
+
+        def __init__(self, alarm: cw.Alarm) -> None:
+            self.alarm = alarm
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::CloudWatch::Alarm"
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "AlarmName"
+
+        @property
+        def physical_resource_id(self) -> str:
+            return str(self.alarm.name)
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr == "Arn"
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+            if attribute_name == "Arn":
+                return self.alarm.alarm_arn
+            raise UnformattedGetAttTemplateException()
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls,
+            resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+            **kwargs: Any,
+        ) -> CloudFormationAlarm:
+            p = cloudformation_json["Properties"]
+            alarm = cw.cloudwatch_backends[account_id][region_name].put_metric_alarm(
+                name=resource_name,
+                namespace=p.get("Namespace"),
+                metric_name=p.get("MetricName"),
+                metric_data_queries=metric_queries(p["Metrics"]) if "Metrics" in p else None,
+                comparison_operator=p["ComparisonOperator"],
+                evaluation_periods=int(p["EvaluationPeriods"]),
+                datapoints_to_alarm=p.get("DatapointsToAlarm"),
+                period=p.get("Period"),
+                threshold=p.get("Threshold"),
+                statistic=p.get("Statistic"),
+                extended_statistic=p.get("ExtendedStatistic"),
+                description=p.get("AlarmDescription"),
+                dimensions=p.get("Dimensions", []),
+                alarm_actions=p.get("AlarmActions", []),
+                ok_actions=p.get("OKActions", []),
+                insufficient_data_actions=p.get("InsufficientDataActions", []),
+                unit=p.get("Unit"),
+                actions_enabled=p.get("ActionsEnabled", True),
+                treat_missing_data=p.get("TreatMissingData"),
+                evaluate_low_sample_count_percentile=p.get("EvaluateLowSampleCountPercentile"),
+                threshold_metric_id=p.get("ThresholdMetricId"),
+                tags=p.get("Tags", []),
+            )
+            return cls(alarm)
+
+        @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: CloudFormationAlarm,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> CloudFormationAlarm:
+            # PutMetricAlarm under the same name replaces the alarm's definition, as an in-place update does.
+            name = str(original_resource.alarm.name)
+            return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            cw.cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
+
+    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
+    assert CloudFormationAlarm.cloudformation_type() == "AWS::CloudWatch::Alarm"
+
+
+def managed_policy_delete() -> None:
+    """Deleting an AWS::IAM::ManagedPolicy detaches it from its roles, users and groups first, as IAM requires."""
+    from moto.iam import models as iam
+    from moto.utilities.utils import get_partition
+
+    def delete_from_cloudformation_json(
+        cls: type[iam.ManagedPolicy],
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> None:
+        backend = iam.iam_backends[account_id][get_partition(region_name)]
+        arn = resource_name  # the physical id of a managed policy is its ARN
+        # DeletePolicy requires the policy to be detached first, as in IAM itself.
+        for role in list(backend.roles.values()):
+            if arn in role.managed_policies:
+                backend.detach_role_policy(arn, role.name)
+        for user in list(backend.users.values()):
+            if arn in user.managed_policies:
+                backend.detach_user_policy(arn, user.name)
+        for group in list(backend.groups.values()):
+            if arn in group.managed_policies:
+                backend.detach_group_policy(arn, group.name)
+        backend.delete_policy(arn)
+
+    patched = classmethod(delete_from_cloudformation_json)
+    iam.ManagedPolicy.delete_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]

@@ -1,0 +1,57 @@
+"""moto repairs of CloudFormation itself (the stack engine, not one resource type's adapter).
+
+Part of :data:`smkit.emulator.moto_fixes.FIXES` (each with its reason there and a still-needed test in
+tests/deploy/test_moto_fixes.py): custom resources are not run, generated ECR repository names are
+lowercase, and an update keeps a parameter moto never stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def custom_resources_not_run() -> None:
+    """Treat ``Custom::*`` resources like any type moto cannot create: not created, reported by reconcile()."""
+    from moto.cloudformation import parsing
+
+    original = parsing.resource_class_from_type
+
+    def resource_class_from_type(resource_type: str) -> Any:
+        if resource_type.startswith("Custom::") or resource_type == "AWS::CloudFormation::CustomResource":
+            return None
+        return original(resource_type)
+
+    parsing.resource_class_from_type = resource_class_from_type
+
+
+def lowercase_generated_repository_names() -> None:
+    """Lower-case the name CloudFormation generates for an unnamed ``AWS::ECR::Repository``."""
+    from moto.cloudformation import parsing
+
+    original = parsing.generate_resource_name
+
+    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        name = original(resource_type, stack_name, logical_id)
+        return name.lower() if resource_type == "AWS::ECR::Repository" else name
+
+    parsing.generate_resource_name = generate_resource_name
+
+
+def update_keeps_unknown_previous_parameters() -> None:
+    """UpdateStack with ``UsePreviousValue`` for a parameter moto never stored keeps its template default.
+
+    That parameter is the CDK's SSM-typed ``BootstrapVersion``.
+    """
+    from moto.cloudformation.models import CloudFormationBackend
+
+    original = CloudFormationBackend._resolve_update_parameters
+
+    def resolve(self: CloudFormationBackend, instance: Any, incoming_params: list[dict[str, Any]]) -> Any:
+        known = [
+            p
+            for p in incoming_params
+            if not p.get("UsePreviousValue", False) or p["ParameterKey"] in instance.parameters
+        ]
+        return original(self, instance, known)
+
+    CloudFormationBackend._resolve_update_parameters = resolve  # type: ignore[method-assign]

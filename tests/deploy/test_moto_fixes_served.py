@@ -1,0 +1,342 @@
+"""The moto repairs working in the server: stacks that moto alone cannot create, update or delete.
+
+Each test starts a server of its own, because it checks that a stack delete leaves nothing behind in the
+whole account (no model, alarm, role or policy), which a server shared with other tests cannot show.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from smkit.emulator import MotoServer, live_stacks, sagemaker_resources
+
+BOOTSTRAP_VERSION = "/cdk-bootstrap/hnb659fds/version"
+TEMPLATE: dict[str, Any] = {
+    "Parameters": {
+        "BootstrapVersion": {"Type": "AWS::SSM::Parameter::Value<String>", "Default": BOOTSTRAP_VERSION}
+    },
+    "Resources": {
+        "Role": {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "sagemaker.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            },
+        },
+        "Policy": {
+            "Type": "AWS::IAM::ManagedPolicy",
+            "Properties": {
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"}
+                    ],
+                },
+                "Roles": [{"Ref": "Role"}],
+            },
+        },
+        "Key": {
+            "Type": "AWS::KMS::Key",
+            "Properties": {
+                "KeyPolicy": {"Version": "2012-10-17", "Statement": []},
+                "Tags": [{"Key": "project", "Value": "smkit"}],
+            },
+        },
+        "Repository": {"Type": "AWS::ECR::Repository"},
+        "Model": {
+            "Type": "AWS::SageMaker::Model",
+            "Properties": {
+                "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "EnableNetworkIsolation": True,
+                "InferenceExecutionConfig": {"Mode": "Direct"},
+                "Containers": [
+                    {"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/a:1", "ContainerHostname": "a"},
+                    {"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/b:1", "ContainerHostname": "b"},
+                ],
+            },
+        },
+        "Alarm": {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Properties": {
+                "Namespace": "AWS/SageMaker",
+                "MetricName": "Invocation5XXErrors",
+                "Dimensions": [{"Name": "EndpointName", "Value": "e"}],
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "EvaluationPeriods": 3,
+                "Period": 60,
+                "Statistic": "Sum",
+                "Threshold": 5,
+            },
+        },
+        "Dashboard": {
+            "Type": "AWS::CloudWatch::Dashboard",
+            "Properties": {
+                "DashboardBody": {
+                    "Fn::Join": ["", ['{"widgets":[{"alarms":["', {"Fn::GetAtt": ["Alarm", "Arn"]}, '"]}]}']]
+                }
+            },
+        },
+        "Copy": {"Type": "Custom::CDKBucketDeployment", "Properties": {"ServiceToken": "arn:aws:lambda:x"}},
+    },
+}
+
+
+def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() -> None:
+    with MotoServer.start() as server:
+        server.client("ssm").put_parameter(Name=BOOTSTRAP_VERSION, Value="30", Type="String")
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(StackName="Fixes", TemplateBody=json.dumps(TEMPLATE))
+        stack = cloudformation.describe_stacks(StackName="Fixes")["Stacks"][0]
+        assert stack["StackStatus"] == "CREATE_COMPLETE"
+        created = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in cloudformation.list_stack_resources(StackName="Fixes")["StackResourceSummaries"]
+            if r.get("LogicalResourceId")
+        }
+        assert "Copy" not in created  # listed in MOTO_SKIPS, reported by reconcile()
+
+        model = server.client("sagemaker").describe_model(ModelName=created["Model"].rsplit("/", 1)[-1])
+        assert [c["ContainerHostname"] for c in model["Containers"]] == ["a", "b"]
+        assert model["EnableNetworkIsolation"] is True
+        assert model["InferenceExecutionConfig"] == {"Mode": "Direct"}
+        assert created["Repository"] == created["Repository"].lower()
+        alarm = server.client("cloudwatch").describe_alarms(AlarmNames=[created["Alarm"]])["MetricAlarms"]
+        assert alarm[0]["Threshold"] == 5.0
+        tags = server.client("kms").list_resource_tags(KeyId=created["Key"])["Tags"]
+        assert tags == [{"TagKey": "project", "TagValue": "smkit"}]
+
+        # An update that keeps CDK's SSM-typed BootstrapVersion parameter and changes the Model recreates it
+        # under its old name (see the AWS::SageMaker::Model update fix), so the EndpointConfig stays valid.
+        updated = json.loads(json.dumps(TEMPLATE))
+        updated["Resources"]["Model"]["Properties"]["Containers"][0]["Environment"] = {"LOG_LEVEL": "10"}
+        cloudformation.update_stack(
+            StackName="Fixes",
+            TemplateBody=json.dumps(updated),
+            Parameters=[{"ParameterKey": "BootstrapVersion", "UsePreviousValue": True}],
+        )
+        stack = cloudformation.describe_stacks(StackName="Fixes")["Stacks"][0]
+        assert stack["StackStatus"] == "UPDATE_COMPLETE"
+        [model_name] = sagemaker_resources(server.client("sagemaker"))["models"]
+        assert model_name == created["Model"].rsplit("/", 1)[-1]
+        model = server.client("sagemaker").describe_model(ModelName=model_name)
+        assert model["Containers"][0]["Environment"] == {"LOG_LEVEL": "10"}
+
+        cloudformation.delete_stack(StackName="Fixes")
+        assert live_stacks(cloudformation) == []
+        assert sagemaker_resources(server.client("sagemaker"))["models"] == []
+        assert server.client("cloudwatch").describe_alarms()["MetricAlarms"] == []
+        assert server.client("iam").list_roles()["Roles"] == []
+        assert server.client("iam").list_policies(Scope="Local")["Policies"] == []
+
+
+IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/a:1"
+COMPONENT_TEMPLATE: dict[str, Any] = {
+    "Resources": {
+        "Role": TEMPLATE["Resources"]["Role"],
+        "Model": {
+            "Type": "AWS::SageMaker::Model",
+            "Properties": {
+                "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "PrimaryContainer": {"Image": IMAGE},
+            },
+        },
+        "Pool": {
+            "Type": "AWS::SageMaker::EndpointConfig",
+            "Properties": {
+                "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "ProductionVariants": [
+                    {
+                        "VariantName": "main",
+                        "InstanceType": "ml.m5.xlarge",
+                        "InitialInstanceCount": 1,
+                        "ManagedInstanceScaling": {
+                            "Status": "ENABLED",
+                            "MinInstanceCount": 0,
+                            "MaxInstanceCount": 2,
+                        },
+                    }
+                ],
+            },
+        },
+        "Endpoint": {
+            "Type": "AWS::SageMaker::Endpoint",
+            "Properties": {"EndpointConfigName": {"Fn::GetAtt": ["Pool", "EndpointConfigName"]}},
+        },
+        "Component": {
+            "Type": "AWS::SageMaker::InferenceComponent",
+            "Properties": {
+                "InferenceComponentName": "tabular-ic",
+                "EndpointName": {"Fn::GetAtt": ["Endpoint", "EndpointName"]},
+                "VariantName": "main",
+                "Specification": {
+                    "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                    "ComputeResourceRequirements": {
+                        "MinMemoryRequiredInMb": 1024,
+                        "NumberOfCpuCoresRequired": 1,
+                    },
+                },
+                "RuntimeConfig": {"CopyCount": 2},
+            },
+        },
+        "Shadowed": {
+            "Type": "AWS::SageMaker::EndpointConfig",
+            "Properties": {
+                "ProductionVariants": [
+                    {
+                        "VariantName": "production",
+                        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                        "InstanceType": "ml.m5.large",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 1,
+                    }
+                ],
+                "ShadowProductionVariants": [
+                    {
+                        "VariantName": "shadow",
+                        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+                        "InstanceType": "ml.m5.large",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 0.5,
+                    }
+                ],
+            },
+        },
+    }
+}
+
+
+def test_repaired_server_hosts_inference_components_and_keeps_shadow_variants() -> None:
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(StackName="Components", TemplateBody=json.dumps(COMPONENT_TEMPLATE))
+        assert (
+            cloudformation.describe_stacks(StackName="Components")["Stacks"][0]["StackStatus"]
+            == "CREATE_COMPLETE"
+        )
+        created = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in cloudformation.list_stack_resources(StackName="Components")["StackResourceSummaries"]
+            if r.get("LogicalResourceId")
+        }
+        sagemaker = server.client("sagemaker")
+        endpoint = created["Endpoint"].rsplit("/", 1)[-1]
+        [listed] = sagemaker.list_inference_components(EndpointNameEquals=endpoint)["InferenceComponents"]
+        assert (listed["InferenceComponentName"], listed["InferenceComponentStatus"]) == (
+            "tabular-ic",
+            "InService",
+        )
+        component = sagemaker.describe_inference_component(InferenceComponentName="tabular-ic")
+        assert component["RuntimeConfig"] == {"DesiredCopyCount": 2, "CurrentCopyCount": 2}
+        assert component["Specification"]["ComputeResourceRequirements"]["NumberOfCpuCoresRequired"] == 1
+        assert created["Component"] == component["InferenceComponentArn"]
+        pool = sagemaker.describe_endpoint_config(EndpointConfigName=created["Pool"].rsplit("/", 1)[-1])
+        assert pool["ExecutionRoleArn"].endswith(created["Role"])
+        assert "ModelName" not in pool["ProductionVariants"][0]
+        shadowed = sagemaker.describe_endpoint_config(
+            EndpointConfigName=created["Shadowed"].rsplit("/", 1)[-1]
+        )
+        assert [v["VariantName"] for v in shadowed["ShadowProductionVariants"]] == ["shadow"]
+        with pytest.raises(ClientError, match="Could not find inference component"):
+            sagemaker.describe_inference_component(InferenceComponentName="missing")
+
+        cloudformation.delete_stack(StackName="Components")
+        assert sagemaker_resources(sagemaker) == {
+            "models": [],
+            "endpoint_configs": [],
+            "endpoints": [],
+            "inference_components": [],
+        }
+
+
+def _scaled_endpoint(instance_type: str, endpoint_name: str) -> dict[str, Any]:
+    model = TEMPLATE["Resources"]["Model"]
+    role = TEMPLATE["Resources"]["Role"]
+    variant = {"VariantName": "main", "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]}}
+    return {
+        "Resources": {
+            "Role": role,
+            "Model": model,
+            "Config": {
+                "Type": "AWS::SageMaker::EndpointConfig",
+                "Properties": {
+                    "ProductionVariants": [
+                        {**variant, "InstanceType": instance_type, "InitialInstanceCount": 1}
+                    ]
+                },
+            },
+            "Endpoint": {
+                "Type": "AWS::SageMaker::Endpoint",
+                "Properties": {
+                    "EndpointName": endpoint_name,
+                    "EndpointConfigName": {"Fn::GetAtt": ["Config", "EndpointConfigName"]},
+                    # moto updates only resources whose own template text changed (see the Model fix).
+                    "Tags": [{"Key": "instance-type", "Value": instance_type}],
+                },
+            },
+            "Target": {
+                "Type": "AWS::ApplicationAutoScaling::ScalableTarget",
+                "Properties": {
+                    "ServiceNamespace": "sagemaker",
+                    "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+                    "ResourceId": {
+                        "Fn::Join": [
+                            "",
+                            ["endpoint/", {"Fn::GetAtt": ["Endpoint", "EndpointName"]}, "/variant/main"],
+                        ]
+                    },
+                    "MinCapacity": 1,
+                    "MaxCapacity": 2,
+                },
+            },
+        }
+    }
+
+
+def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant() -> None:
+    """Same name + new instance type of a scalable variant fails; a new name replaces the endpoint."""
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.large", "scaled-a"))
+        )
+        targets = server.client("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="sagemaker"
+        )
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-a/variant/main"]
+
+        refused = True
+        try:
+            cloudformation.update_stack(
+                StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-a"))
+            )
+            status = cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
+            refused = status != "UPDATE_COMPLETE"
+        except ClientError:
+            pass
+        assert refused
+
+        cloudformation.update_stack(
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-b"))
+        )
+        assert (
+            cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
+            == "UPDATE_COMPLETE"
+        )
+        names = [e["EndpointName"] for e in server.client("sagemaker").list_endpoints()["Endpoints"]]
+        assert names == ["scaled-b"]
+        targets = server.client("application-autoscaling").describe_scalable_targets(
+            ServiceNamespace="sagemaker"
+        )
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-b/variant/main"]
