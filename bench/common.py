@@ -27,19 +27,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 BENCHMARKS_MD = REPO_ROOT / "BENCHMARKS.md"
 LOOPBACK = "127.0.0.1"  # every server under test binds here (no other address is ever a target)
+# Multi Model Server 1.1.11 rejects ports >= 32767 ("Invalid port number"), so the kernel's ephemeral range
+# (32768+) cannot be used; every server in a run gets a port below this: free_port(LOOPBACK, below=PORTS_BELOW).
+PORTS_BELOW = 32767
 
 
 class BenchError(RuntimeError):
     """A benchmark could not run (server did not start, bad payload, ...)."""
-
-
-def free_port() -> int:
-    """A loopback TCP port that is free right now, below 32767.
-
-    Multi Model Server 1.1.11 rejects ports >= 32767 ("Invalid port number"), so the kernel's
-    ephemeral range (32768+) cannot be used; every server in a run gets a port from the same range.
-    """
-    return process.free_port(LOOPBACK, below=32767)
 
 
 @dataclass

@@ -30,6 +30,8 @@ from typing import Any
 
 from bench.common import (
     BENCHMARKS_MD,
+    LOOPBACK,
+    PORTS_BELOW,
     REPO_ROOT,
     RESULTS_DIR,
     BenchError,
@@ -37,7 +39,6 @@ from bench.common import (
     ServerSpec,
     apply_niceness,
     exit_on_sigterm,
-    free_port,
     machine_facts,
     replace_section,
     running,
@@ -49,6 +50,7 @@ from bench.load import Request, closed_loop, invoke_once
 from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
 from bench.serving_report import aggregate, markdown, profile_targets, targets
+from smkit.process import free_port
 
 DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"
 DEFAULT_PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
@@ -159,7 +161,7 @@ def measure_server(
     model_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
-    spec = SPEC_BUILDERS[name](setup, model_dir or setup.model_dir, free_port())
+    spec = SPEC_BUILDERS[name](setup, model_dir or setup.model_dir, free_port(LOOPBACK, below=PORTS_BELOW))
     load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
         cold_ping = server.cold_start_s

@@ -27,12 +27,13 @@ import psutil
 
 from bench.common import (
     BENCHMARKS_MD,
+    LOOPBACK,
+    PORTS_BELOW,
     RESULTS_DIR,
     BenchError,
     ManagedServer,
     apply_niceness,
     exit_on_sigterm,
-    free_port,
     machine_facts,
     replace_section,
     running,
@@ -42,6 +43,7 @@ from bench.common import (
 from bench.envs import resolve_smkit_python
 from bench.load import Request, closed_loop, invoke_once
 from bench.serving import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
+from smkit.process import free_port
 
 MAX_RSS_GROWTH = 0.10
 SAMPLE_EVERY_S = 0.5
@@ -87,7 +89,7 @@ def soak(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     request = Request(
         "POST", "/invocations", body, {"Content-Type": "text/csv", "Accept": "application/json"}
     )
-    port = free_port()
+    port = free_port(LOOPBACK, below=PORTS_BELOW)
     python = resolve_smkit_python(args.smkit_python, model_dir)
     spec = smkit_spec(
         name="smkit-soak", python=python, args=["--model", str(model_dir)], port=port, workers=args.workers

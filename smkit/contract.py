@@ -31,6 +31,15 @@ MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
 MODEL_DIR = "SM_MODEL_DIR"
 TFS_DEFAULT_MODEL_NAME = "SAGEMAKER_TFS_DEFAULT_MODEL_NAME"  # TensorFlow Serving container, several models
 
+# Variables of smkit's own serving runtime (docs/serving-runtime.md) that other parts of the library set
+# for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
+# The runtime's other SMKIT_* variables are named in smkit/serving/env.py.
+SMKIT_PROFILE = "SMKIT_PROFILE"  # realtime | serverless | async | batch: which payload limit applies
+SMKIT_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"  # the model workers' interpreter (the model's environment)
+SMKIT_FRAMEWORK = "SMKIT_FRAMEWORK"  # an AWS framework image's default handlers to apply
+SMKIT_MODEL_CACHE_SETTING = "SMKIT_MODEL_CACHE_SETTING"  # MultiModelConfig.ModelCacheSetting
+SMKIT_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"  # where the model's requirements.txt were installed
+
 DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
 DEFAULT_PROGRAM = "inference.py"

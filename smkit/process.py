@@ -56,27 +56,33 @@ class ProcessStartError(RuntimeError):
     """A process exited, or never became ready, while being started; the message says which and why."""
 
 
-def free_port(host: str = HOST, *, below: int | None = None) -> int:
+def free_port(host: str = HOST, *, below: int | None = None, count: int = 1) -> int:
     """A TCP port on ``host`` that nothing listens on right now.
 
     The kernel picks it, from its ephemeral range (32768 and up on Linux); ``below`` asks for one under
     that number instead, tried at random from 20000 up (Multi Model Server refuses ports >= 32767).
+    ``count`` asks for that many consecutive free ports and returns the first (TF Serving's gRPC and REST
+    ports at the bottom of ``SAGEMAKER_SAFE_PORT_RANGE``, docs/tensorflow-serving.md).
     """
-    if below is None:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((host, 0))
-            port: int = sock.getsockname()[1]
-            return port
+    limit = 65536 if below is None else below
     rng = random.Random()
     for _ in range(200):
-        candidate = rng.randrange(20000, below)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        with contextlib.ExitStack() as held:
+            first = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             try:
-                sock.bind((host, candidate))
+                first.bind((host, 0 if below is None else rng.randrange(20000, below - count + 1)))
+                port: int = first.getsockname()[1]
+                if port + count > limit:
+                    continue
+                for offset in range(1, count):
+                    held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)).bind(
+                        (host, port + offset)
+                    )
             except OSError:
                 continue
-            return candidate
-    raise OSError(f"no free port on {host} in 20000-{below - 1}")
+            return port
+    ports = "free port" if count == 1 else f"{count} consecutive free ports"
+    raise OSError(f"no {ports} on {host}" + ("" if below is None else f" in 20000-{below - 1}"))
 
 
 @cache

@@ -28,6 +28,8 @@ from smkit.contract import (
     BIND_TO_PORT,
     MAX_CONCURRENT_TRANSFORMS,
     MAX_PAYLOAD_IN_MB,
+    SMKIT_PROFILE,
+    SMKIT_WORKER_PYTHON,
 )
 from smkit.process import (
     HOST,
@@ -79,7 +81,7 @@ def model_from_config(config_path: str | Path) -> LocalModel:
 
 def batch_environment(options: TransformOptions) -> dict[str, str]:
     """The ``SAGEMAKER_*`` variables a batch container gets for the values the job sets."""
-    env = {BATCH: "true", "SMKIT_PROFILE": "batch"}
+    env = {BATCH: "true", SMKIT_PROFILE: "batch"}
     if options.max_payload_mb is not None:
         # 0 means "no limit" for the job; the container still needs a concrete ceiling (docs/batch-transform.md).
         env[MAX_PAYLOAD_IN_MB] = str(options.max_payload_mb or BATCH_MAX_PAYLOAD_MB)
@@ -116,7 +118,7 @@ def serving_runtime(
     port = free_port()
     env = {**os.environ, **model.environment, **environment, BIND_TO_PORT: str(port)}
     if model.python != sys.executable:
-        env["SMKIT_WORKER_PYTHON"] = model.python  # docs/serving-runtime.md: the model workers' interpreter
+        env[SMKIT_WORKER_PYTHON] = model.python  # docs/serving-runtime.md: the model workers' interpreter
     with open(log_path, "ab") as log:
         process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
     try:

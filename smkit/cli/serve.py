@@ -82,9 +82,9 @@ def serve(
     if model is not None and not constant and (envs_enabled() or python):
         # The model workers run in the model's environment (docs/serving-runtime.md, SMKIT_WORKER_PYTHON).
         from smkit.cli.envopts import target
+        from smkit.contract import SMKIT_WORKER_PYTHON
         from smkit.local.artifacts import ArtifactError
         from smkit.local.environments import environment_for_path
-        from smkit.serving.env import VAR_WORKER_PYTHON
 
         goal = target(config_path, Path(model))
         try:
@@ -95,7 +95,7 @@ def serve(
             raise click.ClickException(str(exc)) from None
         os.environ.update(env.environ())
         if env.python != sys.executable:
-            os.environ[VAR_WORKER_PYTHON] = env.python
+            os.environ[SMKIT_WORKER_PYTHON] = env.python
 
     request = LaunchRequest(
         model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant

@@ -22,9 +22,15 @@ from typing import IO
 
 import httpx
 
-from smkit.contract import BIND_TO_PORT, CUSTOM_ATTRIBUTES, INVOCATION_TIMEOUT_S, MULTI_MODEL, PING_TIMEOUT_S
+from smkit.contract import (
+    BIND_TO_PORT,
+    CUSTOM_ATTRIBUTES,
+    INVOCATION_TIMEOUT_S,
+    MULTI_MODEL,
+    PING_TIMEOUT_S,
+    SMKIT_WORKER_PYTHON,
+)
 from smkit.process import HOST, await_ready, free_port, runtime_command, start_group, stop_group
-from smkit.serving.env import VAR_WORKER_PYTHON
 
 # The startup health check allows 60-3600 s (docs/hosting-contract.md); default here 120 s.
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
@@ -113,7 +119,9 @@ class ContainerProcess:
         env = dict(os.environ)
         env.update(self.extra_environment)
         if self.python != sys.executable:
-            env[VAR_WORKER_PYTHON] = self.python  # the front end stays here; the workers run the model's env
+            env[SMKIT_WORKER_PYTHON] = (
+                self.python
+            )  # the front end stays here; the workers run the model's env
         env.update(self.spec.environment)
         env[BIND_TO_PORT] = str(port)
         if self.spec.multi_model:

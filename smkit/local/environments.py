@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from smkit.contract import SMKIT_FRAMEWORK
 from smkit.local.artifacts import ArtifactError
 from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, model_environment
 from smkit.serving import requirements
-from smkit.serving.env import VAR_FRAMEWORK
 from smkit.tfs.layout import inspect_layout
 
 
@@ -55,7 +55,7 @@ def environment_for(
             extra_paths=env.extra_paths,
             requirements_dir=env.requirements_dir,
             runtime=runtime,
-            extra_environ={VAR_FRAMEWORK: runtime.framework},
+            extra_environ={SMKIT_FRAMEWORK: runtime.framework},
         )
     return env
 

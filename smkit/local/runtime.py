@@ -24,7 +24,13 @@ from pathlib import Path
 
 from smkit.config import Container, DeploymentConfig
 from smkit.config.component_rules import production_containers
-from smkit.contract import REALTIME_PAYLOAD_LIMIT, REGION, SERVERLESS_PAYLOAD_LIMIT
+from smkit.contract import (
+    REALTIME_PAYLOAD_LIMIT,
+    REGION,
+    SERVERLESS_PAYLOAD_LIMIT,
+    SMKIT_MODEL_CACHE_SETTING,
+    SMKIT_PROFILE,
+)
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
@@ -44,7 +50,6 @@ from smkit.local.routers import (
 from smkit.local.shadow import Shadow, ShadowTraffic
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
 from smkit.modelenv import envs_enabled, image_runtime
-from smkit.serving.env import VAR_MODEL_CACHE, VAR_PROFILE
 from smkit.storage import Storage, file_uri, join
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
@@ -128,11 +133,13 @@ class EndpointRuntime:
 
     def _environment(self, container: Container) -> dict[str, str]:
         env = dict(container.environment)
-        env.setdefault(VAR_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime"))
+        env.setdefault(
+            SMKIT_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime")
+        )
         env.setdefault(REGION, self.settings.region)
         if container.model_data.source == "multi-model":
             env.setdefault(
-                VAR_MODEL_CACHE,
+                SMKIT_MODEL_CACHE_SETTING,
                 "Disabled" if container.model_data.cache == "disabled" else "Enabled",
             )
         return env

@@ -32,9 +32,9 @@ from importlib import metadata
 from pathlib import Path
 
 import smkit
+from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime
 from smkit.serving import requirements as model_requirements
-from smkit.serving.env import VAR_REQUIREMENTS_DIR
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
 # SMKIT_MODEL_ENVS=false: serve, local-endpoint and batch-transform --local run handlers with smkit's own
@@ -80,7 +80,7 @@ class ModelEnvironment:
 
     def environ(self) -> dict[str, str]:
         """Variables for a serving process started with :attr:`python`."""
-        base = {VAR_REQUIREMENTS_DIR: self.requirements_dir} if self.requirements_dir else {}
+        base = {SMKIT_REQUIREMENTS_DIR: self.requirements_dir} if self.requirements_dir else {}
         return {**base, **self.extra_environ}
 
 

@@ -25,7 +25,8 @@ PROFILE_PAYLOAD_LIMITS: dict[str, int] = {
     "batch": contract.BATCH_DEFAULT_MAX_PAYLOAD_MB * MIB,
 }
 
-# Names of the variables (one table, so a grep finds every one; SageMaker's own are in smkit.contract).
+# Names of the variables (one table, so a grep finds every one; SageMaker's own, and smkit's own that
+# other packages set, are defined in smkit.contract).
 VAR_PORT = contract.BIND_TO_PORT
 VAR_MULTI_MODEL = contract.MULTI_MODEL
 VAR_PROGRAM = contract.PROGRAM
@@ -40,16 +41,16 @@ VAR_BATCH_STRATEGY = contract.BATCH_STRATEGY
 VAR_MAX_CONCURRENT_TRANSFORMS = contract.MAX_CONCURRENT_TRANSFORMS
 VAR_LOG_LEVEL = contract.CONTAINER_LOG_LEVEL
 VAR_MODEL_DIR = contract.MODEL_DIR
-VAR_PROFILE = "SMKIT_PROFILE"
+VAR_PROFILE = contract.SMKIT_PROFILE
 VAR_DEBUG = "SMKIT_DEBUG"
 VAR_MME_BUDGET_MB = "SMKIT_MME_MEMORY_BUDGET_MB"
-VAR_MODEL_CACHE = "SMKIT_MODEL_CACHE_SETTING"
+VAR_MODEL_CACHE = contract.SMKIT_MODEL_CACHE_SETTING
 VAR_INSTALL_REQUIREMENTS = "SMKIT_INSTALL_REQUIREMENTS"
-VAR_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"
+VAR_REQUIREMENTS_DIR = contract.SMKIT_REQUIREMENTS_DIR
 VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
-VAR_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"
+VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
 # Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/pool.py).
 VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
@@ -57,7 +58,7 @@ VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
 # pytorch | xgboost | sklearn: apply that AWS framework image's default handlers (the local endpoint sets it
 # for configs whose image is one; docs/handler-semantics.md).
-VAR_FRAMEWORK = "SMKIT_FRAMEWORK"
+VAR_FRAMEWORK = contract.SMKIT_FRAMEWORK
 FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow")
 
 DEFAULT_PORT = contract.DEFAULT_PORT

@@ -20,7 +20,7 @@ import smkit
 from smkit.archive import ArchiveError, safe_extract
 from smkit.serving import requirements
 from smkit.serving.constant import write_constant_model
-from smkit.serving.env import VAR_LOAD_AFTER_FORK, ServingEnv, ServingEnvError
+from smkit.serving.env import VAR_LOAD_AFTER_FORK, VAR_WORKER_PYTHON, ServingEnv, ServingEnvError
 from smkit.serving.registry import Registry
 
 log = logging.getLogger("smkit.serving")
@@ -130,7 +130,7 @@ def listen(host: str, port: int) -> socket.socket:
 def _check_python(python: str) -> None:
     if not (os.path.isfile(python) and os.access(python, os.X_OK)):
         raise LaunchError(
-            f"SMKIT_WORKER_PYTHON={python!r}: no such executable; pass the python of a venv "
+            f"{VAR_WORKER_PYTHON}={python!r}: no such executable; pass the python of a venv "
             "(e.g. /opt/model-env/bin/python) or unset it to use the server's own interpreter"
         )
 

@@ -12,12 +12,13 @@ import json
 import mmap
 import os
 import struct
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from urllib.parse import quote
+
+from smkit.storage import atomic_write
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,9 @@ class Registry:
         return os.path.exists(self._path(name))
 
     def put(self, entry: Entry) -> None:
-        """Register ``entry`` atomically."""
-        fd, tmp = tempfile.mkstemp(dir=self.state_dir, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(entry), handle)
-        now = time.time_ns()
-        os.utime(tmp, ns=(now, now))
-        os.replace(tmp, self._path(entry.name))
+        """Register ``entry`` atomically, as just used (called under :meth:`locked`, like eviction)."""
+        atomic_write(self._path(entry.name), json.dumps(asdict(entry)).encode("utf-8"))
+        self.touch(entry.name)
         self._bump()
 
     def remove(self, name: str) -> bool:
@@ -118,6 +115,8 @@ class Registry:
         """All entries, least recently used first."""
         found: list[tuple[int, Entry]] = []
         for file_name in os.listdir(self.models_dir):
+            if not file_name.endswith(".json"):  # atomic_write's hidden .partial file of a put under way
+                continue
             path = os.path.join(self.models_dir, file_name)
             try:
                 used = os.stat(path).st_mtime_ns

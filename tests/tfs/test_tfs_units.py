@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tfs_harness import free_port_pair
 
+from smkit.process import free_port
 from smkit.tfs import defaults
 from smkit.tfs.jsonfmt import c_escape, decimal, error_body, json_value_text
 from smkit.tfs.layout import find_models, handler_form, inspect_layout
@@ -120,7 +120,7 @@ def test_rest_port_is_8501_or_another_free_one_and_the_safe_range_is_honoured() 
     finally:
         first.close()
         second.close()
-    low = free_port_pair()
+    low = free_port(count=2)
     sock, ports = rest_listener(8080, {"SAGEMAKER_SAFE_PORT_RANGE": f"{low}-{low + 10}"})
     sock.close()
     assert (ports.grpc, ports.rest) == (low, low + 1)

@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tarfile
@@ -20,21 +19,6 @@ from smkit.process import free_port, ping, start_group, stop_group
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "model_code" / "tf_insurance"
-
-
-def free_port_pair() -> int:
-    """A port ``p`` with ``p`` and ``p + 1`` free (SAGEMAKER_SAFE_PORT_RANGE's gRPC and REST ports)."""
-    for _ in range(200):
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            with socket.socket() as second:
-                try:
-                    second.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-                return port
-    raise RuntimeError("no two consecutive free ports")
 
 
 @dataclass
@@ -98,7 +82,7 @@ def start(
 ) -> TfsServer:
     """Serve ``model``; return once ``/ping`` answers (or raise with the log when the process exits)."""
     port = free_port()
-    low = free_port_pair()
+    low = free_port(count=2)  # SAGEMAKER_SAFE_PORT_RANGE's gRPC and REST ports
     log_path = tmp / f"tfs-{port}.log"
     full_env = {
         **os.environ,

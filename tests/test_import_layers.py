@@ -1,0 +1,108 @@
+"""Imports point one way (smkit/__init__.py): no cycle between top-level packages or between smkit's parts.
+
+The graph is read from the source (every absolute import, function-level ones included), so an import that
+only runs on one code path counts too. A unit is a top-level package (``app``, ``bench``, ``scripts``,
+``stacks``) or one part of smkit (``smkit.serving``, ``smkit.contract``, ...). ``__main__`` modules are left
+out: nothing imports an entry point, so it cannot close a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = ("smkit", "stacks", "scripts", "bench", "app.py")
+TOP_LEVEL = {"app", "bench", "scripts", "stacks", "smkit"}
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "smkit" else parts[0]
+
+
+def _files() -> Iterator[Path]:
+    for name in SOURCES:
+        path = REPO / name
+        yield from [path] if path.is_file() else sorted(path.rglob("*.py"))
+
+
+def _imported(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # `from smkit import process` imports smkit.process; `from smkit.x import name` imports smkit.x.
+            yield from (
+                (f"{node.module}.{alias.name}" for alias in node.names)
+                if node.module == "smkit"
+                else [node.module]
+            )
+
+
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    """unit -> the units it imports."""
+    edges: dict[str, set[str]] = {}
+    for path in _files():
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        if module.endswith("__main__"):
+            continue
+        source = unit(module)
+        for target in _imported(ast.parse(path.read_text(encoding="utf-8"))):
+            if target.split(".")[0] in TOP_LEVEL and target != "smkit" and unit(target) != source:
+                edges.setdefault(source, set()).add(unit(target))
+    return {source: frozenset(targets) for source, targets in edges.items()}
+
+
+def cycle(edges: dict[str, frozenset[str]]) -> list[str] | None:
+    """One import cycle as a path that ends where it starts, or None."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return None
+        for target in sorted(edges.get(node, ())):
+            found = visit(target, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(edges):
+        found = visit(start, [])
+        if found:
+            return found
+    return None
+
+
+def test_no_import_cycle_between_top_level_packages() -> None:
+    top: dict[str, frozenset[str]] = {}
+    for source, targets in graph().items():
+        package = source.split(".")[0]
+        top[package] = top.get(package, frozenset()) | {t.split(".")[0] for t in targets} - {package}
+    found = cycle(top)
+    assert found is None, " -> ".join(found or [])
+    assert top["smkit"] == frozenset(), "the library imports none of app, stacks, scripts, bench"
+
+
+def test_no_import_cycle_between_the_parts_of_smkit() -> None:
+    found = cycle(graph())
+    assert found is None, " -> ".join(found or [])
+
+
+def test_the_documented_one_way_rules_hold() -> None:
+    edges = graph()
+    assert "smkit.serving" not in edges["smkit.packaging"], "packaging never imports serving"
+    assert "stacks" not in edges["scripts"], "scripts reach stack names through the synthesized assembly"
+    for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.storage"):
+        assert edges.get(bottom, frozenset()) <= {"smkit.contract"}, f"{bottom} is a bottom layer"
+
+
+def test_the_graph_sees_lazy_imports() -> None:
+    # smkit.cli imports most commands inside functions; they must be edges all the same.
+    assert {"smkit.serving", "smkit.emulator", "smkit.local"} <= graph()["smkit.cli"]
