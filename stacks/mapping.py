@@ -14,6 +14,7 @@ from aws_cdk import aws_ecr as ecr
 
 from smkit.config import Container, DeploymentConfig, ImageSource, ShadowVariant
 from smkit.config import ModelData as ModelDataConfig
+from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
 from stacks.constructs.endpoint_config import (
@@ -40,11 +41,15 @@ def image_source(
     """``build`` -> Docker asset of the context, ``ecr`` -> our repository + tag, ``dlc`` -> the URI."""
     if image.source == "build":
         context = project_root / image.context
+        exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
+        build_args = dict(image.build_args)
+        if image.requirements is not None:
+            relative = image_requirements_path(image.requirements, context=context, project_root=project_root)
+            build_args[IMAGE_REQUIREMENTS_ARG] = relative
+            # The ignore file lets through only what the Dockerfile copies: add this file.
+            exclude = [*exclude, f"!{relative}"] if exclude else exclude
         return ServingImage.from_asset(
-            context,
-            dockerfile=image.dockerfile,
-            exclude=dockerignore(context / f"{image.dockerfile}.dockerignore"),
-            build_args=image.build_args,
+            context, dockerfile=image.dockerfile, exclude=exclude, build_args=build_args
         )
     if image.source == "ecr":
         if image.repository is not None:
@@ -55,6 +60,23 @@ def image_source(
         assert repository is not None, "stacks.serving_stage adds the repository for ecr images"
         return ServingImage.from_ecr(repository, image.tag)
     return ServingImage.from_dlc(image.uri)
+
+
+def image_requirements_path(requirements: str, *, context: Path, project_root: Path) -> str:
+    """``image.requirements`` as the POSIX path inside the build context that the Dockerfile copies."""
+    path = (project_root / requirements).resolve()
+    if not path.is_file():
+        raise ValueError(
+            f"image.requirements {requirements!r}: no such file; give a pip requirements file, relative to "
+            "the config file"
+        )
+    try:
+        return path.relative_to(context.resolve()).as_posix()
+    except ValueError:
+        raise ValueError(
+            f"image.requirements {requirements!r} is outside image.context {context}, so docker build cannot "
+            "copy it; move the file into the context (e.g. beside the config file in the repository)"
+        ) from None
 
 
 def dockerignore(path: Path) -> list[str]:

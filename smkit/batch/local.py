@@ -55,6 +55,7 @@ class LocalModel:
     environment: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable  # the model's environment (smkit.modelenv), or this interpreter
     image: ImageSource | None = None  # the config's image, which decides that environment
+    network_isolation: bool = False  # the config's model.network_isolation (then requirements must be met)
 
 
 def model_from_config(config_path: str | Path) -> LocalModel:
@@ -76,6 +77,7 @@ def model_from_config(config_path: str | Path) -> LocalModel:
         path=Path(container.model_data.path),
         environment=dict(container.environment),
         image=container.image or config.image,
+        network_isolation=config.model.network_isolation,
     )
 
 

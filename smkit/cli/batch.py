@@ -269,7 +269,9 @@ def _local_model(
     if not model.path.exists() or not envs_enabled():
         return model  # run_local_job reports a missing model
     try:
-        env = environment_for_path(model.path, image_runtime(model.image), python=python)
+        env = environment_for_path(
+            model.path, image_runtime(model.image), python=python, isolated=model.network_isolation
+        )
     except ArtifactError as exc:
         raise click.ClickException(str(exc)) from None
     return dataclasses.replace(model, python=env.python, environment={**env.environ(), **model.environment})

@@ -89,7 +89,10 @@ def serve(
         goal = target(config_path, Path(model))
         try:
             env = environment_for_path(
-                Path(model), goal.runtime, python=python, isolated=goal.network_isolation
+                Path(model),
+                goal.runtime,
+                python=python,
+                isolated=goal.config is not None and goal.network_isolation,
             )
         except ArtifactError as exc:
             raise click.ClickException(str(exc)) from None

@@ -31,6 +31,14 @@ class BuildImage(Frozen):
         "<dockerfile>.dockerignore, if present, lists what the context leaves out.",
     )
     build_args: dict[str, str] = Field(default_factory=dict, description="Docker build arguments.")
+    requirements: str | None = Field(
+        None,
+        min_length=1,
+        description="A pip requirements file (relative to the config file, inside the context) whose "
+        "packages this deployment's image installs (container/Dockerfile's IMAGE_REQUIREMENTS build "
+        "argument), after container/requirements-extra.txt: what the models need and, with network "
+        "isolation, could not install at container start; local runs install the same packages.",
+    )
 
 
 class EcrImage(Frozen):

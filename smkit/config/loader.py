@@ -1,6 +1,7 @@
 """Load a deployment YAML, validate it, and turn every problem into one readable error.
 
-Relative paths in a config file (``model_data.path``, a ``build`` image's ``context``) are relative to the
+Relative paths in a config file (``model_data.path``, a ``build`` image's ``context`` and ``requirements``)
+are relative to the
 directory of the config file, whatever the working directory: :func:`load_config` returns them absolute, so
 ``cdk synth``, the scripts and every ``smkit`` command read the same files. Defaults that are not written
 (``context: container``) keep pointing into the kit's repository. Configs built from data
@@ -121,14 +122,20 @@ def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     for image in images:
         if isinstance(image, dict) and image.get("source") == "build":
             fix(image, "context")
+            fix(image, "requirements")
     return out
 
 
 def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
     def image(img: ImageSource | None) -> ImageSource | None:
-        if isinstance(img, BuildImage) and "context" in img.model_fields_set:
-            return img.model_copy(update={"context": str((base_dir / img.context).resolve())})
-        return img
+        if not isinstance(img, BuildImage):
+            return img
+        update = {}
+        if "context" in img.model_fields_set:
+            update["context"] = str((base_dir / img.context).resolve())
+        if img.requirements is not None:
+            update["requirements"] = str((base_dir / img.requirements).resolve())
+        return img.model_copy(update=update)
 
     containers = [
         c.model_copy(
@@ -165,7 +172,29 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     issues = rules.check(cfg) + component_rules.check(cfg) + aws_rules.check(cfg)
     if issues:
         raise ConfigError(source, issues)
-    return _resolved(cfg, base_dir) if base_dir is not None else cfg
+    if base_dir is None:
+        return cfg
+    resolved = _resolved(cfg, base_dir)
+    missing = _missing_image_requirements(resolved)
+    if missing:
+        raise ConfigError(source, missing)
+    return resolved
+
+
+def _missing_image_requirements(cfg: DeploymentConfig) -> list[Issue]:
+    """``image.requirements`` files that do not exist (paths already absolute)."""
+    images = [("image", cfg.image)] + [
+        (f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)
+    ]
+    return [
+        Issue(
+            f"{where}.requirements",
+            img.requirements,
+            "no such file; give a pip requirements file, relative to the config file",
+        )
+        for where, img in images
+        if isinstance(img, BuildImage) and img.requirements and not Path(img.requirements).is_file()
+    ]
 
 
 def _issue_from_pydantic(err: Any, data: Any) -> Issue:

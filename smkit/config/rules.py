@@ -298,6 +298,10 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
 
 
+# container/Dockerfile's build argument naming the file of ``image.requirements`` (stacks/mapping.py).
+IMAGE_REQUIREMENTS_ARG = "IMAGE_REQUIREMENTS"
+
+
 def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
     images: list[tuple[str, ImageSource | None]] = [("image", cfg.image)]
     images += [(f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)]
@@ -307,6 +311,17 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
                 f"{path}.tag",
                 "latest",
                 "the repository has immutable tags; use the content-hash tag printed by scripts/publish_image.py",
+            )
+        if (
+            image is not None
+            and image.source == "build"
+            and image.requirements
+            and IMAGE_REQUIREMENTS_ARG in image.build_args
+        ):
+            yield Issue(
+                f"{path}.build_args.{IMAGE_REQUIREMENTS_ARG}",
+                image.build_args[IMAGE_REQUIREMENTS_ARG],
+                f"{path}.requirements sets this build argument; keep one of the two",
             )
 
 

@@ -1,51 +1,125 @@
 """The environment each local container runs in: the model's, as on the endpoint (smkit.modelenv).
 
 Network isolation is honoured as on AWS: an archive that vendors wheels (``code/wheels``) is installed
-from them offline; one that does not, with requirements the image lacks, would fail to install on the
-endpoint, and the local endpoint says so before serving it from the index.
+from them offline (``pip install --no-index --find-links``, smkit.serving.requirements). One that does
+not can only run if the image already satisfies its ``code/requirements.txt``; the container could not
+install the rest at start, so the local endpoint refuses to start it, naming the lines and the fixes.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 from smkit.contract import SMKIT_FRAMEWORK
 from smkit.local.artifacts import ArtifactError
-from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, model_environment
+from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, image_environment, model_environment
 from smkit.serving import requirements
 from smkit.tfs.layout import inspect_layout
 
+# Run by the image layer's interpreter (smkit is linked into it): the lines its packages do not meet.
+_PROBE = (
+    "import json, sys\n"
+    "from smkit.serving.requirements import unsatisfied\n"
+    "print(json.dumps(list(unsatisfied(json.loads(sys.argv[1])))))\n"
+)
 
-def _lacks_wheels(model_dir: Path) -> bool:
+
+def _lines(text: str) -> list[str]:
+    stripped = (raw.split(" #", 1)[0].strip() for raw in text.splitlines())
+    return [line for line in stripped if line and not line.startswith("#")]
+
+
+def unmet_by_image(runtime: ImageRuntime, requirements_text: str) -> tuple[str, ...]:
+    """The requirement lines the image layer of ``runtime`` does not satisfy (built once, then cached)."""
+    lines = _lines(requirements_text)
+    if not lines:
+        return ()
+    interpreter = image_environment(runtime, requirements_text)
+    probe = subprocess.run(
+        [interpreter, "-I", "-c", _PROBE, json.dumps(lines)], capture_output=True, text=True, check=False
+    )
+    if probe.returncode != 0:
+        raise ModelEnvError(f"checking the requirements in {interpreter} failed: {probe.stderr.strip()}")
+    return tuple(json.loads(probe.stdout))
+
+
+def refusal(label: str, requirements_path: str, unmet: tuple[str, ...], runtime: ImageRuntime) -> str:
+    """Why a network-isolated container cannot start, and the three ways out."""
+    n = len(unmet)
+    return (
+        f"{label}: network isolation is on and {requirements_path} needs {', '.join(repr(u) for u in unmet)}, "
+        f"which {runtime.label} does not provide and the archive does not vendor (no code/wheels), so on AWS "
+        f"the container could not install {'it' if n == 1 else 'them'} at start. Fix one of: package the "
+        "model with `smkit package --config CONFIG` (vendors the wheels into code/wheels); add "
+        f"{'the line' if n == 1 else 'the lines'} to the image's requirements (image.requirements in the "
+        "config, or container/requirements-extra.txt for every model); or turn model.network_isolation off"
+    )
+
+
+def check_isolated(model_dir: Path, runtime: ImageRuntime, label: str) -> None:
+    """Refuse (:class:`ArtifactError`) a model the isolated endpoint could not install; see the module."""
     req = requirements.requirements_file(str(model_dir))
     if req is None or requirements.wheels_dir(str(model_dir)) is not None:
-        return False
-    return any(line.split("#", 1)[0].strip() for line in Path(req).read_text(encoding="utf-8").splitlines())
+        return
+    unmet = unmet_by_image(runtime, Path(req).read_text(encoding="utf-8"))
+    if unmet:
+        raise ArtifactError(refusal(label, req, unmet, runtime))
+
+
+def check_isolated_archives(prefix: Path, runtime: ImageRuntime, label: str) -> None:
+    """:func:`check_isolated` for every archive of a multi-model prefix (each installs when it loads)."""
+    for archive in sorted(prefix.rglob("*.tar.gz")) if prefix.is_dir() else ():
+        try:
+            with tarfile.open(archive) as tar:
+                text, vendored = None, False
+                for member in tar:
+                    name = member.name.removeprefix("./")
+                    if name == "code/requirements.txt" and member.isfile():
+                        handle = tar.extractfile(member)
+                        text = handle.read().decode("utf-8") if handle else ""
+                    vendored = vendored or (name.startswith("code/wheels/") and name.endswith(".whl"))
+        except (tarfile.TarError, OSError, UnicodeDecodeError) as exc:
+            raise ArtifactError(f"{label}: {archive}: {exc}") from None
+        if text is not None and not vendored:
+            unmet = unmet_by_image(runtime, text)
+            if unmet:
+                where = f"{archive.relative_to(prefix)}'s code/requirements.txt"
+                raise ArtifactError(refusal(label, where, unmet, runtime))
 
 
 def environment_for(
-    model_dir: Path | None, runtime: ImageRuntime, *, python: str | None, isolated: bool, label: str
+    model_dir: Path | None,
+    runtime: ImageRuntime,
+    *,
+    python: str | None,
+    isolated: bool,
+    label: str,
+    multi_model_prefix: Path | None = None,
 ) -> ModelEnvironment:
-    """The environment of one container (``model_dir`` None: multi-model, each model installs at load)."""
+    """The environment of one container (``model_dir`` None: multi-model, each model installs at load).
+
+    With ``isolated`` and no ``python`` (which stands for the image as it is), a model whose requirements
+    neither the archive's wheels nor the image provide is refused, as the endpoint would fail to start it.
+    """
     if model_dir is not None and inspect_layout(model_dir).is_tfs:
         # The TF Serving form (smkit/tfs) runs in smkit's own interpreter, with smkit[tensorflow], and
         # installs code/requirements.txt itself (docs/tensorflow-serving.md).
         return ModelEnvironment(python=python or sys.executable, runtime=runtime)
     try:
+        if isolated and python is None and runtime.framework is None:
+            if model_dir is not None:
+                check_isolated(model_dir, runtime, label)
+            elif multi_model_prefix is not None:
+                check_isolated_archives(multi_model_prefix, runtime, label)
         if model_dir is None:
             # Multi-model: every model installs its own requirements when it loads (serving.multimodel),
             # into the process that already holds the others' modules; that runs with smkit's interpreter.
             env = ModelEnvironment(python=python or sys.executable, runtime=runtime)
         else:
-            if isolated and python is None and _lacks_wheels(model_dir):
-                print(
-                    f"smkit: warning: {label}: network isolation is on and the archive has no code/wheels, "
-                    "so on AWS the container cannot install code/requirements.txt unless the image already "
-                    "satisfies it; package it with `smkit package --config CONFIG` to vendor the wheels",
-                    file=sys.stderr,
-                    flush=True,
-                )
             env = model_environment(model_dir, runtime, python=python)
     except ModelEnvError as exc:
         raise ArtifactError(f"{label}: the model's environment: {exc}") from None
@@ -61,9 +135,12 @@ def environment_for(
 
 
 def environment_for_path(
-    model: Path, runtime: ImageRuntime, *, python: str | None, isolated: bool = True
+    model: Path, runtime: ImageRuntime, *, python: str | None, isolated: bool
 ) -> ModelEnvironment:
-    """The environment of a model given as an archive or a folder (``smkit serve``, batch ``--local``)."""
+    """The environment of a model given as an archive or a folder (``smkit serve``, batch ``--local``).
+
+    ``isolated``: the config the model is for has network isolation on (then see :func:`environment_for`).
+    """
     import tempfile
 
     from smkit.archive import ArchiveError, safe_extract

@@ -298,13 +298,14 @@ class EndpointRuntime:
             for process in variant.processes:
                 container = containers[process.spec.name]
                 runtime = image_runtime(container.image or self.config.image)
-                model_dir = None if process.spec.multi_model else process.spec.model_dir
+                multi_model = process.spec.multi_model
                 env = environment_for(
-                    model_dir,
+                    None if multi_model else process.spec.model_dir,
                     runtime,
                     python=self.settings.python,
                     isolated=self.config.model.network_isolation,
                     label=f"container {process.label}",
+                    multi_model_prefix=process.spec.model_dir if multi_model else None,
                 )
                 process.use_environment(env.python, env.environ())
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
-from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime
+from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, ModelEnvError, requirement_lines
 from smkit.serving import requirements as model_requirements
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
@@ -55,10 +55,6 @@ RUNTIME_DISTRIBUTIONS = (
     "uvicorn",
     "uvloop",
 )
-
-
-class ModelEnvError(RuntimeError):
-    """The model's environment cannot be built; the message names the cause and the fix."""
 
 
 @dataclass(frozen=True)
@@ -106,28 +102,24 @@ def image_requirements(
 ) -> list[str]:
     """The image layer's packages: the kit image's pins, plus the framework an AWS image ships.
 
-    The kit's image installs ``container/requirements.txt`` and then ``container/requirements-extra.txt``
-    (container/Dockerfile), so both are the image layer here too.
+    The kit's image installs ``container/requirements.txt``, ``container/requirements-extra.txt`` and the
+    config's ``image.requirements`` (container/Dockerfile), so all three are the image layer here too.
     """
     pinned = container_dir / "requirements.txt"
     if pinned.is_file():
-        packages = _requirement_lines(pinned)
+        packages = requirement_lines(pinned, field=str(pinned))
     else:
         packages = [f"{name}=={metadata.version(name)}" for name in RUNTIME_DISTRIBUTIONS]
     extra = container_dir / "requirements-extra.txt"
     if runtime.framework is None and extra.is_file():
-        packages += _requirement_lines(extra)
+        packages += requirement_lines(extra, field=str(extra))
+    packages += runtime.requirements
     framework = runtime.framework_requirement
     if framework and runtime.framework:
         named = {_name(line) for line in model_requirements_text.splitlines() if _name(line)}
         if not named.intersection(FRAMEWORK_DISTRIBUTIONS[runtime.framework]):
             packages.append(framework)
     return packages
-
-
-def _requirement_lines(path: Path) -> list[str]:
-    lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
-    return [line for line in lines if line]
 
 
 def _name(line: str) -> str:

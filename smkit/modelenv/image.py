@@ -3,7 +3,8 @@
 Read from the config's ``image`` (or the kit's own image when there is no config):
 
 - ``build`` / ``ecr``: the kit's image (``container/Dockerfile``, ``FROM python:X.Y...``): the Python of the
-  Dockerfile's last ``FROM python:`` line, no framework, CPU only.
+  Dockerfile's last ``FROM python:`` line, no framework, CPU only; a ``build`` image also installs the
+  packages of its ``requirements`` file (the Dockerfile's ``IMAGE_REQUIREMENTS``).
 - ``dlc``: an AWS framework image, recognised by its repository name, with the Python version and device in
   its tag, e.g. ``pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker``. Image names and tags:
   https://github.com/aws/deep-learning-containers/blob/master/available_images.md and
@@ -50,6 +51,10 @@ _TAG_PYTHON = re.compile(r"-py(\d)(\d+)(?:-|$)")
 _TAG_VERSION = re.compile(r"^(\d+(?:\.\d+){0,2})")
 
 
+class ModelEnvError(RuntimeError):
+    """The model's environment cannot be built; the message names the cause and the fix."""
+
+
 @dataclass(frozen=True)
 class ImageRuntime:
     """The parts of a serving image that decide how a model runs locally.
@@ -60,6 +65,7 @@ class ImageRuntime:
         framework_version: the framework version in the image tag (``"2.6.0"``), when known.
         gpu: whether the image is a GPU build.
         label: how messages name the image.
+        requirements: the lines of the config's ``image.requirements`` file, which the image installs.
     """
 
     python: str = KIT_PYTHON
@@ -67,6 +73,7 @@ class ImageRuntime:
     framework_version: str | None = None
     gpu: bool = False
     label: str = "the kit's image (container/Dockerfile)"
+    requirements: tuple[str, ...] = ()
 
     @property
     def framework_requirement(self) -> str | None:
@@ -115,7 +122,26 @@ def image_runtime(image: ImageSource | None) -> ImageRuntime:
         return dlc_runtime(image.uri)
     dockerfile = Path(image.context) / image.dockerfile
     python = dockerfile_python(dockerfile) or KIT_PYTHON
-    return ImageRuntime(python=python, label=str(dockerfile))
+    if image.requirements is None:
+        return ImageRuntime(python=python, label=str(dockerfile))
+    return ImageRuntime(
+        python=python,
+        label=f"{dockerfile} with image.requirements {image.requirements}",
+        requirements=tuple(requirement_lines(Path(image.requirements), field="image.requirements")),
+    )
+
+
+def requirement_lines(path: Path, *, field: str) -> list[str]:
+    """The requirement lines of a pip requirements file (comments and blank lines dropped)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelEnvError(
+            f"{field} {path}: cannot read it ({exc.strerror}); give a pip requirements file, relative to "
+            "the config file"
+        ) from None
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]
 
 
 def config_runtime(config: DeploymentConfig, container: str | None = None) -> ImageRuntime:

@@ -152,6 +152,6 @@ def _refusal(requirements_file: Path, target: VendorTarget, stderr: str, scratch
         f"{line!r} has no wheel for {target.describe()} ({reason}), and the endpoint has network isolation "
         "on, so it could not be installed at container start",
         f"pin a version of {name} that publishes a manylinux x86_64 wheel for Python {target.python}, "
-        "or install it into the image instead (container/requirements-extra.txt), or turn "
-        "model.network_isolation off",
+        "or install it into the image instead (the config's image.requirements file, or "
+        "container/requirements-extra.txt for every model), or turn model.network_isolation off",
     )

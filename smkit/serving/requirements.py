@@ -75,6 +75,12 @@ def _canonical(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
+def unsatisfied(lines: list[str], extra_paths: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The requirement ``lines`` that this interpreter's installed distributions do not meet."""
+    installed = _installed(extra_paths) if lines else {}
+    return tuple(line for line in lines if not _satisfied(line, installed))
+
+
 def plan(model_dir: str, extra_paths: tuple[str, ...] = ()) -> RequirementsPlan | None:
     """Read the model's requirements file and list the lines not met by installed distributions."""
     path = requirements_file(model_dir)
@@ -86,8 +92,7 @@ def plan(model_dir: str, extra_paths: tuple[str, ...] = ()) -> RequirementsPlan 
             line = raw.split(" #", 1)[0].strip()
             if line and not line.startswith("#"):
                 lines.append(line)
-    installed = _installed(extra_paths) if lines else {}
-    return RequirementsPlan(path, tuple(line for line in lines if not _satisfied(line, installed)))
+    return RequirementsPlan(path, unsatisfied(lines, extra_paths))
 
 
 def _lines(path: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from config_harness import CONFIG_DIR, SHIPPED, raw
 
 from smkit.config import ConfigError, DeploymentConfig, load_config, parse_config
@@ -91,3 +92,19 @@ def test_build_image_dockerfile_is_relative_to_the_context() -> None:
     data["image"] = {"source": "build"}
     image = parse_config(data).image
     assert image.source == "build" and (image.context, image.dockerfile) == ("container", "Dockerfile")
+
+
+def test_image_requirements_is_relative_to_the_config_file(tmp_path: Path) -> None:
+    path = CONFIG_DIR / "multi-model.yaml"
+    image = load_config(path).image
+    assert image.source == "build"
+    assert image.requirements == str(CONFIG_DIR.parent / "container" / "requirements-sklearn.txt")
+    data = raw("multi-model.yaml")
+    data["image"]["requirements"] = "no-such-requirements.txt"
+    copy = tmp_path / "multi-model.yaml"
+    copy.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as info:
+        load_config(copy)
+    message = str(info.value)
+    assert "image.requirements: " in message and "no-such-requirements.txt" in message, message
+    assert "no such file; give a pip requirements file, relative to the config file" in message, message

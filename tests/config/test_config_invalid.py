@@ -133,6 +133,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "'build', 'ecr', 'dlc'",
     ),
     (
+        "image-requirements-twice",
+        "multi-model.yaml",
+        _set("image.build_args", {"IMAGE_REQUIREMENTS": "other.txt"}),
+        "image.build_args.IMAGE_REQUIREMENTS",
+        "image.requirements sets this build argument; keep one of the two",
+    ),
+    (
         "ecr-latest-tag",
         "realtime.yaml",
         _set("image", {"source": "ecr", "tag": "latest"}),

@@ -37,3 +37,41 @@ def test_the_checkout_is_read_by_default() -> None:
     pinned = (REPO / "container" / "requirements.txt").read_text().splitlines()
     lines = {line.split("#", 1)[0].strip() for line in pinned} - {""}
     assert lines and lines <= set(image_requirements(ImageRuntime()))
+
+
+def test_a_config_with_image_requirements_adds_exactly_that_files_packages(tmp_path: Path) -> None:
+    from smkit.config import load_config
+    from smkit.modelenv import config_runtime
+
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    (tmp_path / "requirements-extra.txt").write_text("lightgbm==4.7.0\n")
+    runtime = config_runtime(load_config(REPO / "config" / "multi-model.yaml"))
+    sklearn = (REPO / "container" / "requirements-sklearn.txt").read_text().splitlines()
+    expected = [line for line in sklearn if line and not line.startswith("#")]
+    assert runtime.requirements == tuple(expected)
+    assert image_requirements(runtime, container_dir=tmp_path) == [
+        "numpy==2.4.6",
+        "lightgbm==4.7.0",
+        *expected,
+    ]
+    # Without image.requirements the layer is the kit's image alone.
+    plain = config_runtime(load_config(REPO / "config" / "realtime.yaml"))
+    assert image_requirements(plain, container_dir=tmp_path) == ["numpy==2.4.6", "lightgbm==4.7.0"]
+
+
+def test_the_sklearn_image_file_satisfies_every_example_model_that_uses_it() -> None:
+    """container/requirements-sklearn.txt pins what the examples' code/requirements.txt pin (none unmet)."""
+    from packaging.requirements import Requirement
+
+    image = {
+        line.split("==")[0]: line.split("==")[1]
+        for path in ("requirements.txt", "requirements-sklearn.txt")
+        for line in (REPO / "container" / path).read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    for model in ("iris", "featurizer", "regressor"):
+        lines = (REPO / "model_code" / model / "code" / "requirements.txt").read_text().splitlines()
+        for line in (x for x in lines if x and not x.startswith("#")):
+            requirement = Requirement(line)
+            assert requirement.name in image, f"model_code/{model}: {line} is not in the image"
+            assert requirement.specifier.contains(image[requirement.name]), f"model_code/{model}: {line}"

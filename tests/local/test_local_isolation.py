@@ -1,0 +1,126 @@
+"""Network isolation locally as on AWS: a container whose code/requirements.txt neither the archive's wheels
+nor the image provide is refused before it starts; the same model with the package in the config's
+image.requirements serves."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from smkit.cli import main
+from smkit.local import LocalEndpoint, LocalEndpointError
+
+# Small, pure Python, and not in the kit's image (container/requirements*.txt).
+PACKAGE = "threadpoolctl==3.8.0"
+HANDLER = """
+import json
+
+import threadpoolctl
+
+
+def model_fn(model_dir):
+    return threadpoolctl.__version__
+
+
+def input_fn(body, content_type):
+    return json.loads(body)
+
+
+def predict_fn(data, model):
+    return {"threadpoolctl": model, "echo": data}
+
+
+def output_fn(prediction, accept):
+    return json.dumps(prediction).encode(), "application/json"
+"""
+
+
+def _archive(path: Path) -> Path:
+    """A model.tar.gz with code/inference.py and code/requirements.txt naming PACKAGE (no code/wheels)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files = {"code/inference.py": HANDLER, "code/requirements.txt": f"# the handler imports it\n{PACKAGE}\n"}
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _config(folder: Path, repo: Path, *, requirements: str | None, multi_model: bool = False) -> Path:
+    """A user's config beside the model: isolated, the kit's image built from the repository."""
+    image = {"source": "build", "context": str(repo), "dockerfile": "container/Dockerfile"}
+    if requirements is not None:
+        (folder / "image-requirements.txt").write_text(f"{requirements}\n")
+        image["requirements"] = "image-requirements.txt"
+    model_data = (
+        {"source": "multi-model", "path": "models"}
+        if multi_model
+        else {"source": "archive", "path": "model.tar.gz"}
+    )
+    data = {
+        "name": "isolated-demo",
+        "environment": "dev",
+        "image": image,
+        "model": {"network_isolation": True, "containers": [{"name": "echo", "model_data": model_data}]},
+        "endpoint": {
+            "type": "multi-model" if multi_model else "realtime",
+            "variants": [{"name": "main", "instance_type": "ml.m5.large", "initial_instance_count": 1}],
+        },
+    }
+    path = folder / "isolated.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _refusal_lines(message: str) -> None:
+    assert "container main-echo" in message, message
+    assert repr(PACKAGE) in message, message
+    assert "smkit package --config CONFIG" in message, message
+    assert "image.requirements" in message, message
+    assert "model.network_isolation off" in message, message
+
+
+def test_an_isolated_model_needing_a_package_the_image_lacks_is_refused(repo, tmp_path):
+    _archive(tmp_path / "model.tar.gz")
+    endpoint = LocalEndpoint(_config(tmp_path, repo, requirements=None), root=tmp_path, log_dir=tmp_path)
+    with pytest.raises(LocalEndpointError) as info:
+        endpoint.start()
+    _refusal_lines(str(info.value))
+    assert not endpoint.serving
+    assert not endpoint.runtime.workdir.exists()
+
+
+def test_a_multi_model_prefix_is_checked_archive_by_archive(repo, tmp_path):
+    _archive(tmp_path / "models" / "echo.tar.gz")
+    config = _config(tmp_path, repo, requirements=None, multi_model=True)
+    with pytest.raises(LocalEndpointError) as info:
+        LocalEndpoint(config, root=tmp_path, log_dir=tmp_path).start()
+    _refusal_lines(str(info.value))
+    assert "echo.tar.gz's code/requirements.txt" in str(info.value)
+
+
+def test_smkit_serve_with_an_isolated_config_refuses_too(repo, tmp_path):
+    archive = _archive(tmp_path / "model.tar.gz")
+    config = _config(tmp_path, repo, requirements=None)
+    result = CliRunner().invoke(main, ["serve", "--model", str(archive), "--config", str(config)])
+    assert result.exit_code == 1, result.output
+    assert repr(PACKAGE) in result.output and "smkit package --config CONFIG" in result.output
+
+
+def test_the_same_model_serves_with_the_package_in_the_image_requirements(repo, tmp_path, capfd):
+    _archive(tmp_path / "model.tar.gz")
+    config = _config(tmp_path, repo, requirements=PACKAGE)
+    with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path) as endpoint:
+        response = endpoint.client().invoke_endpoint(
+            EndpointName=endpoint.name, ContentType="application/json", Body=b"[1, 2]"
+        )
+        assert json.loads(response["Body"].read()) == {"threadpoolctl": "3.8.0", "echo": [1, 2]}
+    assert "network isolation" not in capfd.readouterr().err

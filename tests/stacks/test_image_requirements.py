@@ -1,0 +1,47 @@
+"""``image.requirements``: the config's file reaches container/Dockerfile as the IMAGE_REQUIREMENTS build
+argument of the CDK Docker image asset, and the staged build context holds it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stack_support import ROOT, SynthesizedApp
+
+from stacks.mapping import image_requirements_path
+
+
+def _docker_image(synthesized: SynthesizedApp, case: str) -> dict[str, Any]:
+    stack = synthesized.stacks[case].serving
+    manifest = json.loads((synthesized.outdir / f"{stack.artifact_id}.assets.json").read_text())
+    images = list(manifest["dockerImages"].values())
+    assert len(images) == 1, case
+    source: dict[str, Any] = images[0]["source"]
+    return source
+
+
+@pytest.mark.parametrize(
+    "case", ["multi-model", "multi-container", "multi-container-direct", "inference-components"]
+)
+def test_the_scikit_learn_examples_build_their_image_with_the_requirements_file(
+    synthesized: SynthesizedApp, case: str
+) -> None:
+    source = _docker_image(synthesized, case)
+    assert source["dockerBuildArgs"] == {"IMAGE_REQUIREMENTS": "container/requirements-sklearn.txt"}
+    staged = synthesized.outdir / source["directory"] / "container" / "requirements-sklearn.txt"
+    assert staged.read_text() == (ROOT / "container" / "requirements-sklearn.txt").read_text()
+
+
+def test_a_config_without_it_passes_no_build_argument(synthesized: SynthesizedApp) -> None:
+    assert "dockerBuildArgs" not in _docker_image(synthesized, "realtime")
+
+
+def test_the_file_must_be_inside_the_build_context(tmp_path: Path) -> None:
+    outside = tmp_path / "requirements.txt"
+    outside.write_text("lightgbm==4.7.0\n")
+    with pytest.raises(ValueError, match=r"is outside image.context .*move the file into the context"):
+        image_requirements_path(str(outside), context=ROOT, project_root=ROOT)
+    with pytest.raises(ValueError, match=r"image.requirements '.*missing.txt': no such file"):
+        image_requirements_path(str(tmp_path / "missing.txt"), context=ROOT, project_root=ROOT)
