@@ -242,6 +242,7 @@ def test_missing_model_archive_names_make_package_model(tmp_path: Path) -> None:
 def test_missing_multi_model_folder_names_make_package_model(tmp_path: Path) -> None:
     (tmp_path / "container").mkdir()
     (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
+    (tmp_path / "container" / "requirements-sklearn.txt").write_text("scikit-learn==1.9.1\n")
     (tmp_path / "build" / "models").mkdir(parents=True)
     cfg = load_config(_moved("multi-model.yaml", tmp_path))
     with pytest.raises(FileNotFoundError, match=r"no \*\.tar\.gz models in it; run `make package-model`"):
