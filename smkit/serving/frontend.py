@@ -1,4 +1,4 @@
-"""The front end's ASGI application: HTTP in, whole requests to the worker pool, replies out.
+"""The front end: requests from :mod:`smkit.serving.protocol` to the worker pool, replies back.
 
 The front end never runs a model hook. It answers ``GET /ping`` and ``GET /execution-parameters``
 itself, so a busy or stuck handler can never delay a health check (SageMaker marks an instance
@@ -16,17 +16,17 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+
+from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
 
 from smkit.serving import codecs
 from smkit.serving.env import ServingEnv
-from smkit.serving.errors import BadRequest, InferenceError, MethodNotAllowed, PayloadTooLarge
+from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
 from smkit.serving.handler import Reply, error_reply
 from smkit.serving.pool import WorkerPool
+from smkit.serving.protocol import Exchange
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.
 DRAIN_LIMIT = 64 * 1024 * 1024
@@ -37,6 +37,9 @@ LOG_FLUSH_SECONDS = 0.05
 # is shorter, never more often than every 10 ms): one timer for all requests instead of one per request.
 BODY_SWEEP_SECONDS = 1.0
 MIN_BODY_SWEEP_SECONDS = 0.01
+# Response headers the front end writes itself; a handler's own copies are dropped.
+FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
+MAX_CACHED_TYPES = 64
 
 
 class RequestTimeout(InferenceError):
@@ -47,7 +50,7 @@ class RequestTimeout(InferenceError):
 
 
 class FrontEnd:
-    """The ASGI callable.
+    """What the HTTP protocol calls for each request.
 
     Args:
         env: the serving environment.
@@ -59,75 +62,137 @@ class FrontEnd:
         self.env = env
         self.pool = pool
         self.workers = workers
+        self.max_payload_bytes = env.max_payload_bytes
         self._pid = os.getpid()
         self._log_lines: list[str] = []
+        self._paths: dict[str, str] = {}  # path -> its JSON string in the access log
         # Requests whose body is being read -> when their time is up; swept by one timer.
-        self._reading: dict[asyncio.Task[Any], float] = {}
-        self._expired: set[asyncio.Task[Any]] = set()
+        self._reading: dict[Exchange, float] = {}
         self._sweeper: asyncio.TimerHandle | None = None
         self._sweep_every = max(
             MIN_BODY_SWEEP_SECONDS, min(BODY_SWEEP_SECONDS, env.body_timeout_seconds / 10)
         )
+        self._types: dict[str, bytes] = {}  # content type -> its checked header line
+        self._defaults: tuple[object, bytes] = (None, b"")  # uvicorn's default headers, encoded
         self._local: dict[str, Callable[[], Reply]] = {
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
         }
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        started = time.perf_counter()
-        method = scope["method"]
-        path = scope["path"] or "/"
-        size = 0
-        pid = self._pid
+    # -- calls from the protocol ---------------------------------------------------------------------
+    def opened(self, exchange: Exchange) -> None:
+        """The head has arrived: refuse a declared oversize body before reading it."""
+        for name, value in exchange.headers:
+            if name == b"content-length":
+                length = int(value)  # llhttp has checked it is a number
+                limit = self.max_payload_bytes
+                if length > limit:
+                    exchange.too_large = _too_large(length, limit)
+                    # Drop the body, answer when it has all arrived (or close after DRAIN_LIMIT bytes).
+                    exchange.discard = length + 1 if length <= limit + DRAIN_LIMIT else limit + DRAIN_LIMIT
+                return
+
+    def oversize(self, exchange: Exchange, size: int) -> None:
+        """A body without a declared length went over the limit: drop the rest (up to DRAIN_LIMIT)."""
+        exchange.too_large = _too_large(size, self.max_payload_bytes)
+        exchange.chunks.clear()
+        exchange.discard = DRAIN_LIMIT
+
+    def reading(self, exchange: Exchange) -> None:
+        """``exchange``'s body did not arrive in one read: cut it off after the body timeout."""
+        if exchange not in self._reading:
+            loop = asyncio.get_running_loop()
+            self._reading[exchange] = loop.time() + self.env.body_timeout_seconds
+            if self._sweeper is None:
+                self._sweeper = loop.call_later(self._sweep_every, self._sweep)
+
+    def forget(self, exchange: Exchange) -> None:
+        """The connection is gone."""
+        self._reading.pop(exchange, None)
+
+    def run(self, exchange: Exchange) -> None:
+        """``exchange`` has its whole body and its turn on the connection: answer it."""
+        if self._reading:
+            self._reading.pop(exchange, None)
         try:
-            local = self._local.get(path)
+            if exchange.too_large is not None:
+                raise PayloadTooLarge(exchange.too_large)
+            local = self._local.get(exchange.path)
             if local is not None:
-                if method != "GET":
-                    raise MethodNotAllowed(f"use GET for {path}")
-                reply = local()
-            else:
-                raw = scope["headers"]
-                body = await self._read_body_in_time(raw, receive)
-                size = len(body)
-                refused = self.pool.accepting()
-                if refused is not None:
-                    raise refused
-                reply, pid = await self.pool.submit(method, path, raw, body)
-        except TimeoutError:
-            reply = error_reply(
-                RequestTimeout(
-                    f"the request body did not arrive within {self.env.body_timeout_seconds:g} s "
-                    "(SMKIT_BODY_TIMEOUT_SECONDS); the connection is closed"
-                ),
-                debug=False,
+                if exchange.method != "GET":
+                    raise MethodNotAllowed(f"use GET for {exchange.path}")
+                self.answer(exchange, local(), self._pid)
+                return
+            refused = self.pool.accepting()
+            if refused is not None:
+                raise refused
+            self.pool.submit(
+                exchange.method, exchange.path, exchange.headers, exchange.body(), exchange, self
             )
-            reply.headers["connection"] = "close"
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
-            reply = error_reply(exc, debug=self.env.debug)
-        raw_headers = [
-            (b"content-type", reply.content_type.encode("latin-1")),
-            (b"content-length", str(len(reply.body)).encode()),
+            self.answer(exchange, error_reply(exc, debug=self.env.debug), self._pid)
+
+    def answer(self, exchange: Exchange, reply: Reply, pid: int) -> None:
+        """Send ``reply`` for ``exchange`` (the pool calls this with the worker's pid)."""
+        if exchange.answered:
+            return
+        close = not exchange.keep_alive
+        try:
+            head, close = self._head(exchange, reply, close)
+        except (ValueError, KeyError) as exc:  # a handler's bad status or header
+            reply = error_reply(InferenceError(f"the handler's response cannot be sent: {exc}"), debug=False)
+            head, close = self._head(exchange, reply, close)
+        exchange.respond(head, reply.body, close)
+        if self.env.access_log:
+            self._log(exchange, reply, pid)
+
+    # -- responses -----------------------------------------------------------------------------------
+    def _head(self, exchange: Exchange, reply: Reply, close: bool) -> tuple[bytes, bool]:
+        defaults = exchange.conn.server_state.default_headers  # the Date header, renewed every second
+        if defaults is not self._defaults[0]:
+            self._defaults = (defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults))
+        kind = self._types.get(reply.content_type)
+        if kind is None:
+            kind = b"content-type: " + _value(reply.content_type) + b"\r\n"
+            if len(self._types) < MAX_CACHED_TYPES:
+                self._types[reply.content_type] = kind
+        parts = [
+            STATUS_LINE[reply.status],
+            self._defaults[1],
+            kind,
+            b"content-length: %d\r\n" % len(reply.body),
         ]
         for key, value in reply.headers.items():
-            raw_headers.append((key.encode("latin-1"), str(value).encode("latin-1")))
-        await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
-        await send({"type": "http.response.body", "body": reply.body})
-        if self.env.access_log:
-            self._log(method, path, reply, size, started, pid)
+            name = key.lower()
+            if name in FRAMING_HEADERS:
+                close = close or (name == "connection" and "close" in str(value).lower())
+                continue
+            encoded = key.encode("latin-1")
+            if HEADER_RE.search(encoded):
+                raise ValueError(f"invalid header name {key!r}")
+            parts += [encoded, b": ", _value(str(value)), b"\r\n"]
+        if close:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        return b"".join(parts), close
 
-    def _log(self, method: str, path: str, reply: Reply, size: int, started: float, pid: int) -> None:
+    def _log(self, exchange: Exchange, reply: Reply, pid: int) -> None:
         # Formatted by hand: this runs on every request and json.dumps of a dict costs more than the
         # rest of the line. Only the path can hold characters that need escaping.
+        path = self._paths.get(exchange.path)
+        if path is None:
+            path = json.dumps(exchange.path)
+            if len(self._paths) < MAX_CACHED_TYPES:
+                self._paths[exchange.path] = path
+        loop = asyncio.get_running_loop()
         line = (
-            f'{{"ts": {time.time():.3f}, "method": "{method}", "path": {json.dumps(path)}, '
-            f'"status": {reply.status}, "latency_ms": {(time.perf_counter() - started) * 1000:.3f}, '
-            f'"request_bytes": {size}, "response_bytes": {len(reply.body)}, "pid": {pid}}}\n'
+            f'{{"ts": {time.time():.3f}, "method": "{exchange.method}", "path": {path}, '
+            f'"status": {reply.status}, "latency_ms": {(time.perf_counter() - exchange.started) * 1000:.3f}, '
+            f'"request_bytes": {exchange.size}, "response_bytes": {len(reply.body)}, "pid": {pid}}}\n'
         )
         self._log_lines.append(line)
         if len(self._log_lines) == 1:
-            asyncio.get_running_loop().call_later(LOG_FLUSH_SECONDS, self.flush_log)
+            loop.call_later(LOG_FLUSH_SECONDS, self.flush_log)
 
     def flush_log(self) -> None:
         """Write the pending access-log lines to stderr."""
@@ -139,60 +204,19 @@ class FrontEnd:
             while data:
                 data = data[os.write(2, data) :]
 
-    async def _read_body_in_time(self, raw: list[tuple[bytes, bytes]], receive: Receive) -> bytes:
-        """The body, or TimeoutError after ``SMKIT_BODY_TIMEOUT_SECONDS`` (checked by :meth:`_sweep`)."""
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        self._reading[task] = loop.time() + self.env.body_timeout_seconds
-        if self._sweeper is None:
-            self._sweeper = loop.call_later(self._sweep_every, self._sweep)
-        try:
-            return await self._read_body(raw, receive)
-        except asyncio.CancelledError:
-            if task not in self._expired:
-                raise
-            task.uncancel()
-            raise TimeoutError from None
-        finally:
-            self._reading.pop(task, None)
-            self._expired.discard(task)
-
     def _sweep(self) -> None:
         loop = asyncio.get_running_loop()
         now = loop.time()
-        for task, deadline in list(self._reading.items()):
-            if deadline <= now and task not in self._expired:
-                self._expired.add(task)
-                task.cancel()
+        for exchange, deadline in list(self._reading.items()):
+            if deadline <= now:
+                del self._reading[exchange]
+                error = RequestTimeout(
+                    f"the request body did not arrive within {self.env.body_timeout_seconds:g} s "
+                    "(SMKIT_BODY_TIMEOUT_SECONDS); the connection is closed"
+                )
+                exchange.keep_alive = False
+                self.answer(exchange, error_reply(error, debug=False), self._pid)
         self._sweeper = loop.call_later(self._sweep_every, self._sweep) if self._reading else None
-
-    async def _read_body(self, raw: list[tuple[bytes, bytes]], receive: Receive) -> bytes:
-        limit = self.env.max_payload_bytes
-        length_text = next((value for name, value in raw if name == b"content-length"), None)
-        if length_text:
-            try:
-                length = int(length_text)
-            except ValueError:
-                raise BadRequest(f"Content-Length {length_text!r} is not a number") from None
-            if length > limit:
-                await _drain(receive, min(length, limit + DRAIN_LIMIT))
-                raise PayloadTooLarge(_too_large(length, limit))
-        message = await receive()
-        body = message.get("body", b"")
-        if not message.get("more_body"):
-            return body
-        chunks = [body]
-        size = len(body)
-        while message.get("more_body"):
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _drain(receive, DRAIN_LIMIT)
-                raise PayloadTooLarge(_too_large(size, limit))
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _ping(self) -> Reply:
         reason = self.pool.not_ready()
@@ -209,14 +233,12 @@ class FrontEnd:
         return Reply(200, json.dumps(payload).encode(), codecs.JSON)
 
 
-async def _drain(receive: Receive, size: int) -> None:
-    while size > 0:
-        message = await receive()
-        if message.get("type") != "http.request":
-            return
-        size -= len(message.get("body", b""))
-        if not message.get("more_body"):
-            return
+def _value(text: str) -> bytes:
+    """A header value as bytes; ValueError when it could split the response (CR, LF, controls)."""
+    encoded = text.encode("latin-1")  # UnicodeEncodeError is a ValueError
+    if HEADER_VALUE_RE.search(encoded):
+        raise ValueError(f"invalid header value {text!r}")
+    return encoded
 
 
 def _too_large(size: int, limit: int) -> str:

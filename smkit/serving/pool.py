@@ -26,7 +26,7 @@ import subprocess
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from smkit.serving import ipc
 from smkit.serving.env import VAR_WORKER_CONFIG
@@ -70,19 +70,28 @@ class PoolOptions:
     kill_grace: float = 2.0
 
 
+class Recipient(Protocol):
+    """Who gets a job's reply: the front end, for the request ``token`` stands for."""
+
+    def answer(self, token: Any, reply: Reply, pid: int) -> None: ...
+
+
 class Job:
     """One request waiting for or running in a worker."""
 
-    __slots__ = ("data", "future", "queued_at")
+    __slots__ = ("data", "token", "recipient", "queued_at", "answered")
 
-    def __init__(self, data: bytes, future: asyncio.Future[tuple[Reply, int]]) -> None:
+    def __init__(self, data: bytes, token: Any, recipient: Recipient, queued_at: float) -> None:
         self.data = data  # the JOB_ frame
-        self.future = future
-        self.queued_at = future.get_loop().time()
+        self.token = token
+        self.recipient = recipient
+        self.queued_at = queued_at
+        self.answered = False
 
     def answer(self, reply: Reply, pid: int) -> None:
-        if not self.future.done():
-            self.future.set_result((reply, pid))
+        if not self.answered:
+            self.answered = True
+            self.recipient.answer(self.token, reply, pid)
 
 
 @dataclass(eq=False)
@@ -169,15 +178,21 @@ class WorkerPool:
 
     # -- requests ------------------------------------------------------------------------------------
     def submit(
-        self, method: str, path: str, headers: ipc.RawHeaders, body: bytes
-    ) -> asyncio.Future[tuple[Reply, int]]:
-        """Queue one request; the future gets ``(reply, worker pid)``. Raises QueueFull."""
-        job = Job(ipc.job_frame(method, path, headers, body), self.loop.create_future())
+        self,
+        method: str,
+        path: str,
+        headers: ipc.RawHeaders,
+        body: bytes,
+        token: Any,
+        recipient: Recipient,
+    ) -> None:
+        """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
+        job = Job(ipc.job_frame(method, path, headers, body), token, recipient, self.loop.time())
         while self.idle:
             worker = self.idle.popleft()
             if worker.state == IDLE:
                 self._assign(worker, job)
-                return job.future
+                return
         if len(self.queue) >= self.options.queue_size:
             raise QueueFull(
                 f"all {self.options.workers} workers are busy and {len(self.queue)} requests are waiting "
@@ -185,7 +200,6 @@ class WorkerPool:
                 "raise SMKIT_QUEUE_SIZE"
             )
         self.queue.append(job)
-        return job.future
 
     def _assign(self, worker: Worker, job: Job) -> None:
         assert worker.transport is not None
@@ -199,7 +213,7 @@ class WorkerPool:
         now = self.loop.time()
         while self.queue:
             job = self.queue.popleft()
-            if job.future.done():
+            if job.answered:
                 continue
             waited = now - job.queued_at
             if waited > self.max_queue_wait:

@@ -1,86 +1,177 @@
-"""The front end's HTTP protocol: uvicorn's httptools (llhttp) protocol with bounded request heads.
+"""The front end's HTTP protocol: llhttp (httptools) parsing, bounded heads, one exchange per request.
 
 llhttp refuses ambiguous framing (two lengths, length with chunking, bare LF, obsolete folding: the
 request-smuggling ingredients) but puts no bound on the request line and headers, which it buffers until
-they are complete. :class:`BoundedHttpToolsProtocol` bounds them as gunicorn's own parser does: a request
-target over 8190 bytes, more than 100 header fields or a request head over 64 KiB is answered 400 and the
+they are complete. :class:`FrontEndProtocol` bounds them as gunicorn's own parser does: a request target
+over 8190 bytes, more than 100 header fields or a request head over 64 KiB is answered 400 and the
 connection closed, so a head never holds more than one read beyond 64 KiB in memory.
+
+The protocol extends uvicorn's httptools protocol (its server, connection bookkeeping, graceful shutdown
+and 400 answers) but runs requests without ASGI: a request is an :class:`Exchange` that collects its
+body from the parser's callbacks and is handed to :class:`~smkit.serving.frontend.FrontEnd` once
+complete; the reply comes back as a call, and its head and body leave in one ``write``. No task, event
+or timer per request: on two cores shared with the model workers, the front end's CPU per request
+bounds the throughput of a fast model. Pipelined requests are answered in order.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+import time
+import urllib.parse
+from collections import deque
+from typing import TYPE_CHECKING, Any, cast
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+if TYPE_CHECKING:
+    from smkit.serving.frontend import FrontEnd
 
 MAX_REQUEST_TARGET = 8190
 MAX_HEADER_FIELDS = 100
 MAX_REQUEST_HEAD = 64 * 1024
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+LARGE_BODY = 64 * 1024  # written after the head rather than joined to it
 
 
 class RequestHeadTooLarge(Exception):
     """Raised inside an llhttp callback: the parser stops, uvicorn answers 400 and closes."""
 
 
-class CoalescingTransport:
-    """A transport whose writes of one event-loop turn leave in one ``send``.
+class Exchange:
+    """One request of a connection, from the end of its head to the end of its response.
 
-    uvicorn writes a response's head and body separately; joined, a response is one system call and one
-    TCP segment, which the client reads with one wake-up. Everything but ``write`` and ``close`` is the
-    real transport's.
+    ``discard`` counts body bytes still to be read and dropped (an oversize body, answered 413 once they
+    are read: the client gets its answer instead of a broken pipe); ``too_large`` holds the 413's
+    message then.
     """
 
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self._transport = transport
-        self._chunks: list[bytes] = []
+    __slots__ = (
+        "conn",
+        "method",
+        "path",
+        "headers",
+        "chunks",
+        "size",
+        "complete",
+        "keep_alive",
+        "expect_continue",
+        "discard",
+        "too_large",
+        "started",
+        "answered",
+    )
 
-    def write(self, data: bytes) -> None:
-        self._chunks.append(data)
-        if len(self._chunks) == 1:
-            asyncio.get_running_loop().call_soon(self.flush)
+    def __init__(
+        self,
+        conn: FrontEndProtocol,
+        method: str,
+        path: str,
+        headers: list[tuple[bytes, bytes]],
+        keep_alive: bool,
+        started: float,
+    ) -> None:
+        self.conn = conn
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.complete = False
+        self.keep_alive = keep_alive
+        self.expect_continue = False
+        self.discard = 0
+        self.too_large: str | None = None
+        self.started = started
+        self.answered = False
 
-    def flush(self) -> None:
-        if self._chunks:
-            data = b"".join(self._chunks)
-            self._chunks.clear()
-            if not self._transport.is_closing():
-                self._transport.write(data)
+    def body(self) -> bytes:
+        chunks = self.chunks
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
+    def respond(self, head: bytes, body: bytes, close: bool = False) -> None:
+        """Send the response (``head`` ends with the blank line) once; later calls are ignored."""
+        if self.answered:
+            return
+        self.answered = True
+        self.conn.responded(self, head, body, close or not self.keep_alive)
 
 
-class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with bounds on the request head and one write per response."""
+class FrontEndProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with bounded request heads and :class:`Exchange` requests."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(
-            cast(asyncio.Transport, CoalescingTransport(cast(asyncio.Transport, transport)))
-        )
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.front = cast("FrontEnd", self.config.app)  # the object server.run passed
+        self.exchanges: deque[Exchange] = deque()  # in request order; the first is being answered
+        self._in_head = True  # between the end of one message and the end of the next one's headers
+        self._head_bytes = 0  # bytes read while in the head (what llhttp may be buffering)
+        self._header_count = 0
+        self._header_bytes = 0  # the parsed fields of the current head
+        self._quiet = True  # no bytes since the keep-alive check last ran
 
-    _in_head = True  # between the end of one message and the end of the next one's headers
-    _head_bytes = 0  # bytes read while in the head (what llhttp may be buffering)
-    _header_count = 0
-    _header_bytes = 0  # the parsed fields of the current head
+    # -- connection ----------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_keep_alive()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for exchange in self.exchanges:
+            exchange.answered = True  # a reply that still comes is dropped
+            self.front.forget(exchange)
+        self.exchanges.clear()
+        self.cycle = None  # type: ignore[assignment]
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        """Graceful stop: close now when idle, else after the response in flight."""
+        if not self.exchanges:
+            self.transport.close()
+        else:
+            for exchange in self.exchanges:
+                exchange.keep_alive = False
+
+    def _arm_keep_alive(self) -> None:
+        # One timer per connection re-armed each period, not one per request: a connection with no
+        # bytes and no request for one to two periods is closed.
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self._check_idle)
+
+    def _check_idle(self) -> None:
+        if self.transport.is_closing():
+            return
+        if self._quiet and not self.exchanges:
+            self.transport.close()
+            return
+        self._quiet = True
+        self._arm_keep_alive()
 
     def data_received(self, data: bytes) -> None:
+        self._quiet = False
         if self._in_head:
             self._head_bytes += len(data)
-        super().data_received(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self.logger.warning("Invalid HTTP request received: %s", exc)
+            self.send_400_response("Invalid HTTP request received.")
+            return
+        except httptools.HttpParserUpgrade:
+            pass  # an Upgrade request is answered as a plain HTTP request
+        if self.exchanges and not self.exchanges[-1].complete:
+            self.front.reading(self.exchanges[-1])  # its body is still on the way: bound the wait
         if self._in_head and self._head_bytes > MAX_REQUEST_HEAD and not self.transport.is_closing():
             self.send_400_response(f"Request head over {MAX_REQUEST_HEAD} bytes.")
 
+    # -- parser callbacks ----------------------------------------------------------------------------
     def on_message_begin(self) -> None:
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
         self._header_count = self._header_bytes = 0
-        super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
-        super().on_url(url)  # llhttp may deliver the target in pieces: the bound is on the whole
+        self.url += url  # llhttp may deliver the target in pieces: the bound is on the whole
         if len(self.url) > MAX_REQUEST_TARGET:
             raise RequestHeadTooLarge(f"request target over {MAX_REQUEST_TARGET} bytes")
 
@@ -91,13 +182,96 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes += len(name) + len(value) + 4
         if self._header_bytes > MAX_REQUEST_HEAD:  # a whole head that arrived in a single read
             raise RequestHeadTooLarge(f"request head over {MAX_REQUEST_HEAD} bytes")
-        super().on_header(name, value)
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
-        super().on_headers_complete()
+        parser = self.parser
+        url = self.url
+        if url[:1] == b"/" and b"?" not in url and b"#" not in url:
+            raw_path = url  # the usual origin-form target, no query: nothing to split
+        else:
+            raw_path = httptools.parse_url(url).path or b"/"
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        keep_alive = parser.should_keep_alive() and parser.get_http_version() != "1.0"
+        exchange = Exchange(
+            self, parser.get_method().decode("ascii"), path, self.headers, keep_alive, time.perf_counter()
+        )
+        exchange.expect_continue = self.expect_100_continue
+        self.exchanges.append(exchange)
+        self.front.opened(exchange)
+        if len(self.exchanges) == 1:
+            self._start(exchange)
+        else:
+            self.flow.pause_reading()  # pipelined: read on when the ones before it are answered
+
+    def on_body(self, body: bytes) -> None:
+        exchange = self.exchanges[-1]
+        if exchange.discard:
+            exchange.discard = max(0, exchange.discard - len(body))
+            if not exchange.discard:  # read as much as is worth reading: answer and close
+                exchange.keep_alive = False
+                exchange.complete = True
+                self._run_if_first(exchange)
+            return
+        exchange.chunks.append(body)
+        exchange.size += len(body)
+        if exchange.size > self.front.max_payload_bytes and not exchange.answered:
+            self.front.oversize(exchange, exchange.size)
 
     def on_message_complete(self) -> None:
-        super().on_message_complete()
         self._in_head = True
+        if not self.exchanges:
+            return
+        exchange = self.exchanges[-1]
+        if exchange.complete:
+            return
+        exchange.complete = True
+        exchange.discard = 0
+        self._run_if_first(exchange)
+
+    # -- requests ------------------------------------------------------------------------------------
+    def _start(self, exchange: Exchange) -> None:
+        """``exchange`` is first in line: ask for its body if the client waits to be asked, run it."""
+        if exchange.expect_continue and not exchange.complete and not exchange.answered:
+            self.transport.write(CONTINUE)
+        self._run_if_first(exchange)
+
+    def _run_if_first(self, exchange: Exchange) -> None:
+        if exchange.complete and self.exchanges and self.exchanges[0] is exchange:
+            self.front.run(exchange)
+
+    def responded(self, exchange: Exchange, head: bytes, body: bytes, close: bool) -> None:
+        """Write one response in one ``write``; start the next pipelined request, or close."""
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if not self.exchanges or self.exchanges[0] is not exchange:
+            transport.close()  # answered before its turn (a pipelined upload cut off): nothing follows
+            return
+        if exchange.method == "HEAD":
+            body = b""
+        if len(body) < LARGE_BODY:
+            transport.write(head + body)
+        else:  # no copy of a large body
+            transport.write(head)
+            transport.write(body)
+        if close:
+            transport.close()
+            return
+        self.exchanges.popleft()
+        self.server_state.total_requests += 1
+        if self.exchanges:
+            self.flow.resume_reading()
+            self._start(self.exchanges[0])
+
+
+def status_line(status: int) -> bytes:
+    """``HTTP/1.1 <status> <reason>\\r\\n``."""
+    return STATUS_LINE[status]

@@ -15,14 +15,14 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
 import uvicorn
 import uvloop
 
 from smkit.serving.frontend import FrontEnd
 from smkit.serving.pool import WorkerPool
-from smkit.serving.protocol import BoundedHttpToolsProtocol
+from smkit.serving.protocol import FrontEndProtocol
 
 log = logging.getLogger("smkit.serving")
 # SageMaker sends SIGKILL 30 s after SIGTERM (docs/hosting-contract.md).
@@ -45,8 +45,9 @@ class _Server(uvicorn.Server):
 def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
     """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, then stop the workers."""
     config = uvicorn.Config(
-        app,
-        http=BoundedHttpToolsProtocol,
+        cast(Any, app),
+        http=FrontEndProtocol,
+        interface="asgi3",  # never called as ASGI: FrontEndProtocol calls the front end directly
         ws="none",
         lifespan="off",
         access_log=False,  # the front end writes one JSON line per request itself
