@@ -22,11 +22,6 @@ MOTO_SKIPS: Mapping[str, str] = {
         "moto has no CloudFormation adapter for SNS subscriptions (the alarm topic's email/HTTPS subscribers)"
     ),
     "AWS::CDK::Metadata": "CDK's version-reporting marker; there is no AWS resource behind it",
-    "Custom::CDKBucketDeployment": (
-        "a Lambda-backed custom resource: moto runs Lambda only in Docker, so the copy of a model set "
-        "(multi-model folder or uncompressed prefix) into the endpoint bucket does not happen "
-        "(smkit.emulator.moto_fixes)"
-    ),
 }
 
 SAGEMAKER_TYPES = (

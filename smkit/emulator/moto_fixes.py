@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from smkit.emulator import moto_adapters, moto_components, moto_engine
+from smkit.emulator.moto_bucket_deployment import bucket_deployment_adapter
 from smkit.emulator.moto_scaling import application_autoscaling_adapters, endpoint_update_as_sagemaker_does
 
 
@@ -162,6 +163,16 @@ FIXES: tuple[Fix, ...] = (
             "in smkit.emulator.inventory.MOTO_SKIPS, so a deploy reports them instead of hanging."
         ),
         apply=moto_engine.custom_resources_not_run,
+    ),
+    Fix(
+        resource_type="Custom::CDKBucketDeployment",
+        reason=(
+            "CDK's BucketDeployment copies model data into the deployment's bucket with a Lambda moto runs "
+            "only in Docker. The copy is done with moto's S3 backend as the handler does it (extract, prefix, "
+            "prune, retain), so the model data really is at the ModelDataUrl, under the bucket's default "
+            "encryption. Applied after Custom::*, which it overrides for this one type."
+        ),
+        apply=bucket_deployment_adapter,
     ),
 )
 

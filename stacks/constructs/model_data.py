@@ -1,14 +1,17 @@
 """Where a container's model data comes from, and how it reaches S3.
 
-- :meth:`ModelData.from_archive`: one ``model.tar.gz`` as a content-hashed file asset (``ModelDataUrl``).
+- :meth:`ModelData.from_archive`: one ``model.tar.gz`` copied under a content-hashed prefix of the endpoint
+  bucket, keeping its file name (``ModelDataUrl``).
 - :meth:`ModelData.from_prefix`: an uncompressed directory copied under a content-hashed prefix of the
   endpoint bucket (``ModelDataSource.S3DataSource`` with ``S3Prefix`` / ``CompressionType: None``).
 - :meth:`ModelData.from_multi_model`: a folder of ``*.tar.gz`` copied as one set under a content-hashed
   prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, docs/multi-model.md).
 
-Binding grants the execution role ``s3:GetObject`` on exactly that object or prefix (and ``s3:ListBucket``
-limited to the prefix). Directory sets are copied by CDK's BucketDeployment, a Lambda-backed custom
-resource; the prefix embeds the content hash so a changed set is a new prefix and the Model is replaced.
+All three land in the deployment's own bucket, encrypted with the deployment's key (the CDK bootstrap assets
+bucket only stages them). Binding grants the execution role ``s3:GetObject`` on exactly that object or
+prefix (and ``s3:ListBucket`` limited to the prefix); the role's grant on the key covers decryption. The copy
+is CDK's BucketDeployment, a Lambda-backed custom resource; the prefix embeds the content hash so changed
+data is a new prefix and the Model is replaced.
 """
 
 from __future__ import annotations
@@ -96,6 +99,62 @@ class ModelData(ABC):
         retention, created by Lambda)."""
 
 
+def ephemeral_storage_mb(path: Path, size: int) -> int:
+    """/tmp the copy handler needs for ``size`` bytes of model data: zipped plus extracted, plus headroom."""
+    need = math.ceil(2 * size / MIB) + HEADROOM_MB
+    low, high = EPHEMERAL_MB
+    if need > high:
+        raise ValueError(
+            f"model_data.path {path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
+            f"(zipped + extracted), more than the {high} MB a Lambda function can have; shrink the model data "
+            "or split it over several containers (each copies its own)"
+        )
+    return max(low, need)
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """Model data copied under a content-hashed prefix of the endpoint bucket."""
+
+    prefix: str
+    deployment: s3_deployment.BucketDeployment
+
+
+def _copy_into_bucket(
+    scope: Construct,
+    id_: str,
+    asset_path: Path,
+    *,
+    size: int,
+    bucket: s3.IBucket,
+    log_group: logs.ILogGroup | None,
+    exclude: list[str] | None = None,
+) -> _Copy:
+    """Publish ``asset_path`` (a directory, minus ``exclude``) as a zipped asset and have CDK's
+    BucketDeployment extract it under ``models/<id>/<content hash>/`` of ``bucket``.
+
+    The prefix embeds the asset hash, so changed data is a new prefix (and the Model is replaced); an old
+    prefix is never pruned nor deleted, so a rollback finds its release's objects where they were."""
+    holder = Construct(scope, id_)
+    asset = s3_assets.Asset(holder, "Asset", path=str(asset_path), exclude=exclude)
+    prefix = f"models/{id_}/{asset.asset_hash}/"
+    deployment = s3_deployment.BucketDeployment(
+        holder,
+        "Upload",
+        sources=[s3_deployment.Source.bucket(asset.bucket, asset.s3_object_key)],
+        destination_bucket=bucket,
+        destination_key_prefix=prefix,
+        extract=True,
+        prune=False,
+        retain_on_delete=True,
+        memory_limit=1024,
+        ephemeral_storage_size=cdk.Size.mebibytes(ephemeral_storage_mb(asset_path, size)),
+        log_group=log_group,
+    )
+    _acknowledge_deployment_handler(deployment, bucket)
+    return _Copy(prefix, deployment)
+
+
 class _Archive(ModelData):
     def bind(
         self,
@@ -107,13 +166,22 @@ class _Archive(ModelData):
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
         self._require(directory=False)
-        asset = s3_assets.Asset(scope, id_, path=str(self.path))
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject"], resources=[asset.bucket.arn_for_objects(asset.s3_object_key)]
-            )
+        # A directory asset of the archive's folder holding only the archive: its hash covers the file's name
+        # and bytes, and the copy keeps the name (a rollback downloads it under that name, same hash).
+        copy = _copy_into_bucket(
+            scope,
+            id_,
+            self.path.parent,
+            size=self.path.stat().st_size,
+            bucket=bucket,
+            log_group=log_group,
+            exclude=["*", f"!{self.path.name}"],
         )
-        return BoundModelData(model_data_url=asset.s3_object_url)
+        key = f"{copy.prefix}{self.path.name}"
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(key)])
+        )
+        return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
 
 
 class _DirectorySet(ModelData):
@@ -121,19 +189,6 @@ class _DirectorySet(ModelData):
         super().__init__(path, what)
         self.multi_model = multi_model
         self.cache_enabled = cache_enabled
-
-    def ephemeral_storage_mb(self) -> int:
-        """/tmp the copy handler needs for this set: zipped plus extracted, plus headroom."""
-        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-        need = math.ceil(2 * size / MIB) + HEADROOM_MB
-        low, high = EPHEMERAL_MB
-        if need > high:
-            raise ValueError(
-                f"model_data.path {self.path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
-                f"(zipped + extracted), more than the {high} MB a Lambda function can have; upload the set to "
-                "S3 yourself and use source: archive, or split it"
-            )
-        return max(low, need)
 
     def bind(
         self,
@@ -147,24 +202,9 @@ class _DirectorySet(ModelData):
         self._require(directory=True)
         if self.multi_model and not any(self.path.glob("*.tar.gz")):
             raise FileNotFoundError(f"model_data.path {self.path}: no *.tar.gz models in it; {MISSING_HINT}")
-        storage_mb = self.ephemeral_storage_mb()
-        holder = Construct(scope, id_)
-        asset = s3_assets.Asset(holder, "Asset", path=str(self.path))
-        prefix = f"models/{id_}/{asset.asset_hash}/"
-        deployment = s3_deployment.BucketDeployment(
-            holder,
-            "Upload",
-            sources=[s3_deployment.Source.bucket(asset.bucket, asset.s3_object_key)],
-            destination_bucket=bucket,
-            destination_key_prefix=prefix,
-            extract=True,
-            prune=False,
-            retain_on_delete=True,
-            memory_limit=1024,
-            ephemeral_storage_size=cdk.Size.mebibytes(storage_mb),
-            log_group=log_group,
-        )
-        _acknowledge_deployment_handler(deployment, bucket)
+        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        copy = _copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
+        prefix, deployment = copy.prefix, copy.deployment
         role.add_to_policy(
             iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}*")])
         )

@@ -7,6 +7,7 @@ below assert the SageMaker resources are never among the skipped ones.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -98,20 +99,32 @@ def test_model_has_the_configured_containers(
 
 
 def _check_model_data(spec: Container, got: dict[str, Any], d: DeployedConfig, emulator: MotoServer) -> None:
-    if spec.model_data.source == "archive":
-        # The content-hashed file asset was really published to the emulator's bootstrap bucket.
-        url = urlparse(got["ModelDataUrl"])
-        head = emulator.client("s3").head_object(Bucket=url.netloc, Key=url.path.lstrip("/"))
-        assert head["ContentLength"] > 0
-    elif spec.model_data.source == "multi-model":
-        assert got["Mode"] == "MultiModel"
-        assert got["ModelDataUrl"].startswith(f"s3://{d.serving.outputs['BucketName']}/")
-        assert got["ModelDataUrl"].endswith("/")
-        # The copy into the prefix is a Lambda-backed custom resource moto cannot run: reported, not faked.
-        assert "Custom::CDKBucketDeployment" in {s.resource_type for s in d.serving.skipped}
-    else:
+    bucket = d.serving.outputs["BucketName"]
+    if spec.model_data.source == "prefix":
+        url = got["ModelDataSource"]["S3DataSource"]["S3Uri"]
         source = got["ModelDataSource"]["S3DataSource"]
         assert (source["S3DataType"], source["CompressionType"]) == ("S3Prefix", "None")
+    else:
+        url = got["ModelDataUrl"]
+    assert url.startswith(f"s3://{bucket}/models/")
+    key = urlparse(url).path.lstrip("/")
+    s3 = emulator.client("s3")
+    if spec.model_data.source == "archive":
+        # The copy (Custom::CDKBucketDeployment, smkit.emulator.moto_bucket_deployment) really put the
+        # archive there, under the bucket's default encryption: the deployment's key.
+        head = s3.head_object(Bucket=bucket, Key=key)
+        assert head["ContentLength"] == Path(spec.model_data.path).stat().st_size
+        [key_arn] = d.serving.physical_ids("AWS::KMS::Key") or [None]
+        assert head["ServerSideEncryption"] == "aws:kms"
+        if key_arn is not None:
+            assert key_arn.endswith(head["SSEKMSKeyId"].rsplit("/", 1)[-1])
+    else:
+        assert url.endswith("/")
+        listed = s3.list_objects_v2(Bucket=bucket, Prefix=key).get("Contents", [])
+        assert listed, f"nothing copied under {url}"
+        if spec.model_data.source == "multi-model":
+            assert got["Mode"] == "MultiModel"
+            assert all(item["Key"].endswith(".tar.gz") for item in listed)
 
 
 @pytest.mark.parametrize("stem", ONE_MODEL)

@@ -66,7 +66,7 @@ def _package(project: Path) -> Path:
 
 
 def _synthesized_archive(config: Path, cwd: Path, tmp_path: Path) -> str:
-    """sha256 of the model data asset ``cdk synth`` staged, run from ``cwd`` with the kit's app."""
+    """sha256 of the model data archive ``cdk synth`` staged, run from ``cwd`` with the kit's app."""
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     app = f"{sys.executable} {ROOT / 'app.py'}"
     (cwd / "cdk.json").write_text(json.dumps({"app": app, "context": context}))
@@ -77,8 +77,10 @@ def _synthesized_archive(config: Path, cwd: Path, tmp_path: Path) -> str:
         cwd=cwd, env=_offline_env(tmp_path), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
-    staged = [p for p in out.iterdir() if p.name.startswith("asset.") and p.is_file()]
+    # The archive is staged as a directory asset holding just that file (stacks/constructs/model_data.py).
+    staged = list(out.glob("asset.*/model.tar.gz"))
     assert len(staged) == 1, [p.name for p in out.iterdir()]
+    assert [p.name for p in staged[0].parent.iterdir()] == ["model.tar.gz"]
     return _sha256(staged[0])
 
 
