@@ -15,6 +15,7 @@ from aws_cdk import aws_ecr as ecr
 from smkit.config import Container, DeploymentConfig, ImageSource, ShadowVariant
 from smkit.config import ModelData as ModelDataConfig
 from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
+from smkit.config.scaling import variant_paths
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
 from stacks.constructs.endpoint_config import (
@@ -153,7 +154,7 @@ def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:
 
 
 def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSettings]]:
-    """``(variant name, instance type, settings)`` for every variant that autoscales."""
+    """``(variant name, instance type, settings)`` for every variant that autoscales, shadow variants too."""
     out: list[tuple[str, str | None, ScalingSettings]] = []
     s = cfg.endpoint.serverless
     if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
@@ -162,7 +163,7 @@ def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSetting
             "provisioned-concurrency", a.min_capacity, a.max_capacity, a.target_utilization
         )
         out.append((s.variant_name, None, settings))
-    for v in cfg.endpoint.variants:
+    for _, v in variant_paths(cfg):
         if v.autoscaling is None:
             continue
         va = v.autoscaling
@@ -197,19 +198,21 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
 
 
 def scaling_fingerprint(cfg: DeploymentConfig) -> str | None:
-    """8 hex digits naming the autoscaled variants and their instance types (None: nothing autoscales).
+    """8 hex digits naming the autoscaled variants, shadow variants included, and their instance types
+    (None: nothing autoscales).
 
     Part of the endpoint's name (:class:`stacks.constructs.endpoint.InferenceEndpoint`): a change that
     UpdateEndpoint refuses while the variant is a scalable target makes a new endpoint instead."""
-    scaled = sorted(f"{v.name}={v.instance_type}" for v in cfg.endpoint.variants if v.autoscaling is not None)
+    scaled = sorted(f"{v.name}={v.instance_type}" for _, v in variant_paths(cfg) if v.autoscaling is not None)
     if not scaled:
         return None
     return hashlib.sha256(",".join(scaled).encode()).hexdigest()[:8]
 
 
 def retain_variant_properties(cfg: DeploymentConfig) -> bool:
-    """Keep instance counts across updates only when they are autoscaled (then every variant is)."""
-    return any(v.autoscaling is not None for v in cfg.endpoint.variants) or (
+    """Keep instance counts across updates only when they are autoscaled (then every variant, shadow
+    variants included, is: ``smkit.config.aws_rules.retained_counts``)."""
+    return any(v.autoscaling is not None for _, v in variant_paths(cfg)) or (
         cfg.endpoint.serverless is not None and cfg.endpoint.serverless.autoscaling is not None
     )
 

@@ -11,9 +11,9 @@ import math
 import re
 from collections.abc import Iterable
 
-from smkit.config.endpoint import Variant
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
+from smkit.config.scaling import variant_paths
 
 # AutoRollbackConfig.Alarms: 1 to 10 alarms.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AutoRollbackConfig.html
@@ -140,10 +140,10 @@ def kms_key(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
-    for i, v in enumerate(cfg.endpoint.variants):
+    for path, v in variant_paths(cfg):
         if v.autoscaling is not None and BURSTABLE.match(v.instance_type):
             yield Issue(
-                f"endpoint.variants[{i}].instance_type",
+                f"{path}.instance_type",
                 v.instance_type,
                 "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling "
                 f"({AUTOSCALING_URL})",
@@ -152,21 +152,22 @@ def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def retained_counts(cfg: DeploymentConfig) -> Iterable[Issue]:
     """RetainAllVariantProperties keeps every variant's current instance count on update; with some variants
-    autoscaled and others not, a changed ``initial_instance_count`` of a fixed variant would be ignored."""
-    variants: list[Variant] = list(cfg.endpoint.variants)
-    scaled = [v.name for v in variants if v.autoscaling is not None]
+    autoscaled and others not, a changed ``initial_instance_count`` of a fixed variant would be ignored.
+    Shadow variants are variants of the same endpoint: the rule covers them alike."""
+    variants = variant_paths(cfg)
+    scaled = [v.name for _, v in variants if v.autoscaling is not None]
     if not scaled or len(scaled) == len(variants):
         return
-    for i, v in enumerate(variants):
+    for path, v in variants:
         if v.autoscaling is None:
             yield Issue(
-                f"endpoint.variants[{i}].autoscaling",
+                f"{path}.autoscaling",
                 None,
                 f"variant {v.name!r} has no autoscaling while {', '.join(scaled)} has: updates keep the "
                 "current instance count of every variant (RetainAllVariantProperties), so a new "
                 f"initial_instance_count of {v.name!r} would be ignored; give it autoscaling, e.g. "
                 f"{{min_capacity: {v.initial_instance_count}, max_capacity: {v.initial_instance_count}, "
-                "target_invocations_per_instance: 1000}} to pin it "
+                "target_invocations_per_instance: 1000} to pin it "
                 "(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html)",
             )
 

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from smkit.config.base import Frozen
+from smkit.config.scaling import Autoscaling
 
 # InferenceComponentName: ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
 COMPONENT_NAME = r"^[a-zA-Z0-9]([\-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$"
@@ -235,4 +236,12 @@ class ShadowVariant(Frozen):
     )
     container: str = Field(
         description=f"Name of the model.containers entry the shadow serves (the candidate). Required. {SHADOW}"
+    )
+    autoscaling: Autoscaling | None = Field(
+        None,
+        description=(
+            "Instance-count autoscaling of the shadow's instances, as for a production variant (and under the "
+            "same update rules: with any variant autoscaled, every variant, shadow included, must be). "
+            "Default: none (fixed count). https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html"
+        ),
     )

@@ -14,24 +14,10 @@ from pydantic import Field
 
 from smkit.config.base import AWS_NAME, Frozen
 from smkit.config.components import InferenceComponentsSpec, ShadowVariant
+from smkit.config.scaling import Autoscaling
 
 # Family, optional hyphenated qualifier (ml.p6-b200.48xlarge), size.
 INSTANCE_TYPE = r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$"
-
-
-class Autoscaling(Frozen):
-    """Target tracking on ``sagemaker:variant:DesiredInstanceCount``.
-
-    Realtime, multi-model and multi-container track ``SageMakerVariantInvocationsPerInstance``; async tracks
-    ``ApproximateBacklogSizePerInstance`` and may scale to zero.
-    """
-
-    min_capacity: int = Field(ge=0, le=1000)
-    max_capacity: int = Field(ge=1, le=1000)
-    target_invocations_per_instance: int | None = Field(None, ge=1)
-    target_backlog_per_instance: float | None = Field(None, gt=0)
-    scale_in_cooldown_seconds: int = Field(300, ge=0, le=3600)
-    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
 
 
 class Variant(Frozen):

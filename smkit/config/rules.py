@@ -18,6 +18,7 @@ from typing import Any
 
 from smkit.config.containers import ImageSource
 from smkit.config.models import DeploymentConfig
+from smkit.config.scaling import variant_paths
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
@@ -192,18 +193,18 @@ def serverless_limits(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def variant_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
     is_async = cfg.endpoint.type == "async"
-    for i, v in enumerate(cfg.endpoint.variants):
+    for variant_path, v in variant_paths(cfg):
         a = v.autoscaling
         if a is None:
             continue
-        path = f"endpoint.variants[{i}].autoscaling"
+        path = f"{variant_path}.autoscaling"
         if a.min_capacity == 0 and not is_async:
             yield Issue(f"{path}.min_capacity", 0, "only async endpoints can scale to zero; use >= 1")
         if not a.min_capacity <= a.max_capacity:
             yield Issue(f"{path}.max_capacity", a.max_capacity, f"must be >= min_capacity ({a.min_capacity})")
         if not a.min_capacity <= v.initial_instance_count <= a.max_capacity:
             yield Issue(
-                f"endpoint.variants[{i}].initial_instance_count",
+                f"{variant_path}.initial_instance_count",
                 v.initial_instance_count,
                 f"must lie between autoscaling min_capacity ({a.min_capacity}) and max_capacity ({a.max_capacity})",
             )

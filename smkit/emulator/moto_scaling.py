@@ -191,7 +191,8 @@ def endpoint_update_as_sagemaker_does() -> None:
 
     def variant_types(account_id: str, region_name: str, config_name: str) -> dict[str, str | None]:
         config = sm.sagemaker_backends[account_id][region_name].describe_endpoint_config(config_name)
-        return {v["VariantName"]: v.get("InstanceType") for v in config["ProductionVariants"]}
+        variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
+        return {v["VariantName"]: v.get("InstanceType") for v in variants}
 
     def scalable_variants(account_id: str, region_name: str, endpoint_name: str) -> list[tuple[str, str]]:
         """(dimension, resource id) of every registered target on a variant of ``endpoint_name``."""

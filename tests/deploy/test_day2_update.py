@@ -1,4 +1,5 @@
-"""Day 2 in the emulator: a redeploy that changes an autoscaled variant's instance type succeeds.
+"""Day 2 in the emulator: a redeploy that changes an autoscaled variant's instance type succeeds, for a
+production and for a shadow variant.
 
 SageMaker refuses UpdateEndpoint for that change while the variant is a registered scalable target
 (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html), and so does the repaired
@@ -43,20 +44,18 @@ def _deploy(cdk: CdkCli, emulator: MotoServer, config: Path, outdir: Path) -> Pa
     return assembly.path
 
 
-def _endpoint(emulator: MotoServer) -> dict[str, Any]:
+def _endpoint(emulator: MotoServer, prefix: str = "TabularDay2") -> dict[str, Any]:
     sagemaker = emulator.client("sagemaker")
-    [summary] = [
-        e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith("TabularDay2")
-    ]
+    [summary] = [e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith(prefix)]
     endpoint: dict[str, Any] = sagemaker.describe_endpoint(EndpointName=summary["EndpointName"])
     return endpoint
 
 
-def _scalable_variants(emulator: MotoServer) -> list[str]:
+def _scalable_variants(emulator: MotoServer, prefix: str = "TabularDay2") -> list[str]:
     targets = emulator.client("application-autoscaling").describe_scalable_targets(
         ServiceNamespace="sagemaker"
     )
-    return sorted(t["ResourceId"] for t in targets["ScalableTargets"] if "TabularDay2" in t["ResourceId"])
+    return sorted(t["ResourceId"] for t in targets["ScalableTargets"] if prefix in t["ResourceId"])
 
 
 def test_instance_type_change_of_an_autoscaled_variant_deploys(
@@ -97,11 +96,61 @@ def test_instance_type_change_of_an_autoscaled_variant_deploys(
     assert not [a for a in alarms if a["AlarmName"].startswith("TabularDay2")]
 
 
-def _retained(emulator: MotoServer) -> list[tuple[str, str]]:
+def _shadow_config(tmp_path: Path, name: str, shadow_instance_type: str) -> Path:
+    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime-shadow.yaml").read_text())
+    data["name"] = "tabular-shadow-day2"
+    for c in data["model"]["containers"]:
+        c["model_data"]["path"] = str((REPO / "config" / c["model_data"]["path"]).resolve())
+    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
+    scaling = {"min_capacity": 1, "max_capacity": 2, "target_invocations_per_instance": 200}
+    data["endpoint"]["variants"][0]["autoscaling"] = scaling
+    shadow = data["endpoint"]["shadow_variants"][0]
+    shadow["autoscaling"] = scaling
+    shadow["instance_type"] = shadow_instance_type
+    source = tmp_path / name / "shadow-day2.yaml"
+    source.parent.mkdir()
+    source.write_text(yaml.safe_dump(data))
+    return source
+
+
+def test_instance_type_change_of_an_autoscaled_shadow_variant_deploys(
+    deployed: object, emulator: MotoServer, cdk: CdkCli, tmp_path: Path
+) -> None:
+    prefix = "TabularShadowDay2"
+    _deploy(cdk, emulator, _shadow_config(tmp_path, "first", "ml.m5.large"), tmp_path / "first.out")
+    before = _endpoint(emulator, prefix)
+    name = before["EndpointName"]
+    assert _scalable_variants(emulator, prefix) == [
+        f"endpoint/{name}/variant/production",
+        f"endpoint/{name}/variant/shadow",
+    ]
+
+    second = _deploy(
+        cdk, emulator, _shadow_config(tmp_path, "second", "ml.c5.large"), tmp_path / "second.out"
+    )
+    after = _endpoint(emulator, prefix)
+    assert after["EndpointStatus"] == "InService"
+    assert after["EndpointName"] != name  # the refused in-place update became a new endpoint
+    config = emulator.client("sagemaker").describe_endpoint_config(
+        EndpointConfigName=after["EndpointConfigName"]
+    )
+    assert [v["InstanceType"] for v in config["ShadowProductionVariants"]] == ["ml.c5.large"]
+    assert _scalable_variants(emulator, prefix) == [
+        f"endpoint/{after['EndpointName']}/variant/production",
+        f"endpoint/{after['EndpointName']}/variant/shadow",
+    ]
+
+    retained = _retained(emulator, prefix)
+    cdk.destroy(assembly=second)
+    _delete_retained(emulator, retained)
+    assert _scalable_variants(emulator, prefix) == []
+
+
+def _retained(emulator: MotoServer, prefix: str = "TabularDay2") -> list[tuple[str, str]]:
     """(type, physical id) of what the two stacks retain on delete (key, buckets, repository, log group)."""
     cloudformation = emulator.client("cloudformation")
     out = []
-    for stack in ("TabularDay2DevEcr", "TabularDay2DevServing"):
+    for stack in (f"{prefix}DevEcr", f"{prefix}DevServing"):
         for r in cloudformation.list_stack_resources(StackName=stack)["StackResourceSummaries"]:
             if r["ResourceType"] in RETAINED:
                 out.append((r["ResourceType"], r["PhysicalResourceId"]))

@@ -260,22 +260,23 @@ def test_repaired_server_hosts_inference_components_and_keeps_shadow_variants() 
         }
 
 
-def _scaled_endpoint(instance_type: str, endpoint_name: str) -> dict[str, Any]:
+def _scaled_endpoint(instance_type: str, endpoint_name: str, scaled: str = "main") -> dict[str, Any]:
+    """An endpoint whose variant ``scaled`` (production "main" or the "shadow" variant) is a scalable target
+    of type ``instance_type``."""
     model = TEMPLATE["Resources"]["Model"]
     role = TEMPLATE["Resources"]["Role"]
-    variant = {"VariantName": "main", "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]}}
+    model_name = {"Fn::GetAtt": ["Model", "ModelName"]}
+    main = {"VariantName": "main", "ModelName": model_name, "InitialInstanceCount": 1}
+    main["InstanceType"] = instance_type if scaled == "main" else "ml.m5.large"
+    config: dict[str, Any] = {"ProductionVariants": [main]}
+    if scaled == "shadow":
+        shadow = {"VariantName": "shadow", "ModelName": model_name, "InitialInstanceCount": 1}
+        config["ShadowProductionVariants"] = [{**shadow, "InstanceType": instance_type}]
     return {
         "Resources": {
             "Role": role,
             "Model": model,
-            "Config": {
-                "Type": "AWS::SageMaker::EndpointConfig",
-                "Properties": {
-                    "ProductionVariants": [
-                        {**variant, "InstanceType": instance_type, "InitialInstanceCount": 1}
-                    ]
-                },
-            },
+            "Config": {"Type": "AWS::SageMaker::EndpointConfig", "Properties": config},
             "Endpoint": {
                 "Type": "AWS::SageMaker::Endpoint",
                 "Properties": {
@@ -293,7 +294,7 @@ def _scaled_endpoint(instance_type: str, endpoint_name: str) -> dict[str, Any]:
                     "ResourceId": {
                         "Fn::Join": [
                             "",
-                            ["endpoint/", {"Fn::GetAtt": ["Endpoint", "EndpointName"]}, "/variant/main"],
+                            ["endpoint/", {"Fn::GetAtt": ["Endpoint", "EndpointName"]}, f"/variant/{scaled}"],
                         ]
                     },
                     "MinCapacity": 1,
@@ -304,22 +305,34 @@ def _scaled_endpoint(instance_type: str, endpoint_name: str) -> dict[str, Any]:
     }
 
 
-def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant() -> None:
-    """Same name + new instance type of a scalable variant fails; a new name replaces the endpoint."""
+@pytest.mark.parametrize("scaled", ["main", "shadow"])
+def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant(scaled: str) -> None:
+    """Same name + new instance type of a scalable variant (production or shadow) fails; a new name replaces
+    the endpoint."""
     with MotoServer.start() as server:
         cloudformation = server.client("cloudformation")
         cloudformation.create_stack(
-            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.large", "scaled-a"))
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.large", "scaled-a", scaled))
         )
         targets = server.client("application-autoscaling").describe_scalable_targets(
             ServiceNamespace="sagemaker"
         )
-        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-a/variant/main"]
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == [
+            f"endpoint/scaled-a/variant/{scaled}"
+        ]
+
+        # An update that keeps the scalable variant's instance type passes.
+        kept = _scaled_endpoint("ml.m5.large", "scaled-a", scaled)
+        kept["Resources"]["Endpoint"]["Properties"]["Tags"].append({"Key": "release", "Value": "2"})
+        cloudformation.update_stack(StackName="Scaled", TemplateBody=json.dumps(kept))
+        status = cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
+        assert status == "UPDATE_COMPLETE"
 
         refused = True
         try:
             cloudformation.update_stack(
-                StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-a"))
+                StackName="Scaled",
+                TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-a", scaled)),
             )
             status = cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
             refused = status != "UPDATE_COMPLETE"
@@ -328,7 +341,7 @@ def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant()
         assert refused
 
         cloudformation.update_stack(
-            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-b"))
+            StackName="Scaled", TemplateBody=json.dumps(_scaled_endpoint("ml.m5.xlarge", "scaled-b", scaled))
         )
         assert (
             cloudformation.describe_stacks(StackName="Scaled")["Stacks"][0]["StackStatus"]
@@ -339,4 +352,6 @@ def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant()
         targets = server.client("application-autoscaling").describe_scalable_targets(
             ServiceNamespace="sagemaker"
         )
-        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == ["endpoint/scaled-b/variant/main"]
+        assert [t["ResourceId"] for t in targets["ScalableTargets"]] == [
+            f"endpoint/scaled-b/variant/{scaled}"
+        ]

@@ -39,8 +39,20 @@ def _yaml(name: str) -> dict[str, Any]:
     return data
 
 
+def shadow_scaled(shadow_instance_type: str = "ml.m5.large") -> dict[str, Any]:
+    """config/realtime-shadow.yaml with the production and the shadow variant autoscaled."""
+    data = _yaml("realtime-shadow.yaml")
+    data["name"] = "tabular-shadow-scaled"
+    scaling = {"min_capacity": 1, "max_capacity": 2, "target_invocations_per_instance": 200}
+    data["endpoint"]["variants"][0]["autoscaling"] = scaling
+    data["endpoint"]["shadow_variants"][0]["autoscaling"] = scaling
+    data["endpoint"]["shadow_variants"][0]["instance_type"] = shadow_instance_type
+    return data
+
+
 def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
-    """Variants no shipped file covers: supplied KMS key + VPC + ECR image; DLC image + uncompressed prefix."""
+    """Variants no shipped file covers: autoscaled shadow variant; supplied KMS key + VPC + ECR image; DLC
+    image + uncompressed prefix."""
     byo = _yaml("realtime.yaml")
     byo["name"] = "tabular-byo"
     byo["image"] = {"source": "ecr", "tag": "v1.2.3"}
@@ -56,6 +68,9 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     prefix["image"] = {"source": "dlc", "uri": DLC_URI}
     prefix["model"]["containers"][0]["model_data"] = {"source": "prefix", "path": str(prefix_dir)}
     return {
+        "realtime-shadow-scaled": parse_config(
+            shadow_scaled(), source="derived realtime-shadow-scaled", base_dir=CONFIG_DIR
+        ),
         "realtime-byo": parse_config(byo, source="derived realtime-byo", base_dir=CONFIG_DIR),
         "async-prefix": parse_config(prefix, source="derived async-prefix", base_dir=CONFIG_DIR),
     }
