@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from smkit.cli.envopts import env_options, environment, say, target
+from smkit.modelenv import ImageRuntime
 from smkit.packaging import PackagingError, build_archive, inspect_archive
 from smkit.packaging.vendor import VendorTarget
 
@@ -81,6 +82,12 @@ def package(
     vendor = goal.network_isolation if vendor_wheels is None else vendor_wheels
     if vendor and runtime.framework is not None:
         vendor = False
+    if vendor and vendor_wheels is None and _provided_by_image(runtime, code_dir, python):
+        vendor = False
+        say(
+            f"not vendoring wheels: {runtime.label} provides every line of code/requirements.txt, so the "
+            "container installs nothing at start"
+        )
     if goal.network_isolation and runtime.framework is not None and _requirement_lines(code_dir):
         say(
             f"not vendoring wheels: {runtime.label} installs code/requirements.txt itself at start and "
@@ -151,3 +158,18 @@ def _requirement_lines(code_dir: Path) -> bool:
     if not path.is_file():
         return False
     return any(line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def _provided_by_image(runtime: ImageRuntime, code_dir: Path, python: str | None) -> bool:
+    """The image (with image.requirements) satisfies every requirement line, as the container will see."""
+    from smkit.modelenv import ModelEnvError
+    from smkit.modelenv.provided import unmet_by_image
+
+    path = Path(code_dir) / "requirements.txt"
+    if python is not None or not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8")
+    try:
+        return not unmet_by_image(runtime, text)
+    except ModelEnvError as exc:
+        raise click.ClickException(f"the image's environment: {exc}") from None

@@ -8,43 +8,16 @@ install the rest at start, so the local endpoint refuses to start it, naming the
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 from smkit.contract import SMKIT_FRAMEWORK
 from smkit.local.artifacts import ArtifactError
-from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, image_environment, model_environment
+from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, model_environment
+from smkit.modelenv.provided import unmet_by_image
 from smkit.serving import requirements
 from smkit.tfs.layout import inspect_layout
-
-# Run by the image layer's interpreter (smkit is linked into it): the lines its packages do not meet.
-_PROBE = (
-    "import json, sys\n"
-    "from smkit.serving.requirements import unsatisfied\n"
-    "print(json.dumps(list(unsatisfied(json.loads(sys.argv[1])))))\n"
-)
-
-
-def _lines(text: str) -> list[str]:
-    stripped = (raw.split(" #", 1)[0].strip() for raw in text.splitlines())
-    return [line for line in stripped if line and not line.startswith("#")]
-
-
-def unmet_by_image(runtime: ImageRuntime, requirements_text: str) -> tuple[str, ...]:
-    """The requirement lines the image layer of ``runtime`` does not satisfy (built once, then cached)."""
-    lines = _lines(requirements_text)
-    if not lines:
-        return ()
-    interpreter = image_environment(runtime, requirements_text)
-    probe = subprocess.run(
-        [interpreter, "-I", "-c", _PROBE, json.dumps(lines)], capture_output=True, text=True, check=False
-    )
-    if probe.returncode != 0:
-        raise ModelEnvError(f"checking the requirements in {interpreter} failed: {probe.stderr.strip()}")
-    return tuple(json.loads(probe.stdout))
 
 
 def refusal(label: str, requirements_path: str, unmet: tuple[str, ...], runtime: ImageRuntime) -> str:

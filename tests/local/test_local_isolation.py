@@ -124,3 +124,42 @@ def test_the_same_model_serves_with_the_package_in_the_image_requirements(repo, 
         )
         assert json.loads(response["Body"].read()) == {"threadpoolctl": "3.8.0", "echo": [1, 2]}
     assert "network isolation" not in capfd.readouterr().err
+
+
+def _package(folder: Path, config: Path) -> tuple[Path, str]:
+    """``smkit package --config`` of the echo model; returns the archive and the command's stderr."""
+    code, artifacts = folder / "src" / "code", folder / "src" / "artifacts"
+    code.mkdir(parents=True)
+    artifacts.mkdir()
+    (artifacts / "weights.txt").write_text("none\n")
+    (code / "inference.py").write_text(HANDLER)
+    (code / "requirements.txt").write_text(f"{PACKAGE}\n")
+    archive = folder / "model.tar.gz"
+    result = CliRunner().invoke(
+        main,
+        ["package", "--code", str(code), "--artifacts", str(artifacts), "--output", str(archive)]
+        + ["--config", str(config)],
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    return archive, result.stderr
+
+
+def _wheels(archive: Path) -> list[str]:
+    with tarfile.open(archive) as tar:
+        return [m.name for m in tar if m.name.startswith("code/wheels/")]
+
+
+@pytest.mark.parametrize("in_image", [False, True], ids=["vendored", "in-image"])
+def test_the_packager_and_the_local_endpoint_agree_on_what_the_image_provides(repo, tmp_path, in_image):
+    """Not in the image: the wheel is vendored and installed offline. In the image: nothing vendored."""
+    config = _config(tmp_path, repo, requirements=PACKAGE if in_image else None)
+    archive, stderr = _package(tmp_path, config)
+    if in_image:
+        assert _wheels(archive) == [] and "provides every line of code/requirements.txt" in stderr
+    else:
+        assert [Path(w).name for w in _wheels(archive)] == ["threadpoolctl-3.8.0-py3-none-any.whl"]
+    with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path) as endpoint:
+        response = endpoint.client().invoke_endpoint(
+            EndpointName=endpoint.name, ContentType="application/json", Body=b"{}"
+        )
+        assert json.loads(response["Body"].read())["threadpoolctl"] == "3.8.0"

@@ -1,0 +1,44 @@
+"""Which lines of a model's ``code/requirements.txt`` the image does not provide.
+
+The serving runtime installs only when some line is unmet by the image's installed distributions
+(smkit.serving.requirements.plan); this asks the same question of the image layer's interpreter, so the
+packager (vendor wheels or not) and the local endpoint (refuse an isolated container or not) agree with
+what the container does at start.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from smkit.modelenv.builder import image_environment
+from smkit.modelenv.image import ImageRuntime, ModelEnvError
+
+# Run by the image layer's interpreter (smkit is linked into it).
+_PROBE = (
+    "import json, sys\n"
+    "from smkit.serving.requirements import unsatisfied\n"
+    "print(json.dumps(list(unsatisfied(json.loads(sys.argv[1])))))\n"
+)
+
+
+def requirement_text_lines(text: str) -> list[str]:
+    """The requirement lines of a requirements file's text (comments and blank lines dropped)."""
+    stripped = (raw.split(" #", 1)[0].strip() for raw in text.splitlines())
+    return [line for line in stripped if line and not line.startswith("#")]
+
+
+def unmet_by_image(
+    runtime: ImageRuntime, requirements_text: str, *, progress: bool = True
+) -> tuple[str, ...]:
+    """The requirement lines the image layer of ``runtime`` does not satisfy (the layer built once, cached)."""
+    lines = requirement_text_lines(requirements_text)
+    if not lines:
+        return ()
+    interpreter = image_environment(runtime, requirements_text, progress=progress)
+    probe = subprocess.run(
+        [interpreter, "-I", "-c", _PROBE, json.dumps(lines)], capture_output=True, text=True, check=False
+    )
+    if probe.returncode != 0:
+        raise ModelEnvError(f"checking the requirements in {interpreter} failed: {probe.stderr.strip()}")
+    return tuple(json.loads(probe.stdout))
