@@ -2,22 +2,27 @@
 
 Each ``model_fn`` runs the model once (a warm-up), which starts the library's OpenMP thread pool in the
 loading process: a worker forked after that point would hang on its first request. Two workers, the
-frameworks only in the model's venv (``SMKIT_WORKER_PYTHON``): the first request is answered and 100
-requests at concurrency 4 all get 200 with the prediction the training script computed.
+framework only in the model's own environment (the interpreter ``SMKIT_WORKER_PYTHON`` and the
+requirements layer in ``SMKIT_REQUIREMENTS_DIR``, as ``smkit serve`` runs a model): the first request is
+answered and 100 requests at concurrency 4 all get 200 with the prediction the training script computed.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
+import sys
 import textwrap
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
 import pytest
+from framework_harness import run_in, write_requirements
 from serving_harness import start_server, wait_ready
+
+from smkit.modelenv import ModelEnvironment
 
 ROW = "1.0,2.0,3.0,4.0"
 
@@ -109,9 +114,9 @@ INFERENCE = {
 }
 
 
-def build_model(python: Path, framework: str, model_dir: Path) -> list[float]:
-    """Train the tiny model with the framework's venv; return its prediction for ROW."""
-    (model_dir / "code").mkdir(parents=True)
+def build_model(environment: ModelEnvironment, framework: str, model_dir: Path) -> list[float]:
+    """Train the tiny model in the framework's environment; return its prediction for ROW."""
+    write_requirements(model_dir, framework)
     (model_dir / "code" / "inference.py").write_text(textwrap.dedent(INFERENCE[framework]).lstrip())
     script = (
         "import json, os, sys\nimport numpy as np\n"
@@ -119,22 +124,25 @@ def build_model(python: Path, framework: str, model_dir: Path) -> list[float]:
         + textwrap.dedent(TRAIN[framework])
         + "print(json.dumps([float(v) for v in np.asarray(expected).ravel()]))\n"
     )
-    done = subprocess.run(
-        [str(python), "-c", script, str(model_dir)], capture_output=True, text=True, timeout=300
-    )
+    done = run_in(environment, ["-c", script, str(model_dir)], timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("framework", ["lightgbm", "xgboost", "pytorch"])
 def test_framework_model_with_default_settings(
-    framework: str, framework_python: Path, tmp_path: Path
+    framework: str, framework_env: Callable[[str], ModelEnvironment], tmp_path: Path
 ) -> None:
-    expected = build_model(framework_python, framework, tmp_path / "model")
+    environment = framework_env(framework)
+    expected = build_model(environment, framework, tmp_path / "model")
     server = start_server(
         tmp_path,
         ["--model", str(tmp_path / "model")],
-        env={"SMKIT_WORKER_PYTHON": str(framework_python), "SAGEMAKER_MODEL_SERVER_WORKERS": "2"},
+        env={
+            "SMKIT_WORKER_PYTHON": environment.python,
+            **environment.environ(),
+            "SAGEMAKER_MODEL_SERVER_WORKERS": "2",
+        },
         ready=False,
     )
     try:
@@ -151,7 +159,7 @@ def test_framework_model_with_default_settings(
         workers = [psutil.Process(pid) for pid in server.children()]
         assert len(workers) == 2
         for worker in workers:
-            assert worker.cmdline()[0] == str(framework_python)  # the model's venv, not the kit's
+            assert worker.cmdline()[0] == environment.python != sys.executable  # the model's, not the kit's
             rss = worker.memory_info().rss / 2**20
             print(f"{framework}: worker {worker.pid} RSS {rss:.0f} MiB")
     finally:

@@ -2,23 +2,27 @@
 
 The config names the PyTorch inference image (``image.source: dlc``), whose toolkit loads ``model.pt`` with
 ``torch.jit.load`` and calls it when the archive has no ``model_fn`` (docs/handler-semantics.md). Locally
-the kit applies the same defaults (``SMKIT_FRAMEWORK=pytorch``): the archive is packaged and checked with
-the torch interpreter (``--python``, as a user with a torch venv would), then answers through boto3.
+the kit applies the same defaults (``SMKIT_FRAMEWORK=pytorch``): the archive is packaged, checked and
+served with ``--python``, the interpreter of a PyTorch model's environment with its torch layer on
+``PYTHONPATH`` (as ``smkit env`` runs a command); it stands in for the image, whose own Python and torch
+build are not installed here. Then it answers through boto3.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from framework_harness import environ_of, run_in
 
 from smkit.cli import main
 from smkit.local import LocalEndpoint
+from smkit.modelenv import ModelEnvironment
 
 pytestmark = pytest.mark.frameworks
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
@@ -57,30 +61,30 @@ endpoint:
 
 
 def test_torchscript_model_without_handler_serves_with_the_pytorch_images_defaults(
-    tmp_path: Path, framework_python: Path
+    tmp_path: Path, framework_env: Callable[[str], ModelEnvironment], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    torch_env = framework_env("pytorch")
     artifacts, code = tmp_path / "artifacts", tmp_path / "code"
     artifacts.mkdir()
     code.mkdir()
     (code / "requirements.txt").write_text("")  # torch is in the image; no inference.py at all
-    trained = subprocess.run(
-        [str(framework_python), "-c", textwrap.dedent(TRAIN.format(rows=ROWS)), str(artifacts / "model.pt")],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    trained = run_in(torch_env, ["-c", textwrap.dedent(TRAIN.format(rows=ROWS)), str(artifacts / "model.pt")])
+    assert trained.returncode == 0, trained.stderr
     expected = json.loads(trained.stdout)
+    monkeypatch.setenv("PYTHONPATH", environ_of(torch_env)["PYTHONPATH"])
     config = tmp_path / "torchscript.yaml"
     config.write_text(CONFIG)
 
     packaged = CliRunner().invoke(
         main,
         ["package", "--code", str(code), "--artifacts", str(artifacts), "--output",
-         str(tmp_path / "build" / "model.tar.gz"), "--config", str(config), "--python", str(framework_python),
+         str(tmp_path / "build" / "model.tar.gz"), "--config", str(config), "--python", torch_env.python,
          "--no-progress"],
     )  # fmt: skip
     assert packaged.exit_code == 0, packaged.output
     assert "default handlers load model.pt" in packaged.output
 
-    with LocalEndpoint(config, root=tmp_path, python=str(framework_python)) as endpoint:
+    with LocalEndpoint(config, root=tmp_path, python=torch_env.python) as endpoint:
         client = endpoint.client()
         for content_type, body in (
             ("application/json", json.dumps(ROWS)),
