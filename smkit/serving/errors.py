@@ -84,6 +84,14 @@ class InvocationTimeout(InferenceError):
     error_type = "InvocationTimeout"
 
 
+def queue_timeout(limit: float, waited: float) -> InvocationTimeout:
+    """504 for a request that waited longer than ``limit`` seconds for a free worker."""
+    return InvocationTimeout(
+        f"the request waited {waited:.1f} s for a free worker, longer than the {limit:g} s limit; "
+        "add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or send fewer requests at once"
+    )
+
+
 class InsufficientMemory(InferenceError):
     """A model cannot fit in the multi-model memory budget even alone (507, docs/multi-model.md)."""
 

@@ -174,6 +174,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 config=config,
                 timeout=env.timeout_seconds,
                 queue_size=env.queue_size,
+                load_grace=env.startup_timeout_seconds if config["mode"] == "multi" else 0.0,
                 environ=worker_environ(python, scratch, os.environ if environ is None else environ),
             )
         )

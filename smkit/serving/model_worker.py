@@ -1,8 +1,9 @@
 """A model worker: ``python -m smkit.serving.model_worker``, started fresh by the front end.
 
 The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
-front end it is ready, then runs one request at a time through :class:`~smkit.serving.routes.Router`
-and sends the reply back (frames of :mod:`smkit.serving.ipc` on an inherited socket). It imports only
+front end it is ready, then takes one request at a time from the queue all workers share, runs it
+through :class:`~smkit.serving.routes.Router` and sends the reply back on its own socket (the channels
+of :mod:`smkit.serving.ipc`, inherited from the front end). It imports only
 the standard library and smkit's handler-side modules, so it can run under the model's own Python
 environment (``SMKIT_WORKER_PYTHON``, docs/serving-runtime.md). Multi-model mode also needs smkit's
 archive and requirements modules, i.e. the kit's interpreter.
@@ -20,6 +21,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -27,7 +29,8 @@ from smkit.process import die_with_parent
 from smkit.serving import deadline, ipc
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
-from smkit.serving.handler import ModelHandler
+from smkit.serving.errors import queue_timeout
+from smkit.serving.handler import ModelHandler, error_reply
 from smkit.serving.routes import Request, Router
 
 log = logging.getLogger("smkit.serving.worker")
@@ -51,26 +54,27 @@ def _single(config: dict[str, Any], env: ServingEnv) -> Router:
     return Router(env=env, handler=handler)
 
 
-def _multi(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Router:
+def _multi(config: dict[str, Any], env: ServingEnv, board: ipc.Scoreboard) -> Router:
     from smkit.serving.multimodel import ModelCache
     from smkit.serving.registry import Registry
 
+    slot = int(config["slot"])
     cache = ModelCache(
         env=env,
         registry=Registry(config["registry_dir"]),
         workers=int(config["workers"]),
         model_root=config.get("model_root"),
         guard=lambda: deadline.deadline(env.timeout_seconds),
-        on_load=lambda: ipc.send_frame(
-            sock, ipc.EXTEND, ipc.encode_json({"seconds": env.startup_timeout_seconds})
-        ),
+        on_load=lambda: board.extend(slot, env.startup_timeout_seconds),
     )
     return Router(env=env, cache=cache)
 
 
-def _load(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Router | None:
+def _load(
+    config: dict[str, Any], env: ServingEnv, sock: socket.socket, board: ipc.Scoreboard
+) -> Router | None:
     try:
-        router = _multi(config, env, sock) if config["mode"] == "multi" else _single(config, env)
+        router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
     except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
         message = f"{type(exc).__name__}: {exc}"
         log.error("model load failed: %s\n%s", message, traceback.format_exc())
@@ -80,19 +84,36 @@ def _load(config: dict[str, Any], env: ServingEnv, sock: socket.socket) -> Route
     return router
 
 
-def serve(sock: socket.socket, router: Router) -> None:
-    """Answer jobs until the front end closes its end."""
+def serve(
+    queue: socket.socket,
+    sock: socket.socket,
+    board: ipc.Scoreboard,
+    slot: int,
+    router: Router,
+    max_queue_wait: float,
+) -> None:
+    """Take jobs from the shared queue and answer each on ``sock`` until the queue closes.
+
+    The scoreboard slot says which job runs until when, so the front end can answer 504 and replace
+    this worker if it never returns.
+    """
     pid = os.getpid()
-    reader = ipc.FrameReader(sock)
+    timeout = router.env.timeout_seconds
+    reader = ipc.JobReader(queue)
     while True:
         received = reader.read()
         if received is None:
             return
-        _, meta, body = received
-        method, path, headers = ipc.parse_job(meta)
-        reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
-        out = ipc.reply_meta(reply.status, reply.content_type, reply.headers, pid)
+        (job_id, queued_at, method, path, headers), body = received
+        now = time.monotonic()
+        board.start(slot, job_id, now + timeout)
+        if now - queued_at > max_queue_wait:
+            reply = error_reply(queue_timeout(max_queue_wait, now - queued_at), debug=False)
+        else:
+            reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
+        out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
         ipc.send_frame(sock, ipc.REPLY, out, reply.body)
+        board.finish(slot)
 
 
 def main() -> int:
@@ -107,11 +128,14 @@ def main() -> int:
     deadline.install()
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
+    queue = socket.socket(fileno=int(config["queue_fd"]))
+    queue.setblocking(True)
+    board = ipc.Scoreboard(int(config["board_fd"]), int(config["slots"]))
     # A closed socket means the front end is gone or stopping: this worker's job is over, not an error.
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        router = _load(config, env, sock)
+        router = _load(config, env, sock, board)
         if router is not None:
-            serve(sock, router)
+            serve(queue, sock, board, int(config["slot"]), router, float(config["max_queue_wait"]))
     return 0
 
 

@@ -2,31 +2,35 @@
 
 Every worker is a new interpreter (``python -m smkit.serving.model_worker``) that loads the model
 itself: nothing is forked from a process that has loaded a library, so OpenMP or CUDA thread pools are
-always created in the process that uses them. A request goes to the first idle worker, or waits in one
-FIFO queue of at most ``queue_size`` requests (full: 503). A worker runs one request at a time.
+always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
+(the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
+``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time.
 
 Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``): the client gets 504 when its request has run
-that long in a worker (the worker's own SIGALRM interrupts Python code at the same moment); a worker
-that has not answered ``kill_grace`` seconds later (stuck in C code, signals blocked) is killed and
-replaced. A request that waited longer than InvokeEndpoint's 60 s (or the timeout, if longer) in the
-queue gets 504 without running. A worker that dies
-mid-request answers its client 500 and is replaced. See docs/serving-runtime.md.
+that long in a worker (the worker's own SIGALRM interrupts Python code at that moment; a sweep of the
+scoreboard catches the rest within a tenth of the limit); a worker that has not answered ``kill_grace``
+seconds after the deadline (stuck in C code, signals blocked) is killed and replaced. A request that
+waited longer than InvokeEndpoint's 60 s (or the timeout, if longer) in the queue gets 504 without
+running. A worker that dies mid-request answers its client 500 and is replaced. See
+docs/serving-runtime.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
 import signal
 import socket
 import subprocess
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from smkit.serving import ipc
 from smkit.serving.env import VAR_WORKER_CONFIG
@@ -35,9 +39,14 @@ from smkit.serving.handler import Reply, error_reply
 
 log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.model_worker"
-STARTING, IDLE, BUSY, DEAD = "starting", "idle", "busy", "dead"
+STARTING, READY, DEAD = "starting", "ready", "dead"
 MAX_BACKOFF_SECONDS = 30.0
 INVOKE_ENDPOINT_SECONDS = 60.0  # docs/hosting-contract.md
+# The scoreboard is swept this often while requests are outstanding (a tenth of the timeout when that
+# is shorter, never more often than every 10 ms): one timer for all requests instead of one per request.
+MAX_SWEEP_SECONDS = 1.0
+MIN_SWEEP_SECONDS = 0.01
+QUEUE_BUFFER_BYTES = 4 * 1024 * 1024  # the kernel caps it at net.core.wmem_max; the backlog holds the rest
 
 
 class QueueFull(InferenceError):
@@ -59,6 +68,7 @@ class PoolOptions:
         queue_size: requests that may wait for a free worker.
         environ: the workers' environment.
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
+        load_grace: extra seconds a request may take when it loads a model (multi-model mode).
     """
 
     workers: int
@@ -68,6 +78,7 @@ class PoolOptions:
     queue_size: int
     environ: Mapping[str, str]
     kill_grace: float = 2.0
+    load_grace: float = 0.0
 
 
 class Recipient(Protocol):
@@ -79,10 +90,11 @@ class Recipient(Protocol):
 class Job:
     """One request waiting for or running in a worker."""
 
-    __slots__ = ("data", "token", "recipient", "queued_at", "answered")
+    __slots__ = ("message", "fd", "token", "recipient", "queued_at", "answered")
 
-    def __init__(self, data: bytes, token: Any, recipient: Recipient, queued_at: float) -> None:
-        self.data = data  # the JOB_ frame
+    def __init__(self, message: bytes, fd: int, token: Any, recipient: Recipient, queued_at: float) -> None:
+        self.message = message  # the job's message on the queue
+        self.fd = fd  # the file holding a large body (-1: none), closed once sent
         self.token = token
         self.recipient = recipient
         self.queued_at = queued_at
@@ -101,10 +113,8 @@ class Worker:
     slot: int
     proc: subprocess.Popen[bytes]
     state: str = STARTING
-    transport: asyncio.Transport | None = None
-    job: Job | None = None
-    timer: asyncio.TimerHandle | None = None
     load_failed: bool = False
+    killed: bool = False
 
 
 class _Channel(asyncio.Protocol):
@@ -112,9 +122,6 @@ class _Channel(asyncio.Protocol):
         self.pool = pool
         self.worker = worker
         self.buffer = ipc.FrameBuffer()
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.worker.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
         for tag, meta, body in self.buffer.feed(data):
@@ -130,16 +137,26 @@ class WorkerPool:
     def __init__(self, options: PoolOptions) -> None:
         self.options = options
         self.workers: list[Worker | None] = [None] * options.workers
-        self.idle: deque[Worker] = deque()
-        self.queue: deque[Job] = deque()
+        self.jobs: dict[int, Job] = {}  # sent and not yet replied: waiting in the queue or running
+        self.backlog: deque[Job] = deque()  # not yet taken by the kernel queue (its buffer was full)
         self.load_error: str | None = None
         self.latched = False  # every worker was ready once: /ping stays 200 through replacements
         self.closing = False
         self._failures = [0] * options.workers
         self._loop: asyncio.AbstractEventLoop | None = None
         self._launched: list[tuple[Worker, socket.socket]] = []
+        self._ids = itertools.count(1)
+        self._queue, self._queue_out = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._queue_out.setblocking(False)
+        with contextlib.suppress(OSError):
+            self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
+        self.board = ipc.Scoreboard.create(options.workers)
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
         # After InvokeEndpoint's 60 s the caller has its answer: running the request then is wasted work.
         self.max_queue_wait = max(options.timeout, INVOKE_ENDPOINT_SECONDS)
+        # A job no worker has reported by then was taken by a worker that died before saying so.
+        self._lost_after = self.max_queue_wait + options.timeout + options.load_grace + 2 * options.kill_grace
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -149,7 +166,7 @@ class WorkerPool:
 
     # -- state ---------------------------------------------------------------------------------------
     def ready_count(self) -> int:
-        return sum(1 for w in self.workers if w is not None and w.state in (IDLE, BUSY))
+        return sum(1 for w in self.workers if w is not None and w.state == READY)
 
     def not_ready(self) -> ModelNotReady | None:
         """Why the server cannot take requests now, or None.
@@ -187,47 +204,56 @@ class WorkerPool:
         recipient: Recipient,
     ) -> None:
         """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
-        job = Job(ipc.job_frame(method, path, headers, body), token, recipient, self.loop.time())
-        while self.idle:
-            worker = self.idle.popleft()
-            if worker.state == IDLE:
-                self._assign(worker, job)
-                return
-        if len(self.queue) >= self.options.queue_size:
+        if len(self.jobs) >= self.options.workers + self.options.queue_size:
+            waiting = len(self.jobs) - self.options.workers
             raise QueueFull(
-                f"all {self.options.workers} workers are busy and {len(self.queue)} requests are waiting "
+                f"all {self.options.workers} workers are busy and {waiting} requests are waiting "
                 "(the queue is full); retry later, add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or "
                 "raise SMKIT_QUEUE_SIZE"
             )
-        self.queue.append(job)
+        job_id = next(self._ids)
+        now = time.monotonic()
+        message, fd = ipc.job_message(job_id, now, method, path, headers, body)
+        job = Job(message, fd, token, recipient, now)
+        self.jobs[job_id] = job
+        if self.backlog or not self._send(job):
+            self.backlog.append(job)
+        if self._sweeper is None:
+            self._sweeper = self.loop.call_later(self._sweep_every, self._sweep)
 
-    def _assign(self, worker: Worker, job: Job) -> None:
-        assert worker.transport is not None
-        worker.state = BUSY
-        worker.job = job
-        worker.transport.write(job.data)
-        worker.timer = self.loop.call_later(self.options.timeout, self._on_deadline, worker)
+    def _send(self, job: Job) -> bool:
+        try:
+            ipc.send_job(self._queue_out, job.message, job.fd)
+        except BlockingIOError:
+            return False
+        if job.fd >= 0:
+            os.close(job.fd)
+            job.fd = -1
+        return True
 
-    def _next(self, worker: Worker) -> None:
-        """Give an idle worker the oldest waiting request (or park it)."""
-        now = self.loop.time()
-        while self.queue:
-            job = self.queue.popleft()
-            if job.answered:
+    def _flush_backlog(self) -> None:
+        while self.backlog and self._send(self.backlog[0]):
+            self.backlog.popleft()
+
+    def _sweep(self) -> None:
+        """Deadlines: 504 for a job past its time, kill its worker after the grace, drop lost jobs."""
+        now = time.monotonic()
+        for worker in self.workers:
+            if worker is None or worker.state != READY:
                 continue
-            waited = now - job.queued_at
-            if waited > self.max_queue_wait:
-                job.answer(error_reply(_timeout(self.max_queue_wait, waited), debug=False), os.getpid())
+            job_id, deadline = self.board.read(worker.slot)
+            job = self.jobs.get(job_id) if job_id else None
+            if job is None or now < deadline:
                 continue
-            self._assign(worker, job)
-            return
-        worker.state = IDLE
-        self.idle.append(worker)
-
-    def _on_deadline(self, worker: Worker) -> None:
-        if worker.job is not None:
-            worker.job.answer(error_reply(_timeout(self.options.timeout), debug=False), worker.proc.pid)
-        worker.timer = self.loop.call_later(self.options.kill_grace, self._kill, worker)
+            job.answer(error_reply(_timeout(self.options.timeout), debug=False), worker.proc.pid)
+            if now >= deadline + self.options.kill_grace and not worker.killed:
+                self._kill(worker)
+        for job_id, job in list(self.jobs.items()):
+            if now - job.queued_at > self._lost_after:
+                del self.jobs[job_id]
+                job.answer(error_reply(_timeout(self.options.timeout), debug=False), os.getpid())
+        self._flush_backlog()
+        self._sweeper = self.loop.call_later(self._sweep_every, self._sweep) if self.jobs else None
 
     def _kill(self, worker: Worker) -> None:
         log.warning(
@@ -237,51 +263,43 @@ class WorkerPool:
             self.options.kill_grace,
             self.options.timeout,
         )
-        worker.timer = None
-        worker.job = None
+        worker.killed = True
         _signal(worker.proc, signal.SIGKILL)
 
     # -- frames from workers -------------------------------------------------------------------------
     def on_frame(self, worker: Worker, tag: bytes, data: bytes, body: bytes) -> None:
         if tag == ipc.REPLY:
-            if worker.timer is not None:
-                worker.timer.cancel()
-                worker.timer = None
-            job, worker.job = worker.job, None
+            job_id, status, content_type, headers, pid = ipc.parse_reply(data)
+            job = self.jobs.pop(job_id, None)
             if job is not None:
-                status, content_type, headers, pid = ipc.parse_reply(data)
                 job.answer(Reply(status, body, content_type, headers), pid)
-            if worker.state == BUSY:
-                self._next(worker)
+            if self.backlog:
+                self._flush_backlog()
             return
         meta = json.loads(data)
-        if tag == ipc.EXTEND:
-            if worker.timer is not None and worker.job is not None:
-                worker.timer.cancel()
-                extended = self.options.timeout + float(meta["seconds"])
-                worker.timer = self.loop.call_later(extended, self._on_deadline, worker)
-        elif tag == ipc.READY:
+        if tag == ipc.READY:
             if meta["ok"]:
                 self._failures[worker.slot] = 0
                 self.load_error = None
-                self._next(worker)
+                worker.state = READY
+                self._flush_backlog()
             else:
                 worker.load_failed = True
                 self.load_error = str(meta["error"])
 
     def on_lost(self, worker: Worker) -> None:
         previous, worker.state = worker.state, DEAD
-        if worker.timer is not None:
-            worker.timer.cancel()
-            worker.timer = None
         self.loop.create_task(self._reap(worker, previous))
 
     async def _reap(self, worker: Worker, previous: str) -> None:
         status = await self.loop.run_in_executor(None, _wait, worker.proc)
         if self.workers[worker.slot] is worker:
             self.workers[worker.slot] = None
-        if worker.job is not None:
-            worker.job.answer(
+        job_id, _ = self.board.read(worker.slot)
+        self.board.finish(worker.slot)
+        job = self.jobs.pop(job_id, None) if job_id else None
+        if job is not None:
+            job.answer(
                 error_reply(
                     InferenceError(
                         f"the worker process exited ({_describe_status(status)}) while handling this "
@@ -291,7 +309,6 @@ class WorkerPool:
                 ),
                 worker.proc.pid,
             )
-            worker.job = None
         if self.closing:
             return
         if previous == STARTING:
@@ -328,12 +345,17 @@ class WorkerPool:
         config = {
             **self.options.config,
             "fd": child_end.fileno(),
+            "queue_fd": self._queue.fileno(),
+            "board_fd": self.board.fd,
+            "slot": slot,
+            "slots": self.options.workers,
+            "max_queue_wait": self.max_queue_wait,
             "parent": os.getpid(),
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
         proc = subprocess.Popen(
             [self.options.python, "-m", WORKER_MODULE],
-            pass_fds=(child_end.fileno(),),
+            pass_fds=(child_end.fileno(), self._queue.fileno(), self.board.fd),
             env=environ,
             stdin=subprocess.DEVNULL,
         )
@@ -366,12 +388,7 @@ class WorkerPool:
                 await self.loop.run_in_executor(None, _wait, proc)
 
 
-def _timeout(seconds: float, waited: float | None = None) -> InvocationTimeout:
-    if waited is not None:
-        return InvocationTimeout(
-            f"the request waited {waited:.1f} s for a free worker, longer than the {seconds:g} s limit; "
-            "add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or send fewer requests at once"
-        )
+def _timeout(seconds: float) -> InvocationTimeout:
     return InvocationTimeout(
         f"the model did not answer within {seconds:g} s "
         "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS); raise the limit or speed up the handler"

@@ -189,6 +189,16 @@ def test_oversize_body_is_413_then_good(chain_server: Server) -> None:
     assert_good(chain_server)
 
 
+def test_body_past_the_inline_limit_reaches_the_worker_whole(chain_server: Server) -> None:
+    """A body over 64 KiB travels to the worker outside the queue's message (smkit/serving/ipc.py)."""
+    rows = 20_000  # 80 KB of CSV
+    response = chain_server.invoke("\n".join(f"{i},1" for i in range(rows)))
+    assert response.status == 200, response.body
+    result = response.json()
+    assert len(result) == rows and result[0] == [0.0, 3.0] and result[-1] == [(rows - 1) * 3.0, 3.0]
+    assert_good(chain_server)
+
+
 def test_unknown_path_and_wrong_method_then_good(chain_server: Server) -> None:
     missing = chain_server.request("GET", "/nope")
     assert missing.status == 404 and "/nope" in missing.json()["message"]

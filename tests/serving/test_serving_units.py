@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import numpy as np
@@ -136,29 +137,51 @@ def test_error_bodies_hide_the_traceback_unless_debug() -> None:
 
 
 def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
-    """Frames between front end and worker: split anywhere, several per read, bodies past the buffer."""
-    import socket
-    import threading
-
+    """Frames from a worker to the front end: split anywhere, several per read, large bodies."""
     from smkit.serving import ipc
 
-    meta = ipc.job_frame("POST", "/é", [(b"a", b"\xe9")], b"")[ipc.HEADER.size :]
-    frames = [(ipc.JOB, meta, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
+    meta = ipc.reply_meta(7, 200, "application/json", {}, 1234)
+    frames = [(ipc.REPLY, meta, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
     wire = b"".join(ipc.frame(tag, meta, body) for tag, meta, body in frames)
     buffer = ipc.FrameBuffer()
     parsed = [frame for i in range(0, len(wire), 4093) for frame in buffer.feed(wire[i : i + 4093])]
     assert parsed == frames
 
-    left, right = socket.socketpair()
-    sender = threading.Thread(target=left.sendall, args=(wire,))
-    sender.start()
-    reader = ipc.FrameReader(right, size=1024)
-    assert [reader.read() for _ in frames] == frames
-    sender.join()
-    left.close()
-    assert reader.read() is None  # the other end closed
-    right.close()
-    assert ipc.parse_job(meta) == ("POST", "/é", [(b"a", b"\xe9")])
+
+def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> None:
+    """The shared queue: jobs come out whole and in order; a body past the inline limit rides in a file."""
+    import socket
+
+    from smkit.serving import ipc
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    headers = [(b"a", b"\xe9"), (b"content-type", b"text/csv")]
+    bodies = [b"", b"1,2", b"y" * (ipc.INLINE_BODY + 1), b"z" * 3_000_000, b"last"]
+    for job_id, body in enumerate(bodies, 1):
+        message, fd = ipc.job_message(job_id, 12.5, "POST", "/é", headers, body)
+        assert (fd >= 0) == (len(body) > ipc.INLINE_BODY)
+        ipc.send_job(ours, message, fd)
+        if fd >= 0:
+            os.close(fd)  # the message holds its own reference
+    reader = ipc.JobReader(theirs)
+    for job_id, body in enumerate(bodies, 1):
+        assert reader.read() == ((job_id, 12.5, "POST", "/é", headers), body)
+    ours.close()
+    assert reader.read() is None  # the front end closed the queue
+    theirs.close()
+
+
+def test_scoreboard_slots_are_shared_through_the_descriptor() -> None:
+    from smkit.serving import ipc
+
+    board = ipc.Scoreboard.create(3)
+    other = ipc.Scoreboard(board.fd, 3)  # what a worker maps from the inherited descriptor
+    assert board.read(1) == (0, 0.0)
+    other.start(1, 42, 100.5)
+    other.extend(1, 10)
+    assert board.read(1) == (42, 110.5) and board.read(0)[0] == 0 and board.read(2)[0] == 0
+    other.finish(1)
+    assert board.read(1)[0] == 0
 
 
 def test_reply_metadata_round_trips_content_types_and_headers() -> None:
@@ -169,5 +192,5 @@ def test_reply_metadata_round_trips_content_types_and_headers() -> None:
         (504, "text/csv; charset=utf-8", {"X-Custom": "é", "Retry-After": "1"}),
         (599, "", {"a\u0000b": "\u0000"}),
     ]:
-        meta = ipc.reply_meta(status, content_type, headers, 4_000_000)
-        assert ipc.parse_reply(meta) == (status, content_type, headers, 4_000_000)
+        meta = ipc.reply_meta(2**40, status, content_type, headers, 4_000_000)
+        assert ipc.parse_reply(meta) == (2**40, status, content_type, headers, 4_000_000)
