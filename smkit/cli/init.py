@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from smkit.scaffold import FRAMEWORKS, ScaffoldError, scaffold
+from smkit.scaffold import FRAMEWORKS, MODEL_FILES, ScaffoldError, scaffold
 
 
 @click.command("init")
@@ -35,8 +35,13 @@ def init(name: str, framework: str, root: Path) -> None:
         raise click.ClickException(str(exc)) from None
     for path in made.files:
         click.echo(f"created {path}")
+    artifacts = made.model_dir / "artifacts"
     click.echo(
-        f"next: make train MODEL={name} (or copy your model file into {made.model_dir / 'artifacts'} and run "
-        f"make samples MODEL={name} ROWS=a_csv_of_your_feature_rows.csv), then make package-model MODEL={name} "
-        f"and make local-endpoint CONFIG={made.config}"
+        f"next, either train the example: make train MODEL={name}\n"
+        f"or bring your model: copy it to {artifacts}/{MODEL_FILES[framework]} (or set MODEL_FILE in "
+        f"{made.model_dir / 'code' / 'inference.py'}), pin the versions you trained with in "
+        f"{made.model_dir / 'code' / 'requirements.txt'}, then write the samples from a CSV of a few of your "
+        f"feature rows (no header): make samples MODEL={name} ROWS=my_rows.csv\n"
+        f"then: make package-model MODEL={name}; make local-endpoint CONFIG={made.config}; "
+        f".venv/bin/smkit smoke-test --config {made.config} --endpoint-url http://127.0.0.1:8080"
     )

@@ -17,7 +17,8 @@ NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")  # config name rule (smkit.config.m
 
 # Pinned, so that a scaffold builds the same environment and vendors the same wheels everywhere.
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "sklearn": ("scikit-learn==1.9.1",),
+    # pandas: a Pipeline fitted on a DataFrame (named, categorical columns) is served a DataFrame.
+    "sklearn": ("scikit-learn==1.9.1", "pandas==3.1.1"),
     "lightgbm": ("lightgbm==4.7.0",),
     # xgboost-cpu: the same library without the CUDA runtime (xgboost on Linux pulls nvidia-nccl-cu12).
     "xgboost": ("xgboost-cpu==3.2.0",),
@@ -27,6 +28,14 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "tensorflow": ("tensorflow-cpu==2.21.0",),
 }
 FRAMEWORKS = tuple(REQUIREMENTS)
+# Where the scaffolded handler loads the model from, under artifacts/ (its MODEL_FILE / MODEL_DIR).
+MODEL_FILES: dict[str, str] = {
+    "sklearn": "model.joblib",
+    "lightgbm": "model.txt",
+    "xgboost": "model.json",
+    "pytorch": "model.pt",
+    "tensorflow": "model/1/ (a SavedModel folder)",
+}
 
 
 class ScaffoldError(ValueError):

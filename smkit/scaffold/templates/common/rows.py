@@ -3,12 +3,17 @@
 Requests: rows of numbers as ``text/csv`` (one row per line), ``application/json`` (a list of rows, or
 ``{"instances": [...]}``) or ``application/x-npy``. Responses: ``application/json``
 ``{"predictions": [...]}`` (default) or ``text/csv`` (one prediction per line).
+
+Tables (``decode_table``, ``to_frame``) also take text values (categories) and JSON records
+(``[{"column": value, ...}, ...]``), for a model fitted on a pandas DataFrame with named columns.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import json
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +48,48 @@ def decode_rows(body: str | bytes, content_type: str | None) -> np.ndarray:
             raise
         raise RequestError(f"cannot read the rows: {exc}") from exc
     return rows.reshape(1, -1) if rows.ndim == 1 else rows
+
+
+def _cell(value: str) -> float | str:
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def decode_table(body: str | bytes, content_type: str | None) -> list[Any]:
+    """The request as a list of rows (lists of numbers and text) or of ``{column: value}`` records."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media not in ("text/csv", "application/json"):
+        return decode_rows(body, content_type).tolist()
+    text = body.decode("utf-8") if isinstance(body, bytes) else str(body)
+    if media == "text/csv":
+        return [[_cell(v) for v in row] for row in csv.reader(io.StringIO(text)) if row]
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RequestError(f"cannot read the JSON rows: {exc}") from exc
+    data = data["instances"] if isinstance(data, dict) and "instances" in data else data
+    rows = data if isinstance(data, list) else [data]
+    return [rows] if rows and not isinstance(rows[0], (list, dict)) else rows
+
+
+def to_frame(rows: list[Any], columns: list[str]) -> Any:
+    """``rows`` as a pandas DataFrame with the model's ``columns`` (records may list them in any order)."""
+    import pandas as pd  # only models fitted on a DataFrame need it (and were trained with it)
+
+    if rows and isinstance(rows[0], dict):
+        missing = sorted({c for c in columns if any(c not in r for r in rows)})
+        if missing:
+            raise RequestError(f"records lack the column(s) {missing}; the model was fitted on {columns}")
+        return pd.DataFrame.from_records(rows, columns=columns)
+    widths = {len(r) for r in rows}
+    if widths - {len(columns)}:
+        raise RequestError(
+            f"rows have {sorted(widths)} values; the model was fitted on {len(columns)} columns {columns} "
+            "(send them in this order, or JSON records naming them)"
+        )
+    return pd.DataFrame(rows, columns=columns)
 
 
 def encode_predictions(predictions: np.ndarray, accept: str | None) -> tuple[bytes, str]:

@@ -1,7 +1,11 @@
-"""SageMaker handler for a scikit-learn estimator saved with ``joblib.dump(model, "model.joblib")``.
+"""SageMaker handler for a scikit-learn estimator or Pipeline saved with ``joblib.dump(model, "model.joblib")``.
 
-Replace ``MODEL_FILE`` if your file has another name; requests and responses: see ``rows.py``.
-Hook contract: docs/handler-semantics.md.
+Set ``MODEL_FILE`` to your file's name, and ``PREDICT_METHOD`` to ``"predict_proba"`` for a classifier's
+class probabilities. A model fitted on a pandas DataFrame (e.g. a Pipeline whose ColumnTransformer picks
+columns by name) gets each request as a DataFrame with the columns it was fitted with
+(``feature_names_in_``): CSV rows in that order, JSON rows in that order or JSON records
+(``[{"column": value, ...}]``); text values (categories) are kept as text. Requests and responses: see
+``rows.py``. Hook contract: docs/handler-semantics.md.
 """
 
 from __future__ import annotations
@@ -9,24 +13,41 @@ from __future__ import annotations
 import os
 
 import joblib
-from rows import decode_rows, encode_predictions
+import numpy as np
+from rows import RequestError, decode_table, encode_predictions, to_frame
 
 MODEL_FILE = "model.joblib"
+PREDICT_METHOD = "predict"  # or "predict_proba", "decision_function", "transform"
 
 
 def model_fn(model_dir):
-    """Load the fitted estimator from ``model_dir/model.joblib``."""
-    return joblib.load(os.path.join(model_dir, MODEL_FILE))
+    """Load the fitted estimator from ``model_dir/MODEL_FILE``."""
+    model = joblib.load(os.path.join(model_dir, MODEL_FILE))
+    if not callable(getattr(model, PREDICT_METHOD, None)):
+        raise AttributeError(
+            f"{type(model).__name__} has no {PREDICT_METHOD}(): set PREDICT_METHOD in inference.py to a "
+            "method it has (predict, predict_proba, ...)"
+        )
+    return model
 
 
 def input_fn(input_data, content_type):
-    """Rows of features as a 2-D array."""
-    return decode_rows(input_data, content_type)
+    """Rows of values (numbers, or text for categorical columns) or JSON records."""
+    return decode_table(input_data, content_type)
 
 
 def predict_fn(data, model):
-    """One prediction per row."""
-    return model.predict(data)
+    """``PREDICT_METHOD``'s answer per row (a list per row for ``predict_proba``)."""
+    columns = getattr(model, "feature_names_in_", None)
+    if columns is not None:
+        return getattr(model, PREDICT_METHOD)(to_frame(data, [str(c) for c in columns]))
+    try:
+        rows = np.asarray(data, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise RequestError(
+            f"the model takes numbers only (it was not fitted on named columns): {exc}"
+        ) from exc
+    return getattr(model, PREDICT_METHOD)(rows.reshape(1, -1) if rows.ndim == 1 else rows)
 
 
 def output_fn(prediction, accept):

@@ -1,15 +1,19 @@
 """Train a small scikit-learn regressor and write the artifacts and the sample requests with their answers.
 
-Replace ``train`` with your own training, or put your fitted ``model.joblib`` into ``artifacts/`` and run
-``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``) so that
-``samples/expected.json`` holds what your model answers for your rows. Runs in the model's environment:
+Replace ``train`` with your own training, or put your fitted ``model.joblib`` (a Pipeline, a classifier
+with ``PREDICT_METHOD = "predict_proba"`` in ``code/inference.py``, ...) into ``artifacts/`` and run
+``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``; rows in the
+model's column order, text for categories) so that ``samples/expected.json`` holds what your model answers
+for your rows. Runs in the model's environment:
 ``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import sys
 from pathlib import Path
 
 import joblib
@@ -37,15 +41,20 @@ def train(artifacts: Path) -> None:
 
 
 def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
-    """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
-    rows = data()[0][:5]
-    if rows_file is not None:  # your own rows: features only, comma-separated, no header
-        rows = np.loadtxt(rows_file, delimiter=",", ndmin=2).astype(rows.dtype)
-    predictions = joblib.load(artifacts / MODEL_FILE).predict(rows)
+    """Sample requests (CSV and JSON) and ``expected.json``: the handler's answers (``code/inference.py``)."""
+    sys.path.insert(0, str(HERE / "code"))
+    import inference  # the handler itself: its MODEL_FILE, PREDICT_METHOD and column handling
+    from rows import decode_table
+
+    rows = data()[0][:5].tolist()
+    if rows_file is not None:  # your own rows: comma-separated, no header, in the model's column order
+        rows = decode_table(rows_file.read_bytes(), "text/csv")
+    predictions = inference.predict_fn(rows, inference.model_fn(str(artifacts)))
     samples.mkdir(parents=True, exist_ok=True)
-    (samples / "request.csv").write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
-    (samples / "request.json").write_text(json.dumps(rows.tolist()) + "\n")
-    expected = {"predictions": predictions.tolist(), "rtol": 1e-6}
+    with open(samples / "request.csv", "w", newline="", encoding="utf-8") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
+    (samples / "request.json").write_text(json.dumps(rows) + "\n")
+    expected = {"predictions": np.asarray(predictions).tolist(), "rtol": 1e-6}
     (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
