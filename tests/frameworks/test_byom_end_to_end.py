@@ -13,6 +13,7 @@ goes to a model layer of its own, so that it runs every time. Heavy (PyTorch's w
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,61 @@ def test_scaffolded_model_packages_and_serves_offline(
         assert results and all(r.ok for r in results), [r.detail for r in results]
     installed = [p.name for p in (served_cache / "requirements").glob("*/*")]
     assert FRAMEWORKS[framework] in installed, f"the offline install ran: {installed}"
+
+
+# A user's scikit-learn model the repo does not ship: a Pipeline fitted on a DataFrame with a text category,
+# answering class probabilities. Trained in the model's environment (as the user's own venv would).
+USER_PIPELINE = """
+import sys, joblib, numpy as np, pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+rng = np.random.default_rng(1)
+df = pd.DataFrame({"tenure": rng.integers(1, 72, 200).astype(float), "monthly": rng.normal(60, 20, 200),
+                   "plan": rng.choice(["basic", "plus", "pro"], 200)})
+y = ((df.tenure < 24) & (df.plan == "basic")).astype(int)
+pre = ColumnTransformer([("num", StandardScaler(), ["tenure", "monthly"]),
+                         ("cat", OneHotEncoder(handle_unknown="ignore"), ["plan"])])
+model = Pipeline([("pre", pre), ("clf", HistGradientBoostingClassifier(max_iter=10))]).fit(df, y)
+joblib.dump(model, sys.argv[1])
+"""
+
+
+def test_users_sklearn_pipeline_with_categories_answers_probabilities(
+    tmp_path: Path,
+) -> None:
+    scratch = tmp_path / "scratch"  # the user's own folder, outside the project
+    scratch.mkdir()
+    project = tmp_path / "project"
+    out = _smkit("init", "churn", "--framework", "sklearn", "--root", str(project))
+    model, config = project / "model_code" / "churn", project / "config" / "churn.yaml"
+    target = model / "artifacts" / "model.joblib"
+    assert str(target) in out, out  # init names the file the handler loads
+    env = ["env", str(model), "--config", str(config), "--"]
+    _smkit(*env, "python", "-c", USER_PIPELINE, str(scratch / "churn_pipeline.joblib"))
+    shutil.copy(scratch / "churn_pipeline.joblib", target)
+    handler = model / "code" / "inference.py"
+    handler.write_text(
+        handler.read_text().replace('PREDICT_METHOD = "predict"', 'PREDICT_METHOD = "predict_proba"')
+    )
+    (scratch / "my_rows.csv").write_text("34,36.8,plus\n5,80.5,basic\n")
+    _smkit(*env, "python", str(model / "train.py"), "--samples-only", "--rows", str(scratch / "my_rows.csv"))
+    probabilities = json.loads((model / "samples" / "expected.json").read_text())["predictions"]
+    assert len(probabilities) == 2 and all(len(p) == 2 for p in probabilities)
+
+    archive = project / "build" / "churn" / "model.tar.gz"
+    _smkit(
+        "package", "--code", str(model / "code"), "--artifacts", str(model / "artifacts"),
+        "--output", str(archive), "--config", str(config), "--no-progress",
+    )  # fmt: skip
+    cfg = load_config(config)
+    with LocalEndpoint(cfg, root=project) as endpoint:
+        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(cfg, project))
+        assert len(results) == 2 and all(r.ok for r in results), [r.detail for r in results]
+        client = endpoint.client()
+        record = json.dumps([{"plan": "plus", "monthly": 36.8, "tenure": 34}])
+        answer = client.invoke_endpoint(EndpointName=cfg.name, ContentType="application/json", Body=record)
+        assert smoke.compare({"predictions": probabilities[:1]}, json.loads(answer["Body"].read()))[0]
+        with pytest.raises(client.exceptions.ModelError, match=r"fitted on 3 columns \['tenure', 'monthly'"):
+            client.invoke_endpoint(EndpointName=cfg.name, ContentType="text/csv", Body=b"1,2\n")
