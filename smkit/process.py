@@ -56,6 +56,24 @@ class ProcessStartError(RuntimeError):
     """A process exited, or never became ready, while being started; the message says which and why."""
 
 
+# free_port() cannot reserve its answer: another process may bind the port before the server started on it
+# does. Callers that start a server on a port of their choosing try this many fresh ports, moving on only
+# when the port turns out taken (port_taken), not when the server failed for its own reasons.
+PORT_ATTEMPTS = 3
+
+
+def port_taken(port: int, host: str = HOST) -> bool:
+    """True when ``port`` cannot be bound on ``host`` right now: another socket holds it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # SO_REUSEADDR: connections the stopped server left in TIME_WAIT do not count as taken.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def free_port(host: str = HOST, *, below: int | None = None, count: int = 1) -> int:
     """A TCP port on ``host`` that nothing listens on right now.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from smkit.process import HOST, free_port
+from smkit.process import HOST, free_port, port_taken
 
 
 def bindable(port: int) -> bool:
@@ -25,3 +25,11 @@ def test_ports_below_a_bound_start_from_20000() -> None:
     first = free_port(below=32767, count=2)
     assert 20000 <= first < first + 1 < 32767
     assert bindable(first) and bindable(first + 1)
+
+
+def test_port_taken_sees_a_bound_socket_and_nothing_else() -> None:
+    with socket.socket() as held:
+        held.bind((HOST, 0))
+        port = held.getsockname()[1]
+        assert port_taken(port)
+    assert not port_taken(port)

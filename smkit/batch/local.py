@@ -9,6 +9,7 @@ the values it left unset, runs, and the runtime is stopped (its whole process gr
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -33,9 +34,11 @@ from smkit.contract import (
 )
 from smkit.process import (
     HOST,
+    PORT_ATTEMPTS,
     ProcessStartError,
     free_port,
     ping,
+    port_taken,
     runtime_command,
     start_group,
     stop_group,
@@ -117,20 +120,29 @@ def serving_runtime(
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
-    port = free_port()
-    env = {**os.environ, **model.environment, **environment, BIND_TO_PORT: str(port)}
-    if model.python != sys.executable:
-        env[SMKIT_WORKER_PYTHON] = model.python  # docs/serving-runtime.md: the model workers' interpreter
-    with open(log_path, "ab") as log:
-        process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = free_port()
+        env = {**os.environ, **model.environment, **environment, BIND_TO_PORT: str(port)}
+        if model.python != sys.executable:
+            env[SMKIT_WORKER_PYTHON] = model.python  # docs/serving-runtime.md: the model workers' interpreter
+        with open(log_path, "ab") as log:
+            process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
+        try:
+            wait_ready(
+                process,
+                functools.partial(_ready, port),
+                name="the serving runtime",
+                timeout_s=startup_timeout_s,
+                log_path=log_path,
+            )
+            break
+        except BaseException as exc:
+            stop_group(process, grace_s=STOP_GRACE_S)
+            # Another process bound the free port first (smkit.process.PORT_ATTEMPTS): a new port.
+            if isinstance(exc, ProcessStartError) and attempt < PORT_ATTEMPTS and port_taken(port):
+                continue
+            raise
     try:
-        wait_ready(
-            process,
-            lambda: _ready(port),
-            name="the serving runtime",
-            timeout_s=startup_timeout_s,
-            log_path=log_path,
-        )
         yield f"http://{HOST}:{port}"
     finally:
         stop_group(process, grace_s=STOP_GRACE_S)

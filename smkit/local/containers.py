@@ -30,7 +30,17 @@ from smkit.contract import (
     PING_TIMEOUT_S,
     SMKIT_WORKER_PYTHON,
 )
-from smkit.process import HOST, await_ready, free_port, runtime_command, start_group, stop_group
+from smkit.process import (
+    HOST,
+    PORT_ATTEMPTS,
+    ProcessStartError,
+    await_ready,
+    free_port,
+    port_taken,
+    runtime_command,
+    start_group,
+    stop_group,
+)
 
 # The startup health check allows 60-3600 s (docs/hosting-contract.md); default here 120 s.
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
@@ -130,7 +140,17 @@ class ContainerProcess:
 
     async def start(self) -> None:
         """Start the process and wait until ``/ping`` answers 200; raise ProcessStartError otherwise."""
-        port = free_port()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            port = free_port()
+            try:
+                await self._start_on(port)
+                return
+            except ProcessStartError:
+                # Another process bound the free port first (smkit.process.PORT_ATTEMPTS): a new port.
+                if attempt == PORT_ATTEMPTS or not port_taken(port):
+                    raise
+
+    async def _start_on(self, port: int) -> None:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_dir / f"{self.label}.log", "ab")  # noqa: SIM115 - closed in stop()

@@ -58,3 +58,36 @@ def test_cli_reports_an_invalid_config(tmp_path):
     result = CliRunner().invoke(main, ["local-endpoint", "--config", str(bad)])
     assert result.exit_code == 1
     assert "is not a valid deployment config" in result.output
+
+
+def test_a_container_whose_free_port_was_taken_starts_on_another(tmp_path, monkeypatch):
+    """free_port() cannot reserve its answer: when another process binds the port first, start moves on."""
+    import asyncio
+
+    from smkit.local import containers
+    from smkit.process import free_port
+
+    (tmp_path / "model" / "code").mkdir(parents=True)
+    (tmp_path / "model" / "code" / "inference.py").write_text(
+        "def model_fn(model_dir):\n    return None\n\n\ndef predict_fn(data, model):\n    return 'ok'\n"
+    )
+    with socket.socket() as thief:
+        thief.bind(("127.0.0.1", 0))
+        thief.listen()
+        stolen = thief.getsockname()[1]
+        # The race, made certain: the first port free_port() answers is bound by someone else.
+        answers = iter([stolen])
+        monkeypatch.setattr(containers, "free_port", lambda: next(answers, None) or free_port())
+
+        async def run() -> tuple[int | None, int]:
+            process = containers.ContainerProcess(
+                containers.ContainerSpec(name="model", model_dir=tmp_path / "model"), label="model", workers=1
+            )
+            try:
+                await process.start()
+                return process.port, (await process.client.get("/ping")).status_code
+            finally:
+                await process.stop()
+
+        port, status = asyncio.run(run())
+    assert port != stolen and status == 200
