@@ -197,6 +197,8 @@ def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]
     users: list[str] = []
     build = build_dir.resolve()
     for container in load_config(config).model.containers:
+        if container.model_data.path is None:
+            continue  # model data already in S3
         path = Path(container.model_data.path)
         if not path.is_relative_to(build):
             continue  # built elsewhere: the config names an existing archive

@@ -139,6 +139,37 @@ class Storage:
             return
         atomic_write(unquote(urlparse(uri).path), data)
 
+    def download(self, uri: str, dest: Path) -> list[Path]:
+        """Copy an ``s3://`` object to the file ``dest``, or every object under an ``s3://.../`` prefix into
+        the directory ``dest`` (keeping their relative keys); the files written. StorageError naming the
+        URI when it is missing, empty or unreadable (credentials: boto3's usual chain)."""
+        bucket, key = split_s3_uri(uri)
+        client = self._s3_client()
+        hint = (
+            "check the uri and that your AWS credentials (environment, profile or SSO, as boto3 finds them) "
+            "may s3:GetObject and s3:ListBucket there"
+        )
+        try:
+            if not key.endswith("/"):
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                client.download_file(bucket, key, str(dest))
+                return [dest]
+            written = []
+            for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key):
+                for obj in page.get("Contents", []):
+                    relative = obj["Key"][len(key) :]
+                    if not relative or relative.endswith("/"):
+                        continue  # the folder marker a console upload leaves
+                    target = dest / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    client.download_file(bucket, obj["Key"], str(target))
+                    written.append(target)
+        except Exception as exc:  # botocore ClientError (404, 403), credential errors
+            raise StorageError(f"could not download {uri}: {exc}; {hint}") from exc
+        if not written:
+            raise StorageError(f"no objects under {uri}; {hint}")
+        return written
+
     def exists(self, uri: str) -> bool:
         """True when the object is there (for pollers)."""
         if uri.startswith("s3://"):

@@ -97,9 +97,17 @@ MODEL_DATA = {
 }
 
 
-def model_data(data: ModelDataConfig, *, project_root: Path) -> ModelData:
-    """The model data source of one container."""
-    return MODEL_DATA[data.source](project_root / data.path, data)
+def model_data(data: ModelDataConfig, *, project_root: Path, multi_model: bool = False) -> ModelData:
+    """The model data source of one container (``multi_model``: the endpoint is a multi-model endpoint)."""
+    if data.source == "s3":
+        assert data.uri is not None  # smkit.config.model_data_rules
+        return ModelData.from_s3(
+            data.uri,
+            kms_key_arn=data.kms_key_arn,
+            multi_model=multi_model,
+            cache_enabled=data.cache != "disabled",
+        )
+    return MODEL_DATA[data.source](project_root / data.local_path, data)
 
 
 def container_image(cfg: DeploymentConfig, container: Container) -> ImageSource:

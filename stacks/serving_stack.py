@@ -121,7 +121,9 @@ class ServingStack(cdk.Stack):
             if cache_key not in images:
                 source = mapping.image_source(image_cfg, repository=repository, project_root=project_root)
                 images[cache_key] = source.bind(self, f"Image{len(images) or ''}", role=role)
-            data = mapping.model_data(c.model_data, project_root=project_root)
+            data = mapping.model_data(
+                c.model_data, project_root=project_root, multi_model=cfg.endpoint.type == "multi-model"
+            )
             bound = data.bind(
                 self,
                 f"ModelData{mapping.pascal(c.name)}",

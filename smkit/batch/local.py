@@ -77,7 +77,7 @@ def model_from_config(config_path: str | Path) -> LocalModel:
         )
     container = containers[0]
     return LocalModel(
-        path=Path(container.model_data.path),
+        path=Path(container.model_data.local_path),
         environment=dict(container.environment),
         image=container.image or config.image,
         network_isolation=config.model.network_isolation,

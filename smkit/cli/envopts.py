@@ -63,7 +63,8 @@ def target(config_path: Path | None, output: Path | None = None) -> Target:
     if output is not None:
         wanted = output.resolve()
         for container in config.model.containers:
-            if Path(container.model_data.path).resolve() == wanted:
+            path = container.model_data.path
+            if path is not None and Path(path).resolve() == wanted:
                 name = container.name
     return Target(config_runtime(config, name), config.model.network_isolation, config)
 

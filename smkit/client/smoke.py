@@ -117,7 +117,7 @@ def plan(
             )
         ]
     if first.model_data.source == "multi-model":
-        prefix = root / first.model_data.path
+        prefix = root / first.model_data.local_path
         archives = sorted(prefix.glob("*.tar.gz"))
         if not archives:
             raise SmokeError(f"no *.tar.gz under the multi-model prefix {prefix}; run make package-model")

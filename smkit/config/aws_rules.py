@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Iterable
 
+from smkit.config.model_data_rules import s3_model_data
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 from smkit.config.scaling import variant_paths
@@ -214,6 +215,7 @@ AWS_RULES = (
     retained_counts,
     log_retention,
     image_regions,
+    s3_model_data,
 )
 
 

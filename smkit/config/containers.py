@@ -67,13 +67,40 @@ class ModelData(Frozen):
     - ``archive``: a local ``model.tar.gz`` uploaded as a content-hashed asset (``ModelDataUrl``).
     - ``prefix``: a local directory uploaded uncompressed (``S3DataType: S3Prefix``, ``CompressionType: None``).
     - ``multi-model``: a local directory of ``*.tar.gz`` uploaded as one prefix (container ``Mode: MultiModel``).
+    - ``s3``: model data already in S3, used where it is (no copy): ``uri`` ending ``.tar.gz`` is an archive
+      (``ModelDataUrl``), ``uri`` ending ``/`` an uncompressed prefix (or, on a multi-model endpoint, the
+      prefix of its ``*.tar.gz`` models). The bucket must be in the endpoint's region
+      (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html).
     """
 
-    source: Literal["archive", "prefix", "multi-model"]
-    path: str = Field(min_length=1, description="Local path relative to the repository root.")
+    source: Literal["archive", "prefix", "multi-model", "s3"]
+    path: str | None = Field(
+        None, min_length=1, description="Local path relative to the repository root (not for source: s3)."
+    )
+    uri: str | None = Field(
+        None,
+        description="source: s3 only: s3://BUCKET/KEY.tar.gz (an archive) or s3://BUCKET/PREFIX/ "
+        "(uncompressed, or a multi-model endpoint's models); the bucket must be in the endpoint's region.",
+    )
+    kms_key_arn: str | None = Field(
+        None,
+        description="source: s3 only: the KMS key encrypting the source objects (SSE-KMS), for kms:Decrypt.",
+    )
     cache: Literal["enabled", "disabled"] | None = Field(
         None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."
     )
+
+    @property
+    def local_path(self) -> str:
+        """``path`` of a local source; a ValueError for ``source: s3``, which has none."""
+        if self.path is None:
+            raise ValueError(f"model_data.source {self.source} has no local path (uri: {self.uri})")
+        return self.path
+
+    @property
+    def is_prefix(self) -> bool:
+        """Whether the data is an uncompressed prefix (``S3Prefix`` / ``CompressionType: None``)."""
+        return self.source == "prefix" or (self.source == "s3" and (self.uri or "").endswith("/"))
 
 
 class Container(Frozen):

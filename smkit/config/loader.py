@@ -141,9 +141,9 @@ def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
         c.model_copy(
             update={
                 "image": image(c.image),
-                "model_data": c.model_data.model_copy(
-                    update={"path": str((base_dir / c.model_data.path).resolve())}
-                ),
+                "model_data": c.model_data
+                if c.model_data.path is None
+                else c.model_data.model_copy(update={"path": str((base_dir / c.model_data.path).resolve())}),
             }
         )
         for c in cfg.model.containers

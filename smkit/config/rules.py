@@ -104,18 +104,23 @@ def multi_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
     mme = cfg.endpoint.type == "multi-model"
     for i, c in enumerate(cfg.model.containers):
         path = f"model.containers[{i}].model_data"
-        if mme and c.model_data.source != "multi-model":
+        if mme and c.model_data.source not in ("multi-model", "s3"):
             yield Issue(
                 f"{path}.source",
                 c.model_data.source,
-                "a multi-model endpoint needs source: multi-model (a folder of *.tar.gz)",
+                "a multi-model endpoint needs source: multi-model (a folder of *.tar.gz) or source: s3 "
+                "(uri: the S3 prefix holding them)",
             )
         if not mme and c.model_data.source == "multi-model":
             yield Issue(
                 f"{path}.source", "multi-model", "source multi-model needs endpoint.type: multi-model"
             )
-        if c.model_data.cache is not None and c.model_data.source != "multi-model":
-            yield Issue(f"{path}.cache", c.model_data.cache, "cache applies only to source: multi-model")
+        if c.model_data.cache is not None and not mme:
+            yield Issue(
+                f"{path}.cache",
+                c.model_data.cache,
+                "cache applies only to source: multi-model (or source: s3 on a multi-model endpoint)",
+            )
 
 
 def type_sections(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -50,7 +50,7 @@ from smkit.local.routers import (
 from smkit.local.shadow import Shadow, ShadowTraffic
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
 from smkit.modelenv import envs_enabled, image_runtime
-from smkit.storage import Storage, file_uri, join
+from smkit.storage import Storage, StorageError, file_uri, join
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
 DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset
@@ -113,6 +113,7 @@ class EndpointRuntime:
         # Extracted model data; created by start(), removed by stop().
         self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
+        self._downloads: dict[Path, str] = {}  # local copy -> model data already in S3 (source: s3)
         self._rng = random.Random(self.settings.seed)
         self.variants: list[ProductionVariant] = self._build_variants()
         self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
@@ -137,16 +138,34 @@ class EndpointRuntime:
             SMKIT_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime")
         )
         env.setdefault(REGION, self.settings.region)
-        if container.model_data.source == "multi-model":
+        if self._multi_model(container):
             env.setdefault(
                 SMKIT_MODEL_CACHE_SETTING,
                 "Disabled" if container.model_data.cache == "disabled" else "Enabled",
             )
         return env
 
+    def _multi_model(self, container: Container) -> bool:
+        data = container.model_data
+        return data.source == "multi-model" or (data.source == "s3" and self.kind == "multi-model")
+
+    def _local_source(self, container: Container) -> Path:
+        """Where a container's model data is on this machine; ``source: s3`` is downloaded there by start()."""
+        data = container.model_data
+        if data.source != "s3":
+            return self.settings.root / data.local_path
+        assert data.uri is not None  # smkit.config.model_data_rules
+        name = "" if data.uri.endswith("/") else data.uri.rsplit("/", 1)[1]
+        local = self.workdir / "s3" / container.name / name
+        self._downloads[local] = data.uri
+        return local
+
     def _model_dir(self, container: Container) -> Path:
-        source = self.settings.root / container.model_data.path
-        if container.model_data.source in ("prefix", "multi-model"):
+        source = self._local_source(container)
+        data = container.model_data
+        if data.source in ("prefix", "multi-model") or (
+            data.source == "s3" and (data.uri or "").endswith("/")
+        ):
             return source
         target = self.workdir / "models" / container.name
         self._archives[target] = source
@@ -157,7 +176,7 @@ class EndpointRuntime:
             name=container.name,
             hostname=container.hostname,
             model_dir=self._model_dir(container),
-            multi_model=container.model_data.source == "multi-model",
+            multi_model=self._multi_model(container),
             environment=self._environment(container),
         )
         return ContainerProcess(
@@ -174,7 +193,7 @@ class EndpointRuntime:
             (process,) = processes
             return MultiModel(
                 process,
-                prefix=self.settings.root / containers[0].model_data.path,
+                prefix=self._local_source(containers[0]),
                 endpoint=self.name,
                 cache_enabled=containers[0].model_data.cache != "disabled",
             )
@@ -273,6 +292,13 @@ class EndpointRuntime:
             raise
 
     async def _start(self) -> None:
+        storage = Storage(self.settings.s3_endpoint_url, self.settings.region)
+        for local, uri in self._downloads.items():
+            if not local.exists():
+                try:
+                    await asyncio.to_thread(storage.download, uri, local)
+                except StorageError as exc:
+                    raise ArtifactError(f"endpoint {self.name}: model data {exc}") from exc
         for target, archive in self._archives.items():
             try:
                 await asyncio.to_thread(extract_archive, archive, target)

@@ -6,8 +6,10 @@
   endpoint bucket (``ModelDataSource.S3DataSource`` with ``S3Prefix`` / ``CompressionType: None``).
 - :meth:`ModelData.from_multi_model`: a folder of ``*.tar.gz`` copied as one set under a content-hashed
   prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, docs/multi-model.md).
+- :meth:`ModelData.from_s3`: model data already in S3 (a training job's output, weights too large to copy
+  through Lambda), used where it is: no copy, only the read grants.
 
-All three land in the deployment's own bucket, encrypted with the deployment's key (the CDK bootstrap assets
+The three local sources land in the deployment's own bucket, encrypted with the deployment's key (the CDK bootstrap assets
 bucket only stages them). Binding grants the execution role ``s3:GetObject`` on exactly that object or
 prefix (and ``s3:ListBucket`` limited to the prefix); the role's grant on the key covers decryption. The copy
 is CDK's BucketDeployment, a Lambda-backed custom resource; the prefix embeds the content hash so changed
@@ -56,8 +58,7 @@ class BoundModelData:
 class ModelData(ABC):
     """A model data source; bind it to get the ContainerDefinition fields and the read grant."""
 
-    def __init__(self, path: Path, what: str) -> None:
-        self.path = path
+    def __init__(self, what: str) -> None:
         self.what = what
 
     @staticmethod
@@ -75,13 +76,13 @@ class ModelData(ABC):
         """A directory of ``*.tar.gz``, one per model (MultiModelConfig.ModelCacheSetting from ``cache_enabled``)."""
         return _DirectorySet(path, "multi-model", multi_model=True, cache_enabled=cache_enabled)
 
-    def _require(self, *, directory: bool) -> None:
-        ok = self.path.is_dir() if directory else self.path.is_file()
-        if not ok:
-            kind = "directory" if directory else "file"
-            raise FileNotFoundError(
-                f"model_data.path {self.path}: no such {kind} (source: {self.what}); {MISSING_HINT}"
-            )
+    @staticmethod
+    def from_s3(
+        uri: str, *, kms_key_arn: str | None = None, multi_model: bool = False, cache_enabled: bool = True
+    ) -> ModelData:
+        """Model data already in S3: ``s3://BUCKET/KEY.tar.gz`` or ``s3://BUCKET/PREFIX/`` (validated by
+        :mod:`smkit.config.model_data_rules`), encrypted with ``kms_key_arn`` if given."""
+        return _InS3(uri, kms_key_arn=kms_key_arn, multi_model=multi_model, cache_enabled=cache_enabled)
 
     @abstractmethod
     def bind(
@@ -106,8 +107,9 @@ def ephemeral_storage_mb(path: Path, size: int) -> int:
     if need > high:
         raise ValueError(
             f"model_data.path {path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
-            f"(zipped + extracted), more than the {high} MB a Lambda function can have; shrink the model data "
-            "or split it over several containers (each copies its own)"
+            f"(zipped + extracted), more than the {high} MB a Lambda function can have; upload it to S3 "
+            "yourself and use it where it is (model_data: {source: s3, uri: s3://BUCKET/KEY.tar.gz or "
+            "s3://BUCKET/PREFIX/}, docs/cloudformation.md), or split it over several containers"
         )
     return max(low, need)
 
@@ -155,7 +157,23 @@ def _copy_into_bucket(
     return _Copy(prefix, deployment)
 
 
-class _Archive(ModelData):
+class _LocalData(ModelData):
+    """Model data in a local file or directory, copied into the endpoint bucket."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(what)
+        self.path = path
+
+    def _require(self, *, directory: bool) -> None:
+        ok = self.path.is_dir() if directory else self.path.is_file()
+        if not ok:
+            kind = "directory" if directory else "file"
+            raise FileNotFoundError(
+                f"model_data.path {self.path}: no such {kind} (source: {self.what}); {MISSING_HINT}"
+            )
+
+
+class _Archive(_LocalData):
     def bind(
         self,
         scope: Construct,
@@ -184,7 +202,7 @@ class _Archive(ModelData):
         return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
 
 
-class _DirectorySet(ModelData):
+class _DirectorySet(_LocalData):
     def __init__(self, path: Path, what: str, *, multi_model: bool, cache_enabled: bool) -> None:
         super().__init__(path, what)
         self.multi_model = multi_model
@@ -236,6 +254,71 @@ class _DirectorySet(ModelData):
             )
         )
         return BoundModelData(model_data_source=source, dependency=deployment)
+
+
+class _InS3(ModelData):
+    """Model data already in S3: the ContainerDefinition names it; the role may read exactly it."""
+
+    def __init__(self, uri: str, *, kms_key_arn: str | None, multi_model: bool, cache_enabled: bool) -> None:
+        super().__init__("s3")
+        self.uri = uri
+        self.kms_key_arn = kms_key_arn
+        self.multi_model = multi_model
+        self.cache_enabled = cache_enabled
+
+    def bind(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        role: ExecutionRole,
+        bucket: s3.IBucket,
+        log_group: logs.ILogGroup | None = None,
+    ) -> BoundModelData:
+        name, _, key = self.uri[len("s3://") :].partition("/")
+        prefix = key.endswith("/")
+        bucket_arn = f"arn:{cdk.Aws.PARTITION}:s3:::{name}"
+        objects = f"{key}*" if prefix else key
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid=f"Read{id_}", actions=["s3:GetObject"], resources=[f"{bucket_arn}/{objects}"]
+            )
+        )
+        if self.kms_key_arn is not None:
+            # Objects under SSE-KMS are decrypted with the caller's identity: the role needs kms:Decrypt.
+            # https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid=f"Decrypt{id_}", actions=["kms:Decrypt"], resources=[self.kms_key_arn]
+                )
+            )
+        if not prefix:
+            return BoundModelData(model_data_url=self.uri)
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid=f"List{id_}",
+                actions=["s3:ListBucket"],
+                resources=[bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [objects]}},
+            )
+        )
+        partition, _, _ = nag_environment(scope)
+        role.acknowledge(
+            {
+                f"AwsSolutions-IAM5[Resource::arn:{partition}:s3:::{name}/{objects}]": (
+                    f"Statement Read{id_}: SageMaker reads every object under the configured model data "
+                    f"prefix {self.uri}; that is the point."
+                )
+            },
+        )
+        if self.multi_model:
+            return BoundModelData(model_data_url=self.uri, multi_model=True, cache_enabled=self.cache_enabled)
+        source = sagemaker.CfnModel.ModelDataSourceProperty(
+            s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                s3_uri=self.uri, s3_data_type="S3Prefix", compression_type="None"
+            )
+        )
+        return BoundModelData(model_data_source=source)
 
 
 HANDLER_REASONS = {

@@ -25,6 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
 CONFIG_FILES = sorted(CONFIG_DIR.glob("*.yaml"))
 SUPPLIED_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+# Model data already in S3 (source: s3): a training job's output, a large uncompressed model, MME models.
+S3_ARCHIVE = "s3://training-output-eu/jobs/xgb-2026-01/output/model.tar.gz"
+S3_SOURCE_KEY = "arn:aws:kms:eu-west-1:123456789012:key/abcd1234-12ab-34cd-56ef-1234567890ab"
+S3_PREFIX = "s3://large-models-eu/llm/v3/"
+S3_MME = "s3://large-models-eu/mme/tabular/"
 DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
 
 
@@ -67,7 +72,23 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     prefix["name"] = "tabular-prefix"
     prefix["image"] = {"source": "dlc", "uri": DLC_URI}
     prefix["model"]["containers"][0]["model_data"] = {"source": "prefix", "path": str(prefix_dir)}
+    in_s3 = _yaml("realtime.yaml")
+    in_s3["name"] = "tabular-in-s3"
+    in_s3["model"]["containers"][0]["model_data"] = {
+        "source": "s3",
+        "uri": S3_ARCHIVE,
+        "kms_key_arn": S3_SOURCE_KEY,
+    }
+    s3_prefix = _yaml("async.yaml")
+    s3_prefix["name"] = "tabular-s3-prefix"
+    s3_prefix["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": S3_PREFIX}
+    s3_mme = _yaml("multi-model.yaml")
+    s3_mme["name"] = "tabular-s3-mme"
+    s3_mme["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": S3_MME}
     return {
+        "realtime-s3": parse_config(in_s3, source="derived realtime-s3", base_dir=CONFIG_DIR),
+        "async-s3-prefix": parse_config(s3_prefix, source="derived async-s3-prefix", base_dir=CONFIG_DIR),
+        "multi-model-s3": parse_config(s3_mme, source="derived multi-model-s3", base_dir=CONFIG_DIR),
         "realtime-shadow-scaled": parse_config(
             shadow_scaled(), source="derived realtime-shadow-scaled", base_dir=CONFIG_DIR
         ),

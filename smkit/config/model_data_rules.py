@@ -1,0 +1,111 @@
+"""Rules of ``model_data`` for ``source: s3`` (model data already in S3), each with its AWS page.
+
+- ModelDataUrl is one gzip-compressed tar archive (``.tar.gz``) in a bucket of the endpoint's region:
+  https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
+- S3DataSource with ``S3DataType: S3Prefix`` and ``CompressionType: None``: the URI is a key prefix ending
+  with ``/``: https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_S3ModelDataSource.html
+- A multi-model endpoint's ModelDataUrl is the prefix holding its ``*.tar.gz`` models:
+  https://docs.aws.amazon.com/sagemaker/latest/dg/create-multi-model-endpoint.html
+- IAM and key policies name keys by key ARN, never by alias:
+  https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html
+
+A bucket's region cannot be known at synth; only a key ARN's region can, and an SSE-KMS object's key is in
+its bucket's region, so a key from another region gives the bucket away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from smkit.config.models import DeploymentConfig
+from smkit.config.rules import Issue
+
+CONTAINER_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
+S3_PREFIX_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_S3ModelDataSource.html"
+MULTI_MODEL_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/create-multi-model-endpoint.html"
+KMS_ARN_URL = "https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html"
+# s3://BUCKET/KEY with an S3 bucket name (3-63 of a-z 0-9 . -) and a non-empty key:
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
+S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(?P<key>\S+)$")
+KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):\d{12}:key/[\w-]+$")
+ARCHIVE_SUFFIX = ".tar.gz"
+
+
+def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """``uri`` / ``kms_key_arn`` only with ``source: s3``, in the forms SageMaker accepts; ``path`` otherwise."""
+    mme = cfg.endpoint.type == "multi-model"
+    for i, c in enumerate(cfg.model.containers):
+        data, field = c.model_data, f"model.containers[{i}].model_data"
+        if data.source != "s3":
+            if data.path is None:
+                yield Issue(f"{field}.path", None, f"source {data.source} needs a local path")
+            for name in ("uri", "kms_key_arn"):
+                if getattr(data, name) is not None:
+                    yield Issue(
+                        f"{field}.{name}",
+                        getattr(data, name),
+                        f"{name} applies only to source: s3 (model data already in S3); remove it or set "
+                        "source: s3 and drop path",
+                    )
+            continue
+        if data.path is not None:
+            yield Issue(f"{field}.path", data.path, "source s3 uses uri, not a local path; remove path")
+        yield from _uri(data.uri, f"{field}.uri", mme=mme)
+        if data.kms_key_arn is not None:
+            yield from _key(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
+
+
+def _uri(uri: str | None, field: str, *, mme: bool) -> Iterable[Issue]:
+    if uri is None:
+        yield Issue(
+            field,
+            None,
+            "source s3 needs uri: s3://BUCKET/KEY.tar.gz (an archive) or s3://BUCKET/PREFIX/ (uncompressed)",
+        )
+        return
+    if not S3_URI.match(uri):
+        yield Issue(
+            field,
+            uri,
+            "not an S3 object or prefix URI; use s3://BUCKET/KEY.tar.gz or s3://BUCKET/PREFIX/ "
+            "(a lowercase bucket name and a key) "
+            f"({CONTAINER_URL})",
+        )
+        return
+    if mme:
+        if not uri.endswith("/"):
+            yield Issue(
+                field,
+                uri,
+                "a multi-model endpoint's model data is the prefix holding its *.tar.gz models; end the "
+                f"uri with / (e.g. s3://BUCKET/models/) ({MULTI_MODEL_URL})",
+            )
+        return
+    if not (uri.endswith(ARCHIVE_SUFFIX) or uri.endswith("/")):
+        yield Issue(
+            field,
+            uri,
+            "neither an archive nor a prefix: ModelDataUrl must be a gzip-compressed tar ending .tar.gz "
+            f"({CONTAINER_URL}); an uncompressed prefix (S3Prefix, CompressionType None) must end with / "
+            f"({S3_PREFIX_URL}). Point at the model.tar.gz or add the trailing /",
+        )
+
+
+def _key(arn: str, field: str, *, region: str | None) -> Iterable[Issue]:
+    match = KMS_KEY.match(arn)
+    if match is None:
+        yield Issue(
+            field,
+            arn,
+            "not a KMS key ARN; give arn:aws:kms:REGION:ACCOUNT:key/KEY-ID (an alias ARN grants nothing in "
+            f"IAM statements: `aws kms describe-key --key-id alias/NAME` prints the key ARN) ({KMS_ARN_URL})",
+        )
+    elif region is not None and match["region"] != region:
+        yield Issue(
+            field,
+            arn,
+            f"the key is in {match['region']}, so the bucket it encrypts is too, but the deployment is in "
+            f"{region}; SageMaker reads model data only from a bucket in the endpoint's region: copy the "
+            f"model data to a {region} bucket ({CONTAINER_URL})",
+        )
