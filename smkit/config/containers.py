@@ -97,11 +97,6 @@ class ModelData(Frozen):
             raise ValueError(f"model_data.source {self.source} has no local path (uri: {self.uri})")
         return self.path
 
-    @property
-    def is_prefix(self) -> bool:
-        """Whether the data is an uncompressed prefix (``S3Prefix`` / ``CompressionType: None``)."""
-        return self.source == "prefix" or (self.source == "s3" and (self.uri or "").endswith("/"))
-
 
 class Container(Frozen):
     """One container of the SageMaker Model (ContainerDefinition)."""
