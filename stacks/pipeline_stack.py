@@ -260,7 +260,8 @@ class PipelineStack(cdk.Stack):
     def _acknowledge(self) -> None:
         """Findings on what CDK Pipelines generates, each with the reason it is accepted."""
         for policy in self.node.find_all():
-            if isinstance(policy, iam.CfnPolicy):
+            # The staged serving stacks acknowledge their own findings (stacks/serving_stack.py).
+            if isinstance(policy, iam.CfnPolicy) and cdk.Stack.of(policy) is self:
                 reasons = wildcard_reasons(policy)
                 reasons |= {rule: INLINE_POLICIES for rule in INLINE_POLICY_RULES}
                 acknowledge(policy, reasons)

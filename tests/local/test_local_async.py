@@ -112,15 +112,26 @@ def test_missing_input_object_fails_the_request(endpoint, runtime, s3):
     assert "Failed to read the input" in _object(client, resp["FailureLocation"]).decode()
 
 
-def test_notifications_are_logged_for_successes_and_failures(endpoint, runtime):
+def test_notifications_are_logged_for_successes_and_failures(endpoint, runtime, s3, sample):
+    # Its own requests: pytest-xdist may run this module's other tests in another process.
+    _aws, client = s3
+    client.put_object(Bucket=BUCKET, Key="in/notify-ok.csv", Body=sample("tabular", "request.csv"))
+    client.put_object(Bucket=BUCKET, Key="in/notify-bad.csv", Body=b"1,2,x\n")
+    for name in ("ok", "bad"):
+        runtime.invoke_endpoint_async(
+            EndpointName=endpoint.name,
+            InputLocation=f"s3://{BUCKET}/in/notify-{name}.csv",
+            ContentType="text/csv",
+            InferenceId=f"notify-{name}",
+        )
     endpoint.wait_for_async()
     log = endpoint.runtime.asynchronous.notification_log
     events = [json.loads(line) for line in log.read_text().splitlines()]
     statuses = {e["inferenceId"]: e["invocationStatus"] for e in events}
-    assert statuses["request-0001"] == "Completed"
-    assert "Failed" in statuses.values()
-    completed = next(e for e in events if e["inferenceId"] == "request-0001")
-    assert completed["responseParameters"]["outputLocation"] == f"{BASE}/async/output/request-0001.out"
+    assert statuses["notify-ok"] == "Completed"
+    assert statuses["notify-bad"] == "Failed"
+    completed = next(e for e in events if e["inferenceId"] == "notify-ok")
+    assert completed["responseParameters"]["outputLocation"] == f"{BASE}/async/output/notify-ok.out"
     assert completed["eventSource"] == "aws:sagemaker"
 
 
