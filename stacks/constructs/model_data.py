@@ -193,7 +193,7 @@ class _Archive(_LocalData):
             size=self.path.stat().st_size,
             bucket=bucket,
             log_group=log_group,
-            exclude=["*", f"!{self.path.name}"],
+            exclude=["*", ".*", f"!{self.path.name}"],
         )
         key = f"{copy.prefix}{self.path.name}"
         role.add_to_policy(
@@ -240,20 +240,12 @@ class _DirectorySet(_LocalData):
                 )
             },
         )
-        url = f"s3://{bucket.bucket_name}/{prefix}"
-        if self.multi_model:
-            return BoundModelData(
-                model_data_url=url,
-                multi_model=True,
-                cache_enabled=self.cache_enabled,
-                dependency=deployment,
-            )
-        source = sagemaker.CfnModel.ModelDataSourceProperty(
-            s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                s3_uri=url, s3_data_type="S3Prefix", compression_type="None"
-            )
+        return _prefix_data(
+            f"s3://{bucket.bucket_name}/{prefix}",
+            multi_model=self.multi_model,
+            cache_enabled=self.cache_enabled,
+            dependency=deployment,
         )
-        return BoundModelData(model_data_source=source, dependency=deployment)
 
 
 class _InS3(ModelData):
@@ -311,14 +303,23 @@ class _InS3(ModelData):
                 )
             },
         )
-        if self.multi_model:
-            return BoundModelData(model_data_url=self.uri, multi_model=True, cache_enabled=self.cache_enabled)
-        source = sagemaker.CfnModel.ModelDataSourceProperty(
-            s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                s3_uri=self.uri, s3_data_type="S3Prefix", compression_type="None"
-            )
+        return _prefix_data(self.uri, multi_model=self.multi_model, cache_enabled=self.cache_enabled)
+
+
+def _prefix_data(
+    url: str, *, multi_model: bool, cache_enabled: bool, dependency: Construct | None = None
+) -> BoundModelData:
+    """The container fields for a prefix: the models' prefix (multi-model) or uncompressed model data."""
+    if multi_model:
+        return BoundModelData(
+            model_data_url=url, multi_model=True, cache_enabled=cache_enabled, dependency=dependency
         )
-        return BoundModelData(model_data_source=source)
+    source = sagemaker.CfnModel.ModelDataSourceProperty(
+        s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+            s3_uri=url, s3_data_type="S3Prefix", compression_type="None"
+        )
+    )
+    return BoundModelData(model_data_source=source, dependency=dependency)
 
 
 HANDLER_REASONS = {

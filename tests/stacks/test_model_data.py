@@ -135,3 +135,19 @@ def test_archive_key_is_its_content_hash_so_a_rollback_lands_on_the_same_object(
     changed.mkdir()
     (changed / ARCHIVE.name).write_bytes(ARCHIVE.read_bytes() + b"\0")
     assert _archive_prefix(changed / ARCHIVE.name) != _archive_prefix(ARCHIVE)
+
+
+def test_only_the_archive_is_published_not_what_lies_next_to_it(tmp_path: Path) -> None:
+    # The asset is the archive's folder filtered to the archive: hidden files (build/.package-models.lock)
+    # and a same-named file in a subfolder must neither be uploaded nor change the key.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(ARCHIVE, alone / ARCHIVE.name)
+    crowded = tmp_path / "crowded"
+    (crowded / ".stamps").mkdir(parents=True)
+    (crowded / "release").mkdir()
+    shutil.copy(ARCHIVE, crowded / ARCHIVE.name)
+    (crowded / ".package-models.lock").write_text("")
+    (crowded / ".stamps" / "models").write_text("1")
+    (crowded / "release" / ARCHIVE.name).write_bytes(b"an older archive")
+    assert _archive_prefix(crowded / ARCHIVE.name) == _archive_prefix(alone / ARCHIVE.name)
