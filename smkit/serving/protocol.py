@@ -265,6 +265,7 @@ class FrontEndProtocol(HttpToolsProtocol):
         if close:
             transport.close()
             return
+        self._quiet = False  # the keep-alive period starts now, not at the last request's bytes
         self.exchanges.popleft()
         self.server_state.total_requests += 1
         if self.exchanges:
