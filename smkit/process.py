@@ -162,6 +162,20 @@ def start_group(
     return process
 
 
+def signal_process(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send ``sig`` to ``proc`` unless it has already exited."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+
+
+def describe_exit(status: int) -> str:
+    """A Popen return code in words: ``exit status N`` or ``killed by SIGNAME``."""
+    if status < 0:
+        return f"killed by {signal.Signals(-status).name}"
+    return f"exit status {status}"
+
+
 def signal_group(pgid: int, sig: int) -> None:
     """Send ``sig`` to every process of group ``pgid``; a group that is gone is not an error."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

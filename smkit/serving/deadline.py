@@ -18,11 +18,16 @@ from smkit.serving.errors import InvocationTimeout
 _state = {"seconds": 0.0}
 
 
-def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    raise InvocationTimeout(
-        f"the model did not answer within {_state['seconds']:g} s "
+def timeout_error(seconds: float) -> InvocationTimeout:
+    """The 504 of an invocation that ran past ``seconds``, whoever noticed (the worker or the front end)."""
+    return InvocationTimeout(
+        f"the model did not answer within {seconds:g} s "
         "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS); raise the limit or speed up the handler"
     )
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise timeout_error(_state["seconds"])
 
 
 def install() -> None:

@@ -32,9 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from smkit.process import describe_exit, signal_process
 from smkit.serving import ipc
+from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
-from smkit.serving.errors import InferenceError, InvocationTimeout, ModelNotReady
+from smkit.serving.errors import InferenceError, ModelNotReady
 from smkit.serving.handler import Reply, error_reply
 
 log = logging.getLogger("smkit.serving")
@@ -245,13 +247,13 @@ class WorkerPool:
             job = self.jobs.get(job_id) if job_id else None
             if job is None or now < deadline:
                 continue
-            job.answer(error_reply(_timeout(self.options.timeout), debug=False), worker.proc.pid)
+            job.answer(error_reply(timeout_error(self.options.timeout), debug=False), worker.proc.pid)
             if now >= deadline + self.options.kill_grace and not worker.killed:
                 self._kill(worker)
         for job_id, job in list(self.jobs.items()):
             if now - job.queued_at > self._lost_after:
                 del self.jobs[job_id]
-                job.answer(error_reply(_timeout(self.options.timeout), debug=False), os.getpid())
+                job.answer(error_reply(timeout_error(self.options.timeout), debug=False), os.getpid())
         self._flush_backlog()
         self._sweeper = self.loop.call_later(self._sweep_every, self._sweep) if self.jobs else None
 
@@ -264,7 +266,7 @@ class WorkerPool:
             self.options.timeout,
         )
         worker.killed = True
-        _signal(worker.proc, signal.SIGKILL)
+        signal_process(worker.proc, signal.SIGKILL)
 
     # -- frames from workers -------------------------------------------------------------------------
     def on_frame(self, worker: Worker, tag: bytes, data: bytes, body: bytes) -> None:
@@ -292,7 +294,7 @@ class WorkerPool:
         self.loop.create_task(self._reap(worker, previous))
 
     async def _reap(self, worker: Worker, previous: str) -> None:
-        status = await self.loop.run_in_executor(None, _wait, worker.proc)
+        status = await self.loop.run_in_executor(None, worker.proc.wait)
         if self.workers[worker.slot] is worker:
             self.workers[worker.slot] = None
         job_id, _ = self.board.read(worker.slot)
@@ -302,7 +304,7 @@ class WorkerPool:
             job.answer(
                 error_reply(
                     InferenceError(
-                        f"the worker process exited ({_describe_status(status)}) while handling this "
+                        f"the worker process exited ({describe_exit(status)}) while handling this "
                         "request; it is being replaced"
                     ),
                     debug=False,
@@ -313,7 +315,7 @@ class WorkerPool:
             return
         if previous == STARTING:
             if self.load_error is None:
-                self.load_error = f"the worker exited ({_describe_status(status)}) while loading the model"
+                self.load_error = f"the worker exited ({describe_exit(status)}) while loading the model"
             if not self.latched:
                 return  # the first load failed: /ping reports it, no restart loop
             self._failures[worker.slot] += 1
@@ -324,7 +326,7 @@ class WorkerPool:
                 return
         else:
             log.warning(
-                "worker %d exited (%s); starting a replacement", worker.proc.pid, _describe_status(status)
+                "worker %d exited (%s); starting a replacement", worker.proc.pid, describe_exit(status)
             )
         self._spawn(worker.slot)
 
@@ -379,33 +381,10 @@ class WorkerPool:
         self.closing = True
         procs = [w.proc for w in self.workers if w is not None]
         for proc in procs:
-            _signal(proc, signal.SIGTERM)
+            signal_process(proc, signal.SIGTERM)
         for proc in procs:
             try:
-                await asyncio.wait_for(self.loop.run_in_executor(None, _wait, proc), timeout)
+                await asyncio.wait_for(self.loop.run_in_executor(None, proc.wait), timeout)
             except TimeoutError:
-                _signal(proc, signal.SIGKILL)
-                await self.loop.run_in_executor(None, _wait, proc)
-
-
-def _timeout(seconds: float) -> InvocationTimeout:
-    return InvocationTimeout(
-        f"the model did not answer within {seconds:g} s "
-        "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS); raise the limit or speed up the handler"
-    )
-
-
-def _wait(proc: subprocess.Popen[bytes]) -> int:
-    return proc.wait()
-
-
-def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(sig)
-
-
-def _describe_status(status: int) -> str:
-    if status < 0:
-        return f"killed by {signal.Signals(-status).name}"
-    return f"exit status {status}"
+                signal_process(proc, signal.SIGKILL)
+                await self.loop.run_in_executor(None, proc.wait)

@@ -157,7 +157,9 @@ class FrontEndProtocol(HttpToolsProtocol):
             self.send_400_response("Invalid HTTP request received.")
             return
         except httptools.HttpParserUpgrade:
-            pass  # an Upgrade request is answered as a plain HTTP request
+            # The hosting contract has no upgraded protocols: the request was parsed and is answered as plain
+            # HTTP; what follows the head in this read is not HTTP and is dropped.
+            self.logger.debug("Upgrade request answered as plain HTTP")
         if self.exchanges and not self.exchanges[-1].complete:
             self.front.reading(self.exchanges[-1])  # its body is still on the way: bound the wait
         if self._in_head and self._head_bytes > MAX_REQUEST_HEAD and not self.transport.is_closing():
