@@ -19,16 +19,36 @@ PYTEST_ARGS ?= -n 2
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-setup: $(SETUP_STAMP) ## Create .venv, install the project with dev extras, install the pinned CDK CLI
+setup: $(SETUP_STAMP) ## Create .venv exactly as uv.lock says (frozen, never resolves), install the pinned CDK CLI
 
-$(SETUP_STAMP): pyproject.toml package.json package-lock.json
+# uv, the lock's tool, at the version the lock itself pins (dev extra); pip only bootstraps it.
+UV_VERSION := 0.13.9
+UV := $(VENV)/bin/uv
+# UV_SYNC_ARGS: extra flags for the frozen install (the drift test passes --find-links).
+UV_SYNC_ARGS ?=
+export UV_PYTHON_DOWNLOADS := never
+
+$(SETUP_STAMP): pyproject.toml uv.lock package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(UV) sync --frozen --extra dev --quiet $(UV_SYNC_ARGS)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-lint: setup ## ruff (lint + format check) and mypy
+# Deliberate upgrades: `make lock` after editing pyproject.toml; UPGRADE=all re-resolves every package to its
+# newest allowed release, UPGRADE=NAME only that one. Then the image pins follow the lock.
+UPGRADE ?=
+.PHONY: lock
+lock: ## Re-resolve uv.lock (UPGRADE=all | UPGRADE=NAME) and regenerate container/requirements*.txt from it
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
+	$(UV) sync --frozen --extra dev --quiet
+	$(PY) -m scripts.image_pins
+
+lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ruff (lint + format check), mypy
+	$(UV) lock --check
+	$(PY) -m scripts.image_pins --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy

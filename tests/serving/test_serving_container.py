@@ -57,6 +57,7 @@ def test_runs_as_non_root_with_exec_form_entrypoint_accepting_serve() -> None:
 
 
 def test_requirements_are_pinned_and_agree_with_pyproject() -> None:
+    """Exact pins that agree with pyproject's exact pins; tests/test_lock.py shows they are the lock's."""
     pins = {}
     for line in (REPO / "container" / "requirements.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -70,18 +71,7 @@ def test_requirements_are_pinned_and_agree_with_pyproject() -> None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^,;\s]+)", requirement)
         if match and match.group(1).lower() in pins:
             assert pins[match.group(1).lower()] == match.group(2), requirement
-    assert {
-        "uvicorn",
-        "httptools",
-        "uvloop",
-        "numpy",
-        "isal",
-        "packaging",
-    } <= set(pins)
-    for name, version in pins.items():
-        from importlib.metadata import version as installed
-
-        assert installed(name) == version, f"{name}: the image pins {version}, tests run {installed(name)}"
+    assert {"uvicorn", "httptools", "uvloop", "numpy", "isal", "packaging"} <= set(pins)
 
 
 def test_hadolint_is_clean() -> None:
