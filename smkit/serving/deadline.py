@@ -38,14 +38,17 @@ def install() -> None:
 class deadline:  # noqa: N801 - used as a function: ``with deadline(seconds):``
     """Raise :class:`InvocationTimeout` inside the ``with`` body after ``seconds`` (main thread only).
 
+    ``limit``: the time limit the error message names, when ``seconds`` is only what is left of it.
+
     A class rather than a generator context manager: it runs around every invocation.
     """
 
-    __slots__ = ("seconds", "armed")
+    __slots__ = ("seconds", "armed", "limit")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, limit: float | None = None) -> None:
         self.seconds = seconds
         self.armed = False
+        self.limit = limit  # the limit the error names, when ``seconds`` is what is left of it
 
     def __enter__(self) -> None:
         if (
@@ -53,7 +56,7 @@ class deadline:  # noqa: N801 - used as a function: ``with deadline(seconds):``
             and threading.get_ident() == threading.main_thread().ident
             and _signal.getsignal(signal.SIGALRM) is _on_alarm
         ):
-            _state["seconds"] = self.seconds
+            _state["seconds"] = self.seconds if self.limit is None else self.limit
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
             self.armed = True
 

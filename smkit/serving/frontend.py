@@ -24,8 +24,8 @@ from smkit.serving import codecs
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
 from smkit.serving.handler import Reply, error_reply
-from smkit.serving.pool import WorkerPool
-from smkit.serving.protocol import Exchange
+from smkit.serving.pool import StreamControl, WorkerPool
+from smkit.serving.protocol import Exchange, StreamState
 
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.
@@ -146,8 +146,40 @@ class FrontEnd:
         if self.env.access_log:
             self._log(exchange, reply, pid)
 
+    # -- streamed responses (docs/streaming.md) ------------------------------------------------------
+    def stream_start(self, exchange: Exchange, reply: Reply, pid: int, control: StreamControl) -> None:
+        """A worker streams its answer: send the head (chunked) and the first chunk."""
+        if exchange.answered:  # the client is gone
+            control.cancel()
+            return
+        chunked = exchange.conn.parser.get_http_version() != "1.0"  # HTTP/1.0: the close ends the body
+        close = not exchange.keep_alive or not chunked
+        try:
+            head, close = self._head(exchange, reply, close, chunked=chunked)
+        except (ValueError, KeyError) as exc:
+            control.cancel()
+            error = InferenceError(f"the handler's response cannot be sent: {exc}")
+            self.answer(exchange, error_reply(error, debug=False), pid)
+            return
+        state = StreamState(control, reply.status, pid, chunked=chunked, close=close)
+        exchange.conn.stream_start(exchange, state, head, reply.body)
+
+    def stream_chunk(self, exchange: Exchange, data: bytes) -> None:
+        exchange.conn.stream_write(exchange, data)
+
+    def stream_end(self, exchange: Exchange, error: str | None) -> None:
+        """The stream is complete, or failed (``error``): the connection closes without the last chunk."""
+        state = exchange.stream
+        if state is None or state.ended:
+            return
+        exchange.conn.stream_finish(exchange, error)
+        if self.env.access_log:
+            self._log_stream(exchange, state, error)
+
     # -- responses -----------------------------------------------------------------------------------
-    def _head(self, exchange: Exchange, reply: Reply, close: bool) -> tuple[bytes, bool]:
+    def _head(
+        self, exchange: Exchange, reply: Reply, close: bool, chunked: bool | None = None
+    ) -> tuple[bytes, bool]:
         defaults = exchange.conn.server_state.default_headers  # the Date header, renewed every second
         if defaults is not self._defaults[0]:
             self._defaults = (defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults))
@@ -160,7 +192,9 @@ class FrontEnd:
             STATUS_LINE[reply.status],
             self._defaults[1],
             kind,
-            b"content-length: %d\r\n" % len(reply.body),
+            b"content-length: %d\r\n" % len(reply.body)
+            if chunked is None
+            else (b"transfer-encoding: chunked\r\n" if chunked else b""),
         ]
         for key, value in reply.headers.items():
             name = key.lower()
@@ -193,6 +227,27 @@ class FrontEnd:
         self._log_lines.append(line)
         if len(self._log_lines) == 1:
             loop.call_later(LOG_FLUSH_SECONDS, self.flush_log)
+
+    def _log_stream(self, exchange: Exchange, state: StreamState, error: str | None) -> None:
+        now = time.perf_counter()
+        fields: dict[str, object] = {
+            "ts": round(time.time(), 3),
+            "method": exchange.method,
+            "path": exchange.path,
+            "status": state.status,
+            "latency_ms": round((now - exchange.started) * 1000, 3),
+            "request_bytes": exchange.size,
+            "response_bytes": state.sent,
+            "pid": state.pid,
+            "streamed": True,
+            "ttfb_ms": round((state.first_byte - exchange.started) * 1000, 3),
+            "chunks": state.chunks,
+        }
+        if error is not None:
+            fields["stream_error"] = error
+        self._log_lines.append(json.dumps(fields) + "\n")
+        if len(self._log_lines) == 1:
+            asyncio.get_running_loop().call_later(LOG_FLUSH_SECONDS, self.flush_log)
 
     def flush_log(self) -> None:
         """Write the pending access-log lines to stderr."""

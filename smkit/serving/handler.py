@@ -21,6 +21,7 @@ from smkit.serving.env import ServingEnv
 from smkit.serving.errors import BadRequest, message_of, status_of, type_of
 from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
+from smkit.serving.streams import Stream, is_stream
 
 CHAIN_HOOKS = CHAIN
 
@@ -49,12 +50,13 @@ def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
 
 @dataclass
 class Reply:
-    """A protocol-neutral response."""
+    """A protocol-neutral response; ``stream`` set: the body is streamed from it (docs/streaming.md)."""
 
     status: int
     body: bytes
     content_type: str
     headers: dict[str, str] = field(default_factory=dict)
+    stream: Stream | None = None
 
 
 def error_reply(exc: BaseException, *, debug: bool) -> Reply:
@@ -109,6 +111,7 @@ class ModelHandler:
         self._transform: Hook | None = None
         self._chain: tuple[Hook, Hook, Hook] | None = None
         self._needs_context = False
+        self._default_output = False  # output_fn is the default one: a streamed prediction bypasses it
         self._default_accept = env.default_accept
 
     def _bind_hooks(self) -> tuple[Hook | None, Hook, Hook | None, Hook | None]:
@@ -124,6 +127,7 @@ class ModelHandler:
         if transform is not None:
             self._transform = bind_hook("transform_fn", transform)
         else:
+            self._default_output = chain[2] is None
             self._chain = (
                 bind_hook("input_fn", chain[0] or defaults.default_input_fn),
                 bind_hook("predict_fn", chain[1] or defaults.default_predict_fn),
@@ -198,12 +202,19 @@ class ModelHandler:
                 input_fn, predict_fn, output_fn = self._chain
                 decoded = input_fn(context, data, content_type)
                 prediction = predict_fn(context, decoded, self.model)
-                result = output_fn(context, prediction, accept)
+                if self._default_output and is_stream(prediction):
+                    result = prediction  # streamed items are encoded one by one (smkit.serving.streams)
+                else:
+                    result = output_fn(context, prediction, accept)
         if isinstance(result, tuple) and len(result) == 2:
             payload, response_type = result
         else:
             payload, response_type = result, accept
-        reply = Reply(200, _to_bytes(payload), str(response_type))
+        if is_stream(payload):
+            active = self.user_module.active if self.isolated else None
+            reply = Reply(200, b"", str(response_type), stream=Stream(payload, active))
+        else:
+            reply = Reply(200, _to_bytes(payload), str(response_type))
         if context is not None:
             processor = context.request_processor[0]
             reply.headers = processor.response_headers

@@ -26,11 +26,11 @@ import traceback
 from typing import Any
 
 from smkit.process import die_with_parent
-from smkit.serving import deadline, ipc
+from smkit.serving import deadline, ipc, streams
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import queue_timeout
-from smkit.serving.handler import ModelHandler, error_reply
+from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.routes import Request, Router
 
 log = logging.getLogger("smkit.serving.worker")
@@ -99,7 +99,9 @@ def serve(
     """
     pid = os.getpid()
     timeout = router.env.timeout_seconds
+    debug = router.env.debug
     reader = ipc.JobReader(queue)
+    cancels = streams.Cancels(sock)
     while True:
         received = reader.read()
         if received is None:
@@ -111,9 +113,41 @@ def serve(
             reply = error_reply(queue_timeout(max_queue_wait, now - queued_at), debug=False)
         else:
             reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
-        out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
-        ipc.send_frame(sock, ipc.REPLY, out, reply.body)
+        if reply.stream is None:
+            out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
+            ipc.send_frame(sock, ipc.REPLY, out, reply.body)
+        else:
+            _stream(sock, cancels, job_id, reply, pid, board.read(slot)[1], timeout, debug)
         board.finish(slot)
+
+
+def _stream(
+    sock: socket.socket,
+    cancels: streams.Cancels,
+    job_id: int,
+    reply: Reply,
+    pid: int,
+    until: float,
+    timeout: float,
+    debug: bool,
+) -> None:
+    """Send a streamed reply; the job's scoreboard deadline ``until`` bounds the whole stream."""
+    assert reply.stream is not None
+
+    def failed(exc: BaseException) -> tuple[bytes, bytes]:
+        error = error_reply(exc, debug=debug)
+        return ipc.reply_meta(job_id, error.status, error.content_type, error.headers, pid), error.body
+
+    streams.send_stream(
+        sock,
+        cancels,
+        job_id,
+        lambda: ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid),
+        reply.stream,
+        until,
+        timeout,
+        failed,
+    )
 
 
 def main() -> int:

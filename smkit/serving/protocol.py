@@ -27,16 +27,35 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
+    from smkit.serving.pool import StreamControl
 
 MAX_REQUEST_TARGET = 8190
 MAX_HEADER_FIELDS = 100
 MAX_REQUEST_HEAD = 64 * 1024
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 LARGE_BODY = 64 * 1024  # written after the head rather than joined to it
+LAST_CHUNK = b"0\r\n\r\n"
 
 
 class RequestHeadTooLarge(Exception):
     """Raised inside an llhttp callback: the parser stops, uvicorn answers 400 and closes."""
+
+
+class StreamState:
+    """A response being streamed (docs/streaming.md): chunked unless the client speaks HTTP/1.0."""
+
+    __slots__ = ("control", "status", "pid", "chunked", "close", "sent", "chunks", "first_byte", "ended")
+
+    def __init__(self, control: StreamControl, status: int, pid: int, *, chunked: bool, close: bool) -> None:
+        self.control = control
+        self.status = status
+        self.pid = pid
+        self.chunked = chunked
+        self.close = close
+        self.sent = 0  # body bytes written, chunk framing not counted
+        self.chunks = 0
+        self.first_byte = 0.0  # time.perf_counter() when the head and first chunk were written
+        self.ended = False
 
 
 class Exchange:
@@ -61,6 +80,7 @@ class Exchange:
         "too_large",
         "started",
         "answered",
+        "stream",
     )
 
     def __init__(
@@ -85,6 +105,7 @@ class Exchange:
         self.too_large: str | None = None
         self.started = started
         self.answered = False
+        self.stream: StreamState | None = None
 
     def body(self) -> bytes:
         chunks = self.chunks
@@ -120,6 +141,10 @@ class FrontEndProtocol(HttpToolsProtocol):
         for exchange in self.exchanges:
             exchange.answered = True  # a reply that still comes is dropped
             self.front.forget(exchange)
+            state = exchange.stream
+            if state is not None and not state.ended:
+                state.control.cancel()  # the handler stops at its next item
+                self.front.stream_end(exchange, "the client closed the connection before the end")
         self.exchanges.clear()
         self.cycle = None  # type: ignore[assignment]
         super().connection_lost(exc)
@@ -273,6 +298,77 @@ class FrontEndProtocol(HttpToolsProtocol):
         if self.exchanges:
             self.flow.resume_reading()
             self._start(self.exchanges[0])
+
+    # -- streamed responses --------------------------------------------------------------------------
+    def stream_start(self, exchange: Exchange, state: StreamState, head: bytes, first: bytes) -> None:
+        """Write the head of a streamed response and its first chunk."""
+        transport = self.transport
+        if exchange.answered or transport.is_closing() or self.exchanges[0] is not exchange:
+            state.control.cancel()
+            return
+        exchange.answered = True
+        exchange.stream = state  # before the write: a full buffer pauses the worker at once
+        state.first_byte = time.perf_counter()
+        if first:
+            state.sent = len(first)
+            state.chunks = 1
+            transport.writelines([head, *_framed(first, state.chunked)])
+        else:
+            transport.write(head)
+
+    def stream_write(self, exchange: Exchange, data: bytes) -> None:
+        state = exchange.stream
+        if state is None or state.ended or self.transport.is_closing():
+            return
+        state.sent += len(data)
+        state.chunks += 1
+        self.transport.writelines(_framed(data, state.chunked))
+
+    def stream_finish(self, exchange: Exchange, error: str | None) -> None:
+        """End the stream: the last chunk when complete; after an error, close without it."""
+        state = exchange.stream
+        if state is None or state.ended:
+            return
+        state.ended = True
+        state.control.resume()
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if error is not None:
+            # A chunked body without its last chunk is an error to every HTTP client; a body framed by the
+            # close alone (HTTP/1.0) is cut by a reset instead.
+            if state.chunked:
+                transport.close()
+            else:
+                transport.abort()
+            return
+        if state.chunked:
+            transport.write(LAST_CHUNK)
+        if state.close or not exchange.keep_alive:
+            transport.close()
+            return
+        self._quiet = False
+        self.exchanges.popleft()
+        self.server_state.total_requests += 1
+        if self.exchanges:
+            self.flow.resume_reading()
+            self._start(self.exchanges[0])
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        state = self.exchanges[0].stream if self.exchanges else None
+        if state is not None and not state.ended:
+            state.control.pause()  # the worker's writes block: back-pressure up to the handler
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        state = self.exchanges[0].stream if self.exchanges else None
+        if state is not None and not state.ended:
+            state.control.resume()
+
+
+def _framed(data: bytes, chunked: bool) -> list[bytes]:
+    return [b"%x\r\n" % len(data), data, b"\r\n"] if chunked else [data]
 
 
 def status_line(status: int) -> bytes:

@@ -1,0 +1,243 @@
+"""Streamed answers over a real socket: chunks as produced, errors mid-stream, timeout, back-pressure, cancel."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streaming_models
+from serving_harness import Server, start_server
+from waiting import wait_until
+
+from smkit.serving.streams import encode_item, is_stream
+
+
+class ChunkedReader:
+    """A raw HTTP/1.1 client that hands out each chunk of a chunked body as it arrives."""
+
+    def __init__(self, port: int, body: dict[str, object], timeout: float = 60.0) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        data = json.dumps(body).encode()
+        self.sock.sendall(
+            b"POST /invocations HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+        )
+        self.file = self.sock.makefile("rb")
+        self.status = int(self.file.readline().split()[1])
+        self.headers: dict[str, str] = {}
+        while (line := self.file.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+
+    def chunks(self) -> Iterator[bytes]:
+        """Each chunk; raises ConnectionError when the body ends without its last chunk."""
+        while True:
+            size_line = self.file.readline()
+            if not size_line:
+                raise ConnectionError("the connection closed before the last chunk")
+            size = int(size_line.strip(), 16)
+            if size == 0:
+                assert self.file.readline() == b"\r\n"
+                return
+            data = self.file.read(size)
+            assert self.file.readline() == b"\r\n"
+            yield data
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def stream_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("stream-models")
+    return {
+        "streaming": streaming_models.write_model(root, "streaming", streaming_models.STREAMING),
+        "predict": streaming_models.write_model(root, "predict", streaming_models.PREDICT_STREAM),
+    }
+
+
+@pytest.fixture(scope="module")
+def stream_server(stream_models: dict[str, Path], server_tmp: Path) -> Iterator[Server]:
+    server = start_server(server_tmp, ["--model", str(stream_models["streaming"])])
+    yield server
+    server.stop()
+
+
+def test_first_chunk_arrives_while_the_handler_still_runs(stream_server: Server, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    reader = ChunkedReader(stream_server.port, {"chunks": 5, "delay": 0.4, "gate": str(gate)})
+    try:
+        assert reader.status == 200
+        assert reader.headers["transfer-encoding"] == "chunked"
+        assert "content-length" not in reader.headers
+        received = []
+        for data in reader.chunks():
+            received.append(data)
+            gate.touch()  # chunks 1-4 wait for this file: chunk 0 came before the handler finished
+        assert received == [f"chunk {i}\n".encode() for i in range(5)]
+    finally:
+        reader.close()
+    assert stream_server.request("GET", "/ping").status == 200
+    line = wait_until(lambda: _stream_log(stream_server, 5), what="the stream's access-log line")
+    assert line["response_bytes"] == sum(len(d) for d in received)
+    assert 0 < line["ttfb_ms"] < line["latency_ms"]
+
+
+def test_error_mid_stream_cuts_the_body_and_is_logged(stream_server: Server) -> None:
+    reader = ChunkedReader(stream_server.port, {"chunks": 5, "fail_at": 2})
+    received = []
+    try:
+        with pytest.raises(ConnectionError):
+            for data in reader.chunks():
+                received.append(data)
+    finally:
+        reader.close()
+    assert received == [b"chunk 0\n", b"chunk 1\n"]
+    line = wait_until(lambda: _stream_log(stream_server, 2), what="the failed stream's access-log line")
+    assert line["stream_error"] == "ValueError: failed before chunk 2"
+    assert stream_server.invoke(json.dumps({"chunks": 1}), "application/json").body == b"chunk 0\n"
+
+
+def test_error_before_the_first_chunk_is_an_ordinary_error(stream_server: Server) -> None:
+    response = stream_server.invoke(json.dumps({"fail_at": 0}), "application/json")
+    assert response.status == 500
+    assert response.json()["message"] == "failed before chunk 0"
+    assert "content-length" in response.headers
+
+
+def test_async_generator_streams(stream_server: Server) -> None:
+    reader = ChunkedReader(stream_server.port, {"chunks": 3, "kind": "async"})
+    try:
+        assert list(reader.chunks()) == [b"chunk 0\n", b"chunk 1\n", b"chunk 2\n"]
+    finally:
+        reader.close()
+    reader = ChunkedReader(stream_server.port, {"chunks": 3, "kind": "async", "fail_at": 1})
+    try:
+        with pytest.raises(ConnectionError):
+            list(reader.chunks())
+    finally:
+        reader.close()
+
+
+def test_keep_alive_after_a_stream(stream_server: Server) -> None:
+    """The connection serves the next request after a complete stream."""
+    reader = ChunkedReader(stream_server.port, {"chunks": 3})
+    try:
+        assert list(reader.chunks()) == [b"chunk 0\n", b"chunk 1\n", b"chunk 2\n"]
+        data = b'{"chunks": 1}'
+        reader.sock.sendall(
+            b"POST /invocations HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+        )
+        assert reader.file.readline().startswith(b"HTTP/1.1 200")
+        while reader.file.readline() != b"\r\n":
+            pass
+        assert list(reader.chunks()) == [b"chunk 0\n"]
+    finally:
+        reader.close()
+
+
+def test_slow_client_holds_the_handler_back(stream_server: Server, tmp_path: Path) -> None:
+    """Back-pressure: what the handler has produced never runs far ahead of what the client has read."""
+    progress = tmp_path / "progress"
+    block = 1 << 20
+    reader = ChunkedReader(stream_server.port, {"chunks": 256, "block": block, "progress": str(progress)})
+    received = ahead = 0
+    try:
+        for data in reader.chunks():
+            received += len(data)
+            produced = int(progress.read_text()) * block if progress.exists() else 0
+            ahead = max(ahead, produced - received)
+    finally:
+        reader.close()
+    assert received == 256 * block
+    # Socket buffers on both hops and the front end's write buffer hold a few MiB at most.
+    assert ahead < 48 * block, f"the handler ran {ahead / block:.0f} MiB ahead of the client"
+
+
+def test_client_gone_stops_the_handler(stream_server: Server, tmp_path: Path) -> None:
+    closed = tmp_path / "closed"
+    gate = tmp_path / "gate"
+    reader = ChunkedReader(
+        stream_server.port, {"chunks": 10**9, "gate": str(gate), "closed": str(closed), "block": 1024}
+    )
+    next(reader.chunks())
+    reader.close()
+    gate.touch()
+    wait_until(closed.exists, what="the handler's generator to be closed after the client left")
+    line = wait_until(
+        lambda: next(
+            (x for x in _stream_lines(stream_server) if "client closed" in x.get("stream_error", "")), None
+        ),
+        what="the cancelled stream's access-log line",
+    )
+    assert line["chunks"] >= 1
+
+
+def test_predict_fn_generator_with_default_output_fn(
+    stream_models: dict[str, Path], server_tmp: Path
+) -> None:
+    server = start_server(server_tmp, ["--model", str(stream_models["predict"])])
+    try:
+        response = server.invoke("[1, 2, 3]", "application/json")
+        assert response.status == 200
+        assert response.headers["transfer-encoding"] == "chunked"
+        lines = [json.loads(x) for x in response.body.decode().splitlines()]
+        assert lines == [{"index": i, "double": v * 2} for i, v in enumerate([1, 2, 3])]
+    finally:
+        server.stop()
+
+
+def test_timeout_applies_to_the_whole_stream(
+    stream_models: dict[str, Path], server_tmp: Path, tmp_path: Path
+) -> None:
+    server = start_server(
+        server_tmp,
+        ["--model", str(stream_models["streaming"])],
+        env={"SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "2"},
+    )
+    try:
+        # Chunk 1 waits for a gate that never opens: the stream ends at the deadline, cut off.
+        reader = ChunkedReader(server.port, {"chunks": 3, "gate": str(tmp_path / "never")})
+        received = []
+        try:
+            with pytest.raises(ConnectionError):
+                for data in reader.chunks():
+                    received.append(data)
+        finally:
+            reader.close()
+        assert received == [b"chunk 0\n"]
+        line = wait_until(lambda: _stream_log(server, 1), what="the timed-out stream's access-log line")
+        assert "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS" in line["stream_error"]
+        assert "within 2 s" in line["stream_error"]
+        assert server.invoke(json.dumps({"chunks": 1}), "application/json").body == b"chunk 0\n"
+    finally:
+        server.stop()
+
+
+def test_stream_items() -> None:
+    def gen() -> Iterator[int]:
+        yield 1
+
+    assert is_stream(gen()) and is_stream(iter([b"a"]))
+    assert not any(is_stream(x) for x in (b"a", "a", [1], {"a": 1}, None, bytearray(b"a")))
+    assert encode_item("é") == "é".encode()
+    assert encode_item(memoryview(b"ab")) == b"ab"
+    assert encode_item({"a": [1, 2]}) == b'{"a": [1, 2]}\n'
+
+
+def _stream_lines(server: Server) -> list[dict[str, object]]:
+    lines = []
+    for raw in server.log().splitlines():
+        if raw.startswith("{") and '"streamed": true' in raw:
+            lines.append(json.loads(raw))
+    return lines
+
+
+def _stream_log(server: Server, chunks: int) -> dict[str, object] | None:
+    """The latest streamed access-log line with ``chunks`` chunks."""
+    return next((x for x in reversed(_stream_lines(server)) if x["chunks"] == chunks), None)
