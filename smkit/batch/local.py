@@ -32,6 +32,7 @@ from smkit.contract import (
     SMKIT_PROFILE,
     SMKIT_WORKER_PYTHON,
 )
+from smkit.cpus import available_cpus
 from smkit.process import (
     HOST,
     PORT_ATTEMPTS,
@@ -173,7 +174,7 @@ def run_local_job(
     check_separate(input_location, output_location)
     inputs = list_inputs(input_location, compression=options.compression_type, endpoint_url=endpoint_url)
     sink = open_sink(output_location, endpoint_url=endpoint_url)
-    workers = min(options.max_concurrent_transforms or 1, os.cpu_count() or 1)
+    workers = min(options.max_concurrent_transforms or 1, available_cpus().count)
     with contextlib.ExitStack() as stack:
         if container_log is None:
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="smkit-batch-")))

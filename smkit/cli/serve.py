@@ -22,7 +22,7 @@ import click
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    help="Worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU).",
+    help="Worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU it may use).",
 )
 @click.option(
     "--constant", is_flag=True, help="Serve a bare handler returning a constant (benchmark baseline)."

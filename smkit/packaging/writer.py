@@ -21,6 +21,7 @@ from isal import igzip_threaded
 from tqdm import tqdm
 
 from smkit.archive import CHUNK, DIR_MODE, FILE_MODE
+from smkit.cpus import available_cpus
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.manifest import ManifestEntry
 from smkit.packaging.tree import MANIFEST_NAME, Entry
@@ -32,8 +33,8 @@ FIXED_MTIME = 0
 
 
 def default_threads() -> int:
-    """CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """CPUs this process may use (affinity and cgroup quota, smkit.cpus)."""
+    return available_cpus().count
 
 
 class Sink(Protocol):

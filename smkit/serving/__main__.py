@@ -21,7 +21,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers",
         type=int,
-        help="worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU)",
+        help="worker processes (default $SAGEMAKER_MODEL_SERVER_WORKERS or one per CPU it may use)",
     )
     p.add_argument(
         "--constant",

@@ -127,7 +127,7 @@ class ServingEnv:
         port: ``SAGEMAKER_BIND_TO_PORT`` or 8080.
         multi_model: ``SAGEMAKER_MULTI_MODEL=true`` selects the multi-model container API (docs/multi-model.md).
         program: ``SAGEMAKER_PROGRAM``, the handler module file in ``model_dir/code`` (default inference.py).
-        workers: ``SAGEMAKER_MODEL_SERVER_WORKERS`` or None (one per CPU).
+        workers: ``SAGEMAKER_MODEL_SERVER_WORKERS`` or None (one per CPU the container may use, smkit/cpus.py).
         timeout_seconds: per-invocation limit; ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``, else
             ``SAGEMAKER_MODEL_SERVER_TIMEOUT`` (read as seconds, not MMS's minutes), else 60.
         startup_timeout_seconds: ``SAGEMAKER_STARTUP_TIMEOUT`` (model load limit), default 360.

@@ -18,10 +18,12 @@ from typing import Any
 
 import smkit
 from smkit.archive import ArchiveError, safe_extract
+from smkit.cpus import available_cpus
 from smkit.serving import requirements
 from smkit.serving.constant import write_constant_model
 from smkit.serving.env import VAR_LOAD_AFTER_FORK, VAR_WORKER_PYTHON, ServingEnv, ServingEnvError
 from smkit.serving.registry import Registry
+from smkit.serving.threads import plan_threads
 
 log = logging.getLogger("smkit.serving")
 
@@ -37,7 +39,7 @@ class LaunchRequest:
     Attributes:
         model: a model.tar.gz or an extracted model directory (single-model mode); None -> ``env.model_dir``.
         multi_model: a directory of ``*.tar.gz`` models loaded on first invoke (multi-model mode).
-        host / port / workers: None -> 127.0.0.1 / ``$SAGEMAKER_BIND_TO_PORT`` or 8080 / one per CPU.
+        host / port / workers: None -> 127.0.0.1 / ``$SAGEMAKER_BIND_TO_PORT`` or 8080 / one per CPU it may use (smkit/cpus.py).
         constant: serve the bare constant handler of :mod:`smkit.serving.constant` instead of a model.
     """
 
@@ -155,7 +157,8 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
         )
     scratch = tempfile.mkdtemp(prefix="smkit-serving-")
     try:
-        workers = request.workers or env.workers or os.cpu_count() or 1
+        cpus = available_cpus()
+        workers = request.workers or env.workers or cpus.count
         config = _worker_config(request, env, scratch, workers)
         python = env.worker_python or sys.executable
         _check_python(python)
@@ -167,6 +170,17 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it "
                 "or pass another --port / SAGEMAKER_BIND_TO_PORT"
             ) from None
+        base = worker_environ(python, scratch, os.environ if environ is None else environ)
+        threads = plan_threads(cpus.count, workers, base)
+        log.info(
+            "%d worker%s x %d thread%s: %s, threads from %s",
+            workers,
+            "s" if workers != 1 else "",
+            threads.threads,
+            "s" if threads.threads != 1 else "",
+            cpus.describe(),
+            threads.source,
+        )
         pool = WorkerPool(
             PoolOptions(
                 workers=workers,
@@ -175,7 +189,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 timeout=env.timeout_seconds,
                 queue_size=env.queue_size,
                 load_grace=env.startup_timeout_seconds if config["mode"] == "multi" else 0.0,
-                environ=worker_environ(python, scratch, os.environ if environ is None else environ),
+                environ={**base, **threads.added},
             )
         )
         pool.launch()  # the workers load while the front end imports its HTTP stack

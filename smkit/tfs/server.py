@@ -25,6 +25,7 @@ from typing import Any
 
 from smkit.archive import ArchiveError, safe_extract
 from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
+from smkit.cpus import available_cpus
 from smkit.tfs import defaults, frontend
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
 from smkit.tfs.rest import Answer, RestApi
@@ -233,7 +234,7 @@ def serve(
     sockets: list[socket.socket] = []
     try:
         front_port = port or int(environ.get(BIND_TO_PORT, str(DEFAULT_PORT)))
-        threads = max(4, 2 * (os.cpu_count() or 1))
+        threads = max(4, 2 * available_cpus().count)
         # The container port is bound first (a taken port fails now, not after loading) and listens once
         # the models are loaded: until then connections are refused, as before the container starts nginx.
         front = _bind(host, front_port)

@@ -1,0 +1,153 @@
+"""What a PyTorch model's workers see of their thread pools, in ``smkit serve`` and in the local endpoint.
+
+The handler reports ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``, ``torch.get_num_threads()`` (PyTorch's
+intra-op pool) and the size of NumPy's OpenBLAS pool. Unset by the user, every one is the worker's share
+of the CPUs (``max(1, cpus // workers)``, docs/serving-runtime.md); set by the user, they are the user's.
+The model runs in its own environment (the scaffold's ``torch`` requirement), as users run one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from framework_harness import write_requirements
+from serving_harness import REPO, start_server, wait_ready
+
+from smkit.config import load_config
+from smkit.cpus import available_cpus
+from smkit.local import LocalEndpoint
+from smkit.modelenv import ModelEnvironment
+from smkit.serving.threads import THREAD_VARIABLES
+
+REPORTER = """
+import ctypes
+import glob
+import json
+import os
+
+import numpy as np
+import torch
+
+
+def openblas_threads():
+    (lib,) = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*"))
+    return ctypes.CDLL(lib).scipy_openblas_get_num_threads64_()
+
+
+def model_fn(model_dir):
+    return None
+
+
+def transform_fn(model, data, content_type, accept):
+    seen = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    seen.update(torch=torch.get_num_threads(), openblas=openblas_threads())
+    return json.dumps(seen), "application/json"
+"""
+STARTED = re.compile(r"(\d+) workers? x (\d+) threads?")
+USERS = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "1"}
+# PyTorch 2.13 caps its intra-op pool at the host's CPU count, whatever OMP_NUM_THREADS asks.
+USERS_SEEN = {
+    "OMP_NUM_THREADS": "2",
+    "OPENBLAS_NUM_THREADS": "1",
+    "torch": min(2, os.cpu_count() or 1),
+    "openblas": 1,
+}
+
+
+def shared(threads: int) -> dict[str, object]:
+    return {
+        "OMP_NUM_THREADS": str(threads),
+        "OPENBLAS_NUM_THREADS": str(threads),
+        "torch": threads,
+        "openblas": threads,
+    }
+
+
+@pytest.fixture
+def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    folder = tmp_path / "model"
+    write_requirements(folder, "pytorch")  # the scaffold's bytes: the cached PyTorch environment
+    (folder / "code" / "inference.py").write_text(textwrap.dedent(REPORTER).lstrip())
+    return folder
+
+
+def test_smkit_serve(model: Path, tmp_path: Path, framework_env: Callable[[str], ModelEnvironment]) -> None:
+    framework_env("pytorch")  # built (or found) once for every framework test
+    share = max(1, available_cpus().count // 2)
+    for extra, expected in (({}, shared(share)), (USERS, USERS_SEEN)):
+        server = start_server(
+            tmp_path,
+            ["serve", "--model", str(model), "--workers", "2"],
+            module="smkit.cli",
+            env=extra,
+            ready=False,
+        )
+        try:
+            wait_ready(server, timeout=180)
+            answers = [server.invoke("{}", "application/json").json() for _ in range(6)]
+            assert answers == [expected] * 6, server.log()
+        finally:
+            assert server.stop() == 0
+
+
+def test_local_endpoint(
+    model: Path, tmp_path: Path, framework_env: Callable[[str], ModelEnvironment]
+) -> None:
+    """A Direct multi-container endpoint from a config in the user's folder: one container with the
+    user's variables in its environment, one without."""
+    framework_env("pytorch")
+    config = tmp_path / "threads.yaml"
+    container = {"model_data": {"source": "prefix", "path": "model"}}
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "name": "threads",
+                "environment": "dev",
+                "image": {"source": "build", "context": str(REPO), "dockerfile": "container/Dockerfile"},
+                "model": {
+                    "network_isolation": False,
+                    "inference_mode": "direct",
+                    "containers": [
+                        {"name": "plain", "hostname": "plain", **container},
+                        {"name": "mine", "hostname": "mine", "environment": USERS, **container},
+                    ],
+                },
+                "endpoint": {
+                    "type": "multi-container",
+                    "variants": [
+                        {"name": "main", "instance_type": "ml.m5.large", "initial_instance_count": 1}
+                    ],
+                },
+            }
+        )
+    )
+    cfg = load_config(config)
+    logs = tmp_path / "logs"
+    with LocalEndpoint(cfg, root=tmp_path, log_dir=logs) as endpoint:
+        runtime = endpoint.client()
+
+        def seen(hostname: str) -> dict[str, object]:
+            answer = runtime.invoke_endpoint(
+                EndpointName=cfg.name,
+                TargetContainerHostname=hostname,
+                ContentType="application/json",
+                Body=b"{}",
+            )
+            return json.loads(answer["Body"].read())
+
+        (log,) = logs.glob("*plain*.log")
+        match = STARTED.search(log.read_text())
+        assert match is not None, log.read_text()
+        workers, threads = map(int, match.groups())
+        assert threads == max(1, available_cpus().count // workers)
+        assert seen("plain") == shared(threads)
+        assert seen("mine") == USERS_SEEN
