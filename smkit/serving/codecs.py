@@ -17,7 +17,7 @@ from typing import Any
 from smkit.contract import ANY, CSV, JSON, NPY, NPZ, media_type
 from smkit.contract import TEXT_BODY_TYPES as UTF8_TYPES
 from smkit.contract import charset as _charset
-from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
+from smkit.serving.errors import BadRequest, InferenceError, NotAcceptable, UnsupportedMediaType
 
 __all__ = ["ANY", "CSV", "JSON", "NPY", "NPZ", "UTF8_TYPES", "decode", "encode", "media_type", "parse_accept"]
 
@@ -87,10 +87,15 @@ def decode_npz(data: str | bytes, content_type: str | None) -> Any:
     if "format" in arrays and "shape" in arrays:
         try:
             import scipy.sparse
-
-            return scipy.sparse.load_npz(io.BytesIO(raw))
         except ImportError:
-            return arrays
+            # The toolkit's decoder always returns the sparse matrix (scipy is its dependency): handing the
+            # handler the archive's raw arrays instead would change what predict_fn receives.
+            raise InferenceError(
+                "application/x-npz: the body is a scipy.sparse matrix (scipy.sparse.save_npz) but scipy is "
+                "not installed in the model's environment; add scipy to code/requirements.txt"
+            ) from None
+        try:
+            return scipy.sparse.load_npz(io.BytesIO(raw))
         except (ValueError, KeyError) as exc:
             raise BadRequest(f"body is not a valid scipy.sparse .npz: {exc}") from None
     return arrays

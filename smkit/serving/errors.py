@@ -116,9 +116,23 @@ def type_of(exc: BaseException, status: int) -> str:
     return "InternalServerError"
 
 
+# What the toolkit reports for an exception whose message is empty: it wraps any exception that is not
+# its own in GenericInferenceToolkitError(500, str(e)), whose message defaults to this text
+# (https://github.com/aws/sagemaker-inference-toolkit/blob/master/src/sagemaker_inference/errors.py).
+EMPTY_MESSAGE = "Invalid Request"
+
+
 def message_of(exc: BaseException) -> str:
-    """The caller-facing message: ``exc.message`` when it has one (toolkit errors do), else ``str(exc)``."""
+    """The caller-facing message, as the toolkit reports it.
+
+    ``exc.message`` when it is a non-empty string (toolkit errors carry one), else the toolkit error's
+    ``phrase``, else ``str(exc)``; an empty message is reported as :data:`EMPTY_MESSAGE`, as the toolkit
+    does (``raise RuntimeError()`` answers 500 "Invalid Request").
+    """
     message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        return message
-    return str(exc) or type(exc).__name__
+    if isinstance(message, str):
+        if message:
+            return message
+        phrase = getattr(exc, "phrase", None)
+        return phrase if isinstance(phrase, str) and phrase else EMPTY_MESSAGE
+    return str(exc) or EMPTY_MESSAGE

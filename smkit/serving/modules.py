@@ -9,6 +9,12 @@ both hold a ``helper.py`` each see their own. A package of the model's installed
 interpreter provides itself (numpy, installed again into the model's folder as a dependency of LightGBM)
 is the interpreter's copy: a second copy of a compiled package in one process breaks it (numpy's
 ``__getattr__`` recurses between the two copies' submodules).
+
+Interpreters a handler starts (joblib's ``loky`` workers, ``multiprocessing`` with ``spawn``,
+``subprocess.run([sys.executable, ...])``) do not inherit ``sys.path``: the model's ``code/`` directory and
+its installed requirements are also put on ``PYTHONPATH`` (in shared mode for the worker's lifetime, in
+isolated mode while that model's hooks run), as the toolkit puts ``code/`` there and installs the
+requirements into site-packages (docs/handler-semantics.md).
 """
 
 from __future__ import annotations
@@ -24,6 +30,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 _counter = itertools.count(1)
+PYTHONPATH = "PYTHONPATH"
+
+
+def child_path(roots: tuple[str, ...], previous: str | None) -> str:
+    """``PYTHONPATH`` for interpreters a handler starts: ``roots`` first, then what was there before."""
+    rest = [entry for entry in (previous or "").split(os.pathsep) if entry and entry not in roots]
+    return os.pathsep.join([*roots, *rest])
 
 
 def _top_level_names(directory: str) -> set[str]:
@@ -95,10 +108,16 @@ class UserModule:
             yield
             return
         saved = _swap_in(self.roots, self.private, self.shadowed)
+        previous = os.environ.get(PYTHONPATH)
+        os.environ[PYTHONPATH] = child_path(self.roots, previous)
         count = len(sys.modules)
         try:
             yield
         finally:
+            if previous is None:
+                os.environ.pop(PYTHONPATH, None)
+            else:
+                os.environ[PYTHONPATH] = previous
             _swap_out(self.roots, self.private, saved, scan=len(sys.modules) != count)
 
 
@@ -150,6 +169,7 @@ def import_user_module(
         for root in reversed(roots):
             if root not in sys.path:
                 sys.path.insert(0, root)
+        os.environ[PYTHONPATH] = child_path(roots, os.environ.get(PYTHONPATH))
         importlib.invalidate_caches()
         if not os.path.isfile(source):
             return UserModule(None, roots, isolated=False)

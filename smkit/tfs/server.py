@@ -26,6 +26,7 @@ from typing import Any
 from smkit.archive import ArchiveError, safe_extract
 from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.cpus import available_cpus
+from smkit.serving.modules import PYTHONPATH, child_path
 from smkit.tfs import defaults, frontend
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
 from smkit.tfs.rest import Answer, RestApi
@@ -137,7 +138,11 @@ def rest_listener(front: int, environ: Mapping[str, str]) -> tuple[socket.socket
 
 
 def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -> None:
-    """``code/`` and ``code/lib`` on ``sys.path``; ``code/requirements.txt`` installed unless ``lib`` exists."""
+    """``code/`` and ``code/lib`` on ``sys.path``; ``code/requirements.txt`` installed unless ``lib`` exists.
+
+    The same directories go on ``PYTHONPATH`` for any interpreter the handler starts (a subprocess, a
+    ``spawn`` pool), as the serving runtime does (smkit/serving/modules.py).
+    """
     code = model_dir / CODE_DIR
     paths = [str(code)]
     lib = code / "lib"
@@ -153,6 +158,7 @@ def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -
         except requirements.RequirementsError as exc:
             raise StartError(str(exc)) from None
     sys.path[:0] = paths
+    os.environ[PYTHONPATH] = child_path(tuple(paths), os.environ.get(PYTHONPATH))
 
 
 def model_directory(source: str, scratch: str) -> Path:

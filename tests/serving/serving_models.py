@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import textwrap
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,3 +189,25 @@ def write_all(root: Path) -> Models:
         ),
         big={mb: write_model(root, f"big{mb}", BIG.format(mb=mb)) for mb in (40, 160)},
     )
+
+
+def tiny_wheel(dest: Path) -> Path:
+    """A pure-Python wheel ``smkit_fixture_dep`` (``VALUE = 42``) built by hand: no index, no build backend."""
+    name, version = "smkit_fixture_dep", "1.0"
+    files = {
+        f"{name}/__init__.py": "VALUE = 42\n",
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(f"{name}-{version}.dist-info/RECORD,,")
+    wheel = dest / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(f"{name}-{version}.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel

@@ -242,36 +242,10 @@ def test_constant_baseline_model_and_keep_alive_spread_over_workers(tmp_path: Pa
     assert len(pids) == 2  # requests on one keep-alive connection go to whichever worker is free
 
 
-def _tiny_wheel(dest: Path) -> Path:
-    """A pure-Python wheel built by hand (no index, no build backend needed)."""
-    import base64
-    import hashlib
-    import zipfile
-
-    name, version = "smkit_fixture_dep", "1.0"
-    files = {
-        f"{name}/__init__.py": "VALUE = 42\n",
-        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    record.append(f"{name}-{version}.dist-info/RECORD,,")
-    wheel = dest / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-        archive.writestr(f"{name}-{version}.dist-info/RECORD", "\n".join(record) + "\n")
-    return wheel
-
-
 def test_unsatisfied_requirements_are_installed_before_the_model_loads(tmp_path: Path) -> None:
-    from serving_models import write_model
+    from serving_models import tiny_wheel, write_model
 
-    wheel = _tiny_wheel(tmp_path)
+    wheel = tiny_wheel(tmp_path)
     model = write_model(
         tmp_path,
         "needs_dep",
