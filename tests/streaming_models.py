@@ -4,7 +4,8 @@ The request is JSON: ``chunks`` (count), ``delay`` (seconds before each), ``gate
 creates when it has chunk 0: every later chunk waits for it, so a test proves chunk 0 arrived while the
 handler was still running without timing anything), ``fail_at`` (raise before that chunk), ``block``
 (bytes per chunk instead of ``chunk i``), ``progress`` (a file the handler writes its chunk count to),
-``closed`` (a file created when the generator is closed), ``kind`` (``sync`` or ``async``).
+``closed`` (a file created when the generator is closed), ``kind`` (``sync`` or ``async``), ``whole``
+(answer the same text as one body, without streaming).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def model_fn(model_dir):
 
 def transform_fn(model, data, content_type, accept):
     request = json.loads(data)
+    if request.get("whole"):  # not a stream: one body with a Content-Length
+        return "".join(chunk(request, index) for index in range(request.get("chunks", 5))), "text/plain"
     if request.get("kind") == "async":
         return async_chunks(request), "text/plain"
     return chunks(request), request.get("type", "text/plain")

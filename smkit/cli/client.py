@@ -59,6 +59,11 @@ def _print_answer(decoded: Any, content_type: str | None, raw: bytes, as_raw: bo
     "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write the raw body here."
 )
 @click.option("--raw", is_flag=True, help="Print the raw body instead of the deserialized answer.")
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="InvokeEndpointWithResponseStream: print each PayloadPart as it arrives (raw bytes).",
+)
 def invoke_command(
     endpoint: str,
     endpoint_url: str | None,
@@ -77,6 +82,7 @@ def invoke_command(
     s3_endpoint_url: str | None,
     output: Path | None,
     raw: bool,
+    stream: bool,
 ) -> None:
     """Invoke an endpoint: serialize with sagemaker.core.serializers by --content-type, deserialize the
     answer with sagemaker.core.deserializers by the RESPONSE Content-Type."""
@@ -98,6 +104,12 @@ def invoke_command(
         raise click.UsageError(f"{chosen[0]} does not apply to --async (InvokeEndpointAsync has no targets)")
     if input_location and not asynchronous:
         raise click.UsageError("--input-location needs --async")
+    if stream and asynchronous:
+        raise click.UsageError("--stream and --async are mutually exclusive")
+    if stream and target_model is not None:
+        raise click.UsageError(
+            "--target-model does not apply to --stream (InvokeEndpointWithResponseStream has no TargetModel)"
+        )
     raw_bytes, literal = _read_data(data)
     try:
         body = (
@@ -108,6 +120,12 @@ def invoke_command(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--data") from None
     client = runtime_client(endpoint_url=endpoint_url, region=region)
+    target = Target(
+        variant=variant, model=target_model, container=target_container, component=inference_component
+    )
+    if stream:
+        _invoke_stream(client, endpoint, body, content_type, accept, target, custom_attributes, output)
+        return
     try:
         if asynchronous:
             answer, ctype, payload = _invoke_async(
@@ -128,12 +146,7 @@ def invoke_command(
                 body,
                 content_type=content_type,
                 accept=accept,
-                target=Target(
-                    variant=variant,
-                    model=target_model,
-                    container=target_container,
-                    component=inference_component,
-                ),
+                target=target,
                 custom_attributes=custom_attributes,
             )
             click.echo(
@@ -146,6 +159,47 @@ def invoke_command(
     if output is not None:
         output.write_bytes(payload)
     _print_answer(answer, ctype, payload, raw)
+
+
+def _invoke_stream(
+    client: Any,
+    endpoint: str,
+    body: bytes,
+    content_type: str,
+    accept: str | None,
+    target: Any,
+    custom_attributes: str | None,
+    output: Path | None,
+) -> None:
+    """Print each part as it arrives; a stream error after some parts is reported after them."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from smkit.client.invoke import InvokeError, describe_client_error, invoke_stream
+
+    received: list[bytes] = []
+    try:
+        result = invoke_stream(
+            client,
+            endpoint,
+            body,
+            content_type=content_type,
+            accept=accept,
+            target=target,
+            custom_attributes=custom_attributes,
+        )
+        click.echo(
+            f"InvokedProductionVariant: {result.invoked_variant}  Content-Type: {result.content_type}",
+            err=True,
+        )
+        for part in result.parts:
+            received.append(part)
+            sys.stdout.buffer.write(part)
+            sys.stdout.flush()
+    except (ClientError, BotoCoreError, InvokeError) as exc:
+        raise click.ClickException(describe_client_error(exc)) from None
+    finally:
+        if output is not None:
+            output.write_bytes(b"".join(received))
 
 
 def _invoke_async(

@@ -5,7 +5,7 @@ for the local gateway (only ``endpoint_url`` differs).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,53 @@ def invoke(
         content_type=response.get("ContentType"),
         invoked_variant=response.get("InvokedProductionVariant"),
         custom_attributes=response.get("CustomAttributes"),
+    )
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """An InvokeEndpointWithResponseStream answer: its parts are read as they arrive."""
+
+    parts: Iterator[bytes]
+    content_type: str | None
+    invoked_variant: str | None
+
+
+def invoke_stream(
+    client: Any,
+    endpoint: str,
+    body: bytes,
+    *,
+    content_type: str,
+    accept: str | None = None,
+    target: Target | None = None,
+    custom_attributes: str | None = None,
+) -> StreamResult:
+    """InvokeEndpointWithResponseStream; errors before the stream are botocore ClientErrors, errors in it
+    (ModelStreamError, InternalStreamFailure) botocore EventStreamErrors raised while iterating ``parts``."""
+    target = target or Target()
+    if target.model is not None:
+        raise InvokeError(
+            "InvokeEndpointWithResponseStream has no TargetModel: multi-model endpoints do not stream"
+        )
+    params: dict[str, Any] = {"EndpointName": endpoint, "Body": body, "ContentType": content_type}
+    if accept:
+        params["Accept"] = accept
+    if custom_attributes is not None:
+        params["CustomAttributes"] = custom_attributes
+    params.update(target.parameters())
+    response = client.invoke_endpoint_with_response_stream(**params)
+
+    def parts() -> Iterator[bytes]:
+        for event in response["Body"]:
+            part = event.get("PayloadPart")
+            if part is not None:
+                yield part["Bytes"]
+
+    return StreamResult(
+        parts=parts(),
+        content_type=response.get("ContentType"),
+        invoked_variant=response.get("InvokedProductionVariant"),
     )
 
 

@@ -15,7 +15,8 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -26,6 +27,8 @@ from smkit.contract import (
     BIND_TO_PORT,
     CUSTOM_ATTRIBUTES,
     INVOCATION_TIMEOUT_S,
+    MODEL_SERVER_TIMEOUT,
+    MODEL_SERVER_TIMEOUT_SECONDS,
     MULTI_MODEL,
     PING_TIMEOUT_S,
     SMKIT_WORKER_PYTHON,
@@ -58,14 +61,42 @@ class ContainerSpec:
     environment: Mapping[str, str] = field(default_factory=dict)
 
 
+class ContainerStream:
+    """A container's 2xx answer whose body is read as it arrives (InvokeEndpointWithResponseStream).
+
+    ``limit_s``: the container's own invocation limit (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``), which
+    tells a stream the container cut at its deadline from one it cut after a handler error.
+    """
+
+    def __init__(self, response: httpx.Response, *, limit_s: float, started: float) -> None:
+        self.response = response
+        self.limit_s = limit_s
+        self.started = started  # time.monotonic() before the request was sent
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (httpx errors propagate: a cut-off body, a read timeout)."""
+        return self.response.aiter_raw()
+
+    def past_limit(self) -> bool:
+        """True once the container's invocation limit has run out since the request was sent."""
+        return time.monotonic() - self.started >= self.limit_s
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+
 @dataclass(frozen=True)
 class ContainerReply:
-    """A container's answer, passed on (or turned into a ModelError) by the gateway."""
+    """A container's answer, passed on (or turned into a ModelError) by the gateway.
+
+    ``stream`` is set (and ``body`` empty) for a 2xx answer read as a stream.
+    """
 
     status: int
     body: bytes
     content_type: str | None
     custom_attributes: str | None
+    stream: ContainerStream | None = None
 
     @property
     def ok(self) -> bool:
@@ -229,3 +260,42 @@ class ContainerProcess:
             content_type=resp.headers.get("content-type"),
             custom_attributes=resp.headers.get(CUSTOM_ATTRIBUTES),
         )
+
+    async def open_stream(
+        self, path: str, *, body: bytes, headers: Mapping[str, str], timeout_s: float = INVOCATION_TIMEOUT_S
+    ) -> ContainerReply:
+        """POST and return once the head has arrived: a 2xx answer's body streams (``reply.stream``).
+
+        ``timeout_s`` bounds the wait for the head and then each wait for more of the body. An error answer
+        is read whole, as :meth:`request` reads it.
+        """
+        started = time.monotonic()
+        for attempt in (1, 2):
+            request = self.client.build_request(
+                "POST", path, content=body, headers=dict(headers), timeout=timeout_s
+            )
+            try:
+                resp = await self.client.send(request, stream=True)
+                break
+            except (httpx.RemoteProtocolError, httpx.ConnectError):  # as in request()
+                if attempt == 2 or not self.running:
+                    raise
+        content_type = resp.headers.get("content-type")
+        custom = resp.headers.get(CUSTOM_ATTRIBUTES)
+        if not 200 <= resp.status_code < 300:
+            try:
+                content = await resp.aread()
+            finally:
+                await resp.aclose()
+            return ContainerReply(resp.status_code, content, content_type, custom)
+        stream = ContainerStream(resp, limit_s=self.invocation_limit_s, started=started)
+        return ContainerReply(resp.status_code, b"", content_type, custom, stream=stream)
+
+    @property
+    def invocation_limit_s(self) -> float:
+        """The container's ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS`` (else the older name, else 60 s)."""
+        env = self.spec.environment
+        for name in (MODEL_SERVER_TIMEOUT_SECONDS, MODEL_SERVER_TIMEOUT):
+            with contextlib.suppress(KeyError, ValueError):
+                return float(env[name])
+        return INVOCATION_TIMEOUT_S

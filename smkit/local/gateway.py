@@ -1,6 +1,8 @@
 """The SageMaker Runtime REST API in front of local endpoints (an ASGI app for uvicorn).
 
-``POST /endpoints/{EndpointName}/invocations`` (InvokeEndpoint) and
+``POST /endpoints/{EndpointName}/invocations`` (InvokeEndpoint),
+``POST /endpoints/{EndpointName}/invocations-response-stream`` (InvokeEndpointWithResponseStream,
+:mod:`smkit.local.streaming`) and
 ``POST /endpoints/{EndpointName}/async-invocations`` (InvokeEndpointAsync), with the service's headers and
 error shapes, so an unmodified ``boto3.client("sagemaker-runtime", endpoint_url=...)`` talks to it. Every
 request is handled on its own task: a slow container holds only its own callers. Any failure becomes an
@@ -17,7 +19,7 @@ from contextlib import AbstractAsyncContextManager
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from smkit.contract import (
@@ -38,6 +40,7 @@ from smkit.local.errors import (
 )
 from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
 from smkit.local.runtime import EndpointRuntime
+from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +132,30 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             return internal_failure("The local gateway failed; see its log.").to_response(request_id)
 
     async def response_stream(request: Request) -> Response:
-        await read_body(request, REALTIME_PAYLOAD_LIMIT)
-        return validation_error(
-            "InvokeEndpointWithResponseStream is not emulated by the local endpoint; use invoke_endpoint."
-        ).to_response()
+        request_id = str(uuid.uuid4())
+        try:
+            name = request.path_params["name"]
+            endpoint = endpoints.get(name)
+            body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            if endpoint is None:
+                raise _unknown_endpoint(name)
+            _check_headers(request.headers)
+            invocation = Invocation.from_headers(request.headers, body, stream=True)
+            variant, reply = await endpoint.invoke(invocation)
+            if reply.stream is None:
+                raise internal_failure("The container's answer could not be streamed.")
+            headers = {INVOKED_VARIANT: variant, REQUEST_ID_HEADER: request_id}
+            if reply.content_type:
+                headers[CONTENT_TYPE_HEADER] = reply.content_type
+            if reply.custom_attributes is not None:
+                headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
+            parts = events(reply.stream, source="primary", variant=variant)
+            return StreamingResponse(parts, media_type=MEDIA_TYPE, headers=headers)
+        except RuntimeApiError as err:
+            return err.to_response(request_id)
+        except Exception:
+            log.exception("InvokeEndpointWithResponseStream failed inside the gateway")
+            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
 
     async def ping(request: Request) -> Response:
         return Response(json.dumps({"endpoints": sorted(endpoints)}), media_type="application/json")

@@ -1,7 +1,8 @@
 """The SageMaker Runtime REST protocol: the parsed request (header names and limits: :mod:`smkit.contract`).
 
 Header names and locations are those of the botocore ``sagemaker-runtime`` service model (2017-05-13):
-InvokeEndpoint sends ``Content-Type``/``Accept`` as they are; InvokeEndpointAsync sends them as
+InvokeEndpoint sends ``Content-Type``/``Accept`` as they are; InvokeEndpointWithResponseStream sends Accept as
+``X-Amzn-SageMaker-Accept``; InvokeEndpointAsync sends them as
 ``X-Amzn-SageMaker-Content-Type``/``X-Amzn-SageMaker-Accept`` and answers 202 with ``InferenceId`` in the
 JSON body and the output/failure locations in headers.
 """
@@ -39,16 +40,22 @@ class Invocation:
     target_container: str | None = None
     inference_id: str | None = None
     inference_component: str | None = None
+    stream: bool = False  # InvokeEndpointWithResponseStream: the container's answer is read as a stream
 
     @classmethod
     def from_headers(
-        cls, headers: Mapping[str, str], body: bytes, *, asynchronous: bool = False
+        cls, headers: Mapping[str, str], body: bytes, *, asynchronous: bool = False, stream: bool = False
     ) -> Invocation:
-        """Read the InvokeEndpoint (or InvokeEndpointAsync) headers; ``headers`` must be case-insensitive."""
+        """Read the InvokeEndpoint (InvokeEndpointAsync, InvokeEndpointWithResponseStream) headers.
+
+        ``headers`` must be case-insensitive. The asynchronous and streaming operations send Accept as
+        ``X-Amzn-SageMaker-Accept``.
+        """
         return cls(
             body=body,
+            stream=stream,
             content_type=headers.get(ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
-            accept=headers.get(ASYNC_ACCEPT if asynchronous else "accept"),
+            accept=headers.get(ASYNC_ACCEPT if asynchronous or stream else "accept"),
             custom_attributes=headers.get(CUSTOM_ATTRIBUTES),
             target_model=headers.get(TARGET_MODEL),
             target_variant=headers.get(TARGET_VARIANT),

@@ -72,14 +72,21 @@ async def call_container(
     *,
     scope: Scope,
     source: str,
+    stream: bool = False,
 ) -> ContainerReply:
-    """POST to a container; a 4xx/5xx answer or a timeout becomes the ModelError the service sends."""
+    """POST to a container; a 4xx/5xx answer or a timeout becomes the ModelError the service sends.
+
+    ``stream``: return once the head has arrived, with the body in ``reply.stream``.
+    """
     if not process.running:
         raise service_unavailable(
             f"Container {source} of variant {scope.variant} is not running; restart the local endpoint."
         )
     try:
-        reply = await process.request("POST", path, body=body, headers=headers)
+        if stream:
+            reply = await process.open_stream(path, body=body, headers=headers)
+        else:
+            reply = await process.request("POST", path, body=body, headers=headers)
     except httpx.TimeoutException:
         raise scope.timeout_error(source=source, process=process) from None
     except httpx.HTTPError as exc:
@@ -147,7 +154,13 @@ class SingleContainer:
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
         headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
         return await call_container(
-            self.process, "/invocations", invocation.body, headers, scope=scope, source=self.source
+            self.process,
+            "/invocations",
+            invocation.body,
+            headers,
+            scope=scope,
+            source=self.source,
+            stream=invocation.stream,
         )
 
 
@@ -171,7 +184,13 @@ class SerialPipeline:
             accept = invocation.accept if hop == last else None
             headers = invocation.container_headers(content_type=content_type, accept=accept)
             reply = await call_container(
-                process, "/invocations", body, headers, scope=scope, source=process.spec.name
+                process,
+                "/invocations",
+                body,
+                headers,
+                scope=scope,
+                source=process.spec.name,
+                stream=invocation.stream and hop == last,  # the last container's answer is the stream
             )
             body, content_type = reply.body, reply.content_type
         assert reply is not None
@@ -205,5 +224,11 @@ class DirectContainers:
         process = self.by_hostname[invocation.target_container]
         headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
         return await call_container(
-            process, "/invocations", invocation.body, headers, scope=scope, source=invocation.target_container
+            process,
+            "/invocations",
+            invocation.body,
+            headers,
+            scope=scope,
+            source=invocation.target_container,
+            stream=invocation.stream,
         )

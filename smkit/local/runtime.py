@@ -14,6 +14,7 @@ async           instance variants behind InvokeEndpointAsync only
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import shutil
 import tempfile
@@ -361,14 +362,15 @@ class EndpointRuntime:
         return variant.name, await variant.invoke(invocation, scope)
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
-        """InvokeEndpoint: the invoked variant's name and the reply (RuntimeApiError otherwise)."""
+        """InvokeEndpoint (or, with ``invocation.stream``, InvokeEndpointWithResponseStream): the invoked
+        variant's name and the reply (RuntimeApiError otherwise)."""
         if self.asynchronous is not None:
             raise validation_error(
                 f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
                 "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
             )
         variant, reply = await self._route(invocation)
-        if self.capture is not None:
+        if self.capture is not None and reply.stream is None:  # a stream is not captured (docs/streaming.md)
             await asyncio.to_thread(
                 self.capture.record,
                 variant=variant,
@@ -379,7 +381,7 @@ class EndpointRuntime:
                 inference_id=invocation.inference_id,
             )
         if self.shadows is not None:
-            self.shadows.mirror(invocation)
+            self.shadows.mirror(dataclasses.replace(invocation, stream=False))
         return variant, reply
 
     def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:

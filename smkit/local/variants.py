@@ -63,7 +63,7 @@ class ProductionVariant:
         """Route to the containers; a response over the payload limit is the model's error."""
         self.invocations += 1
         reply = await self.router.invoke(invocation, scope)
-        if len(reply.body) > self.payload_limit:
+        if len(reply.body) > self.payload_limit:  # a streamed body has no such limit
             raise RuntimeApiError(
                 "ModelError",
                 f"Response payload of {len(reply.body)} bytes from variant {self.name} exceeds the "

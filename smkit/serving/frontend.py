@@ -24,8 +24,9 @@ from smkit.serving import codecs
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
 from smkit.serving.handler import Reply, error_reply
-from smkit.serving.pool import StreamControl, WorkerPool
+from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import Exchange, StreamState
+from smkit.serving.relay import StreamControl
 
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.

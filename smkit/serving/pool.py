@@ -30,10 +30,10 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from smkit.process import describe_exit, signal_process
-from smkit.serving import ipc, streams
+from smkit.serving import ipc, relay, streams
 from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, ModelNotReady
@@ -49,7 +49,6 @@ INVOKE_ENDPOINT_SECONDS = 60.0  # docs/hosting-contract.md
 MAX_SWEEP_SECONDS = 1.0
 MIN_SWEEP_SECONDS = 0.01
 QUEUE_BUFFER_BYTES = 4 * 1024 * 1024  # the kernel caps it at net.core.wmem_max; the backlog holds the rest
-_STREAM_TAGS = frozenset({streams.STREAM, streams.CHUNK, streams.DONE})
 
 
 class QueueFull(InferenceError):
@@ -84,64 +83,21 @@ class PoolOptions:
     load_grace: float = 0.0
 
 
-class Recipient(Protocol):
-    """Who gets a job's reply: the front end, for the request ``token`` stands for.
-
-    A streamed reply comes as ``stream_start`` (head and first chunk), ``stream_chunk`` calls and one
-    ``stream_end`` (``error`` None: complete).
-    """
-
-    def answer(self, token: Any, reply: Reply, pid: int) -> None: ...
-
-    def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None: ...
-
-    def stream_chunk(self, token: Any, data: bytes) -> None: ...
-
-    def stream_end(self, token: Any, error: str | None) -> None: ...
-
-
-class StreamControl:
-    """What the front end may do to a running stream: back-pressure on the worker's socket, cancel."""
-
-    __slots__ = ("job_id", "channel", "paused")
-
-    def __init__(self, job_id: int, channel: _Channel) -> None:
-        self.job_id = job_id
-        self.channel = channel
-        self.paused = False
-
-    def pause(self) -> None:
-        """The client reads slower than the model writes: stop reading the worker (its writes block)."""
-        if not self.paused and self.channel.transport is not None:
-            self.paused = True
-            self.channel.transport.pause_reading()
-
-    def resume(self) -> None:
-        if self.paused and self.channel.transport is not None:
-            self.paused = False
-            self.channel.transport.resume_reading()
-
-    def cancel(self) -> None:
-        """The client is gone or timed out: drain the worker and tell it to stop the handler."""
-        self.resume()
-        transport = self.channel.transport
-        if transport is not None and not transport.is_closing():
-            transport.write(ipc.frame(streams.CANCEL, streams.JOB_ID.pack(self.job_id)))
-
-
 class Job:
     """One request waiting for or running in a worker."""
 
     __slots__ = ("message", "fd", "token", "recipient", "queued_at", "answered", "control")
 
-    def __init__(self, message: bytes, fd: int, token: Any, recipient: Recipient, queued_at: float) -> None:
+    def __init__(
+        self, message: bytes, fd: int, token: Any, recipient: relay.Recipient, queued_at: float
+    ) -> None:
         self.message = message  # the job's message on the queue
         self.fd = fd  # the file holding a large body (-1: none), closed once sent
         self.token = token
         self.recipient = recipient
         self.queued_at = queued_at
         self.answered = False
-        self.control: StreamControl | None = None  # set while its reply streams
+        self.control: relay.StreamControl | None = None  # set while its reply streams
 
     def answer(self, reply: Reply, pid: int) -> None:
         if not self.answered:
@@ -258,7 +214,7 @@ class WorkerPool:
         headers: ipc.RawHeaders,
         body: bytes,
         token: Any,
-        recipient: Recipient,
+        recipient: relay.Recipient,
     ) -> None:
         """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
         if len(self.jobs) >= self.options.workers + self.options.queue_size:
@@ -333,8 +289,10 @@ class WorkerPool:
             if self.backlog:
                 self._flush_backlog()
             return
-        if tag in _STREAM_TAGS:
-            self._on_stream_frame(channel, tag, data, body)
+        if tag in relay.STREAM_TAGS:
+            relay.stream_frame(self.jobs, channel, tag, data, body)
+            if tag == streams.DONE and self.backlog:
+                self._flush_backlog()
             return
         worker = channel.worker
         meta = json.loads(data)
@@ -347,31 +305,6 @@ class WorkerPool:
             else:
                 worker.load_failed = True
                 self.load_error = str(meta["error"])
-
-    def _on_stream_frame(self, channel: _Channel, tag: bytes, data: bytes, body: bytes) -> None:
-        if tag == streams.CHUNK:
-            job = self.jobs.get(streams.JOB_ID.unpack(data)[0])
-            if job is not None and job.control is not None:
-                job.recipient.stream_chunk(job.token, body)
-        elif tag == streams.STREAM:
-            job_id, status, content_type, headers, pid = ipc.parse_reply(data)
-            job = self.jobs.get(job_id)
-            if job is None or job.answered:  # answered 504 already: drop the stream, stop the handler
-                StreamControl(job_id, channel).cancel()
-                return
-            job.answered = True
-            job.control = StreamControl(job_id, channel)
-            job.recipient.stream_start(
-                job.token, Reply(status, body, content_type, headers), pid, job.control
-            )
-        else:  # DONE
-            job = self.jobs.pop(streams.JOB_ID.unpack(data)[0], None)
-            if job is not None and job.control is not None:
-                job.control.resume()
-                job.control = None
-                job.recipient.stream_end(job.token, streams.describe(body) if body else None)
-            if self.backlog:
-                self._flush_backlog()
 
     def on_lost(self, worker: Worker) -> None:
         previous, worker.state = worker.state, DEAD

@@ -27,7 +27,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
-    from smkit.serving.pool import StreamControl
+    from smkit.serving.relay import StreamControl
 
 MAX_REQUEST_TARGET = 8190
 MAX_HEADER_FIELDS = 100

@@ -1,0 +1,64 @@
+"""InvokeEndpointWithResponseStream behind the gateway: a container's streamed answer as event-stream events.
+
+``POST /endpoints/{EndpointName}/invocations-response-stream`` takes the InvokeEndpoint request (Accept as
+``X-Amzn-SageMaker-Accept``, no TargetModel) and routes it like InvokeEndpoint: variants and TargetVariant,
+inference components, pipelines (the last container streams), direct containers. Errors before the
+container's answer has started are the usual error responses (ValidationError, ModelError for a 4xx/5xx
+answer, ...). Once it has started, the answer is HTTP 200 ``application/vnd.amazon.eventstream`` and
+every piece of body the container writes is sent at once as a ``PayloadPart`` event
+(:mod:`smkit.local.eventstream`); a container that does not stream (a ``Content-Length`` answer) arrives as
+its body's parts. A container that cuts its answer off ends the stream with a ``ModelStreamError`` event:
+``ErrorCode`` ``ModelInvocationTimeExceeded`` when the container's invocation limit had run out (or it sent
+nothing for 60 s), else ``StreamBroken``
+(https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_ResponseStream.html). The client
+reading slowly slows the container down (each event is sent before more of the body is read).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import httpx
+
+from smkit.local import eventstream
+from smkit.local.containers import ContainerStream
+
+log = logging.getLogger(__name__)
+MEDIA_TYPE = "application/vnd.amazon.eventstream"
+CONTENT_TYPE_HEADER = "X-Amzn-SageMaker-Content-Type"
+
+
+def _timed_out(source: str) -> bytes:
+    return eventstream.exception(
+        eventstream.MODEL_STREAM_ERROR,
+        f"Your model {source} did not complete sending the inference response in the allotted time.",
+        ErrorCode=eventstream.INVOCATION_TIME_EXCEEDED,
+    )
+
+
+async def events(stream: ContainerStream, *, source: str, variant: str) -> AsyncIterator[bytes]:
+    """The event-stream messages of ``stream``; the container connection is closed at the end."""
+    try:
+        async for data in stream.chunks():
+            for part in eventstream.payload_parts(data):
+                yield part
+    except httpx.TimeoutException:
+        yield _timed_out(source)
+    except httpx.HTTPError as exc:
+        if stream.past_limit():
+            yield _timed_out(source)
+        else:
+            yield eventstream.exception(
+                eventstream.MODEL_STREAM_ERROR,
+                f"The model {source} of variant {variant} closed the connection before the end of the "
+                f"response stream ({exc}); see the container's log for the handler's error.",
+                ErrorCode=eventstream.STREAM_BROKEN,
+            )
+    except Exception:
+        log.exception("InvokeEndpointWithResponseStream failed inside the gateway")
+        yield eventstream.exception(
+            eventstream.INTERNAL_STREAM_FAILURE, "The local gateway failed while streaming; see its log."
+        )
+    finally:
+        await stream.aclose()
