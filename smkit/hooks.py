@@ -41,6 +41,8 @@ TOOLKIT_HOOKS: dict[str, HookSpec] = {
     "predict_fn": HookSpec(("data", "model"), True),
     "output_fn": HookSpec(("prediction", "accept"), True),
     "transform_fn": HookSpec(("model", "input_data", "content_type", "accept"), True),
+    # Bidirectional streaming (docs/streaming.md): an async generator of the messages to send.
+    "bidirectional_fn": HookSpec(("model", "messages"), True),
 }
 TFS_HOOKS: dict[str, HookSpec] = {
     "handler": HookSpec(("data", "context"), False),

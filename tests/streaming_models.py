@@ -70,6 +70,29 @@ def chunks(request):
             open(request["closed"], "w").close()
 
 
+async def bidirectional_fn(model, messages):
+    # Text: "end" ends the session, "boom" fails it, "closed:PATH" names a file created when the session
+    # ends, anything else is echoed; bytes come back reversed.
+    closed = None
+    try:
+        async for message in messages:
+            if isinstance(message, bytes):
+                yield message[::-1]
+            elif message == "end":
+                yield "bye"
+                return
+            elif message == "boom":
+                raise RuntimeError("boom requested")
+            elif message.startswith("closed:"):
+                closed = message[len("closed:"):]
+                yield "noted"
+            else:
+                yield f"echo {message}"
+    finally:
+        if closed:
+            open(closed, "w").close()
+
+
 async def async_chunks(request):
     for index in range(request.get("chunks", 5)):
         if index == request.get("fail_at"):

@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
 
@@ -27,6 +28,9 @@ from smkit.serving.handler import Reply, error_reply
 from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import Exchange, StreamState
 from smkit.serving.relay import StreamControl
+
+if TYPE_CHECKING:
+    from smkit.serving.websocket import Session
 
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.
@@ -79,6 +83,33 @@ class FrontEnd:
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
         }
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """ASGI entry of WebSocket connections only (smkit.serving.websocket); HTTP never comes here."""
+        from smkit.serving import websocket
+
+        await websocket.serve(self, scope, receive, send)
+
+    def log_session(
+        self, path: str, status: int, started: float, session: Session, error: str | None
+    ) -> None:
+        """The access-log line of a bidirectional-streaming session, when it ends."""
+        if not self.env.access_log:
+            return
+        fields: dict[str, object] = {
+            "ts": round(time.time(), 3),
+            "method": "GET",
+            "path": path,
+            "status": status,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+            "pid": session.pid,
+            "websocket": True,
+            "messages_in": session.messages_in,
+            "messages_out": session.messages_out,
+        }
+        if error is not None:
+            fields["session_error"] = error
+        self._append_log(json.dumps(fields) + "\n")
 
     # -- calls from the protocol ---------------------------------------------------------------------
     def opened(self, exchange: Exchange) -> None:
@@ -246,7 +277,10 @@ class FrontEnd:
         }
         if error is not None:
             fields["stream_error"] = error
-        self._log_lines.append(json.dumps(fields) + "\n")
+        self._append_log(json.dumps(fields) + "\n")
+
+    def _append_log(self, line: str) -> None:
+        self._log_lines.append(line)
         if len(self._log_lines) == 1:
             asyncio.get_running_loop().call_later(LOG_FLUSH_SECONDS, self.flush_log)
 

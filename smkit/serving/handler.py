@@ -18,7 +18,7 @@ from smkit.hooks import CHAIN, check_chain, describe, passes_context
 from smkit.serving import codecs
 from smkit.serving.context import Context
 from smkit.serving.env import ServingEnv
-from smkit.serving.errors import BadRequest, message_of, status_of, type_of
+from smkit.serving.errors import BadRequest, InferenceError, message_of, status_of, type_of
 from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
 from smkit.serving.streams import Stream, is_stream
@@ -109,6 +109,7 @@ class ModelHandler:
         self.loaded = False
         self.user_module: UserModule | None = None
         self._transform: Hook | None = None
+        self._bidirectional: Hook | None = None
         self._chain: tuple[Hook, Hook, Hook] | None = None
         self._needs_context = False
         self._default_output = False  # output_fn is the default one: a streamed prediction bypasses it
@@ -133,6 +134,9 @@ class ModelHandler:
                 bind_hook("predict_fn", chain[1] or defaults.default_predict_fn),
                 bind_hook("output_fn", chain[2] or defaults.default_output_fn),
             )
+        bidirectional = user("bidirectional_fn")
+        if bidirectional is not None:
+            self._bidirectional = bind_hook("bidirectional_fn", bidirectional)
         pre = user("pre_model_fn")
         warmup = user("model_warmup_fn")
         model_fn = bind_hook("model_fn", user("model_fn") or defaults.default_model_fn)
@@ -169,6 +173,21 @@ class ModelHandler:
         self.loaded = False
         if self.user_module is not None:
             forget(self.user_module)
+
+    def session(self, messages: Any, headers: Mapping[str, str]) -> Any:
+        """``bidirectional_fn(model, messages[, context])``: what a WebSocket session sends (docs/streaming.md)."""
+        hook = self._bidirectional
+        if hook is None:
+            raise InferenceError(
+                "this model has no bidirectional streaming handler; define "
+                "bidirectional_fn(model, messages) in code/inference.py (an async generator: "
+                "async for message in messages: yield answer)",
+                status_code=404,
+            )
+        context = Context(model_name=self.name, model_dir=self.model_dir, headers=headers)
+        assert self.user_module is not None
+        with self.user_module.active():
+            return hook(context, self.model, messages)
 
     def invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
         """Run one request through the hooks; any exception becomes an error :class:`Reply`."""

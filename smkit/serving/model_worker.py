@@ -26,10 +26,10 @@ import traceback
 from typing import Any
 
 from smkit.process import die_with_parent
-from smkit.serving import deadline, ipc, streams
+from smkit.serving import bidi, deadline, ipc, streams
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
-from smkit.serving.errors import queue_timeout
+from smkit.serving.errors import InferenceError, queue_timeout
 from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.routes import Request, Router
 
@@ -111,6 +111,10 @@ def serve(
         board.start(slot, job_id, now + timeout)
         if now - queued_at > max_queue_wait:
             reply = error_reply(queue_timeout(max_queue_wait, now - queued_at), debug=False)
+        elif path == bidi.BIDI_PATH and method == "GET":
+            _session(sock, cancels, job_id, router, Headers.from_raw(headers), pid, board, slot)
+            board.finish(slot)
+            continue
         else:
             reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
         if reply.stream is None:
@@ -119,6 +123,40 @@ def serve(
         else:
             _stream(sock, cancels, job_id, reply, pid, board.read(slot)[1], timeout, debug)
         board.finish(slot)
+
+
+def _session(
+    sock: socket.socket,
+    cancels: streams.Cancels,
+    job_id: int,
+    router: Router,
+    headers: Headers,
+    pid: int,
+    board: ipc.Scoreboard,
+    slot: int,
+) -> None:
+    """A bidirectional-streaming session (WebSocket) on this worker until it ends."""
+
+    def open_session(messages: Any) -> Any:
+        if router.handler is None:
+            raise InferenceError(
+                "bidirectional streaming serves a single model; multi-model mode has none", status_code=404
+            )
+        return router.handler.session(messages, headers)
+
+    def failed(exc: BaseException) -> tuple[bytes, bytes]:
+        error = error_reply(exc, debug=router.env.debug)
+        return ipc.reply_meta(job_id, error.status, error.content_type, error.headers, pid), error.body
+
+    bidi.serve_session(
+        sock,
+        cancels,
+        job_id,
+        open_session,
+        lambda: ipc.reply_meta(job_id, 200, "", {}, pid),
+        failed,
+        lambda until: board.start(slot, job_id, until),
+    )
 
 
 def _stream(

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, cast
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from smkit.serving.bidi import BIDI_PATH
+
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
     from smkit.serving.relay import StreamControl
@@ -131,6 +133,7 @@ class FrontEndProtocol(HttpToolsProtocol):
         self._header_count = 0
         self._header_bytes = 0  # the parsed fields of the current head
         self._quiet = True  # no bytes since the keep-alive check last ran
+        self._upgrade: tuple[bytes, bytes, list[tuple[bytes, bytes]]] | None = None  # a WebSocket handshake
 
     # -- connection ----------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -163,7 +166,7 @@ class FrontEndProtocol(HttpToolsProtocol):
         self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self._check_idle)
 
     def _check_idle(self) -> None:
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self._upgrade is not None:
             return
         if self._quiet and not self.exchanges:
             self.transport.close()
@@ -182,8 +185,11 @@ class FrontEndProtocol(HttpToolsProtocol):
             self.send_400_response("Invalid HTTP request received.")
             return
         except httptools.HttpParserUpgrade:
-            # The hosting contract has no upgraded protocols: the request was parsed and is answered as plain
-            # HTTP; what follows the head in this read is not HTTP and is dropped.
+            if self._upgrade is not None:  # a WebSocket on /invocations-bidirectional-stream
+                self._to_websocket()
+                return
+            # No other upgraded protocol is part of the hosting contract: the request was parsed and is answered
+            # as plain HTTP; what follows the head in this read is not HTTP and is dropped.
             self.logger.debug("Upgrade request answered as plain HTTP")
         if self.exchanges and not self.exchanges[-1].complete:
             self.front.reading(self.exchanges[-1])  # its body is still on the way: bound the wait
@@ -226,6 +232,9 @@ class FrontEndProtocol(HttpToolsProtocol):
         path = raw_path.decode("ascii")
         if "%" in path:
             path = urllib.parse.unquote(path)
+        if path == BIDI_PATH and self.ws_protocol_class is not None and _wants_websocket(self.headers):
+            self._upgrade = (parser.get_method(), url, self.headers)  # handed over when llhttp stops
+            return
         keep_alive = parser.should_keep_alive() and parser.get_http_version() != "1.0"
         exchange = Exchange(
             self, parser.get_method().decode("ascii"), path, self.headers, keep_alive, time.perf_counter()
@@ -299,6 +308,29 @@ class FrontEndProtocol(HttpToolsProtocol):
             self.flow.resume_reading()
             self._start(self.exchanges[0])
 
+    # -- WebSocket -----------------------------------------------------------------------------------
+    def _to_websocket(self) -> None:
+        """Hand the connection to uvicorn's WebSocket protocol, which answers the handshake itself."""
+        method, url, headers = self._upgrade or (b"GET", b"/", [])
+        if self.exchanges:  # an upgrade behind pipelined requests still being answered
+            self._upgrade = None
+            self.send_400_response("WebSocket upgrade while requests are in flight on this connection.")
+            return
+        if self.timeout_keep_alive_task is not None:
+            self.timeout_keep_alive_task.cancel()
+        self.connections.discard(self)
+        head = [method, b" ", url, b" HTTP/1.1\r\n"]
+        for name, value in headers:
+            head += [name, b": ", value, b"\r\n"]
+        head.append(b"\r\n")
+        assert self.ws_protocol_class is not None
+        protocol = self.ws_protocol_class(  # type: ignore[call-arg]
+            config=self.config, server_state=self.server_state, app_state=self.app_state
+        )
+        protocol.connection_made(self.transport)
+        protocol.data_received(b"".join(head))
+        self.transport.set_protocol(protocol)
+
     # -- streamed responses --------------------------------------------------------------------------
     def stream_start(self, exchange: Exchange, state: StreamState, head: bytes, first: bytes) -> None:
         """Write the head of a streamed response and its first chunk."""
@@ -365,6 +397,10 @@ class FrontEndProtocol(HttpToolsProtocol):
         state = self.exchanges[0].stream if self.exchanges else None
         if state is not None and not state.ended:
             state.control.resume()
+
+
+def _wants_websocket(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(name == b"upgrade" and value.lower() == b"websocket" for name, value in headers)
 
 
 def _framed(data: bytes, chunked: bool) -> list[bytes]:

@@ -64,6 +64,12 @@ class StreamControl:
             self.paused = False
             self.channel.transport.resume_reading()
 
+    def send(self, tag: bytes, body: bytes) -> None:
+        """A frame about this job to the worker (a bidirectional session's messages)."""
+        transport = self.channel.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(ipc.frame(tag, streams.JOB_ID.pack(self.job_id), body))
+
     def cancel(self) -> None:
         """The client is gone or timed out: drain the worker and tell it to stop the handler."""
         self.resume()

@@ -48,7 +48,10 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
         cast(Any, app),
         http=FrontEndProtocol,
         interface="asgi3",  # never called as ASGI: FrontEndProtocol calls the front end directly
-        ws="none",
+        # /invocations-bidirectional-stream (smkit/serving/websocket.py). Pings come from the platform
+        # (every 60 s; the protocol answers them); the server sends none of its own.
+        ws="websockets-sansio",
+        ws_ping_interval=None,
         lifespan="off",
         access_log=False,  # the front end writes one JSON line per request itself
         server_header=False,

@@ -39,6 +39,7 @@ STREAM = b"STRM"  # head of a streamed reply: reply_meta, body = the first chunk
 CHUNK = b"CHNK"  # one chunk: meta = job id
 DONE = b"DONE"  # end of a stream: meta = job id, body = the error message (empty: complete)
 CANCEL = b"CANC"  # front end -> worker: the client is gone, stop the stream (meta = job id)
+MESSAGE = b"MESG"  # front end -> worker: a WebSocket message of a session (meta = job id)
 JOB_ID = struct.Struct("!Q")
 
 
@@ -110,7 +111,7 @@ class Stream:
 
     def _async_chunks(self, until: float) -> Generator[bytes, None, None]:
         source = self.source
-        loop = _event_loop()
+        loop = event_loop()
         active = self.active or contextlib.nullcontext
         try:
             while True:
@@ -133,7 +134,7 @@ _END = object()
 _state: dict[str, Any] = {"loop": None, "timeout": 0.0}
 
 
-def _event_loop() -> asyncio.AbstractEventLoop:
+def event_loop() -> asyncio.AbstractEventLoop:
     """One event loop per worker for async handlers (created on first use, reused)."""
     loop = _state["loop"]
     if loop is None or loop.is_closed():

@@ -41,6 +41,7 @@ def test_capability_labels() -> None:
     labels = " ".join(rest for keyword, rest in instructions() if keyword == "LABEL")
     assert "com.amazonaws.sagemaker.capabilities.accept-bind-to-port=true" in labels
     assert "com.amazonaws.sagemaker.capabilities.multi-models=true" in labels
+    assert "com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true" in labels
 
 
 def test_runs_as_non_root_with_exec_form_entrypoint_accepting_serve() -> None:

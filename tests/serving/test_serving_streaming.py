@@ -11,6 +11,8 @@ import pytest
 import streaming_models
 from serving_harness import Server, start_server
 from waiting import wait_until
+from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
+from websockets.sync.client import connect
 
 from smkit.serving.streams import encode_item, is_stream
 
@@ -188,6 +190,11 @@ def test_predict_fn_generator_with_default_output_fn(
         assert response.headers["transfer-encoding"] == "chunked"
         lines = [json.loads(x) for x in response.body.decode().splitlines()]
         assert lines == [{"index": i, "double": v * 2} for i, v in enumerate([1, 2, 3])]
+        # No bidirectional_fn: the WebSocket handshake is refused with the worker's 404 and its reason.
+        with pytest.raises(InvalidStatus) as info:
+            connect(f"ws://127.0.0.1:{server.port}/invocations-bidirectional-stream", open_timeout=30)
+        assert info.value.response.status_code == 404
+        assert b"define bidirectional_fn" in info.value.response.body
     finally:
         server.stop()
 
@@ -238,6 +245,52 @@ def _stream_lines(server: Server) -> list[dict[str, object]]:
     return lines
 
 
+def _session_log(server: Server, messages_in: int) -> dict[str, object] | None:
+    for raw in reversed(server.log().splitlines()):
+        if raw.startswith("{") and '"websocket": true' in raw:
+            line = json.loads(raw)
+            if line["messages_in"] == messages_in:
+                return line
+    return None
+
+
 def _stream_log(server: Server, chunks: int) -> dict[str, object] | None:
     """The latest streamed access-log line with ``chunks`` chunks."""
     return next((x for x in reversed(_stream_lines(server)) if x["chunks"] == chunks), None)
+
+
+def test_websocket_round_trip(stream_server: Server, tmp_path: Path) -> None:
+    """/invocations-bidirectional-stream: text and binary messages both ways, ping/pong, the handler's end."""
+    url = f"ws://127.0.0.1:{stream_server.port}/invocations-bidirectional-stream"
+    with connect(url, open_timeout=30) as ws:
+        ws.send("hello")
+        assert ws.recv(timeout=30) == "echo hello"
+        ws.send(b"\x00\x01\x02")
+        assert ws.recv(timeout=30) == b"\x02\x01\x00"
+        assert ws.ping().wait(30)  # the platform's pings are answered
+        ws.send("end")
+        assert ws.recv(timeout=30) == "bye"
+        with pytest.raises(ConnectionClosedOK):
+            ws.recv(timeout=30)
+    line = wait_until(lambda: _session_log(stream_server, 3), what="the session's access-log line")
+    assert line["messages_out"] == 3 and "session_error" not in line
+    assert stream_server.invoke(json.dumps({"chunks": 1}), "application/json").body == b"chunk 0\n"
+
+
+def test_websocket_handler_error_closes_with_1011(stream_server: Server) -> None:
+    url = f"ws://127.0.0.1:{stream_server.port}/invocations-bidirectional-stream"
+    with connect(url, open_timeout=30) as ws:
+        ws.send("boom")
+        with pytest.raises(ConnectionClosedError) as info:
+            ws.recv(timeout=30)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1011
+    assert info.value.rcvd.reason == "RuntimeError: boom requested"
+
+
+def test_websocket_client_gone_ends_the_session(stream_server: Server, tmp_path: Path) -> None:
+    closed = tmp_path / "closed"
+    url = f"ws://127.0.0.1:{stream_server.port}/invocations-bidirectional-stream"
+    with connect(url, open_timeout=30) as ws:
+        ws.send(f"closed:{closed}")
+        assert ws.recv(timeout=30) == "noted"
+    wait_until(closed.exists, what="the handler's session to end after the client closed")
