@@ -160,6 +160,9 @@ destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repo
 bench-synth: package-config ## Synth every config in one process vs one config -> bench/results/synth.json
 	$(PY) -m bench.synth $(BENCH_ARGS)
 
-.PHONY: bench-local
+.PHONY: bench-local bench-streaming
+bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs the handler's own clock (serve, local endpoint) -> bench/results/streaming.json
+	$(PY) -m bench.streaming --nice -10 $(BENCH_ARGS)
+
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)

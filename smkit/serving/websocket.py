@@ -4,7 +4,7 @@ SageMaker's bidirectional streaming (``InvokeEndpointWithBidirectionalStream``) 
 WebSocket on ``/invocations-bidirectional-stream`` on the serving port; the image declares it with the
 label ``com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true``, and the platform pings the
 socket and closes it when pongs stop coming (docs/streaming.md,
-https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-test-endpoints.html). The WebSocket
+https://docs.aws.amazon.com/sdk-for-python/v1/reference/clients/sagemaker-runtime-http2/operations/invoke_endpoint_with_bidirectional_stream/). The WebSocket
 protocol itself (handshake, framing, answering pings with pongs, close) is uvicorn's implementation on the
 ``websockets`` library; :class:`~smkit.serving.protocol.FrontEndProtocol` hands the upgraded connection to
 it, and it calls :func:`serve` as an ASGI app.

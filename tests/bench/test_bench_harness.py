@@ -135,3 +135,23 @@ def test_serving_rejects_unknown_server_name(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--servers nginx: unknown; choose from smkit, constant, toolkit" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_streaming_harness_tiny_run(tmp_path: Path) -> None:
+    out = tmp_path / "streaming.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.streaming", "--requests", "1", "--no-markdown", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    for path in ("serve", "local_endpoint_boto3"):
+        for mode in ("paced_1ms", "burst"):
+            assert report["paths"][path][mode]["first_byte_after_first_yield_ms"] > 0
+    assert set(report["targets"]) == {
+        "first_byte_within_5ms_of_first_yield",
+        "per_chunk_overhead_below_0.2ms",
+    }
