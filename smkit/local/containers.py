@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -72,6 +72,7 @@ class ContainerStream:
         self.response = response
         self.limit_s = limit_s
         self.started = started  # time.monotonic() before the request was sent
+        self.on_close: list[Callable[[], None]] = []  # run once, when the stream is closed
 
     def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives (httpx errors propagate: a cut-off body, a read timeout)."""
@@ -82,7 +83,12 @@ class ContainerStream:
         return time.monotonic() - self.started >= self.limit_s
 
     async def aclose(self) -> None:
-        await self.response.aclose()
+        callbacks, self.on_close = self.on_close, []
+        try:
+            await self.response.aclose()
+        finally:
+            for callback in callbacks:
+                callback()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from contextlib import AbstractAsyncContextManager
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from smkit.contract import (
@@ -40,7 +40,7 @@ from smkit.local.errors import (
 )
 from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
 from smkit.local.runtime import EndpointRuntime
-from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events
+from smkit.local.streaming import CONTENT_TYPE_HEADER, EventStreamResponse
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +149,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
                 headers[CONTENT_TYPE_HEADER] = reply.content_type
             if reply.custom_attributes is not None:
                 headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
-            parts = events(reply.stream, source="primary", variant=variant)
-            return StreamingResponse(parts, media_type=MEDIA_TYPE, headers=headers)
+            return EventStreamResponse(reply.stream, variant=variant, headers=headers)
         except RuntimeApiError as err:
             return err.to_response(request_id)
         except Exception:

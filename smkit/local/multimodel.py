@@ -61,6 +61,11 @@ class MultiModel:
 
     def validate(self, invocation: Invocation) -> None:
         reject_target_container(invocation, self._endpoint)
+        if invocation.stream:
+            raise validation_error(
+                f"Endpoint {self._endpoint} is a multi-model endpoint and InvokeEndpointWithResponseStream has no "
+                "TargetModel: multi-model endpoints cannot stream. Call invoke_endpoint with TargetModel."
+            )
         self.resolve(invocation.target_model)
 
     def resolve(self, target: str | None) -> Path:

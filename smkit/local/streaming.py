@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
+from starlette.responses import StreamingResponse
 
 from smkit.local import eventstream
 from smkit.local.containers import ContainerStream
@@ -62,3 +64,20 @@ async def events(stream: ContainerStream, *, source: str, variant: str) -> Async
         )
     finally:
         await stream.aclose()
+
+
+class EventStreamResponse(StreamingResponse):
+    """The 200 answer whose body is :func:`events`; the container stream is closed however it ends,
+    even when the client is gone before the first event (the generator then never runs)."""
+
+    def __init__(self, stream: ContainerStream, *, variant: str, headers: dict[str, str]) -> None:
+        super().__init__(
+            events(stream, source="primary", variant=variant), media_type=MEDIA_TYPE, headers=headers
+        )
+        self.stream = stream
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.stream.aclose()

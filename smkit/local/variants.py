@@ -128,10 +128,19 @@ class ServerlessVariant(ProductionVariant):
         self.in_flight += 1
         try:
             await self._ensure_warm()
-            return await super().invoke(invocation, scope)
-        finally:
-            self.in_flight -= 1
-            self._last_used = time.monotonic()
+            reply = await super().invoke(invocation, scope)
+        except BaseException:
+            self._release()
+            raise
+        if reply.stream is not None:
+            reply.stream.on_close.append(self._release)  # a stream holds its concurrency until it ends
+        else:
+            self._release()
+        return reply
+
+    def _release(self) -> None:
+        self.in_flight -= 1
+        self._last_used = time.monotonic()
 
     async def _ensure_warm(self) -> None:
         async with self._lock:

@@ -56,6 +56,16 @@ def test_missing_target_model_is_a_validation_error(endpoint, runtime, client_er
     )
 
 
+def test_response_stream_is_refused_for_multi_model(endpoint, runtime, client_error):
+    client_error(
+        lambda: runtime.invoke_endpoint_with_response_stream(
+            EndpointName=endpoint.name, ContentType="text/csv", Body=b"1"
+        ),
+        "ValidationError",
+        "multi-model endpoints cannot stream",
+    )
+
+
 def test_unknown_target_model_is_a_validation_error(endpoint, runtime, client_error):
     client_error(
         lambda: runtime.invoke_endpoint(EndpointName=endpoint.name, TargetModel="nope.tar.gz", Body=b"1"),

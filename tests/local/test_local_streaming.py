@@ -15,6 +15,7 @@ import streaming_models
 from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import EventStreamError
 from click.testing import CliRunner
+from waiting import wait_until
 
 from smkit.cli import main
 from smkit.local import LocalEndpoint
@@ -23,6 +24,7 @@ CONFIG = """
 name: {name}
 image: {{source: build, context: ., dockerfile: Dockerfile}}
 model:
+  network_isolation: false
   containers:
     - name: generator
       model_data: {{source: prefix, path: streaming}}
@@ -35,6 +37,10 @@ REALTIME = """
   variants:
     - {name: blue, instance_type: ml.m5.large, initial_instance_count: 1, initial_weight: 1}
     - {name: green, instance_type: ml.m5.large, initial_instance_count: 1, initial_weight: 1}
+"""
+SERVERLESS = """
+  type: serverless
+  serverless: {variant_name: main, memory_size_mb: 2048, max_concurrency: 1}
 """
 COMPONENTS = """
   type: inference-components
@@ -231,3 +237,33 @@ def test_cli_reports_a_stream_error_after_the_parts(endpoint):
     assert "ModelStreamError" in result.stderr
     usage = CliRunner().invoke(main, ["invoke", "--stream", "--async", "--endpoint", "x", "--data", "{}"])
     assert usage.exit_code == 2 and "--stream and --async are mutually exclusive" in usage.stderr
+
+
+@pytest.fixture(scope="module")
+def serverless(tmp_path_factory):
+    root = tmp_path_factory.mktemp("streaming-serverless")
+    config = _project(root, "streaming-serverless", SERVERLESS, 60)
+    with LocalEndpoint(config, root=root, log_dir=root / "logs", model_envs=False) as ep:
+        yield ep
+
+
+def test_serverless_stream_holds_its_concurrency_until_it_ends(serverless, client_error, tmp_path):
+    runtime = serverless.client()
+    gate = tmp_path / "gate"
+    response = runtime.invoke_endpoint_with_response_stream(
+        EndpointName=serverless.name,
+        ContentType="application/json",
+        Body=json.dumps({"chunks": 2, "gate": str(gate)}),
+    )
+    events = iter(response["Body"])
+    assert next(events)["PayloadPart"]["Bytes"] == b"chunk 0\n"
+    client_error(  # MaxConcurrency 1: the stream still runs
+        lambda: _stream(runtime, serverless, {"chunks": 1}), "ThrottlingException", "MaxConcurrency=1"
+    )
+    gate.touch()
+    assert [e["PayloadPart"]["Bytes"] for e in events] == [b"chunk 1\n"]
+    variant = serverless.runtime.variant("main")
+    wait_until(lambda: variant.in_flight == 0, what="the finished stream to release its concurrency")
+    assert [e["PayloadPart"]["Bytes"] for e in _stream(runtime, serverless, {"chunks": 1})["Body"]] == [
+        b"chunk 0\n"
+    ]

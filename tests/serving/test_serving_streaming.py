@@ -294,3 +294,20 @@ def test_websocket_client_gone_ends_the_session(stream_server: Server, tmp_path:
         ws.send(f"closed:{closed}")
         assert ws.recv(timeout=30) == "noted"
     wait_until(closed.exists, what="the handler's session to end after the client closed")
+
+
+def test_http10_client_gets_a_body_ended_by_the_close(stream_server: Server) -> None:
+    """HTTP/1.0 has no chunked encoding: the streamed body is sent as it comes and ends with the connection."""
+    with socket.create_connection(("127.0.0.1", stream_server.port), timeout=60) as sock:
+        data = b'{"chunks": 3}'
+        sock.sendall(
+            b"POST /invocations HTTP/1.0\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+        )
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    assert b"transfer-encoding" not in head.lower() and b"content-length" not in head.lower()
+    assert body == b"chunk 0\nchunk 1\nchunk 2\n"
