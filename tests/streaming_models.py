@@ -113,6 +113,17 @@ def predict_fn(data, model):
 """
 
 
+# Answers its request unchanged: the first container of a pipeline whose last container streams.
+PASSTHROUGH = """
+def model_fn(model_dir):
+    return None
+
+
+def transform_fn(model, data, content_type, accept):
+    return data, content_type
+"""
+
+
 def write_model(root: Path, name: str, source: str) -> Path:
     """A model directory holding ``code/inference.py``."""
     model_dir = root / name

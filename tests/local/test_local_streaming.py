@@ -267,3 +267,35 @@ def test_serverless_stream_holds_its_concurrency_until_it_ends(serverless, clien
     assert [e["PayloadPart"]["Bytes"] for e in _stream(runtime, serverless, {"chunks": 1})["Body"]] == [
         b"chunk 0\n"
     ]
+
+
+PIPELINE = """
+name: streaming-pipeline
+image: {source: build, context: ., dockerfile: Dockerfile}
+model:
+  network_isolation: false
+  inference_mode: serial
+  containers:
+    - name: prepare
+      model_data: {source: prefix, path: passthrough}
+    - name: generator
+      model_data: {source: prefix, path: streaming}
+endpoint:
+  type: multi-container
+  variants:
+    - {name: main, instance_type: ml.m5.large, initial_instance_count: 1, initial_weight: 1}
+"""
+
+
+def test_serial_pipeline_streams_its_last_container(tmp_path):
+    streaming_models.write_model(tmp_path, "passthrough", streaming_models.PASSTHROUGH)
+    config = _project(tmp_path, "unused", REALTIME, 60)
+    config.write_text(PIPELINE)
+    with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path / "logs", model_envs=False) as endpoint:
+        gate = tmp_path / "gate"
+        response = _stream(endpoint.client(), endpoint, {"chunks": 3, "gate": str(gate)})
+        parts = []
+        for event in response["Body"]:
+            parts.append(event["PayloadPart"]["Bytes"])
+            gate.touch()
+    assert parts == [b"chunk 0\n", b"chunk 1\n", b"chunk 2\n"]
