@@ -262,7 +262,8 @@ class WorkerPool:
             if now >= deadline + self.options.kill_grace and not worker.killed:
                 self._kill(worker)
         for job_id, job in list(self.jobs.items()):
-            if now - job.queued_at > self._lost_after:
+            # A job streaming its reply (or a bidirectional session) is alive: its worker sends frames.
+            if job.control is None and now - job.queued_at > self._lost_after:
                 del self.jobs[job_id]
                 job.fail(error_reply(timeout_error(self.options.timeout), debug=False), os.getpid())
         self._flush_backlog()

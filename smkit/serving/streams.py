@@ -162,10 +162,11 @@ class Cancels:
             for tag, meta, _ in self.buffer.feed(data):
                 if tag == CANCEL:
                     self.cancelled.add(JOB_ID.unpack(meta)[0])
-        if job_id in self.cancelled:
-            self.cancelled.clear()  # older ids can never come back
-            return True
-        return False
+        if not self.cancelled:
+            return False
+        cancelled = job_id in self.cancelled
+        self.cancelled = {j for j in self.cancelled if j > job_id}  # earlier jobs are over
+        return cancelled
 
 
 def send_stream(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import streaming_models
@@ -14,6 +18,8 @@ from waiting import wait_until
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import connect
 
+from smkit.serving.pool import Job, PoolOptions, WorkerPool
+from smkit.serving.relay import StreamControl
 from smkit.serving.streams import encode_item, is_stream
 
 
@@ -311,3 +317,44 @@ def test_http10_client_gets_a_body_ended_by_the_close(stream_server: Server) -> 
     assert head.startswith(b"HTTP/1.1 200")
     assert b"transfer-encoding" not in head.lower() and b"content-length" not in head.lower()
     assert body == b"chunk 0\nchunk 1\nchunk 2\n"
+
+
+class _Recorder:
+    """The front end's side of the pool, recording what it is told."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def answer(self, token: object, reply: object, pid: int) -> None:
+        self.calls.append(("answer", token))
+
+    def stream_start(self, token: object, reply: object, pid: int, control: object) -> None:
+        self.calls.append(("start", token))
+
+    def stream_chunk(self, token: object, data: bytes) -> None:
+        self.calls.append(("chunk", token))
+
+    def stream_end(self, token: object, error: str | None) -> None:
+        self.calls.append(("end", token))
+
+
+def test_sweep_keeps_a_long_session_and_drops_a_lost_job() -> None:
+    """A job whose worker streams (a bidirectional session lasts as long as the client wants) is never taken
+    for a job lost with a dead worker, however old; a silent job that old is."""
+
+    async def sweep() -> WorkerPool:
+        pool = WorkerPool(
+            PoolOptions(workers=1, python=sys.executable, config={}, timeout=1.0, queue_size=1, environ={})
+        )
+        recipient = _Recorder()
+        long_ago = time.monotonic() - 10_000
+        session = Job(b"", -1, "session", recipient, long_ago)
+        session.answered = True
+        session.control = StreamControl(1, SimpleNamespace(transport=None))
+        pool.jobs = {1: session, 2: Job(b"", -1, "lost", recipient, long_ago)}
+        pool._sweep()
+        assert recipient.calls == [("answer", "lost")]
+        return pool
+
+    pool = asyncio.run(sweep())
+    assert list(pool.jobs) == [1]
