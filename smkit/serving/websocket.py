@@ -85,13 +85,20 @@ async def serve(front: FrontEnd, scope: ASGI, receive: Any, send: Any) -> None:
         await _refuse(send, value)
         front.log_session(scope["path"], value.status, started, session, "refused")
         return
-    await send({"type": "websocket.accept"})
-    inbound = asyncio.ensure_future(_inbound(receive, session))
+    inbound: asyncio.Future[None] | None = None
     error: str | None = None
+    finished = False  # the worker's session has ended
     try:
+        await send({"type": "websocket.accept"})
+        inbound = asyncio.ensure_future(_inbound(receive, session))
         error = await _outbound(send, session)
+        finished = True
     finally:
-        inbound.cancel()
+        if inbound is not None:
+            inbound.cancel()
+        if not finished and session.control is not None:
+            session.control.cancel()  # the client left during the handshake, or the server is stopping
+            error = "the connection ended before the session"
         front.log_session(scope["path"], 101, started, session, error)
 
 
