@@ -98,6 +98,8 @@ async def async_chunks(request):
         if index == request.get("fail_at"):
             raise ValueError(f"failed before chunk {index}")
         await asyncio.sleep(request.get("delay", 0))
+        if request.get("resumed"):  # a file created each time the generator goes on after its pause
+            open(request["resumed"], "w").close()
         yield chunk(request, index)
 """
 

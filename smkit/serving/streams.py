@@ -120,6 +120,9 @@ class Stream:
                         item = loop.run_until_complete(source.__anext__())
                 except StopAsyncIteration:
                     return
+                except BaseException:
+                    _cancel_pending(loop)  # a timeout left the step running inside the loop
+                    raise
                 data = encode_item(item)
                 if data:
                     yield data
@@ -132,6 +135,15 @@ class Stream:
 
 _END = object()
 _state: dict[str, Any] = {"loop": None, "timeout": 0.0}
+
+
+def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def event_loop() -> asyncio.AbstractEventLoop:

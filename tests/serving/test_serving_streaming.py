@@ -358,3 +358,33 @@ def test_sweep_keeps_a_long_session_and_drops_a_lost_job() -> None:
 
     pool = asyncio.run(sweep())
     assert list(pool.jobs) == [1]
+
+
+def test_async_stream_past_the_deadline_then_the_worker_streams_again(
+    stream_models: dict[str, Path], server_tmp: Path, tmp_path: Path
+) -> None:
+    """An async generator interrupted by the timeout leaves nothing running in the worker's event loop."""
+    server = start_server(
+        server_tmp,
+        ["--model", str(stream_models["streaming"])],
+        env={"SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "4", "SAGEMAKER_MODEL_SERVER_WORKERS": "1"},
+    )
+    try:
+        # The first item does not come in time (5 s pause, 4 s limit): an ordinary 504, nothing streamed.
+        resumed = tmp_path / "resumed"
+        reader = ChunkedReader(
+            server.port, {"chunks": 1, "kind": "async", "delay": 5, "resumed": str(resumed)}
+        )
+        try:
+            assert reader.status == 504
+        finally:
+            reader.close()
+        # The next stream runs the worker's event loop past the moment the first one's pause ends.
+        reader = ChunkedReader(server.port, {"chunks": 5, "kind": "async", "delay": 0.5})
+        try:
+            assert list(reader.chunks()) == [f"chunk {i}\n".encode() for i in range(5)]
+        finally:
+            reader.close()
+        assert not resumed.exists(), "the interrupted generator went on running in the worker"
+    finally:
+        server.stop()
