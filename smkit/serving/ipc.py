@@ -12,7 +12,9 @@ Three channels:
 - **One stream socketpair per worker** for frames back to the front end (the same 12-byte header, the
   metadata and the body): ``REDY`` (once: loaded or failed, compact JSON) and ``RPLY`` (a reply: a
   ``!QHIH`` struct of job id, status, worker pid and content-type length, the content type, then the
-  reply's extra headers as JSON, empty when there are none, as for nearly every reply).
+  reply's extra headers as JSON, empty when there are none, as for nearly every reply). A streamed reply
+  is ``STRM``/``CHNK``/``DONE`` instead, and the front end writes ``CANC`` and ``MESG`` frames the other
+  way on the same socket (:mod:`smkit.serving.streams`, :mod:`smkit.serving.bidi`).
 - **The scoreboard**: a shared file of one 16-byte slot per worker (job id, deadline on the
   ``time.monotonic`` clock), written by the worker when it takes and finishes a job and read by the front
   end's deadline sweep: no message per request for the front end to know which worker runs what.
