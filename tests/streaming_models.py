@@ -5,7 +5,8 @@ creates when it has chunk 0: every later chunk waits for it, so a test proves ch
 handler was still running without timing anything), ``fail_at`` (raise before that chunk), ``block``
 (bytes per chunk instead of ``chunk i``), ``progress`` (a file the handler writes its chunk count to),
 ``closed`` (a file created when the generator is closed), ``kind`` (``sync`` or ``async``), ``whole``
-(answer the same text as one body, without streaming).
+(answer the same text as one body, without streaming), ``echo_accept`` (the answer's content type is the
+request's Accept).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def transform_fn(model, data, content_type, accept):
         return "".join(chunk(request, index) for index in range(request.get("chunks", 5))), "text/plain"
     if request.get("kind") == "async":
         return async_chunks(request), "text/plain"
-    return chunks(request), request.get("type", "text/plain")
+    return chunks(request), accept if request.get("echo_accept") else "text/plain"
 
 
 def wait_gate(request, index):

@@ -127,6 +127,12 @@ def test_container_that_does_not_stream_gives_its_body_as_parts(endpoint, runtim
     assert body == b"chunk 0\nchunk 1\nchunk 2\n"
 
 
+def test_accept_reaches_the_container(endpoint, runtime):
+    response = _stream(runtime, endpoint, {"chunks": 1, "echo_accept": True}, Accept="text/x-tokens")
+    assert response["ContentType"] == "text/x-tokens"
+    assert [e["PayloadPart"]["Bytes"] for e in response["Body"]] == [b"chunk 0\n"]
+
+
 @pytest.mark.parametrize("variant", ["blue", "green"])
 def test_target_variant_and_async_handler(endpoint, runtime, variant):
     response = _stream(runtime, endpoint, {"chunks": 2, "kind": "async"}, TargetVariant=variant)
