@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
 
 from smkit.serving import codecs
+from smkit.serving.chunked import StreamState
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
 from smkit.serving.handler import Reply, error_reply
 from smkit.serving.pool import WorkerPool
-from smkit.serving.protocol import Exchange, StreamState
+from smkit.serving.protocol import Exchange
 from smkit.serving.relay import StreamControl
 
 if TYPE_CHECKING:

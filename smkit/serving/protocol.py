@@ -26,38 +26,20 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from smkit.serving.bidi import BIDI_PATH
+from smkit.serving.chunked import LAST_CHUNK, StreamState, framed
 
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
-    from smkit.serving.relay import StreamControl
 
 MAX_REQUEST_TARGET = 8190
 MAX_HEADER_FIELDS = 100
 MAX_REQUEST_HEAD = 64 * 1024
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 LARGE_BODY = 64 * 1024  # written after the head rather than joined to it
-LAST_CHUNK = b"0\r\n\r\n"
 
 
 class RequestHeadTooLarge(Exception):
     """Raised inside an llhttp callback: the parser stops, uvicorn answers 400 and closes."""
-
-
-class StreamState:
-    """A response being streamed (docs/streaming.md): chunked unless the client speaks HTTP/1.0."""
-
-    __slots__ = ("control", "status", "pid", "chunked", "close", "sent", "chunks", "first_byte", "ended")
-
-    def __init__(self, control: StreamControl, status: int, pid: int, *, chunked: bool, close: bool) -> None:
-        self.control = control
-        self.status = status
-        self.pid = pid
-        self.chunked = chunked
-        self.close = close
-        self.sent = 0  # body bytes written, chunk framing not counted
-        self.chunks = 0
-        self.first_byte = 0.0  # time.perf_counter() when the head and first chunk were written
-        self.ended = False
 
 
 class Exchange:
@@ -298,8 +280,12 @@ class FrontEndProtocol(HttpToolsProtocol):
         else:  # no copy of a large body
             transport.write(head)
             transport.write(body)
+        self._answered(close)
+
+    def _answered(self, close: bool) -> None:
+        """The first exchange's response is written: close, or go on with the next pipelined request."""
         if close:
-            transport.close()
+            self.transport.close()
             return
         self._quiet = False  # the keep-alive period starts now, not at the last request's bytes
         self.exchanges.popleft()
@@ -344,7 +330,7 @@ class FrontEndProtocol(HttpToolsProtocol):
         if first:
             state.sent = len(first)
             state.chunks = 1
-            transport.writelines([head, *_framed(first, state.chunked)])
+            transport.writelines([head, *framed(first, state.chunked)])
         else:
             transport.write(head)
 
@@ -354,7 +340,7 @@ class FrontEndProtocol(HttpToolsProtocol):
             return
         state.sent += len(data)
         state.chunks += 1
-        self.transport.writelines(_framed(data, state.chunked))
+        self.transport.writelines(framed(data, state.chunked))
 
     def stream_finish(self, exchange: Exchange, error: str | None) -> None:
         """End the stream: the last chunk when complete; after an error, close without it."""
@@ -376,15 +362,7 @@ class FrontEndProtocol(HttpToolsProtocol):
             return
         if state.chunked:
             transport.write(LAST_CHUNK)
-        if state.close or not exchange.keep_alive:
-            transport.close()
-            return
-        self._quiet = False
-        self.exchanges.popleft()
-        self.server_state.total_requests += 1
-        if self.exchanges:
-            self.flow.resume_reading()
-            self._start(self.exchanges[0])
+        self._answered(state.close or not exchange.keep_alive)
 
     def pause_writing(self) -> None:
         super().pause_writing()
@@ -401,10 +379,6 @@ class FrontEndProtocol(HttpToolsProtocol):
 
 def _wants_websocket(headers: list[tuple[bytes, bytes]]) -> bool:
     return any(name == b"upgrade" and value.lower() == b"websocket" for name, value in headers)
-
-
-def _framed(data: bytes, chunked: bool) -> list[bytes]:
-    return [b"%x\r\n" % len(data), data, b"\r\n"] if chunked else [data]
 
 
 def status_line(status: int) -> bytes:
