@@ -32,6 +32,7 @@ from smkit.contract import (
     REALTIME_PAYLOAD_LIMIT,
 )
 from smkit.local.errors import (
+    ERROR_TYPE_HEADER,
     REQUEST_ID_HEADER,
     RuntimeApiError,
     internal_failure,
@@ -156,6 +157,23 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             log.exception("InvokeEndpointWithResponseStream failed inside the gateway")
             return internal_failure("The local gateway failed; see its log.").to_response(request_id)
 
+    async def bidirectional(request: Request) -> Response:
+        # Answered at once, before any body: AWS's client sends this request over HTTP/2 only, so what
+        # arrives here is a client that can never stream its events to this endpoint. The error is the
+        # sagemaker-runtime-http2 service's own InputValidationError, which its client surfaces by name.
+        message = (
+            "InvokeEndpointWithBidirectionalStream (sagemaker-runtime-http2) is not emulated by the local "
+            "endpoint: it needs HTTP/2, which AWS's client negotiates only over TLS. Test bidirectional_fn "
+            "with a WebSocket client against the container (smkit serve, path /invocations-bidirectional-stream); "
+            "see docs/streaming.md."
+        )
+        return Response(
+            json.dumps({"Message": message, "ErrorCode": "NotEmulated"}),
+            status_code=400,
+            media_type="application/json",
+            headers={ERROR_TYPE_HEADER: "InputValidationError", REQUEST_ID_HEADER: str(uuid.uuid4())},
+        )
+
     async def ping(request: Request) -> Response:
         return Response(json.dumps({"endpoints": sorted(endpoints)}), media_type="application/json")
 
@@ -164,6 +182,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             Route("/endpoints/{name}/invocations", invocations, methods=["POST"]),
             Route("/endpoints/{name}/async-invocations", async_invocations, methods=["POST"]),
             Route("/endpoints/{name}/invocations-response-stream", response_stream, methods=["POST"]),
+            Route("/endpoints/{name}/invocations-bidirectional-stream", bidirectional, methods=["POST"]),
             Route("/ping", ping, methods=["GET"]),
         ],
         lifespan=lifespan,

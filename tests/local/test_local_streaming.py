@@ -121,6 +121,14 @@ def test_wire_format_decoded_by_botocore(endpoint):
     assert json.loads(error.payload)["ErrorCode"] == "StreamBroken"
 
 
+def test_bidirectional_api_answers_why_it_is_not_emulated(endpoint):
+    url = f"{endpoint.url}/endpoints/{endpoint.name}/invocations-bidirectional-stream"
+    response = httpx.post(url, headers={"Content-Type": "application/vnd.amazon.eventstream"})
+    assert response.status_code == 400
+    assert response.headers["x-amzn-errortype"] == "InputValidationError"
+    assert "smkit serve" in response.json()["Message"]
+
+
 def test_container_that_does_not_stream_gives_its_body_as_parts(endpoint, runtime):
     response = _stream(runtime, endpoint, {"chunks": 3, "whole": True})
     body = b"".join(e["PayloadPart"]["Bytes"] for e in response["Body"])
