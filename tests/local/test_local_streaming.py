@@ -313,3 +313,20 @@ def test_serial_pipeline_streams_its_last_container(tmp_path):
             parts.append(event["PayloadPart"]["Bytes"])
             gate.touch()
     assert parts == [b"chunk 0\n", b"chunk 1\n", b"chunk 2\n"]
+
+
+def test_direct_containers_stream_the_target_container(tmp_path):
+    streaming_models.write_model(tmp_path, "passthrough", streaming_models.PASSTHROUGH)
+    config = _project(tmp_path, "unused", REALTIME, 60)
+    config.write_text(
+        PIPELINE.replace("inference_mode: serial", "inference_mode: direct")
+        .replace("    - name: prepare\n", "    - name: prepare\n      hostname: prepare\n")
+        .replace("    - name: generator\n", "    - name: generator\n      hostname: generator\n")
+    )
+    with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path / "logs", model_envs=False) as endpoint:
+        runtime = endpoint.client()
+        response = _stream(runtime, endpoint, {"chunks": 2}, TargetContainerHostname="generator")
+        assert [e["PayloadPart"]["Bytes"] for e in response["Body"]] == [b"chunk 0\n", b"chunk 1\n"]
+        # The other container answers whole: its body arrives as parts all the same.
+        response = _stream(runtime, endpoint, {"chunks": 2}, TargetContainerHostname="prepare")
+        assert b"".join(e["PayloadPart"]["Bytes"] for e in response["Body"]) == b'{"chunks": 2}'
