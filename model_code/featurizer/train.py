@@ -23,6 +23,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from threadpoolctl import threadpool_limits
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # model_code/common.py: shared sample writer
@@ -62,7 +63,10 @@ def main() -> None:
     parser.add_argument("--regressor-artifacts", type=Path, default=HERE.parent / "regressor" / "artifacts")
     parser.add_argument("--samples", type=Path, default=HERE / "samples")
     args = parser.parse_args()
-    train(args.featurizer_artifacts, args.regressor_artifacts, args.samples)
+    # One BLAS thread: a multi-threaded OpenBLAS sums in an order that varies with the machine's load, so
+    # the committed samples would differ in the last digits between two runs on a busy machine.
+    with threadpool_limits(limits=1):
+        train(args.featurizer_artifacts, args.regressor_artifacts, args.samples)
 
 
 if __name__ == "__main__":

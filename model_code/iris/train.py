@@ -18,6 +18,7 @@ import joblib
 import numpy as np
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # model_code/common.py: shared sample writer
@@ -48,7 +49,10 @@ def main() -> None:
     parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
     parser.add_argument("--samples", type=Path, default=HERE / "samples")
     args = parser.parse_args()
-    train(args.artifacts, args.samples)
+    # One BLAS thread: a multi-threaded OpenBLAS sums in an order that varies with the machine's load, so
+    # the committed samples would differ in the last digits between two runs on a busy machine.
+    with threadpool_limits(limits=1):
+        train(args.artifacts, args.samples)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Imports the handler module the way a SageMaker framework image does (``code/`` first on ``sys.path``,
 docs/handler-semantics.md), describes every hook's parameters, reports the installed versions of the packages
-named in ``requirements.txt`` and, if asked, calls ``model_fn(model_dir)`` once. The answer is written
+named in ``requirements.txt`` and every distribution of the interpreter that ran the check (recorded in
+the archive's manifest) and, if asked, calls ``model_fn(model_dir)`` once. The answer is written
 as JSON to the path given in the request, so anything the user code prints cannot corrupt it.
 """
 
@@ -10,6 +11,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import platform
 import sys
 import traceback
 
@@ -61,6 +63,17 @@ def _installed(names):
     return found
 
 
+def _environment():
+    """The interpreter and every distribution it imports from, first on sys.path winning (what ran the check)."""
+    packages = {}
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").strip()
+        key = name.lower().replace("_", "-").replace(".", "-")
+        if name and key not in packages:
+            packages[key] = dist.version
+    return {"python": platform.python_version(), "packages": dict(sorted(packages.items()))}
+
+
 def main(request_path):
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
@@ -68,7 +81,12 @@ def main(request_path):
     model_dir = os.path.abspath(request["model_dir"])
     # code/ first, then the model's installed requirements (the serving runtime's order).
     sys.path[0:0] = [code_dir, *request.get("extra_paths", [])]
-    result = {"stage": "ok", "installed": _installed(request["requirement_names"]), "hooks": {}}
+    result = {
+        "stage": "ok",
+        "installed": _installed(request["requirement_names"]),
+        "environment": _environment(),
+        "hooks": {},
+    }
     os.environ.setdefault("SM_MODEL_DIR", model_dir)
     try:
         path = os.path.join(code_dir, request["entry_point"])

@@ -43,6 +43,9 @@ class HandlerReport:
     no_model_fn_reason: str | None = None
     warnings: tuple[str, ...] = field(default=())
     saved_models: tuple[SavedModelReport, ...] = ()
+    # The interpreter the check ran in: {"python": "3.11.14", "packages": {name: version}} (the model's
+    # environment when smkit.modelenv built one), so the archive says what it was checked against.
+    environment: dict[str, Any] | None = None
 
     def for_manifest(self) -> dict[str, Any]:
         """The machine-independent part, recorded in ``smkit-manifest.json`` (TF Serving signatures too)."""
@@ -51,6 +54,8 @@ class HandlerReport:
             "hooks": list(self.hooks),
             "requirements": list(self.requirements),
         }
+        if self.environment:
+            recorded["checked_with"] = self.environment
         if self.saved_models:
             recorded["saved_models"] = {s.label: s.signatures for s in self.saved_models}
         return recorded
@@ -208,6 +213,7 @@ def check_handler(
         no_model_fn_reason=reason,
         warnings=tuple(warnings),
         saved_models=saved,
+        environment=answer.get("environment"),
     )
 
 

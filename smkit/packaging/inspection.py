@@ -18,7 +18,7 @@ from pathlib import Path
 from smkit.archive import ArchiveError, Member, iter_members, safe_extract
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
-from smkit.packaging.manifest import Manifest
+from smkit.packaging.manifest import Manifest, checked_with
 from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME
 from smkit.tfs.layout import is_tfs_source
 
@@ -47,6 +47,7 @@ class InspectReport:
             lines.append(f"  {m.mode:04o}  {m.size:>{width},}  {digest:<64}  {name}")
         if self.manifest is not None:
             lines.append(f"manifest: {len(self.manifest.entries)} files match their size and sha256")
+            lines.extend(checked_with(self.manifest.handler))
         if self.handler is not None:
             lines.append(
                 f"handler: {self.handler.form} form ({', '.join(self.handler.hooks)}) passes the check"

@@ -17,6 +17,16 @@ from smkit.packaging.savedmodel import SavedModelReport
 FORMAT = "smkit.model-archive/1"
 
 
+def checked_with(handler: dict[str, Any] | None) -> list[str]:
+    """The line naming the interpreter and exact package versions the handler was checked with, if recorded."""
+    checked = (handler or {}).get("checked_with")
+    if not checked:
+        return []
+    packages = checked.get("packages", {})
+    listed = ", ".join(f"{name}=={version}" for name, version in packages.items())
+    return [f"checked with: Python {checked.get('python')}, {len(packages)} packages: {listed}"]
+
+
 @dataclass(frozen=True)
 class ManifestEntry:
     """One file of the archive."""
@@ -101,6 +111,13 @@ class Manifest:
         if self.handler:
             hooks = ", ".join(self.handler.get("hooks", []))
             lines.append(f"handler: {self.handler.get('form')} form ({hooks})")
+            checked = self.handler.get("checked_with")
+            if checked:
+                packages = checked.get("packages", {})
+                listed = ", ".join(f"{name}=={version}" for name, version in packages.items())
+                lines.append(
+                    f"checked with: Python {checked.get('python')}, {len(packages)} packages: {listed}"
+                )
             for label, signatures in self.handler.get("saved_models", {}).items():
                 lines.extend(
                     f"saved model: {line}" for line in SavedModelReport(label, signatures).describe()

@@ -6,14 +6,17 @@ import gzip
 import hashlib
 import json
 import os
+import platform
 import struct
 import tarfile
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 from pkg_harness import MODEL_CODE, Model, Trained
 
 from smkit.packaging import build_archive, check_handler
+from smkit.packaging.manifest import Manifest
 
 
 def _digest(path: Path) -> str:
@@ -28,11 +31,22 @@ def test_rebuild_is_byte_identical(trained: Trained, tmp_path: Path) -> None:
     assert first.archive is not None and second.archive is not None
     assert first.archive.sha256 == second.archive.sha256
     assert (tmp_path / "a" / "model.tar.gz").read_bytes() == (tmp_path / "b" / "model.tar.gz").read_bytes()
+    checked_with = first.handler.pop("checked_with")
     assert first.handler == {
         "form": "toolkit",
         "hooks": ["input_fn", "model_fn", "output_fn", "predict_fn"],
         "requirements": (MODEL_CODE / "tabular" / "code" / "requirements.txt").read_text().split(),
     }
+    # The archive records what the handler was checked with: this interpreter and its exact versions.
+    assert checked_with["python"] == platform.python_version()
+    assert checked_with["packages"]["numpy"] == metadata.version("numpy")
+    assert checked_with["packages"]["scikit-learn"] == metadata.version("scikit-learn")
+    with tarfile.open(tmp_path / "a" / "model.tar.gz") as archive:
+        member = archive.extractfile("smkit-manifest.json")
+        assert member is not None
+        stored = Manifest.from_json(member.read(), label="smkit-manifest.json")
+    assert stored.handler is not None and stored.handler["checked_with"] == checked_with
+    assert f"numpy=={metadata.version('numpy')}" in stored.summary()
 
 
 def test_rebuild_after_touching_files_is_identical(tiny: Model) -> None:
@@ -148,7 +162,9 @@ def test_documented_missing_model_fn_and_context_arity(tiny: Model) -> None:
         "def transform_fn(model, data, content_type, accept, context):\n    return data, accept\n",
     )
     manifest = build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz")
-    assert manifest.handler == {"form": "toolkit", "hooks": ["transform_fn"], "requirements": []}
+    assert manifest.handler is not None and "checked_with" in manifest.handler
+    recorded = {key: value for key, value in manifest.handler.items() if key != "checked_with"}
+    assert recorded == {"form": "toolkit", "hooks": ["transform_fn"], "requirements": []}
     report = check_handler(tiny.code, tiny.artifacts)
     assert report.no_model_fn_reason == "the framework image loads model.pt itself"
 

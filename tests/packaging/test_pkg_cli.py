@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import platform
+from importlib import metadata
+
 from click.testing import CliRunner
 from pkg_harness import TINY_HANDLER, Model
 
@@ -33,6 +36,9 @@ def test_package_then_inspect(tiny: Model) -> None:
     code, stdout, _ = _run("inspect", str(out))
     assert code == 0
     assert "manifest: 4 files match their size and sha256" in stdout
+    # What the archive was checked with, recorded at build time: the interpreter and exact versions.
+    assert f"checked with: Python {platform.python_version()}" in stdout
+    assert f"numpy=={metadata.version('numpy')}" in stdout
     code, stdout, _ = _run("inspect", "--no-handler-check", str(out))
     assert code == 0 and "handler:" not in stdout
 
