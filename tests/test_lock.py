@@ -152,3 +152,20 @@ def version_in(venv: Path, package: str) -> str:
     return subprocess.run(
         [str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
+
+
+def test_a_pyproject_change_without_make_lock_fails_the_check(tmp_path: Path) -> None:
+    """`make lint` runs `uv lock --check`: the committed pair passes, a dependency added by hand does not."""
+    assert "$(UV) lock --check" in (REPO / "Makefile").read_text()
+    for name in ("pyproject.toml", "uv.lock"):
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    check = [UV, "lock", "--check", "--offline", "--python", sys.executable]
+    assert subprocess.run(check, cwd=tmp_path, capture_output=True, env=env).returncode == 0
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('"tqdm>=4.70,<5",\n', '"tqdm>=4.70,<5",\n    "six",\n', 1)
+    )
+    assert '"six"' in pyproject.read_text()
+    result = subprocess.run(check, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode != 0 and "needs to be updated" in result.stderr, result.stderr
