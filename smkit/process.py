@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from smkit.contract import PING_TIMEOUT_S
 
@@ -162,7 +162,15 @@ def start_group(
     return process
 
 
-def signal_process(proc: subprocess.Popen[bytes], sig: int) -> None:
+class Signallable(Protocol):
+    """A child process that can be polled and signalled (``subprocess.Popen`` and its stand-ins)."""
+
+    def poll(self) -> int | None: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
+def signal_process(proc: Signallable, sig: int) -> None:
     """Send ``sig`` to ``proc`` unless it has already exited."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):

@@ -4,6 +4,10 @@ Worker processes handle one request at a time on their main thread, so an interv
 handler that runs too long with :class:`~smkit.serving.errors.InvocationTimeout` (504). Code blocked
 inside a C extension is interrupted when it returns to Python; a worker that never returns is killed by
 the process manager's own, longer heartbeat timeout and replaced.
+
+The limit counts from the request's arrival at the front end (SageMaker gives up on an invocation 60 s
+after it was sent, however long it waited for a worker): the worker sets the job's deadline with
+:func:`start_job`, and every timer armed during that job ends at the deadline at the latest.
 """
 
 from __future__ import annotations
@@ -11,11 +15,29 @@ from __future__ import annotations
 import _signal  # signal.getsignal's enum conversion costs microseconds per call
 import signal
 import threading
+import time
 from types import FrameType, TracebackType
 
 from smkit.serving.errors import InvocationTimeout
 
 _state = {"seconds": 0.0}
+_job = {"until": 0.0}  # the running job's deadline (time.monotonic); 0: none
+
+
+def start_job(until: float) -> None:
+    """The worker runs a job whose deadline is ``until`` (``time.monotonic``; 0: none)."""
+    _job["until"] = until
+
+
+def extend_job(seconds: float) -> None:
+    """Give the running job ``seconds`` more (a model load inside a request)."""
+    if _job["until"]:
+        _job["until"] += seconds
+
+
+def job_until() -> float:
+    """The running job's deadline (0: none)."""
+    return _job["until"]
 
 
 def timeout_error(seconds: float) -> InvocationTimeout:
@@ -56,8 +78,14 @@ class deadline:  # noqa: N801 - used as a function: ``with deadline(seconds):``
             and threading.get_ident() == threading.main_thread().ident
             and _signal.getsignal(signal.SIGALRM) is _on_alarm
         ):
-            _state["seconds"] = self.seconds if self.limit is None else self.limit
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            limit = self.seconds if self.limit is None else self.limit
+            seconds = self.seconds
+            if _job["until"]:
+                seconds = min(seconds, _job["until"] - time.monotonic())
+                if seconds <= 0:
+                    raise timeout_error(limit)
+            _state["seconds"] = limit
+            signal.setitimer(signal.ITIMER_REAL, seconds)
             self.armed = True
 
     def __exit__(

@@ -50,6 +50,7 @@ VAR_REQUIREMENTS_DIR = contract.SMKIT_REQUIREMENTS_DIR
 VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
+VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
 # Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/pool.py).
 VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
@@ -66,6 +67,7 @@ DEFAULT_MODEL_DIR = contract.DEFAULT_MODEL_DIR
 DEFAULT_TIMEOUT_SECONDS = contract.INVOCATION_TIMEOUT_S
 DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on AWS framework images
 DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
+DEFAULT_WORKER_RETRIES = 3  # failed loads in a row a worker slot retries (smkit/serving/lifecycle.py)
 DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (docs/multi-model.md)
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -150,6 +152,8 @@ class ServingEnv:
             more is answered 503.
         body_timeout_seconds: ``SMKIT_BODY_TIMEOUT_SECONDS`` (default 60): time for a request body to
             arrive once its headers have; a stalled upload is answered 408 and its connection closed.
+        worker_retries: ``SMKIT_WORKER_RETRIES`` (default 3): failed model loads in a row (``model_fn``
+            raised, or the worker died while loading) a worker slot retries, after 1, 1, 2, 3, 5, ... s.
         worker_python: ``SMKIT_WORKER_PYTHON``: the interpreter that runs the model workers (default:
             the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
@@ -178,6 +182,7 @@ class ServingEnv:
     access_log: bool = True
     queue_size: int = DEFAULT_QUEUE_SIZE
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
+    worker_retries: int = DEFAULT_WORKER_RETRIES
     worker_python: str | None = None
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
@@ -240,6 +245,7 @@ class ServingEnv:
                 _number(env, VAR_BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_SECONDS, minimum=0.001)
                 or DEFAULT_BODY_TIMEOUT_SECONDS
             ),
+            worker_retries=int(_int(env, VAR_WORKER_RETRIES, DEFAULT_WORKER_RETRIES, minimum=0) or 0),
             worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,

@@ -85,10 +85,11 @@ class InvocationTimeout(InferenceError):
 
 
 def queue_timeout(limit: float, waited: float) -> InvocationTimeout:
-    """504 for a request that waited longer than ``limit`` seconds for a free worker."""
+    """504 for a request that reached its deadline (``limit`` s after arrival) before a worker was free."""
     return InvocationTimeout(
-        f"the request waited {waited:.1f} s for a free worker, longer than the {limit:g} s limit; "
-        "add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or send fewer requests at once"
+        f"the request waited {waited:.1f} s for a free worker and was not run: its {limit:g} s limit "
+        "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS, counted from its arrival) had passed; add workers "
+        "(SAGEMAKER_MODEL_SERVER_WORKERS) or send fewer requests at once"
     )
 
 

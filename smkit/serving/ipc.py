@@ -6,24 +6,26 @@ Three channels:
   every worker blocks reading the other, and the kernel gives each message to exactly one reader, in
   order. This *is* the shared FIFO queue: whichever worker is free takes the next request, and a worker
   that finishes while requests wait takes the next one without waiting for the front end. A job message
-  is a 12-byte header (``!4sII``: tag, metadata length, body length), the pickled metadata (job id,
-  enqueue time, method, path, raw header pairs, body size) and the body; a body over
-  :data:`INLINE_BODY` bytes travels in an anonymous file whose descriptor rides along (``SCM_RIGHTS``).
+  is the job id (8 bytes, native order), a 12-byte header (``!4sII``: tag, metadata length, body length),
+  the pickled metadata (arrival time, deadline, method, path, raw header pairs, body size) and the body;
+  a body over :data:`INLINE_BODY` bytes travels in an anonymous file whose descriptor rides along
+  (``SCM_RIGHTS``).
 - **One stream socketpair per worker** for frames back to the front end (the same 12-byte header, the
   metadata and the body): ``REDY`` (once: loaded or failed, compact JSON) and ``RPLY`` (a reply: a
   ``!QHIH`` struct of job id, status, worker pid and content-type length, the content type, then the
   reply's extra headers as JSON, empty when there are none, as for nearly every reply). A streamed reply
   is ``STRM``/``CHNK``/``DONE`` instead, and the front end writes ``CANC`` and ``MESG`` frames the other
   way on the same socket (:mod:`smkit.serving.streams`, :mod:`smkit.serving.bidi`).
-- **The scoreboard**: a shared file of one 16-byte slot per worker (job id, deadline on the
-  ``time.monotonic`` clock), written by the worker when it takes and finishes a job and read by the front
-  end's deadline sweep: no message per request for the front end to know which worker runs what.
+- **The scoreboard**: a shared file of one 16-byte slot per worker (:class:`Scoreboard`): which job the
+  worker took and which it runs, so the front end knows which worker runs what without a message per
+  request.
 """
 
 from __future__ import annotations
 
 import array
 import json
+import math
 import mmap
 import os
 import pickle
@@ -37,12 +39,13 @@ READY = b"REDY"
 JOB = b"JOB_"
 REPLY = b"RPLY"
 REPLY_HEAD = struct.Struct("!QHIH")
+JOB_ID = struct.Struct("=Q")  # first in a job message: received straight into the taker's scoreboard slot
 INLINE_BODY = 64 * 1024  # larger bodies go in a file, so a job message always fits the socket buffer
 MAX_JOB_MESSAGE = 256 * 1024  # header + metadata (request heads are bounded to 64 KiB) + inline body
 _FD = array.array("i", [0]).itemsize
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 RawHeaders = list[tuple[bytes, bytes]]
-JobMeta = tuple[int, float, str, str, RawHeaders]
+JobMeta = tuple[int, float, float, str, str, RawHeaders]
 
 
 def encode_json(meta: Any) -> bytes:
@@ -56,15 +59,20 @@ def frame(tag: bytes, meta: bytes, body: bytes = b"") -> bytes:
 
 
 def job_message(
-    job_id: int, queued_at: float, method: str, path: str, headers: RawHeaders, body: bytes
+    job_id: int, queued_at: float, until: float, method: str, path: str, headers: RawHeaders, body: bytes
 ) -> tuple[bytes, int]:
-    """A job's message and the descriptor of the file holding its body (-1: the body is inline)."""
-    meta = pickle.dumps((job_id, queued_at, method, path, headers, -1), protocol=5)
+    """A job's message and the descriptor of the file holding its body (-1: the body is inline).
+
+    ``queued_at`` and ``until`` (the job's deadline) are on the ``time.monotonic`` clock, which is one
+    clock for every process of the machine.
+    """
+    head = JOB_ID.pack(job_id)
+    meta = pickle.dumps((queued_at, until, method, path, headers, -1), protocol=5)
     if len(meta) + len(body) <= INLINE_BODY:
-        return frame(JOB, meta, body), -1
+        return head + frame(JOB, meta, body), -1
     fd = _body_file(body)
-    meta = pickle.dumps((job_id, queued_at, method, path, headers, len(body)), protocol=5)
-    return frame(JOB, meta), fd
+    meta = pickle.dumps((queued_at, until, method, path, headers, len(body)), protocol=5)
+    return head + frame(JOB, meta), fd
 
 
 def _body_file(body: bytes) -> int:
@@ -94,17 +102,24 @@ def send_job(sock: socket.socket, message: bytes, fd: int) -> None:
 
 
 class JobReader:
-    """A worker's end of the job queue: blocking reads into one reusable buffer."""
+    """A worker's end of the job queue: blocking reads into one reusable buffer.
 
-    def __init__(self, sock: socket.socket) -> None:
+    ``landing`` is the worker's ``taken`` word in the scoreboard: the kernel writes each message's job id
+    there in the same ``recvmsg`` call that takes the message off the queue, so no moment exists in which
+    this worker holds a job the front end cannot attribute to it (a worker killed right after the call
+    still has the job in its slot).
+    """
+
+    def __init__(self, sock: socket.socket, landing: memoryview) -> None:
         self.sock = sock
+        self.landing = landing
         self.buffer = bytearray(MAX_JOB_MESSAGE)
         self.view = memoryview(self.buffer)
         self.ancillary = socket.CMSG_SPACE(_FD)
 
     def read(self) -> tuple[JobMeta, bytes] | None:
-        """The next job's ``(id, queued_at, method, path, headers)`` and body; None when the queue is closed."""
-        size, ancillary, flags, _ = self.sock.recvmsg_into([self.view], self.ancillary)
+        """The next job's ``(id, queued_at, until, method, path, headers)`` and body; None when the queue closes."""
+        size, ancillary, flags, _ = self.sock.recvmsg_into([self.landing, self.view], self.ancillary)
         fds = _received_fds(ancillary)
         if size == 0 and not fds:
             return None
@@ -112,13 +127,14 @@ class JobReader:
             for fd in fds:
                 os.close(fd)
             raise OSError(f"a job message was cut short (flags {flags:#x}, {size} bytes)")
+        (job_id,) = JOB_ID.unpack(self.landing)
         _, meta_size, body_size = HEADER.unpack_from(self.buffer)
         at = HEADER.size + meta_size
-        job_id, queued_at, method, path, headers, file_size = pickle.loads(self.view[HEADER.size : at])
+        queued_at, until, method, path, headers, file_size = pickle.loads(self.view[HEADER.size : at])
         body = bytes(self.view[at : at + body_size]) if file_size < 0 else _read_file(fds[0], file_size)
         for fd in fds:
             os.close(fd)
-        return (job_id, queued_at, method, path, headers), body
+        return (job_id, queued_at, until, method, path, headers), body
 
 
 def _received_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
@@ -166,45 +182,76 @@ def send_frame(sock: socket.socket, tag: bytes, meta: bytes, body: bytes = b"") 
 
 
 class Scoreboard:
-    """One slot per worker: the job it runs and when that job's time is up (0: no job).
+    """Two 64-bit words per worker slot, in a file shared by the front end and every worker.
 
-    The worker writes the deadline before the job id and the front end reads the id before the deadline,
-    so a reader that sees a job id sees that job's deadline.
+    - ``taken``: the id of the last job the worker took off the queue, written by the kernel during the
+      ``recvmsg`` that takes it (:class:`JobReader`) and set to 0 by the worker once the reply is sent. The
+      front end reads it only after the worker has exited (``waitpid``), which orders every write of the
+      dead process before the read: the job a dead worker held is always known, on any CPU.
+    - ``running``: the job the worker is running (low 40 bits; 0: none) and the seconds its deadline was
+      extended by model loads (high 24 bits; all ones: no deadline, a bidirectional session), written by
+      the worker, read live by the front end's sweep.
+
+    Memory ordering: the sweep needs nothing but ``running``, one naturally aligned 64-bit word written
+    and read by single 64-bit accesses (a ``memoryview`` cast to ``Q``, never byte-wise ``struct``
+    packing). Both x86-64 and ARMv8 (Graviton) make such an access single-copy atomic, so a reader sees
+    the old or the new value, never a mix; there is no second word whose order relative to this one
+    could be observed differently on a weakly ordered CPU (the deadline itself lives in the front end's
+    own record of the job). A stale read costs at most one sweep interval.
     """
 
-    SLOT = struct.Struct("=dQ")
+    SLOT = 16
+    JOB_BITS = 40
+    JOB_MASK = (1 << JOB_BITS) - 1
+    UNBOUNDED = (1 << (64 - JOB_BITS)) - 1  # the extension that means "no deadline"
 
     def __init__(self, fd: int, slots: int) -> None:
         self.fd = fd
-        self.map = mmap.mmap(fd, max(1, slots) * self.SLOT.size)
+        self.map = mmap.mmap(fd, max(1, slots) * self.SLOT)
+        self.words = memoryview(self.map).cast("Q")
 
     @classmethod
     def create(cls, slots: int) -> Scoreboard:
         """A new, zeroed scoreboard in an anonymous file (its ``fd`` is passed to the workers)."""
         fd = _anonymous_file()
-        os.ftruncate(fd, max(1, slots) * cls.SLOT.size)
+        os.ftruncate(fd, max(1, slots) * cls.SLOT)
         return cls(fd, slots)
 
-    def start(self, slot: int, job_id: int, deadline: float) -> None:
-        at = slot * self.SLOT.size
-        struct.pack_into("=d", self.map, at, deadline)
-        struct.pack_into("=Q", self.map, at + 8, job_id)
+    def landing(self, slot: int) -> memoryview:
+        """The ``taken`` word's bytes, for :class:`JobReader` to receive job ids into."""
+        at = slot * self.SLOT
+        return memoryview(self.map)[at : at + JOB_ID.size]
+
+    def run(self, slot: int, job_id: int) -> None:
+        """The worker starts running ``job_id`` (ids wrap at 2**40, far beyond any server's lifetime)."""
+        self.words[slot * 2 + 1] = job_id & self.JOB_MASK
 
     def extend(self, slot: int, seconds: float) -> None:
-        """Give the running job ``seconds`` more (a model load inside a request)."""
-        at = slot * self.SLOT.size
-        (deadline,) = struct.unpack_from("=d", self.map, at)
-        struct.pack_into("=d", self.map, at, deadline + seconds)
+        """Give the running job ``seconds`` more (a model load inside a request; ``math.inf``: no deadline
+        any more, a bidirectional session)."""
+        word = self.words[slot * 2 + 1]
+        extra = min((word >> self.JOB_BITS) + math.ceil(min(seconds, self.UNBOUNDED)), self.UNBOUNDED)
+        self.words[slot * 2 + 1] = (extra << self.JOB_BITS) | (word & self.JOB_MASK)
 
     def finish(self, slot: int) -> None:
-        struct.pack_into("=Q", self.map, slot * self.SLOT.size + 8, 0)
+        """The reply is sent: the worker runs and holds nothing."""
+        self.words[slot * 2 + 1] = 0
+        self.words[slot * 2] = 0
 
-    def read(self, slot: int) -> tuple[int, float]:
-        """``(job id, deadline)``; job id 0 when the worker runs nothing."""
-        at = slot * self.SLOT.size
-        (job_id,) = struct.unpack_from("=Q", self.map, at + 8)
-        (deadline,) = struct.unpack_from("=d", self.map, at)
-        return job_id, deadline
+    def running(self, slot: int) -> tuple[int, float]:
+        """``(job id, extension seconds)`` of the job the worker runs; job id 0 when it runs nothing."""
+        word = self.words[slot * 2 + 1]
+        extra = word >> self.JOB_BITS
+        return word & self.JOB_MASK, math.inf if extra == self.UNBOUNDED else float(extra)
+
+    def taken(self, slot: int) -> int:
+        """The job a worker held; read only once the worker has exited."""
+        return int(self.words[slot * 2]) & self.JOB_MASK
+
+    def clear(self, slot: int) -> None:
+        """Reset a dead worker's slot before its replacement starts."""
+        self.words[slot * 2] = 0
+        self.words[slot * 2 + 1] = 0
 
 
 class FrameBuffer:

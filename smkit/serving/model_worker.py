@@ -65,9 +65,30 @@ def _multi(config: dict[str, Any], env: ServingEnv, board: ipc.Scoreboard) -> Ro
         workers=int(config["workers"]),
         model_root=config.get("model_root"),
         guard=lambda: deadline.deadline(env.timeout_seconds),
-        on_load=lambda: board.extend(slot, env.startup_timeout_seconds),
+        on_load=lambda: _extend(board, slot, env.startup_timeout_seconds),
     )
     return Router(env=env, cache=cache)
+
+
+def _extend(board: ipc.Scoreboard, slot: int, seconds: float) -> None:
+    """A model load inside a request: its deadline moves by ``seconds``, here and for the front end."""
+    board.extend(slot, seconds)
+    deadline.extend_job(seconds)
+
+
+class _Stop:
+    """SIGTERM (a process-group signal, e.g. a local endpoint stopping): finish the request in hand, then
+    exit; at once when idle or loading. The front end replaces no worker once it is stopping."""
+
+    busy = False
+    requested = False
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    if _Stop.busy:
+        _Stop.requested = True
+    else:
+        raise SystemExit(0)
 
 
 def _load(
@@ -85,44 +106,51 @@ def _load(
 
 
 def serve(
-    queue: socket.socket,
-    sock: socket.socket,
-    board: ipc.Scoreboard,
-    slot: int,
-    router: Router,
-    max_queue_wait: float,
+    queue: socket.socket, sock: socket.socket, board: ipc.Scoreboard, slot: int, router: Router
 ) -> None:
     """Take jobs from the shared queue and answer each on ``sock`` until the queue closes.
 
-    The scoreboard slot says which job runs until when, so the front end can answer 504 and replace
-    this worker if it never returns.
+    The scoreboard slot says which job this worker holds and runs (smkit/serving/ipc.py), so the front
+    end can answer 504 and replace this worker if it never returns, and answer the client if it dies. A
+    job whose deadline (arrival + ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) has passed is not run: its
+    client has had its 504 from the front end.
     """
     pid = os.getpid()
     timeout = router.env.timeout_seconds
     debug = router.env.debug
-    reader = ipc.JobReader(queue)
+    reader = ipc.JobReader(queue, board.landing(slot))
     cancels = streams.Cancels(sock)
     while True:
         received = reader.read()
         if received is None:
             return
-        (job_id, queued_at, method, path, headers), body = received
+        _Stop.busy = True
+        (job_id, queued_at, until, method, path, headers), body = received
         now = time.monotonic()
-        board.start(slot, job_id, now + timeout)
-        if now - queued_at > max_queue_wait:
-            reply = error_reply(queue_timeout(max_queue_wait, now - queued_at), debug=False)
+        if now >= until:
+            reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
         elif path == bidi.BIDI_PATH and method == "GET":
+            board.run(slot, job_id)
             _session(sock, cancels, job_id, router, Headers.from_raw(headers), pid, board, slot)
             board.finish(slot)
+            _Stop.busy = False
+            if _Stop.requested:
+                return
             continue
         else:
+            board.run(slot, job_id)
+            deadline.start_job(until)
             reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
         if reply.stream is None:
             out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
         else:
-            _stream(sock, cancels, job_id, reply, pid, board.read(slot)[1], timeout, debug)
+            _stream(sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, debug)
+        deadline.start_job(0.0)
         board.finish(slot)
+        _Stop.busy = False
+        if _Stop.requested:
+            return
 
 
 def _session(
@@ -155,7 +183,7 @@ def _session(
         open_session,
         lambda: ipc.reply_meta(job_id, 200, "", {}, pid),
         failed,
-        lambda until: board.start(slot, job_id, until),
+        lambda until: board.extend(slot, until),  # math.inf: no deadline while the client stays
     )
 
 
@@ -194,6 +222,7 @@ def main() -> int:
     _die_with_parent(int(config["parent"]))
     # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_term)
     env = ServingEnv.from_environ(os.environ)
     level = int(env.log_level) if env.log_level.isdigit() else env.log_level
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -204,10 +233,10 @@ def main() -> int:
     queue.setblocking(True)
     board = ipc.Scoreboard(int(config["board_fd"]), int(config["slots"]))
     # A closed socket means the front end is gone or stopping: this worker's job is over, not an error.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError, SystemExit):
         router = _load(config, env, sock, board)
         if router is not None:
-            serve(queue, sock, board, int(config["slot"]), router, float(config["max_queue_wait"]))
+            serve(queue, sock, board, int(config["slot"]), router)
     return 0
 
 

@@ -6,12 +6,14 @@ always created in the process that uses them. Requests wait in one FIFO queue th
 (the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
 ``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time.
 
-Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``): the client gets 504 when its request has run
-that long in a worker (the worker's own SIGALRM interrupts Python code at that moment; a sweep of the
-scoreboard catches the rest within a tenth of the limit); a worker that has not answered ``kill_grace``
-seconds after the deadline (stuck in C code, signals blocked) is killed and replaced. A request that
-waited longer than InvokeEndpoint's 60 s (or the timeout, if longer) in the queue gets 504 without
-running. A worker that dies mid-request answers its client 500 and is replaced. See
+Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) count from a request's arrival, as SageMaker's
+do: the client gets 504 at that moment whether its request is still queued or running. A worker never
+runs a request past its deadline (it answers 504 without running it), the worker's own SIGALRM
+interrupts Python code at the deadline, and a sweep of the front end's own job records catches the rest
+within a tenth of the limit; a worker that has not answered ``kill_grace`` seconds after the deadline
+(stuck in C code, signals blocked) is killed and replaced. A worker that dies holding a request answers
+its client 500 (the scoreboard says which request it held, even when it died the instant it took it).
+Worker starts, failed loads, retries and ``/ping``: :mod:`smkit.serving.lifecycle`. See
 docs/serving-runtime.md.
 """
 
@@ -28,23 +30,20 @@ import socket
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from smkit.process import describe_exit, signal_process
-from smkit.serving import ipc, relay, streams
+from smkit.serving import ipc, lifecycle, relay, streams
 from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
-from smkit.serving.errors import InferenceError, ModelNotReady
+from smkit.serving.errors import InferenceError, ModelNotReady, queue_timeout
 from smkit.serving.handler import Reply, error_reply
 
 log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.model_worker"
-STARTING, READY, DEAD = "starting", "ready", "dead"
-MAX_BACKOFF_SECONDS = 30.0
-INVOKE_ENDPOINT_SECONDS = 60.0  # docs/hosting-contract.md
-# The scoreboard is swept this often while requests are outstanding (a tenth of the timeout when that
+# The job records are swept this often while requests are outstanding (a tenth of the timeout when that
 # is shorter, never more often than every 10 ms): one timer for all requests instead of one per request.
 MAX_SWEEP_SECONDS = 1.0
 MIN_SWEEP_SECONDS = 0.01
@@ -58,6 +57,27 @@ class QueueFull(InferenceError):
     error_type = "ServiceUnavailable"
 
 
+class Process(Protocol):
+    """A worker process as the pool uses it (``subprocess.Popen``; the tests' fake processes)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
+# Starts a worker: (argv, environment, descriptors to pass) -> the process.
+Starter = Callable[[Sequence[str], Mapping[str, str], tuple[int, ...]], Process]
+
+
+def start_process(argv: Sequence[str], environ: Mapping[str, str], fds: tuple[int, ...]) -> Process:
+    """Start a worker interpreter (the default :data:`Starter`)."""
+    return subprocess.Popen(list(argv), pass_fds=fds, env=dict(environ), stdin=subprocess.DEVNULL)
+
+
 @dataclass(frozen=True)
 class PoolOptions:
     """How to run the workers.
@@ -66,11 +86,13 @@ class PoolOptions:
         workers: worker processes (``SAGEMAKER_MODEL_SERVER_WORKERS``).
         python: the interpreter that runs them (``SMKIT_WORKER_PYTHON``, default ``sys.executable``).
         config: what to serve, passed to every worker as JSON (see smkit/serving/model_worker.py).
-        timeout: seconds a request may run in a worker.
+        timeout: seconds a request may take from its arrival.
         queue_size: requests that may wait for a free worker.
         environ: the workers' environment.
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
         load_grace: extra seconds a request may take when it loads a model (multi-model mode).
+        retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
+        start: starts a worker process.
     """
 
     workers: int
@@ -81,21 +103,32 @@ class PoolOptions:
     environ: Mapping[str, str]
     kill_grace: float = 2.0
     load_grace: float = 0.0
+    retries: int = lifecycle.DEFAULT_RETRIES
+    start: Starter = field(default=start_process, compare=False)
 
 
 class Job:
     """One request waiting for or running in a worker."""
 
-    __slots__ = ("message", "fd", "token", "recipient", "queued_at", "answered", "control")
+    __slots__ = ("id", "message", "fd", "token", "recipient", "queued_at", "until", "answered", "control")
 
     def __init__(
-        self, message: bytes, fd: int, token: Any, recipient: relay.Recipient, queued_at: float
+        self,
+        job_id: int,
+        message: bytes,
+        fd: int,
+        token: Any,
+        recipient: relay.Recipient,
+        queued_at: float,
+        until: float,
     ) -> None:
+        self.id = job_id
         self.message = message  # the job's message on the queue
         self.fd = fd  # the file holding a large body (-1: none), closed once sent
         self.token = token
         self.recipient = recipient
-        self.queued_at = queued_at
+        self.queued_at = queued_at  # arrival, time.monotonic
+        self.until = until  # its deadline: arrival + the invocation timeout
         self.answered = False
         self.control: relay.StreamControl | None = None  # set while its reply streams
 
@@ -120,10 +153,9 @@ class Worker:
     """One worker process and the front end's end of its socket."""
 
     slot: int
-    proc: subprocess.Popen[bytes]
-    state: str = STARTING
-    load_failed: bool = False
+    proc: Process
     killed: bool = False
+    channel: _Channel | None = None
 
 
 class _Channel(asyncio.Protocol):
@@ -132,6 +164,7 @@ class _Channel(asyncio.Protocol):
         self.worker = worker
         self.buffer = ipc.FrameBuffer()
         self.transport: asyncio.Transport | None = None
+        worker.channel = self
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -150,14 +183,12 @@ class WorkerPool:
     def __init__(self, options: PoolOptions) -> None:
         self.options = options
         self.workers: list[Worker | None] = [None] * options.workers
-        self.jobs: dict[int, Job] = {}  # sent and not yet replied: waiting in the queue or running
+        self.life = lifecycle.Lifecycle(options.workers, options.retries)
+        self.jobs: dict[int, Job] = {}  # sent and not yet replied, in arrival (= deadline) order
         self.backlog: deque[Job] = deque()  # not yet taken by the kernel queue (its buffer was full)
-        self.load_error: str | None = None
-        self.latched = False  # every worker was ready once: /ping stays 200 through replacements
-        self.closing = False
-        self._failures = [0] * options.workers
         self._loop: asyncio.AbstractEventLoop | None = None
         self._launched: list[tuple[Worker, socket.socket]] = []
+        self._retries: dict[int, asyncio.TimerHandle] = {}
         self._ids = itertools.count(1)
         self._queue, self._queue_out = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._queue_out.setblocking(False)
@@ -166,10 +197,6 @@ class WorkerPool:
         self.board = ipc.Scoreboard.create(options.workers)
         self._sweeper: asyncio.TimerHandle | None = None
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
-        # After InvokeEndpoint's 60 s the caller has its answer: running the request then is wasted work.
-        self.max_queue_wait = max(options.timeout, INVOKE_ENDPOINT_SECONDS)
-        # A job no worker has reported by then was taken by a worker that died before saying so.
-        self._lost_after = self.max_queue_wait + options.timeout + options.load_grace + 2 * options.kill_grace
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -179,32 +206,17 @@ class WorkerPool:
 
     # -- state ---------------------------------------------------------------------------------------
     def ready_count(self) -> int:
-        return sum(1 for w in self.workers if w is not None and w.state == READY)
+        return self.life.count(lifecycle.READY)
 
     def not_ready(self) -> ModelNotReady | None:
-        """Why the server cannot take requests now, or None.
-
-        Before every worker has loaded once: still loading, or the load error. After that, a worker
-        being replaced does not count (SageMaker replaces an instance whose pings fail); only a pool with
-        no ready worker whose last load failed is not ready.
-        """
-        ready = self.ready_count()
-        if not self.latched:
-            if self.load_error is not None:
-                return ModelNotReady(f"the model failed to load: {self.load_error}")
-            if ready >= self.options.workers:
-                self.latched = True
-                return None
-            return ModelNotReady("the model is still loading")
-        if ready == 0 and self.load_error is not None:
-            return ModelNotReady(f"no worker is ready; the model failed to load: {self.load_error}")
-        return None
+        """Why ``/ping`` answers 503 now, or None (:meth:`smkit.serving.lifecycle.Lifecycle.not_ready`)."""
+        reason = self.life.not_ready()
+        return None if reason is None else ModelNotReady(reason)
 
     def accepting(self) -> ModelNotReady | None:
         """Why a request cannot be queued now (None: it can)."""
-        if self.latched or (self.load_error is None and self.ready_count() > 0):
-            return None
-        return self.not_ready()
+        reason = self.life.accepting()
+        return None if reason is None else ModelNotReady(reason)
 
     # -- requests ------------------------------------------------------------------------------------
     def submit(
@@ -226,8 +238,9 @@ class WorkerPool:
             )
         job_id = next(self._ids)
         now = time.monotonic()
-        message, fd = ipc.job_message(job_id, now, method, path, headers, body)
-        job = Job(message, fd, token, recipient, now)
+        until = now + self.options.timeout
+        message, fd = ipc.job_message(job_id, now, until, method, path, headers, body)
+        job = Job(job_id, message, fd, token, recipient, now, until)
         self.jobs[job_id] = job
         if self.backlog or not self._send(job):
             self.backlog.append(job)
@@ -245,27 +258,51 @@ class WorkerPool:
         return True
 
     def _flush_backlog(self) -> None:
-        while self.backlog and self._send(self.backlog[0]):
-            self.backlog.popleft()
+        now = time.monotonic()
+        while self.backlog:
+            job = self.backlog[0]
+            if now >= job.until:  # answered by the sweep; no worker needs to see it
+                self.backlog.popleft()
+                self._drop(job)
+            elif self._send(job):
+                self.backlog.popleft()
+            else:
+                return
+
+    def _drop(self, job: Job) -> None:
+        self.jobs.pop(job.id, None)
+        if job.fd >= 0:
+            os.close(job.fd)
+            job.fd = -1
 
     def _sweep(self) -> None:
-        """Deadlines: 504 for a job past its time, kill its worker after the grace, drop lost jobs."""
+        """Deadlines: 504 at a job's deadline (queued or running), kill a worker that overruns the grace."""
         now = time.monotonic()
+        running: dict[int, tuple[Worker, float]] = {}
         for worker in self.workers:
-            if worker is None or worker.state != READY:
-                continue
-            job_id, deadline = self.board.read(worker.slot)
-            job = self.jobs.get(job_id) if job_id else None
-            if job is None or now < deadline:
-                continue
-            job.fail(error_reply(timeout_error(self.options.timeout), debug=False), worker.proc.pid)
-            if now >= deadline + self.options.kill_grace and not worker.killed:
-                self._kill(worker)
-        for job_id, job in list(self.jobs.items()):
-            # A job streaming its reply (or a bidirectional session) is alive: its worker sends frames.
-            if job.control is None and now - job.queued_at > self._lost_after:
-                del self.jobs[job_id]
-                job.fail(error_reply(timeout_error(self.options.timeout), debug=False), os.getpid())
+            if worker is not None:
+                job_id, extra = self.board.running(worker.slot)
+                if job_id:
+                    running[job_id] = (worker, extra)
+        grace = self.options.kill_grace
+        for job in list(self.jobs.values()):
+            if now < job.until:
+                break  # jobs are in arrival order, and every deadline is arrival + the same timeout
+            holder = running.get(job.id)
+            due = job.until + (holder[1] if holder is not None else 0.0)
+            if now < due:
+                continue  # a model load inside the request extended it
+            if holder is not None:
+                worker = holder[0]
+                job.fail(error_reply(timeout_error(self.options.timeout), debug=False), worker.proc.pid)
+                if now >= due + grace and not worker.killed:
+                    self._kill(worker)
+            else:
+                waited = now - job.queued_at
+                job.fail(error_reply(queue_timeout(self.options.timeout, waited), debug=False), os.getpid())
+                if now >= due + grace:
+                    # Still in the kernel's queue: the worker that takes it sees its deadline and skips it.
+                    self._drop(job)
         self._flush_backlog()
         self._sweeper = self.loop.call_later(self._sweep_every, self._sweep) if self.jobs else None
 
@@ -297,56 +334,39 @@ class WorkerPool:
             return
         worker = channel.worker
         meta = json.loads(data)
-        if tag == ipc.READY:
+        if tag == ipc.READY and self.workers[worker.slot] is worker:
             if meta["ok"]:
-                self._failures[worker.slot] = 0
-                self.load_error = None
-                worker.state = READY
+                self.life.ready(worker.slot)
                 self._flush_backlog()
             else:
-                worker.load_failed = True
-                self.load_error = str(meta["error"])
+                self.life.load_failed(worker.slot, str(meta["error"]))
 
     def on_lost(self, worker: Worker) -> None:
-        previous, worker.state = worker.state, DEAD
-        self.loop.create_task(self._reap(worker, previous))
+        self.loop.create_task(self._reap(worker))
 
-    async def _reap(self, worker: Worker, previous: str) -> None:
+    async def _reap(self, worker: Worker) -> None:
         status = await self.loop.run_in_executor(None, worker.proc.wait)
-        if self.workers[worker.slot] is worker:
-            self.workers[worker.slot] = None
-        job_id, _ = self.board.read(worker.slot)
-        self.board.finish(worker.slot)
-        job = self.jobs.pop(job_id, None) if job_id else None
+        slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
+        # Every write of the dead process is visible now: the job it held is known exactly.
+        job = self.jobs.pop(self.board.taken(slot), None)
+        self.board.clear(slot)
+        after = None
+        if self.workers[slot] is worker:
+            self.workers[slot] = None
+            after = self.life.exited(slot, pid, exit_text)
+            log.log(after.level, "%s", after.message)
+            if after.delay is not None:
+                self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
         if job is not None:
-            job.fail(
-                error_reply(
-                    InferenceError(
-                        f"the worker process exited ({describe_exit(status)}) while handling this "
-                        "request; it is being replaced"
-                    ),
-                    debug=False,
-                ),
-                worker.proc.pid,
-            )
-        if self.closing:
-            return
-        if previous == STARTING:
-            if self.load_error is None:
-                self.load_error = f"the worker exited ({describe_exit(status)}) while loading the model"
-            if not self.latched:
-                return  # the first load failed: /ping reports it, no restart loop
-            self._failures[worker.slot] += 1
-            delay = min(MAX_BACKOFF_SECONDS, 2.0 ** (self._failures[worker.slot] - 1))
-            log.error("worker load failed (%s); retrying in %.0f s", self.load_error, delay)
-            await asyncio.sleep(delay)
-            if self.closing:
-                return
-        else:
-            log.warning(
-                "worker %d exited (%s); starting a replacement", worker.proc.pid, describe_exit(status)
-            )
-        self._spawn(worker.slot)
+            message = f"the worker process exited ({exit_text}) while handling this request"
+            if after is not None and after.delay is not None:
+                message += "; it is being replaced"
+            job.fail(error_reply(InferenceError(message), debug=False), pid)
+
+    def _respawn(self, slot: int) -> None:
+        self._retries.pop(slot, None)
+        if not self.life.stopping:
+            self.loop.create_task(self._connect(*self._popen(slot)))
 
     # -- processes -----------------------------------------------------------------------------------
     def launch(self) -> None:
@@ -369,24 +389,22 @@ class WorkerPool:
             "board_fd": self.board.fd,
             "slot": slot,
             "slots": self.options.workers,
-            "max_queue_wait": self.max_queue_wait,
             "parent": os.getpid(),
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
-        proc = subprocess.Popen(
-            [self.options.python, "-m", WORKER_MODULE],
-            pass_fds=(child_end.fileno(), self._queue.fileno(), self.board.fd),
-            env=environ,
-            stdin=subprocess.DEVNULL,
-        )
-        child_end.close()
+        try:
+            proc = self.options.start(
+                [self.options.python, "-m", WORKER_MODULE],
+                environ,
+                (child_end.fileno(), self._queue.fileno(), self.board.fd),
+            )
+        finally:
+            child_end.close()
         parent_end.setblocking(False)
         worker = Worker(slot, proc)
         self.workers[slot] = worker
+        self.life.started(slot)
         return worker, parent_end
-
-    def _spawn(self, slot: int) -> None:
-        self.loop.create_task(self._connect(*self._popen(slot)))
 
     async def _connect(self, worker: Worker, sock: socket.socket) -> None:
         await self.loop.create_unix_connection(lambda: _Channel(self, worker), sock=sock)
@@ -394,9 +412,16 @@ class WorkerPool:
     def pids(self) -> list[int]:
         return [w.proc.pid for w in self.workers if w is not None]
 
+    def stopping(self) -> None:
+        """The server is stopping (SIGTERM, SIGINT): a worker that exits from now on is not replaced."""
+        self.life.stop()
+        for handle in self._retries.values():
+            handle.cancel()
+        self._retries.clear()
+
     async def stop(self, timeout: float = 5.0) -> None:
         """Stop every worker: SIGTERM, then SIGKILL after ``timeout`` seconds."""
-        self.closing = True
+        self.stopping()
         procs = [w.proc for w in self.workers if w is not None]
         for proc in procs:
             signal_process(proc, signal.SIGTERM)

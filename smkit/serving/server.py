@@ -30,11 +30,21 @@ GRACEFUL_SECONDS = 20
 
 
 class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, pool: WorkerPool) -> None:
+        super().__init__(config)
+        self.pool = pool
+
+    def _on_stop_signal(self, sig: int, frame: Any) -> None:
+        # From the signal on, a worker that exits is not replaced: the same signal may have reached the
+        # workers too (a process group stopped at once), and they are stopped after the drain anyway.
+        self.pool.stopping()
+        self.handle_exit(sig, frame)
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         # uvicorn re-raises the stop signal after its shutdown, which would kill this process before
         # the workers are stopped and turn a clean stop into a signal exit status.
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, self._on_stop_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             yield
         finally:
@@ -60,7 +70,7 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
         log_level="warning",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
-    server = _Server(config)
+    server = _Server(config, pool)
 
     async def main() -> None:
         await pool.start()

@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from serving_harness import Server, start_server
+from serving_harness import Server, start_server, wait_ready
 from serving_models import tiny_wheel, write_model
 
 HANDLER = """
@@ -69,7 +69,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         root,
         ["--model", str(model), "--workers", "1"],
         env={"SMKIT_REQUIREMENTS_DIR": str(root / "site"), "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "120"},
+        ready=False,
     )
+    wait_ready(started, timeout=120)  # pip installs the wheel first: slow on busy shared cores
     yield started
     started.stop()
 

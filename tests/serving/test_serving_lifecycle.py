@@ -16,7 +16,9 @@ from waiting import wait_until
 
 
 def test_model_fn_failing_gives_503_with_reason(models: Models, tmp_path: Path) -> None:
-    server = start_server(tmp_path, ["--model", str(models.failing)], ready=False)
+    server = start_server(
+        tmp_path, ["--model", str(models.failing)], ready=False, env={"SMKIT_WORKER_RETRIES": "0"}
+    )
     try:
         ping = wait_until(
             lambda: server.ping_when(lambda r: r.json()["message"] != "the model is still loading"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import socket
 import sys
 import time
@@ -18,7 +19,7 @@ from waiting import wait_until
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import connect
 
-from smkit.serving.pool import Job, PoolOptions, WorkerPool
+from smkit.serving.pool import Job, PoolOptions, Worker, WorkerPool
 from smkit.serving.relay import StreamControl
 from smkit.serving.streams import encode_item, is_stream
 
@@ -339,8 +340,9 @@ class _Recorder:
 
 
 def test_sweep_keeps_a_long_session_and_drops_a_lost_job() -> None:
-    """A job whose worker streams (a bidirectional session lasts as long as the client wants) is never taken
-    for a job lost with a dead worker, however old; a silent job that old is."""
+    """A job whose worker marked it as having no deadline (a bidirectional session lasts as long as the
+    client wants) is left alone by the deadline sweep, however old; a queued job that old is answered 504
+    and dropped."""
 
     async def sweep() -> WorkerPool:
         pool = WorkerPool(
@@ -348,10 +350,13 @@ def test_sweep_keeps_a_long_session_and_drops_a_lost_job() -> None:
         )
         recipient = _Recorder()
         long_ago = time.monotonic() - 10_000
-        session = Job(b"", -1, "session", recipient, long_ago)
+        session = Job(1, b"", -1, "session", recipient, long_ago, long_ago + 1.0)
         session.answered = True
         session.control = StreamControl(1, SimpleNamespace(transport=None))
-        pool.jobs = {1: session, 2: Job(b"", -1, "lost", recipient, long_ago)}
+        pool.workers[0] = Worker(0, SimpleNamespace(pid=4321))  # type: ignore[arg-type]
+        pool.board.run(0, 1)  # what the worker that took the session writes
+        pool.board.extend(0, math.inf)
+        pool.jobs = {1: session, 2: Job(2, b"", -1, "lost", recipient, long_ago, long_ago + 1.0)}
         pool._sweep()
         assert recipient.calls == [("answer", "lost")]
         return pool

@@ -158,14 +158,16 @@ def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> No
     headers = [(b"a", b"\xe9"), (b"content-type", b"text/csv")]
     bodies = [b"", b"1,2", b"y" * (ipc.INLINE_BODY + 1), b"z" * 3_000_000, b"last"]
     for job_id, body in enumerate(bodies, 1):
-        message, fd = ipc.job_message(job_id, 12.5, "POST", "/é", headers, body)
+        message, fd = ipc.job_message(job_id, 12.5, 72.5, "POST", "/é", headers, body)
         assert (fd >= 0) == (len(body) > ipc.INLINE_BODY)
         ipc.send_job(ours, message, fd)
         if fd >= 0:
             os.close(fd)  # the message holds its own reference
-    reader = ipc.JobReader(theirs)
+    board = ipc.Scoreboard.create(2)
+    reader = ipc.JobReader(theirs, board.landing(1))
     for job_id, body in enumerate(bodies, 1):
-        assert reader.read() == ((job_id, 12.5, "POST", "/é", headers), body)
+        assert reader.read() == ((job_id, 12.5, 72.5, "POST", "/é", headers), body)
+        assert board.taken(1) == job_id and board.taken(0) == 0  # written by the receiving call itself
     ours.close()
     assert reader.read() is None  # the front end closed the queue
     theirs.close()
@@ -176,12 +178,14 @@ def test_scoreboard_slots_are_shared_through_the_descriptor() -> None:
 
     board = ipc.Scoreboard.create(3)
     other = ipc.Scoreboard(board.fd, 3)  # what a worker maps from the inherited descriptor
-    assert board.read(1) == (0, 0.0)
-    other.start(1, 42, 100.5)
-    other.extend(1, 10)
-    assert board.read(1) == (42, 110.5) and board.read(0)[0] == 0 and board.read(2)[0] == 0
+    assert board.running(1) == (0, 0.0)
+    other.landing(1)[:] = ipc.JOB_ID.pack(42)  # as the kernel writes it while the worker takes job 42
+    other.run(1, 42)
+    other.extend(1, 9.5)
+    assert board.running(1) == (42, 10.0) and board.taken(1) == 42
+    assert board.running(0)[0] == 0 and board.running(2)[0] == 0 and board.taken(2) == 0
     other.finish(1)
-    assert board.read(1)[0] == 0
+    assert board.running(1) == (0, 0.0) and board.taken(1) == 0
 
 
 def test_reply_metadata_round_trips_content_types_and_headers() -> None:
