@@ -61,7 +61,7 @@ class _ResponseError(RuntimeError):
     pass
 
 
-def _read_response(sock: socket.socket, buf: bytes) -> tuple[int, bytes, bytes, bool]:
+def read_response(sock: socket.socket, buf: bytes) -> tuple[int, bytes, bytes, bool]:
     """Read one HTTP/1.1 response framed by Content-Length: (status, body, leftover bytes, server closes)."""
     while (end := buf.find(b"\r\n\r\n")) < 0:
         chunk = sock.recv(65536)
@@ -131,7 +131,7 @@ def closed_loop(
                 if sock is None:
                     sock, buf = connect(), b""
                 sock.sendall(raw)
-                code, payload, buf, closes = _read_response(sock, buf)
+                code, payload, buf, closes = read_response(sock, buf)
                 status = str(code)
                 good = code == 200 and (expect_body is None or payload == expect_body)
                 if not good and len(samples) < 5:

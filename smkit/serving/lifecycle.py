@@ -5,13 +5,16 @@ processes do and starts or schedules what this module decides, and ``/ping`` ans
 
 - A worker that exits while serving is replaced at once: it had loaded the model, so a fresh one will.
 - A worker that fails to load (``model_fn`` raised, or the process died: an out-of-memory kill, a segfault
-  in a C extension, ``os._exit``) is started again after a back-off of 1, 1, 2, 3, 5, ... s (the
-  Fibonacci back-off Multi Model Server's ``WorkerThread`` restarts its workers with), at most
-  ``retries`` times in a row; then the slot is given up.
+  in a C extension, ``os._exit``) is started again after a back-off of 1, 1, 2, 3, 5, ... s, capped at
+  30 s (the Fibonacci back-off Multi Model Server's ``WorkerThread`` restarts its workers with). Before
+  the first ``/ping`` 200 a slot retries at most ``retries`` times in a row, then is given up: a model
+  that does not load is reported instead of retried until SageMaker's start-up health check times out.
+  Once the model has loaded in every slot, a failed reload is a passing condition (memory pressure, a
+  killed process), so the slot keeps retrying with the capped back-off, as Multi Model Server does.
 - ``/ping`` is 200 once every slot that is still trying has loaded the model (at least one has), and 503
   before, naming the last load error as soon as there is one. After that first 200 a worker being
-  replaced does not fail ``/ping``; it turns 503 again only when no worker is ready and the last load
-  failed, and for good when every slot has given up, so SageMaker replaces the instance.
+  replaced does not fail ``/ping``; it turns 503 again only while no worker is ready and the last load
+  failed (SageMaker replaces an instance whose pings keep failing).
 - Nothing is started while the server stops.
 
 docs/serving-runtime.md describes the behaviour for users.
@@ -75,6 +78,7 @@ class Lifecycle:
     def ready(self, slot: int) -> None:
         """``slot``'s process loaded the model."""
         self.slots[slot] = Slot(READY, 0)
+        self.not_ready()  # latches once every slot still trying is ready
 
     def load_failed(self, slot: int, error: str) -> None:
         """``slot``'s process reported that ``model_fn`` raised (it exits next)."""
@@ -98,7 +102,7 @@ class Lifecycle:
         if current.state == STARTING:
             self.load_error = f"the worker exited ({how}) while loading the model"
         current.failures += 1
-        if current.failures > self.retries:
+        if current.failures > self.retries and not self.latched:
             current.state = GAVE_UP
             ready = self.count(READY)
             return Exit(
@@ -109,11 +113,12 @@ class Lifecycle:
             )
         current.state = RETRYING
         delay = backoff(current.failures)
+        of = f"retry {current.failures}" if self.latched else f"retry {current.failures} of {self.retries}"
         return Exit(
             delay,
             logging.ERROR,
-            f"worker {pid} exited ({how}) after a failed load; retrying in {delay:g} s "
-            f"(retry {current.failures} of {self.retries}); error: {self.load_error}",
+            f"worker {pid} exited ({how}) after a failed load; retrying in {delay:g} s ({of}); "
+            f"error: {self.load_error}",
         )
 
     def stop(self) -> None:

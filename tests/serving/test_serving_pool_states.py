@@ -66,29 +66,31 @@ def test_every_retry_failing_reports_the_load_error() -> None:
     assert life.accepting() == life.not_ready()
 
 
-def test_after_the_first_200_replacements_keep_ping_healthy_until_every_slot_gives_up() -> None:
+def test_after_the_first_200_replacements_keep_ping_healthy_and_failed_reloads_retry_on() -> None:
     life = Lifecycle(2, retries=1)
     life.ready(0)
     life.ready(1)
-    assert life.not_ready() is None
+    assert life.latched and life.not_ready() is None
     after = life.exited(0, 11, "killed by SIGKILL")  # a serving worker: replaced at once
     assert after.delay == 0.0 and after.level == logging.WARNING and "starting a replacement" in after.message
     assert life.not_ready() is None
-    life.started(0)
-    assert life.exited(0, 12, "killed by SIGKILL").delay == 1.0  # its replacement died loading
-    life.started(0)
-    gave_up = life.exited(0, 13, "killed by SIGKILL")  # given up: one worker serves on
-    assert gave_up.delay is None and "worker slot 0 is given up (1 of 2 workers ready)" in gave_up.message
-    assert life.not_ready() is None
-    life.exited(1, 14, "killed by SIGKILL")
+    delays = []
+    for pid in range(12, 18):  # its replacements keep dying while loading: the model loaded before
+        life.started(0)
+        delays.append(life.exited(0, pid, "killed by SIGKILL").delay)
+    assert delays == [1.0, 1.0, 2.0, 3.0, 5.0, 8.0] and life.slots[0].state == RETRYING
+    assert life.not_ready() is None  # slot 1 serves
+    life.exited(1, 20, "killed by SIGKILL")
     life.started(1)
-    life.exited(1, 15, "killed by SIGKILL")
-    assert life.not_ready() is not None and "being retried" in life.not_ready()  # type: ignore[operator]
-    life.started(1)
-    life.exited(1, 16, "killed by SIGKILL")
+    life.exited(1, 21, "killed by SIGKILL")
     assert life.not_ready() == (
-        "no worker is ready; the model failed to load: the worker exited (killed by SIGKILL) while loading the model"
+        "no worker is ready; the model failed to load and is being retried: "
+        "the worker exited (killed by SIGKILL) while loading the model"
     )
+    assert life.accepting() is None  # requests wait for a replacement (or their deadline)
+    life.started(1)
+    life.ready(1)
+    assert life.not_ready() is None
 
 
 def test_nothing_is_started_while_the_server_stops() -> None:
