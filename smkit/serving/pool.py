@@ -40,6 +40,7 @@ from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, ModelNotReady, queue_timeout
 from smkit.serving.handler import Reply, error_reply
+from smkit.serving.relay import Job
 
 log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.model_worker"
@@ -105,47 +106,6 @@ class PoolOptions:
     load_grace: float = 0.0
     retries: int = lifecycle.DEFAULT_RETRIES
     start: Starter = field(default=start_process, compare=False)
-
-
-class Job:
-    """One request waiting for or running in a worker."""
-
-    __slots__ = ("id", "message", "fd", "token", "recipient", "queued_at", "until", "answered", "control")
-
-    def __init__(
-        self,
-        job_id: int,
-        message: bytes,
-        fd: int,
-        token: Any,
-        recipient: relay.Recipient,
-        queued_at: float,
-        until: float,
-    ) -> None:
-        self.id = job_id
-        self.message = message  # the job's message on the queue
-        self.fd = fd  # the file holding a large body (-1: none), closed once sent
-        self.token = token
-        self.recipient = recipient
-        self.queued_at = queued_at  # arrival, time.monotonic
-        self.until = until  # its deadline: arrival + the invocation timeout
-        self.answered = False
-        self.control: relay.StreamControl | None = None  # set while its reply streams
-
-    def answer(self, reply: Reply, pid: int) -> None:
-        if not self.answered:
-            self.answered = True
-            self.recipient.answer(self.token, reply, pid)
-
-    def fail(self, reply: Reply, pid: int) -> None:
-        """Answer with an error; a stream already under way ends with it (the client sees it cut off)."""
-        control = self.control
-        if control is None:
-            self.answer(reply, pid)
-            return
-        self.control = None
-        control.cancel()
-        self.recipient.stream_end(self.token, reply.body.decode("utf-8", "replace"))
 
 
 @dataclass(eq=False)

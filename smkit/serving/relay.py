@@ -1,4 +1,5 @@
-"""Streamed replies on the front end's side of the pool: frames to the recipient, back-pressure, cancel.
+"""A request on its way through the pool (:class:`Job`), and streamed replies on the front end's side of it:
+frames to the recipient, back-pressure, cancel.
 
 A worker streams a reply as ``STRM`` (head and first chunk), ``CHNK`` frames and ``DONE``
 (:mod:`smkit.serving.streams`). The pool hands those frames here; the recipient (the front end) gets
@@ -10,13 +11,10 @@ cancels the stream when the client is gone.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from smkit.serving import ipc, streams
 from smkit.serving.handler import Reply
-
-if TYPE_CHECKING:
-    from smkit.serving.pool import Job
 
 STREAM_TAGS = frozenset({streams.STREAM, streams.CHUNK, streams.DONE})
 
@@ -76,6 +74,47 @@ class StreamControl:
         transport = self.channel.transport
         if transport is not None and not transport.is_closing():
             transport.write(ipc.frame(streams.CANCEL, streams.JOB_ID.pack(self.job_id)))
+
+
+class Job:
+    """One request waiting for or running in a worker."""
+
+    __slots__ = ("id", "message", "fd", "token", "recipient", "queued_at", "until", "answered", "control")
+
+    def __init__(
+        self,
+        job_id: int,
+        message: bytes,
+        fd: int,
+        token: Any,
+        recipient: Recipient,
+        queued_at: float,
+        until: float,
+    ) -> None:
+        self.id = job_id
+        self.message = message  # the job's message on the queue
+        self.fd = fd  # the file holding a large body (-1: none), closed once sent
+        self.token = token
+        self.recipient = recipient
+        self.queued_at = queued_at  # arrival, time.monotonic
+        self.until = until  # its deadline: arrival + the invocation timeout
+        self.answered = False
+        self.control: StreamControl | None = None  # set while its reply streams
+
+    def answer(self, reply: Reply, pid: int) -> None:
+        if not self.answered:
+            self.answered = True
+            self.recipient.answer(self.token, reply, pid)
+
+    def fail(self, reply: Reply, pid: int) -> None:
+        """Answer with an error; a stream already under way ends with it (the client sees it cut off)."""
+        control = self.control
+        if control is None:
+            self.answer(reply, pid)
+            return
+        self.control = None
+        control.cancel()
+        self.recipient.stream_end(self.token, reply.body.decode("utf-8", "replace"))
 
 
 def stream_frame(jobs: dict[int, Job], channel: Channel, tag: bytes, data: bytes, body: bytes) -> None:
