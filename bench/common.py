@@ -130,6 +130,19 @@ class ManagedServer:
             found[proc.pid] = times.user + times.system
         return found
 
+    def schedstat(self) -> dict[int, tuple[int, int, int]]:
+        """Per process, summed over its threads: ns on a CPU, ns runnable but waiting, timeslices
+        (``/proc/PID/task/TID/schedstat``): waiting time is CPU the scheduler gave to someone else."""
+        found = {}
+        for proc in self.processes():
+            total = [0, 0, 0]
+            for stat in Path(f"/proc/{proc.pid}/task").glob("*/schedstat"):
+                with suppress(OSError, ValueError):
+                    for i, value in enumerate(stat.read_text().split()[:3]):
+                        total[i] += int(value)
+            found[proc.pid] = (total[0], total[1], total[2])
+        return found
+
     def cpu_seconds(self) -> float:
         """User + system CPU seconds consumed so far by the server's live processes."""
         return sum(self.cpu_by_pid().values())

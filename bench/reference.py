@@ -29,15 +29,18 @@ def toolkit_python(model_dir: Path) -> Path:
     return ensure_venv("toolkit", [*TOOLKIT_PINS, *model_requirements(model_dir)])
 
 
-def toolkit_spec(*, name: str, model_dir: Path, work_dir: Path, port: int, workers: int) -> ServerSpec:
+def toolkit_spec(
+    *, name: str, model_dir: Path, work_dir: Path, port: int, workers: int, python: Path | None = None
+) -> ServerSpec:
     """A ServerSpec that starts the toolkit + MMS on 127.0.0.1:``port`` serving ``model_dir``.
 
     ``model_dir`` is copied to ``work_dir/ml/model`` because the toolkit derives the model path from
     ``SAGEMAKER_BASE_DIR`` (``$SAGEMAKER_BASE_DIR/model``). The archive is served as built: the
     packager names its manifest ``smkit-manifest.json`` because MMS 1.1.11 takes a root ``MANIFEST.json``
-    (any case) for a legacy MMS manifest and stops at start with a NullPointerException.
+    (any case) for a legacy MMS manifest and stops at start with a NullPointerException. ``python``: a
+    venv that already holds the toolkit pins (default: the ``toolkit`` venv with the model's requirements).
     """
-    python = toolkit_python(model_dir)
+    python = python or toolkit_python(model_dir)
     base_dir = work_dir / "ml"
     target = base_dir / "model"
     if target.exists():

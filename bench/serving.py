@@ -46,6 +46,7 @@ from bench.common import (
     write_json,
 )
 from bench.envs import java_version, package_versions, resolve_smkit_python
+from bench.hogs import cpu_hogs
 from bench.load import Request, closed_loop, invoke_once
 from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
@@ -171,6 +172,7 @@ def measure_server(
         runs = {}
         for level in levels:
             cpu_before = server.cpu_by_pid()
+            sched_before = server.schedstat()
             with PingProber(server.port) as prober:
                 result = closed_loop(
                     server.port,
@@ -181,9 +183,17 @@ def measure_server(
                 )
             spent = [cpu - cpu_before.get(pid, 0.0) for pid, cpu in server.cpu_by_pid().items()]
             result.server_cpu_s = round(sum(spent), 3)
+            sched = [
+                [now - then for now, then in zip(stat, sched_before.get(pid, (0, 0, 0)), strict=True)]
+                for pid, stat in server.schedstat().items()
+            ]
             # Shows whether the workers share the load: 1.0 means one process did all the work.
             result.busiest_process_cpu_share = round(max(spent) / sum(spent), 3) if sum(spent) > 0 else None
-            runs[str(level)] = {**result.as_dict(), **prober.summary()}
+            # Time the server's threads were runnable but waiting for a CPU: what other load took from it.
+            waits = {"server_run_s": round(sum(x[0] for x in sched) / 1e9, 3)}
+            waits["server_runqueue_wait_s"] = round(sum(x[1] for x in sched) / 1e9, 3)
+            waits["server_timeslices"] = sum(x[2] for x in sched)
+            runs[str(level)] = {**result.as_dict(), **prober.summary(), **waits}
             ping = prober.summary()
             print(
                 f"  {profile.name:8s} {name:9s} c={level:<3d} {result.throughput_rps:8.1f} req/s  "
@@ -244,6 +254,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="interpreter for smkit: 'image' (venv with the image's and the model's requirements) or a path",
     )
     p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
+    p.add_argument(
+        "--hogs", type=int, default=0, help="busy loops in sessions of their own, nice 0, during every run"
+    )
+    p.add_argument("--section", default="serving", help="BENCHMARKS.md section to rewrite")
     p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
     args = p.parse_args(argv)
     args.levels = [int(x) for x in args.concurrency.split(",") if x]
@@ -296,28 +310,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.name: {name: [] for name in model_servers} for p in slow
         }
         dirs = {p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name) for p in slow}
-        for round_no in range(1, args.rounds + 1):
-            print(f"round {round_no}/{args.rounds}", flush=True)
-            if "example" in args.profile_names:
-                for name in args.server_names:
-                    per_server[name].append(
-                        measure_server(
-                            name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+        with cpu_hogs(args.hogs):
+            for round_no in range(1, args.rounds + 1):
+                print(f"round {round_no}/{args.rounds}", flush=True)
+                if "example" in args.profile_names:
+                    for name in args.server_names:
+                        per_server[name].append(
+                            measure_server(
+                                name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+                            )
                         )
-                    )
-            for profile in slow:  # servers of one profile run back to back: their ratios pair up
-                for name in model_servers:
-                    per_profile[profile.name][name].append(
-                        measure_server(
-                            name,
-                            setup,
-                            levels=args.levels,
-                            requests=args.requests,
-                            warmup=0,
-                            profile=profile,
-                            model_dir=dirs[profile.name],
+                for profile in slow:  # servers of one profile run back to back: their ratios pair up
+                    for name in model_servers:
+                        per_profile[profile.name][name].append(
+                            measure_server(
+                                name,
+                                setup,
+                                levels=args.levels,
+                                requests=args.requests,
+                                warmup=0,
+                                profile=profile,
+                                model_dir=dirs[profile.name],
+                            )
                         )
-                    )
     except BenchError as exc:
         print(f"bench.serving: {exc}", file=sys.stderr)
         print(f"logs kept in {work}", file=sys.stderr)
@@ -353,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "config": {
             "requests_per_level": args.requests,
+            "hogs": args.hogs,
             "concurrency": args.levels,
             "workers": args.workers,
             "rounds": args.rounds,
@@ -376,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = markdown(result)
     print(table)
     if not args.no_markdown:
-        replace_section(BENCHMARKS_MD, "serving", table)
+        replace_section(BENCHMARKS_MD, args.section, table)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

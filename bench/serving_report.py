@@ -220,7 +220,10 @@ def markdown(result: dict[str, Any]) -> str:
         f"Measured {result['generated_at']} on {result['machine']['cpus']} cores shared by client and server "
         f"(load average {result['machine']['loadavg_at_start']} at start, "
         f"{result['machine']['loadavg_at_end']} at end); {cfg['workers']} workers each, "
-        f"{cfg['requests_per_level']} requests per level, {cfg['rounds']} round(s), median shown.",
+        f"{cfg['requests_per_level']} requests per level, {cfg['rounds']} round(s), median shown"
+        + (
+            f"; {cfg['hogs']} competing busy loop(s) in other sessions at nice 0." if cfg.get("hogs") else "."
+        ),
         "",
         "| server | concurrency | throughput (req/s) | p50 (ms) | p99 (ms) | server CPU/req (us) "
         "| busiest process share | errors |",

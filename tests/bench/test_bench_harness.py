@@ -86,9 +86,42 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "smkit_cpu_us_per_request_beyond_bare_and_hooks_c8",
     }
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
+    assert result["raw_rounds"]["smkit"][0]["runs"]["8"]["server_run_s"] > 0  # schedstat was read
     assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # front end + 2 model workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
     assert "| smkit (front end + model workers, example model) | 8 |" in done.stdout
+
+
+def test_models_harness_tiny_run(tmp_path: Path) -> None:
+    """The NumPy profile (the only one whose library the development venv has) on our server."""
+    out = tmp_path / "models.json"
+    done = run_script(
+        "bench.models",
+        "--profiles",
+        "numpy",
+        "--sizes",
+        "1KB",
+        "--servers",
+        "smkit,smkit-1thread",
+        "--concurrency",
+        "2",
+        "--rounds",
+        "1",
+        "--seconds",
+        "0.05",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["handler_floor"]["numpy/1KB"]["cpu_limit_rps"] > 0
+    for server in ("smkit", "smkit-1thread"):
+        run = result["profiles"]["numpy"][server]["runs"]["numpy/1KB@2"]
+        assert run["errors"] == 0 and run["requests"] >= 8 and run["throughput_rps"] > 0
+    # One thread by hand: each worker process runs its Python thread and no pool thread.
+    assert result["profiles"]["numpy"]["smkit-1thread"]["runs"]["numpy/1KB@2"]["worker_threads"] == [1, 1]
+    assert "numpy/1KB@2 req/s vs best of (1 thread, share)" in result["targets"]
+    assert "| numpy | 1KB | 2 | CPU limit:" in done.stdout
 
 
 def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
