@@ -6,8 +6,9 @@
 Servers (``--servers``), all with the same worker count (default 2) and model directory:
 
 - ``smkit``: ``python -m smkit.serving``, no thread variable set: the runtime's own choice
-  (``max(1, cpus // workers)`` per worker, docs/serving-runtime.md).
+  (one thread per pool in every worker, docs/serving-runtime.md).
 - ``smkit-1thread``: the same with ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` set by hand.
+- ``smkit-share``: every pool variable set by hand to the worker's share of the CPUs, ``cpus // workers``.
 - ``smkit-machine``: pools as large as the machine set by hand (``OMP_NUM_THREADS=<cpus>`` ...): what
   every worker got before the runtime sized them.
 - ``toolkit``: the toolkit + MMS (bench/reference.py), which sets ``OMP_NUM_THREADS=1`` in its workers.
@@ -58,7 +59,7 @@ from smkit.serving.threads import THREAD_VARIABLES
 
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
 CONTENT_TYPE = "application/octet-stream"
-SERVERS = ("smkit", "smkit-1thread", "smkit-machine", "toolkit")
+SERVERS = ("smkit", "smkit-1thread", "smkit-share", "smkit-machine", "toolkit")
 WORKER_MARKERS = ("smkit.serving.model_worker", "model_service_worker")
 
 
@@ -96,10 +97,18 @@ def spec(
     built = smkit_spec(
         name=server, python=pythons[0], args=["--model", str(model_dir)], port=port, workers=workers
     )
-    threads = {"smkit": None, "smkit-1thread": 1, "smkit-machine": available_cpus().count}[server]
-    extra = {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)} if threads else {}
-    if server == "smkit-machine":
-        extra = dict.fromkeys(THREAD_VARIABLES, str(threads))
+    cpus = available_cpus().count
+    threads = {
+        "smkit": None,
+        "smkit-1thread": 1,
+        "smkit-share": max(1, cpus // workers),
+        "smkit-machine": cpus,
+    }
+    extra: dict[str, str] = {}
+    if server == "smkit-1thread":
+        extra = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    elif threads[server] is not None:
+        extra = dict.fromkeys(THREAD_VARIABLES, str(threads[server]))
     return ServerSpec(name=server, argv=built.argv, port=port, env={**built.env, **extra}, cwd=built.cwd)
 
 
@@ -124,12 +133,13 @@ def handler_floor(python: Path, model_dir: Path, payload: Path, calls: int) -> d
     return floor
 
 
-def worker_threads(server: ManagedServer) -> list[int]:
-    """OS threads of each model worker process (the Python main thread plus every library pool)."""
+def worker_threads(server: ManagedServer, busy: set[int]) -> list[int]:
+    """OS threads of each model worker process that worked during the level (the Python main thread
+    plus every library pool; MMS keeps an idle extra worker process, left out)."""
     found = []
     for proc in server.processes():
         try:
-            if any(marker in " ".join(proc.cmdline()) for marker in WORKER_MARKERS):
+            if proc.pid in busy and any(marker in " ".join(proc.cmdline()) for marker in WORKER_MARKERS):
                 found.append(proc.num_threads())
         except Exception:  # noqa: BLE001, S112 - a process that just exited is skipped
             continue
@@ -157,14 +167,17 @@ def measure(
             first = closed_loop(server.port, request, total=2, concurrency=1, timeout_s=120)
             if first.errors:
                 raise BenchError(f"{server_name} {shape.name}: {first.error_samples}\n{server.log_tail()}")
-            closed_loop(server.port, request, total=max(args.levels) * 2, concurrency=max(args.levels))
+            # Warm-up: every worker past its first call (lazy imports, pools starting).
+            closed_loop(server.port, request, total=4 * args.workers, concurrency=2 * args.workers)
             for level in args.levels:
                 total = max(counts[shape.name], 4 * level)
                 cpu_before = server.cpu_by_pid()
                 result = closed_loop(server.port, request, total=total, concurrency=level, timeout_s=120)
-                spent = sum(cpu - cpu_before.get(pid, 0.0) for pid, cpu in server.cpu_by_pid().items())
+                deltas = {pid: cpu - cpu_before.get(pid, 0.0) for pid, cpu in server.cpu_by_pid().items()}
+                spent = sum(deltas.values())
                 result.server_cpu_s = round(spent, 3)
-                run = {**result.as_dict(), "worker_threads": worker_threads(server)}
+                busy = {pid for pid, cpu in deltas.items() if cpu > 0.01 * spent}
+                run = {**result.as_dict(), "worker_threads": worker_threads(server, busy)}
                 out["runs"][f"{shape.name}@{level}"] = run
                 print(
                     f"  {shape.name:16s} {server_name:14s} c={level:<3d} {result.throughput_rps:8.1f} req/s  "

@@ -8,6 +8,7 @@ from typing import Any
 SERVER_LABELS = {
     "smkit": "smkit (no thread setting)",
     "smkit-1thread": "smkit, OMP/OPENBLAS_NUM_THREADS=1 by hand",
+    "smkit-share": "smkit, pools of cpus // workers threads by hand",
     "smkit-machine": "smkit, pools as large as the machine by hand",
     "toolkit": "toolkit 1.10.1 + MMS 1.1.11",
 }

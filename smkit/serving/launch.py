@@ -181,6 +181,14 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
             cpus.describe(),
             threads.source,
         )
+        if threads.oversubscribed:
+            log.warning(
+                "%d workers x %d threads is more than the %d CPUs: the pools will preempt each other; "
+                "lower OMP_NUM_THREADS or SAGEMAKER_MODEL_SERVER_WORKERS (docs/serving-runtime.md)",
+                workers,
+                threads.threads,
+                cpus.count,
+            )
         pool = WorkerPool(
             PoolOptions(
                 workers=workers,

@@ -1,14 +1,12 @@
-"""Native thread pools per model worker: each worker's share of the CPUs, unless the user chose.
+"""Native thread pools per model worker: one thread per pool unless the user chose.
 
 Every model worker is a process of its own, and every numerical library in it starts a thread pool as
 large as the machine by default: OpenBLAS (NumPy, SciPy), MKL, OpenMP (LightGBM, XGBoost, PyTorch,
 scikit-learn's compiled estimators), joblib's ``n_jobs=-1``, TensorFlow. N workers then run N x CPUs
-threads on CPUs threads, which spin and preempt each other (a 300x300 matrix product served 11x slower
-than with one thread per worker on 2 CPUs). Multi Model Server sets ``OMP_NUM_THREADS=1`` in its
-workers when the user did not (mms/model_service_worker.py); this runtime gives every worker
-``max(1, cpus // workers)`` threads, which is 1 with the default one worker per CPU and lets a single
-worker on a large instance use all of it. The variables are set in the worker's environment when the
-process is started, before Python (let alone the handler module) imports anything.
+threads on CPUs cores, which spin and preempt each other. Multi Model Server sets ``OMP_NUM_THREADS=1``
+in its workers when the user did not (mms/model_service_worker.py); this runtime gives every worker one
+thread per pool too (:data:`DEFAULT_THREADS`). The variables are set in the worker's environment
+when the process is started, before Python (let alone the handler module) imports anything.
 
 The user's values win: a variable of :data:`THREAD_VARIABLES` already set is passed on untouched, and
 a valid ``OMP_NUM_THREADS`` of the user's (the variable every one of these libraries falls back to)
@@ -34,24 +32,27 @@ THREAD_VARIABLES: dict[str, str] = {
 }
 
 
+# One thread per pool in every worker unless the user chose: measured against each worker's share of the
+# CPUs (cpus // workers), one thread served more requests at half the CPU per request, also with fewer
+# workers than CPUs (docs/serving-runtime.md, "Threads and CPUs"). Multi Model Server does the same.
+DEFAULT_THREADS = 1
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """The threads each worker gets and why.
 
     Attributes:
-        threads: threads per worker for every variable the user left unset.
-        source: ``cpus // workers`` or the user's ``OMP_NUM_THREADS``.
+        threads: threads per pool in each worker, for every variable the user left unset.
+        source: why (the default, or the user's ``OMP_NUM_THREADS``).
         added: the variables set for the workers (the user's own are not among them).
+        oversubscribed: workers x threads is more than the CPUs (only possible with the user's values).
     """
 
     threads: int
     source: str
     added: Mapping[str, str]
-
-
-def default_threads(cpus: int, workers: int) -> int:
-    """Each worker's share of the CPUs: ``max(1, cpus // workers)``."""
-    return max(1, cpus // max(1, workers))
+    oversubscribed: bool
 
 
 def _user_threads(environ: Mapping[str, str]) -> int | None:
@@ -61,9 +62,9 @@ def _user_threads(environ: Mapping[str, str]) -> int | None:
 
 
 def plan_threads(cpus: int, workers: int, environ: Mapping[str, str]) -> ThreadPlan:
-    """The thread variables to add to a model worker's ``environ`` for ``workers`` workers on ``cpus`` CPUs."""
+    """The thread variables to add to a model worker's ``environ``, for ``workers`` workers on ``cpus`` CPUs."""
     user = _user_threads(environ)
-    threads = user if user is not None else default_threads(cpus, workers)
-    source = f"{OMP_NUM_THREADS}={user} (yours)" if user is not None else f"{cpus} CPUs // {workers} workers"
+    threads = user if user is not None else DEFAULT_THREADS
+    source = f"{OMP_NUM_THREADS}={user} (yours)" if user is not None else "1 per worker by default"
     added = {name: str(threads) for name in THREAD_VARIABLES if name not in environ}
-    return ThreadPlan(threads=threads, source=source, added=added)
+    return ThreadPlan(threads=threads, source=source, added=added, oversubscribed=threads * workers > cpus)

@@ -1,8 +1,8 @@
 """What a PyTorch model's workers see of their thread pools, in ``smkit serve`` and in the local endpoint.
 
 The handler reports ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS``, ``torch.get_num_threads()`` (PyTorch's
-intra-op pool) and the size of NumPy's OpenBLAS pool. Unset by the user, every one is the worker's share
-of the CPUs (``max(1, cpus // workers)``, docs/serving-runtime.md); set by the user, they are the user's.
+intra-op pool) and the size of NumPy's OpenBLAS pool. Unset by the user, every one is 1 (one thread per
+pool in every worker, docs/serving-runtime.md); set by the user, they are the user's.
 The model runs in its own environment (the scaffold's ``torch`` requirement), as users run one.
 """
 
@@ -21,7 +21,6 @@ from framework_harness import write_requirements
 from serving_harness import REPO, start_server, wait_ready
 
 from smkit.config import load_config
-from smkit.cpus import available_cpus
 from smkit.local import LocalEndpoint
 from smkit.modelenv import ModelEnvironment
 from smkit.serving.threads import THREAD_VARIABLES
@@ -61,7 +60,7 @@ USERS_SEEN = {
 }
 
 
-def shared(threads: int) -> dict[str, object]:
+def pools_of(threads: int) -> dict[str, object]:
     return {
         "OMP_NUM_THREADS": str(threads),
         "OPENBLAS_NUM_THREADS": str(threads),
@@ -82,8 +81,7 @@ def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_smkit_serve(model: Path, tmp_path: Path, framework_env: Callable[[str], ModelEnvironment]) -> None:
     framework_env("pytorch")  # built (or found) once for every framework test
-    share = max(1, available_cpus().count // 2)
-    for extra, expected in (({}, shared(share)), (USERS, USERS_SEEN)):
+    for extra, expected in (({}, pools_of(1)), (USERS, USERS_SEEN)):
         server = start_server(
             tmp_path,
             ["serve", "--model", str(model), "--workers", "2"],
@@ -147,7 +145,6 @@ def test_local_endpoint(
         (log,) = logs.glob("*plain*.log")
         match = STARTED.search(log.read_text())
         assert match is not None, log.read_text()
-        workers, threads = map(int, match.groups())
-        assert threads == max(1, available_cpus().count // workers)
-        assert seen("plain") == shared(threads)
+        assert match.group(2) == "1", log.read_text()
+        assert seen("plain") == pools_of(1)
         assert seen("mine") == USERS_SEEN

@@ -9,7 +9,7 @@ import pytest
 from serving_harness import start_server
 
 from smkit.cpus import available_cpus
-from smkit.serving.threads import THREAD_VARIABLES, default_threads, plan_threads
+from smkit.serving.threads import THREAD_VARIABLES, plan_threads
 
 # The handler reports its environment and the size of NumPy's OpenBLAS pool (the wheel's own library).
 REPORTER = """
@@ -40,16 +40,11 @@ def transform_fn(model, data, content_type, accept):
 STARTED = re.compile(r"(\d+) workers? x (\d+) threads?")
 
 
-def test_each_worker_gets_its_share_of_the_cpus() -> None:
-    assert [default_threads(8, 2), default_threads(2, 2), default_threads(2, 4), default_threads(16, 1)] == [
-        4,
-        1,
-        1,
-        16,
-    ]
-    plan = plan_threads(8, 2, {"PATH": "/bin"})
-    assert plan.threads == 4 and plan.source == "8 CPUs // 2 workers"
-    assert plan.added == dict.fromkeys(THREAD_VARIABLES, "4")
+def test_each_worker_gets_one_thread_per_pool_by_default() -> None:
+    for cpus, workers in ((8, 2), (2, 2), (16, 1)):
+        plan = plan_threads(cpus, workers, {"PATH": "/bin"})
+        assert plan.threads == 1 and plan.source == "1 per worker by default" and not plan.oversubscribed
+        assert plan.added == dict.fromkeys(THREAD_VARIABLES, "1")
 
 
 def test_the_users_values_win_and_their_omp_num_threads_sizes_the_rest() -> None:
@@ -58,9 +53,11 @@ def test_the_users_values_win_and_their_omp_num_threads_sizes_the_rest() -> None
     assert "OMP_NUM_THREADS" not in plan.added and "OPENBLAS_NUM_THREADS" not in plan.added
     assert plan.added["MKL_NUM_THREADS"] == plan.added["LOKY_MAX_CPU_COUNT"] == "3"
     # OpenMP's per-level list: the first level is the pool; a value no library reads is passed on as is.
-    assert plan_threads(8, 2, {"OMP_NUM_THREADS": "6,2"}).threads == 6
+    assert not plan.oversubscribed  # 2 workers x 3 threads on 8 CPUs
+    nested = plan_threads(8, 2, {"OMP_NUM_THREADS": "6,2"})
+    assert nested.threads == 6 and nested.oversubscribed  # 12 threads on 8 CPUs: the server warns
     odd = plan_threads(8, 2, {"OMP_NUM_THREADS": "all"})
-    assert odd.threads == 4 and "OMP_NUM_THREADS" not in odd.added
+    assert odd.threads == 1 and "OMP_NUM_THREADS" not in odd.added
 
 
 def _model(tmp_path: Path) -> Path:
@@ -77,26 +74,27 @@ def _seen(server, workers: int) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_smkit_serve_sets_the_pools_before_the_handler_imports_numpy(
+def test_smkit_serve_gives_every_worker_one_thread_before_the_handler_imports_numpy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    share = max(1, available_cpus().count // workers)
     server = start_server(
         tmp_path, ["serve", "--model", str(_model(tmp_path)), "--workers", str(workers)], module="smkit.cli"
     )
     try:
         expected = {
-            "OMP_NUM_THREADS": str(share),
-            "OPENBLAS_NUM_THREADS": str(share),
-            "MKL_NUM_THREADS": str(share),
-            "LOKY_MAX_CPU_COUNT": str(share),
-            "openblas": share,
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "LOKY_MAX_CPU_COUNT": "1",
+            "openblas": 1,
         }
         assert all(seen == expected for seen in _seen(server, workers))
         match = STARTED.search(server.log())
-        assert match is not None and match.groups() == (str(workers), str(share)), server.log()
+        assert match is not None and match.groups() == (str(workers), "1"), server.log()
+        cpus = available_cpus()
+        assert f"{cpus.count} CPU" in server.log()
     finally:
         assert server.stop() == 0
 
@@ -119,6 +117,9 @@ def test_smkit_serve_leaves_the_users_values_alone(tmp_path: Path, monkeypatch: 
             "openblas": 2,
         }
         assert all(seen == expected for seen in _seen(server, 2))
-        assert "2 workers x 3 threads" in server.log() and "OMP_NUM_THREADS=3 (yours)" in server.log()
+        log = server.log()
+        assert "2 workers x 3 threads" in log and "OMP_NUM_THREADS=3 (yours)" in log
+        # 6 threads on this machine's CPUs: more than it has (2 in CI) is reported, fewer is not.
+        assert ("more than the" in log) == (available_cpus().count < 6)
     finally:
         assert server.stop() == 0
