@@ -26,7 +26,9 @@ def unit(module: str) -> str:
 def _files() -> Iterator[Path]:
     for name in SOURCES:
         path = REPO / name
-        yield from [path] if path.is_file() else sorted(path.rglob("*.py"))
+        found = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        # Hidden folders hold no source of ours (bench/.venvs: the benchmarks' own venvs).
+        yield from (p for p in found if not any(part.startswith(".") for part in p.relative_to(REPO).parts))
 
 
 def _imported(tree: ast.AST) -> Iterator[str]:
