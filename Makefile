@@ -102,6 +102,10 @@ bench-serving: package-model ## smkit vs sagemaker-inference 1.10.1 + MMS 1.1.11
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
 	$(PY) -m bench.soak $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
+.PHONY: bench-models
+bench-models: setup ## NumPy, RandomForest, LightGBM, XGBoost, PyTorch, ONNX models, 1 KB and 2 MB: smkit vs toolkit + MMS -> bench/results/models.json
+	$(PY) -m bench.models --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
+
 .PHONY: bench-chaos
 bench-chaos: package-model ## 20,000 requests at concurrency 16 while workers are SIGKILLed every 2 s: all answered, /ping < 1 s -> bench/results/chaos.json
 	$(PY) -m bench.chaos $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
