@@ -177,7 +177,7 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
         )
     default = ROOT / "config" / f"{name}.yaml"
     goal = target(config or (default if default.is_file() else None))
-    vendor = goal.network_isolation and goal.runtime.framework is None
+    vendor = goal.vendor_wheels  # the resolved deployment's decision, as for `smkit package`
     return build_archive(
         model / "code",
         model / "artifacts",
@@ -192,14 +192,15 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
 def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]]:
     """The example archives and the ``smkit init`` models (by name) that ``config``'s model data names."""
     from smkit.config import load_config
+    from smkit.config.resolved import deployment_of
 
     examples: list[Archive] = []
     users: list[str] = []
     build = build_dir.resolve()
-    for container in load_config(config).model.containers:
+    for container in deployment_of(load_config(config)).containers:
         if container.model_data.path is None:
             continue  # model data already in S3
-        path = Path(container.model_data.path)
+        path = container.model_data.path
         if not path.is_relative_to(build):
             continue  # built elsewhere: the config names an existing archive
         rel = path.relative_to(build).as_posix()

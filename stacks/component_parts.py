@@ -15,6 +15,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
+from smkit.config.resolved import ResolvedDeployment
 from stacks import mapping
 from stacks.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
 from stacks.constructs.component_monitoring import ComponentMonitoring
@@ -73,6 +74,7 @@ def add_inference_components(
     scope: Construct,
     *,
     cfg: DeploymentConfig,
+    deployment: ResolvedDeployment,
     containers: Mapping[str, ContainerSpec],
     role: ExecutionRole,
     kms_key_arn: str,
@@ -83,13 +85,13 @@ def add_inference_components(
     spec = cfg.endpoint.inference_components
     assert spec is not None, "config rules require endpoint.inference_components"
     models = {}
-    for c in cfg.model.containers:
+    for c in deployment.containers:
         model = InferenceModel(
             scope,
             f"Model{mapping.pascal(c.name)}",
             execution_role_arn=role.role_arn,
             containers=[containers[c.name]],
-            network_isolation=cfg.model.network_isolation,
+            network_isolation=deployment.network_isolation,
             vpc=vpc,
         )
         model.resource.node.add_dependency(role.policy)
@@ -100,7 +102,7 @@ def add_inference_components(
         variant=component_variant(cfg, spec),
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
-        network_isolation=cfg.model.network_isolation,
+        network_isolation=deployment.network_isolation,
         vpc=vpc,
     )
     # SageMaker starts the components' containers with this role: its policy must be in place first.

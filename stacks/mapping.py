@@ -1,20 +1,18 @@
 """Pure functions from the deployment config to the constructs' typed arguments.
 
-The only module under ``stacks/`` that knows the config's shape besides the stacks themselves. A config
-loaded from a file has absolute paths (relative ones are relative to the file, ``smkit.config.load_config``);
-relative paths left in a config built from data, and the defaults, resolve against ``project_root``.
+The only module under ``stacks/`` that knows the config's shape besides the stacks themselves. What a
+container runs (image, model data, environment) comes decided from the resolved deployment
+(:mod:`smkit.config.resolved`); this module only translates it into construct arguments.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from aws_cdk import aws_ecr as ecr
 
-from smkit.config import Container, DeploymentConfig, ImageSource, ShadowVariant
-from smkit.config import ModelData as ModelDataConfig
-from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
+from smkit.config import DeploymentConfig, ShadowVariant
+from smkit.config.resolved import ResolvedImage, ResolvedModelData
 from smkit.config.scaling import variant_paths
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
@@ -36,83 +34,47 @@ def pascal(text: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
 
 
-def image_source(
-    image: ImageSource, *, repository: ecr.IRepository | None, project_root: Path
-) -> ServingImage:
-    """``build`` -> Docker asset of the context, ``ecr`` -> our repository + tag, ``dlc`` -> the URI."""
-    if image.source == "build":
-        context = project_root / image.context
-        exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
-        build_args = dict(image.build_args)
-        if image.requirements is not None:
-            relative = image_requirements_path(image.requirements, context=context, project_root=project_root)
-            build_args[IMAGE_REQUIREMENTS_ARG] = relative
-            # The ignore file lets through only what the Dockerfile copies: add this file.
-            exclude = [*exclude, f"!{relative}"] if exclude else exclude
-        return ServingImage.from_asset(
-            context, dockerfile=image.dockerfile, exclude=exclude, build_args=build_args
-        )
-    if image.source == "ecr":
-        if image.repository is not None:
-            raise ValueError(
-                f"image.repository {image.repository!r}: the stacks pull from this deployment's own ECR "
-                "repository; remove image.repository (or use source: dlc with the full image uri)"
-            )
-        assert repository is not None, "stacks.serving_stage adds the repository for ecr images"
-        return ServingImage.from_ecr(repository, image.tag)
+def _asset(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
+    assert image.context is not None
+    return ServingImage.from_asset(
+        image.context, dockerfile=image.dockerfile, exclude=image.exclude, build_args=image.build_args
+    )
+
+
+def _in_repository(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
+    assert repository is not None and image.tag is not None, "stacks.serving_stage adds the repository"
+    return ServingImage.from_ecr(repository, image.tag)
+
+
+def _by_uri(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
+    assert image.uri is not None
     return ServingImage.from_dlc(image.uri)
 
 
-def image_requirements_path(requirements: str, *, context: Path, project_root: Path) -> str:
-    """``image.requirements`` as the POSIX path inside the build context that the Dockerfile copies."""
-    path = (project_root / requirements).resolve()
-    if not path.is_file():
-        raise ValueError(
-            f"image.requirements {requirements!r}: no such file; give a pip requirements file, relative to "
-            "the config file"
-        )
-    try:
-        return path.relative_to(context.resolve()).as_posix()
-    except ValueError:
-        raise ValueError(
-            f"image.requirements {requirements!r} is outside image.context {context}, so docker build cannot "
-            "copy it; move the file into the context (e.g. beside the config file in the repository)"
-        ) from None
+# ``build`` -> Docker asset of the context, ``ecr`` -> this deployment's repository + tag, ``dlc`` -> the URI.
+IMAGE_SOURCES = {"build": _asset, "ecr": _in_repository, "dlc": _by_uri}
 
 
-def dockerignore(path: Path) -> list[str]:
-    """Patterns of a Dockerfile-specific ignore file (BuildKit's ``<Dockerfile>.dockerignore``), if any."""
-    if not path.is_file():
-        return []
-    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
+def image_source(image: ResolvedImage, *, repository: ecr.IRepository | None) -> ServingImage:
+    """The construct-level image source of a resolved image."""
+    return IMAGE_SOURCES[image.source](image, repository)
 
 
 MODEL_DATA = {
     "archive": lambda path, data: ModelData.from_archive(path),
     "prefix": lambda path, data: ModelData.from_prefix(path),
-    "multi-model": lambda path, data: ModelData.from_multi_model(
-        path, cache_enabled=data.cache != "disabled"
-    ),
+    "multi-model": lambda path, data: ModelData.from_multi_model(path, cache_enabled=data.cache_enabled),
 }
 
 
-def model_data(data: ModelDataConfig, *, project_root: Path, multi_model: bool = False) -> ModelData:
-    """The model data source of one container (``multi_model``: the endpoint is a multi-model endpoint)."""
-    if data.source == "s3":
-        assert data.uri is not None  # smkit.config.model_data_rules
+def model_data(data: ResolvedModelData) -> ModelData:
+    """The model data source of one container."""
+    if data.uri is not None:
         return ModelData.from_s3(
-            data.uri,
-            kms_key_arn=data.kms_key_arn,
-            multi_model=multi_model,
-            cache_enabled=data.cache != "disabled",
+            data.uri, kind=data.kind, kms_key_arn=data.kms_key_arn, cache_enabled=data.cache_enabled
         )
-    return MODEL_DATA[data.source](project_root / data.local_path, data)
-
-
-def container_image(cfg: DeploymentConfig, container: Container) -> ImageSource:
-    """A container's own image, or the deployment's image."""
-    return container.image or cfg.image
+    assert data.path is not None
+    return MODEL_DATA[data.kind](data.path, data)
 
 
 def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:

@@ -16,7 +16,7 @@ from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
 from smkit.config import DeploymentConfig
-from smkit.config.component_rules import production_containers
+from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.config.rules import ASYNC_INPUT_PREFIX, written_prefixes
 from stacks import mapping
 from stacks.component_parts import add_inference_components
@@ -35,7 +35,8 @@ from stacks.constructs.storage import EndpointBucket
 class ServingStack(cdk.Stack):
     """Everything one SageMaker endpoint needs, built from ``config``.
 
-    ``project_root`` resolves the config's relative paths (model data, Docker context); ``repository``
+    ``project_root`` resolves the relative paths of a config built from data (a loaded config's paths are
+    absolute: :func:`smkit.config.resolved.deployment_of`); ``repository``
     is the ECR repository of :class:`stacks.ecr_stack.EcrStack` (used by ``image.source: ecr``).
     """
 
@@ -50,7 +51,8 @@ class ServingStack(cdk.Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
-        cfg = config
+        cfg = self.config = config
+        self.deployment = deployment_of(config, project_root)
         self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=cfg.security.kms.key_arn)
         key = self.encryption.key
         self.storage = EndpointBucket(
@@ -69,7 +71,7 @@ class ServingStack(cdk.Stack):
         self.logs = DeploymentLogs(
             self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
         )
-        specs, vpc = self._containers(cfg, repository, project_root)
+        specs, vpc = self._containers(self.deployment, repository)
         if cfg.endpoint.type == "inference-components":
             self._components(cfg, specs, vpc)
             return
@@ -109,30 +111,25 @@ class ServingStack(cdk.Stack):
         self._outputs()
 
     def _containers(
-        self, cfg: DeploymentConfig, repository: ecr.IRepository | None, project_root: Path
+        self, deployment: ResolvedDeployment, repository: ecr.IRepository | None
     ) -> tuple[dict[str, ContainerSpec], VpcSettings | None]:
         """Each container's image and model data (bound with the role's grants), by container name."""
         role = self.execution_role
         images: dict[str, str] = {}
         specs: dict[str, ContainerSpec] = {}
-        for c in cfg.model.containers:
-            image_cfg = mapping.container_image(cfg, c)
-            cache_key = image_cfg.model_dump_json()
-            if cache_key not in images:
-                source = mapping.image_source(image_cfg, repository=repository, project_root=project_root)
-                images[cache_key] = source.bind(self, f"Image{len(images) or ''}", role=role)
-            data = mapping.model_data(
-                c.model_data, project_root=project_root, multi_model=cfg.endpoint.type == "multi-model"
-            )
-            bound = data.bind(
+        for c in deployment.containers:
+            if c.image.key not in images:
+                source = mapping.image_source(c.image, repository=repository)
+                images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", role=role)
+            bound = mapping.model_data(c.model_data).bind(
                 self,
                 f"ModelData{mapping.pascal(c.name)}",
                 role=role,
                 bucket=self.storage.bucket,
                 log_group=self.logs.helpers,
             )
-            specs[c.name] = ContainerSpec(images[cache_key], bound, dict(c.environment), c.hostname)
-        vpc = mapping.vpc(cfg)
+            specs[c.name] = ContainerSpec(images[c.image.key], bound, dict(c.environment), c.hostname)
+        vpc = mapping.vpc(self.config)
         if vpc is not None:
             grant_vpc_access(role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids)
         return specs, vpc
@@ -145,9 +142,9 @@ class ServingStack(cdk.Stack):
             self,
             "Model",
             execution_role_arn=self.execution_role.role_arn,
-            containers=[specs[c.name] for c in production_containers(cfg)],
-            inference_mode=cfg.model.inference_mode,
-            network_isolation=cfg.model.network_isolation,
+            containers=[specs[c.name] for c in self.deployment.production_containers],
+            inference_mode=self.deployment.inference_mode,
+            network_isolation=self.deployment.network_isolation,
             vpc=vpc,
         )
         # CreateModel checks image and data access with the role: wait for its policies.
@@ -165,7 +162,7 @@ class ServingStack(cdk.Stack):
                 f"ShadowModel{mapping.pascal(shadow.name)}",
                 execution_role_arn=self.execution_role.role_arn,
                 containers=[specs[shadow.container]],
-                network_isolation=cfg.model.network_isolation,
+                network_isolation=self.deployment.network_isolation,
                 vpc=vpc,
             )
             shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)
@@ -235,6 +232,7 @@ class ServingStack(cdk.Stack):
         parts = add_inference_components(
             self,
             cfg=cfg,
+            deployment=self.deployment,
             containers=specs,
             role=self.execution_role,
             kms_key_arn=self.encryption.key_arn,

@@ -22,6 +22,7 @@ from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
 from smkit.config import DeploymentConfig
+from smkit.config.resolved import deployment_of
 from stacks.compliance import add_compliance_checks
 from stacks.ecr_stack import EcrStack
 from stacks.mapping import pascal
@@ -42,12 +43,11 @@ def stack_ids(config: DeploymentConfig) -> tuple[str, str]:
     return f"{base}Ecr", f"{base}Serving"
 
 
-def needs_repository(config: DeploymentConfig) -> bool:
+def needs_repository(config: DeploymentConfig, project_root: Path) -> bool:
     """Whether the config pulls from (``ecr``) or is published to (``build``, CI path) this kit's repository.
 
     Deployments whose every image is a full ``dlc`` URI get no (unused, retained) repository stack."""
-    images = [config.image, *(c.image for c in config.model.containers)]
-    return any(image is not None and image.source != "dlc" for image in images)
+    return deployment_of(config, project_root).uses_repository
 
 
 def add_serving_stacks(
@@ -62,7 +62,7 @@ def add_serving_stacks(
     env = cdk.Environment(account=config.account, region=config.region)
     common: dict[str, Any] = {"env": env}
     ecr_stack = None
-    if repository is None and needs_repository(config):
+    if repository is None and needs_repository(config, project_root):
         ecr_stack = EcrStack(
             scope, ecr_id, description=f"ECR repository of the {config.name} serving image", **common
         )

@@ -108,3 +108,89 @@ def test_the_documented_one_way_rules_hold() -> None:
 def test_the_graph_sees_lazy_imports() -> None:
     # smkit.cli imports most commands inside functions; they must be edges all the same.
     assert {"smkit.serving", "smkit.emulator", "smkit.local"} <= graph()["smkit.cli"]
+
+
+# --- The resolved deployment (smkit/config/resolved): the stacks and the local endpoint read, never decide. ---
+
+RESOLVED = "smkit.config.resolved"
+# The modules that turn containers into CloudFormation or into local processes.
+READERS = (
+    "stacks/serving_stack.py",
+    "stacks/serving_stage.py",
+    "stacks/mapping.py",
+    "smkit/local/runtime.py",
+)
+CONSUMERS = ("stacks", "smkit/local")
+# Config values whose meaning the resolved deployment decides: comparing ``.source`` with them is deciding
+# the image or the model data kind again.
+DECIDED_VALUES = {"archive", "prefix", "multi-model", "s3", "build", "ecr", "dlc"}
+# Config fields only the resolved deployment reads (``cfg.model.<field>``, ``model_data.local_path``).
+MODEL_FIELDS = {"containers", "network_isolation", "inference_mode"}
+
+
+def _module_imports(path: Path) -> set[str]:
+    return set(_imported(ast.parse(path.read_text(encoding="utf-8"))))
+
+
+def rederivations(path: Path) -> list[str]:
+    """Places in ``path`` that work out what the resolved deployment already decided."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            source = any(isinstance(s, ast.Attribute) and s.attr == "source" for s in sides)
+            constants = [
+                e for s in sides for e in (s.elts if isinstance(s, ast.Tuple | ast.List | ast.Set) else [s])
+            ]
+            values = {c.value for c in constants if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            if source and values & DECIDED_VALUES:
+                found.append(f"{where}: compares .source with {sorted(values & DECIDED_VALUES)}")
+        elif isinstance(node, ast.Attribute):
+            if node.attr == "local_path" or (
+                node.attr in MODEL_FIELDS
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "model"
+            ):
+                found.append(f"{where}: reads the config's .{node.attr}")
+            if (
+                node.attr == "image"
+                and isinstance(node.value, ast.Name)
+                and node.value.id in {"cfg", "config"}
+            ):
+                found.append(f"{where}: reads the config's top-level image")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if node.func.attr == "endswith" and args in (["/"], [".tar.gz"]):
+                found.append(f"{where}: decides an S3 URI's kind by its ending")
+    return found
+
+
+def test_the_stacks_and_the_local_endpoint_read_the_resolved_deployment() -> None:
+    edges = graph()
+    assert "smkit.config" in edges["stacks"] and "smkit.config" in edges["smkit.local"]
+    for name in READERS:
+        assert any(m.startswith(RESOLVED) for m in _module_imports(REPO / name)), (
+            f"{name} must read {RESOLVED}"
+        )
+
+
+def test_neither_re_derives_what_the_resolved_deployment_decided() -> None:
+    found = [
+        line
+        for folder in CONSUMERS
+        for path in sorted((REPO / folder).rglob("*.py"))
+        for line in rederivations(path)
+    ]
+    assert found == [], "\n".join(found)
+
+
+def test_the_rederivation_check_sees_the_old_spellings(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(cfg, c, data):\n"
+        "    if data.source == 'prefix' or c.model_data.source in ('multi-model',):\n"
+        "        return c.image or cfg.image\n"
+        "    return cfg.model.containers, data.local_path, data.uri.endswith('/')\n"
+    )
+    assert len(rederivations(sample)) == 6, rederivations(sample)

@@ -21,7 +21,7 @@ from smkit.batch.client import ContainerClient, error_message
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
-from smkit.config import ImageSource
+from smkit.config.resolved import ImageRuntime
 from smkit.contract import (
     BATCH,
     BATCH_MAX_PAYLOAD_MB,
@@ -58,30 +58,36 @@ class LocalModel:
     path: Path
     environment: Mapping[str, str] = field(default_factory=dict)
     python: str = sys.executable  # the model's environment (smkit.modelenv), or this interpreter
-    image: ImageSource | None = None  # the config's image, which decides that environment
+    runtime: ImageRuntime | None = None  # the config's image, which decides that environment
     network_isolation: bool = False  # the config's model.network_isolation (then requirements must be met)
 
 
 def model_from_config(config_path: str | Path) -> LocalModel:
-    """The single container of a deployment config, as a :class:`LocalModel`.
+    """The single container of a deployment config, as a :class:`LocalModel` (its resolved environment,
+    image and network isolation: :mod:`smkit.config.resolved`).
 
     Batch transform runs one container of one model; serial pipelines and multi-model containers are refused.
     """
     from smkit.config import load_config
+    from smkit.config.resolved import deployment_of
 
-    config = load_config(config_path)
-    containers = config.model.containers
-    if len(containers) != 1 or containers[0].model_data.source == "multi-model":
+    containers = deployment_of(load_config(config_path)).containers
+    if len(containers) != 1 or containers[0].multi_model:
         raise ValueError(
             f"{config_path}: a local transform job runs one single-model container, but "
-            f"model.containers has {len(containers)} ({containers[0].model_data.source}); give the model itself"
+            f"model.containers has {len(containers)} ({containers[0].model_data.kind}); give the model itself"
         )
     container = containers[0]
+    if container.model_data.path is None:
+        raise ValueError(
+            f"{config_path}: model data {container.model_data.uri} is in S3; a local transform job needs it on "
+            "this machine: download it and pass --model PATH"
+        )
     return LocalModel(
-        path=Path(container.model_data.local_path),
+        path=container.model_data.path,
         environment=dict(container.environment),
-        image=container.image or config.image,
-        network_isolation=config.model.network_isolation,
+        runtime=container.image.runtime,
+        network_isolation=container.network_isolation,
     )
 
 

@@ -256,7 +256,7 @@ def _local_model(
     from smkit.batch.local import LocalModel, model_from_config
     from smkit.local.artifacts import ArtifactError
     from smkit.local.environments import environment_for_path
-    from smkit.modelenv import envs_enabled, image_runtime
+    from smkit.modelenv import ImageRuntime, envs_enabled
 
     if config_path is None:
         model = LocalModel(Path(str(model_path)), environment)
@@ -270,7 +270,7 @@ def _local_model(
         return model  # run_local_job reports a missing model
     try:
         env = environment_for_path(
-            model.path, image_runtime(model.image), python=python, isolated=model.network_isolation
+            model.path, model.runtime or ImageRuntime(), python=python, isolated=model.network_isolation
         )
     except ArtifactError as exc:
         raise click.ClickException(str(exc)) from None

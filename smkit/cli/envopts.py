@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import click
 
 from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.modelenv import ImageRuntime, ModelEnvError, config_runtime, model_environment
+from smkit.config.resolved import deployment_of
+from smkit.modelenv import ImageRuntime, ModelEnvError, model_environment
 
 # Imported by `smkit serve` only for its options; the serving image never reaches the functions below.
 
@@ -44,29 +45,29 @@ def env_options(func: F) -> F:
 
 @dataclass(frozen=True)
 class Target:
-    """What the command learned from ``--config`` (defaults: the kit's image, network isolation on)."""
+    """What the command learned from ``--config`` (defaults: the kit's image, network isolation on).
+
+    ``vendor_wheels``: the resolved deployment's wheel-vendoring decision for the container
+    (:class:`smkit.config.resolved.ResolvedContainer`)."""
 
     runtime: ImageRuntime
     network_isolation: bool = True
+    vendor_wheels: bool = True
     config: DeploymentConfig | None = None
 
 
 def target(config_path: Path | None, output: Path | None = None) -> Target:
-    """The image runtime of the container whose model data is ``output`` (else the first container)."""
+    """The resolved container whose model data is ``output`` (else the first container) of the config."""
     if config_path is None:
         return Target(ImageRuntime())
     try:
         config = load_config(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    name = None
-    if output is not None:
-        wanted = output.resolve()
-        for container in config.model.containers:
-            path = container.model_data.path
-            if path is not None and Path(path).resolve() == wanted:
-                name = container.name
-    return Target(config_runtime(config, name), config.model.network_isolation, config)
+    deployment = deployment_of(config)
+    found = deployment.container_for_data(output) if output is not None else None
+    container = found or deployment.containers[0]
+    return Target(container.image.runtime, container.network_isolation, container.vendor_wheels, config)
 
 
 def environment(

@@ -32,6 +32,7 @@ def _describe(endpoint: object) -> str:
             for p in variant.processes
         )
         lines.append(f"  variant {variant.name} weight {variant.weight:g}: {containers}")
+        lines += [f"    {p.label}: {_workers(p)}" for p in variant.processes]
     if runtime.shadows is not None:
         for shadow in runtime.shadows.shadows:
             lines.append(
@@ -43,6 +44,7 @@ def _describe(endpoint: object) -> str:
         lines.append(
             f"  inference component {name}: {p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
             + (" (scales to zero)" if component.scales_to_zero else "")
+            + f", {_workers(p)}"
         )
     for archive in sorted(set(runtime.archives.values())):
         lines.append(f"  model data {archive} (sha256 {_sha256(archive)})")
@@ -60,6 +62,11 @@ def _describe(endpoint: object) -> str:
     )
     lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
     return "\n".join(lines)
+
+
+def _workers(process: Any) -> str:
+    n = process.workers
+    return f"{n} model worker{'s' if n != 1 else ''} ({process.workers_reason})"
 
 
 def _sha256(path: Path) -> str:
@@ -83,7 +90,12 @@ def _sha256(path: Path) -> str:
 @click.option(
     "--log-dir", type=click.Path(file_okay=False, path_type=Path), help="Write container logs here."
 )
-@click.option("--workers", default=1, show_default=True, help="Worker processes per container.")
+@click.option(
+    "--workers",
+    type=int,
+    help="Model workers per container, overriding the config (default: the container's "
+    "SAGEMAKER_MODEL_SERVER_WORKERS, else the instance type's vCPUs capped by this machine's CPUs).",
+)
 @click.option(
     "--serverless-idle-seconds",
     default=300.0,
@@ -119,7 +131,7 @@ def local_endpoint(
     port: int,
     name: str | None,
     log_dir: Path | None,
-    workers: int,
+    workers: int | None,
     serverless_idle_seconds: float,
     component_idle_seconds: float,
     async_output: str | None,
@@ -138,7 +150,7 @@ def local_endpoint(
     from smkit.local import LocalEndpoint, LocalEndpointError
     from smkit.storage import StorageError, check_uri
 
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise click.BadParameter(f"{workers}: must be >= 1", param_hint="--workers")
     if async_output is not None:
         try:

@@ -14,6 +14,7 @@ from smkit.cli.envopts import env_options, environment, say, target
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import PackagingError, build_archive, inspect_archive
 from smkit.packaging.vendor import VendorTarget
+from smkit.requirement_lines import file_lines
 
 DIR = click.Path(path_type=Path, file_okay=False)
 
@@ -79,9 +80,8 @@ def package(
         raise click.UsageError("pass --output FILE and/or --uncompressed DIR")
     goal = target(config_path, output)
     runtime = goal.runtime
-    vendor = goal.network_isolation if vendor_wheels is None else vendor_wheels
-    if vendor and runtime.framework is not None:
-        vendor = False
+    # The resolved deployment's decision (smkit.config.resolved); an AWS framework image never takes wheels.
+    vendor = goal.vendor_wheels if vendor_wheels is None else vendor_wheels and runtime.framework is None
     if vendor and vendor_wheels is None and _provided_by_image(runtime, code_dir, python):
         vendor = False
         say(
@@ -155,9 +155,7 @@ def inspect(
 
 def _requirement_lines(code_dir: Path) -> bool:
     path = Path(code_dir) / "requirements.txt"
-    if not path.is_file():
-        return False
-    return any(line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return path.is_file() and bool(file_lines(path))
 
 
 def _provided_by_image(runtime: ImageRuntime, code_dir: Path, python: str | None) -> bool:

@@ -38,6 +38,7 @@ from smkit.config import (
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
+from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
@@ -174,11 +175,15 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         raise ConfigError(source, issues)
     if base_dir is None:
         return cfg
-    resolved = _resolved(cfg, base_dir)
-    missing = _missing_image_requirements(resolved)
+    absolute = _resolved(cfg, base_dir)
+    missing = _missing_image_requirements(absolute)
     if missing:
         raise ConfigError(source, missing)
-    return resolved
+    try:
+        absolute._resolved = resolve(absolute, base_dir)
+    except ResolveError as exc:
+        raise ConfigError(source, exc.issues) from None
+    return absolute
 
 
 def _missing_image_requirements(cfg: DeploymentConfig) -> list[Issue]:

@@ -13,9 +13,9 @@ AWS references:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from smkit.config.base import ACCOUNT_ID, REGION, Frozen
 from smkit.config.containers import ImageSource, ModelSpec
@@ -44,3 +44,5 @@ class DeploymentConfig(Frozen):
     pipeline: PipelineSpec | None = Field(
         None, description="CI/CD pipeline (``-c pipeline=true``); ignored by plain ``cdk deploy``."
     )
+    # The resolved deployment load_config built (smkit.config.resolved.deployment_of reads it).
+    _resolved: Any = PrivateAttr(None)

@@ -19,6 +19,7 @@ from typing import Any
 from smkit.config.containers import ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
+from smkit.contract import MODEL_SERVER_WORKERS
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
@@ -290,9 +291,18 @@ def storage_lifecycle(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
-    """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value (docs/hosting-contract.md)."""
+    """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value (docs/hosting-contract.md);
+    ``SAGEMAKER_MODEL_SERVER_WORKERS`` a whole number >= 1."""
     for i, c in enumerate(cfg.model.containers):
         path = f"model.containers[{i}].environment"
+        workers = c.environment.get(MODEL_SERVER_WORKERS)
+        if workers is not None and not (workers.strip().isdigit() and int(workers) >= 1):
+            yield Issue(
+                f"{path}.{MODEL_SERVER_WORKERS}",
+                workers,
+                "must be a whole number >= 1 (model workers per instance), e.g. '2'; leave it out for one "
+                "worker per vCPU",
+            )
         if len(c.environment) > MAX_ENV_ENTRIES:
             yield Issue(path, f"{len(c.environment)} entries", f"at most {MAX_ENV_ENTRIES} entries")
         for key, value in c.environment.items():
@@ -304,7 +314,7 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
 
 
-# container/Dockerfile's build argument naming the file of ``image.requirements`` (stacks/mapping.py).
+# container/Dockerfile's build argument naming the file of ``image.requirements``.
 IMAGE_REQUIREMENTS_ARG = "IMAGE_REQUIREMENTS"
 
 
@@ -317,6 +327,13 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
                 f"{path}.tag",
                 "latest",
                 "the repository has immutable tags; use the content-hash tag printed by scripts/publish_image.py",
+            )
+        if image is not None and image.source == "ecr" and image.repository is not None:
+            yield Issue(
+                f"{path}.repository",
+                image.repository,
+                "the stacks pull from this deployment's own ECR repository; remove image.repository (or use "
+                "source: dlc with the full image uri)",
             )
         if (
             image is not None

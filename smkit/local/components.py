@@ -146,14 +146,13 @@ class ComponentEndpointRuntime(EndpointRuntime):
     def _build_variants(self) -> list[ProductionVariant]:
         spec = self.config.endpoint.inference_components
         assert spec is not None, "config rules require endpoint.inference_components"
-        containers = {c.name: c for c in self.config.model.containers}
-        variant = self.config.endpoint.variants[0].name
+        variant = self.deployment.variants[0]
         for component in spec.components:
-            process = self._process(containers[component.container], variant)
+            process = self._process(self.deployment.container(component.container), variant)
             self.components[component.name] = LocalComponent(
                 component, process, endpoint=self.name, idle_seconds=self.settings.component_idle_seconds
             )
-        self.variant_name = variant
+        self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
     def component(self, name: str) -> LocalComponent:

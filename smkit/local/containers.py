@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -29,8 +30,12 @@ from smkit.contract import (
     INVOCATION_TIMEOUT_S,
     MODEL_SERVER_TIMEOUT,
     MODEL_SERVER_TIMEOUT_SECONDS,
+    MODEL_SERVER_WORKERS,
     MULTI_MODEL,
     PING_TIMEOUT_S,
+    REGION,
+    SMKIT_FRAMEWORK,
+    SMKIT_REQUIREMENTS_DIR,
     SMKIT_WORKER_PYTHON,
 )
 from smkit.process import (
@@ -44,6 +49,22 @@ from smkit.process import (
     start_group,
     stop_group,
 )
+
+log = logging.getLogger(__name__)
+
+# Variables a local container gets beyond its resolved Environment (smkit.config.resolved), and why each is
+# needed here although the template does not carry it (tests/local/test_parity.py holds the rest equal).
+LOCAL_ONLY: dict[str, str] = {
+    BIND_TO_PORT: "the platform gives each container its port; locally every container gets a free one",
+    MULTI_MODEL: "the platform sets SAGEMAKER_MULTI_MODEL=true in a multi-model container",
+    REGION: "the region of the local endpoint (SageMaker's SDK sets it the same way in the models it creates)",
+    MODEL_SERVER_WORKERS: "when the config leaves it out: the image runs one worker per vCPU of the instance "
+    "(os.cpu_count() there); locally that is the instance type's vCPUs capped by the local CPUs",
+    SMKIT_WORKER_PYTHON: "the model's local environment (smkit.modelenv) stands in for the image's interpreter",
+    SMKIT_REQUIREMENTS_DIR: "where that environment installed code/requirements.txt (in the image: at start)",
+    SMKIT_FRAMEWORK: "an AWS framework image applies its framework's default handlers itself; locally the "
+    "kit's runtime does, for the image the config names",
+}
 
 # The startup health check allows 60-3600 s (docs/hosting-contract.md); default here 120 s.
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
@@ -120,12 +141,14 @@ class ContainerProcess:
         label: str,
         log_dir: Path | None = None,
         workers: int | None = None,
+        workers_reason: str = "",
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
     ) -> None:
         self.spec = spec
         self.label = label
         self.log_dir = log_dir
         self.workers = workers
+        self.workers_reason = workers_reason
         self.startup_timeout_s = startup_timeout_s
         self.port: int | None = None
         # The model workers' interpreter (a model environment's, smkit.modelenv) and its variables.
@@ -162,9 +185,10 @@ class ContainerProcess:
         self.python = python
         self.extra_environment = dict(environment)
 
-    def _environment(self, port: int) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self.extra_environment)
+    def container_environment(self, port: int) -> dict[str, str]:
+        """The variables this container is started with, beyond those it inherits: the resolved
+        Environment (``spec.environment``) plus the :data:`LOCAL_ONLY` ones."""
+        env = dict(self.extra_environment)
         if self.python != sys.executable:
             env[SMKIT_WORKER_PYTHON] = (
                 self.python
@@ -173,7 +197,16 @@ class ContainerProcess:
         env[BIND_TO_PORT] = str(port)
         if self.spec.multi_model:
             env[MULTI_MODEL] = "true"
+        if self.workers is not None:
+            env[MODEL_SERVER_WORKERS] = str(self.workers)
         return env
+
+    def command(self, port: int) -> list[str]:
+        """The serving runtime's command line; the worker count is in :meth:`container_environment`."""
+        return runtime_command(self.spec.model_dir, port=port, multi_model=self.spec.multi_model)
+
+    def _environment(self, port: int) -> dict[str, str]:
+        return {**os.environ, **self.container_environment(port)}
 
     async def start(self) -> None:
         """Start the process and wait until ``/ping`` answers 200; raise ProcessStartError otherwise."""
@@ -191,10 +224,9 @@ class ContainerProcess:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_dir / f"{self.label}.log", "ab")  # noqa: SIM115 - closed in stop()
-        command = runtime_command(
-            self.spec.model_dir, port=port, multi_model=self.spec.multi_model, workers=self.workers
-        )
-        self._proc = start_group(command, env=self._environment(port), log=self._log)
+        if self.workers is not None:
+            log.info("container %s: %d model workers (%s)", self.label, self.workers, self.workers_reason)
+        self._proc = start_group(self.command(port), env=self._environment(port), log=self._log)
         self.port = port
         self._client = httpx.AsyncClient(
             base_url=f"http://{HOST}:{port}",

@@ -23,15 +23,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smkit.config import Container, DeploymentConfig
-from smkit.config.component_rules import production_containers
-from smkit.contract import (
-    REALTIME_PAYLOAD_LIMIT,
-    REGION,
-    SERVERLESS_PAYLOAD_LIMIT,
-    SMKIT_MODEL_CACHE_SETTING,
-    SMKIT_PROFILE,
+from smkit.config import DeploymentConfig
+from smkit.config.resolved import (
+    ResolvedContainer,
+    ResolvedVariant,
+    WorkerCount,
+    deployment_of,
 )
+from smkit.contract import REGION
+from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
@@ -50,7 +50,7 @@ from smkit.local.routers import (
 )
 from smkit.local.shadow import Shadow, ShadowTraffic
 from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
-from smkit.modelenv import envs_enabled, image_runtime
+from smkit.modelenv import envs_enabled
 from smkit.storage import Storage, StorageError, file_uri, join
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
@@ -63,9 +63,12 @@ class LocalSettings:
     """Local-only knobs; none of them changes what the config means.
 
     Attributes:
-        root: directory that the config's relative ``model_data.path`` values are relative to.
+        root: directory that the relative paths of a config built from data are relative to (a loaded
+            config's paths are absolute) and that default output locations are under.
         log_dir: write each container's output to ``<log_dir>/<variant>-<container>.log`` (None: inherit).
-        workers: ``--workers`` per serving process (None: the runtime's default).
+        workers: model workers per serving process, overriding the resolved count (None: the config's
+            ``SAGEMAKER_MODEL_SERVER_WORKERS``, else the instance type's vCPUs capped by the local CPUs;
+            docs/resolved-deployment.md).
         serverless_idle_seconds: a serverless variant without provisioned concurrency goes cold after this.
         async_output: base ``s3://`` or ``file://`` location for async output/failure prefixes
             (default: ``file://<root>/build/local/<endpoint>``).
@@ -87,7 +90,7 @@ class LocalSettings:
 
     root: Path = field(default_factory=Path.cwd)
     log_dir: Path | None = None
-    workers: int | None = 1
+    workers: int | None = None
     serverless_idle_seconds: float = DEFAULT_IDLE_SECONDS
     async_output: str | None = None
     notification_log: Path | None = None
@@ -111,6 +114,8 @@ class EndpointRuntime:
         self.name = name or config.name
         self.settings = settings or LocalSettings()
         self.kind = config.endpoint.type
+        # What the config means on SageMaker, decided once (smkit.config.resolved): read, never re-derived.
+        self.deployment = deployment_of(config, self.settings.root)
         # Extracted model data; created by start(), removed by stop().
         self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
@@ -131,103 +136,88 @@ class EndpointRuntime:
     @property
     def payload_limit(self) -> int:
         """Request body limit of InvokeEndpoint on this endpoint (docs/serverless-async.md)."""
-        return SERVERLESS_PAYLOAD_LIMIT if self.kind == "serverless" else REALTIME_PAYLOAD_LIMIT
+        return self.deployment.payload_limit
 
-    def _environment(self, container: Container) -> dict[str, str]:
-        env = dict(container.environment)
-        env.setdefault(
-            SMKIT_PROFILE, {"serverless": "serverless", "async": "async"}.get(self.kind, "realtime")
-        )
-        env.setdefault(REGION, self.settings.region)
-        if self._multi_model(container):
-            env.setdefault(
-                SMKIT_MODEL_CACHE_SETTING,
-                "Disabled" if container.model_data.cache == "disabled" else "Enabled",
-            )
-        return env
-
-    def _multi_model(self, container: Container) -> bool:
+    def _local_source(self, container: ResolvedContainer) -> Path:
+        """Where a container's model data is on this machine; data in S3 is downloaded there by start()."""
         data = container.model_data
-        return data.source == "multi-model" or (data.source == "s3" and self.kind == "multi-model")
-
-    def _local_source(self, container: Container) -> Path:
-        """Where a container's model data is on this machine; ``source: s3`` is downloaded there by start()."""
-        data = container.model_data
-        if data.source != "s3":
-            return self.settings.root / data.local_path
-        assert data.uri is not None  # smkit.config.model_data_rules
-        name = "" if data.uri.endswith("/") else data.uri.rsplit("/", 1)[1]
-        local = self.workdir / "s3" / container.name / name
+        if data.uri is None:
+            assert data.path is not None
+            return data.path
+        local = self.workdir / "s3" / container.name / data.file_name
         self._downloads[local] = data.uri
         return local
 
-    def _model_dir(self, container: Container) -> Path:
+    def _model_dir(self, container: ResolvedContainer) -> Path:
         source = self._local_source(container)
-        data = container.model_data
-        if data.source in ("prefix", "multi-model") or (
-            data.source == "s3" and (data.uri or "").endswith("/")
-        ):
+        if container.model_data.kind != "archive":
             return source
         target = self.workdir / "models" / container.name
         self._archives[target] = source
         return target
 
-    def _process(self, container: Container, variant: str) -> ContainerProcess:
+    def _process(self, container: ResolvedContainer, variant: ResolvedVariant) -> ContainerProcess:
+        """The process of ``container`` on ``variant``: the resolved environment plus what only a local run
+        needs (:data:`smkit.local.containers.LOCAL_ONLY`), and the worker count the resolved rule gives."""
+        workers = container.workers(variant, available_cpus().count)
+        if self.settings.workers is not None:
+            workers = WorkerCount(self.settings.workers, "--workers (a local override)")
         spec = ContainerSpec(
             name=container.name,
             hostname=container.hostname,
             model_dir=self._model_dir(container),
-            multi_model=self._multi_model(container),
-            environment=self._environment(container),
+            multi_model=container.multi_model,
+            environment={**container.environment, REGION: self.settings.region},
         )
         return ContainerProcess(
             spec,
-            label=f"{variant}-{container.name}",
+            label=f"{variant.name}-{container.name}",
             log_dir=self.settings.log_dir,
-            workers=self.settings.workers,
+            workers=workers.count,
+            workers_reason=workers.reason,
             startup_timeout_s=self.settings.startup_timeout_s,
         )
 
-    def _router(self, processes: list[ContainerProcess]) -> Router:
-        containers = self.config.model.containers
-        if self.kind == "multi-model" or containers[0].model_data.source == "multi-model":
+    def _router(self, containers: list[ResolvedContainer], processes: list[ContainerProcess]) -> Router:
+        if containers[0].multi_model:
             (process,) = processes
             return MultiModel(
                 process,
                 prefix=self._local_source(containers[0]),
                 endpoint=self.name,
-                cache_enabled=containers[0].model_data.cache != "disabled",
+                cache_enabled=containers[0].model_data.cache_enabled,
             )
         if len(processes) == 1:
             return SingleContainer(processes[0], endpoint=self.name)
-        if self.config.model.inference_mode == "direct":
+        if self.deployment.inference_mode == "direct":
             return DirectContainers(processes, endpoint=self.name)
         return SerialPipeline(processes, endpoint=self.name)
 
     def _build_variants(self) -> list[ProductionVariant]:
-        containers = production_containers(self.config)
+        containers = list(self.deployment.production_containers)
         serverless = self.config.endpoint.serverless
-        if self.kind == "serverless" and serverless is not None:
-            processes = [self._process(c, serverless.variant_name) for c in containers]
-            return [
-                ServerlessVariant(
-                    serverless.variant_name,
-                    router=self._router(processes),
-                    processes=processes,
-                    max_concurrency=serverless.max_concurrency,
-                    provisioned_concurrency=serverless.provisioned_concurrency,
-                    idle_seconds=self.settings.serverless_idle_seconds,
-                    payload_limit=SERVERLESS_PAYLOAD_LIMIT,
+        variants: list[ProductionVariant] = []
+        for spec in self.deployment.variants:
+            processes = [self._process(c, spec) for c in containers]
+            router = self._router(containers, processes)
+            if self.kind == "serverless" and serverless is not None:
+                variants.append(
+                    ServerlessVariant(
+                        spec.name,
+                        router=router,
+                        processes=processes,
+                        max_concurrency=serverless.max_concurrency,
+                        provisioned_concurrency=serverless.provisioned_concurrency,
+                        idle_seconds=self.settings.serverless_idle_seconds,
+                        payload_limit=self.deployment.payload_limit,
+                    )
                 )
-            ]
-        variants = []
-        for spec in self.config.endpoint.variants:
-            processes = [self._process(c, spec.name) for c in containers]
-            variants.append(
-                ProductionVariant(
-                    spec.name, weight=spec.initial_weight, router=self._router(processes), processes=processes
+            else:
+                variants.append(
+                    ProductionVariant(
+                        spec.name, weight=spec.initial_weight, router=router, processes=processes
+                    )
                 )
-            )
         return variants
 
     def _build_async(self) -> AsyncInvocations:
@@ -238,7 +228,7 @@ class EndpointRuntime:
         if log is None and spec.notifications and base.startswith("file://"):
             log = Path(base.removeprefix("file://")) / "notifications.jsonl"
         per_instance = spec.max_concurrent_invocations_per_instance or DEFAULT_ASYNC_CONCURRENCY
-        instances = sum(v.initial_instance_count for v in self.config.endpoint.variants)
+        instances = sum(v.initial_instance_count for v in self.deployment.variants)
         return AsyncInvocations(
             endpoint=self.name,
             region=self.settings.region,
@@ -251,12 +241,12 @@ class EndpointRuntime:
         )
 
     def _build_shadows(self) -> ShadowTraffic | None:
-        if not self.config.endpoint.shadow_variants:
+        if not self.deployment.shadow_variants:
             return None
-        containers = {c.name: c for c in self.config.model.containers}
         shadows = []
-        for spec in self.config.endpoint.shadow_variants:
-            process = self._process(containers[spec.container], spec.name)
+        for spec in self.deployment.shadow_variants:
+            (container,) = (self.deployment.container(name) for name in spec.containers)
+            process = self._process(container, spec)
             variant = ProductionVariant(
                 spec.name,
                 weight=spec.sampling_percentage / 100,
@@ -320,17 +310,15 @@ class EndpointRuntime:
 
     def _prepare_environments(self) -> None:
         """Build (or reuse) every container's model environment, one after the other (pip is heavy)."""
-        containers = {c.name: c for c in self.config.model.containers}
         for variant in self.variants:
             for process in variant.processes:
-                container = containers[process.spec.name]
-                runtime = image_runtime(container.image or self.config.image)
+                container = self.deployment.container(process.spec.name)
                 multi_model = process.spec.multi_model
                 env = environment_for(
                     None if multi_model else process.spec.model_dir,
-                    runtime,
+                    container.image.runtime,
                     python=self.settings.python,
-                    isolated=self.config.model.network_isolation,
+                    isolated=container.network_isolation,
                     label=f"container {process.label}",
                     multi_model_prefix=process.spec.model_dir if multi_model else None,
                 )

@@ -15,7 +15,7 @@ from smkit.modelenv.builder import (
     image_environment,
     model_environment,
 )
-from smkit.modelenv.image import ImageRuntime, config_runtime, dlc_runtime, image_runtime
+from smkit.modelenv.image import ImageRuntime, config_runtime, dlc_runtime
 
 __all__ = [
     "CACHE_VAR",
@@ -28,6 +28,5 @@ __all__ = [
     "dlc_runtime",
     "envs_enabled",
     "image_environment",
-    "image_runtime",
     "model_environment",
 ]

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
-from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, ModelEnvError, requirement_lines
+from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, ModelEnvError
+from smkit.requirement_lines import requirement_lines
 from smkit.serving import requirements as model_requirements
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
@@ -107,23 +108,29 @@ def image_requirements(
     """
     pinned = container_dir / "requirements.txt"
     if pinned.is_file():
-        packages = requirement_lines(pinned, field=str(pinned))
+        packages = _file_lines(pinned)
     else:
         packages = [f"{name}=={metadata.version(name)}" for name in RUNTIME_DISTRIBUTIONS]
     extra = container_dir / "requirements-extra.txt"
     if runtime.framework is None and extra.is_file():
-        packages += requirement_lines(extra, field=str(extra))
+        packages += _file_lines(extra)
     packages += runtime.requirements
     framework = runtime.framework_requirement
     if framework and runtime.framework:
-        named = {_name(line) for line in model_requirements_text.splitlines() if _name(line)}
+        named = {_name(line) for line in requirement_lines(model_requirements_text) if _name(line)}
         if not named.intersection(FRAMEWORK_DISTRIBUTIONS[runtime.framework]):
             packages.append(framework)
     return packages
 
 
+def _file_lines(path: Path) -> list[str]:
+    try:
+        return requirement_lines(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelEnvError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
 def _name(line: str) -> str:
-    line = line.split("#", 1)[0].strip()
     for i, char in enumerate(line):
         if not (char.isalnum() or char in "-_."):
             line = line[:i]
@@ -241,4 +248,4 @@ def model_environment(
 
 
 def _has_lines(text: str) -> bool:
-    return any(line.split("#", 1)[0].strip() for line in text.splitlines())
+    return bool(requirement_lines(text))

@@ -13,6 +13,7 @@ import subprocess
 
 from smkit.modelenv.builder import image_environment
 from smkit.modelenv.image import ImageRuntime, ModelEnvError
+from smkit.requirement_lines import requirement_lines
 
 # Run by the image layer's interpreter (smkit is linked into it).
 _PROBE = (
@@ -22,17 +23,11 @@ _PROBE = (
 )
 
 
-def requirement_text_lines(text: str) -> list[str]:
-    """The requirement lines of a requirements file's text (comments and blank lines dropped)."""
-    stripped = (raw.split(" #", 1)[0].strip() for raw in text.splitlines())
-    return [line for line in stripped if line and not line.startswith("#")]
-
-
 def unmet_by_image(
     runtime: ImageRuntime, requirements_text: str, *, progress: bool = True
 ) -> tuple[str, ...]:
     """The requirement lines the image layer of ``runtime`` does not satisfy (the layer built once, cached)."""
-    lines = requirement_text_lines(requirements_text)
+    lines = requirement_lines(requirements_text)
     if not lines:
         return ()
     interpreter = image_environment(runtime, requirements_text, progress=progress)

@@ -12,6 +12,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from smkit.packaging.errors import PackagingError
+from smkit.requirement_lines import numbered_lines
 
 EXAMPLE = "numpy==2.4.6"
 
@@ -29,7 +30,8 @@ class Unsatisfied:
 
 
 def parse_requirements(path: Path, *, label: str) -> list[Requirement]:
-    """Parse ``path`` line by line; blank lines and ``#`` comments are allowed, options are not."""
+    """Parse ``path`` line by line (pip's rules: :mod:`smkit.requirement_lines`); blank lines and ``#``
+    comments are allowed, options are not."""
     if not path.is_file():
         raise PackagingError(
             label, "missing", "create it listing the packages inference.py imports (it may be empty)"
@@ -39,10 +41,7 @@ def parse_requirements(path: Path, *, label: str) -> list[Requirement]:
     except UnicodeDecodeError as exc:
         raise PackagingError(label, f"not UTF-8 text ({exc.reason})", "save it as UTF-8") from exc
     parsed: list[Requirement] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in numbered_lines(text):
         where = f"{label} line {number}"
         if line.startswith("-"):
             raise PackagingError(

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from smkit.requirement_lines import file_lines
+
 WHEELS_DIR = "wheels"  # code/wheels: vendored wheels for an offline install
 
 
@@ -86,19 +88,7 @@ def plan(model_dir: str, extra_paths: tuple[str, ...] = ()) -> RequirementsPlan 
     path = requirements_file(model_dir)
     if path is None:
         return None
-    lines = []
-    with open(path, encoding="utf-8") as handle:
-        for raw in handle:
-            line = raw.split(" #", 1)[0].strip()
-            if line and not line.startswith("#"):
-                lines.append(line)
-    return RequirementsPlan(path, unsatisfied(lines, extra_paths))
-
-
-def _lines(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as handle:
-        stripped = (raw.split(" #", 1)[0].strip() for raw in handle)
-        return [line for line in stripped if line and not line.startswith("#")]
+    return RequirementsPlan(path, unsatisfied(file_lines(path), extra_paths))
 
 
 def wheels_dir(model_dir: str) -> str | None:
@@ -203,7 +193,7 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
             if code != 0:
                 source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
                 raise RequirementsError(
-                    f"{path}: pip could not install {', '.join(_lines(path))} from {source} (exit {code}): "
+                    f"{path}: pip could not install {', '.join(file_lines(path))} from {source} (exit {code}): "
                     + " | ".join(tail)
                     + (
                         "; package the model again so that code/wheels holds every wheel (smkit package)"

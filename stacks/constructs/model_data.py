@@ -22,6 +22,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -78,11 +79,16 @@ class ModelData(ABC):
 
     @staticmethod
     def from_s3(
-        uri: str, *, kms_key_arn: str | None = None, multi_model: bool = False, cache_enabled: bool = True
+        uri: str,
+        *,
+        kind: Literal["archive", "prefix", "multi-model"],
+        kms_key_arn: str | None = None,
+        cache_enabled: bool = True,
     ) -> ModelData:
-        """Model data already in S3: ``s3://BUCKET/KEY.tar.gz`` or ``s3://BUCKET/PREFIX/`` (validated by
-        :mod:`smkit.config.model_data_rules`), encrypted with ``kms_key_arn`` if given."""
-        return _InS3(uri, kms_key_arn=kms_key_arn, multi_model=multi_model, cache_enabled=cache_enabled)
+        """Model data already in S3: an archive ``s3://BUCKET/KEY.tar.gz``, or an uncompressed or multi-model
+        prefix ``s3://BUCKET/PREFIX/`` (``kind``, from :mod:`smkit.config.resolved`), encrypted with
+        ``kms_key_arn`` if given."""
+        return _InS3(uri, kind=kind, kms_key_arn=kms_key_arn, cache_enabled=cache_enabled)
 
     @abstractmethod
     def bind(
@@ -251,11 +257,12 @@ class _DirectorySet(_LocalData):
 class _InS3(ModelData):
     """Model data already in S3: the ContainerDefinition names it; the role may read exactly it."""
 
-    def __init__(self, uri: str, *, kms_key_arn: str | None, multi_model: bool, cache_enabled: bool) -> None:
+    def __init__(self, uri: str, *, kind: str, kms_key_arn: str | None, cache_enabled: bool) -> None:
         super().__init__("s3")
         self.uri = uri
+        self.kind = kind
         self.kms_key_arn = kms_key_arn
-        self.multi_model = multi_model
+        self.multi_model = kind == "multi-model"
         self.cache_enabled = cache_enabled
 
     def bind(
@@ -268,7 +275,7 @@ class _InS3(ModelData):
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
         name, _, key = self.uri[len("s3://") :].partition("/")
-        prefix = key.endswith("/")
+        prefix = self.kind != "archive"
         bucket_arn = f"arn:{cdk.Aws.PARTITION}:s3:::{name}"
         objects = f"{key}*" if prefix else key
         role.add_to_policy(

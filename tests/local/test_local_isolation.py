@@ -58,8 +58,11 @@ def _config(folder: Path, repo: Path, *, requirements: str | None, multi_model: 
     """A user's config beside the model: isolated, the kit's image built from the repository."""
     image = {"source": "build", "context": str(repo), "dockerfile": "container/Dockerfile"}
     if requirements is not None:
+        # The requirements file must be inside the build context (docker build copies it): the user's
+        # folder is the context, holding a copy of the kit's Dockerfile.
+        (folder / "Dockerfile").write_text((repo / "container" / "Dockerfile").read_text())
         (folder / "image-requirements.txt").write_text(f"{requirements}\n")
-        image["requirements"] = "image-requirements.txt"
+        image = {"source": "build", "context": ".", "requirements": "image-requirements.txt"}
     model_data = (
         {"source": "multi-model", "path": "models"}
         if multi_model

@@ -16,7 +16,9 @@ from smkit.local.multimodel import model_name_for
 
 @pytest.fixture(scope="module")
 def endpoint(repo):
-    with LocalEndpoint(repo / "config" / "multi-model.yaml", root=repo) as ep:
+    # One worker: each worker loads every model it serves, and the count is not what this file tests
+    # (tests/stacks/test_local_parity.py is).
+    with LocalEndpoint(repo / "config" / "multi-model.yaml", root=repo, workers=1) as ep:
         yield ep
 
 
@@ -118,7 +120,7 @@ def test_model_unloaded_by_the_container_is_loaded_again(endpoint, runtime, samp
 def test_cache_disabled_unloads_after_every_call(repo, sample):
     data = yaml.safe_load((repo / "config" / "multi-model.yaml").read_text())
     data["model"]["containers"][0]["model_data"]["cache"] = "disabled"
-    with LocalEndpoint(parse_config(data, base_dir=repo / "config"), root=repo) as endpoint:
+    with LocalEndpoint(parse_config(data, base_dir=repo / "config"), root=repo, workers=1) as endpoint:
         router = endpoint.runtime.variant("main").router
         for _ in range(2):
             resp = endpoint.client().invoke_endpoint(

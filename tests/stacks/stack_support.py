@@ -85,7 +85,22 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     s3_mme = _yaml("multi-model.yaml")
     s3_mme["name"] = "tabular-s3-mme"
     s3_mme["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": S3_MME}
+    # The container environment's own settings: workers, timeout and program written by the user.
+    tuned = _yaml("async.yaml")
+    tuned["name"] = "tabular-async-tuned"
+    tuned["model"]["containers"][0]["environment"] = {
+        "SAGEMAKER_MODEL_SERVER_WORKERS": "3",
+        "SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS": "300",
+        "SAGEMAKER_PROGRAM": "inference.py",
+    }
+    uncached = _yaml("multi-model.yaml")
+    uncached["name"] = "tabular-mme-uncached"
+    uncached["model"]["containers"][0]["model_data"]["cache"] = "disabled"
     return {
+        "async-tuned": parse_config(tuned, source="derived async-tuned", base_dir=CONFIG_DIR),
+        "multi-model-uncached": parse_config(
+            uncached, source="derived multi-model-uncached", base_dir=CONFIG_DIR
+        ),
         "realtime-s3": parse_config(in_s3, source="derived realtime-s3", base_dir=CONFIG_DIR),
         "async-s3-prefix": parse_config(s3_prefix, source="derived async-s3-prefix", base_dir=CONFIG_DIR),
         "multi-model-s3": parse_config(s3_mme, source="derived multi-model-s3", base_dir=CONFIG_DIR),

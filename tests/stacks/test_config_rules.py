@@ -13,7 +13,7 @@ import aws_cdk as cdk
 import pytest
 import yaml
 from aws_cdk.assertions import Match, Template
-from stack_support import CONFIG_DIR, ROOT, cdk_context
+from stack_support import CONFIG_DIR, cdk_context
 
 from smkit.config import ConfigError, load_config, parse_config
 from stacks.compliance import add_compliance_checks
@@ -258,11 +258,12 @@ def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
 
 
 def test_ecr_image_uses_this_deployments_repository() -> None:
+    # A config rule: the local endpoint refuses the config exactly as synth does.
     data = _set(_load("realtime.yaml"), "image", {"source": "ecr", "repository": "elsewhere", "tag": "v1"})
-    with pytest.raises(ValueError, match="image.repository 'elsewhere'"):
-        add_serving_stacks(
-            cdk.App(context=cdk_context()), config=parse_config(data, base_dir=CONFIG_DIR), project_root=ROOT
-        )
+    with pytest.raises(
+        ConfigError, match=r"image.repository: 'elsewhere': the stacks pull from this deployment"
+    ):
+        parse_config(data, base_dir=CONFIG_DIR)
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from stack_support import ROOT, SynthesizedApp
 
-from stacks.mapping import image_requirements_path
+from smkit.config import ConfigError, load_config
 
 
 def _docker_image(synthesized: SynthesizedApp, case: str) -> dict[str, Any]:
@@ -39,9 +40,18 @@ def test_a_config_without_it_passes_no_build_argument(synthesized: SynthesizedAp
 
 
 def test_the_file_must_be_inside_the_build_context(tmp_path: Path) -> None:
-    outside = tmp_path / "requirements.txt"
-    outside.write_text("lightgbm==4.7.0\n")
-    with pytest.raises(ValueError, match=r"is outside image.context .*move the file into the context"):
-        image_requirements_path(str(outside), context=ROOT, project_root=ROOT)
-    with pytest.raises(ValueError, match=r"image.requirements '.*missing.txt': no such file"):
-        image_requirements_path(str(tmp_path / "missing.txt"), context=ROOT, project_root=ROOT)
+    # A config rule (smkit.config.resolved): the local endpoint refuses it exactly as synth does.
+    data = yaml.safe_load((ROOT / "config" / "multi-model.yaml").read_text())
+    data["image"]["context"] = str(ROOT)
+    (tmp_path / "requirements.txt").write_text("lightgbm==4.7.0\n")
+    data["image"]["requirements"] = "requirements.txt"
+    config = tmp_path / "outside.yaml"
+    config.write_text(yaml.safe_dump(data))
+    with pytest.raises(
+        ConfigError, match=r"image.requirements: '.*requirements.txt': outside image.context .*move the file"
+    ):
+        load_config(config)
+    data["image"]["requirements"] = "missing.txt"
+    config.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"image.requirements: '.*missing.txt': no such file"):
+        load_config(config)

@@ -1,0 +1,65 @@
+"""The resolved deployment: what a config means on SageMaker, decided once, read by every consumer.
+
+:func:`smkit.config.load_config` resolves each config once (:func:`deployment_of` returns that result):
+per container the image it runs, its model data (kind, absolute path or S3 URI, compression), multi-model
+and cache setting, the full container environment SageMaker passes, network isolation and the
+wheel-vendoring decision, the image's framework defaults; per endpoint its variants, instance counts and
+payload limit. The stacks (stacks/), the local endpoint (smkit.local), local batch transform, the model
+environments (smkit.modelenv) and both packaging paths read it and decide none of it again
+(docs/resolved-deployment.md).
+
+It lives inside smkit.config because the loader builds it: a separate part of smkit would import the config
+and be imported by it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from smkit.config.models import DeploymentConfig
+from smkit.config.resolved.environment import WorkerCount, container_environment, profile_of, worker_count
+from smkit.config.resolved.images import (
+    FRAMEWORK_DISTRIBUTIONS,
+    KIT_PYTHON,
+    ImageRuntime,
+    ResolvedImage,
+    dlc_runtime,
+)
+from smkit.config.resolved.model import (
+    ResolvedContainer,
+    ResolvedDeployment,
+    ResolvedModelData,
+    ResolvedVariant,
+)
+from smkit.config.resolved.resolve import KIT_ROOT, ResolveError, resolve
+
+
+def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDeployment:
+    """The resolved deployment of ``cfg``: the one :func:`~smkit.config.load_config` built, else (a config
+    built from data, :func:`~smkit.config.parse_config` without ``base_dir``) resolved now against ``root``
+    (default: the working directory). Raises :class:`ResolveError` for a config that cannot be resolved."""
+    built = cfg._resolved
+    if isinstance(built, ResolvedDeployment) and built.config is cfg:
+        return built
+    return resolve(cfg, root or Path.cwd())
+
+
+__all__ = [
+    "FRAMEWORK_DISTRIBUTIONS",
+    "KIT_PYTHON",
+    "KIT_ROOT",
+    "ImageRuntime",
+    "ResolveError",
+    "ResolvedContainer",
+    "ResolvedDeployment",
+    "ResolvedImage",
+    "ResolvedModelData",
+    "ResolvedVariant",
+    "WorkerCount",
+    "container_environment",
+    "deployment_of",
+    "dlc_runtime",
+    "profile_of",
+    "resolve",
+    "worker_count",
+]

@@ -1,0 +1,228 @@
+"""Which image a container runs, and what that image gives its model: decided here, once per container.
+
+- ``build``: the kit's Dockerfile (or the user's) built as a CDK Docker asset; its context, Dockerfile,
+  ignore patterns and build arguments (``IMAGE_REQUIREMENTS`` for ``image.requirements``).
+- ``ecr``: an immutable tag in this deployment's own ECR repository (the kit's image).
+- ``dlc``: a full image URI, e.g. an AWS Deep Learning Container, recognised by its repository name, with
+  the Python version and device in its tag, e.g. ``pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker``.
+  Image names and tags: https://github.com/aws/deep-learning-containers/blob/master/available_images.md and
+  https://docs.aws.amazon.com/sagemaker/latest/dg-ecr-paths/sagemaker-algo-docker-registry-paths.html
+
+:class:`ImageRuntime` is what the local model environments (smkit.modelenv) and the packager need: Python
+version, framework defaults, CPU or GPU, and the packages ``image.requirements`` adds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from smkit.config.containers import ImageSource
+from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
+from smkit.requirement_lines import file_lines
+
+# The kit's image: container/Dockerfile starts FROM python:3.11.x (tests/serving/test_serving_container.py
+# keeps the two in step).
+KIT_PYTHON = "3.11"
+# Repository name (without registry) -> framework whose toolkit's default handlers the image applies.
+FRAMEWORK_REPOSITORIES = {
+    "pytorch-inference": "pytorch",
+    "sagemaker-xgboost": "xgboost",
+    "sagemaker-scikit-learn": "sklearn",
+    "tensorflow-inference": "tensorflow",
+}
+# The framework's package, pinned to the image's version when the model's requirements name none of its
+# distributions (xgboost-cpu is XGBoost without the CUDA libraries).
+FRAMEWORK_PACKAGES = {
+    "pytorch": "torch",
+    "xgboost": "xgboost",
+    "sklearn": "scikit-learn",
+    "tensorflow": "tensorflow",
+}
+FRAMEWORK_DISTRIBUTIONS = {
+    "pytorch": ("torch",),
+    "xgboost": ("xgboost", "xgboost-cpu"),
+    "sklearn": ("scikit-learn",),
+    "tensorflow": ("tensorflow", "tensorflow-cpu"),
+}
+# Images whose tags do not name their Python: the version their Dockerfiles install
+# (aws/sagemaker-xgboost-container docker/*/base/Dockerfile.cpu PYTHON_VERSION).
+TAG_PYTHON = {("xgboost", "1.7"): "3.10", ("xgboost", "3.0"): "3.10"}
+_FROM_PYTHON = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:\S+/)?python:(\d+\.\d+)", re.I | re.M)
+_TAG_PYTHON = re.compile(r"-py(\d)(\d+)(?:-|$)")
+_TAG_VERSION = re.compile(r"^(\d+(?:\.\d+){0,2})")
+
+
+@dataclass(frozen=True)
+class ImageRuntime:
+    """The parts of a serving image that decide how a model runs locally.
+
+    Attributes:
+        python: ``"3.11"``: the interpreter version the model's environment is built with.
+        framework: ``pytorch``, ``xgboost``, ``sklearn``, ``tensorflow``, or None for the kit's image.
+        framework_version: the framework version in the image tag (``"2.6.0"``), when known.
+        gpu: whether the image is a GPU build.
+        label: how messages name the image.
+        requirements: the lines of the config's ``image.requirements`` file, which the image installs.
+    """
+
+    python: str = KIT_PYTHON
+    framework: str | None = None
+    framework_version: str | None = None
+    gpu: bool = False
+    label: str = "the kit's image (container/Dockerfile)"
+    requirements: tuple[str, ...] = ()
+
+    @property
+    def framework_requirement(self) -> str | None:
+        """``torch==2.6.0``: the framework package the image ships, or None."""
+        if self.framework is None:
+            return None
+        package = FRAMEWORK_PACKAGES[self.framework]
+        return f"{package}=={self.framework_version}.*" if self.framework_version else package
+
+
+@dataclass(frozen=True)
+class ResolvedImage:
+    """The image one container runs.
+
+    Attributes:
+        source: ``build`` (a Docker asset), ``ecr`` (this deployment's repository) or ``dlc`` (a full URI).
+        runtime: what the image gives the model (Python, framework defaults, image requirements).
+        uri: ``dlc`` only: the image URI.
+        tag: ``ecr`` only: the immutable tag in this deployment's repository.
+        context / dockerfile / exclude / build_args: ``build`` only: the absolute build context, the
+            Dockerfile relative to it, the ignore patterns of ``<dockerfile>.dockerignore`` (empty: none)
+            and the build arguments, ``IMAGE_REQUIREMENTS`` included.
+        requirements_file: ``build`` only: the absolute ``image.requirements`` file, if any.
+    """
+
+    source: Literal["build", "ecr", "dlc"]
+    runtime: ImageRuntime = field(default_factory=ImageRuntime)
+    uri: str | None = None
+    tag: str | None = None
+    context: Path | None = None
+    dockerfile: str = "Dockerfile"
+    exclude: tuple[str, ...] = ()
+    build_args: Mapping[str, str] = field(default_factory=dict)
+    requirements_file: Path | None = None
+
+    @property
+    def uses_repository(self) -> bool:
+        """Pulled from (``ecr``) or published to (``build``, the CI path) this deployment's repository."""
+        return self.source != "dlc"
+
+    @property
+    def key(self) -> str:
+        """Equal for containers that run the same image (the stacks build or name it once)."""
+        args = ",".join(f"{k}={v}" for k, v in sorted(self.build_args.items()))
+        return f"{self.source}|{self.uri}|{self.tag}|{self.context}|{self.dockerfile}|{args}"
+
+
+class ImageError(ValueError):
+    """The image section names something unusable; ``field`` and ``value`` say what, the message the fix."""
+
+    def __init__(self, field_: str, value: object, message: str) -> None:
+        super().__init__(message)
+        self.field = field_
+        self.value = value
+        self.message = message
+
+
+def dockerfile_python(dockerfile: Path) -> str | None:
+    """The Python version of the last ``FROM python:X.Y`` line, or None."""
+    try:
+        text = dockerfile.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = _FROM_PYTHON.findall(text)
+    return found[-1] if found else None
+
+
+def dlc_runtime(uri: str) -> ImageRuntime:
+    """Framework, version, Python and device of an AWS framework image URI."""
+    repository, _, tag = uri.rpartition("/")[2].partition(":")
+    framework = FRAMEWORK_REPOSITORIES.get(repository)
+    version_match = _TAG_VERSION.match(tag)
+    python_match = _TAG_PYTHON.search(tag)
+    version = version_match.group(1) if version_match and framework else None
+    if python_match:
+        python = f"{python_match.group(1)}.{python_match.group(2)}"
+    else:  # e.g. sagemaker-xgboost:1.7-1, sagemaker-scikit-learn:1.2-1-cpu-py3
+        python = TAG_PYTHON.get((framework or "", ".".join((version or "").split(".")[:2])), KIT_PYTHON)
+    return ImageRuntime(
+        python=python,
+        framework=framework,
+        framework_version=version,
+        gpu="-gpu" in tag or "-cu1" in tag,
+        label=uri,
+    )
+
+
+def dockerignore(path: Path) -> list[str]:
+    """Patterns of a Dockerfile-specific ignore file (BuildKit's ``<Dockerfile>.dockerignore``), if any."""
+    if not path.is_file():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: str) -> ResolvedImage:
+    """The image ``image`` names; relative paths written in the config are relative to ``base_dir``, the
+    default ``context: container`` to ``kit_root``. Raises :class:`ImageError` for ``where``'s fields."""
+    if image.source == "ecr":  # in this deployment's own repository (smkit.config.rules.image_tags)
+        return ResolvedImage("ecr", tag=image.tag)
+    if image.source == "dlc":
+        return ResolvedImage("dlc", runtime=dlc_runtime(image.uri), uri=image.uri)
+    written = "context" in image.model_fields_set
+    context = ((base_dir if written else kit_root) / image.context).resolve()
+    dockerfile = context / image.dockerfile
+    python = dockerfile_python(dockerfile) or KIT_PYTHON
+    exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
+    build_args = dict(image.build_args)
+    if image.requirements is None:
+        runtime = ImageRuntime(python=python, label=str(dockerfile))
+        return ResolvedImage(
+            "build",
+            runtime,
+            context=context,
+            dockerfile=image.dockerfile,
+            exclude=tuple(exclude),
+            build_args=build_args,
+        )
+    requirements = (base_dir / image.requirements).resolve()
+    try:
+        relative = requirements.relative_to(context).as_posix()
+    except ValueError:
+        raise ImageError(
+            f"{where}.requirements",
+            image.requirements,
+            f"outside image.context {context}, so docker build cannot copy it; move the file into the "
+            "context (e.g. beside the config file in the repository)",
+        ) from None
+    try:
+        lines = tuple(file_lines(requirements))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImageError(
+            f"{where}.requirements",
+            image.requirements,
+            f"cannot read it ({exc}); give a pip requirements file (UTF-8), relative to the config file",
+        ) from None
+    build_args[IMAGE_REQUIREMENTS_ARG] = relative
+    if exclude:  # the ignore file lets through only what the Dockerfile copies: add this file
+        exclude.append(f"!{relative}")
+    runtime = ImageRuntime(
+        python=python, label=f"{dockerfile} with image.requirements {image.requirements}", requirements=lines
+    )
+    return ResolvedImage(
+        "build",
+        runtime,
+        context=context,
+        dockerfile=image.dockerfile,
+        exclude=tuple(exclude),
+        build_args=build_args,
+        requirements_file=requirements,
+    )

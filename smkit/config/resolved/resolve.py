@@ -1,0 +1,159 @@
+"""Build the :class:`~smkit.config.resolved.model.ResolvedDeployment` of a validated config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from smkit.config.component_rules import instance_size
+from smkit.config.containers import Container, ImageSource
+from smkit.config.models import DeploymentConfig
+from smkit.config.resolved.environment import container_environment, profile_of
+from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
+from smkit.config.resolved.model import (
+    DataKind,
+    ResolvedContainer,
+    ResolvedDeployment,
+    ResolvedModelData,
+    ResolvedVariant,
+)
+from smkit.config.rules import Issue
+from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
+
+# The directory holding the kit (container/, the smkit package): where defaults such as ``context:
+# container`` point.
+KIT_ROOT = Path(__file__).resolve().parents[3]
+
+
+class ResolveError(ValueError):
+    """The config cannot be resolved; ``issues`` name the fields (raised as ConfigError by the loader)."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        super().__init__("; ".join(str(i) for i in issues))
+        self.issues = issues
+
+
+def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> ResolvedModelData:
+    """The kind and location of a container's model data (the config rules have checked the forms)."""
+    data = container.model_data
+    cache = data.cache != "disabled"
+    if data.source == "s3":
+        assert data.uri is not None  # smkit.config.model_data_rules
+        kind: DataKind = (
+            "multi-model"
+            if endpoint_type == "multi-model"
+            else ("prefix" if data.uri.endswith("/") else "archive")
+        )
+        return ResolvedModelData(kind, uri=data.uri, kms_key_arn=data.kms_key_arn, cache_enabled=cache)
+    return ResolvedModelData(data.source, path=(base_dir / data.local_path).resolve(), cache_enabled=cache)
+
+
+def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedImage], list[Issue]]:
+    """Each container's image by container name, resolved once per distinct image section."""
+    out: dict[str, ResolvedImage] = {}
+    issues: list[Issue] = []
+    done: dict[str, ResolvedImage] = {}
+    for i, c in enumerate(cfg.model.containers):
+        image: ImageSource = c.image or cfg.image
+        where = f"model.containers[{i}].image" if c.image is not None else "image"
+        key = image.model_dump_json()
+        if key not in done:
+            try:
+                done[key] = resolve_image(image, base_dir=base_dir, kit_root=KIT_ROOT, where=where)
+            except ImageError as exc:
+                issues.append(Issue(exc.field, exc.value, exc.message))
+                continue
+        out[c.name] = done[key]
+    return out, issues
+
+
+def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[ResolvedVariant, ...]:
+    ep = cfg.endpoint
+    if ep.type == "serverless" and ep.serverless is not None:
+        return (ResolvedVariant(ep.serverless.variant_name, production),)
+    return tuple(
+        ResolvedVariant(
+            v.name,
+            production,
+            instance_type=v.instance_type,
+            vcpus=_vcpus(v.instance_type),
+            initial_instance_count=v.initial_instance_count,
+            initial_weight=v.initial_weight,
+        )
+        for v in ep.variants
+    )
+
+
+def _vcpus(instance_type: str) -> int | None:
+    size = instance_size(instance_type)
+    return size[0] if size else None
+
+
+def _shadow_variants(cfg: DeploymentConfig) -> tuple[ResolvedVariant, ...]:
+    ep = cfg.endpoint
+    if not ep.shadow_variants:
+        return ()
+    weight = ep.variants[0].initial_weight
+    return tuple(
+        ResolvedVariant(
+            s.name,
+            (s.container,),
+            instance_type=s.instance_type,
+            vcpus=_vcpus(s.instance_type),
+            initial_instance_count=s.initial_instance_count,
+            initial_weight=weight * s.sampling_percentage / 100,
+            shadow=True,
+            sampling_percentage=s.sampling_percentage,
+        )
+        for s in ep.shadow_variants
+    )
+
+
+def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
+    """What ``cfg`` means on SageMaker; its relative paths are relative to ``base_dir``.
+
+    Raises :class:`ResolveError` listing the fields that cannot be resolved.
+    """
+    base_dir = base_dir.resolve()
+    images, issues = _images(cfg, base_dir)
+    if issues:
+        raise ResolveError(issues)
+    endpoint_type = cfg.endpoint.type
+    isolation = cfg.model.network_isolation
+    containers = []
+    for c in cfg.model.containers:
+        data = model_data(c, base_dir=base_dir, endpoint_type=endpoint_type)
+        image = images[c.name]
+        environment = container_environment(
+            c.environment,
+            endpoint_type=endpoint_type,
+            multi_model=data.kind == "multi-model",
+            cache_enabled=data.cache_enabled,
+        )
+        containers.append(
+            ResolvedContainer(
+                name=c.name,
+                hostname=c.hostname,
+                image=image,
+                model_data=data,
+                environment=environment,
+                profile=profile_of(endpoint_type),
+                network_isolation=isolation,
+                vendor_wheels=isolation and image.runtime.framework is None,
+            )
+        )
+    shadows = _shadow_variants(cfg)
+    shadow_containers = {name for s in shadows for name in s.containers}
+    production = tuple(c.name for c in cfg.model.containers if c.name not in shadow_containers)
+    if endpoint_type == "inference-components":
+        production = ()  # the components take the traffic, not the variant's own model
+    return ResolvedDeployment(
+        endpoint_type=endpoint_type,
+        containers=tuple(containers),
+        variants=_variants(cfg, production),
+        shadow_variants=shadows,
+        payload_limit=SERVERLESS_PAYLOAD_LIMIT if endpoint_type == "serverless" else REALTIME_PAYLOAD_LIMIT,
+        inference_mode=cfg.model.inference_mode if len(production) > 1 else None,
+        network_isolation=isolation,
+        base_dir=base_dir,
+        config=cfg,
+    )

@@ -1,0 +1,59 @@
+"""The lines of a pip requirements file, read by pip's own rules; one reader for every part of smkit.
+
+pip joins a line that ends with a backslash to the next one, and a ``#`` starts a comment only at the start
+of a line or after white space, so ``pkg @ https://host/pkg.whl#sha256=...`` keeps its hash fragment
+(https://pip.pypa.io/en/stable/reference/requirements-file-format/#comments). Markers
+(``pkg; python_version < "3.12"``) and options (``--index-url``) come through as written; what a caller
+accepts is its own rule. Standard library only: the serving image, the packager and the config all read
+requirements files with it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+# pip's COMMENT_RE (pip/_internal/req/req_file.py).
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+
+
+class RequirementLine(NamedTuple):
+    """One logical line: where it starts and its text (comment and surrounding white space removed)."""
+
+    number: int
+    text: str
+
+
+def numbered_lines(text: str) -> list[RequirementLine]:
+    """The non-empty logical lines of a requirements file's ``text``, with their first line numbers."""
+    out: list[RequirementLine] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not pending:
+            start = number
+        if _COMMENT.match(raw) and not pending:
+            continue  # a whole-line comment, even one ending with a backslash
+        if raw.endswith("\\"):
+            pending.append(raw[:-1])
+            continue
+        line = _COMMENT.sub("", "".join([*pending, raw])).strip()
+        pending = []
+        if line:
+            out.append(RequirementLine(start, line))
+    if pending:
+        line = _COMMENT.sub("", "".join(pending)).strip()
+        if line:
+            out.append(RequirementLine(start, line))
+    return out
+
+
+def requirement_lines(text: str) -> list[str]:
+    """The non-empty logical lines of a requirements file's ``text``."""
+    return [line.text for line in numbered_lines(text)]
+
+
+def file_lines(path: str | Path) -> list[str]:
+    """:func:`requirement_lines` of the file at ``path`` (UTF-8; OSError and UnicodeDecodeError propagate)."""
+    return requirement_lines(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,205 @@
+"""Local == AWS: for every config in config/ and the derived ones, what the synthesized template gives each
+container equals what the local endpoint starts it with.
+
+Both read the resolved deployment (smkit.config.resolved); this test holds the two translations to it:
+the ``Environment`` of each ContainerDefinition equals the local container's variables minus the ones a
+local run alone needs (``smkit.local.containers.LOCAL_ONLY``, each with its reason), and so do the payload
+limit, timeouts, program and worker count the serving runtime reads from them, the model data kind and the
+variant names. The async container, started with the template's environment, takes a 7 MiB request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stack_support import ROOT, SynthesizedApp
+
+from smkit.config.resolved import ResolvedContainer, deployment_of
+from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
+from smkit.cpus import available_cpus
+from smkit.local.artifacts import extract_archive
+from smkit.local.components import ComponentEndpointRuntime, create_runtime
+from smkit.local.containers import LOCAL_ONLY, ContainerProcess, ContainerSpec
+from smkit.local.runtime import EndpointRuntime, LocalSettings
+from smkit.serving.env import ServingEnv
+from stacks.mapping import pascal
+
+PORT = 8080
+LOCAL_CPUS = available_cpus().count
+
+
+def _runtime(synthesized: SynthesizedApp, case: str) -> EndpointRuntime:
+    settings = LocalSettings(root=ROOT, model_envs=False, region="eu-west-1")
+    return create_runtime(synthesized.configs[case], settings=settings)
+
+
+def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
+    processes = [p for v in runtime.variants for p in v.processes]
+    if runtime.shadows is not None:
+        processes += [p for v in runtime.shadows.variants for p in v.processes]
+    if isinstance(runtime, ComponentEndpointRuntime):
+        processes += [c.process for c in runtime.components.values()]
+    return processes
+
+
+def _definitions(template: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::SageMaker::Model":
+            props = resource["Properties"]
+            out += [props["PrimaryContainer"]] if "PrimaryContainer" in props else props["Containers"]
+    return out
+
+
+def _definition_of(container: ResolvedContainer, definitions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ContainerDefinition whose model data is this container's (uploaded under its construct id)."""
+    marker = container.model_data.uri or f"models/ModelData{pascal(container.name)}/"
+    found = [d for d in definitions if marker in json.dumps(d)]
+    assert found, f"no ContainerDefinition for container {container.name}"
+    return found[0]
+
+
+def _template_kind(definition: dict[str, Any]) -> str:
+    if definition.get("Mode") == "MultiModel":
+        return "multi-model"
+    source = definition.get("ModelDataSource", {}).get("S3DataSource")
+    if source is not None:
+        assert (source["S3DataType"], source["CompressionType"]) == ("S3Prefix", "None")
+        return "prefix"
+    assert "ModelDataUrl" in definition
+    return "archive"
+
+
+def _local_kind(runtime: EndpointRuntime, process: ContainerProcess) -> str:
+    if process.spec.multi_model:
+        return "multi-model"
+    return "archive" if str(process.spec.model_dir) in runtime.archives else "prefix"
+
+
+def _cases(synthesized: SynthesizedApp) -> list[str]:
+    return sorted(synthesized.configs)
+
+
+def test_every_container_gets_the_templates_environment_locally(synthesized: SynthesizedApp) -> None:
+    checked = 0
+    for case in _cases(synthesized):
+        template = synthesized.template_json(case)
+        definitions = _definitions(template)
+        runtime = _runtime(synthesized, case)
+        deployment = deployment_of(synthesized.configs[case])
+        for process in _processes(runtime):
+            container = deployment.container(process.spec.name)
+            definition = _definition_of(container, definitions)
+            aws = definition.get("Environment", {})
+            local = process.container_environment(PORT)
+            where = f"{case}: container {process.label}"
+            # The resolved Environment is what the stacks wrote, key for key.
+            assert aws == dict(container.environment), where
+            extra = {k: v for k, v in local.items() if k not in aws}
+            assert set(extra) <= set(LOCAL_ONLY), (
+                f"{where}: unexplained local-only {sorted(set(extra) - set(LOCAL_ONLY))}"
+            )
+            assert {k: local[k] for k in aws} == aws, f"{where}: the local values differ from the template's"
+            assert local[BIND_TO_PORT] == str(PORT) and local[REGION] == "eu-west-1"
+
+            aws_env = ServingEnv.from_environ({**aws, BIND_TO_PORT: str(PORT)})
+            local_env = ServingEnv.from_environ(local)
+            for name in (
+                "profile",
+                "max_payload_bytes",
+                "timeout_seconds",
+                "startup_timeout_seconds",
+                "program",
+            ):
+                assert getattr(local_env, name) == getattr(aws_env, name), f"{where}: {name}"
+            assert local_env.multi_model == container.multi_model, where
+
+            # Workers: the config's count where it sets one (then the template carries it), else one per
+            # vCPU of the instance, capped by the local CPUs (what the image computes from os.cpu_count()).
+            variant = next(
+                v
+                for v in (*deployment.variants, *deployment.shadow_variants)
+                if process.label.startswith(f"{v.name}-")
+            )
+            expected = container.workers(variant, LOCAL_CPUS).count
+            assert local_env.workers == expected, where
+            if MODEL_SERVER_WORKERS in aws:
+                assert aws_env.workers == expected, where
+            elif variant.vcpus is not None:
+                assert expected == min(variant.vcpus, LOCAL_CPUS), where
+            assert "--workers" not in process.command(PORT), where
+
+            assert _template_kind(definition) == container.model_data.kind == _local_kind(runtime, process), (
+                where
+            )
+            checked += 1
+    assert checked >= 20
+
+
+def test_variant_names_match(synthesized: SynthesizedApp) -> None:
+    for case in _cases(synthesized):
+        template = synthesized.template_json(case)
+        (config,) = [
+            r["Properties"]
+            for r in template["Resources"].values()
+            if r["Type"] == "AWS::SageMaker::EndpointConfig"
+        ]
+        runtime = _runtime(synthesized, case)
+        aws = [v["VariantName"] for v in config["ProductionVariants"]]
+        if isinstance(runtime, ComponentEndpointRuntime):
+            assert aws == [runtime.variant_name], case
+        else:
+            assert aws == [v.name for v in runtime.variants], case
+        shadows = [v["VariantName"] for v in config.get("ShadowProductionVariants", [])]
+        assert shadows == [v.name for v in (runtime.shadows.variants if runtime.shadows else [])], case
+
+
+@pytest.mark.parametrize(
+    ("case", "profile", "limit"),
+    [
+        ("async", "async", ASYNC_PAYLOAD_LIMIT),
+        ("serverless", "serverless", 4 * MIB),
+        ("realtime", "realtime", 6 * MIB),
+    ],
+)
+def test_the_template_states_the_profile_of_the_endpoint(
+    synthesized: SynthesizedApp, case: str, profile: str, limit: int
+) -> None:
+    (definition,) = _definitions(synthesized.template_json(case))
+    env = ServingEnv.from_environ(definition["Environment"])
+    assert (env.profile, env.max_payload_bytes) == (profile, limit)
+
+
+def test_the_async_container_with_the_templates_environment_takes_7_mib(
+    synthesized: SynthesizedApp, tmp_path: Path
+) -> None:
+    (definition,) = _definitions(synthesized.template_json("async"))
+    container = deployment_of(synthesized.configs["async"]).containers[0]
+    assert container.model_data.path is not None
+    model_dir = extract_archive(container.model_data.path, tmp_path / "model")
+    spec = ContainerSpec(name="tabular", model_dir=model_dir, environment=definition["Environment"])
+    process = ContainerProcess(spec, label="async", log_dir=tmp_path, workers=1)
+    row = (ROOT / "model_code" / "tabular" / "samples" / "request.csv").read_bytes().splitlines()[0] + b"\n"
+    body = row * (7 * MIB // len(row) + 1)
+    assert 7 * MIB < len(body) < ASYNC_PAYLOAD_LIMIT
+
+    async def call() -> tuple[int, bytes]:
+        await process.start()
+        try:
+            reply = await process.request(
+                "POST",
+                "/invocations",
+                body=body,
+                headers={"Content-Type": "text/csv", "Accept": "application/json"},
+            )
+            return reply.status, reply.body
+        finally:
+            await process.stop()
+
+    status, answer = asyncio.run(call())
+    assert status == 200, answer[:500]
+    assert len(json.loads(answer)["predictions"]) == body.count(b"\n")
