@@ -12,7 +12,7 @@ import hashlib
 from aws_cdk import aws_ecr as ecr
 
 from smkit.config import DeploymentConfig, ShadowVariant
-from smkit.config.resolved import ResolvedImage, ResolvedModelData
+from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
 from smkit.config.scaling import variant_paths
 from stacks.constructs.autoscaling import ScalingSettings
 from stacks.constructs.endpoint import DeploymentGuardrails
@@ -94,17 +94,15 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
     ]
 
 
-def shadow_variant(cfg: DeploymentConfig, shadow: ShadowVariant, *, model_name: str) -> InstanceVariant:
-    """A ShadowProductionVariant: its weight relative to the production variant's is the sampled share.
-
-    https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html
+def shadow_variant(shadow: ShadowVariant, resolved: ResolvedVariant, *, model_name: str) -> InstanceVariant:
+    """A ShadowProductionVariant: its weight relative to the production variant's is the sampled share
+    (:class:`smkit.config.resolved.ResolvedVariant`). https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html
     """
-    production = cfg.endpoint.variants[0]
     return InstanceVariant(
-        name=shadow.name,
+        name=resolved.name,
         instance_type=shadow.instance_type,
-        initial_instance_count=shadow.initial_instance_count,
-        initial_weight=production.initial_weight * shadow.sampling_percentage / 100,
+        initial_instance_count=resolved.initial_instance_count,
+        initial_weight=resolved.initial_weight,
         model_name=model_name,
         routing=shadow.routing,
     )

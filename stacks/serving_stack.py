@@ -156,7 +156,9 @@ class ServingStack(cdk.Stack):
     ) -> list[InstanceVariant]:
         """A shadow variant serves its own model (one container of model.containers)."""
         shadow_variants = []
-        for shadow in cfg.endpoint.shadow_variants:
+        for shadow, resolved in zip(
+            cfg.endpoint.shadow_variants, self.deployment.shadow_variants, strict=True
+        ):
             shadow_model = InferenceModel(
                 self,
                 f"ShadowModel{mapping.pascal(shadow.name)}",
@@ -166,7 +168,9 @@ class ServingStack(cdk.Stack):
                 vpc=vpc,
             )
             shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)
-            shadow_variants.append(mapping.shadow_variant(cfg, shadow, model_name=shadow_model.model_name))
+            shadow_variants.append(
+                mapping.shadow_variant(shadow, resolved, model_name=shadow_model.model_name)
+            )
         return shadow_variants
 
     def _monitoring(self, cfg: DeploymentConfig) -> EndpointMonitoring:

@@ -30,6 +30,7 @@ import numpy as np
 
 from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
 from smkit.config import DeploymentConfig
+from smkit.config.resolved import deployment_of
 from smkit.storage import Storage
 
 # Sample file -> request Content-Type.
@@ -116,8 +117,11 @@ def plan(
                 Target(component=names.get(component.name, component.name)),
             )
         ]
-    if first.model_data.source == "multi-model":
-        prefix = root / first.model_data.local_path
+    data = deployment_of(config, root).container(first.name).model_data
+    if data.kind == "multi-model":
+        if data.path is None:
+            raise SmokeError(f"the multi-model prefix {data.uri} is in S3; the smoke test lists a local one")
+        prefix = data.path
         archives = sorted(prefix.glob("*.tar.gz"))
         if not archives:
             raise SmokeError(f"no *.tar.gz under the multi-model prefix {prefix}; run make package-model")

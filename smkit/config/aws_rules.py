@@ -189,11 +189,8 @@ def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
 def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.region is None:
         return  # checked at deploy time by a template rule (stacks.constructs.image)
-    images = [("image", cfg.image)] + [
-        (f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)
-    ]
-    for path, image in images:
-        if image is None or image.source != "dlc":
+    for path, image in cfg.image_sections():
+        if image.source != "dlc":
             continue
         match = IMAGE_REGION.match(image.uri)
         if match and match["region"] != cfg.region:

@@ -38,6 +38,7 @@ from smkit.config import (
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
+from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue
 
@@ -112,7 +113,7 @@ def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
 
     def fix(node: Any, key: str) -> None:
         if isinstance(node, dict) and isinstance(node.get(key), str):
-            node[key] = str((base_dir / node[key]).resolve())
+            node[key] = str(absolute(node[key], base_dir))
 
     out = copy.deepcopy(data)
     images = [out.get("image")]
@@ -133,9 +134,9 @@ def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
             return img
         update = {}
         if "context" in img.model_fields_set:
-            update["context"] = str((base_dir / img.context).resolve())
+            update["context"] = str(absolute(img.context, base_dir))
         if img.requirements is not None:
-            update["requirements"] = str((base_dir / img.requirements).resolve())
+            update["requirements"] = str(absolute(img.requirements, base_dir))
         return img.model_copy(update=update)
 
     containers = [
@@ -144,7 +145,7 @@ def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
                 "image": image(c.image),
                 "model_data": c.model_data
                 if c.model_data.path is None
-                else c.model_data.model_copy(update={"path": str((base_dir / c.model_data.path).resolve())}),
+                else c.model_data.model_copy(update={"path": str(absolute(c.model_data.path, base_dir))}),
             }
         )
         for c in cfg.model.containers
@@ -188,16 +189,13 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
 
 def _missing_image_requirements(cfg: DeploymentConfig) -> list[Issue]:
     """``image.requirements`` files that do not exist (paths already absolute)."""
-    images = [("image", cfg.image)] + [
-        (f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)
-    ]
     return [
         Issue(
             f"{where}.requirements",
             img.requirements,
             "no such file; give a pip requirements file, relative to the config file",
         )
-        for where, img in images
+        for where, img in cfg.image_sections()
         if isinstance(img, BuildImage) and img.requirements and not Path(img.requirements).is_file()
     ]
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from smkit.config.base import ACCOUNT_ID, REGION, Frozen
-from smkit.config.containers import ImageSource, ModelSpec
+from smkit.config.containers import Container, ImageSource, ModelSpec
 from smkit.config.endpoint import EndpointSpec
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
@@ -46,3 +46,15 @@ class DeploymentConfig(Frozen):
     )
     # The resolved deployment load_config built (smkit.config.resolved.deployment_of reads it).
     _resolved: Any = PrivateAttr(None)
+
+    def image_of(self, container: Container) -> ImageSource:
+        """The image section ``container`` runs: its own ``image``, else the deployment's."""
+        return container.image or self.image
+
+    def image_sections(self) -> list[tuple[str, ImageSource]]:
+        """Every image section written in the config with its YAML path, the top-level one first."""
+        sections = [("image", self.image)]
+        for i, c in enumerate(self.model.containers):
+            if c.image is not None:
+                sections.append((f"model.containers[{i}].image", c.image))
+        return sections

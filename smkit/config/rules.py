@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from smkit.config.containers import ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
 from smkit.contract import MODEL_SERVER_WORKERS
@@ -319,28 +318,21 @@ IMAGE_REQUIREMENTS_ARG = "IMAGE_REQUIREMENTS"
 
 
 def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
-    images: list[tuple[str, ImageSource | None]] = [("image", cfg.image)]
-    images += [(f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)]
-    for path, image in images:
-        if image is not None and image.source == "ecr" and image.tag == "latest":
+    for path, image in cfg.image_sections():
+        if image.source == "ecr" and image.tag == "latest":
             yield Issue(
                 f"{path}.tag",
                 "latest",
                 "the repository has immutable tags; use the content-hash tag printed by scripts/publish_image.py",
             )
-        if image is not None and image.source == "ecr" and image.repository is not None:
+        if image.source == "ecr" and image.repository is not None:
             yield Issue(
                 f"{path}.repository",
                 image.repository,
                 "the stacks pull from this deployment's own ECR repository; remove image.repository (or use "
                 "source: dlc with the full image uri)",
             )
-        if (
-            image is not None
-            and image.source == "build"
-            and image.requirements
-            and IMAGE_REQUIREMENTS_ARG in image.build_args
-        ):
+        if image.source == "build" and image.requirements and IMAGE_REQUIREMENTS_ARG in image.build_args:
             yield Issue(
                 f"{path}.build_args.{IMAGE_REQUIREMENTS_ARG}",
                 image.build_args[IMAGE_REQUIREMENTS_ARG],
@@ -369,7 +361,7 @@ GPU_IMAGE_EXAMPLE = (
 
 def gpu_images(cfg: DeploymentConfig) -> Iterable[Issue]:
     """A GPU or accelerator instance type needs an image built for it (the kit's image is CPU-only)."""
-    images = [c.image or cfg.image for c in cfg.model.containers]
+    images = [cfg.image_of(c) for c in cfg.model.containers]
     cpu_only = [
         img.uri if img.source == "dlc" else "the kit's image"
         for img in images

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from smkit.config import load_config
+from smkit.config.resolved import deployment_of
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.inventory import (
     SkippedResource,
@@ -71,10 +72,7 @@ def emulated_image_tag(config: Path) -> str | None:
     The config is validated first (``smkit.config.load_config``) so that a bad file fails with its own
     message before the CLI starts.
     """
-    parsed = load_config(config)
-    builds = parsed.image.source == "build" or any(
-        c.image is not None and c.image.source == "build" for c in parsed.model.containers
-    )
+    builds = any(image.source == "build" for image in deployment_of(load_config(config)).images)
     return EMULATED_IMAGE_TAG if builds else None
 
 

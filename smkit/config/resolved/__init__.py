@@ -31,7 +31,8 @@ from smkit.config.resolved.model import (
     ResolvedModelData,
     ResolvedVariant,
 )
-from smkit.config.resolved.resolve import KIT_ROOT, ResolveError, resolve
+from smkit.config.resolved.paths import KIT_ROOT, absolute
+from smkit.config.resolved.resolve import ResolveError, resolve
 
 
 def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDeployment:
@@ -56,6 +57,7 @@ __all__ = [
     "ResolvedModelData",
     "ResolvedVariant",
     "WorkerCount",
+    "absolute",
     "container_environment",
     "deployment_of",
     "dlc_runtime",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from smkit.config.containers import ImageSource
+from smkit.config.resolved.paths import absolute
 from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
 from smkit.requirement_lines import file_lines
 
@@ -178,45 +179,24 @@ def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: 
     if image.source == "dlc":
         return ResolvedImage("dlc", runtime=dlc_runtime(image.uri), uri=image.uri)
     written = "context" in image.model_fields_set
-    context = ((base_dir if written else kit_root) / image.context).resolve()
+    context = absolute(image.context, base_dir if written else kit_root)
     dockerfile = context / image.dockerfile
     python = dockerfile_python(dockerfile) or KIT_PYTHON
     exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
     build_args = dict(image.build_args)
-    if image.requirements is None:
-        runtime = ImageRuntime(python=python, label=str(dockerfile))
-        return ResolvedImage(
-            "build",
-            runtime,
-            context=context,
-            dockerfile=image.dockerfile,
-            exclude=tuple(exclude),
-            build_args=build_args,
+    runtime = ImageRuntime(python=python, label=str(dockerfile))
+    requirements = None
+    if image.requirements is not None:
+        requirements = absolute(image.requirements, base_dir)
+        relative = _inside_context(requirements, context, where, image.requirements)
+        build_args[IMAGE_REQUIREMENTS_ARG] = relative
+        if exclude:  # the ignore file lets through only what the Dockerfile copies: add this file
+            exclude.append(f"!{relative}")
+        runtime = ImageRuntime(
+            python=python,
+            label=f"{dockerfile} with image.requirements {image.requirements}",
+            requirements=_requirement_lines(requirements, where, image.requirements),
         )
-    requirements = (base_dir / image.requirements).resolve()
-    try:
-        relative = requirements.relative_to(context).as_posix()
-    except ValueError:
-        raise ImageError(
-            f"{where}.requirements",
-            image.requirements,
-            f"outside image.context {context}, so docker build cannot copy it; move the file into the "
-            "context (e.g. beside the config file in the repository)",
-        ) from None
-    try:
-        lines = tuple(file_lines(requirements))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImageError(
-            f"{where}.requirements",
-            image.requirements,
-            f"cannot read it ({exc}); give a pip requirements file (UTF-8), relative to the config file",
-        ) from None
-    build_args[IMAGE_REQUIREMENTS_ARG] = relative
-    if exclude:  # the ignore file lets through only what the Dockerfile copies: add this file
-        exclude.append(f"!{relative}")
-    runtime = ImageRuntime(
-        python=python, label=f"{dockerfile} with image.requirements {image.requirements}", requirements=lines
-    )
     return ResolvedImage(
         "build",
         runtime,
@@ -226,3 +206,27 @@ def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: 
         build_args=build_args,
         requirements_file=requirements,
     )
+
+
+def _inside_context(path: Path, context: Path, where: str, written: str) -> str:
+    """``path`` as the POSIX path inside the build context that docker build copies."""
+    try:
+        return path.relative_to(context).as_posix()
+    except ValueError:
+        raise ImageError(
+            f"{where}.requirements",
+            written,
+            f"outside image.context {context}, so docker build cannot copy it; move the file into the "
+            "context (e.g. beside the config file in the repository)",
+        ) from None
+
+
+def _requirement_lines(path: Path, where: str, written: str) -> tuple[str, ...]:
+    try:
+        return tuple(file_lines(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImageError(
+            f"{where}.requirements",
+            written,
+            f"cannot read it ({exc}); give a pip requirements file (UTF-8), relative to the config file",
+        ) from None

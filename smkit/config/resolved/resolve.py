@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from smkit.config.component_rules import instance_size
-from smkit.config.containers import Container, ImageSource
+from smkit.config.containers import Container
 from smkit.config.models import DeploymentConfig
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
@@ -16,12 +16,9 @@ from smkit.config.resolved.model import (
     ResolvedModelData,
     ResolvedVariant,
 )
+from smkit.config.resolved.paths import KIT_ROOT, absolute
 from smkit.config.rules import Issue
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
-
-# The directory holding the kit (container/, the smkit package): where defaults such as ``context:
-# container`` point.
-KIT_ROOT = Path(__file__).resolve().parents[3]
 
 
 class ResolveError(ValueError):
@@ -44,7 +41,7 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
             else ("prefix" if data.uri.endswith("/") else "archive")
         )
         return ResolvedModelData(kind, uri=data.uri, kms_key_arn=data.kms_key_arn, cache_enabled=cache)
-    return ResolvedModelData(data.source, path=(base_dir / data.local_path).resolve(), cache_enabled=cache)
+    return ResolvedModelData(data.source, path=absolute(data.local_path, base_dir), cache_enabled=cache)
 
 
 def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedImage], list[Issue]]:
@@ -53,7 +50,7 @@ def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedIm
     issues: list[Issue] = []
     done: dict[str, ResolvedImage] = {}
     for i, c in enumerate(cfg.model.containers):
-        image: ImageSource = c.image or cfg.image
+        image = cfg.image_of(c)
         where = f"model.containers[{i}].image" if c.image is not None else "image"
         key = image.model_dump_json()
         if key not in done:

@@ -1,0 +1,18 @@
+"""Where a config's paths point: relative ones are relative to the config file's folder, defaults to the kit.
+
+The one rule for every path a config names (``model_data.path``, a ``build`` image's ``context`` and
+``requirements``): the loader, the resolved deployment and the tools that write derived configs use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# The directory holding the kit (container/, the smkit package): where defaults such as ``context:
+# container`` point.
+KIT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def absolute(path: str, base_dir: Path) -> Path:
+    """``path`` as written in a config whose folder is ``base_dir`` (an absolute path stays as it is)."""
+    return (base_dir / path).resolve()
