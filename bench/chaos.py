@@ -103,13 +103,13 @@ class Chaos:
             os.kill(victim, signal.SIGKILL)
             self.killed.append({"t": round(time.perf_counter() - self.began, 2), "pid": victim})
             if self.reload_kill is None and len(self.killed) >= 3:
-                self.reload_kill = self._kill_replacement(before - {victim})
+                self.reload_kill = self._kill_replacement(before)
 
-    def _kill_replacement(self, survivors: set[int]) -> dict[str, Any]:
+    def _kill_replacement(self, known: set[int]) -> dict[str, Any]:
         """Wait for the new worker that replaces the one just killed and kill it before it has loaded."""
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not self.stop.is_set():
-            new = self.workers() - survivors
+            new = self.workers() - known  # not the victim, which may not be reaped yet
             if new:
                 pid = min(new)
                 loaded = _model_loaded(pid)
@@ -174,7 +174,9 @@ def _model_loaded(pid: int) -> bool | None:
 def mixed_loop(
     port: int, small: bytes, big: bytes, args: argparse.Namespace, expect: bytes
 ) -> dict[str, Any]:
-    """``args.requests`` requests from ``args.concurrency`` keep-alive users; every ``big_every``-th is big."""
+    """``args.requests`` requests from ``args.concurrency`` keep-alive users, paced to ``args.rate`` per second
+    (the example model answers 20,000 requests in a few seconds: unpaced, the run would be over before the
+    second kill); every ``big_every``-th request is big."""
     counter = itertools.count()
     latencies: list[float] = []
     statuses: dict[str, int] = {}
@@ -190,6 +192,9 @@ def mixed_loop(
         buf = b""
         while (i := next(counter)) < args.requests:
             raw = raws[1] if i % args.big_every == args.big_every - 1 else raws[0]
+            wait = start + i / args.rate - time.perf_counter()  # paced, so the faults span the whole run
+            if wait > 0:
+                time.sleep(wait)
             began = time.perf_counter()
             try:
                 if sock is None:
@@ -217,7 +222,7 @@ def mixed_loop(
                 latencies.append(time.perf_counter() - began)
 
     threads = [threading.Thread(target=user, daemon=True) for _ in range(args.concurrency)]
-    began = time.perf_counter()
+    start = began = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -308,6 +313,7 @@ def chaos(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "requests": args.requests,
             "concurrency": args.concurrency,
             "workers": args.workers,
+            "rate_rps": args.rate,
             "kill_every_s": args.kill_every,
             "big_every": args.big_every,
             "big_body_bytes": len(big),
@@ -340,7 +346,8 @@ def markdown(result: dict[str, Any]) -> str:
     met = {name: ("yes" if c["met"] else "NO") for name, c in result["criteria"].items()}
     return "\n".join(
         [
-            f"Measured {result['generated_at']}: {cfg['requests']} requests at concurrency {cfg['concurrency']}, "
+            f"Measured {result['generated_at']}: {cfg['requests']} requests at concurrency {cfg['concurrency']} "
+            f"paced to {cfg['rate_rps']:g} req/s, "
             f"{cfg['workers']} workers, a worker SIGKILLed every {cfg['kill_every_s']:g} s "
             f"({result['workers_killed']} killed) and one killed again while reloading, a "
             f"{cfg['big_body_bytes'] / 2**20:.0f} MiB body every {cfg['big_every']} requests, a stalled upload every "
@@ -372,6 +379,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=16, help="virtual users (default 16)")
     p.add_argument("--workers", type=int, default=2, help="server worker processes (default 2)")
     p.add_argument("--warmup", type=int, default=200, help="requests before the start RSS is taken")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=500.0,
+        help="requests per second the users are paced to (default 500: 20,000 requests take 40 s, 20 kills)",
+    )
     p.add_argument("--kill-every", type=float, default=2.0, help="seconds between worker kills (default 2)")
     p.add_argument("--big-every", type=int, default=2000, help="every Nth request has a 7 MiB body")
     p.add_argument("--stall-every", type=float, default=5.0, help="seconds between stalled uploads")
