@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 
 READY_PATH = "/moto-api/"
 RESET_PATH = "/moto-api/reset"
-START_TIMEOUT_S = 30.0
+# moto imports every service's backend before it answers; on two busy cores that has taken over 30 s.
+# A server that exits is reported at once (wait_ready), so the long limit only bounds a hung start.
+START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
 PORT_ATTEMPTS = 3
 
