@@ -196,7 +196,6 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 config=config,
                 timeout=env.timeout_seconds,
                 queue_size=env.queue_size,
-                load_grace=env.startup_timeout_seconds if config["mode"] == "multi" else 0.0,
                 retries=env.worker_retries,
                 environ={**base, **threads.added},
             )

@@ -91,7 +91,6 @@ class PoolOptions:
         queue_size: requests that may wait for a free worker.
         environ: the workers' environment.
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
-        load_grace: extra seconds a request may take when it loads a model (multi-model mode).
         retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
         start: starts a worker process.
     """
@@ -103,7 +102,6 @@ class PoolOptions:
     queue_size: int
     environ: Mapping[str, str]
     kill_grace: float = 2.0
-    load_grace: float = 0.0
     retries: int = lifecycle.DEFAULT_RETRIES
     start: Starter = field(default=start_process, compare=False)
 
