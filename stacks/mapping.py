@@ -35,7 +35,8 @@ def pascal(text: str) -> str:
 
 
 def _asset(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
-    assert image.context is not None
+    if image.context is None:  # the kit's image, staged from the installed smkit package
+        return ServingImage.from_kit(requirements=image.requirements_file, build_args=image.build_args)
     return ServingImage.from_asset(
         image.context, dockerfile=image.dockerfile, exclude=image.exclude, build_args=image.build_args
     )

@@ -23,18 +23,26 @@ class BuildImage(Frozen):
     """Build the serving image from a local Docker context (a CDK DockerImageAsset)."""
 
     source: Literal["build"]
-    context: str = Field("container", description="Docker build context, relative to the repository root.")
+    context: str | None = Field(
+        None,
+        min_length=1,
+        description="Your own Docker build context, relative to the config file. Default: the kit's serving "
+        "image (its Dockerfile, pinned requirements and runtime source, which the smkit package carries), "
+        "built from any folder.",
+    )
     dockerfile: str = Field(
         "Dockerfile",
         min_length=1,
-        description="Dockerfile path relative to the context (docker build -f); a sibling "
-        "<dockerfile>.dockerignore, if present, lists what the context leaves out.",
+        description="With context: the Dockerfile path relative to the context (docker build -f); a "
+        "sibling <dockerfile>.dockerignore, if present, lists what the context leaves out. Every COPY/ADD "
+        "source must be in the context (checked at synth).",
     )
     build_args: dict[str, str] = Field(default_factory=dict, description="Docker build arguments.")
     requirements: str | None = Field(
         None,
         min_length=1,
-        description="A pip requirements file (relative to the config file, inside the context) whose "
+        description="A pip requirements file (relative to the config file; inside the context when you give "
+        "one, copied into the kit's image context otherwise) whose "
         "packages this deployment's image installs (container/Dockerfile's IMAGE_REQUIREMENTS build "
         "argument), after container/requirements-extra.txt: what the models need and, with network "
         "isolation, could not install at container start; local runs install the same packages.",
@@ -75,7 +83,7 @@ class ModelData(Frozen):
 
     source: Literal["archive", "prefix", "multi-model", "s3"]
     path: str | None = Field(
-        None, min_length=1, description="Local path relative to the repository root (not for source: s3)."
+        None, min_length=1, description="Local path relative to the config file (not for source: s3)."
     )
     uri: str | None = Field(
         None,

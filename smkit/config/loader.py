@@ -3,8 +3,8 @@
 Relative paths in a config file (``model_data.path``, a ``build`` image's ``context`` and ``requirements``)
 are relative to the
 directory of the config file, whatever the working directory: :func:`load_config` returns them absolute, so
-``cdk synth``, the scripts and every ``smkit`` command read the same files. Defaults that are not written
-(``context: container``) keep pointing into the kit's repository. Configs built from data
+``cdk synth``, the scripts and every ``smkit`` command read the same files. A ``build`` image without
+``context`` is the kit's own image (smkit.dockerimage), wherever the config lives. Configs built from data
 (:func:`parse_config`) keep their paths as given.
 
 Each reported line names the YAML path, the bad value and what is allowed, e.g.::
@@ -133,7 +133,7 @@ def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
         if not isinstance(img, BuildImage):
             return img
         update = {}
-        if "context" in img.model_fields_set:
+        if img.context is not None:
             update["context"] = str(absolute(img.context, base_dir))
         if img.requirements is not None:
             update["requirements"] = str(absolute(img.requirements, base_dir))

@@ -19,6 +19,7 @@ from typing import Any
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
 from smkit.contract import MODEL_SERVER_WORKERS
+from smkit.dockerimage import IMAGE_REQUIREMENTS_ARG
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
@@ -313,10 +314,6 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
 
 
-# container/Dockerfile's build argument naming the file of ``image.requirements``.
-IMAGE_REQUIREMENTS_ARG = "IMAGE_REQUIREMENTS"
-
-
 def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
     for path, image in cfg.image_sections():
         if image.source == "ecr" and image.tag == "latest":
@@ -337,6 +334,18 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
                 f"{path}.build_args.{IMAGE_REQUIREMENTS_ARG}",
                 image.build_args[IMAGE_REQUIREMENTS_ARG],
                 f"{path}.requirements sets this build argument; keep one of the two",
+            )
+        if (
+            image is not None
+            and image.source == "build"
+            and image.context is None
+            and "dockerfile" in image.model_fields_set
+        ):
+            yield Issue(
+                f"{path}.dockerfile",
+                image.dockerfile,
+                f"a Dockerfile of your own needs {path}.context (its build context, relative to the config "
+                "file); without context the kit's image is built",
             )
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
+from smkit.dockerimage import container_dir
 from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
 from smkit.serving import requirements as model_requirements
@@ -42,9 +43,9 @@ CACHE_VAR = "SMKIT_CACHE_DIR"
 # interpreter (as before model environments), for handlers whose packages that interpreter already has.
 ENVS_VAR = "SMKIT_MODEL_ENVS"
 COMPLETE = ".smkit-complete"
-# The kit's image definition beside the package (a checkout); absent in an installed wheel.
-CONTAINER_DIR = Path(smkit.__file__).resolve().parents[1] / "container"
-# What the kit's image installs (container/requirements.txt) when that file is not beside the package:
+# The kit's image definition: the wheel's package data, else the checkout's container/.
+CONTAINER_DIR = container_dir()
+# What the kit's image installs when container/requirements.txt is missing (a source tree without it):
 # the serving runtime's own dependencies, at the versions installed here.
 RUNTIME_DISTRIBUTIONS = (
     "click",

@@ -59,9 +59,7 @@ name: {name}
 environment: dev
 
 image:
-  source: build            # the kit's image (container/Dockerfile); or dlc with an AWS framework image uri
-  context: ..
-  dockerfile: container/Dockerfile
+  source: build            # the kit's serving image, built from any folder; or dlc with an AWS image uri
 
 model:
   # No internet in the container: `smkit package --config` vendors the wheels of requirements.txt into

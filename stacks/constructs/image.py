@@ -18,6 +18,8 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
 from constructs import Construct
 
+from smkit.dockerimage import stage_kit_context
+from smkit.dockerimage.copies import missing_sources
 from stacks.constructs.execution_role import ExecutionRole
 
 IMAGE_URI = re.compile(
@@ -42,6 +44,16 @@ class ServingImage(ABC):
         ``exclude`` holds .dockerignore-style patterns; without them CDK applies ``directory/.dockerignore``.
         """
         return _AssetImage(directory, dockerfile, tuple(exclude), dict(build_args or {}))
+
+    @staticmethod
+    def from_kit(
+        *, requirements: Path | None = None, build_args: Mapping[str, str] | None = None
+    ) -> ServingImage:
+        """The kit's serving image (container/Dockerfile, its pins, the runtime source), from any folder.
+
+        ``requirements``: a pip requirements file the image installs as well (``image.requirements``).
+        """
+        return _KitImage(requirements, dict(build_args or {}))
 
     @staticmethod
     def from_ecr(repository: ecr.IRepository, tag: str) -> ServingImage:
@@ -72,8 +84,9 @@ class _AssetImage(ServingImage):
     def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
         if not (self.directory / self.dockerfile).is_file():
             raise ValueError(
-                f"image.dockerfile {self.dockerfile!r} not found in image.context {self.directory}; point them "
-                "at the serving image (context: the repository root, dockerfile: container/Dockerfile)"
+                f"image.dockerfile {self.dockerfile!r} not found in image.context {self.directory}; fix the "
+                "paths (the context is relative to the config file, the dockerfile to the context) or leave "
+                "image.context out to build the kit's image"
             )
         asset = ecr_assets.DockerImageAsset(
             scope,
@@ -86,8 +99,39 @@ class _AssetImage(ServingImage):
             build_args=self.build_args or None,
             platform=ecr_assets.Platform.LINUX_AMD64,
         )
+        _check_copies(asset, self.directory, self.dockerfile, self.build_args)
         role.grant_pull(asset.repository.repository_arn)
         return asset.image_uri
+
+
+def _check_copies(
+    asset: ecr_assets.DockerImageAsset, directory: Path, dockerfile: str, build_args: Mapping[str, str]
+) -> None:
+    """Every COPY/ADD source is in the context the asset staged (after the ignore file), or synth fails."""
+    staging = asset.node.try_find_child("Staging")
+    staged = Path(staging.absolute_staged_path) if isinstance(staging, cdk.AssetStaging) else directory
+    missing = missing_sources(staged, dockerfile, build_args)
+    if missing:
+        listed = "; ".join(f"line {m.line}: {m.instruction} {m.source}" for m in missing)
+        raise ValueError(
+            f"image: {directory / dockerfile} copies files that are not in its build context {directory} "
+            f"({listed}), so docker build would fail; add them to the context, let them through its ignore "
+            f"file ({dockerfile}.dockerignore or .dockerignore), or leave image.context out to build the "
+            "kit's image"
+        )
+
+
+class _KitImage(ServingImage):
+    def __init__(self, requirements: Path | None, build_args: dict[str, str]) -> None:
+        self.requirements = requirements
+        self.build_args = build_args
+
+    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+        stage = cdk.Stage.of(scope)
+        assert stage is not None, "an image is bound inside an app"
+        context = stage_kit_context(Path(stage.asset_outdir), self.requirements)
+        build_args = {**self.build_args, **context.build_args}
+        return _AssetImage(context.directory, context.dockerfile, (), build_args).bind(scope, id_, role=role)
 
 
 class _EcrImage(ServingImage):

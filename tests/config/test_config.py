@@ -81,17 +81,25 @@ def test_empty_document(tmp_path: Path) -> None:
         load_config(empty)
 
 
-def test_build_image_dockerfile_is_relative_to_the_context() -> None:
+def test_a_build_image_without_context_is_the_kits_image(tmp_path: Path) -> None:
     built = [(path, load_config(path).image) for path in SHIPPED]
     # Every shipped config builds this kit's image except tf-insurance.yaml, on AWS's TF Serving image.
     assert {path.name for path, image in built if image.source != "build"} == {"tf-insurance.yaml"}
-    for path, image in built:
-        if image.source == "build":
-            assert (CONFIG_DIR.parent / image.context / image.dockerfile).is_file(), path.name
+    assert all(image.context is None for _, image in built if image.source == "build")
+    # A context of your own is relative to the config file, like every path in it.
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "serving.yaml").write_text(
+        yaml.safe_dump({**raw("realtime.yaml"), "image": {"source": "build", "context": "docker"}})
+    )
+    image = load_config(tmp_path / "serving.yaml").image
+    assert image.source == "build" and image.context == str(tmp_path / "docker")
     data = raw("realtime.yaml")
-    data["image"] = {"source": "build"}
-    image = parse_config(data).image
-    assert image.source == "build" and (image.context, image.dockerfile) == ("container", "Dockerfile")
+    data["image"] = {"source": "build", "dockerfile": "docker/Dockerfile"}
+    with pytest.raises(
+        ConfigError,
+        match=r"image.dockerfile: 'docker/Dockerfile': a Dockerfile of your own needs image.context",
+    ):
+        parse_config(data)
 
 
 def test_image_requirements_is_relative_to_the_config_file(tmp_path: Path) -> None:

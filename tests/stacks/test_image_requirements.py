@@ -30,8 +30,9 @@ def test_the_scikit_learn_examples_build_their_image_with_the_requirements_file(
     synthesized: SynthesizedApp, case: str
 ) -> None:
     source = _docker_image(synthesized, case)
-    assert source["dockerBuildArgs"] == {"IMAGE_REQUIREMENTS": "container/requirements-sklearn.txt"}
-    staged = synthesized.outdir / source["directory"] / "container" / "requirements-sklearn.txt"
+    # The kit's image context holds the config's file under a fixed name, which the build argument names.
+    assert source["dockerBuildArgs"] == {"IMAGE_REQUIREMENTS": "container/requirements-image.txt"}
+    staged = synthesized.outdir / source["directory"] / "container" / "requirements-image.txt"
     assert staged.read_text() == (ROOT / "container" / "requirements-sklearn.txt").read_text()
 
 

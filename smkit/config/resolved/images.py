@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from smkit.config.containers import ImageSource
+from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.resolved.paths import absolute
 from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
+from smkit.dockerimage import KIT_DOCKERFILE, container_dir
 from smkit.requirement_lines import file_lines
 
 # The kit's image: container/Dockerfile starts FROM python:3.11.x (tests/serving/test_serving_container.py
@@ -95,7 +96,8 @@ class ResolvedImage:
         runtime: what the image gives the model (Python, framework defaults, image requirements).
         uri: ``dlc`` only: the image URI.
         tag: ``ecr`` only: the immutable tag in this deployment's repository.
-        context / dockerfile / exclude / build_args: ``build`` only: the absolute build context, the
+        context / dockerfile / exclude / build_args: ``build`` only: the absolute build context (None: the
+            kit's image, whose context smkit.dockerimage stages), the
             Dockerfile relative to it, the ignore patterns of ``<dockerfile>.dockerignore`` (empty: none)
             and the build arguments, ``IMAGE_REQUIREMENTS`` included.
         requirements_file: ``build`` only: the absolute ``image.requirements`` file, if any.
@@ -120,7 +122,7 @@ class ResolvedImage:
     def key(self) -> str:
         """Equal for containers that run the same image (the stacks build or name it once)."""
         args = ",".join(f"{k}={v}" for k, v in sorted(self.build_args.items()))
-        return f"{self.source}|{self.uri}|{self.tag}|{self.context}|{self.dockerfile}|{args}"
+        return f"{self.source}|{self.uri}|{self.tag}|{self.context}|{self.dockerfile}|{args}|{self.requirements_file}"
 
 
 class ImageError(ValueError):
@@ -178,8 +180,9 @@ def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: 
         return ResolvedImage("ecr", tag=image.tag)
     if image.source == "dlc":
         return ResolvedImage("dlc", runtime=dlc_runtime(image.uri), uri=image.uri)
-    written = "context" in image.model_fields_set
-    context = absolute(image.context, base_dir if written else kit_root)
+    if image.context is None:
+        return _kit_image(image, base_dir=base_dir, where=where)
+    context = absolute(image.context, base_dir)
     dockerfile = context / image.dockerfile
     python = dockerfile_python(dockerfile) or KIT_PYTHON
     exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
@@ -204,6 +207,27 @@ def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: 
         dockerfile=image.dockerfile,
         exclude=tuple(exclude),
         build_args=build_args,
+        requirements_file=requirements,
+    )
+
+
+def _kit_image(image: BuildImage, *, base_dir: Path, where: str) -> ResolvedImage:
+    """The kit's own image (no ``context``): smkit.dockerimage stages its context, from any folder."""
+    python = dockerfile_python(container_dir() / "Dockerfile") or KIT_PYTHON
+    runtime = ImageRuntime(python=python)
+    requirements = None
+    if image.requirements is not None:
+        requirements = absolute(image.requirements, base_dir)
+        runtime = ImageRuntime(
+            python=python,
+            label=f"the kit's image (container/Dockerfile) with image.requirements {image.requirements}",
+            requirements=_requirement_lines(requirements, where, image.requirements),
+        )
+    return ResolvedImage(
+        "build",
+        runtime,
+        dockerfile=KIT_DOCKERFILE,
+        build_args=dict(image.build_args),
         requirements_file=requirements,
     )
 

@@ -1,0 +1,18 @@
+"""Packages of the wheel, beside pyproject.toml (which holds everything else).
+
+The serving image's files (``container/Dockerfile`` and the ``container/requirements*.txt`` that
+``make lock`` writes from uv.lock) stay where the repository keeps them and ship as the package data
+``smkit/container``, so ``image: {source: build}`` builds the kit's image from a pip install
+(smkit/dockerimage). ``stacks`` is the CDK app that ``smkit synth`` and ``smkit deploy`` run.
+"""
+
+from setuptools import find_namespace_packages, setup
+
+setup(
+    packages=[
+        *find_namespace_packages(include=["smkit", "smkit.*", "stacks", "stacks.*"]),
+        "smkit.container",
+    ],
+    package_dir={"smkit.container": "container"},
+    package_data={"smkit.container": ["Dockerfile", "requirements*.txt"]},
+)
