@@ -73,10 +73,9 @@ TRAIN_ARGS ?=
 # ROWS=FILE: a CSV of your own feature rows (no header) for the sample requests (`make samples`).
 ROWS ?=
 SAMPLES_ONLY :=
-train: setup ## Run model_code/$(MODEL)/train.py in the model's environment (writes artifacts/ and samples/)
+train: setup ## smkit train $(MODEL): model_code/$(MODEL)/train.py in the model's environment (artifacts/, samples/)
 	@test -n "$(MODEL)" || { echo "usage: make train MODEL=NAME (smkit init NAME first)" >&2; exit 2; }
-	$(SMKIT) env model_code/$(MODEL) $(if $(wildcard config/$(MODEL).yaml),--config config/$(MODEL).yaml) \
-		-- python model_code/$(MODEL)/train.py $(SAMPLES_ONLY) $(if $(ROWS),--rows $(abspath $(ROWS))) $(TRAIN_ARGS)
+	$(SMKIT) train $(MODEL) $(SAMPLES_ONLY) $(if $(ROWS),--rows $(abspath $(ROWS))) $(TRAIN_ARGS)
 
 # A target-specific flag of its own: TRAIN_ARGS given on the command line would override an append to it.
 samples: SAMPLES_ONLY := --samples-only
@@ -148,19 +147,16 @@ bench-batch: setup ## Batch transform records/s: SingleRecord x1 (reference) vs 
 # NIST 800-53 R5) and aws-cdk's template rules as errors. `deploy`/`destroy` need AWS credentials, a
 # bootstrapped account (`npx cdk bootstrap`) and Docker for the `build` image source; synth/diff need none.
 CDK := npx --no-install cdk
-# Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
-# index, which SageMaker CreateModel rejects ("Unsupported manifest media type").
-NO_ATTESTATIONS := BUILDX_NO_DEFAULT_ATTESTATIONS=1
 CDK_ARGS ?=
 .PHONY: synth diff deploy destroy bench-synth
-synth: package-config ## cdk synth CONFIG offline (no credentials) into cdk.out/
-	$(CDK) synth --quiet -c config=$(CONFIG) $(CDK_ARGS)
+synth: package-config ## smkit synth --config CONFIG: offline (no credentials) into cdk.out/
+	$(SMKIT) synth --config $(CONFIG) $(CDK_ARGS)
 
 diff: package-config ## cdk diff CONFIG against the deployed stacks (needs AWS credentials)
 	$(CDK) diff -c config=$(CONFIG) $(CDK_ARGS)
 
-deploy: package-config ## cdk deploy --all CONFIG into the real AWS account of your credentials
-	$(NO_ATTESTATIONS) $(CDK) deploy --all -c config=$(CONFIG) --require-approval broadening $(CDK_ARGS)
+deploy: package-config ## smkit deploy --config CONFIG (the pinned CDK CLI) into the AWS account of your credentials
+	$(SMKIT) deploy --config $(CONFIG) $(CDK_ARGS)
 
 destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repository)
 	$(CDK) destroy --all -c config=$(CONFIG) $(CDK_ARGS)

@@ -28,6 +28,8 @@ from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import click
+
 from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive, inspect_archive
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,6 +214,13 @@ def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]
     return examples, users
 
 
+def _in_config(name: str, config: Path) -> bool:
+    from smkit.config import load_config
+    from smkit.project import project_models
+
+    return any(model.name == name for model in project_models(load_config(config)))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
@@ -226,10 +235,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.model and args.model not in users:
             users.append(args.model)
     try:
+        if args.config is not None and users:
+            # The models of `smkit init` in this repository: what `smkit package --config` builds.
+            from smkit.cli.project import package_config
+
+            package_config(args.config)
+            users = [name for name in users if name == args.model and not _in_config(name, args.config)]
         for name in users:
             print(package_user_model(name, args.build_dir, args.config).summary())
     except PackagingError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except click.ClickException as error:
+        print(f"error: {error.message}", file=sys.stderr)
         return 1
     if not archives:
         return 0

@@ -21,6 +21,9 @@ COMMANDS: dict[str, str] = {
     "smoke-test": "smkit.cli.client:smoke_test",
     "demo": "smkit.cli.demo:demo",
     "init": "smkit.cli.init:init",
+    "train": "smkit.cli.project:train",
+    "synth": "smkit.cli.project:synth",
+    "deploy": "smkit.cli.project:deploy",
     "env": "smkit.cli.envcmd:env",
     "config-schema": "smkit.cli.schema:config_schema",
 }

@@ -20,14 +20,16 @@ from smkit.scaffold import FRAMEWORKS, MODEL_FILES, ScaffoldError, scaffold
     help="Project folder that holds model_code/ and config/.",
 )
 def init(name: str, framework: str, root: Path) -> None:
-    """Create model_code/NAME/ (handler, requirements, train.py, samples/) and config/NAME.yaml.
+    """Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once per
+    project, cdk.json and .gitignore, in any folder.
 
     \b
-    Next steps:
-      make train MODEL=NAME              # or put your model file into model_code/NAME/artifacts/
-      make package-model MODEL=NAME      # -> build/NAME/model.tar.gz
-      make local-endpoint CONFIG=config/NAME.yaml
+    Next steps, from the project folder:
+      smkit train NAME                     # or put your model file into model_code/NAME/artifacts/
+      smkit package --config config/NAME.yaml
+      smkit local-endpoint --config config/NAME.yaml
       smkit smoke-test --config config/NAME.yaml --endpoint-url http://127.0.0.1:8080
+      smkit synth --config config/NAME.yaml      # offline; smkit deploy --config ... with AWS credentials
     """
     try:
         made = scaffold(root, name, framework)
@@ -36,12 +38,14 @@ def init(name: str, framework: str, root: Path) -> None:
     for path in made.files:
         click.echo(f"created {path}")
     artifacts = made.model_dir / "artifacts"
+    config = f"config/{name}.yaml"
     click.echo(
-        f"next, either train the example: make train MODEL={name}\n"
+        f"next, either train the example: smkit train {name}\n"
         f"or bring your model: copy it to {artifacts}/{MODEL_FILES[framework]} (or set MODEL_FILE in "
         f"{made.model_dir / 'code' / 'inference.py'}), pin the versions you trained with in "
         f"{made.model_dir / 'code' / 'requirements.txt'}, then write the samples from a CSV of a few of your "
-        f"feature rows (no header): make samples MODEL={name} ROWS=my_rows.csv\n"
-        f"then: make package-model MODEL={name}; make local-endpoint CONFIG={made.config}; "
-        f".venv/bin/smkit smoke-test --config {made.config} --endpoint-url http://127.0.0.1:8080"
+        f"feature rows (no header): smkit train {name} --samples-only --rows my_rows.csv\n"
+        f"then: smkit package --config {config}; smkit local-endpoint --config {config}; "
+        f"smkit smoke-test --config {config} --endpoint-url http://127.0.0.1:8080; "
+        f"smkit synth --config {config}; smkit deploy --config {config}"
     )

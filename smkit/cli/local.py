@@ -126,6 +126,11 @@ def _sha256(path: Path) -> str:
     type=click.Path(exists=True, dir_okay=False),
     help="Run every container with this interpreter instead of its model's environment (smkit env).",
 )
+@click.option(
+    "--no-package",
+    is_flag=True,
+    help="Serve the archives as they are, without packaging those older than their model_code/ sources.",
+)
 def local_endpoint(
     config_path: Path,
     port: int,
@@ -140,6 +145,7 @@ def local_endpoint(
     region: str | None,
     seed: int | None,
     python: str | None,
+    no_package: bool,
 ) -> None:
     """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them.
 
@@ -161,6 +167,10 @@ def local_endpoint(
         config = load_config(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    if not no_package:
+        from smkit.cli.project import ensure_archives
+
+        ensure_archives(config_path)
     settings: dict[str, Any] = {
         "log_dir": log_dir.resolve() if log_dir else None,
         "workers": workers,

@@ -6,13 +6,14 @@ value and the fix), 2 bad command-line usage.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from smkit.cli.envopts import env_options, environment, say, target
+from smkit.cli.envopts import Target, env_options, environment, say, target
 from smkit.modelenv import ImageRuntime
-from smkit.packaging import PackagingError, build_archive, inspect_archive
+from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.vendor import VendorTarget
 from smkit.requirement_lines import file_lines
 
@@ -26,9 +27,12 @@ def _fail(error: PackagingError) -> None:
 
 @click.command()
 @click.option(
-    "--code", "code_dir", type=DIR, required=True, help="Folder with inference.py, requirements.txt."
+    "--code",
+    "code_dir",
+    type=DIR,
+    help="Folder with inference.py, requirements.txt [default: --config's models].",
 )
-@click.option("--artifacts", "artifacts_dir", type=DIR, required=True, help="Folder with the model weights.")
+@click.option("--artifacts", "artifacts_dir", type=DIR, help="Folder with the model weights.")
 @click.option(
     "--include",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -51,10 +55,11 @@ def _fail(error: PackagingError) -> None:
     help="Put the requirements' wheels for the image's platform into code/wheels, installed offline at "
     "container start [default: when --config has network_isolation on, or without --config].",
 )
+@click.option("--force", is_flag=True, help="With --config alone: rebuild archives that are up to date.")
 @env_options
 def package(
-    code_dir: Path,
-    artifacts_dir: Path,
+    code_dir: Path | None,
+    artifacts_dir: Path | None,
     include: tuple[Path, ...],
     output: Path | None,
     uncompressed: Path | None,
@@ -65,24 +70,79 @@ def package(
     check_timeout: float,
     progress: bool | None,
     vendor_wheels: bool | None,
+    force: bool,
     config_path: Path | None,
     python: str | None,
 ) -> None:
     """Check the handler in the model's own environment, then build a reproducible model.tar.gz.
 
+    \b
+    smkit package --config config/churn.yaml      # every archive the config deploys, from model_code/
+    smkit package --code DIR --artifacts DIR --output model.tar.gz [--config CONFIG]
+
     The environment is the image's Python with code/requirements.txt installed, built once and cached
     (never in smkit's own venv); with network isolation the requirements' wheels are vendored into
-    code/wheels so the endpoint installs them without network access.
+    code/wheels so the endpoint installs them without network access, except those the image provides.
     """
-    from smkit.modelenv import cache_root
+    if code_dir is None and artifacts_dir is None and config_path is not None:
+        from smkit.cli.project import package_config
 
+        package_config(config_path, force=force, python=python)
+        return
+    if code_dir is None or artifacts_dir is None:
+        raise click.UsageError("pass --code DIR and --artifacts DIR, or --config CONFIG alone")
     if output is None and uncompressed is None:
         raise click.UsageError("pass --output FILE and/or --uncompressed DIR")
     goal = target(config_path, output)
+    options = BuildOptions(
+        include=include,
+        uncompressed=uncompressed,
+        entry_point=entry_point,
+        load_model=not no_load_check,
+        threads=threads,
+        level=level,
+        progress=progress,
+        timeout_s=check_timeout,
+        vendor_wheels=vendor_wheels,
+        python=python,
+    )
+    try:
+        manifest = build_for(goal, code_dir, artifacts_dir, output, options)
+    except PackagingError as error:
+        _fail(error)
+        return
+    click.echo(manifest.summary())
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How ``smkit package`` builds one archive (its command-line options)."""
+
+    include: tuple[Path, ...] = ()
+    uncompressed: Path | None = None
+    entry_point: str = "inference.py"
+    load_model: bool = True
+    threads: int | None = None
+    level: int = 2
+    progress: bool | None = None
+    timeout_s: float = 120.0
+    vendor_wheels: bool | None = None
+    python: str | None = None
+
+
+def build_for(
+    goal: Target, code_dir: Path, artifacts_dir: Path, output: Path | None, options: BuildOptions
+) -> Manifest:
+    """Build one archive for the image and isolation of ``goal``; raises :class:`PackagingError`."""
+    from smkit.modelenv import cache_root
+
     runtime = goal.runtime
     # The resolved deployment's decision (smkit.config.resolved); an AWS framework image never takes wheels.
-    vendor = goal.vendor_wheels if vendor_wheels is None else vendor_wheels and runtime.framework is None
-    if vendor and vendor_wheels is None and _provided_by_image(runtime, code_dir, python):
+    if options.vendor_wheels is None:
+        vendor = goal.vendor_wheels
+    else:
+        vendor = options.vendor_wheels and runtime.framework is None
+    if vendor and options.vendor_wheels is None and _provided_by_image(runtime, code_dir, options.python):
         vendor = False
         say(
             f"not vendoring wheels: {runtime.label} provides every line of code/requirements.txt, so the "
@@ -94,28 +154,23 @@ def package(
             "cannot reach an index with network isolation; list only packages the image has, or use the "
             "kit's image"
         )
-    try:
-        manifest = build_archive(
-            code_dir,
-            artifacts_dir,
-            output,
-            include=include,
-            uncompressed=uncompressed,
-            entry_point=entry_point,
-            load_model=not no_load_check,
-            threads=threads,
-            level=level,
-            progress=progress,
-            timeout_s=check_timeout,
-            vendor=VendorTarget(python=runtime.python) if vendor else None,
-            wheel_cache=cache_root(),
-            environment=environment(runtime, python, progress=progress is not False),
-            framework=runtime.framework,
-        )
-    except PackagingError as error:
-        _fail(error)
-        return
-    click.echo(manifest.summary())
+    return build_archive(
+        code_dir,
+        artifacts_dir,
+        output,
+        include=options.include,
+        uncompressed=options.uncompressed,
+        entry_point=options.entry_point,
+        load_model=options.load_model,
+        threads=options.threads,
+        level=options.level,
+        progress=options.progress,
+        timeout_s=options.timeout_s,
+        vendor=VendorTarget(python=runtime.python) if vendor else None,
+        wheel_cache=cache_root(),
+        environment=environment(runtime, options.python, progress=options.progress is not False),
+        framework=runtime.framework,
+    )
 
 
 @click.command()

@@ -31,6 +31,7 @@ import numpy as np
 from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
 from smkit.config import DeploymentConfig
 from smkit.config.resolved import deployment_of
+from smkit.project import samples_dir
 from smkit.storage import Storage
 
 # Sample file -> request Content-Type.
@@ -76,12 +77,15 @@ def project_root(config_path: Path) -> Path:
     return Path.cwd()
 
 
-def _samples(root: Path, model: str, *, why: str) -> Path:
-    samples = root / "model_code" / model / "samples"
+def _samples(root: Path, model: str, *, why: str, config: DeploymentConfig | None = None) -> Path:
+    """The samples of container (or multi-model archive stem) ``model``: its archive's model_code folder."""
+    samples = (
+        samples_dir(config, model, root) if config is not None else root / "model_code" / model / "samples"
+    )
     if not (samples / "expected.json").is_file():
         raise SmokeError(
-            f"no samples for {why}: {samples / 'expected.json'} does not exist; run make package-model or "
-            f"add model_code/{model}/samples/"
+            f"no samples for {why}: {samples / 'expected.json'} does not exist; write them with "
+            f"`smkit train NAME --samples-only` (or train.py) or add {samples}/"
         )
     return samples
 
@@ -112,7 +116,9 @@ def plan(
             case
             for component in spec.components
             for case in _cases_for(
-                _samples(root, component.container, why=f"inference component {component.name}"),
+                _samples(
+                    root, component.container, why=f"inference component {component.name}", config=config
+                ),
                 component.name,
                 Target(component=names.get(component.name, component.name)),
             )
@@ -136,10 +142,14 @@ def plan(
         for container in containers:
             host = container.hostname or container.name
             cases += _cases_for(
-                _samples(root, container.name, why=f"container {host}"), host, Target(container=host)
+                _samples(root, container.name, why=f"container {host}", config=config),
+                host,
+                Target(container=host),
             )
         return cases
-    return _cases_for(_samples(root, first.name, why=f"container {first.name}"), config.name, Target())
+    return _cases_for(
+        _samples(root, first.name, why=f"container {first.name}", config=config), config.name, Target()
+    )
 
 
 def compare(expected: dict[str, Any], answer: Any) -> tuple[bool, str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.config.containers import BuildImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
 from smkit.contract import MODEL_SERVER_WORKERS
@@ -339,7 +340,7 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
             image is not None
             and image.source == "build"
             and image.context is None
-            and "dockerfile" in image.model_fields_set
+            and image.dockerfile != BuildImage.model_fields["dockerfile"].default
         ):
             yield Issue(
                 f"{path}.dockerfile",

@@ -1,9 +1,11 @@
-"""``smkit init NAME``: a model folder and a deployment config that every make target and command accepts.
+"""``smkit init NAME``: a model folder and a deployment config, in any folder (a project of your own).
 
 Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/requirements.txt``,
 ``train.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
 with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
-config file). Nothing is overwritten; an existing file is an error naming it.
+config file), plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
+``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
+an error naming it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     # a CPU-only index (docs/bring-your-own-model.md) or deploy on AWS's PyTorch image.
     "pytorch": ("torch==2.13.0",),
     "tensorflow": ("tensorflow-cpu==2.21.0",),
+    # pandas: the handler hands CatBoost a DataFrame with its categorical columns as text.
+    "catboost": ("catboost==1.2.10", "pandas==3.1.1"),
+    # onnx: only train.py's example builds its graph with it; drop it when you bring your own model.onnx.
+    "onnx": ("onnxruntime==1.31.1", "onnx==1.23.2"),
 }
 FRAMEWORKS = tuple(REQUIREMENTS)
 # Where the scaffolded handler loads the model from, under artifacts/ (its MODEL_FILE / MODEL_DIR).
@@ -35,6 +41,8 @@ MODEL_FILES: dict[str, str] = {
     "xgboost": "model.json",
     "pytorch": "model.pt",
     "tensorflow": "model/1/ (a SavedModel folder)",
+    "catboost": "model.cbm",
+    "onnx": "model.onnx",
 }
 
 
@@ -53,8 +61,8 @@ class Scaffold:
 
 CONFIG = """\
 # {name}: a realtime endpoint for model_code/{name} ({framework}), written by `smkit init`.
-# Paths are relative to this file. Package: make package-model MODEL={name}; try it locally:
-# make local-endpoint CONFIG=config/{name}.yaml; deploy: make deploy CONFIG=config/{name}.yaml.
+# Paths are relative to this file. Package: smkit package --config config/{name}.yaml; try it locally:
+# smkit local-endpoint --config config/{name}.yaml; deploy: smkit deploy --config config/{name}.yaml.
 name: {name}
 environment: dev
 
@@ -80,6 +88,23 @@ endpoint:
 """
 
 
+# The CDK CLI's own commands (`npx aws-cdk@VERSION diff`, `destroy`) run the kit's app with the venv's python.
+CDK_JSON = """\
+{{
+  "app": "python -m stacks.app",
+  "context": {{
+    "config": "config/{name}.yaml"
+  }}
+}}
+"""
+GITIGNORE = """\
+build/
+cdk.out/
+.smkit/
+__pycache__/
+"""
+
+
 def scaffold(root: Path, name: str, framework: str) -> Scaffold:
     """Write the model folder and config for ``name`` under ``root`` (the project holding model_code/)."""
     if not NAME.match(name):
@@ -100,6 +125,11 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
         model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
         config: CONFIG.format(name=name, framework=framework),
     }
+    project_files = {
+        root / "cdk.json": CDK_JSON.format(name=name),
+        root / ".gitignore": GITIGNORE,
+    }
+    contents.update({path: text for path, text in project_files.items() if not path.exists()})
     existing = [path for path in contents if path.exists()]
     if existing:
         raise ScaffoldError(

@@ -51,9 +51,10 @@ from pathlib import Path
 import aws_cdk as cdk
 from smkit.config import load_config
 from stacks.compliance import add_compliance_checks
+from stacks.app import FEATURE_FLAGS
 from stacks.pipeline_stack import add_pipeline, cdk_cli_version
 root = Path.cwd()
-context = json.loads((root / "cdk.json").read_text())["context"]
+context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 app = cdk.App(outdir=sys.argv[1], context=context)
 config_path = root / sys.argv[2]
 add_pipeline(app, config=load_config(config_path), config_path=config_path,

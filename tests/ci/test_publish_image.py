@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from scripts import publish_image
 from scripts.publish_image import REPO_ROOT
+from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.emulator.server import MotoServer
 from smkit.release import image
 
@@ -202,8 +205,7 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     assert out.splitlines()[-1] == f"{repo}:{image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
 
 
-def test_make_deploy_builds_image_assets_without_attestations() -> None:
-    """`make deploy` builds the `build` image source through the CDK CLI, which runs `docker build`."""
+def test_make_deploy_is_smkit_deploy() -> None:
     done = subprocess.run(
         ["make", "-n", "deploy", "CONFIG=config/realtime.yaml"],
         cwd=REPO_ROOT,
@@ -211,5 +213,38 @@ def test_make_deploy_builds_image_assets_without_attestations() -> None:
         text=True,
         check=True,
     )
-    [deploy] = [line for line in done.stdout.splitlines() if " cdk deploy " in line]
-    assert deploy.startswith("BUILDX_NO_DEFAULT_ATTESTATIONS=1 ")
+    assert any(
+        line.endswith("smkit deploy --config config/realtime.yaml ") for line in done.stdout.splitlines()
+    )
+
+
+def test_smkit_deploy_runs_the_pinned_cli_without_attestations(tmp_path: Path) -> None:
+    """`smkit deploy` builds the `build` image source through the CDK CLI, which runs `docker build`:
+    without BuildKit's attestation (an OCI index SageMaker CreateModel rejects), with the kit's app."""
+    record = tmp_path / "npx.json"
+    fake = tmp_path / "bin" / "npx"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        f"json.dump({{'argv': sys.argv[1:], 'attest': os.environ.get('BUILDX_NO_DEFAULT_ATTESTATIONS')}}, "
+        f"open({str(record)!r}, 'w'))\n"
+    )
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    config = REPO_ROOT / "config" / "tf-insurance.yaml"  # model data from the examples, no model_code archive
+    done = subprocess.run(
+        [sys.executable, "-m", "smkit.cli", "deploy", "--config", str(config), "--", "--method=direct"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    called = json.loads(record.read_text())
+    assert called["attest"] == "1"
+    argv = called["argv"]
+    assert argv[:4] == ["--yes", f"aws-cdk@{CDK_CLI_VERSION}", "deploy", "--all"]
+    assert argv[argv.index("--app") + 1] == f"{sys.executable} -m stacks.app"
+    assert f"config={config}" in argv and argv[-1] == "--method=direct"
+
+
+def test_the_cli_version_smkit_runs_is_the_one_package_json_pins() -> None:
+    package = json.loads((REPO_ROOT / "package.json").read_text())
+    assert package["devDependencies"]["aws-cdk"] == CDK_CLI_VERSION

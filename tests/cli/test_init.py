@@ -28,7 +28,9 @@ def test_init_names_the_file_the_handler_loads(framework: str, model_file: str, 
     handler = (tmp_path / "model_code" / "mine" / "code" / "inference.py").read_text()
     assert f'MODEL_FILE = "{model_file}"' in handler
     assert f"artifacts/{model_file}" in result.output
-    assert "make samples MODEL=mine ROWS=" in result.output and "smkit smoke-test --config" in result.output
+    assert "smkit train mine --samples-only --rows" in result.output
+    assert "smkit smoke-test --config" in result.output and "make " not in result.output
+    assert json.loads((tmp_path / "cdk.json").read_text())["app"] == "python -m stacks.app"
 
 
 def test_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:

@@ -25,9 +25,10 @@ from pathlib import Path
 import aws_cdk as cdk
 from smkit.config import load_config
 from smkit.emulator.deploy import emulated_image_tag
+from stacks.app import FEATURE_FLAGS
 from stacks.serving_stage import add_serving_stacks
 root = Path.cwd()
-context = json.loads((root / "cdk.json").read_text())["context"]
+context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 context.pop("config", None)
 app = cdk.App(outdir=sys.argv[1], context=context)
 names = {}

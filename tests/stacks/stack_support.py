@@ -18,6 +18,7 @@ import yaml
 from aws_cdk.assertions import Template
 
 from smkit.config import DeploymentConfig, parse_config
+from stacks.app import FEATURE_FLAGS
 from stacks.compliance import add_compliance_checks
 from stacks.serving_stage import ServingStacks, add_serving_stacks
 
@@ -34,9 +35,9 @@ DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1
 
 
 def cdk_context() -> dict[str, Any]:
-    """The context of cdk.json: tests synthesize exactly what ``cdk synth`` does."""
+    """The app's feature flags and cdk.json's context: tests synthesize exactly what ``cdk synth`` does."""
     context: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
-    return context
+    return {**FEATURE_FLAGS, **context}
 
 
 def _yaml(name: str) -> dict[str, Any]:

@@ -250,9 +250,13 @@ def test_missing_multi_model_folder_names_make_package_model(tmp_path: Path) -> 
 
 
 def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
-    cfg = load_config(_moved("realtime.yaml", tmp_path))
+    path = _moved("realtime.yaml", tmp_path)
+    (tmp_path / "docker").mkdir()
+    path.write_text(path.read_text().replace("  source: build ", "  context: ../docker\n  source: build "))
+    cfg = load_config(path)
     with pytest.raises(
-        ValueError, match="image.dockerfile .container/Dockerfile. not found in image.context"
+        ValueError,
+        match=r"image.dockerfile 'Dockerfile' not found in image.context .*relative to the config file",
     ):
         add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
 

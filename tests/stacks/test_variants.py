@@ -358,8 +358,8 @@ def test_build_image_context_holds_only_what_the_dockerfile_needs(synthesized: S
     assert source["dockerFile"] == "container/Dockerfile"
     staged = synthesized.outdir / source["directory"]
     files = {p.relative_to(staged).as_posix() for p in staged.rglob("*") if p.is_file()}
-    assert {"container/Dockerfile", "container/requirements.txt", "pyproject.toml"} <= files
-    assert not any(f.startswith((".venv/", "node_modules/", "build/", "tests/")) for f in files)
+    assert {"container/Dockerfile", "container/requirements.txt", "smkit/serving/entrypoint.py"} <= files
+    assert not any(f.startswith((".venv/", "node_modules/", "build/", "tests/", "stacks/")) for f in files)
 
 
 def test_scalable_targets_use_the_service_linked_role(synthesized: SynthesizedApp) -> None:

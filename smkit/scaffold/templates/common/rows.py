@@ -74,6 +74,30 @@ def decode_table(body: str | bytes, content_type: str | None) -> list[Any]:
     return [rows] if rows and not isinstance(rows[0], (list, dict)) else rows
 
 
+# Where each library keeps the names of the columns a model was fitted on (a DataFrame's columns):
+# scikit-learn and the scikit-learn APIs of XGBoost and LightGBM, LightGBM, CatBoost, an XGBoost Booster.
+COLUMN_ATTRIBUTES = ("feature_names_in_", "feature_name_", "feature_names_", "feature_names")
+
+
+def model_columns(model: Any) -> list[str] | None:
+    """The column names ``model`` was fitted on, or None when it was fitted on an array.
+
+    Names a library makes up for an unnamed array (LightGBM ``Column_0``, CatBoost ``0``) count as none.
+    """
+    for attribute in COLUMN_ATTRIBUTES:
+        try:
+            names = getattr(model, attribute, None)
+        except Exception:  # e.g. LightGBM raises on an unfitted model
+            continue
+        if names is None or callable(names) or len(names) == 0:
+            continue
+        names = [str(name) for name in names]
+        made_up = {str(i) for i in range(len(names))} | {f"Column_{i}" for i in range(len(names))}
+        if not set(names) <= made_up:
+            return names
+    return None
+
+
 def to_frame(rows: list[Any], columns: list[str]) -> Any:
     """``rows`` as a pandas DataFrame with the model's ``columns`` (records may list them in any order)."""
     import pandas as pd  # only models fitted on a DataFrame need it (and were trained with it)

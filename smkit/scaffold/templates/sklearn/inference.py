@@ -2,8 +2,8 @@
 
 Set ``MODEL_FILE`` to your file's name, and ``PREDICT_METHOD`` to ``"predict_proba"`` for a classifier's
 class probabilities. A model fitted on a pandas DataFrame (e.g. a Pipeline whose ColumnTransformer picks
-columns by name) gets each request as a DataFrame with the columns it was fitted with
-(``feature_names_in_``): CSV rows in that order, JSON rows in that order or JSON records
+columns by name, or a LightGBM, XGBoost or CatBoost model saved with joblib) gets each request as a
+DataFrame with the columns it was fitted with (``rows.model_columns``): CSV rows in that order, JSON rows in that order or JSON records
 (``[{"column": value, ...}]``); text values (categories) are kept as text. Requests and responses: see
 ``rows.py``. Hook contract: docs/handler-semantics.md.
 """
@@ -14,7 +14,7 @@ import os
 
 import joblib
 import numpy as np
-from rows import RequestError, decode_table, encode_predictions, to_frame
+from rows import RequestError, decode_table, encode_predictions, model_columns, to_frame
 
 MODEL_FILE = "model.joblib"
 PREDICT_METHOD = "predict"  # or "predict_proba", "decision_function", "transform"
@@ -38,9 +38,9 @@ def input_fn(input_data, content_type):
 
 def predict_fn(data, model):
     """``PREDICT_METHOD``'s answer per row (a list per row for ``predict_proba``)."""
-    columns = getattr(model, "feature_names_in_", None)
+    columns = model_columns(model)
     if columns is not None:
-        return getattr(model, PREDICT_METHOD)(to_frame(data, [str(c) for c in columns]))
+        return getattr(model, PREDICT_METHOD)(to_frame(data, columns))
     try:
         rows = np.asarray(data, dtype=np.float64)
     except (TypeError, ValueError) as exc:

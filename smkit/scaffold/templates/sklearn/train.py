@@ -2,10 +2,10 @@
 
 Replace ``train`` with your own training, or put your fitted ``model.joblib`` (a Pipeline, a classifier
 with ``PREDICT_METHOD = "predict_proba"`` in ``code/inference.py``, ...) into ``artifacts/`` and run
-``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``; rows in the
+``--samples-only --rows YOUR_ROWS.csv`` (``smkit train <name> --samples-only --rows YOUR_ROWS.csv``; rows in the
 model's column order, text for categories) so that ``samples/expected.json`` holds what your model answers
 for your rows. Runs in the model's environment:
-``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+``smkit train <name>``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import joblib
 import numpy as np
-from sklearn.ensemble import GradientBoostingRegressor
 
 HERE = Path(__file__).resolve().parent
 MODEL_FILE = "model.joblib"
@@ -34,6 +33,9 @@ def data(n: int = 400, features: int = 8) -> tuple[np.ndarray, np.ndarray]:
 
 def train(artifacts: Path) -> None:
     """Fit and save ``model.joblib``."""
+    # Imported here: --samples-only runs with whatever library your own model.joblib needs.
+    from sklearn.ensemble import GradientBoostingRegressor
+
     x, y = data()
     model = GradientBoostingRegressor(n_estimators=30, max_depth=3, random_state=0).fit(x, y)
     artifacts.mkdir(parents=True, exist_ok=True)

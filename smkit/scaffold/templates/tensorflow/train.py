@@ -1,9 +1,9 @@
 """Train a small Keras regressor, export a SavedModel and write the sample requests with their answers.
 
 Replace ``train`` with your own training, or put your SavedModel into ``artifacts/model/1/`` and run
-``--samples-only --rows YOUR_ROWS.csv`` (``make samples MODEL=<name> ROWS=YOUR_ROWS.csv``) so that
+``--samples-only --rows YOUR_ROWS.csv`` (``smkit train <name> --samples-only --rows YOUR_ROWS.csv``) so that
 ``samples/expected.json`` holds what your model answers for your rows. Runs in the model's environment:
-``make train MODEL=<name>`` (``smkit env ... -- python train.py``).
+``smkit train <name>``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,211 @@
+"""Commands on a project folder made by ``smkit init``: train, package by config, synth and deploy.
+
+``smkit package --config``, ``smkit synth``, ``smkit deploy`` and ``smkit local-endpoint`` build every
+archive of the config that is missing or older than its ``model_code`` sources (smkit.project), saying
+which file changed, so a stale model never ships. ``smkit synth`` runs the kit's CDK app
+(``python -m stacks.app``) offline; ``smkit deploy`` hands the same app to the pinned AWS CDK CLI
+(smkit.cdkcli).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import click
+
+from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
+from smkit.cli.envopts import say, target
+from smkit.config import ConfigError, DeploymentConfig, load_config
+from smkit.packaging import PackagingError
+from smkit.project import ProjectModel, project_models
+
+CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
+# Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
+# index, which SageMaker CreateModel rejects ("Unsupported manifest media type").
+NO_ATTESTATIONS = {"BUILDX_NO_DEFAULT_ATTESTATIONS": "1"}
+
+
+def _load(config_path: Path) -> DeploymentConfig:
+    try:
+        return load_config(config_path)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
+    goal = target(config_path, model.archive)
+    return {
+        "image": goal.runtime.label,
+        "python": goal.runtime.python,
+        "network_isolation": goal.network_isolation,
+        "smkit": version("smkit"),
+    }
+
+
+def package_config(config_path: Path, *, force: bool = False, python: str | None = None) -> list[Path]:
+    """Build each archive of the config that comes from ``model_code/`` and is missing or stale."""
+    from smkit.cli.package import BuildOptions, build_for
+
+    config = _load(config_path)
+    models = project_models(config)
+    if not models:
+        say(f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz beside a model_code/NAME")
+    built = []
+    for model in models:
+        settings = _settings(config_path, model)
+        reason = "--force" if force else model.stale(settings)
+        if reason is None:
+            say(f"{model.archive} is up to date with {model.model_dir}")
+            continue
+        say(f"packaging {model.model_dir} -> {model.archive} ({reason})")
+        try:
+            manifest = build_for(
+                target(config_path, model.archive),
+                model.model_dir / "code",
+                model.model_dir / "artifacts",
+                model.archive,
+                BuildOptions(python=python),
+            )
+        except PackagingError as error:
+            raise click.ClickException(str(error)) from None
+        model.record(settings)
+        click.echo(manifest.summary())
+        built.append(model.archive)
+    return built
+
+
+def ensure_archives(config_path: Path) -> None:
+    """Rebuild the config's stale archives before synth, deploy or a local endpoint uses them."""
+    package_config(config_path)
+
+
+@click.command("train", context_settings={"ignore_unknown_options": True})
+@click.argument("name")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Project folder holding model_code/NAME and config/NAME.yaml.",
+)
+def train(name: str, args: tuple[str, ...], root: Path) -> None:
+    """Run model_code/NAME/train.py in the model's environment (writes artifacts/ and samples/).
+
+    \\b
+    smkit train churn                        # fit the example model and write its samples
+    smkit train churn --samples-only --rows my_rows.csv
+    """
+    from smkit.modelenv import ModelEnvError, model_environment
+
+    model_dir = root / "model_code" / name
+    script = model_dir / "train.py"
+    if not script.is_file():
+        raise click.ClickException(f"{script} does not exist; create the model with `smkit init {name}`")
+    config = root / "config" / f"{name}.yaml"
+    goal = target(config if config.is_file() else None)
+    try:
+        env = model_environment(model_dir, goal.runtime)
+    except ModelEnvError as exc:
+        raise click.ClickException(f"the model's environment: {exc}") from None
+    paths = os.pathsep.join([*env.extra_paths, *filter(None, [os.environ.get("PYTHONPATH")])])
+    variables = {**os.environ, **({"PYTHONPATH": paths} if paths else {})}
+    argv = [env.python, str(script), *(_absolute(a) for a in args)]
+    raise SystemExit(subprocess.run(argv, env=variables, check=False).returncode)
+
+
+def _absolute(arg: str) -> str:
+    """A path argument that exists is passed absolute (train.py may change directory)."""
+    return str(Path(arg).resolve()) if not arg.startswith("-") and Path(arg).exists() else arg
+
+
+def _context(config_path: Path, context: tuple[str, ...]) -> dict[str, str]:
+    """The app's context: the config file (absolute) and each ``-c KEY=VALUE``."""
+    values: dict[str, str] = {"config": str(config_path.resolve())}
+    for item in context:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise click.BadParameter(f"{item!r}: give KEY=VALUE", param_hint="--context")
+        values[key] = value
+    return values
+
+
+def _app_environment(config_path: Path, outdir: Path, context: tuple[str, ...]) -> dict[str, str]:
+    """What the CDK CLI gives an app it runs: the context as JSON and the output directory."""
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps(_context(config_path, context))}
+    env.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    env["CDK_OUTDIR"] = str(outdir.resolve())
+    return env
+
+
+@click.command("synth")
+@click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to synthesize.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("cdk.out"),
+    show_default=True,
+    help="Cloud assembly directory.",
+)
+@click.option(
+    "-c", "--context", multiple=True, help="CDK context KEY=VALUE (e.g. image_tag=TAG); repeatable."
+)
+def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
+    """Synthesize the config's stacks offline (no AWS credentials), with cdk-nag and template checks.
+
+    Archives older than their model_code/ sources are packaged again first.
+    """
+    _load(config_path)
+    ensure_archives(config_path)
+    env = _app_environment(config_path, output, context)
+    result = subprocess.run([sys.executable, "-m", APP_MODULE], env=env, check=False)
+    if result.returncode != 0:
+        raise SystemExit(result.returncode)
+    templates = sorted(output.glob("*.template.json"))
+    for template in templates:
+        click.echo(f"synthesized {template}")
+
+
+@click.command("deploy", context_settings={"ignore_unknown_options": True})
+@click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to deploy.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("cdk.out"),
+    show_default=True,
+    help="Cloud assembly directory.",
+)
+@click.option(
+    "-c", "--context", multiple=True, help="CDK context KEY=VALUE (e.g. image_tag=TAG); repeatable."
+)
+@click.argument("cdk_args", nargs=-1, type=click.UNPROCESSED)
+def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: tuple[str, ...]) -> None:
+    """cdk deploy --all of the config with the pinned AWS CDK CLI, into the account of your credentials.
+
+    Runs `npx --yes aws-cdk@PINNED deploy --all --app "python -m stacks.app" -c config=CONFIG
+    --require-approval broadening [CDK_ARGS]`; needs Node.js (npx), AWS credentials, a bootstrapped
+    account (`npx aws-cdk@PINNED bootstrap`) and Docker for a `build` image. Archives older than their
+    model_code/ sources are packaged again first.
+    """
+    _load(config_path)
+    ensure_archives(config_path)
+    try:
+        command = cli_command()
+    except CdkCliError as exc:
+        raise click.ClickException(str(exc)) from None
+    app = f"{sys.executable} -m {APP_MODULE}"
+    argv = [*command, "deploy", "--all", "--app", app, "--output", str(output)]
+    for key, value in _context(config_path, context).items():
+        argv += ["-c", f"{key}={value}"]
+    argv += ["--require-approval", "broadening", *cdk_args]
+    env = {**os.environ, **NO_ATTESTATIONS}
+    env.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    say(f"aws-cdk@{CDK_CLI_VERSION}: {' '.join(argv[1:])}")
+    raise SystemExit(subprocess.run(argv, env=env, check=False).returncode)

@@ -1,0 +1,41 @@
+"""SageMaker handler for an ONNX model (``artifacts/model.onnx``) run by ONNX Runtime on the CPU.
+
+Export your model to ONNX (``torch.onnx.export``, skl2onnx, tf2onnx, ...) with one float input of shape
+``[batch, features]``; set ``MODEL_FILE`` if your file has another name. Requests and responses: see
+``rows.py``. Hook contract: docs/handler-semantics.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnxruntime as ort
+from rows import decode_rows, encode_predictions
+
+MODEL_FILE = "model.onnx"
+
+
+def model_fn(model_dir):
+    """An inference session on ``model_dir/MODEL_FILE`` (one thread per worker; workers are processes)."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(
+        os.path.join(model_dir, MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+def input_fn(input_data, content_type):
+    """Rows of features as a 2-D float32 array."""
+    return decode_rows(input_data, content_type).astype(np.float32)
+
+
+def predict_fn(data, model):
+    """The model's first output, one row per request row."""
+    name = model.get_inputs()[0].name
+    return model.run(None, {name: data})[0]
+
+
+def output_fn(prediction, accept):
+    """``{"predictions": [...]}`` (or CSV)."""
+    return encode_predictions(prediction, accept)
