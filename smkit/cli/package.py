@@ -14,7 +14,8 @@ import click
 from smkit.cli.envopts import Target, env_options, environment, say, target
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
-from smkit.packaging.vendor import VendorTarget
+from smkit.packaging.report import size_report
+from smkit.packaging.vendor import VendorTarget, pinned_versions
 from smkit.requirement_lines import file_lines
 
 DIR = click.Path(path_type=Path, file_okay=False)
@@ -112,6 +113,7 @@ def package(
         _fail(error)
         return
     click.echo(manifest.summary())
+    click.echo("\n".join(size_report(manifest)))
 
 
 @dataclass(frozen=True)
@@ -166,11 +168,18 @@ def build_for(
         level=options.level,
         progress=options.progress,
         timeout_s=options.timeout_s,
-        vendor=VendorTarget(python=runtime.python) if vendor else None,
+        vendor=VendorTarget(python=runtime.python, provided=_image_pins(runtime)) if vendor else None,
         wheel_cache=cache_root(),
         environment=environment(runtime, options.python, progress=options.progress is not False),
         framework=runtime.framework,
     )
+
+
+def _image_pins(runtime: ImageRuntime) -> tuple[tuple[str, str], ...]:
+    """What the image installs at pinned versions (its requirements files and image.requirements)."""
+    from smkit.modelenv.builder import image_requirements
+
+    return pinned_versions(image_requirements(runtime))
 
 
 @click.command()

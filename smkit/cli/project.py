@@ -22,6 +22,7 @@ from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
 from smkit.cli.envopts import say, target
 from smkit.config import ConfigError, DeploymentConfig, load_config
 from smkit.packaging import PackagingError
+from smkit.packaging.report import size_report
 from smkit.project import ProjectModel, project_models
 
 CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -75,6 +76,7 @@ def package_config(config_path: Path, *, force: bool = False, python: str | None
             raise click.ClickException(str(error)) from None
         model.record(settings)
         click.echo(manifest.summary())
+        click.echo("\n".join(size_report(manifest)))
         built.append(model.archive)
     return built
 

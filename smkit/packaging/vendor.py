@@ -36,6 +36,8 @@ class VendorTarget:
 
     python: str = "3.11"
     machine: str = "x86_64"
+    # (canonical name, version) of what the image installs: wheels of exactly these are not vendored.
+    provided: tuple[tuple[str, str], ...] = ()
 
     @property
     def platforms(self) -> list[str]:
@@ -132,9 +134,39 @@ def vendor_wheels(
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     names = sorted(p.name for p in cached.glob("*.whl"))
-    for name in names:
+    provided = set(target.provided)
+    kept = [name for name in names if wheel_identity(name) not in provided]
+    skipped = [name for name in names if name not in kept]
+    if skipped and progress:
+        print(
+            f"smkit: not vendoring {', '.join(skipped)}: the image installs exactly these versions",
+            file=sys.stderr,
+            flush=True,
+        )
+    for name in kept:
         shutil.copy2(cached / name, dest / name)
-    return names
+    return kept
+
+
+def canonical(name: str) -> str:
+    """A distribution name as packaging normalizes it (PEP 503): ``Scikit_Learn`` -> ``scikit-learn``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def wheel_identity(filename: str) -> tuple[str, str]:
+    """(canonical name, version) of a wheel file name (``numpy-2.4.6-cp311-...whl``)."""
+    name, version = filename.split("-")[:2]
+    return canonical(name), version
+
+
+def pinned_versions(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    """(canonical name, version) of each ``name==version`` line (what the image installs, pinned)."""
+    found = []
+    for line in lines:
+        match = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*([^\s;,]+)\s*", line)
+        if match:
+            found.append((canonical(match.group(1)), match.group(2)))
+    return tuple(found)
 
 
 def _refusal(requirements_file: Path, target: VendorTarget, stderr: str, scratch: Path) -> PackagingError:

@@ -124,9 +124,17 @@ def target_dir(model_dir: str, base: str | None, *, tag: str | None = None) -> s
 
 
 def pip_install_command(python: str, requirements: str, target: str, wheels: str | None) -> list[str]:
-    """``pip install --target`` of a requirements file; offline from ``wheels`` when given."""
+    """``pip install --target`` of a requirements file; offline from ``wheels`` when given.
+
+    Vendored wheels are the requirements already resolved for the image (``smkit package``), minus the
+    distributions the image installs at exactly those versions, so they are installed as they are
+    (``--no-deps``): pip's ``--target`` ignores what the image has and would look for those too.
+    """
     command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
     if wheels is not None:
+        files = sorted(str(p) for p in Path(wheels).glob("*.whl"))
+        if files:
+            return [*command, "--no-index", "--no-deps", "--target", target, *files]
         command += ["--no-index", "--find-links", wheels]
     return [*command, "--target", target, "-r", requirements]
 
