@@ -12,7 +12,7 @@ local-endpoint`` can tell, naming the file, when an archive no longer matches it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,9 +113,3 @@ def samples_dir(config: DeploymentConfig, container: str, root: Path) -> Path:
         if container in model.containers:
             return model.model_dir / "samples"
     return root / "model_code" / container / "samples"
-
-
-def iter_model_dirs(root: Path) -> Iterator[Path]:
-    """The model folders of a project (``model_code/*`` with a ``code/`` folder)."""
-    base = root / "model_code"
-    yield from (p for p in sorted(base.iterdir()) if (p / "code").is_dir()) if base.is_dir() else ()
