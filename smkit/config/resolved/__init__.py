@@ -31,7 +31,7 @@ from smkit.config.resolved.model import (
     ResolvedModelData,
     ResolvedVariant,
 )
-from smkit.config.resolved.paths import KIT_ROOT, absolute
+from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve
 
 
@@ -48,7 +48,6 @@ def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDe
 __all__ = [
     "FRAMEWORK_DISTRIBUTIONS",
     "KIT_PYTHON",
-    "KIT_ROOT",
     "ImageRuntime",
     "ResolveError",
     "ResolvedContainer",

@@ -1,6 +1,7 @@
 """Which image a container runs, and what that image gives its model: decided here, once per container.
 
-- ``build``: the kit's Dockerfile (or the user's) built as a CDK Docker asset; its context, Dockerfile,
+- ``build``: the kit's image (no ``context``: smkit.dockerimage stages its context from the installed
+  package) or the user's Dockerfile, built as a CDK Docker asset; its context, Dockerfile,
   ignore patterns and build arguments (``IMAGE_REQUIREMENTS`` for ``image.requirements``).
 - ``ecr``: an immutable tag in this deployment's own ECR repository (the kit's image).
 - ``dlc``: a full image URI, e.g. an AWS Deep Learning Container, recognised by its repository name, with
@@ -173,9 +174,9 @@ def dockerignore(path: Path) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def resolve_image(image: ImageSource, *, base_dir: Path, kit_root: Path, where: str) -> ResolvedImage:
-    """The image ``image`` names; relative paths written in the config are relative to ``base_dir``, the
-    default ``context: container`` to ``kit_root``. Raises :class:`ImageError` for ``where``'s fields."""
+def resolve_image(image: ImageSource, *, base_dir: Path, where: str) -> ResolvedImage:
+    """The image ``image`` names; relative paths written in the config are relative to ``base_dir``; no
+    ``context`` is the kit's own image. Raises :class:`ImageError` for ``where``'s fields."""
     if image.source == "ecr":  # in this deployment's own repository (smkit.config.rules.image_tags)
         return ResolvedImage("ecr", tag=image.tag)
     if image.source == "dlc":

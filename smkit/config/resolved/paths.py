@@ -1,4 +1,4 @@
-"""Where a config's paths point: relative ones are relative to the config file's folder, defaults to the kit.
+"""Where a config's paths point: relative ones are relative to the config file's folder.
 
 The one rule for every path a config names (``model_data.path``, a ``build`` image's ``context`` and
 ``requirements``): the loader, the resolved deployment and the tools that write derived configs use it.
@@ -7,10 +7,6 @@ The one rule for every path a config names (``model_data.path``, a ``build`` ima
 from __future__ import annotations
 
 from pathlib import Path
-
-# The directory holding the kit (container/, the smkit package): where defaults such as ``context:
-# container`` point.
-KIT_ROOT = Path(__file__).resolve().parents[3]
 
 
 def absolute(path: str, base_dir: Path) -> Path:

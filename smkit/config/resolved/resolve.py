@@ -16,7 +16,7 @@ from smkit.config.resolved.model import (
     ResolvedModelData,
     ResolvedVariant,
 )
-from smkit.config.resolved.paths import KIT_ROOT, absolute
+from smkit.config.resolved.paths import absolute
 from smkit.config.rules import Issue
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
@@ -55,7 +55,7 @@ def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedIm
         key = image.model_dump_json()
         if key not in done:
             try:
-                done[key] = resolve_image(image, base_dir=base_dir, kit_root=KIT_ROOT, where=where)
+                done[key] = resolve_image(image, base_dir=base_dir, where=where)
             except ImageError as exc:
                 issues.append(Issue(exc.field, exc.value, exc.message))
                 continue
