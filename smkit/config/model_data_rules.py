@@ -32,6 +32,17 @@ KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):\d{12}:key/[\w
 ARCHIVE_SUFFIX = ".tar.gz"
 
 
+def s3_kind(uri: str, *, multi_model_endpoint: bool) -> str | None:
+    """What an S3 URI of ``source: s3`` is: ``multi-model`` (the prefix of a multi-model endpoint's models),
+    ``prefix`` (uncompressed model data), ``archive`` (one ``.tar.gz``), or None (none of these forms)."""
+    is_prefix = uri.endswith("/")
+    if multi_model_endpoint:
+        return "multi-model" if is_prefix else None
+    if is_prefix:
+        return "prefix"
+    return "archive" if uri.endswith(ARCHIVE_SUFFIX) else None
+
+
 def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
     """``uri`` / ``kms_key_arn`` only with ``source: s3``, in the forms SageMaker accepts; ``path`` otherwise."""
     mme = cfg.endpoint.type == "multi-model"
@@ -73,23 +84,23 @@ def _uri(uri: str | None, field: str, *, mme: bool) -> Iterable[Issue]:
             f"({CONTAINER_URL})",
         )
         return
-    if mme:
-        if not uri.endswith("/"):
-            yield Issue(
-                field,
-                uri,
-                "a multi-model endpoint's model data is the prefix holding its *.tar.gz models; end the "
-                f"uri with / (e.g. s3://BUCKET/models/) ({MULTI_MODEL_URL})",
-            )
+    if s3_kind(uri, multi_model_endpoint=mme) is not None:
         return
-    if not (uri.endswith(ARCHIVE_SUFFIX) or uri.endswith("/")):
+    if mme:
         yield Issue(
             field,
             uri,
-            "neither an archive nor a prefix: ModelDataUrl must be a gzip-compressed tar ending .tar.gz "
-            f"({CONTAINER_URL}); an uncompressed prefix (S3Prefix, CompressionType None) must end with / "
-            f"({S3_PREFIX_URL}). Point at the model.tar.gz or add the trailing /",
+            "a multi-model endpoint's model data is the prefix holding its *.tar.gz models; end the "
+            f"uri with / (e.g. s3://BUCKET/models/) ({MULTI_MODEL_URL})",
         )
+        return
+    yield Issue(
+        field,
+        uri,
+        "neither an archive nor a prefix: ModelDataUrl must be a gzip-compressed tar ending .tar.gz "
+        f"({CONTAINER_URL}); an uncompressed prefix (S3Prefix, CompressionType None) must end with / "
+        f"({S3_PREFIX_URL}). Point at the model.tar.gz or add the trailing /",
+    )
 
 
 def _key(arn: str, field: str, *, region: str | None) -> Iterable[Issue]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from smkit.config.component_rules import instance_size
 from smkit.config.containers import Container
+from smkit.config.model_data_rules import s3_kind
 from smkit.config.models import DeploymentConfig
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
@@ -34,12 +36,8 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
     data = container.model_data
     cache = data.cache != "disabled"
     if data.source == "s3":
-        assert data.uri is not None  # smkit.config.model_data_rules
-        kind: DataKind = (
-            "multi-model"
-            if endpoint_type == "multi-model"
-            else ("prefix" if data.uri.endswith("/") else "archive")
-        )
+        assert data.uri is not None  # smkit.config.model_data_rules checked its form
+        kind = cast(DataKind, s3_kind(data.uri, multi_model_endpoint=endpoint_type == "multi-model"))
         return ResolvedModelData(kind, uri=data.uri, kms_key_arn=data.kms_key_arn, cache_enabled=cache)
     return ResolvedModelData(data.source, path=absolute(data.local_path, base_dir), cache_enabled=cache)
 
