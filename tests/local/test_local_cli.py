@@ -12,6 +12,8 @@ import threading
 import boto3
 from waiting import wait_until
 
+from smkit.cpus import available_cpus
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -49,6 +51,11 @@ def test_cli_serves_and_stops_every_container_on_sigterm(repo, sample):
         text = "".join(banner)
         url = re.search(r"on (http://127\.0\.0\.1:\d+)", text).group(1)
         pids = [int(p) for p in re.findall(r"pid (\d+)", text)]
+        # Serverless has no instance type: one worker per CPU this machine gives the process
+        # (docs/resolved-deployment.md), and the banner says how many.
+        cpus = available_cpus().count
+        workers = f"{cpus} model worker{'s' if cpus != 1 else ''}"
+        assert f"main-tabular: {workers} (one per local CPU (serverless: no instance type))" in text, text
         assert pids and all(_alive(p) for p in pids)
         runtime = boto3.client(
             "sagemaker-runtime",
