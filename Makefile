@@ -56,7 +56,7 @@ lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ru
 test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy, frameworks
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-frameworks: setup ## Real LightGBM, XGBoost and PyTorch models, each in its own model environment (smkit's cache, built once); part of `make test`
+test-frameworks: setup ## Real LightGBM, XGBoost, PyTorch and Hugging Face models, each in its own model environment (smkit's cache, built once); part of `make test`
 	$(PY) -m pytest tests/frameworks $(PYTEST_ARGS)
 
 # MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.

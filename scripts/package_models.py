@@ -187,7 +187,8 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
         vendor=VendorTarget(python=goal.runtime.python) if vendor else None,
         wheel_cache=cache_root(),
         environment=environment(goal.runtime, None),
-        framework=goal.runtime.framework,
+        framework=goal.defaults,
+        container_env=goal.container_env,
     )
 
 

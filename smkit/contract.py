@@ -12,6 +12,8 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 # Environment variables the platform or the SageMaker SDK sets and containers read.
 BIND_TO_PORT = "SAGEMAKER_BIND_TO_PORT"
 SAFE_PORT_RANGE = "SAGEMAKER_SAFE_PORT_RANGE"
@@ -30,6 +32,11 @@ BATCH_STRATEGY = "SAGEMAKER_BATCH_STRATEGY"
 MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
 MODEL_DIR = "SM_MODEL_DIR"
 TFS_DEFAULT_MODEL_NAME = "SAGEMAKER_TFS_DEFAULT_MODEL_NAME"  # TensorFlow Serving container, several models
+# Read by AWS's Hugging Face inference images (aws/sagemaker-huggingface-inference-toolkit), and by the kit's
+# runtime, whose Hugging Face defaults they turn on (docs/hugging-face.md).
+HF_TASK = "HF_TASK"  # the transformers pipeline task, e.g. text-classification
+HF_MODEL_ID = "HF_MODEL_ID"  # a model to load instead of the model data (here: a local folder only)
+HF_TRUST_REMOTE_CODE = "HF_TRUST_REMOTE_CODE"  # pipeline(trust_remote_code=...)
 
 # Variables of smkit's own serving runtime (docs/serving-runtime.md) that other parts of the library set
 # for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
@@ -95,6 +102,16 @@ JSON_LINES = "application/jsonlines"
 ANY = "*/*"
 # The toolkit hands the body to handlers as ``str`` only for exactly these Content-Types.
 TEXT_BODY_TYPES = frozenset({JSON, CSV})
+
+
+def uses_huggingface_defaults(environment: Mapping[str, str]) -> bool:
+    """Whether a container's environment asks for the Hugging Face defaults (``HF_TASK`` or ``HF_MODEL_ID``).
+
+    The one rule for the kit's image, read by its serving runtime from the container's environment and by
+    the packager from the config's ``model.containers[].environment``. AWS's Hugging Face images apply
+    those defaults whatever the environment says.
+    """
+    return bool(environment.get(HF_TASK, "").strip() or environment.get(HF_MODEL_ID, "").strip())
 
 
 def media_type(value: str | None) -> str:

@@ -8,8 +8,8 @@ handler with an existing interpreter instead of a built environment.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,13 +47,16 @@ def env_options(func: F) -> F:
 class Target:
     """What the command learned from ``--config`` (defaults: the kit's image, network isolation on).
 
-    ``vendor_wheels``: the resolved deployment's wheel-vendoring decision for the container
+    ``vendor_wheels``, ``defaults`` (the default handlers the container applies) and ``container_env`` (its
+    environment, ``HF_TASK`` included) come from the resolved container
     (:class:`smkit.config.resolved.ResolvedContainer`)."""
 
     runtime: ImageRuntime
     network_isolation: bool = True
     vendor_wheels: bool = True
     config: DeploymentConfig | None = None
+    defaults: str | None = None
+    container_env: Mapping[str, str] = field(default_factory=dict)
 
 
 def target(config_path: Path | None, output: Path | None = None) -> Target:
@@ -67,7 +70,14 @@ def target(config_path: Path | None, output: Path | None = None) -> Target:
     deployment = deployment_of(config)
     found = deployment.container_for_data(output) if output is not None else None
     container = found or deployment.containers[0]
-    return Target(container.image.runtime, container.network_isolation, container.vendor_wheels, config)
+    return Target(
+        container.image.runtime,
+        container.network_isolation,
+        container.vendor_wheels,
+        config,
+        container.defaults,
+        dict(container.environment),
+    )
 
 
 def environment(

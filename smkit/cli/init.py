@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from smkit.scaffold import FRAMEWORKS, MODEL_FILES, ScaffoldError, scaffold
+from smkit.scaffold import DEFAULTS_ONLY, FRAMEWORKS, MODEL_FILES, ScaffoldError, scaffold
 
 
 @click.command("init")
@@ -39,6 +39,21 @@ def init(name: str, framework: str, root: Path) -> None:
         click.echo(f"created {path}")
     artifacts = made.model_dir / "artifacts"
     config = f"config/{name}.yaml"
+    if framework in DEFAULTS_ONLY:
+        settings = ", ".join(f"{k}: {v}" for k, v in DEFAULTS_ONLY[framework].items())
+        click.echo(
+            f"no handler code: {config} sets {settings} in the container's environment and the image's "
+            f"default handlers serve the model (docs/hugging-face.md)\n"
+            f"next, either train the example: smkit train {name}\n"
+            f"or bring your model: save it and its tokenizer with save_pretrained() into {artifacts}/ "
+            f"({MODEL_FILES[framework]}), set HF_TASK in {config} to its task, pin the versions you "
+            f"trained with in {made.model_dir / 'code' / 'requirements.txt'} and rewrite the samples: "
+            f"smkit train {name} --samples-only\n"
+            f"then: smkit package --config {config}; smkit local-endpoint --config {config}; "
+            f"smkit smoke-test --config {config} --endpoint-url http://127.0.0.1:8080; "
+            f"smkit synth --config {config}; smkit deploy --config {config}"
+        )
+        return
     click.echo(
         f"next, either train the example: smkit train {name}\n"
         f"or bring your model: copy it to {artifacts}/{MODEL_FILES[framework]} (or set MODEL_FILE in "

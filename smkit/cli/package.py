@@ -171,7 +171,8 @@ def build_for(
         vendor=VendorTarget(python=runtime.python, provided=_image_pins(runtime)) if vendor else None,
         wheel_cache=cache_root(),
         environment=environment(runtime, options.python, progress=options.progress is not False),
-        framework=runtime.framework,
+        framework=goal.defaults,
+        container_env=goal.container_env,
     )
 
 
@@ -201,15 +202,16 @@ def inspect(
     The handler check runs in the model's environment (as for smkit package), offline from code/wheels
     when the archive vendors its wheels.
     """
-    runtime = target(config_path, archive).runtime
+    goal = target(config_path, archive)
     try:
         report = inspect_archive(
             archive,
             handler_check=not no_handler_check,
             load_model=not no_load_check,
             entry_point=entry_point,
-            environment=environment(runtime, python),
-            framework=runtime.framework,
+            environment=environment(goal.runtime, python),
+            framework=goal.defaults,
+            container_env=goal.container_env,
         )
     except PackagingError as error:
         _fail(error)

@@ -168,10 +168,30 @@ def compare(expected: dict[str, Any], answer: Any) -> tuple[bool, str]:
                 np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=rtol, atol=0.0
             )
         except (TypeError, ValueError):
-            same = got == want
+            same = _close(got, want, rtol)
         if not same:
             return False, f"{key}: expected {str(want)[:80]}, got {str(got)[:80]}"
     return True, "ok"
+
+
+def _close(got: Any, want: Any, rtol: float) -> bool:
+    """Structural equality with numbers within ``rtol``: pipeline answers like ``[{"label", "score"}]``."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(_close(got[k], want[k], rtol) for k in want)
+        )
+    if isinstance(want, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(want)
+            and all(_close(g, w, rtol) for g, w in zip(got, want, strict=True))
+        )
+    numbers = (int, float)
+    if isinstance(want, numbers) and isinstance(got, numbers) and not isinstance(want, bool):
+        return bool(np.isclose(got, want, rtol=rtol, atol=0.0))
+    return bool(got == want)
 
 
 def run(

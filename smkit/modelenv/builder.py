@@ -34,7 +34,7 @@ from pathlib import Path
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.dockerimage import container_dir
-from smkit.modelenv.image import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, ModelEnvError
+from smkit.modelenv.image import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
 from smkit.serving import requirements as model_requirements
 
@@ -116,11 +116,10 @@ def image_requirements(
     if runtime.framework is None and extra.is_file():
         packages += _file_lines(extra)
     packages += runtime.requirements
-    framework = runtime.framework_requirement
-    if framework and runtime.framework:
-        named = {_name(line) for line in requirement_lines(model_requirements_text) if _name(line)}
-        if not named.intersection(FRAMEWORK_DISTRIBUTIONS[runtime.framework]):
-            packages.append(framework)
+    named = {_name(line) for line in requirement_lines(model_requirements_text) if _name(line)}
+    for requirement, distributions in runtime.framework_requirements:
+        if not named.intersection(distributions):
+            packages.append(requirement)
     return packages
 
 

@@ -8,9 +8,9 @@ Without a config, a model runs on the kit's own image (:class:`ImageRuntime` wit
 from __future__ import annotations
 
 from smkit.config import DeploymentConfig
-from smkit.config.resolved import FRAMEWORK_DISTRIBUTIONS, ImageRuntime, deployment_of, dlc_runtime
+from smkit.config.resolved import PACKAGE_DISTRIBUTIONS, ImageRuntime, deployment_of, dlc_runtime
 
-__all__ = ["FRAMEWORK_DISTRIBUTIONS", "ImageRuntime", "ModelEnvError", "config_runtime", "dlc_runtime"]
+__all__ = ["PACKAGE_DISTRIBUTIONS", "ImageRuntime", "ModelEnvError", "config_runtime", "dlc_runtime"]
 
 
 class ModelEnvError(RuntimeError):

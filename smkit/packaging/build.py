@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -168,6 +168,7 @@ def build_archive(
     wheel_cache: Path | None = None,
     environment: Environment | None = None,
     framework: str | None = None,
+    container_env: Mapping[str, str] | None = None,
 ) -> Manifest:
     """Package ``code_dir`` (as ``code/``) and ``artifacts_dir`` (at the root) into ``output``.
 
@@ -177,8 +178,8 @@ def build_archive(
     copied into ``code/`` next to the handler (helper modules shared by several models). ``progress``:
     None shows a bar on a terminal for inputs of 64 MiB or more. ``vendor``: put the requirements' wheels
     for that platform into ``code/wheels`` (downloads cached under ``wheel_cache``). ``environment``: where
-    the handler check runs (default: ``python`` as it is). ``framework``: the AWS framework image's, whose
-    default handlers count. Raises :class:`PackagingError`.
+    the handler check runs (default: ``python`` as it is). ``framework``: the image's default handlers, which
+    count; ``container_env``: the container's environment (``HF_TASK``). Raises :class:`PackagingError`.
     """
     code, artifacts = Path(code_dir), Path(artifacts_dir)
     out = Path(output) if output is not None else None
@@ -226,6 +227,7 @@ def build_archive(
                 python=python,
                 extra_paths=extra_paths,
                 framework=framework,
+                container_env=container_env,
                 timeout_s=timeout_s,
             )
         except PackagingError as error:

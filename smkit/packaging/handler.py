@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -21,6 +22,7 @@ from smkit import hooks as hook_rules
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.defaults import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
+from smkit.packaging.hfcheck import check_pipeline
 from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
@@ -138,6 +140,7 @@ def check_handler(
     python: str = sys.executable,
     extra_paths: tuple[str, ...] = (),
     framework: str | None = None,
+    container_env: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> HandlerReport:
     """Validate ``code_dir/entry_point`` against the model in ``artifacts_dir``; raise :class:`PackagingError`.
@@ -148,13 +151,24 @@ def check_handler(
     artifacts hold ``<name>/<version>/saved_model.pb`` and, with ``load_model``, every version loads with
     TensorFlow and has signatures; for the toolkit form, with ``load_model``, ``model_fn(artifacts_dir)``
     returns without raising. ``python`` and ``extra_paths`` are the model's environment (its interpreter
-    and installed requirements); ``framework`` is the AWS framework image's (``pytorch``...), whose default
-    handlers stand in for missing hooks.
+    and installed requirements); ``framework`` is the image's default handlers (``pytorch``...,
+    ``huggingface`` also for the kit's image with ``HF_TASK``), which stand in for missing hooks;
+    ``container_env`` is the container's environment (``HF_TASK`` and the other Hugging Face settings).
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
     file = code_dir / entry_point
     if not file.is_file() and framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
         return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
+    if not file.is_file() and framework == "huggingface":
+        pipeline = check_pipeline(
+            artifacts_dir,
+            container_env or {},
+            load_model=load_model,
+            python=python,
+            extra_paths=extra_paths,
+            timeout_s=timeout_s,
+        )
+        return _defaults_only(code_dir, f"no {entry_point}: {pipeline.describe()}")
     if not file.is_file():
         raise PackagingError(
             str(file),
@@ -204,6 +218,16 @@ def check_handler(
     warnings = [f"not installed here (installed at container start): {m}" for m in missing]
     warnings.extend(notes)
     warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
+    if framework == "huggingface" and "model_fn" not in hooks and "transform_fn" not in hooks:
+        pipeline = check_pipeline(
+            artifacts_dir,
+            container_env or {},
+            load_model=load_model,
+            python=python,
+            extra_paths=extra_paths,
+            timeout_s=timeout_s,
+        )
+        warnings.append(f"no model_fn: {pipeline.describe()}")
     return HandlerReport(
         form=form,
         hooks=tuple(sorted(hooks)),
@@ -219,18 +243,21 @@ def check_handler(
 
 def _pytorch_defaults_only(code_dir: Path, artifacts_dir: Path, entry_point: str) -> HandlerReport:
     """No handler file: AWS's PyTorch image serves a TorchScript file with its default handlers alone."""
+    model = torchscript_file(artifacts_dir)
+    return _defaults_only(
+        code_dir,
+        f"no {entry_point}: the PyTorch image's default handlers load {model.name if model else 'model.pt'} "
+        "with torch.jit.load and call it (the kit's own image needs an inference.py)",
+    )
+
+
+def _defaults_only(code_dir: Path, note: str) -> HandlerReport:
+    """No handler file: the image's default handlers serve the model alone."""
     requirements_path = code_dir / "requirements.txt"
     requirements = parse_requirements(requirements_path, label=str(requirements_path))
     _compile_all(code_dir)
-    model = torchscript_file(artifacts_dir)
     return HandlerReport(
-        form="toolkit",
-        hooks=(),
-        requirements=tuple(str(r) for r in requirements),
-        warnings=(
-            f"no {entry_point}: the PyTorch image's default handlers load {model.name if model else 'model.pt'} "
-            "with torch.jit.load and call it (the kit's own image needs an inference.py)",
-        ),
+        form="toolkit", hooks=(), requirements=tuple(str(r) for r in requirements), warnings=(note,)
     )
 
 

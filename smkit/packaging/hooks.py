@@ -52,9 +52,10 @@ def detect_form(
 ) -> str:
     """Return ``"toolkit"`` or ``"tf-serving"``; raise when the hooks do not make a usable handler.
 
-    ``framework``: the AWS framework image the model is deployed on; PyTorch's loads ``model.pt`` itself,
-    so a PyTorch handler needs no ``model_fn`` (docs/handler-semantics.md).
+    ``framework``: the image's default handlers; PyTorch's load ``model.pt`` and the Hugging Face ones a
+    pipeline themselves, so such a handler needs no ``model_fn`` (docs/handler-semantics.md).
     """
+    own_loader = framework in ("pytorch", "huggingface")
     for name, info in hooks.items():
         if not info["callable"]:
             raise PackagingError(f"{file}: {name}", "is defined but not callable", f"make {name} a function")
@@ -70,7 +71,7 @@ def detect_form(
     if tfs:
         _check_tfs(file, set(tfs))
         return "tf-serving"
-    if not toolkit and framework != "pytorch":
+    if not toolkit and not own_loader:
         raise PackagingError(
             file,
             "defines none of the handler hooks",
@@ -80,13 +81,14 @@ def detect_form(
         check_chain(hooks)
     except HookError as exc:
         raise PackagingError(f"{file}: {exc.where}", exc.problem, exc.fix) from None
-    if "model_fn" not in hooks and not no_model_fn_reason and framework != "pytorch":
+    if "model_fn" not in hooks and not no_model_fn_reason and not own_loader:
         raise PackagingError(
             f"{file}: model_fn",
             "is not defined (the toolkit stops with 'Please provide a model_fn implementation')",
             "define model_fn(model_dir) returning the loaded model, or set a module-level "
             f"{NO_MODEL_FN_ATTRIBUTE} = '...' explaining why the image's default loader is used "
-            "(only AWS's PyTorch image has one: it loads a TorchScript model.pt)",
+            "(AWS's PyTorch image loads a TorchScript model.pt; with HF_TASK in the container's environment "
+            "the Hugging Face defaults load a transformers pipeline)",
         )
     return "toolkit"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,11 +130,12 @@ def inspect_archive(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     environment: Callable[[Path], tuple[str, tuple[str, ...]]] | None = None,
     framework: str | None = None,
+    container_env: Mapping[str, str] | None = None,
 ) -> InspectReport:
     """List ``path`` and re-validate it; raise :class:`PackagingError` on the first problem.
 
     ``environment`` maps the extracted model folder to the interpreter and requirement directories the
-    handler check runs with (as :func:`smkit.packaging.build_archive`); ``framework`` as there.
+    handler check runs with (as :func:`smkit.packaging.build_archive`); ``framework`` and ``container_env`` as there.
     """
     archive = Path(path)
     label = str(archive)
@@ -171,6 +172,7 @@ def inspect_archive(
                     python=python,
                     extra_paths=extra_paths,
                     framework=framework,
+                    container_env=container_env,
                     timeout_s=timeout_s,
                 )
             except PackagingError as exc:

@@ -3,7 +3,8 @@
 Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/requirements.txt``,
 ``train.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
 with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
-config file), plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
+config file; for ``huggingface`` no handler code at all: the config's container environment sets
+``HF_TASK``, docs/hugging-face.md), plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
 ``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
 an error naming it.
 """
@@ -32,6 +33,9 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "catboost": ("catboost==1.2.10", "pandas==3.1.1"),
     # onnx: only train.py's example builds its graph with it; drop it when you bring your own model.onnx.
     "onnx": ("onnxruntime==1.31.1", "onnx==1.23.2"),
+    # No inference.py: HF_TASK in the config's container environment picks a transformers pipeline
+    # (docs/hugging-face.md). transformers 4.x, the line AWS's Hugging Face inference images ship.
+    "huggingface": ("torch==2.13.0", "transformers==4.57.6"),
 }
 FRAMEWORKS = tuple(REQUIREMENTS)
 # Where the scaffolded handler loads the model from, under artifacts/ (its MODEL_FILE / MODEL_DIR).
@@ -43,7 +47,10 @@ MODEL_FILES: dict[str, str] = {
     "tensorflow": "model/1/ (a SavedModel folder)",
     "catboost": "model.cbm",
     "onnx": "model.onnx",
+    "huggingface": "config.json, model.safetensors and tokenizer files (save_pretrained() of model and tokenizer)",
 }
+# Frameworks served by their image's default handlers alone, and the container environment that says how.
+DEFAULTS_ONLY: dict[str, dict[str, str]] = {"huggingface": {"HF_TASK": "text-classification"}}
 
 
 class ScaffoldError(ValueError):
@@ -77,7 +84,7 @@ model:
     - name: {name}
       model_data:
         source: archive
-        path: ../build/{name}/model.tar.gz
+        path: ../build/{name}/model.tar.gz{environment}
 
 endpoint:
   type: realtime
@@ -116,15 +123,27 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
         raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
     model_dir = root / "model_code" / name
     config = root / "config" / f"{name}.yaml"
-    contents = {
-        model_dir / "code" / "inference.py": (TEMPLATES / framework / "inference.py").read_text(
+    environment = DEFAULTS_ONLY.get(framework)
+    contents: dict[Path, str] = {}
+    if environment is None:
+        contents[model_dir / "code" / "inference.py"] = (TEMPLATES / framework / "inference.py").read_text(
             encoding="utf-8"
-        ),
-        model_dir / "code" / "rows.py": (TEMPLATES / "common" / "rows.py").read_text(encoding="utf-8"),
-        model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
-        model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
-        config: CONFIG.format(name=name, framework=framework),
-    }
+        )
+        contents[model_dir / "code" / "rows.py"] = (TEMPLATES / "common" / "rows.py").read_text(
+            encoding="utf-8"
+        )
+    variables = "".join(f"\n        {key}: {value}" for key, value in (environment or {}).items())
+    contents.update(
+        {
+            model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
+            model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
+            config: CONFIG.format(
+                name=name,
+                framework=framework,
+                environment=f"\n      environment:{variables}" if variables else "",
+            ),
+        }
+    )
     project_files = {
         root / "cdk.json": CDK_JSON.format(name=name),
         root / ".gitignore": GITIGNORE,

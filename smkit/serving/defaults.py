@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from smkit.serving import codecs
@@ -23,11 +24,18 @@ class DefaultHandlers:
         self.default_accept = default_accept
 
     def default_model_fn(self, model_dir: str) -> Any:
-        """No default: a model needs a ``model_fn``."""
+        """No default: a model needs a ``model_fn`` (a transformers folder needs ``HF_TASK``, too)."""
+        hint = ""
+        if os.path.isfile(os.path.join(model_dir, "config.json")):
+            hint = (
+                "; the model folder holds a config.json: to serve a model saved with save_pretrained() "
+                "by a transformers pipeline, set HF_TASK (e.g. text-classification) in the container's "
+                "environment (docs/hugging-face.md)"
+            )
         raise MissingHook(
             "Please provide a model_fn implementation in code/inference.py "
             "(def model_fn(model_dir): return the loaded model). "
-            "See https://sagemaker.readthedocs.io/en/stable/"
+            f"See https://sagemaker.readthedocs.io/en/stable/{hint}"
         )
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:

@@ -57,10 +57,14 @@ VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
 # deployment is reported once at start (smkit/serving/launch.py) and changes nothing.
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
-# pytorch | xgboost | sklearn: apply that AWS framework image's default handlers (the local endpoint sets it
+# pytorch | xgboost | sklearn | huggingface: apply that AWS framework image's default handlers (the local endpoint sets it
 # for configs whose image is one; docs/handler-semantics.md).
 VAR_FRAMEWORK = contract.SMKIT_FRAMEWORK
-FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow")
+FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow", "huggingface")
+# The Hugging Face inference toolkit's variables (docs/hugging-face.md).
+VAR_HF_TASK = contract.HF_TASK
+VAR_HF_MODEL_ID = contract.HF_MODEL_ID
+VAR_HF_TRUST_REMOTE_CODE = contract.HF_TRUST_REMOTE_CODE
 
 DEFAULT_PORT = contract.DEFAULT_PORT
 DEFAULT_MODEL_DIR = contract.DEFAULT_MODEL_DIR
@@ -158,8 +162,12 @@ class ServingEnv:
             the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
         model_dir: ``SM_MODEL_DIR`` or /opt/ml/model, the model the image serves by default.
-        framework: ``SMKIT_FRAMEWORK`` (pytorch, xgboost, sklearn): that AWS framework image's default
-            handlers stand in for missing hooks; None: the toolkit's generic defaults.
+        framework: ``SMKIT_FRAMEWORK`` (pytorch, xgboost, sklearn, huggingface): that AWS framework image's
+            default handlers stand in for missing hooks; None: the toolkit's generic defaults, or the
+            Hugging Face ones when ``HF_TASK`` / ``HF_MODEL_ID`` is set (:attr:`huggingface`).
+        hf_task: ``HF_TASK``, the transformers pipeline task (else inferred from ``config.json``).
+        hf_model_id: ``HF_MODEL_ID``: a folder holding a saved model to load instead of the model data.
+        hf_trust_remote_code: ``HF_TRUST_REMOTE_CODE`` (default false).
     """
 
     port: int = DEFAULT_PORT
@@ -187,6 +195,18 @@ class ServingEnv:
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
     framework: str | None = None
+    hf_task: str | None = None
+    hf_model_id: str | None = None
+    hf_trust_remote_code: bool = False
+
+    @property
+    def huggingface(self) -> bool:
+        """The Hugging Face defaults apply: AWS's Hugging Face image, or ``HF_TASK`` / ``HF_MODEL_ID`` set."""
+        if self.framework is not None:
+            return self.framework == "huggingface"
+        return contract.uses_huggingface_defaults(
+            {VAR_HF_TASK: self.hf_task or "", VAR_HF_MODEL_ID: self.hf_model_id or ""}
+        )
 
     @property
     def module_name(self) -> str:
@@ -250,6 +270,9 @@ class ServingEnv:
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
             framework=_choice(env, VAR_FRAMEWORK, "", FRAMEWORKS) or None,
+            hf_task=env.get(VAR_HF_TASK, "").strip() or None,
+            hf_model_id=env.get(VAR_HF_MODEL_ID, "").strip() or None,
+            hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
         )
 
 

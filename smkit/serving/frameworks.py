@@ -11,6 +11,9 @@ Read from the images' own sources (docs/handler-semantics.md):
   ``model.predict(data, validate_features=False)``; no default ``model_fn``.
 - scikit-learn (aws/sagemaker-scikit-learn-container, ``serving.py``): the generic defaults, JSON and CSV
   decoded as float32; no default ``model_fn``.
+- Hugging Face (aws/sagemaker-huggingface-inference-toolkit): a ``transformers.pipeline`` chosen by
+  ``HF_TASK`` (:mod:`smkit.serving.huggingface`). The kit's image applies them too when ``HF_TASK`` or
+  ``HF_MODEL_ID`` is set, and there ``text-generation`` can stream.
 
 The framework (and NumPy) is imported only when a default that needs it runs: a model worker may run
 in an environment without NumPy (docs/serving-runtime.md).
@@ -23,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from smkit.serving import codecs
 from smkit.serving.defaults import DefaultHandlers, MissingHook
+from smkit.serving.env import ServingEnv
 from smkit.serving.errors import BadRequest, UnsupportedMediaType
+from smkit.serving.huggingface import HuggingFaceDefaults
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,12 +148,33 @@ DEFAULTS: dict[str | None, type[DefaultHandlers]] = {
     "xgboost": XGBoostDefaults,
     "sklearn": SklearnDefaults,
     "tensorflow": DefaultHandlers,
+    "huggingface": HuggingFaceDefaults,
 }
 
 
-def framework_defaults(framework: str | None, default_accept: str) -> DefaultHandlers:
-    """The default handlers of ``framework``'s image (the generic ones for the kit's image)."""
-    return DEFAULTS[framework](default_accept)
+def framework_defaults(env: ServingEnv) -> DefaultHandlers:
+    """The default handlers of the image: its framework's, the Hugging Face ones, or the generic ones.
+
+    On the kit's image (no ``SMKIT_FRAMEWORK``) ``HF_TASK`` / ``HF_MODEL_ID`` turn on the Hugging Face
+    defaults, streaming included; AWS's Hugging Face image (``SMKIT_FRAMEWORK=huggingface``) has a model
+    server that cannot stream, so there ``"stream": true`` is ignored as its toolkit ignores it.
+    """
+    if env.huggingface:
+        return HuggingFaceDefaults(
+            env.default_accept,
+            task=env.hf_task,
+            model_id=env.hf_model_id,
+            trust_remote_code=env.hf_trust_remote_code,
+            streaming=env.framework is None,
+        )
+    return DEFAULTS[env.framework](env.default_accept)
 
 
-__all__ = ["DEFAULTS", "PyTorchDefaults", "SklearnDefaults", "XGBoostDefaults", "framework_defaults"]
+__all__ = [
+    "DEFAULTS",
+    "HuggingFaceDefaults",
+    "PyTorchDefaults",
+    "SklearnDefaults",
+    "XGBoostDefaults",
+    "framework_defaults",
+]

@@ -117,7 +117,7 @@ class ModelHandler:
 
     def _bind_hooks(self) -> tuple[Hook | None, Hook, Hook | None, Hook | None]:
         module = self.user_module.module if self.user_module else None
-        defaults = framework_defaults(self.env.framework, self.env.default_accept)
+        defaults = framework_defaults(self.env)
 
         def user(name: str) -> Callable[..., Any] | None:
             return getattr(module, name, None) if module is not None else None

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from smkit.cli import main
+from smkit.config import load_config
 from smkit.scaffold import FRAMEWORKS
 
 
@@ -31,6 +32,16 @@ def test_init_names_the_file_the_handler_loads(framework: str, model_file: str, 
     assert "smkit train mine --samples-only --rows" in result.output
     assert "smkit smoke-test --config" in result.output and "make " not in result.output
     assert json.loads((tmp_path / "cdk.json").read_text())["app"] == "python -m stacks.app"
+
+
+def test_init_huggingface_writes_no_handler_and_sets_hf_task(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["init", "mine", "--framework", "huggingface", "--root", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in (tmp_path / "model_code" / "mine" / "code").iterdir()] == ["requirements.txt"]
+    config = load_config(tmp_path / "config" / "mine.yaml")
+    assert config.model.containers[0].environment == {"HF_TASK": "text-classification"}
+    assert "no handler code" in result.output and "save_pretrained()" in result.output
+    assert "inference.py" not in result.output
 
 
 def test_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:

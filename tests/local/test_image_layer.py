@@ -12,6 +12,11 @@ PYTORCH = (
     "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-cpu-py312-ubuntu22.04-sagemaker"
 )
 
+HUGGINGFACE = (
+    "763104351884.dkr.ecr.us-east-1.amazonaws.com/"
+    "huggingface-pytorch-inference:2.6.0-transformers4.51.3-cpu-py312-ubuntu22.04"
+)
+
 
 def test_the_kits_image_layer_is_its_pinned_requirements_plus_the_extra_file(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("# runtime\nnumpy==2.4.6\nuvicorn==0.54.0  # server\n")
@@ -30,6 +35,26 @@ def test_a_framework_image_gets_its_framework_and_not_the_kits_extra_file(tmp_pa
     assert image_requirements(runtime, container_dir=tmp_path) == ["numpy==2.4.6", "torch==2.6.0.*"]
     # A model pinning its own torch keeps that pin (no second torch in the layer).
     assert image_requirements(runtime, "torch==2.13.0\n", container_dir=tmp_path) == ["numpy==2.4.6"]
+
+
+def test_a_hugging_face_image_ships_torch_and_transformers_at_its_tags_versions(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    runtime = dlc_runtime(HUGGINGFACE)
+    assert (runtime.framework, runtime.framework_version, runtime.transformers_version, runtime.python) == (
+        "huggingface",
+        "2.6.0",
+        "4.51.3",
+        "3.12",
+    )
+    assert image_requirements(runtime, container_dir=tmp_path) == [
+        "numpy==2.4.6",
+        "torch==2.6.0.*",
+        "transformers==4.51.3.*",
+    ]
+    assert image_requirements(runtime, "transformers==4.57.6\n", container_dir=tmp_path) == [
+        "numpy==2.4.6",
+        "torch==2.6.0.*",
+    ]
 
 
 def test_the_checkout_is_read_by_default() -> None:

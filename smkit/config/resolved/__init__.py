@@ -19,8 +19,8 @@ from pathlib import Path
 from smkit.config.models import DeploymentConfig
 from smkit.config.resolved.environment import WorkerCount, container_environment, profile_of, worker_count
 from smkit.config.resolved.images import (
-    FRAMEWORK_DISTRIBUTIONS,
     KIT_PYTHON,
+    PACKAGE_DISTRIBUTIONS,
     ImageRuntime,
     ResolvedImage,
     dlc_runtime,
@@ -46,7 +46,7 @@ def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDe
 
 
 __all__ = [
-    "FRAMEWORK_DISTRIBUTIONS",
+    "PACKAGE_DISTRIBUTIONS",
     "KIT_PYTHON",
     "ImageRuntime",
     "ResolveError",

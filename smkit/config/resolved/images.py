@@ -36,20 +36,25 @@ FRAMEWORK_REPOSITORIES = {
     "sagemaker-xgboost": "xgboost",
     "sagemaker-scikit-learn": "sklearn",
     "tensorflow-inference": "tensorflow",
+    "huggingface-pytorch-inference": "huggingface",
 }
-# The framework's package, pinned to the image's version when the model's requirements name none of its
-# distributions (xgboost-cpu is XGBoost without the CUDA libraries).
+# The framework's packages, each pinned to the image's version when the model's requirements name none of
+# its distributions (xgboost-cpu is XGBoost without the CUDA libraries). The first carries the tag's
+# leading version; the Hugging Face images name their transformers version in the tag too
+# (huggingface-pytorch-inference:2.6.0-transformers4.51.3-cpu-py312-ubuntu22.04).
 FRAMEWORK_PACKAGES = {
-    "pytorch": "torch",
-    "xgboost": "xgboost",
-    "sklearn": "scikit-learn",
-    "tensorflow": "tensorflow",
-}
-FRAMEWORK_DISTRIBUTIONS = {
     "pytorch": ("torch",),
-    "xgboost": ("xgboost", "xgboost-cpu"),
+    "xgboost": ("xgboost",),
     "sklearn": ("scikit-learn",),
+    "tensorflow": ("tensorflow",),
+    "huggingface": ("torch", "transformers"),
+}
+PACKAGE_DISTRIBUTIONS = {
+    "torch": ("torch",),
+    "xgboost": ("xgboost", "xgboost-cpu"),
+    "scikit-learn": ("scikit-learn",),
     "tensorflow": ("tensorflow", "tensorflow-cpu"),
+    "transformers": ("transformers",),
 }
 # Images whose tags do not name their Python: the version their Dockerfiles install
 # (aws/sagemaker-xgboost-container docker/*/base/Dockerfile.cpu PYTHON_VERSION).
@@ -57,6 +62,7 @@ TAG_PYTHON = {("xgboost", "1.7"): "3.10", ("xgboost", "3.0"): "3.10"}
 _FROM_PYTHON = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:\S+/)?python:(\d+\.\d+)", re.I | re.M)
 _TAG_PYTHON = re.compile(r"-py(\d)(\d+)(?:-|$)")
 _TAG_VERSION = re.compile(r"^(\d+(?:\.\d+){0,2})")
+_TAG_TRANSFORMERS = re.compile(r"-transformers(\d+(?:\.\d+){0,2})")
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,10 @@ class ImageRuntime:
 
     Attributes:
         python: ``"3.11"``: the interpreter version the model's environment is built with.
-        framework: ``pytorch``, ``xgboost``, ``sklearn``, ``tensorflow``, or None for the kit's image.
+        framework: ``pytorch``, ``xgboost``, ``sklearn``, ``tensorflow``, ``huggingface``, or None for the
+            kit's image.
         framework_version: the framework version in the image tag (``"2.6.0"``), when known.
+        transformers_version: the transformers version in a Hugging Face image's tag (``"4.51.3"``).
         gpu: whether the image is a GPU build.
         label: how messages name the image.
         requirements: the lines of the config's ``image.requirements`` file, which the image installs.
@@ -75,17 +83,21 @@ class ImageRuntime:
     python: str = KIT_PYTHON
     framework: str | None = None
     framework_version: str | None = None
+    transformers_version: str | None = None
     gpu: bool = False
     label: str = "the kit's image (container/Dockerfile)"
     requirements: tuple[str, ...] = ()
 
     @property
-    def framework_requirement(self) -> str | None:
-        """``torch==2.6.0``: the framework package the image ships, or None."""
+    def framework_requirements(self) -> list[tuple[str, tuple[str, ...]]]:
+        """``[("torch==2.6.0.*", ("torch",))]``: each framework package the image ships, and its distributions."""
         if self.framework is None:
-            return None
-        package = FRAMEWORK_PACKAGES[self.framework]
-        return f"{package}=={self.framework_version}.*" if self.framework_version else package
+            return []
+        versions = [self.framework_version, self.transformers_version]
+        return [
+            (f"{package}=={version}.*" if version else package, PACKAGE_DISTRIBUTIONS[package])
+            for package, version in zip(FRAMEWORK_PACKAGES[self.framework], versions, strict=False)
+        ]
 
 
 @dataclass(frozen=True)
@@ -157,10 +169,12 @@ def dlc_runtime(uri: str) -> ImageRuntime:
         python = f"{python_match.group(1)}.{python_match.group(2)}"
     else:  # e.g. sagemaker-xgboost:1.7-1, sagemaker-scikit-learn:1.2-1-cpu-py3
         python = TAG_PYTHON.get((framework or "", ".".join((version or "").split(".")[:2])), KIT_PYTHON)
+    transformers = _TAG_TRANSFORMERS.search(tag) if framework == "huggingface" else None
     return ImageRuntime(
         python=python,
         framework=framework,
         framework_version=version,
+        transformers_version=transformers.group(1) if transformers else None,
         gpu="-gpu" in tag or "-cu1" in tag,
         label=uri,
     )

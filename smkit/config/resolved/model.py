@@ -14,6 +14,7 @@ from typing import Literal
 
 from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
+from smkit.contract import uses_huggingface_defaults
 
 DataKind = Literal["archive", "prefix", "multi-model"]
 
@@ -85,6 +86,15 @@ class ResolvedContainer:
     profile: str
     network_isolation: bool
     vendor_wheels: bool
+
+    @property
+    def defaults(self) -> str | None:
+        """The default handlers the container applies for hooks ``inference.py`` leaves out: its image's
+        framework's, or ``huggingface`` on the kit's image when the environment sets ``HF_TASK`` or
+        ``HF_MODEL_ID`` (the serving runtime reads the same variables, docs/hugging-face.md)."""
+        if self.image.runtime.framework is None and uses_huggingface_defaults(self.environment):
+            return "huggingface"
+        return self.image.runtime.framework
 
     @property
     def multi_model(self) -> bool:

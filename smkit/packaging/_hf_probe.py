@@ -1,0 +1,42 @@
+"""Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
+
+Loads the Hugging Face pipeline the way the serving runtime's defaults do (``smkit/hftasks.py``, loaded by
+path) and writes the task, the pipeline's and the model's class, or the error, as JSON to the request's
+``out`` path.
+"""
+
+import importlib.util
+import json
+import sys
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location("_smkit_hftasks", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(request_path):
+    with open(request_path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    sys.path[0:0] = request.get("extra_paths", [])
+    tasks = _load(request["hftasks"])
+    answer = {"stage": "ok"}
+    try:
+        source = tasks.model_source(request["model_dir"], request.get("model_id"))
+        task = request.get("task") or tasks.infer_task(source)
+        answer["task"] = task
+        pipe = tasks.load_pipeline(source, task, trust_remote_code=request.get("trust_remote_code", False))
+        answer["pipeline"] = type(pipe).__name__
+        answer["model"] = type(pipe.model).__name__
+    except Exception as exc:  # noqa: BLE001 - reported to the packager, which names the fix
+        answer.update(stage="load", error_type=type(exc).__name__, error=str(exc))
+    with open(request["out"], "w", encoding="utf-8") as handle:
+        json.dump(answer, handle)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
