@@ -20,6 +20,9 @@ class DefaultHandlers:
     images' defaults do for scikit-learn/XGBoost style models), else asks for a ``predict_fn``.
     """
 
+    # Whether default_output_fn also answers a streamed prediction (else the runtime encodes its items).
+    output_fn_streams = False
+
     def __init__(self, default_accept: str = codecs.JSON) -> None:
         self.default_accept = default_accept
 

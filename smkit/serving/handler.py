@@ -128,7 +128,8 @@ class ModelHandler:
         if transform is not None:
             self._transform = bind_hook("transform_fn", transform)
         else:
-            self._default_output = chain[2] is None
+            # The default output_fn is bypassed for a streamed prediction unless it answers streams itself.
+            self._default_output = chain[2] is None and not defaults.output_fn_streams
             self._chain = (
                 bind_hook("input_fn", chain[0] or defaults.default_input_fn),
                 bind_hook("predict_fn", chain[1] or defaults.default_predict_fn),

@@ -44,6 +44,8 @@ class HuggingFaceDefaults(DefaultHandlers):
         streaming: answer ``"stream": true`` requests of text-generation as a stream (the kit's image).
     """
 
+    output_fn_streams = True  # a token stream leaves as server-sent events (text/event-stream)
+
     def __init__(
         self,
         default_accept: str,
