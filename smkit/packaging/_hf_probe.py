@@ -1,8 +1,8 @@
 """Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
 
 Loads the Hugging Face pipeline the way the serving runtime's defaults do (``smkit/hftasks.py``, loaded by
-path) and writes the task, the pipeline's and the model's class, or the error, as JSON to the request's
-``out`` path.
+path) and writes the task, the pipeline's and the model's class (or the error) and the interpreter with its
+distributions (``_probe.py``'s, loaded by path), as JSON to the request's ``out`` path.
 """
 
 import importlib.util
@@ -10,8 +10,8 @@ import json
 import sys
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location("_smkit_hftasks", path)
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -23,8 +23,8 @@ def main(request_path):
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
     sys.path[0:0] = request.get("extra_paths", [])
-    tasks = _load(request["hftasks"])
-    answer = {"stage": "ok"}
+    tasks = _load(request["hftasks"], "_smkit_hftasks")
+    answer = {"stage": "ok", "environment": _load(request["probe"], "_smkit_probe")._environment()}
     try:
         source = tasks.model_source(request["model_dir"], request.get("model_id"))
         task = request.get("task") or tasks.infer_task(source)

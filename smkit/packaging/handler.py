@@ -8,6 +8,7 @@ environment tweaks, never writing ``__pycache__`` into the code folder) with ``c
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import subprocess
@@ -168,7 +169,8 @@ def check_handler(
             extra_paths=extra_paths,
             timeout_s=timeout_s,
         )
-        return _defaults_only(code_dir, f"no {entry_point}: {pipeline.describe()}")
+        report = _defaults_only(code_dir, f"no {entry_point}: {pipeline.describe()}")
+        return dataclasses.replace(report, environment=pipeline.environment)
     if not file.is_file():
         raise PackagingError(
             str(file),

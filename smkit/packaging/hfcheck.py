@@ -14,12 +14,14 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from smkit import hftasks
 from smkit.contract import HF_MODEL_ID, HF_TASK, HF_TRUST_REMOTE_CODE
 from smkit.packaging.errors import PackagingError
 
 PROBE_SOURCE = (Path(__file__).with_name("_hf_probe.py")).read_text(encoding="utf-8")
+HANDLER_PROBE = Path(__file__).with_name("_probe.py")  # its _environment() names what ran the check
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t"})
 
 
@@ -30,6 +32,7 @@ class PipelineReport:
     task: str
     pipeline: str | None = None
     model: str | None = None
+    environment: dict[str, Any] | None = None  # as HandlerReport.environment
 
     def describe(self) -> str:
         """``the Hugging Face defaults serve pipeline('text-classification') (TextClassificationPipeline ...)``."""
@@ -61,6 +64,7 @@ def check_pipeline(
         return PipelineReport(task)
     request = {
         "hftasks": hftasks.__file__,
+        "probe": str(HANDLER_PROBE),
         "model_dir": str(artifacts_dir.resolve()),
         "model_id": model_id,
         "task": task,
@@ -100,4 +104,4 @@ def check_pipeline(
             "save the model and its tokenizer with save_pretrained() into the artifacts folder, list "
             "transformers and torch in code/requirements.txt, and check HF_TASK",
         )
-    return PipelineReport(task, answer["pipeline"], answer["model"])
+    return PipelineReport(task, answer["pipeline"], answer["model"], answer.get("environment"))

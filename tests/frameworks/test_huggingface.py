@@ -196,6 +196,7 @@ def test_scaffolded_text_classifier_served_by_hf_task_alone(
         "no inference.py: the Hugging Face defaults serve pipeline('text-classification') "
         "(TextClassificationPipeline over BertForSequenceClassification)"
     ) in output
+    assert "transformers==4.57.6" in output  # the archive records what the pipeline was checked with
 
     with LocalEndpoint(config, root=tmp_path) as endpoint:
         client = endpoint.client()
