@@ -30,7 +30,6 @@ import random
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -40,19 +39,15 @@ from typing import Any
 import psutil
 
 from bench.common import (
-    BENCHMARKS_MD,
     LOOPBACK,
     PORTS_BELOW,
     RESULTS_DIR,
     BenchError,
     ManagedServer,
-    apply_niceness,
-    exit_on_sigterm,
-    machine_facts,
-    replace_section,
+    add_output_options,
+    run_benchmark,
     running,
     smkit_spec,
-    write_json,
 )
 from bench.envs import resolve_smkit_python
 from bench.load import Request, invoke_once, percentile, read_response
@@ -395,14 +390,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=70.0,
         help="seconds without an answer that count as a hung connection",
     )
-    p.add_argument("--out", type=Path, default=RESULTS_DIR / "chaos.json", help="JSON result path")
-    p.add_argument(
-        "--smkit-python",
-        default="image",
-        help="interpreter for smkit: 'image' (venv with the image's and the model's requirements) or a path",
-    )
-    p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
-    p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
+    add_output_options(p, out=RESULTS_DIR / "chaos.json")
     args = p.parse_args(argv)
     if args.requests < args.concurrency or args.concurrency < 1:
         p.error(f"--requests {args.requests} must be >= --concurrency {args.concurrency} >= 1")
@@ -410,22 +398,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    apply_niceness(args.nice)
-    exit_on_sigterm()
-    args.machine = machine_facts()
-    with tempfile.TemporaryDirectory(prefix="smkit-bench-chaos-") as tmp:
-        try:
-            result = chaos(args, Path(tmp))
-        except BenchError as exc:
-            print(f"bench.chaos: {exc}", file=sys.stderr)
-            return 1
-    write_json(args.out, result)
-    table = markdown(result)
-    print(table)
-    if not args.no_markdown:
-        replace_section(BENCHMARKS_MD, "chaos", table)
-    return 0 if result["passed"] else 1
+    return run_benchmark("chaos", parse_args(argv), chaos, markdown)
 
 
 if __name__ == "__main__":

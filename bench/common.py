@@ -7,13 +7,16 @@ Python workers), can be found again by session id, measured (RSS, CPU) and stopp
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import signal
 import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,3 +265,44 @@ def replace_section(markdown_path: Path, section: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     markdown_path.write_text(text)
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, out: Path) -> None:
+    """The options every server benchmark shares: result path, smkit's interpreter, priority, markdown."""
+    parser.add_argument("--out", type=Path, default=out, help="JSON result path")
+    parser.add_argument(
+        "--smkit-python",
+        default="image",
+        help="interpreter for smkit: 'image' (venv with the image's and the model's requirements) or a path",
+    )
+    parser.add_argument(
+        "--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)"
+    )
+    parser.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
+
+
+def run_benchmark(
+    name: str,
+    args: argparse.Namespace,
+    measure: Callable[[argparse.Namespace, Path], dict[str, Any]],
+    markdown: Callable[[dict[str, Any]], str],
+) -> int:
+    """Priority, SIGTERM handling and machine facts; ``measure`` in a scratch folder; JSON, table, BENCHMARKS.md.
+
+    Returns the exit status: 1 when the benchmark failed to run or its result says it did not pass.
+    """
+    apply_niceness(args.nice)
+    exit_on_sigterm()
+    args.machine = machine_facts()
+    with tempfile.TemporaryDirectory(prefix=f"smkit-bench-{name}-") as tmp:
+        try:
+            result = measure(args, Path(tmp))
+        except BenchError as exc:
+            print(f"bench.{name}: {exc}", file=sys.stderr)
+            return 1
+    write_json(args.out, result)
+    table = markdown(result)
+    print(table)
+    if not args.no_markdown:
+        replace_section(BENCHMARKS_MD, name, table)
+    return 0 if result["passed"] else 1
