@@ -22,7 +22,13 @@ from stacks.constructs.component_monitoring import ComponentMonitoring
 from stacks.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
 from stacks.constructs.endpoint import InferenceEndpoint
 from stacks.constructs.execution_role import ExecutionRole
-from stacks.constructs.inference_component import ComponentCompute, InferenceComponent, RollingUpdateSettings
+from stacks.constructs.inference_component import (
+    AdapterSource,
+    ComponentCompute,
+    ComponentPlacement,
+    InferenceComponent,
+    RollingUpdateSettings,
+)
 from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 
 
@@ -67,6 +73,10 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> C
         max_instances=spec.instance_scaling.max_instances,
         volume_size_gb=v.volume_size_gb,
         routing=v.routing,
+        inference_ami_version=v.inference_ami_version,
+        capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
+        if v.capacity_reservation
+        else None,
     )
 
 
@@ -116,7 +126,8 @@ def add_inference_components(
     rollout = rolling_update(spec.rolling_update)
     components: dict[str, InferenceComponent] = {}
     scaling: dict[str, ComponentAutoscaling] = {}
-    for ic in spec.components:
+    for ic in [c for c in spec.components if c.base_component is None]:
+        assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
             scope,
             f"Component{mapping.pascal(ic.name)}",
@@ -133,6 +144,11 @@ def add_inference_components(
             model_data_download_timeout_seconds=ic.model_data_download_timeout_seconds,
             container_startup_health_check_timeout_seconds=ic.container_startup_health_check_timeout_seconds,
             rolling_update=rollout,
+            placement=ComponentPlacement(
+                placement=ic.scheduling.placement.upper() if ic.scheduling else None,
+                max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
+                data_cache=ic.data_cache,
+            ),
         )
         components[ic.name] = component
         if ic.autoscaling is not None:
@@ -153,6 +169,7 @@ def add_inference_components(
             # Application Auto Scaling registers an existing component only.
             target.node.add_dependency(component.resource)
             scaling[ic.name] = target
+    adapters = _adapters(scope, spec, components, endpoint, endpoint_config.variant_names[0], role)
     monitoring = None
     if cfg.monitoring.alarms:
         monitoring = ComponentMonitoring(
@@ -171,4 +188,31 @@ def add_inference_components(
         policy = role.grant_describe_alarms([a.alarm_arn for a in rollback])
         for component in components.values():
             component.node.add_dependency(policy)
-    return ComponentParts(endpoint_config, endpoint, models, components, scaling, monitoring)
+    return ComponentParts(endpoint_config, endpoint, models, {**components, **adapters}, scaling, monitoring)
+
+
+def _adapters(
+    scope: Construct,
+    spec: InferenceComponentsSpec,
+    bases: Mapping[str, InferenceComponent],
+    endpoint: InferenceEndpoint,
+    variant_name: str,
+    role: ExecutionRole,
+) -> dict[str, InferenceComponent]:
+    """Adapter components on their base components; the role may read each adapter's weights."""
+    out = {}
+    for ic in [c for c in spec.components if c.base_component is not None]:
+        assert ic.artifact_url is not None and ic.base_component is not None  # smkit.config.hosting_rules
+        base = bases[ic.base_component]
+        adapter = InferenceComponent(
+            scope,
+            f"Component{mapping.pascal(ic.name)}",
+            endpoint_name=endpoint.resource.attr_endpoint_name,
+            variant_name=variant_name,
+            adapter=AdapterSource(base_component_name=base.component_name, artifact_url=ic.artifact_url),
+        )
+        # The base is named by its physical name (a string): CloudFormation must create it first.
+        adapter.node.add_dependency(base.resource)
+        role.grant_s3_read(f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url)
+        out[ic.name] = adapter
+    return out

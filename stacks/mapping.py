@@ -15,7 +15,7 @@ from smkit.config import DeploymentConfig, ShadowVariant
 from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
 from smkit.config.scaling import variant_paths
 from stacks.constructs.autoscaling import ScalingSettings
-from stacks.constructs.endpoint import DeploymentGuardrails
+from stacks.constructs.endpoint import BatchSize, DeploymentGuardrails
 from stacks.constructs.endpoint_config import (
     AsyncSettings,
     DataCaptureSettings,
@@ -72,7 +72,11 @@ def model_data(data: ResolvedModelData) -> ModelData:
     """The model data source of one container."""
     if data.uri is not None:
         return ModelData.from_s3(
-            data.uri, kind=data.kind, kms_key_arn=data.kms_key_arn, cache_enabled=data.cache_enabled
+            data.uri,
+            kind=data.kind,
+            kms_key_arn=data.kms_key_arn,
+            cache_enabled=data.cache_enabled,
+            accept_eula=data.accept_eula,
         )
     assert data.path is not None
     return MODEL_DATA[data.kind](data.path, data)
@@ -90,6 +94,10 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
             model_data_download_timeout_seconds=v.model_data_download_timeout_seconds,
             container_startup_health_check_timeout_seconds=v.container_startup_health_check_timeout_seconds,
             routing=v.routing,
+            inference_ami_version=v.inference_ami_version,
+            capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
+            if v.capacity_reservation
+            else None,
         )
         for v in cfg.endpoint.variants
     ]
@@ -152,13 +160,23 @@ def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSetting
     return out
 
 
+def batch_size(count: int | None, percent: int | None) -> BatchSize | None:
+    """A rolling update's CapacitySize: instances, or a percentage of the variant's instances."""
+    if count is not None:
+        return BatchSize("INSTANCE_COUNT", count)
+    return BatchSize("CAPACITY_PERCENT", percent) if percent is not None else None
+
+
 def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
-    """Blue/green settings of the endpoint."""
+    """Blue/green or rolling settings of the endpoint."""
     d = cfg.endpoint.deployment
+    rolling = d.strategy == "rolling"
     return DeploymentGuardrails(
         strategy=d.strategy,
         canary_size_percent=d.canary_size_percent,
         linear_step_percent=d.linear_step_percent,
+        batch=batch_size(d.batch_instances, d.batch_percent) if rolling else None,
+        rollback_batch=batch_size(d.rollback_batch_instances, d.rollback_batch_percent) if rolling else None,
         wait_interval_seconds=d.wait_interval_seconds,
         termination_wait_seconds=d.termination_wait_seconds,
         max_execution_timeout_seconds=d.max_execution_timeout_seconds,
@@ -215,6 +233,8 @@ def data_capture(cfg: DeploymentConfig, storage: EndpointBucket) -> DataCaptureS
         destination_s3_uri=storage.s3_uri(capture.prefix),
         sampling_percentage=capture.sampling_percentage,
         capture=capture.capture,
+        csv_content_types=capture.csv_content_types,
+        json_content_types=capture.json_content_types,
     )
 
 

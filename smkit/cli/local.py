@@ -184,7 +184,10 @@ def local_endpoint(
     }
     if region:
         settings["region"] = region  # else the config's region (or us-east-1)
-    endpoint = LocalEndpoint(config, port=port, name=name, **settings)
+    try:
+        endpoint = LocalEndpoint(config, port=port, name=name, **settings)
+    except LocalEndpointError as exc:  # a config the local endpoint refuses (smkit.local.unsupported)
+        raise click.ClickException(str(exc)) from None
     # Explicit for both: a shell may start background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)

@@ -115,6 +115,7 @@ def plan(
         return [
             case
             for component in spec.components
+            if component.container is not None  # adapters answer through their base's engine only
             for case in _cases_for(
                 _samples(
                     root, component.container, why=f"inference component {component.name}", config=config

@@ -111,8 +111,8 @@ def waits(cfg: DeploymentConfig) -> int:
 
 def execution_timeout(cfg: DeploymentConfig) -> Iterable[Issue]:
     d = cfg.endpoint.deployment
-    if d.max_execution_timeout_seconds is None:
-        return
+    if d.max_execution_timeout_seconds is None or d.strategy == "rolling":
+        return  # rolling: smkit.config.hosting_rules
     total = waits(cfg)
     if d.max_execution_timeout_seconds <= total:
         fix = (

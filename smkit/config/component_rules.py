@@ -116,9 +116,9 @@ def component_layout(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"components are updated copy by copy with {PATH}.rolling_update; use all-at-once here. {ROLLING}",
         )
     containers = {c.name for c in cfg.model.containers}
-    used = Counter(c.container for c in spec.components)
+    used = Counter(c.container for c in spec.components if c.container is not None)
     for i, component in enumerate(spec.components):
-        if component.container not in containers:
+        if component.container is not None and component.container not in containers:
             yield Issue(
                 f"{PATH}.components[{i}].container",
                 component.container,
@@ -166,6 +166,8 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
         path = f"{PATH}.components[{i}]"
         yield from _copy_scaling(path, component.copies, component.autoscaling)
         compute = component.compute
+        if compute is None:
+            continue  # an adapter (smkit.config.hosting_rules)
         if compute.max_memory_mb is not None and compute.max_memory_mb < compute.min_memory_mb:
             yield Issue(
                 f"{path}.compute.max_memory_mb",
@@ -182,7 +184,11 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
                 compute.accelerators,
             )
     if scaling.min_instances == 0:
-        fixed = [c.name for c in spec.components if c.autoscaling is None or c.autoscaling.min_copies > 0]
+        fixed = [
+            c.name
+            for c in spec.components
+            if c.base_component is None and (c.autoscaling is None or c.autoscaling.min_copies > 0)
+        ]
         if fixed:
             yield Issue(
                 f"{PATH}.instance_scaling.min_instances",

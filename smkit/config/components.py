@@ -36,6 +36,13 @@ ROLLING = (
 )
 SCALE_TO_ZERO = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html"
 MANAGED_SCALING = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html"
+ADAPTERS = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html"
+SCHEDULING = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentSchedulingConfig.html"
+)
+DATA_CACHE = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentDataCacheConfig.html"
+)
 SHADOW = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html"
     "#sagemaker-CreateEndpointConfig-request-ShadowProductionVariants"
@@ -111,8 +118,26 @@ class CopyScaling(Frozen):
     )
 
 
+class Scheduling(Frozen):
+    """SchedulingConfig: how copies are placed on the variant's instances."""
+
+    placement: Literal["spread", "binpack"] = Field(
+        description="PlacementStrategy: SPREAD (copies spread over instances, for resilience) or BINPACK "
+        f"(packed onto few instances, so idle ones can be released). Required. {SCHEDULING}"
+    )
+    max_az_imbalance: int | None = Field(
+        None,
+        ge=0,
+        le=100,
+        description="AvailabilityZoneBalance.MaxImbalance: largest difference in copies between two "
+        "Availability Zones (EnforcementMode PERMISSIVE, the only mode; CloudFormation requires the block). "
+        f"Default: unset. {SCHEDULING}",
+    )
+
+
 class InferenceComponent(Frozen):
-    """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources."""
+    """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources, or an
+    adapter (LoRA weights in S3) on another component's model and compute."""
 
     name: str = Field(
         pattern=COMPONENT_NAME,
@@ -121,10 +146,35 @@ class InferenceComponent(Frozen):
             f"{CREATE_IC}"
         ),
     )
-    container: str = Field(
-        description=f"Name of the model.containers entry this component runs (Specification.ModelName). Required. {CREATE_IC}"
+    container: str | None = Field(
+        None,
+        description="Name of the model.containers entry this component runs (Specification.ModelName). "
+        f"Required, except for an adapter. {CREATE_IC}",
     )
-    compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements. {RESOURCES}")
+    compute: ComputeRequirements | None = Field(
+        None, description=f"ComputeResourceRequirements. Required, except for an adapter. {RESOURCES}"
+    )
+    base_component: str | None = Field(
+        None,
+        pattern=COMPONENT_NAME,
+        description="Makes this an adapter component: the name of the component (of this config) whose model "
+        "and compute it shares (Specification.BaseInferenceComponentName). Default: unset (a base component). "
+        f"{ADAPTERS}",
+    )
+    artifact_url: str | None = Field(
+        None,
+        description="Adapters only: s3://BUCKET/PREFIX/ of the LoRA adapter's weights in the endpoint's region "
+        f"(Specification.Container.ArtifactUrl). {ADAPTERS}",
+    )
+    scheduling: Scheduling | None = Field(
+        None,
+        description=f"SchedulingConfig of the copies. Default: unset (SageMaker's placement). {SCHEDULING}",
+    )
+    data_cache: bool | None = Field(
+        None,
+        description="DataCacheConfig.EnableCaching: cache the model data and image on each instance, so a new "
+        f"copy starts from local disk. Default: unset (SageMaker's default). {DATA_CACHE}",
+    )
     copies: int = Field(
         1,
         ge=1,

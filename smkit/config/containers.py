@@ -97,6 +97,13 @@ class ModelData(Frozen):
     cache: Literal["enabled", "disabled"] | None = Field(
         None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."
     )
+    accept_eula: bool = Field(
+        False,
+        description="source: s3 with an uncompressed prefix only: ModelDataSource.S3DataSource.ModelAccessConfig"
+        ".AcceptEula: true, for gated weights whose license must be accepted before SageMaker downloads them "
+        "(you accept that license by setting it). Default: false. "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html",
+    )
 
     @property
     def local_path(self) -> str:

@@ -8,7 +8,7 @@ AWS references:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -18,6 +18,34 @@ from smkit.config.scaling import Autoscaling
 
 # Family, optional hyphenated qualifier (ml.p6-b200.48xlarge), size.
 INSTANCE_TYPE = r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$"
+VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
+CAPACITY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCapacityReservationConfig.html"
+ROLLING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html"
+CAPTURE_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CaptureContentTypeHeader.html"
+# ProductionVariant.InferenceAmiVersion: the AMIs SageMaker offers (driver / CUDA / Neuron versions).
+InferenceAmiVersion = Literal[
+    "al2-ami-sagemaker-inference-gpu-2",
+    "al2-ami-sagemaker-inference-gpu-2-1",
+    "al2-ami-sagemaker-inference-gpu-3-1",
+    "al2-ami-sagemaker-inference-neuron-2",
+    "al2023-ami-sagemaker-inference-gpu-4-1",
+]
+INFERENCE_AMI_VERSIONS: tuple[str, ...] = get_args(InferenceAmiVersion)
+# MlReservationArn (CapacityReservationConfig): arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID.
+ML_RESERVATION_ARN = r"^arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z0-9\-]{1,14}/\S+$"
+# CaptureContentTypeHeader entries: a media type such as text/csv.
+MEDIA_TYPE = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*\/[a-zA-Z0-9](-*[a-zA-Z0-9.])*$"
+
+
+class CapacityReservation(Frozen):
+    """ProductionVariant.CapacityReservationConfig: place the variant's instances in an ML capacity
+    reservation (a training plan or reserved capacity for p5 / p6 instances) and nowhere else."""
+
+    ml_reservation_arn: str = Field(
+        pattern=ML_RESERVATION_ARN,
+        description="MlReservationArn: the reservation's ARN (its region is the endpoint's). "
+        f"CapacityReservationPreference is capacity-reservations-only, the only value AWS offers. {CAPACITY_URL}",
+    )
 
 
 class Variant(Frozen):
@@ -37,6 +65,15 @@ class Variant(Frozen):
     volume_size_gb: int | None = Field(None, ge=1, le=512)
     model_data_download_timeout_seconds: int | None = Field(None, ge=60, le=3600)
     container_startup_health_check_timeout_seconds: int | None = Field(None, ge=60, le=3600)
+    inference_ami_version: InferenceAmiVersion | None = Field(
+        None,
+        description="ProductionVariant.InferenceAmiVersion: pins the instance's AMI (NVIDIA driver and CUDA, or "
+        "Neuron) so an image built for one CUDA version keeps its driver; GPU AMIs for ml.g*/ml.p* "
+        f"instances, the Neuron AMI for ml.inf*/ml.trn*. Default: unset (SageMaker's current AMI). {VARIANT_URL}",
+    )
+    capacity_reservation: CapacityReservation | None = Field(
+        None, description=f"CapacityReservationConfig. Default: unset (on-demand capacity). {CAPACITY_URL}"
+    )
     autoscaling: Autoscaling | None = None
 
 
@@ -77,18 +114,57 @@ class AsyncSpec(Frozen):
 
 
 class Deployment(Frozen):
-    """Deployment guardrails: blue/green traffic shifting with auto-rollback on the endpoint's alarms."""
+    """Deployment guardrails: blue/green traffic shifting, or a rolling update batch by batch (no second
+    fleet), with auto-rollback on the endpoint's alarms.
 
-    strategy: Literal["all-at-once", "canary", "linear"] = "all-at-once"
+    https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails.html
+    """
+
+    strategy: Literal["all-at-once", "canary", "linear", "rolling"] = Field(
+        "all-at-once",
+        description="Blue/green all-at-once, canary or linear (BlueGreenUpdatePolicy: a full new fleet beside "
+        "the old one), or rolling (RollingUpdatePolicy: the fleet is replaced batch by batch, so a GPU fleet "
+        f"needs one batch of extra capacity, not a second fleet; one instance variant only). {ROLLING_URL}",
+    )
     canary_size_percent: int | None = Field(
         None, ge=1, le=100, description="Canary: share of the new fleet's capacity turned on first (1-50)."
     )
     linear_step_percent: int | None = Field(
         None, ge=1, le=100, description="Linear: share of the new fleet's capacity per step (10-50)."
     )
+    batch_instances: int | None = Field(
+        None,
+        ge=1,
+        description="Rolling: MaximumBatchSize {Type: INSTANCE_COUNT}, instances replaced per step (5-50% of the "
+        f"variant's instances); set this or batch_percent. {ROLLING_URL}",
+    )
+    batch_percent: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description="Rolling: MaximumBatchSize {Type: CAPACITY_PERCENT} (5-50); set this or batch_instances. "
+        f"{ROLLING_URL}",
+    )
+    rollback_batch_instances: int | None = Field(
+        None,
+        ge=1,
+        description="Rolling: RollbackMaximumBatchSize {Type: INSTANCE_COUNT}. Default: unset (the whole old "
+        f"fleet comes back at once). {ROLLING_URL}",
+    )
+    rollback_batch_percent: int | None = Field(
+        None,
+        ge=1,
+        le=100,
+        description=f"Rolling: RollbackMaximumBatchSize {{Type: CAPACITY_PERCENT}}. Default: unset. {ROLLING_URL}",
+    )
     wait_interval_seconds: int = Field(300, ge=0, le=3600)
     termination_wait_seconds: int = Field(0, ge=0, le=3600)
-    max_execution_timeout_seconds: int | None = Field(None, ge=600, le=14400)
+    max_execution_timeout_seconds: int | None = Field(
+        None,
+        ge=600,
+        le=28800,
+        description="MaximumExecutionTimeoutInSeconds: blue/green 600-14400, rolling 600-28800. Default: unset.",
+    )
     auto_rollback: bool = True
 
 
@@ -99,6 +175,18 @@ class DataCapture(Frozen):
     sampling_percentage: int = Field(100, ge=0, le=100)
     capture: tuple[Literal["input", "output"], ...] = Field(("input", "output"), min_length=1)
     prefix: str = Field("data-capture", pattern=r"^[\w!\-.*'()/]+$")
+    csv_content_types: tuple[Annotated[str, Field(pattern=MEDIA_TYPE, max_length=256)], ...] = Field(
+        ("text/csv",),
+        max_length=10,
+        description="CaptureContentTypeHeader.CsvContentTypes: payloads of these types are stored as text "
+        "(up to 10). Default: [text/csv]. Payloads of other types are stored base64-encoded. " + CAPTURE_URL,
+    )
+    json_content_types: tuple[Annotated[str, Field(pattern=MEDIA_TYPE, max_length=256)], ...] = Field(
+        ("application/json",),
+        max_length=10,
+        description="CaptureContentTypeHeader.JsonContentTypes (up to 10). Default: [application/json]. "
+        "With both lists empty every payload is stored base64-encoded. " + CAPTURE_URL,
+    )
 
 
 class EndpointSpec(Frozen):

@@ -31,6 +31,7 @@ from smkit.config import (
     components,
     containers,
     endpoint,
+    hosting_rules,
     pipeline,
     rules,
     security,
@@ -48,6 +49,8 @@ PATTERN_HINTS = {
     endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    endpoint.ML_RESERVATION_ARN: "arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID of an ML capacity reservation",
+    endpoint.MEDIA_TYPE: "a media type such as text/csv or application/json",
     components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
     pipeline.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
     pipeline.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
@@ -171,7 +174,7 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
-    issues = rules.check(cfg) + component_rules.check(cfg) + aws_rules.check(cfg)
+    issues = rules.check(cfg) + component_rules.check(cfg) + aws_rules.check(cfg) + hosting_rules.check(cfg)
     if issues:
         raise ConfigError(source, issues)
     if base_dir is None:

@@ -42,6 +42,8 @@ AWS_DOCS: dict[str, str] = {
     "ModelData": f"{SM}/APIReference/API_S3ModelDataSource.html",
     "EndpointSpec": f"{CFN}/aws-resource-sagemaker-endpointconfig.html",
     "Variant": f"{SM}/APIReference/API_ProductionVariant.html",
+    "CapacityReservation": f"{SM}/APIReference/API_ProductionVariantCapacityReservationConfig.html",
+    "Scheduling": f"{SM}/APIReference/API_InferenceComponentSchedulingConfig.html",
     "Autoscaling": f"{SM}/dg/endpoint-auto-scaling.html",
     "ServerlessSpec": f"{SM}/APIReference/API_ProductionVariantServerlessConfig.html",
     "ServerlessAutoscaling": f"{SM}/dg/serverless-endpoints-autoscale.html",

@@ -148,9 +148,10 @@ FIXES: tuple[Fix, ...] = (
             "moto 5.2 ignores an endpoint's EndpointName (it generates one) and updates an endpoint by deleting "
             "and recreating it under its old name: a new EndpointName (update requires replacement) is ignored, "
             "and a change SageMaker refuses (the instance type of a "
-            "variant that is a registered scalable target, or its removal) passes. The update replaces the "
-            "endpoint on a new name and refuses that change, as https://docs.aws.amazon.com/sagemaker/latest/"
-            "dg/endpoint-scaling-update.html describes."
+            "variant that is a registered scalable target, or its removal) passes, and so does turning an "
+            "instance-based endpoint into a serverless one in place. The update replaces the endpoint on a new "
+            "name and refuses those changes, as https://docs.aws.amazon.com/sagemaker/latest/dg/"
+            "endpoint-scaling-update.html and the serverless page's feature exclusions describe."
         ),
         apply=endpoint_update_as_sagemaker_does,
     ),

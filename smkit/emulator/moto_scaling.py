@@ -5,7 +5,9 @@ tests/deploy/test_moto_fixes.py). SageMaker refuses UpdateEndpoint when it would
 a variant that is a registered scalable target, or remove it
 (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html); with these repairs the
 emulator registers the stacks' scalable targets and refuses that update too, so a deploy that would fail on
-AWS fails here.
+AWS fails here. It also refuses to turn an instance-based endpoint into a serverless one in place, as
+SageMaker does (https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html, "Feature
+exclusions").
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ MISSING_DIMENSIONS = (
     "sagemaker:variant:DesiredProvisionedConcurrency",
     "sagemaker:inference-component:DesiredCopyCount",
 )
+# What UpdateEndpoint answers when an instance-based endpoint would become serverless.
+NO_SERVERLESS_CONVERSION = (
+    "You cannot convert your instance-based, real-time endpoint to a serverless endpoint"
+)
+SERVERLESS = "<serverless>"  # the "instance type" recorded for a serverless variant
 # The CloudFormation scalable targets alive in the server, by (account, region): moto re-resolves a
 # resource only when its own template text changes, so when an endpoint is replaced under a new name the
 # targets whose ResourceId names it are moved here, as CloudFormation's replacement of them would do.
@@ -192,7 +199,10 @@ def endpoint_update_as_sagemaker_does() -> None:
     def variant_types(account_id: str, region_name: str, config_name: str) -> dict[str, str | None]:
         config = sm.sagemaker_backends[account_id][region_name].describe_endpoint_config(config_name)
         variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
-        return {v["VariantName"]: v.get("InstanceType") for v in variants}
+        return {
+            v["VariantName"]: SERVERLESS if v.get("ServerlessConfig") else v.get("InstanceType")
+            for v in variants
+        }
 
     def scalable_variants(account_id: str, region_name: str, endpoint_name: str) -> list[tuple[str, str]]:
         """(dimension, resource id) of every registered target on a variant of ``endpoint_name``."""
@@ -257,6 +267,8 @@ def endpoint_update_as_sagemaker_does() -> None:
         after = variant_types(
             account_id, region_name, cloudformation_json["Properties"]["EndpointConfigName"]
         )
+        if after and set(after.values()) == {SERVERLESS} and SERVERLESS not in before.values() and before:
+            raise ValidationError(message=f"endpoint {old}: {NO_SERVERLESS_CONVERSION}")
         for _, resource_id in scalable_variants(account_id, region_name, old):
             variant = resource_id.rsplit("/", 1)[-1]
             if after.get(variant, "<removed>") != before.get(variant):
@@ -265,9 +277,11 @@ def endpoint_update_as_sagemaker_does() -> None:
                     message=f"variant {variant} of endpoint {old} is a scalable target: deregister it before "
                     "changing its instance type or removing it"
                 )
-        return update_original(
+        updated: sm.FakeEndpoint = update_original(
             cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
         )
+        instance_types[(account_id, region_name, old)] = after
+        return updated
 
     sm.FakeEndpoint.create_from_cloudformation_json = classmethod(create)  # type: ignore[assignment,method-assign]
     sm.FakeEndpoint.update_from_cloudformation_json = classmethod(update)  # type: ignore[assignment,method-assign]

@@ -29,6 +29,7 @@ from smkit.config import DeploymentConfig, load_config
 from smkit.local.components import create_runtime
 from smkit.local.gateway import create_app
 from smkit.local.runtime import LocalSettings
+from smkit.local.unsupported import refusal
 
 if TYPE_CHECKING:
     from typing import Self
@@ -63,6 +64,8 @@ class LocalEndpoint:
         **overrides: Any,
     ) -> None:
         self.config = config if isinstance(config, DeploymentConfig) else load_config(config)
+        if (why := refusal(self.config)) is not None:
+            raise LocalEndpointError(f"endpoint {name or self.config.name} is not run locally: {why}")
         if settings is None and "region" not in overrides and self.config.region:
             overrides["region"] = self.config.region  # ARNs and notifications name the config's region
         self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)

@@ -17,7 +17,12 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from stacks.constructs.acknowledge import acknowledge
-from stacks.constructs.endpoint_config import INSTANCE_STORE, KMS_REASON, ROUTING_STRATEGIES
+from stacks.constructs.endpoint_config import (
+    INSTANCE_STORE,
+    KMS_REASON,
+    ROUTING_STRATEGIES,
+    capacity_reservation,
+)
 from stacks.constructs.model import VpcSettings
 
 
@@ -32,6 +37,8 @@ class ComponentVariant:
     max_instances: int
     volume_size_gb: int | None = None
     routing: str | None = None  # least-outstanding-requests | random (RoutingConfig.RoutingStrategy)
+    inference_ami_version: str | None = None
+    capacity_reservation_arn: str | None = None
 
 
 class ComponentEndpointConfiguration(Construct):
@@ -83,6 +90,8 @@ class ComponentEndpointConfiguration(Construct):
                         if variant.routing
                         else None
                     ),
+                    inference_ami_version=variant.inference_ami_version,
+                    capacity_reservation_config=capacity_reservation(variant.capacity_reservation_arn),
                 )
             ],
         )

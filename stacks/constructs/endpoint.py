@@ -15,6 +15,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
+STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
 # VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
 NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
@@ -22,12 +23,24 @@ MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
 
 
 @dataclass(frozen=True)
+class BatchSize:
+    """CapacitySize of a rolling update: ``kind`` INSTANCE_COUNT or CAPACITY_PERCENT, and its value."""
+
+    kind: str
+    value: int
+
+
+@dataclass(frozen=True)
 class DeploymentGuardrails:
-    """Blue/green traffic shifting (``strategy`` all-at-once | canary | linear) and its timings."""
+    """Blue/green traffic shifting (``strategy`` all-at-once | canary | linear) or a rolling update
+    (``rolling``, batch by batch: https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html),
+    and their timings."""
 
     strategy: str = "all-at-once"
     canary_size_percent: int | None = None
     linear_step_percent: int | None = None
+    batch: BatchSize | None = None
+    rollback_batch: BatchSize | None = None
     wait_interval_seconds: int = 300
     termination_wait_seconds: int = 0
     max_execution_timeout_seconds: int | None = None
@@ -65,9 +78,13 @@ class InferenceEndpoint(Construct):
         retain_variant_properties: bool = True,
     ) -> None:
         super().__init__(scope, id_)
-        if deployment.strategy not in TRAFFIC_ROUTING:
+        if deployment.strategy not in STRATEGIES:
             raise ValueError(
-                f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(TRAFFIC_ROUTING)})"
+                f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(STRATEGIES)})"
+            )
+        if (deployment.strategy == "rolling") != (deployment.batch is not None):
+            raise ValueError(
+                "Invalid deployment: a rolling update, and only a rolling update, needs a batch size"
             )
         if scaling_fingerprint:
             base = cdk.Names.unique_resource_name(
@@ -135,7 +152,6 @@ class InferenceEndpoint(Construct):
 
     def _deployment_config(self) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
         d = self._deployment
-        routing = TRAFFIC_ROUTING[d.strategy]
         rollback = None
         if d.auto_rollback and self._rollback_alarms:
             rollback = sagemaker.CfnEndpoint.AutoRollbackConfigProperty(
@@ -144,6 +160,17 @@ class InferenceEndpoint(Construct):
                     for a in self._rollback_alarms
                 ]
             )
+        if d.batch is not None:
+            return sagemaker.CfnEndpoint.DeploymentConfigProperty(
+                rolling_update_policy=sagemaker.CfnEndpoint.RollingUpdatePolicyProperty(
+                    maximum_batch_size=_size(d.batch),
+                    wait_interval_in_seconds=d.wait_interval_seconds,
+                    maximum_execution_timeout_in_seconds=d.max_execution_timeout_seconds,
+                    rollback_maximum_batch_size=_size(d.rollback_batch) if d.rollback_batch else None,
+                ),
+                auto_rollback_configuration=rollback,
+            )
+        routing = TRAFFIC_ROUTING[d.strategy]
         return sagemaker.CfnEndpoint.DeploymentConfigProperty(
             blue_green_update_policy=sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty(
                 traffic_routing_configuration=sagemaker.CfnEndpoint.TrafficRoutingConfigProperty(
@@ -163,3 +190,7 @@ def _capacity(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty
     if percent is None:
         raise ValueError("canary and linear deployments need a traffic percentage")
     return sagemaker.CfnEndpoint.CapacitySizeProperty(type="CAPACITY_PERCENT", value=percent)
+
+
+def _size(batch: BatchSize) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
+    return sagemaker.CfnEndpoint.CapacitySizeProperty(type=batch.kind, value=batch.value)

@@ -38,6 +38,8 @@ class InstanceVariant:
     container_startup_health_check_timeout_seconds: int | None = None
     model_name: str | None = None  # a shadow variant's own model; default: the config's model
     routing: str | None = None
+    inference_ami_version: str | None = None
+    capacity_reservation_arn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,18 @@ class ServerlessVariant:
 
 @dataclass(frozen=True)
 class DataCaptureSettings:
-    """DataCaptureConfig: where captured requests/responses go, how many and which."""
+    """DataCaptureConfig: where captured requests/responses go, how many and which.
+
+    ``csv_content_types`` / ``json_content_types`` (CaptureContentTypeHeader): payloads of these types are
+    stored as text; any other payload, and every payload when both are empty, base64-encoded.
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CaptureContentTypeHeader.html
+    """
 
     destination_s3_uri: str
     sampling_percentage: int
     capture: Sequence[str]
+    csv_content_types: Sequence[str] = ("text/csv",)
+    json_content_types: Sequence[str] = ("application/json",)
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,20 @@ def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfi
             if v.routing
             else None
         ),
+        inference_ami_version=v.inference_ami_version,
+        capacity_reservation_config=capacity_reservation(v.capacity_reservation_arn),
+    )
+
+
+def capacity_reservation(
+    arn: str | None,
+) -> sagemaker.CfnEndpointConfig.CapacityReservationConfigProperty | None:
+    """ProductionVariant.CapacityReservationConfig: only the reservation's instances (the one preference AWS
+    offers). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCapacityReservationConfig.html"""
+    if arn is None:
+        return None
+    return sagemaker.CfnEndpointConfig.CapacityReservationConfigProperty(
+        capacity_reservation_preference="capacity-reservations-only", ml_reservation_arn=arn
     )
 
 
@@ -219,6 +242,14 @@ def _capture(
             sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode=CAPTURE_MODES[m])
             for m in d.capture
         ],
+        capture_content_type_header=(
+            sagemaker.CfnEndpointConfig.CaptureContentTypeHeaderProperty(
+                csv_content_types=list(d.csv_content_types) or None,
+                json_content_types=list(d.json_content_types) or None,
+            )
+            if d.csv_content_types or d.json_content_types
+            else None
+        ),
     )
 
 

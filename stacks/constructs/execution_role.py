@@ -19,7 +19,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_arn
+from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_arn, nag_environment
 
 PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
 LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
@@ -132,6 +132,38 @@ class ExecutionRole(Construct):
                     "Clients upload async request payloads under this prefix with names of their choosing."
                 )
             },
+        )
+
+    def grant_s3_read(self, id_: str, uri: str) -> None:
+        """``s3:GetObject`` on the object ``s3://BUCKET/KEY``, or on every object under ``s3://BUCKET/PREFIX/``
+        (plus ``s3:ListBucket`` limited to that prefix): data SageMaker downloads from a bucket of the user's."""
+        name, _, key = uri[len("s3://") :].partition("/")
+        prefix = key.endswith("/")
+        # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
+        bucket_arn = f"arn:{cdk.Stack.of(self).partition}:s3:::{name}"
+        objects = f"{key}*" if prefix else key
+        self.add_to_policy(
+            iam.PolicyStatement(
+                sid=f"Read{id_}", actions=["s3:GetObject"], resources=[f"{bucket_arn}/{objects}"]
+            )
+        )
+        if not prefix:
+            return
+        self.add_to_policy(
+            iam.PolicyStatement(
+                sid=f"List{id_}",
+                actions=["s3:ListBucket"],
+                resources=[bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [objects]}},
+            )
+        )
+        partition, _, _ = nag_environment(self)
+        self.acknowledge(
+            {
+                f"AwsSolutions-IAM5[Resource::arn:{partition}:s3:::{name}/{objects}]": (
+                    f"Statement Read{id_}: SageMaker reads every object under the configured prefix {uri}."
+                )
+            }
         )
 
     def grant_describe_alarms(self, alarm_arns: Sequence[str]) -> iam.ManagedPolicy:

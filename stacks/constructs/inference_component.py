@@ -3,6 +3,10 @@
 https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-sagemaker-inferencecomponent.html
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html
 
+An adapter component (``base_component_name`` and ``artifact_url``) adds LoRA weights from S3 to a base
+component's model and shares its compute and copies:
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html
+
 A changed component is updated in place with the rolling update policy (copies replaced batch by batch),
 rolled back when one of its alarms fires:
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentDeploymentConfig.html
@@ -32,6 +36,23 @@ class ComponentCompute:
 
 
 @dataclass(frozen=True)
+class ComponentPlacement:
+    """SchedulingConfig and DataCacheConfig of the copies (None: SageMaker's defaults)."""
+
+    placement: str | None = None  # SPREAD | BINPACK
+    max_az_imbalance: int | None = None
+    data_cache: bool | None = None
+
+
+@dataclass(frozen=True)
+class AdapterSource:
+    """An adapter: the base component it extends and where its weights are."""
+
+    base_component_name: str
+    artifact_url: str
+
+
+@dataclass(frozen=True)
 class RollingUpdateSettings:
     """RollingUpdatePolicy: batch size as copies or percent of capacity, and its timings."""
 
@@ -58,14 +79,20 @@ class InferenceComponent(Construct):
         *,
         endpoint_name: str,
         variant_name: str,
-        model_name: str,
-        compute: ComponentCompute,
-        copies: int,
+        model_name: str | None = None,
+        compute: ComponentCompute | None = None,
+        copies: int = 1,
         model_data_download_timeout_seconds: int | None = None,
         container_startup_health_check_timeout_seconds: int | None = None,
         rolling_update: RollingUpdateSettings | None = None,
+        placement: ComponentPlacement | None = None,
+        adapter: AdapterSource | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        if (adapter is None) == (model_name is None or compute is None):
+            raise ValueError(
+                f"Invalid inference component {id_!r}: give model_name and compute, or adapter (not both)"
+            )
         if copies < 1:
             raise ValueError(
                 f"Invalid inference component {id_!r}: copies={copies} (must be >= 1 at creation)"
@@ -79,30 +106,31 @@ class InferenceComponent(Construct):
                 model_data_download_timeout_in_seconds=model_data_download_timeout_seconds,
                 container_startup_health_check_timeout_in_seconds=container_startup_health_check_timeout_seconds,
             )
+        self.is_adapter = adapter is not None
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
             inference_component_name=self.component_name,
             endpoint_name=endpoint_name,
             variant_name=variant_name,
-            specification=sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty(
-                model_name=model_name,
-                compute_resource_requirements=sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
-                    min_memory_required_in_mb=compute.min_memory_mb,
-                    max_memory_required_in_mb=compute.max_memory_mb,
-                    number_of_cpu_cores_required=compute.cpu_cores,
-                    number_of_accelerator_devices_required=compute.accelerators,
-                ),
-                startup_parameters=startup,
+            specification=_specification(model_name, compute, startup, placement, adapter),
+            # An adapter has no copies of its own: it runs in every copy of its base component.
+            runtime_config=(
+                None
+                if adapter
+                else sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
+                    copy_count=copies
+                )
             ),
-            runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
-                copy_count=copies
-            ),
-            deployment_config=self._deployment_config(),
+            deployment_config=None if adapter else self._deployment_config(),
         )
 
     def add_rollback_alarms(self, *alarms: cloudwatch.IAlarm) -> None:
         """Roll a rolling update back when one of ``alarms`` fires (the API takes at most 10)."""
+        if self.is_adapter:
+            raise ValueError(
+                f"inference component {self.node.id}: an adapter has no rolling update of its own"
+            )
         if len(self._rollback_alarms) + len(alarms) > MAX_ROLLBACK_ALARMS:
             raise ValueError(
                 f"inference component {self.node.id}: at most {MAX_ROLLBACK_ALARMS} rollback alarms "
@@ -152,3 +180,48 @@ class InferenceComponent(Construct):
             ),
             auto_rollback_configuration=rollback,
         )
+
+
+def _specification(
+    model_name: str | None,
+    compute: ComponentCompute | None,
+    startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
+    placement: ComponentPlacement | None,
+    adapter: AdapterSource | None,
+) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
+    spec = sagemaker.CfnInferenceComponent
+    if adapter is not None:
+        return spec.InferenceComponentSpecificationProperty(
+            base_inference_component_name=adapter.base_component_name,
+            container=spec.InferenceComponentContainerSpecificationProperty(
+                artifact_url=adapter.artifact_url
+            ),
+        )
+    assert compute is not None
+    p = placement or ComponentPlacement()
+    return spec.InferenceComponentSpecificationProperty(
+        model_name=model_name,
+        compute_resource_requirements=spec.InferenceComponentComputeResourceRequirementsProperty(
+            min_memory_required_in_mb=compute.min_memory_mb,
+            max_memory_required_in_mb=compute.max_memory_mb,
+            number_of_cpu_cores_required=compute.cpu_cores,
+            number_of_accelerator_devices_required=compute.accelerators,
+        ),
+        startup_parameters=startup,
+        # CloudFormation requires AvailabilityZoneBalance with the strategy; PERMISSIVE is its only mode.
+        scheduling_config=(
+            spec.InferenceComponentSchedulingConfigProperty(
+                placement_strategy=p.placement,
+                availability_zone_balance=spec.InferenceComponentAvailabilityZoneBalanceProperty(
+                    enforcement_mode="PERMISSIVE", max_imbalance=p.max_az_imbalance
+                ),
+            )
+            if p.placement
+            else None
+        ),
+        data_cache_config=(
+            spec.InferenceComponentDataCacheConfigProperty(enable_caching=p.data_cache)
+            if p.data_cache is not None
+            else None
+        ),
+    )

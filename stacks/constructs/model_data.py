@@ -84,11 +84,16 @@ class ModelData(ABC):
         kind: Literal["archive", "prefix", "multi-model"],
         kms_key_arn: str | None = None,
         cache_enabled: bool = True,
+        accept_eula: bool = False,
     ) -> ModelData:
         """Model data already in S3: an archive ``s3://BUCKET/KEY.tar.gz``, or an uncompressed or multi-model
         prefix ``s3://BUCKET/PREFIX/`` (``kind``, from :mod:`smkit.config.resolved`), encrypted with
-        ``kms_key_arn`` if given."""
-        return _InS3(uri, kind=kind, kms_key_arn=kms_key_arn, cache_enabled=cache_enabled)
+        ``kms_key_arn`` if given; ``accept_eula`` (uncompressed prefixes only) sets
+        ModelAccessConfig.AcceptEula for gated weights
+        (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html)."""
+        return _InS3(
+            uri, kind=kind, kms_key_arn=kms_key_arn, cache_enabled=cache_enabled, accept_eula=accept_eula
+        )
 
     @abstractmethod
     def bind(
@@ -257,8 +262,11 @@ class _DirectorySet(_LocalData):
 class _InS3(ModelData):
     """Model data already in S3: the ContainerDefinition names it; the role may read exactly it."""
 
-    def __init__(self, uri: str, *, kind: str, kms_key_arn: str | None, cache_enabled: bool) -> None:
+    def __init__(
+        self, uri: str, *, kind: str, kms_key_arn: str | None, cache_enabled: bool, accept_eula: bool = False
+    ) -> None:
         super().__init__("s3")
+        self.accept_eula = accept_eula
         self.uri = uri
         self.kind = kind
         self.kms_key_arn = kms_key_arn
@@ -276,7 +284,8 @@ class _InS3(ModelData):
     ) -> BoundModelData:
         name, _, key = self.uri[len("s3://") :].partition("/")
         prefix = self.kind != "archive"
-        bucket_arn = f"arn:{cdk.Aws.PARTITION}:s3:::{name}"
+        # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
+        bucket_arn = f"arn:{cdk.Stack.of(scope).partition}:s3:::{name}"
         objects = f"{key}*" if prefix else key
         role.add_to_policy(
             iam.PolicyStatement(
@@ -310,11 +319,21 @@ class _InS3(ModelData):
                 )
             },
         )
-        return _prefix_data(self.uri, multi_model=self.multi_model, cache_enabled=self.cache_enabled)
+        return _prefix_data(
+            self.uri,
+            multi_model=self.multi_model,
+            cache_enabled=self.cache_enabled,
+            accept_eula=self.accept_eula,
+        )
 
 
 def _prefix_data(
-    url: str, *, multi_model: bool, cache_enabled: bool, dependency: Construct | None = None
+    url: str,
+    *,
+    multi_model: bool,
+    cache_enabled: bool,
+    dependency: Construct | None = None,
+    accept_eula: bool = False,
 ) -> BoundModelData:
     """The container fields for a prefix: the models' prefix (multi-model) or uncompressed model data."""
     if multi_model:
@@ -323,7 +342,12 @@ def _prefix_data(
         )
     source = sagemaker.CfnModel.ModelDataSourceProperty(
         s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-            s3_uri=url, s3_data_type="S3Prefix", compression_type="None"
+            s3_uri=url,
+            s3_data_type="S3Prefix",
+            compression_type="None",
+            model_access_config=(
+                sagemaker.CfnModel.ModelAccessConfigProperty(accept_eula=True) if accept_eula else None
+            ),
         )
     )
     return BoundModelData(model_data_source=source, dependency=dependency)

@@ -123,7 +123,7 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "realtime.yaml",
         _set("endpoint.deployment.strategy", "blue-green"),
         "endpoint.deployment.strategy",
-        "'all-at-once', 'canary' or 'linear'",
+        "'all-at-once', 'canary', 'linear' or 'rolling'",
     ),
     (
         "bad-image-source",

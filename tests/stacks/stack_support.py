@@ -97,7 +97,22 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     uncached = _yaml("multi-model.yaml")
     uncached["name"] = "tabular-mme-uncached"
     uncached["model"]["containers"][0]["model_data"]["cache"] = "disabled"
+    rolling = _yaml("realtime.yaml")
+    rolling["name"] = "tabular-rolling"
+    rolling["endpoint"]["variants"] = rolling["endpoint"]["variants"][:1]
+    rolling["endpoint"]["variants"][0]["initial_instance_count"] = 4
+    rolling["endpoint"]["variants"][0]["autoscaling"]["min_capacity"] = 4
+    rolling["endpoint"]["deployment"] = {
+        "strategy": "rolling",
+        "batch_percent": 25,
+        "rollback_batch_instances": 2,
+        "wait_interval_seconds": 300,
+        "max_execution_timeout_seconds": 7200,
+    }
+    rolling["endpoint"]["data_capture"]["json_content_types"] = ["application/json", "application/jsonlines"]
+    rolling["endpoint"]["data_capture"]["csv_content_types"] = []
     return {
+        "realtime-rolling": parse_config(rolling, source="derived realtime-rolling", base_dir=CONFIG_DIR),
         "async-tuned": parse_config(tuned, source="derived async-tuned", base_dir=CONFIG_DIR),
         "multi-model-uncached": parse_config(
             uncached, source="derived multi-model-uncached", base_dir=CONFIG_DIR

@@ -31,6 +31,7 @@ class ResolvedModelData:
         uri: the S3 URI of data already in S3 (None: local data the stacks upload).
         kms_key_arn: the key encrypting data already in S3, if any.
         cache_enabled: ``MultiModelConfig.ModelCacheSetting`` (multi-model only).
+        accept_eula: ``ModelAccessConfig.AcceptEula`` of an uncompressed prefix in S3 (gated weights).
     """
 
     kind: DataKind
@@ -38,6 +39,7 @@ class ResolvedModelData:
     uri: str | None = None
     kms_key_arn: str | None = None
     cache_enabled: bool = True
+    accept_eula: bool = False
 
     @property
     def compression(self) -> Literal["Gzip", "None"]:

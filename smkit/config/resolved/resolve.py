@@ -38,7 +38,13 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
     if data.source == "s3":
         assert data.uri is not None  # smkit.config.model_data_rules checked its form
         kind = cast(DataKind, s3_kind(data.uri, multi_model_endpoint=endpoint_type == "multi-model"))
-        return ResolvedModelData(kind, uri=data.uri, kms_key_arn=data.kms_key_arn, cache_enabled=cache)
+        return ResolvedModelData(
+            kind,
+            uri=data.uri,
+            kms_key_arn=data.kms_key_arn,
+            cache_enabled=cache,
+            accept_eula=data.accept_eula,
+        )
     return ResolvedModelData(data.source, path=absolute(data.local_path, base_dir), cache_enabled=cache)
 
 
