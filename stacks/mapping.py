@@ -7,8 +7,6 @@ container runs (image, model data, environment) comes decided from the resolved 
 
 from __future__ import annotations
 
-import hashlib
-
 from aws_cdk import aws_ecr as ecr
 
 from smkit.config import DeploymentConfig, ShadowVariant
@@ -184,16 +182,12 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
     )
 
 
-def scaling_fingerprint(cfg: DeploymentConfig) -> str | None:
-    """8 hex digits naming the autoscaled variants, shadow variants included, and their instance types
-    (None: nothing autoscales).
-
-    Part of the endpoint's name (:class:`stacks.constructs.endpoint.InferenceEndpoint`): a change that
-    UpdateEndpoint refuses while the variant is a scalable target makes a new endpoint instead."""
-    scaled = sorted(f"{v.name}={v.instance_type}" for _, v in variant_paths(cfg) if v.autoscaling is not None)
-    if not scaled:
-        return None
-    return hashlib.sha256(",".join(scaled).encode()).hexdigest()[:8]
+def endpoint_kind(cfg: DeploymentConfig) -> str | None:
+    """``serverless`` for a serverless endpoint, None for an instance-based one: part of the endpoint's
+    physical name (:class:`stacks.constructs.endpoint.InferenceEndpoint`), so switching between the two
+    replaces the endpoint instead of updating it in place, which SageMaker refuses (realtime -> serverless)
+    or cannot roll back (serverless -> realtime)."""
+    return "serverless" if cfg.endpoint.type == "serverless" else None
 
 
 def retain_variant_properties(cfg: DeploymentConfig) -> bool:

@@ -61,6 +61,7 @@ class ServingStack(cdk.Stack):
             encryption_key=key,
             expire_days=cfg.storage.expire_days,
             noncurrent_version_days=cfg.storage.noncurrent_version_days,
+            superseded_model_days=cfg.storage.superseded_model_days,
         )
         self.execution_role = ExecutionRole(self, "ExecutionRole")
         self.execution_role.grant_key(key)
@@ -101,7 +102,7 @@ class ServingStack(cdk.Stack):
             "Endpoint",
             endpoint_config_name=self.endpoint_config.endpoint_config_name,
             deployment=mapping.guardrails(cfg),
-            scaling_fingerprint=mapping.scaling_fingerprint(cfg),
+            kind=mapping.endpoint_kind(cfg),
             retain_variant_properties=mapping.retain_variant_properties(cfg),
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.

@@ -6,6 +6,10 @@ from pydantic import Field
 
 from smkit.config.base import Frozen
 
+# The object tag the deploy step (smkit.release.model_copies) sets on model copies that no live model and no
+# recorded release uses; the data bucket's SupersededModelCopies lifecycle rule expires what carries it.
+SUPERSEDED_TAG = ("smkit:superseded", "true")
+
 
 class Storage(Frozen):
     """Lifecycle of the endpoint's data bucket (captured requests, async results, model data sets).
@@ -18,6 +22,14 @@ class Storage(Frozen):
         description="Days after which objects under a prefix of the data bucket expire, e.g. "
         "{data-capture: 90, async/output: 30}. The prefix must be one this deployment writes (data capture, "
         "async input/output/failure). Default: none (kept until you delete them).",
+    )
+    superseded_model_days: int = Field(
+        30,
+        ge=1,
+        description="Days after which a superseded copy of model data under models/ expires: one the deploy step "
+        "(scripts/deploy.py) tagged smkit:superseded=true because no live model and no recorded release "
+        "(the rollback history) uses it any more. What a live model uses is never tagged, so never expires. "
+        "Default 30. https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html",
     )
     noncurrent_version_days: int = Field(
         30,

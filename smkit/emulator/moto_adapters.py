@@ -42,6 +42,30 @@ def sagemaker_model_from_template() -> None:
     sm.Model.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
 
 
+def current_instance_types() -> None:
+    """EndpointConfig instance types checked against the SageMaker API's current list (botocore's model of
+    ``ProductionVariantInstanceType``) instead of moto's older copy, which lacks ml.g5, ml.g6, ml.p5 and newer."""
+    import botocore.session
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    shape = (
+        botocore.session.get_session()
+        .get_service_model("sagemaker")
+        .shape_for("ProductionVariantInstanceType")
+    )
+    valid = frozenset(shape.enum)
+
+    def validate_instance_type(self: sm.FakeEndpointConfig, instance_type: str) -> None:
+        if instance_type not in valid:
+            raise ValidationError(
+                message=f"Value '{instance_type}' at 'instanceType' failed to satisfy constraint: Member must "
+                f"satisfy enum value set: {sorted(valid)}"
+            )
+
+    sm.FakeEndpointConfig.validate_instance_type = validate_instance_type  # type: ignore[method-assign]
+
+
 def model_update_keeps_its_name() -> None:
     """An updated AWS::SageMaker::Model is recreated under its old name (what references to it resolve to)."""
     from moto.sagemaker import models as sm

@@ -9,7 +9,7 @@ in moto's own SageMaker backend:
   for production variants) are stored and returned by DescribeEndpointConfig.
 - :func:`inference_components`: ``AWS::SageMaker::InferenceComponent`` through CloudFormation, and the
   API's Describe/ListInferenceComponents on moto's server. A component is created only on an existing
-  endpoint and variant with an existing model, is InService at once with its CopyCount as desired and
+  endpoint and variant with an existing model (an adapter: on an existing base component), is InService at once with its CopyCount as desired and
   current copies, and is deleted with its stack.
   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeInferenceComponent.html
 """
@@ -112,6 +112,11 @@ def inference_components() -> None:
             raise ValidationError(message=f"Variant {variant} is not a variant of endpoint {endpoint_name}.")
         specification = properties.get("Specification", {})
         backend.validate_production_variants([{"ModelName": specification.get("ModelName")}])
+        base = specification.get("BaseInferenceComponentName")
+        if base is not None and base not in _components(backend):
+            # An adapter extends an existing component (CreateInferenceComponent, BaseInferenceComponentName).
+            arn = sm.arn_formatter("inference-component", base, backend.account_id, backend.region_name)
+            raise ValidationError(message=f"Could not find inference component '{arn}'.")
         copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
         now = datetime.now(UTC)
         component = {

@@ -55,3 +55,39 @@ def update_keeps_unknown_previous_parameters() -> None:
         return original(self, instance, known)
 
     CloudFormationBackend._resolve_update_parameters = resolve  # type: ignore[method-assign]
+
+
+def _references(node: Any) -> set[str]:
+    """Logical ids a template fragment names with Ref or Fn::GetAtt."""
+    if isinstance(node, dict):
+        if set(node) == {"Ref"} and isinstance(node["Ref"], str):
+            return {node["Ref"]}
+        if set(node) == {"Fn::GetAtt"}:
+            target = node["Fn::GetAtt"]
+            return {target[0] if isinstance(target, list) else str(target).split(".")[0]}
+        return set().union(*(_references(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_references(v) for v in node)) if node else set()
+    return set()
+
+
+def endpoint_follows_its_config() -> None:
+    """An AWS::SageMaker::Endpoint whose EndpointConfig is replaced in an update is updated after it."""
+    from moto.cloudformation import parsing
+
+    original = parsing.ResourceMap.build_resource_diff
+
+    def build_resource_diff(
+        self: Any, other_template: dict[str, Any], parameters: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        diff: dict[str, Any] = original(self, other_template, parameters)
+        modified = diff["Modify"]
+        for name, resource in other_template["Resources"].items():
+            if resource.get("Type") != "AWS::SageMaker::Endpoint" or name in modified or name in diff["Add"]:
+                continue
+            config = resource.get("Properties", {}).get("EndpointConfigName")
+            if _references(config) & set(modified):
+                modified.append(name)  # after its config: the update loop runs in list order
+        return diff
+
+    parsing.ResourceMap.build_resource_diff = build_resource_diff  # type: ignore[method-assign]

@@ -121,6 +121,17 @@ FIXES: tuple[Fix, ...] = (
         apply=moto_components.endpoint_config_from_template,
     ),
     Fix(
+        resource_type="AWS::SageMaker::EndpointConfig",
+        reason=(
+            "moto 5.2 checks a variant's InstanceType against its own list of instance types, which predates "
+            "ml.g5, ml.g6, ml.p5 and later families, so a GPU endpoint SageMaker accepts (config/llm.yaml's "
+            "ml.g5.2xlarge) failed. The check uses the SageMaker API's current list instead, botocore's model of "
+            "ProductionVariantInstanceType: an unknown type still fails. https://docs.aws.amazon.com/sagemaker/"
+            "latest/APIReference/API_ProductionVariant.html"
+        ),
+        apply=moto_adapters.current_instance_types,
+    ),
+    Fix(
         resource_type="AWS::SageMaker::InferenceComponent",
         reason=(
             "moto 5.2 has no inference components: no CloudFormation adapter (the resource was skipped) and "
@@ -141,6 +152,16 @@ FIXES: tuple[Fix, ...] = (
             "TemplateReference/aws-resource-applicationautoscaling-scalabletarget.html"
         ),
         apply=application_autoscaling_adapters,
+    ),
+    Fix(
+        resource_type="AWS::SageMaker::Endpoint",
+        reason=(
+            "moto 5.2 updates only resources whose own template text changed, so an Endpoint whose "
+            "EndpointConfig was replaced (a new instance type, data capture, ...) kept pointing at the deleted "
+            "config and its update was never checked; CloudFormation updates a resource when a value it "
+            "references changes. The Endpoint is updated after its EndpointConfig."
+        ),
+        apply=moto_engine.endpoint_follows_its_config,
     ),
     Fix(
         resource_type="AWS::SageMaker::Endpoint",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from smkit.config.overrides import IMAGE_TAG_CONTEXT
 from smkit.release.shell import ReleaseError
@@ -88,6 +89,22 @@ def stacks_with(assembly: Path, resource_type: str) -> list[str]:
         if resource_type in kinds:
             names.append(props.get("stackName") or artifact.get("displayName"))
     return names
+
+
+def stack_template(assembly: Path, stack_name: str) -> dict[str, Any]:
+    """The template of the stack called ``stack_name`` in a synthesized cloud assembly."""
+    manifest = json.loads((assembly / "manifest.json").read_text(encoding="utf-8"))
+    for artifact in manifest.get("artifacts", {}).values():
+        props = artifact.get("properties", {})
+        if artifact.get("type") == "aws:cloudformation:stack" and stack_name in (
+            props.get("stackName"),
+            artifact.get("displayName"),
+        ):
+            template: dict[str, Any] = json.loads(
+                (assembly / props["templateFile"]).read_text(encoding="utf-8")
+            )
+            return template
+    raise ReleaseError(f"no stack {stack_name!r} in {assembly}")
 
 
 def the_stack_with(assembly: Path, resource_type: str) -> str:

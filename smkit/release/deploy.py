@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.release import cdk
-from smkit.release.aws import endpoint_name_of, stack_output, wait_in_service
+from smkit.release import cdk, model_copies, scaling
+from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.records import describe_release, record_release, release_parameter
 from smkit.release.shell import ReleaseError, echo, run, run_all
 
@@ -55,20 +55,35 @@ class DeployRequest:
 
 
 def deploy(request: DeployRequest, *, note: str) -> str | None:
-    """Every stack of the config; the endpoint name once it is InService (None for a dry run)."""
+    """Every stack of the config; the endpoint name once it is InService (None for a dry run).
+
+    An update that changes an autoscaled variant's instance type runs between :func:`scaling.pause` and
+    :func:`scaling.resume` (deregister, update, register again), so the endpoint keeps its name."""
     config = request.load()
     commands = [*map(list, request.prepare), *request.bootstrap_commands()]
-    commands.append(
-        cdk.deploy_command(
-            request.config,
-            image_tag=request.image_tag,
-            context=request.context,
-            output=request.output,
-            method=request.method,
-        )
+    deploy_all = cdk.deploy_command(
+        request.config,
+        image_tag=request.image_tag,
+        context=request.context,
+        output=request.output,
+        method=request.method,
     )
-    if not run_all(commands, dry_run=request.dry_run, cwd=request.root):
+    if request.dry_run:
+        run_all([*commands, deploy_all], dry_run=True, cwd=request.root)
         return None
+    synth = cdk.synth_command(
+        request.config, image_tag=request.image_tag, context=request.context, output=request.output
+    )
+    run_all([*commands, synth], dry_run=False, cwd=request.root)
+    paused = paused_targets(request.root / request.output)
+    try:
+        run_all([deploy_all], dry_run=False, cwd=request.root)
+    finally:
+        if paused:
+            restored = scaling.resume(
+                paused, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
+            )
+            echo(f"scalable targets registered again: {', '.join(restored) or 'none'}")
     return finish(
         config,
         assembly=request.root / request.output,
@@ -76,6 +91,18 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         note=note,
         timeout_s=request.timeout_s,
     )
+
+
+def paused_targets(assembly: Path) -> list[scaling.PausedTarget]:
+    """Deregister what UpdateEndpoint would refuse for the serving stack of ``assembly`` (see smkit.release.scaling)."""
+    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    template = cdk.stack_template(assembly, stack)
+    paused = scaling.pause(
+        template, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
+    )
+    for p in paused:
+        echo(f"deregistered scalable target {p.target['ResourceId']} for the instance-type change")
+    return paused
 
 
 def deploy_repository(request: DeployRequest) -> str | None:
@@ -115,4 +142,15 @@ def finish(
     parameter = release_parameter(config.name, config.environment)
     history = record_release(parameter, release)
     echo(f"release {len(history)} recorded in SSM parameter {parameter}")
+    bucket = stack_output(stack, "BucketName")
+    if bucket:
+        in_use = model_copies.live_model_data(client("sagemaker"), endpoint)
+        in_use += [c.model_data for r in history for c in r.containers if c.model_data]
+        marked = model_copies.mark_superseded(
+            client("s3"), bucket, model_copies.kept_prefixes(bucket, in_use)
+        )
+        echo(
+            f"model copies in {bucket}: {len(marked.kept)} in use, {len(marked.superseded)} superseded "
+            "(expire by the bucket's SupersededModelCopies rule)"
+        )
     return endpoint

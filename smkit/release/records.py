@@ -72,9 +72,9 @@ def describe_release(endpoint_name: str, *, image_tag: str | None, note: str, re
     )
     for summary in sorted(components, key=lambda c: c["InferenceComponentName"]):
         name = summary["InferenceComponentName"]
-        model_names.append(
-            sm.describe_inference_component(InferenceComponentName=name)["Specification"]["ModelName"]
-        )
+        spec = sm.describe_inference_component(InferenceComponentName=name)["Specification"]
+        if spec.get("ModelName"):  # an adapter component runs in its base's model: no model of its own
+            model_names.append(spec["ModelName"])
     containers: list[DeployedContainer] = []
     for model_name in model_names:
         model = sm.describe_model(ModelName=model_name)

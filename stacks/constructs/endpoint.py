@@ -55,12 +55,13 @@ class InferenceEndpoint(Construct):
     updates) rather than left to CloudFormation: the rollback alarms watch metrics dimensioned by the
     name, and the endpoint lists those alarms, so a CloudFormation-generated name would be a cycle.
 
-    ``scaling_fingerprint`` (see :func:`stacks.mapping.scaling_fingerprint`) is appended to the name when
-    variants autoscale. UpdateEndpoint fails while a variant whose instance type changes, or that is renamed
-    or removed, is still a registered scalable target
-    (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html); such a change instead
-    gives the endpoint a new name, so CloudFormation creates the new endpoint and its scalable targets, then
-    deletes the old ones. Any other change is an in-place blue/green update under the same name.
+    ``kind`` (see :func:`stacks.mapping.endpoint_kind`) is part of the name when it is not ``None``: SageMaker
+    cannot turn an instance-based endpoint into a serverless one, and the opposite update cannot be rolled
+    back (https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html, feature exclusions),
+    so a change of kind gives the endpoint a new name: CloudFormation creates the new endpoint, then deletes
+    the old one. Every other change, an autoscaled variant's new instance type included, is an in-place
+    update under the same name (the deploy step deregisters and re-registers the variant's scalable target
+    around it, smkit.release.scaling).
 
     ``retain_variant_properties``: keep each variant's current instance count across updates (true when
     the variants autoscale, otherwise a changed ``initial_instance_count`` would be ignored). Weights and
@@ -74,7 +75,7 @@ class InferenceEndpoint(Construct):
         *,
         endpoint_config_name: str,
         deployment: DeploymentGuardrails,
-        scaling_fingerprint: str | None = None,
+        kind: str | None = None,
         retain_variant_properties: bool = True,
     ) -> None:
         super().__init__(scope, id_)
@@ -86,11 +87,9 @@ class InferenceEndpoint(Construct):
             raise ValueError(
                 "Invalid deployment: a rolling update, and only a rolling update, needs a batch size"
             )
-        if scaling_fingerprint:
-            base = cdk.Names.unique_resource_name(
-                self, max_length=MAX_NAME - len(scaling_fingerprint) - 1, separator="-"
-            )
-            self.endpoint_name = f"{base}-{scaling_fingerprint}"
+        if kind:
+            base = cdk.Names.unique_resource_name(self, max_length=MAX_NAME - len(kind) - 1, separator="-")
+            self.endpoint_name = f"{base}-{kind}"
         else:
             self.endpoint_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
         self._deployment = deployment

@@ -23,9 +23,9 @@ class DeploymentLogs(Construct):
     """A log group for the deployment's helper functions, and (:meth:`add_endpoint_group`) the endpoint's;
     both with the retention and the KMS key given.
 
-    The endpoint's group is destroyed with the stack: a changed scaling fingerprint renames the endpoint
-    (:class:`stacks.constructs.endpoint.InferenceEndpoint`), and a retained group would block a later
-    return to an earlier name. The helpers' group has a generated name and is retained.
+    The endpoint's group is destroyed with the stack: a switch between serverless and instance-based renames
+    the endpoint (:class:`stacks.constructs.endpoint.InferenceEndpoint`), and a retained group would block a
+    later return to an earlier name. The helpers' group has a generated name and is retained.
     """
 
     def __init__(self, scope: Construct, id_: str, *, retention_days: int, encryption_key: kms.IKey) -> None:

@@ -10,8 +10,10 @@
   through Lambda), used where it is: no copy, only the read grants.
 
 The three local sources land in the deployment's own bucket, encrypted with the deployment's key (the CDK bootstrap assets
-bucket only stages them). Binding grants the execution role ``s3:GetObject`` on exactly that object or
-prefix (and ``s3:ListBucket`` limited to the prefix); the role's grant on the key covers decryption. The copy
+bucket only stages them). Binding grants the execution role ``s3:GetObject`` on the copies of that
+container's model data, of every release (``models/<id>/*``, and ``s3:ListBucket`` limited to it), so an old
+fleet still serving during an update, or rolled back to, reads its own; the role's grant on the key covers
+decryption. The copy
 is CDK's BucketDeployment, a Lambda-backed custom resource; the prefix embeds the content hash so changed
 data is a new prefix and the Model is replaced.
 """
@@ -131,6 +133,7 @@ class _Copy:
 
     prefix: str
     deployment: s3_deployment.BucketDeployment
+    releases: str  # models/<id>/: the copies of every release of this container's model data
 
 
 def _copy_into_bucket(
@@ -165,7 +168,35 @@ def _copy_into_bucket(
         log_group=log_group,
     )
     _acknowledge_deployment_handler(deployment, bucket)
-    return _Copy(prefix, deployment)
+    return _Copy(prefix, deployment, f"models/{id_}/")
+
+
+def _grant_releases(role: ExecutionRole, bucket: s3.IBucket, copy: _Copy) -> None:
+    """The role reads every release's copy of this container's model data, not only the current one.
+
+    The policy changes before the endpoint: during a blue/green or rolling update the old fleet still serves
+    (and autoscales, and a multi-model endpoint loads models on demand, every request with its cache
+    disabled), and after a rollback the old release runs again, each reading its own content-hashed prefix.
+    Granting only the new prefix would break them (docs/cloudformation.md, "Day-2 updates")."""
+    releases = copy.releases
+    role.add_to_policy(
+        iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{releases}*")])
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{releases}*"]}},
+        )
+    )
+    role.acknowledge(
+        {
+            f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{releases}*]": (
+                "Read access to every release's content-hashed copy of this container's model data: the old "
+                "fleet keeps reading its own during an update and after a rollback."
+            )
+        },
+    )
 
 
 class _LocalData(ModelData):
@@ -207,9 +238,7 @@ class _Archive(_LocalData):
             exclude=["*", ".*", f"!{self.path.name}"],
         )
         key = f"{copy.prefix}{self.path.name}"
-        role.add_to_policy(
-            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(key)])
-        )
+        _grant_releases(role, bucket, copy)
         return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
 
 
@@ -234,23 +263,7 @@ class _DirectorySet(_LocalData):
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
         copy = _copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
         prefix, deployment = copy.prefix, copy.deployment
-        role.add_to_policy(
-            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}*")])
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
-            )
-        )
-        role.acknowledge(
-            {
-                f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{prefix}*]": (
-                    "Read access to every object under this content-hashed model prefix is the point."
-                )
-            },
-        )
+        _grant_releases(role, bucket, copy)
         return _prefix_data(
             f"s3://{bucket.bucket_name}/{prefix}",
             multi_model=self.multi_model,

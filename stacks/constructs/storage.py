@@ -9,9 +9,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from smkit.config.storage import SUPERSEDED_TAG
 from stacks.constructs.acknowledge import acknowledge
 
 MULTIPART_DAYS = 7
+
 REPLICATION_REASON = (
     "Cross-region replication is a disaster-recovery choice of the account owner (destination region, "
     "second key); versioning is on so it can be enabled without changes here."
@@ -23,7 +25,9 @@ class EndpointBucket(Construct):
 
     Both buckets are retained on stack deletion: captured requests and async results are data.
     Lifecycle: objects under each prefix of ``expire_days`` expire after that many days, overwritten or
-    deleted versions after ``noncurrent_version_days``, unfinished multipart uploads after a week.
+    deleted versions after ``noncurrent_version_days``, unfinished multipart uploads after a week, and model
+    copies under ``models/`` tagged ``smkit:superseded=true`` after ``superseded_model_days`` (the deploy
+    step tags only copies no live model and no recorded release uses).
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html
     """
 
@@ -35,6 +39,7 @@ class EndpointBucket(Construct):
         encryption_key: kms.IKey,
         expire_days: Mapping[str, int] | None = None,
         noncurrent_version_days: int = 30,
+        superseded_model_days: int = 30,
     ) -> None:
         super().__init__(scope, id_)
         self.access_logs = s3.Bucket(
@@ -83,6 +88,12 @@ class EndpointBucket(Construct):
                     id="OldVersionsAndUploads",
                     noncurrent_version_expiration=cdk.Duration.days(noncurrent_version_days),
                     abort_incomplete_multipart_upload_after=cdk.Duration.days(MULTIPART_DAYS),
+                ),
+                s3.LifecycleRule(
+                    id="SupersededModelCopies",
+                    prefix="models/",
+                    tag_filters=dict([SUPERSEDED_TAG]),
+                    expiration=cdk.Duration.days(superseded_model_days),
                 ),
                 *(
                     s3.LifecycleRule(

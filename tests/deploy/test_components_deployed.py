@@ -122,7 +122,9 @@ def test_shadow_variant_has_its_own_model_and_sampled_weight(
     assert d.serving.outputs["ShadowVariantNames"] == "shadow"
 
 
-@pytest.mark.parametrize(("stem", "models"), [("inference-components", 2), ("realtime-shadow", 2)])
+@pytest.mark.parametrize(
+    ("stem", "models"), [("inference-components", 2), ("realtime-shadow", 2), ("llm", 1)]
+)
 def test_release_record_holds_every_model_of_the_endpoint(
     stem: str,
     models: int,
@@ -136,6 +138,28 @@ def test_release_record_holds_every_model_of_the_endpoint(
     [endpoint_name] = _physical(d, "AWS::SageMaker::Endpoint")
     release = describe_release(endpoint_name, image_tag=None, note="", region=emulator.region)
     assert len(release.containers) == models
-    assert d.ecr is not None
-    image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
+    if d.ecr is None:  # a dlc image (llm.yaml): the URI as the config gives it
+        assert d.config.image.source == "dlc"
+        image = d.config.image.uri
+    else:
+        image = f"{d.ecr.outputs['RepositoryUri']}:{EMULATED_IMAGE_TAG}"
     assert {c.image for c in release.containers} == {image}
+
+
+def test_llm_adapter_runs_on_its_base_component(
+    deployed: dict[str, DeployedConfig], emulator: MotoServer
+) -> None:
+    """config/llm.yaml: the LoRA adapter names the base component's physical name and has no model or copies
+    of its own; the emulator creates an adapter only on an existing base (smkit.emulator.moto_components)."""
+    d = deployed["llm"]
+    sagemaker = emulator.client("sagemaker")
+    names = dict(pair.split("=") for pair in d.serving.outputs["InferenceComponentNames"].split(","))
+    assert sorted(names) == ["qwen", "qwen-support"]
+    adapter = sagemaker.describe_inference_component(InferenceComponentName=names["qwen-support"])
+    assert adapter["Specification"] == {
+        "BaseInferenceComponentName": names["qwen"],
+        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support/"},
+    }
+    base = sagemaker.describe_inference_component(InferenceComponentName=names["qwen"])
+    assert base["Specification"]["SchedulingConfig"]["PlacementStrategy"] == "BINPACK"
+    assert base["InferenceComponentStatus"] == adapter["InferenceComponentStatus"] == "InService"

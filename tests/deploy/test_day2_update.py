@@ -1,9 +1,11 @@
-"""Day 2 in the emulator: a redeploy that changes an autoscaled variant's instance type succeeds, for a
-production and for a shadow variant.
+"""Day 2 in the emulator: a redeploy that changes an autoscaled variant's instance type keeps the endpoint's
+name, for a production and for a shadow variant.
 
 SageMaker refuses UpdateEndpoint for that change while the variant is a registered scalable target
 (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html), and so does the repaired
-emulator (smkit.emulator.moto_fixes). The stacks turn the change into a new endpoint instead.
+emulator (smkit.emulator.moto_fixes): the plain deploy fails. The deploy step's documented sequence
+(smkit.release.scaling: deregister, update, register again with the policies) makes it pass under the same
+name.
 
 Named test_day2_* so it runs before test_deploy.py's final destroy-everything test; it removes what it adds.
 """
@@ -19,6 +21,8 @@ from deploy_support import REPO, synth_assembly
 
 from smkit.emulator import CdkCli, CdkError, MotoServer
 from smkit.emulator.deploy import with_server_traceback
+from smkit.release import scaling
+from smkit.release.cdk import stack_template
 
 
 def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
@@ -35,13 +39,36 @@ def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
     return source  # synth_assembly applies the emulated deploy's image tag
 
 
-def _deploy(cdk: CdkCli, emulator: MotoServer, config: Path, outdir: Path) -> Path:
+def _deploy(
+    cdk: CdkCli, emulator: MotoServer, config: Path, outdir: Path, *, prefix: str = "TabularDay2"
+) -> Path:
+    """The deploy step: a plain deploy of the change fails; deregister / deploy / register succeeds."""
     assembly = synth_assembly([config], outdir)
+    template = stack_template(assembly.path, f"{prefix}DevServing")
+    clients = {
+        "sagemaker": emulator.client("sagemaker"),
+        "autoscaling": emulator.client("application-autoscaling"),
+    }
+    if scaling.pause(template, **clients, dry_run=True):
+        with pytest.raises(CdkError):  # what AWS answers to the naive update
+            cdk.deploy_assembly(assembly=assembly.path)
+    paused = scaling.pause(template, **clients)
     try:
         cdk.deploy_assembly(assembly=assembly.path)
     except CdkError as exc:
         pytest.fail(with_server_traceback(str(exc), emulator))
+    finally:
+        scaling.resume(paused, **clients)
     return assembly.path
+
+
+def _policies(emulator: MotoServer, prefix: str = "TabularDay2") -> list[tuple[str, str]]:
+    policies = emulator.client("application-autoscaling").describe_scaling_policies(
+        ServiceNamespace="sagemaker"
+    )
+    return sorted(
+        (p["ResourceId"], p["PolicyName"]) for p in policies["ScalingPolicies"] if prefix in p["ResourceId"]
+    )
 
 
 def _endpoint(emulator: MotoServer, prefix: str = "TabularDay2") -> dict[str, Any]:
@@ -71,18 +98,22 @@ def test_instance_type_change_of_an_autoscaled_variant_deploys(
         f"endpoint/{name}/variant/general-purpose",
     ]
 
+    policies = _policies(emulator)
+    assert len(policies) == 2
+
     second = _deploy(cdk, emulator, _config(tmp_path, "second", "ml.c5.xlarge"), tmp_path / "second.out")
     after = _endpoint(emulator)
     assert after["EndpointStatus"] == "InService"
-    assert after["EndpointName"] != name
+    assert after["EndpointName"] == name  # callers and IAM policies naming the endpoint keep working
+    assert _policies(emulator) == policies
     config = emulator.client("sagemaker").describe_endpoint_config(
         EndpointConfigName=after["EndpointConfigName"]
     )
     types = {v["VariantName"]: v["InstanceType"] for v in config["ProductionVariants"]}
     assert types == {"general-purpose": "ml.m5.large", "compute-optimized": "ml.c5.xlarge"}
     assert _scalable_variants(emulator) == [
-        f"endpoint/{after['EndpointName']}/variant/compute-optimized",
-        f"endpoint/{after['EndpointName']}/variant/general-purpose",
+        f"endpoint/{name}/variant/compute-optimized",
+        f"endpoint/{name}/variant/general-purpose",
     ]
 
     retained = _retained(emulator)
@@ -117,7 +148,9 @@ def test_instance_type_change_of_an_autoscaled_shadow_variant_deploys(
     deployed: object, emulator: MotoServer, cdk: CdkCli, tmp_path: Path
 ) -> None:
     prefix = "TabularShadowDay2"
-    _deploy(cdk, emulator, _shadow_config(tmp_path, "first", "ml.m5.large"), tmp_path / "first.out")
+    _deploy(
+        cdk, emulator, _shadow_config(tmp_path, "first", "ml.m5.large"), tmp_path / "first.out", prefix=prefix
+    )
     before = _endpoint(emulator, prefix)
     name = before["EndpointName"]
     assert _scalable_variants(emulator, prefix) == [
@@ -126,18 +159,22 @@ def test_instance_type_change_of_an_autoscaled_shadow_variant_deploys(
     ]
 
     second = _deploy(
-        cdk, emulator, _shadow_config(tmp_path, "second", "ml.c5.large"), tmp_path / "second.out"
+        cdk,
+        emulator,
+        _shadow_config(tmp_path, "second", "ml.c5.large"),
+        tmp_path / "second.out",
+        prefix=prefix,
     )
     after = _endpoint(emulator, prefix)
     assert after["EndpointStatus"] == "InService"
-    assert after["EndpointName"] != name  # the refused in-place update became a new endpoint
+    assert after["EndpointName"] == name
     config = emulator.client("sagemaker").describe_endpoint_config(
         EndpointConfigName=after["EndpointConfigName"]
     )
     assert [v["InstanceType"] for v in config["ShadowProductionVariants"]] == ["ml.c5.large"]
     assert _scalable_variants(emulator, prefix) == [
-        f"endpoint/{after['EndpointName']}/variant/production",
-        f"endpoint/{after['EndpointName']}/variant/shadow",
+        f"endpoint/{name}/variant/production",
+        f"endpoint/{name}/variant/shadow",
     ]
 
     retained = _retained(emulator, prefix)

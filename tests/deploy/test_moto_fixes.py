@@ -27,8 +27,10 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::CloudFormation::Stack",
         "AWS::SageMaker::Model",
         "AWS::SageMaker::EndpointConfig",
+        "AWS::SageMaker::EndpointConfig",
         "AWS::SageMaker::InferenceComponent",
         "AWS::ApplicationAutoScaling::ScalableTarget",
+        "AWS::SageMaker::Endpoint",
         "AWS::SageMaker::Endpoint",
         "Custom::*",
         "Custom::CDKBucketDeployment",
@@ -148,3 +150,32 @@ def test_moto_still_rejects_the_provisioned_concurrency_dimension() -> None:
     for dimension in MISSING_DIMENSIONS:
         with pytest.raises(AWSValidationException):
             backend.register_scalable_target("sagemaker", "endpoint/e/variant/v", dimension, 1, 2, "", {})
+
+
+def test_moto_still_refuses_current_gpu_instance_types() -> None:
+    from moto.sagemaker.exceptions import ValidationError
+    from moto.sagemaker.models import FakeEndpointConfig
+
+    with pytest.raises(ValidationError, match="ml.g5.2xlarge"):
+        FakeEndpointConfig.validate_instance_type(None, "ml.g5.2xlarge")  # type: ignore[arg-type]
+
+
+def test_moto_still_leaves_an_endpoint_on_its_replaced_config() -> None:
+    from types import SimpleNamespace
+
+    config = {
+        "Type": "AWS::SageMaker::EndpointConfig",
+        "Properties": {"ProductionVariants": [{"InstanceType": "a"}]},
+    }
+    endpoint = {
+        "Type": "AWS::SageMaker::Endpoint",
+        "Properties": {"EndpointConfigName": {"Fn::GetAtt": ["Config", "EndpointConfigName"]}},
+    }
+    old = {"Config": config, "Endpoint": endpoint}
+    new = {
+        "Config": {**config, "Properties": {"ProductionVariants": [{"InstanceType": "b"}]}},
+        "Endpoint": endpoint,
+    }
+    state = SimpleNamespace(_resource_json_map=old, input_parameters={})
+    diff = parsing.ResourceMap.build_resource_diff(state, {"Resources": new})  # type: ignore[arg-type]
+    assert diff["Modify"] == ["Config"]

@@ -187,28 +187,40 @@ def test_burstable_instances_still_cannot_autoscale() -> None:
     _rejected(data, "endpoint.variants[1].instance_type", "burstable", "ml.m5.large")
 
 
-# 5. Day-2 updates: a change UpdateEndpoint refuses becomes a new endpoint; counts follow the config.
+# 5. Day-2 updates: an instance-type change keeps the endpoint's name (the deploy step deregisters and
+# re-registers its scalable target, tests/deploy/test_day2_update.py); a switch between serverless and
+# instance-based endpoints is a new name; counts follow the config.
 
 
-def test_instance_type_change_of_an_autoscaled_variant_renames_the_endpoint() -> None:
+def test_endpoint_name_is_stable_across_instance_types_and_carries_the_serverless_kind(
+    synthesized: SynthesizedApp,
+) -> None:
+    realtime = synthesized.stacks["realtime"].serving.endpoint.endpoint_name
+    serverless = synthesized.stacks["serverless"].serving.endpoint.endpoint_name
+    assert serverless.endswith("-serverless") and len(serverless) <= 63
+    assert not realtime.endswith("-serverless")
     base = parse_config(_raw("realtime.yaml"), source="base")
     changed = _raw("realtime.yaml")
     changed["endpoint"]["variants"][1]["instance_type"] = "ml.c5.xlarge"
-    reweighted = _raw("realtime.yaml")
-    reweighted["endpoint"]["variants"][1]["initial_weight"] = 0.5
-    renamed = _raw("realtime.yaml")
-    renamed["endpoint"]["variants"][1]["name"] = "compute"
-    fingerprint = mapping.scaling_fingerprint
-    assert fingerprint(base) != fingerprint(parse_config(changed, source="changed"))
-    assert fingerprint(base) != fingerprint(parse_config(renamed, source="renamed"))
-    assert fingerprint(base) == fingerprint(parse_config(reweighted, source="reweighted"))
+    assert mapping.endpoint_kind(base) is None
+    assert mapping.endpoint_kind(parse_config(changed, source="changed")) is None
+    assert mapping.endpoint_kind(synthesized.configs["serverless"]) == "serverless"
 
 
-def test_endpoint_name_carries_the_scaling_fingerprint(synthesized: SynthesizedApp) -> None:
-    stack = synthesized.stacks["realtime"].serving
-    fingerprint = mapping.scaling_fingerprint(synthesized.configs["realtime"])
-    assert fingerprint and stack.endpoint.endpoint_name.endswith(f"-{fingerprint}")
-    assert len(stack.endpoint.endpoint_name) <= 63
+def test_the_same_deployment_as_realtime_and_serverless_has_two_endpoint_names(tmp_path: Path) -> None:
+    """The name is the construct path plus the kind: one deployment switched between the two types gets a
+    new endpoint (CloudFormation replaces it), never an in-place update SageMaker refuses."""
+    from stacks.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+
+    names = []
+    for kind in (None, "serverless", None):
+        stack = cdk.Stack(cdk.App(outdir=str(tmp_path / str(kind))), "TabularDevServing")
+        endpoint = InferenceEndpoint(
+            stack, "Endpoint", endpoint_config_name="config", deployment=DeploymentGuardrails(), kind=kind
+        )
+        names.append(endpoint.endpoint_name)
+    assert names[0] == names[2] != names[1]
+    assert names[1] == f"{names[0]}-serverless"
 
 
 def test_fixed_instance_counts_are_not_retained(synthesized: SynthesizedApp) -> None:
@@ -355,3 +367,32 @@ def _synth(data: dict[str, Any], outdir: Path) -> Template:
     cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
     stacks = add_serving_stacks(app, config=cfg, project_root=ROOT)
     return Template.from_stack(stacks.serving)
+
+
+# 6. Model copies: superseded ones expire, what a live model uses never does.
+
+
+def test_superseded_model_copies_expire_by_tag_only(synthesized: SynthesizedApp) -> None:
+    template = synthesized.template_json("realtime")
+    buckets = [
+        r["Properties"]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::S3::Bucket"
+        and "BucketEncryption" in r["Properties"]
+        and "aws:kms" in json.dumps(r["Properties"]["BucketEncryption"])
+    ]
+    [rule] = [
+        rule
+        for b in buckets
+        for rule in b["LifecycleConfiguration"]["Rules"]
+        if rule["Id"] == "SupersededModelCopies"
+    ]
+    # Only objects the deploy step tagged (no live model, no recorded release uses them) expire; a live
+    # model's copy is never tagged (smkit.release.model_copies, tests/deploy/test_model_copies.py).
+    assert rule == {
+        "Id": "SupersededModelCopies",
+        "Status": "Enabled",
+        "ExpirationInDays": 30,
+        "Prefix": "models/",
+        "TagFilters": [{"Key": "smkit:superseded", "Value": "true"}],
+    }

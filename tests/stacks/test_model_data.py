@@ -80,9 +80,11 @@ def test_archive_model_data_is_in_the_data_bucket_under_the_deployment_key(
     assert urls and len(set(urls)) == len(urls)
 
 
-def test_execution_role_reads_exactly_the_archive_and_decrypts_with_the_key(
+def test_execution_role_reads_every_release_of_the_archive_and_decrypts_with_the_key(
     synthesized: SynthesizedApp,
 ) -> None:
+    """The role reads the container's copies of every release (models/<id>/*): the old fleet, still serving
+    during a blue/green update or after a rollback, reads the archive it was started from."""
     template = synthesized.template_json("realtime")
     bucket_id, _ = _data_bucket(template)
     [key_id] = _resources(template, "AWS::KMS::Key")
@@ -96,7 +98,9 @@ def test_execution_role_reads_exactly_the_archive_and_decrypts_with_the_key(
     reads = [
         s for s in statements if s["Action"] == "s3:GetObject" and "models/ModelData" in str(s["Resource"])
     ]
-    assert [_joined(s["Resource"]) for s in reads] == [[{"Fn::GetAtt": [bucket_id, "Arn"]}, object_key]]
+    [releases] = [_joined(s["Resource"]) for s in reads]
+    assert releases == [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/models/ModelDataTabular/*"]
+    assert object_key.startswith("/models/ModelDataTabular/") and object_key.endswith("/model.tar.gz")
     decrypt = [s for s in statements if "kms:Decrypt" in s["Action"]]
     assert [s["Resource"] for s in decrypt] == [{"Fn::GetAtt": [key_id, "Arn"]}]
 

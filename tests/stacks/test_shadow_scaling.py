@@ -14,7 +14,7 @@ import pytest
 from stack_support import CONFIG_DIR, SynthesizedApp, shadow_scaled
 
 from smkit.config import ConfigError, parse_config
-from stacks import mapping
+from smkit.release.scaling import changed_variants
 
 
 def _rejected(data: dict[str, Any], path: str, *words: str) -> None:
@@ -24,10 +24,6 @@ def _rejected(data: dict[str, Any], path: str, *words: str) -> None:
     assert lines, f"no issue at {path}: {caught.value}"
     for word in words:
         assert word in lines[0], lines[0]
-
-
-def _fingerprint(data: dict[str, Any]) -> str | None:
-    return mapping.scaling_fingerprint(parse_config(data, source="test", base_dir=CONFIG_DIR))
 
 
 def test_autoscaled_shadow_variant_is_a_scalable_target_and_counts_are_retained(
@@ -46,21 +42,18 @@ def test_autoscaled_shadow_variant_is_a_scalable_target_and_counts_are_retained(
     assert ids == sorted(str(["endpoint/", name_ref, f"/variant/{v}"]) for v in ("production", "shadow"))
     assert all(t["ScalableDimension"] == "sagemaker:variant:DesiredInstanceCount" for t in targets)
     assert endpoint["Properties"]["RetainAllVariantProperties"] is True
-    assert name.endswith(_fingerprint(shadow_scaled()) or "")
+    assert name == synthesized.stacks["realtime-shadow-scaled"].serving.endpoint.endpoint_name
 
 
-def test_scaling_fingerprint_covers_the_shadow_variant() -> None:
-    base = _fingerprint(shadow_scaled())
-    assert base is not None
-    # A new instance type of the autoscaled shadow is a new endpoint name (UpdateEndpoint would refuse it).
-    assert _fingerprint(shadow_scaled("ml.c5.large")) != base
-    renamed = shadow_scaled()
-    renamed["endpoint"]["shadow_variants"][0]["name"] = "candidate-v2"
-    assert _fingerprint(renamed) != base
-    # What UpdateEndpoint accepts (the shadow's count, its model) keeps the name.
-    recounted = shadow_scaled()
-    recounted["endpoint"]["shadow_variants"][0]["initial_instance_count"] = 2
-    assert _fingerprint(recounted) == base
+def test_the_deploy_step_pauses_a_shadow_variant_as_a_production_one() -> None:
+    """What UpdateEndpoint refuses for a scalable shadow variant (a new instance type, removal) is what the
+    deploy step deregisters first (smkit.release.scaling); a new count or model is not."""
+    deployed = {"production": "ml.m5.large", "shadow": "ml.m5.large"}
+    assert changed_variants(deployed, {"production": "ml.m5.large", "shadow": "ml.c5.large"}) == ["shadow"]
+    assert changed_variants(deployed, {"production": "ml.m5.large", "candidate-v2": "ml.m5.large"}) == [
+        "shadow"
+    ]
+    assert changed_variants(deployed, dict(deployed)) == []
 
 
 def test_fixed_shadow_beside_an_autoscaled_production_variant_is_refused() -> None:
