@@ -213,6 +213,6 @@ def _adapters(
         )
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
-        role.grant_s3_read(f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url)
+        role.grant_s3_read(f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix)
         out[ic.name] = adapter
     return out

@@ -166,6 +166,12 @@ class InferenceComponent(Frozen):
         description="Adapters only: s3://BUCKET/PREFIX/ of the LoRA adapter's weights in the endpoint's region "
         f"(Specification.Container.ArtifactUrl). {ADAPTERS}",
     )
+
+    @property
+    def artifact_is_prefix(self) -> bool:
+        """Whether ``artifact_url`` is a prefix of objects (``s3://BUCKET/PREFIX/``) rather than one object."""
+        return (self.artifact_url or "").endswith("/")
+
     scheduling: Scheduling | None = Field(
         None,
         description=f"SchedulingConfig of the copies. Default: unset (SageMaker's placement). {SCHEDULING}",

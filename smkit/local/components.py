@@ -148,7 +148,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
         assert spec is not None, "config rules require endpoint.inference_components"
         variant = self.deployment.variants[0]
         for component in spec.components:
-            # Adapters are refused before a runtime is built (smkit.local.unsupported).
+            # Adapters are refused before a runtime is built (smkit.config.local_refusal).
             assert component.container is not None, "adapter components do not run locally"
             process = self._process(self.deployment.container(component.container), variant)
             self.components[component.name] = LocalComponent(

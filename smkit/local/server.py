@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import uvicorn
 
 from smkit.config import DeploymentConfig, load_config
+from smkit.config.local_refusal import refusal
 from smkit.local.components import create_runtime
 from smkit.local.gateway import create_app
 from smkit.local.runtime import LocalSettings
-from smkit.local.unsupported import refusal
 
 if TYPE_CHECKING:
     from typing import Self

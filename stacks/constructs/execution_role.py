@@ -134,11 +134,10 @@ class ExecutionRole(Construct):
             },
         )
 
-    def grant_s3_read(self, id_: str, uri: str) -> None:
+    def grant_s3_read(self, id_: str, uri: str, *, prefix: bool) -> None:
         """``s3:GetObject`` on the object ``s3://BUCKET/KEY``, or on every object under ``s3://BUCKET/PREFIX/``
         (plus ``s3:ListBucket`` limited to that prefix): data SageMaker downloads from a bucket of the user's."""
         name, _, key = uri[len("s3://") :].partition("/")
-        prefix = key.endswith("/")
         # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
         bucket_arn = f"arn:{cdk.Stack.of(self).partition}:s3:::{name}"
         objects = f"{key}*" if prefix else key

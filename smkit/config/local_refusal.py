@@ -1,4 +1,4 @@
-"""Configs the local endpoint refuses instead of imitating: what it cannot run the way AWS would.
+"""Configs the local endpoint (smkit.local.server) refuses instead of imitating: what it cannot run the way AWS would.
 
 - An LLM engine image (AWS's LMI / DJL Serving or vLLM containers, Hugging Face TGI): the engine, its CUDA
   kernels and its OpenAI-style routes exist only inside that image on a GPU instance; the kit's serving
@@ -12,7 +12,7 @@ through the kit's image. https://docs.aws.amazon.com/sagemaker/latest/dg/realtim
 
 from __future__ import annotations
 
-from smkit.config import DeploymentConfig
+from smkit.config.models import DeploymentConfig
 
 # ECR repository names of AWS's LLM serving images (the part of the URI between "/" and ":").
 # https://github.com/aws/deep-learning-containers/blob/master/available_images.md
