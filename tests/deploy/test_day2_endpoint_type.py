@@ -18,6 +18,7 @@ import yaml
 from deploy_support import REPO, synth_assembly
 from test_day2_update import _delete_retained, _retained
 
+from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
 from smkit.emulator.deploy import with_server_traceback
 
@@ -25,11 +26,10 @@ PREFIX = "TabularKindDay2"
 
 
 def _config(tmp_path: Path, step: str, kind: str) -> Path:
-    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "serverless.yaml").read_text())
+    data: dict[str, Any] = absolute_paths(
+        yaml.safe_load((REPO / "config" / "serverless.yaml").read_text()), REPO / "config"
+    )
     data["name"] = "tabular-kind-day2"
-    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
-    for c in data["model"]["containers"]:
-        c["model_data"]["path"] = str((REPO / "config" / c["model_data"]["path"]).resolve())
     if kind == "realtime":
         data["endpoint"] = {
             "type": "realtime",

@@ -17,16 +17,17 @@ import yaml
 from deploy_support import REPO, synth_assembly
 from test_day2_update import _delete_retained, _retained
 
+from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, MotoServer
 
 PREFIX = "TabularMmeDay2"
 
 
 def _config(tmp_path: Path, name: str, models: Path) -> Path:
-    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "multi-model.yaml").read_text())
+    data: dict[str, Any] = absolute_paths(
+        yaml.safe_load((REPO / "config" / "multi-model.yaml").read_text()), REPO / "config"
+    )
     data["name"] = "tabular-mme-day2"
-    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
-    data["image"]["requirements"] = str((REPO / "config" / data["image"]["requirements"]).resolve())
     data["model"]["containers"][0]["model_data"]["path"] = str(models)
     data["model"]["containers"][0]["model_data"]["cache"] = "disabled"
     source = tmp_path / name / "mme-day2.yaml"

@@ -19,6 +19,7 @@ import pytest
 import yaml
 from deploy_support import REPO, synth_assembly
 
+from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
 from smkit.emulator.deploy import with_server_traceback
 from smkit.release import scaling
@@ -26,12 +27,10 @@ from smkit.release.cdk import stack_template
 
 
 def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:
-    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime.yaml").read_text())
+    data: dict[str, Any] = absolute_paths(
+        yaml.safe_load((REPO / "config" / "realtime.yaml").read_text()), REPO / "config"
+    )
     data["name"] = "tabular-day2"
-    # Paths in a config are relative to its file: keep them pointing where config/realtime.yaml's point.
-    for c in data["model"]["containers"]:
-        c["model_data"]["path"] = str((REPO / "config" / c["model_data"]["path"]).resolve())
-    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
     data["endpoint"]["variants"][1]["instance_type"] = compute_instance_type
     source = tmp_path / name / "day2.yaml"
     source.parent.mkdir()
@@ -137,11 +136,10 @@ def test_instance_type_change_of_an_autoscaled_variant_deploys(
 
 
 def _shadow_config(tmp_path: Path, name: str, shadow_instance_type: str) -> Path:
-    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime-shadow.yaml").read_text())
+    data: dict[str, Any] = absolute_paths(
+        yaml.safe_load((REPO / "config" / "realtime-shadow.yaml").read_text()), REPO / "config"
+    )
     data["name"] = "tabular-shadow-day2"
-    for c in data["model"]["containers"]:
-        c["model_data"]["path"] = str((REPO / "config" / c["model_data"]["path"]).resolve())
-    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
     scaling = {"min_capacity": 1, "max_capacity": 2, "target_invocations_per_instance": 200}
     data["endpoint"]["variants"][0]["autoscaling"] = scaling
     shadow = data["endpoint"]["shadow_variants"][0]
