@@ -15,14 +15,16 @@ import pytest
 import yaml
 from deploy_support import REPO, synth_assembly
 
+from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
 from smkit.emulator.deploy import with_server_traceback
 
 
 def _config(tmp_path: Path, uri: str) -> Path:
-    data: dict[str, Any] = yaml.safe_load((REPO / "config" / "realtime.yaml").read_text())
+    data: dict[str, Any] = absolute_paths(
+        yaml.safe_load((REPO / "config" / "realtime.yaml").read_text()), REPO / "config"
+    )
     data["name"] = "tabular-in-s3"
-    data["image"]["context"] = str((REPO / "config" / data["image"]["context"]).resolve())
     data["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": uri}
     source = tmp_path / "in-s3.yaml"
     source.write_text(yaml.safe_dump(data))
