@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from stack_support import ROOT, SynthesizedApp
 
+from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
 from smkit.cpus import available_cpus
@@ -81,7 +82,16 @@ def _local_kind(runtime: EndpointRuntime, process: ContainerProcess) -> str:
 
 
 def _cases(synthesized: SynthesizedApp) -> list[str]:
-    return sorted(synthesized.configs)
+    """Every config the local endpoint runs; the ones it refuses are held to their refusal below."""
+    return sorted(case for case, config in synthesized.configs.items() if refusal(config) is None)
+
+
+def test_only_llm_serving_is_refused_locally_and_says_why(synthesized: SynthesizedApp) -> None:
+    """Configs left out of the comparison: AWS's LLM images and adapter components, refused with the way out."""
+    refused = {case: refusal(config) for case, config in synthesized.configs.items() if refusal(config)}
+    assert set(refused) == {"llm"}, sorted(refused)
+    assert "Deploying an LLM" in str(refused["llm"])
+    assert len(_cases(synthesized)) >= 15
 
 
 def test_every_container_gets_the_templates_environment_locally(synthesized: SynthesizedApp) -> None:
