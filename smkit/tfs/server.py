@@ -28,6 +28,7 @@ from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.cpus import available_cpus
 from smkit.serving.modules import PYTHONPATH, child_path
 from smkit.tfs import defaults, frontend
+from smkit.tfs import threads as tf_threading
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
 from smkit.tfs.rest import Answer, RestApi
 
@@ -206,8 +207,16 @@ def build(model_dir: Path, environ: Mapping[str, str], ports: Ports, threads: in
         )
     try:
         env = ServingEnv.from_environ(environ)
-    except ServingEnvError as exc:
+        tf_threads = tf_threading.plan(environ)
+    except (ServingEnvError, tf_threading.ThreadSettingError) as exc:
         raise StartError(str(exc)) from None
+    try:  # before the handler: its module may import TensorFlow
+        tf_threading.apply(tf_threads)
+    except ImportError as exc:
+        raise StartError(
+            f"TensorFlow is not installed ({exc}); install it with: pip install 'smkit[tensorflow]'"
+        ) from None
+    log.info("%s", tf_threads.describe())
     handler = None
     if (model_dir / CODE_DIR / INFERENCE).is_file():
         prepare_code(model_dir, env.install_requirements, env.requirements_dir)
@@ -217,10 +226,6 @@ def build(model_dir: Path, environ: Mapping[str, str], ports: Ports, threads: in
             raise StartError(str(exc)) from None
     try:
         store = ModelStore.load(models)
-    except ImportError as exc:
-        raise StartError(
-            f"TensorFlow is not installed ({exc}); install it with: pip install 'smkit[tensorflow]'"
-        ) from None
     except Exception as exc:  # noqa: BLE001 - a SavedModel that does not load stops the server, named
         raise StartError(f"{model_dir}: a SavedModel failed to load: {type(exc).__name__}: {exc}") from None
     default = default_model_name(models, environ)
