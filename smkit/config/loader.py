@@ -32,6 +32,7 @@ from smkit.config import (
     containers,
     endpoint,
     hosting_rules,
+    image_rules,
     pipeline,
     rules,
     security,
@@ -174,7 +175,13 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
-    issues = rules.check(cfg) + component_rules.check(cfg) + aws_rules.check(cfg) + hosting_rules.check(cfg)
+    issues = [
+        *rules.check(cfg),
+        *component_rules.check(cfg),
+        *aws_rules.check(cfg),
+        *hosting_rules.check(cfg),
+        *image_rules.check(cfg),
+    ]
     if issues:
         raise ConfigError(source, issues)
     if base_dir is None:

@@ -23,8 +23,7 @@ from typing import Literal
 
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.resolved.paths import absolute
-from smkit.config.rules import IMAGE_REQUIREMENTS_ARG
-from smkit.dockerimage import KIT_DOCKERFILE, container_dir
+from smkit.dockerimage import IMAGE_REQUIREMENTS_ARG, KIT_DOCKERFILE, container_dir
 from smkit.requirement_lines import file_lines
 
 # The kit's image: container/Dockerfile starts FROM python:3.11.x (tests/serving/test_serving_container.py
@@ -191,7 +190,7 @@ def dockerignore(path: Path) -> list[str]:
 def resolve_image(image: ImageSource, *, base_dir: Path, where: str) -> ResolvedImage:
     """The image ``image`` names; relative paths written in the config are relative to ``base_dir``; no
     ``context`` is the kit's own image. Raises :class:`ImageError` for ``where``'s fields."""
-    if image.source == "ecr":  # in this deployment's own repository (smkit.config.rules.image_tags)
+    if image.source == "ecr":  # in this deployment's own repository (smkit.config.image_rules.image_tags)
         return ResolvedImage("ecr", tag=image.tag)
     if image.source == "dlc":
         return ResolvedImage("dlc", runtime=dlc_runtime(image.uri), uri=image.uri)
