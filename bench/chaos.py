@@ -38,6 +38,7 @@ from typing import Any
 
 import psutil
 
+from bench.chaos_report import markdown
 from bench.common import (
     LOOPBACK,
     PORTS_BELOW,
@@ -50,8 +51,8 @@ from bench.common import (
     smkit_spec,
 )
 from bench.envs import resolve_smkit_python
+from bench.example_model import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 from bench.load import Request, invoke_once, percentile, read_response
-from bench.serving import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 from smkit.process import free_port
 
 MAX_RSS_GROWTH = 0.10
@@ -332,35 +333,6 @@ def chaos(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "criteria": criteria,
         "passed": all(c["met"] for c in criteria.values()),
     }
-
-
-def markdown(result: dict[str, Any]) -> str:
-    """The chaos table BENCHMARKS.md shows."""
-    cfg = result["config"]
-    counts = ", ".join(f"{k}: {v}" for k, v in result["status_counts"].items())
-    met = {name: ("yes" if c["met"] else "NO") for name, c in result["criteria"].items()}
-    return "\n".join(
-        [
-            f"Measured {result['generated_at']}: {cfg['requests']} requests at concurrency {cfg['concurrency']} "
-            f"paced to {cfg['rate_rps']:g} req/s, "
-            f"{cfg['workers']} workers, a worker SIGKILLed every {cfg['kill_every_s']:g} s "
-            f"({result['workers_killed']} killed) and one killed again while reloading, a "
-            f"{cfg['big_body_bytes'] / 2**20:.0f} MiB body every {cfg['big_every']} requests, a stalled upload every "
-            f"{cfg['stall_every_s']:g} s ({result['machine']['cpus']} shared cores, load average "
-            f"{result['machine']['loadavg_at_start']} at start, {result['machine']['loadavg_at_end']} at end).",
-            "",
-            "| answers by status | hung | /ping max (ms) | /ping p99 (ms) | req/s | p99 (ms) | RSS start -> end (MiB) "
-            "| stalled uploads | result |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | :---: |",
-            f"| {counts} | {result['status_counts'].get('hung', 0)} | {result['ping_max_ms']:.1f} | "
-            f"{result['ping_p99_ms']:.1f} | {result['throughput_rps']:.0f} | {result['p99_ms']:.1f} | "
-            f"{result['rss_mb_start']:.1f} -> {result['rss_mb_end']:.1f} ({100 * result['rss_growth']:+.2f}%) | "
-            f"{', '.join(result['criteria']['stalled_uploads_408']['value'])} | "
-            f"{'pass' if result['passed'] else 'FAIL'} |",
-            "",
-            "Criteria: " + "; ".join(f"{name.replace('_', ' ')}: {flag}" for name, flag in met.items()) + ".",
-        ]
-    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

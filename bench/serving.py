@@ -8,8 +8,8 @@ alone: cold start (process start to the first 200 on ``GET /ping``, and to the f
 then for each concurrency level a closed loop of ``text/csv`` requests of 10 rows (see
 ``bench.load.closed_loop``) while a prober sends ``GET /ping`` every 50 ms. Model profiles
 (``bench.profiles``): the packaged example model (``build/model.tar.gz``, made by ``make
-package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``. Issue 3's targets are evaluated
-on the example at concurrency 8, issue 10's on every profile.
+package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``. The example model's targets
+are evaluated at concurrency 8, the profiles' targets on every profile.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +45,14 @@ from bench.common import (
     write_json,
 )
 from bench.envs import java_version, package_versions, resolve_smkit_python
+from bench.example_model import (
+    DEFAULT_EXPECTED,
+    DEFAULT_MODEL,
+    DEFAULT_PAYLOAD,
+    check_answer,
+    extract_model,
+    load_payload,
+)
 from bench.hogs import cpu_hogs
 from bench.load import Request, closed_loop, invoke_once
 from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
@@ -53,9 +60,6 @@ from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
 from bench.serving_report import aggregate, markdown, profile_targets, targets
 from smkit.process import free_port
 
-DEFAULT_MODEL = REPO_ROOT / "build" / "model.tar.gz"
-DEFAULT_PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
-DEFAULT_EXPECTED = REPO_ROOT / "model_code" / "tabular" / "samples" / "expected.json"
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
 
 
@@ -89,25 +93,6 @@ SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
 }
 
 
-def extract_model(archive: Path, dest: Path) -> Path:
-    """Extract the example archive the way SageMaker does before a container starts."""
-    if not archive.is_file():
-        raise BenchError(f"--model {archive}: no such archive; run `make package-model` first")
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(archive, "r:gz") as tar:
-        tar.extractall(dest, filter="data")
-    return dest
-
-
-def load_payload(path: Path, rows: int) -> bytes:
-    """The CSV payload; it must have exactly ``rows`` non-empty lines (issue 3 asks for 10)."""
-    body = path.read_bytes()
-    count = sum(1 for line in body.splitlines() if line.strip())
-    if count != rows:
-        raise BenchError(f"--payload {path}: {count} rows, expected {rows}; pass a CSV with {rows} lines")
-    return body
-
-
 def first_invocation(
     server: ManagedServer, request: Request, timeout_s: float = 120.0
 ) -> tuple[float, bytes]:
@@ -136,19 +121,6 @@ def handler_floor(python: Path, setup: Setup, payload: Path, calls: int) -> dict
         raise BenchError(f"handler floor failed: {done.stderr.strip()[-1500:]}")
     floor: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return floor
-
-
-def check_answer(name: str, body: bytes, expected: list[float] | None) -> bool | None:
-    """Whether a model server's JSON predictions match the example's expected values (rtol 1e-6)."""
-    if expected is None or name == "constant":
-        return None
-    try:
-        got = json.loads(body)["predictions"]
-    except (ValueError, KeyError, TypeError):
-        return False
-    return len(got) == len(expected) and all(
-        abs(a - b) <= 1e-6 * max(abs(b), 1.0) for a, b in zip(got, expected, strict=True)
-    )
 
 
 def measure_server(

@@ -1,4 +1,4 @@
-"""Aggregation, targets (issue 3: example model; issue 10: model profiles) and the Markdown of ``bench/serving.py``."""
+"""Aggregation, targets (example model; model profiles) and the Markdown of ``bench/serving.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ SERVER_LABELS = {
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
 }
-HEADLINE_CONCURRENCY = 8  # issue 3 states its targets at concurrency 8
+HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -66,7 +66,7 @@ def targets(
     floor: dict[str, Any] | None = None,
     rounds: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Issue 3's acceptance numbers, computed from this run's own reference measurements."""
+    """The example model's target numbers, computed from this run's own reference measurements."""
     level = str(HEADLINE_CONCURRENCY)
     out: dict[str, Any] = {}
     ours = servers.get("smkit")
@@ -120,7 +120,7 @@ def targets(
     return out
 
 
-PROFILE_LEVELS = ("8", "32")  # issue 10 states its targets at concurrency 8 and 32
+PROFILE_LEVELS = ("8", "32")  # the profiles' targets are stated at concurrency 8 and 32
 PING_P99_MS = 100.0
 PING_MAX_MS = 1000.0
 
@@ -128,7 +128,7 @@ PING_MAX_MS = 1000.0
 def profile_targets(
     profiles: dict[str, dict[str, Any]], rounds: dict[str, dict[str, list[dict[str, Any]]]], workers: int
 ) -> dict[str, Any]:
-    """Issue 10's acceptance numbers for every model profile, against this run's toolkit."""
+    """The target numbers for every model profile, against this run's toolkit."""
     out: dict[str, Any] = {}
     for profile, servers in profiles.items():
         ours, ref = servers.get("smkit"), servers.get("toolkit")
@@ -187,7 +187,7 @@ def _profile_tables(result: dict[str, Any]) -> list[str]:
         return []
     lines = [
         "",
-        "Model profiles (issue 10): the same model directory for both servers; `/ping` probed every 50 ms on a "
+        "Model profiles: the same model directory for both servers; `/ping` probed every 50 ms on a "
         "fresh connection during every level (max: worst probe of any round).",
         "",
         "| profile | server | concurrency | throughput (req/s) | p50 (ms) | p99 (ms) | /ping p50 (ms) "
@@ -204,7 +204,11 @@ def _profile_tables(result: dict[str, Any]) -> list[str]:
                 )
     targets_10 = result.get("profile_targets") or {}
     if targets_10:
-        lines += ["", "| target (issue 10) | measured | target | met |", "| --- | ---: | ---: | :---: |"]
+        lines += [
+            "",
+            "| target (model profiles) | measured | target | met |",
+            "| --- | ---: | ---: | :---: |",
+        ]
         for key, t in targets_10.items():
             met = "-" if t["met"] is None else "yes" if t["met"] else "no"
             spread = t.get("per_round")
@@ -254,7 +258,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"and without any server, costs {floor['cpu_us_per_call']:.0f} us of CPU per call.",
         ]
     if result["targets"]:
-        lines += ["", "| target (issue 3) | measured | target | met |", "| --- | ---: | ---: | :---: |"]
+        lines += ["", "| target (example model) | measured | target | met |", "| --- | ---: | ---: | :---: |"]
         for key, t in result["targets"].items():
             met = "-" if t["met"] is None else "yes" if t["met"] else "no"
             spread = t.get("per_round")

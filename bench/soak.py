@@ -3,7 +3,7 @@
     python -m bench.soak                   # full run: writes bench/results/soak.json + BENCHMARKS.md
     python -m bench.soak --requests 20 --concurrency 2 --out smoke.json --no-markdown   # smoke
 
-Pass criteria (issue 3): 0 errors and resident memory of the whole server process tree growing by less
+Pass criteria: 0 errors and resident memory of the whole server process tree growing by less
 than 10% between the end of warm-up and the end of the run. RSS is also sampled every 0.5 s during the
 run so a slow leak shows as a trend, not only as two points. After the run one model worker is killed
 with SIGKILL: a fresh worker must take its place and the next requests must all be answered 200 (issue
@@ -36,8 +36,8 @@ from bench.common import (
     smkit_spec,
 )
 from bench.envs import resolve_smkit_python
+from bench.example_model import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 from bench.load import Request, closed_loop, invoke_once
-from bench.serving import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
 from smkit.process import free_port
 
 MAX_RSS_GROWTH = 0.10
