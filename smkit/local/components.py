@@ -157,6 +157,9 @@ class ComponentEndpointRuntime(EndpointRuntime):
         self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
+    def _processes(self) -> list[ContainerProcess]:
+        return [*super()._processes(), *(c.process for c in self.components.values())]
+
     def component(self, name: str) -> LocalComponent:
         """The component called ``name`` (KeyError when there is none)."""
         return self.components[name]

@@ -308,21 +308,24 @@ class EndpointRuntime:
         if errors:
             raise errors[0]
 
+    def _processes(self) -> list[ContainerProcess]:
+        """Every container process the endpoint starts: production and shadow variants'."""
+        return [process for variant in self._all_variants() for process in variant.processes]
+
     def _prepare_environments(self) -> None:
         """Build (or reuse) every container's model environment, one after the other (pip is heavy)."""
-        for variant in self.variants:
-            for process in variant.processes:
-                container = self.deployment.container(process.spec.name)
-                multi_model = process.spec.multi_model
-                env = environment_for(
-                    None if multi_model else process.spec.model_dir,
-                    container.image.runtime,
-                    python=self.settings.python,
-                    isolated=container.network_isolation,
-                    label=f"container {process.label}",
-                    multi_model_prefix=process.spec.model_dir if multi_model else None,
-                )
-                process.use_environment(env.python, env.environ())
+        for process in self._processes():
+            container = self.deployment.container(process.spec.name)
+            multi_model = process.spec.multi_model
+            env = environment_for(
+                None if multi_model else process.spec.model_dir,
+                container.image.runtime,
+                python=self.settings.python,
+                isolated=container.network_isolation,
+                label=f"container {process.label}",
+                multi_model_prefix=process.spec.model_dir if multi_model else None,
+            )
+            process.use_environment(env.python, env.environ())
 
     async def stop(self) -> None:
         """Cancel queued async work, stop every container, remove extracted model data."""

@@ -166,3 +166,79 @@ def test_the_packager_and_the_local_endpoint_agree_on_what_the_image_provides(re
             EndpointName=endpoint.name, ContentType="application/json", Body=b"{}"
         )
         assert json.loads(response["Body"].read())["threadpoolctl"] == "3.8.0"
+
+
+def _plain_archive(path: Path) -> Path:
+    """A model.tar.gz whose handler needs nothing the image lacks (no code/requirements.txt)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (
+        HANDLER.replace("import threadpoolctl\n", "").replace("threadpoolctl.__version__", "'none'").encode()
+    )
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("code/inference.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _second_model_config(folder: Path, repo: Path, kind: str) -> Path:
+    """Isolated, production model ``main`` plain, model ``echo`` needing PACKAGE: a shadow's or a component's."""
+    _plain_archive(folder / "plain.tar.gz")
+    _archive(folder / "model.tar.gz")
+    containers = [
+        {"name": "main", "model_data": {"source": "archive", "path": "plain.tar.gz"}},
+        {"name": "echo", "model_data": {"source": "archive", "path": "model.tar.gz"}},
+    ]
+    variant = {"name": "main", "instance_type": "ml.m5.xlarge", "initial_instance_count": 1}
+    endpoint: dict[str, object]
+    if kind == "shadow":
+        endpoint = {
+            "type": "realtime",
+            "variants": [variant],
+            "shadow_variants": [
+                {
+                    "name": "shadow",
+                    "container": "echo",
+                    "instance_type": "ml.m5.large",
+                    "initial_instance_count": 1,
+                    "sampling_percentage": 50,
+                }
+            ],
+            "data_capture": {"enabled": True, "sampling_percentage": 100, "capture": ["input", "output"]},
+        }
+    else:
+        compute = {"cpu_cores": 1, "min_memory_mb": 512}
+        endpoint = {
+            "type": "inference-components",
+            "variants": [variant],
+            "inference_components": {
+                "instance_scaling": {"min_instances": 1, "max_instances": 1},
+                "components": [
+                    {"name": name, "container": name, "compute": compute, "copies": 1}
+                    for name in ("main", "echo")
+                ],
+            },
+        }
+    data = {
+        "name": f"isolated-{kind}",
+        "environment": "dev",
+        "image": {"source": "build", "context": str(repo), "dockerfile": "container/Dockerfile"},
+        "model": {"network_isolation": True, "containers": containers},
+        "endpoint": endpoint,
+    }
+    path = folder / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["shadow", "component"])
+def test_a_shadow_or_component_model_the_image_cannot_serve_is_refused_too(repo, tmp_path, kind):
+    """Every container the endpoint starts gets its model environment, not only the production variant's."""
+    config = _second_model_config(tmp_path, repo, kind)
+    endpoint = LocalEndpoint(config, root=tmp_path, log_dir=tmp_path)
+    with pytest.raises(LocalEndpointError) as info:
+        endpoint.start()
+    message = str(info.value)
+    assert "-echo" in message and repr(PACKAGE) in message, message
+    assert "smkit package --config CONFIG" in message, message
+    assert not endpoint.serving
