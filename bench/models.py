@@ -14,7 +14,9 @@ Servers (``--servers``), all with the same worker count (default 2) and model di
 - ``toolkit``: the toolkit + MMS (bench/reference.py), which sets ``OMP_NUM_THREADS=1`` in its workers.
 
 Rounds are interleaved (every server of a profile, then the next profile, then the next round) and the
-medians reported. For every profile and payload size the table also gives the CPU limit: the CPUs
+medians reported. Each round starts with the next server (round 1: smkit, smkit-1thread, toolkit; round 2:
+smkit-1thread, toolkit, smkit; ...): the first server after a profile switch measured up to 10% slower
+than the same configuration run second, so a fixed order would favour the later servers. For every profile and payload size the table also gives the CPU limit: the CPUs
 divided by the handler chain's own CPU per request with one thread, timed alone (bench/handler_floor.py).
 """
 
@@ -188,6 +190,12 @@ def measure(
     return out
 
 
+def rotated(servers: Sequence[str], by: int) -> list[str]:
+    """``servers`` starting at index ``by`` (mod their count), so every server takes every position."""
+    k = by % len(servers)
+    return [*servers[k:], *servers[:k]]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.models", description=__doc__.splitlines()[0])
     p.add_argument(
@@ -265,8 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 for name, shape_list in by_profile.items():
-                    for server in args.server_names:
+                    for position, server in enumerate(rotated(args.server_names, round_no - 1)):
                         run = measure(server, dirs[name], shape_list, counts, args, pythons, work)
+                        run["position"] = position
                         rounds.setdefault(name, {}).setdefault(server, []).append(run)
     except BenchError as exc:
         print(f"bench.models: {exc}", file=sys.stderr)

@@ -106,7 +106,7 @@ def test_models_harness_tiny_run(tmp_path: Path) -> None:
         "--concurrency",
         "2",
         "--rounds",
-        "1",
+        "2",
         "--seconds",
         "0.05",
         "--out",
@@ -114,6 +114,9 @@ def test_models_harness_tiny_run(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
+    # Each round starts with the next server: every server runs first once.
+    positions = {s: [r["position"] for r in runs] for s, runs in result["raw_rounds"]["numpy"].items()}
+    assert positions == {"smkit": [0, 1], "smkit-1thread": [1, 0]}
     assert result["handler_floor"]["numpy/1KB"]["cpu_limit_rps"] > 0
     for server in ("smkit", "smkit-1thread"):
         run = result["profiles"]["numpy"][server]["runs"]["numpy/1KB@2"]
