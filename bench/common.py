@@ -306,3 +306,9 @@ def run_benchmark(
     if not args.no_markdown:
         replace_section(BENCHMARKS_MD, name, table)
     return 0 if result["passed"] else 1
+
+
+def rotated(servers: Sequence[str], by: int) -> list[str]:
+    """``servers`` starting at index ``by`` (mod their count), so every server takes every position."""
+    k = by % len(servers)
+    return [*servers[k:], *servers[:k]]

@@ -46,6 +46,7 @@ from bench.common import (
     exit_on_sigterm,
     machine_facts,
     replace_section,
+    rotated,
     running,
     smkit_spec,
     write_json,
@@ -188,12 +189,6 @@ def measure(
                     flush=True,
                 )
     return out
-
-
-def rotated(servers: Sequence[str], by: int) -> list[str]:
-    """``servers`` starting at index ``by`` (mod their count), so every server takes every position."""
-    k = by % len(servers)
-    return [*servers[k:], *servers[:k]]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

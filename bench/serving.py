@@ -9,7 +9,8 @@ then for each concurrency level a closed loop of ``text/csv`` requests of 10 row
 ``bench.load.closed_loop``) while a prober sends ``GET /ping`` every 50 ms. Model profiles
 (``bench.profiles``): the packaged example model (``build/model.tar.gz``, made by ``make
 package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``. The example model's targets
-are evaluated at concurrency 8, the profiles' targets on every profile.
+are evaluated at concurrency 8, the profiles' targets on every profile. With ``--rounds N`` each round
+starts with the next server (``bench.common.rotated``), so no server always runs first.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from bench.common import (
     exit_on_sigterm,
     machine_facts,
     replace_section,
+    rotated,
     running,
     smkit_spec,
     write_json,
@@ -286,14 +288,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 if "example" in args.profile_names:
-                    for name in args.server_names:
+                    for name in rotated(args.server_names, round_no - 1):
                         per_server[name].append(
                             measure_server(
                                 name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
                             )
                         )
                 for profile in slow:  # servers of one profile run back to back: their ratios pair up
-                    for name in model_servers:
+                    for name in rotated(model_servers, round_no - 1):
                         per_profile[profile.name][name].append(
                             measure_server(
                                 name,
