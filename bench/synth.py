@@ -32,9 +32,9 @@ def child(configs: list[str], outdir: str) -> dict[str, float]:
     t0 = time.perf_counter()
     import aws_cdk as cdk
 
+    from smkit.cdk.compliance import add_compliance_checks
+    from smkit.cdk.serving_stage import add_serving_stacks
     from smkit.config import load_config
-    from stacks.compliance import add_compliance_checks
-    from stacks.serving_stage import add_serving_stacks
 
     t1 = time.perf_counter()
     context = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]

@@ -3,7 +3,7 @@
 The gates are the steps of ``make test`` (lint, package-model, pytest — which synthesizes every config and
 runs cfn-lint and cdk-nag over the templates) followed by a ``cdk synth`` of every config through the pinned
 CDK CLI, the way users call it. ``GATES`` is the single list: this script runs it, and the CDK Pipelines synth
-step (stacks/pipeline_stack.py) runs exactly the same lines before it synthesizes the pipeline itself.
+step (smkit/cdk/pipeline_stack.py) runs exactly the same lines before it synthesizes the pipeline itself.
 
 ::
 

@@ -12,7 +12,7 @@ import shutil
 
 CDK_CLI_VERSION = "2.1148.1"
 # The serving stacks' CDK app, run by ``smkit synth`` and as ``--app`` of the CLI.
-APP_MODULE = "stacks.app"
+APP_MODULE = "smkit.cdk.app"
 
 
 class CdkCliError(RuntimeError):

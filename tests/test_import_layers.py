@@ -2,7 +2,7 @@
 
 The graph is read from the source (every absolute import, function-level ones included), so an import that
 only runs on one code path counts too. A unit is a top-level package (``app``, ``bench``, ``scripts``,
-``stacks``) or one part of smkit (``smkit.serving``, ``smkit.contract``, ...). ``__main__`` modules are left
+``stacks``: the repository's own CDK app) or one part of smkit (``smkit.serving``, ``smkit.cdk``, ...). ``__main__`` modules are left
 out: nothing imports an entry point, so it cannot close a cycle.
 """
 
@@ -15,6 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("smkit", "stacks", "scripts", "bench", "app.py")
+# The CDK libraries (the ``cdk`` extra): only the construct library smkit.cdk and the apps built on it.
+CDK_PACKAGES = {"aws_cdk", "constructs", "cdk_nag"}
 TOP_LEVEL = {"app", "bench", "scripts", "stacks", "smkit"}
 
 
@@ -100,9 +102,42 @@ def test_no_import_cycle_between_the_parts_of_smkit() -> None:
 def test_the_documented_one_way_rules_hold() -> None:
     edges = graph()
     assert "smkit.serving" not in edges["smkit.packaging"], "packaging never imports serving"
-    assert "stacks" not in edges["scripts"], "scripts reach stack names through the synthesized assembly"
+    for name in ("stacks", "smkit.cdk"):
+        assert name not in edges["scripts"], "scripts reach stack names through the synthesized assembly"
     for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.storage"):
         assert edges.get(bottom, frozenset()) <= {"smkit.contract"}, f"{bottom} is a bottom layer"
+
+
+def test_smkit_cdk_is_the_top_of_the_library_and_the_only_part_that_imports_cdk() -> None:
+    # The CLI runs the CDK app as a process (smkit.cdkcli.APP_MODULE); nothing in smkit imports it, so the
+    # serving runtime, the local endpoint, packaging and the CLI work without the cdk extra.
+    importers = sorted(source for source, targets in graph().items() if "smkit.cdk" in targets)
+    assert [source for source in importers if source.startswith("smkit")] == []
+    outside = [
+        f"{path.relative_to(REPO)}: {name}"
+        for path in sorted((REPO / "smkit").rglob("*.py"))
+        if not path.is_relative_to(REPO / "smkit" / "cdk")
+        for name in _module_imports(path)
+        if name.split(".")[0] in CDK_PACKAGES
+    ]
+    assert outside == [], "\n".join(outside)
+
+
+def test_the_repository_app_uses_only_the_public_api() -> None:
+    # stacks/ and app.py are this repository's own CDK app, built the way a user's app is: from smkit.cdk.
+    apps = [
+        REPO / "app.py",
+        *sorted((REPO / "stacks").rglob("*.py")),
+        REPO / "examples" / "cdk-app" / "app.py",
+    ]
+    ours = {
+        f"{path.relative_to(REPO)}: {name}"
+        for path in apps
+        for name in _module_imports(path)
+        if name.split(".")[0] == "smkit" and name not in ("smkit.cdk", "smkit.config")
+    }
+    assert ours == set(), "\n".join(sorted(ours))
+    assert graph()["stacks"] == {"smkit.cdk"} and graph()["app"] == {"stacks"}
 
 
 def test_the_graph_sees_lazy_imports() -> None:
@@ -115,12 +150,12 @@ def test_the_graph_sees_lazy_imports() -> None:
 RESOLVED = "smkit.config.resolved"
 # The modules that turn containers into CloudFormation or into local processes.
 READERS = (
-    "stacks/serving_stack.py",
-    "stacks/serving_stage.py",
-    "stacks/mapping.py",
+    "smkit/cdk/serving_stack.py",
+    "smkit/cdk/serving_stage.py",
+    "smkit/cdk/mapping.py",
     "smkit/local/runtime.py",
 )
-CONSUMERS = ("stacks", "smkit/local")
+CONSUMERS = ("smkit/cdk", "smkit/local")
 # Config values whose meaning the resolved deployment decides: comparing ``.source`` with them is deciding
 # the image or the model data kind again.
 DECIDED_VALUES = {"archive", "prefix", "multi-model", "s3", "build", "ecr", "dlc"}
@@ -168,7 +203,7 @@ def rederivations(path: Path) -> list[str]:
 
 def test_the_stacks_and_the_local_endpoint_read_the_resolved_deployment() -> None:
     edges = graph()
-    assert "smkit.config" in edges["stacks"] and "smkit.config" in edges["smkit.local"]
+    assert "smkit.config" in edges["smkit.cdk"] and "smkit.config" in edges["smkit.local"]
     for name in READERS:
         assert any(m.startswith(RESOLVED) for m in _module_imports(REPO / name)), (
             f"{name} must read {RESOLVED}"

@@ -4,10 +4,10 @@
     pip install "smkit[all]"
     npx aws-cdk@2.1148.1 synth --app "python app.py" -c config=config/NAME.yaml
 
-The stacks of one deployment config come from ``stacks.serving_stage.add_serving_stacks`` (the same
-function ``smkit synth`` runs); your own stack uses what they expose, here the endpoint's metric helper for
-a CloudWatch dashboard. ``FEATURE_FLAGS`` and ``add_compliance_checks`` keep the templates and the cdk-nag
-gate exactly as ``smkit synth`` makes them.
+Everything comes from ``smkit.cdk``'s public API (docs/cdk-constructs.md): the stacks of one deployment
+config from ``add_serving_stacks`` (what ``smkit synth`` composes too); your own stack uses what they
+expose, here the endpoint's metric helper for a CloudWatch dashboard. ``FEATURE_FLAGS`` and
+``add_compliance_checks`` keep the templates and the cdk-nag gate exactly as ``smkit synth`` makes them.
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from smkit.cdk import FEATURE_FLAGS, InferenceEndpoint, add_compliance_checks, add_serving_stacks
 from smkit.config import load_config
-from stacks.app import FEATURE_FLAGS
-from stacks.compliance import add_compliance_checks
-from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.serving_stage import add_serving_stacks
 
 
 class Dashboard(cdk.Stack):
@@ -44,10 +41,8 @@ def main() -> None:
     app = cdk.App(context=FEATURE_FLAGS)
     config_path = Path(app.node.try_get_context("config") or "config/serving.yaml").resolve()
     config = load_config(config_path)
-    stacks = add_serving_stacks(app, config=config, project_root=Path.cwd())
-    endpoint = getattr(stacks.serving, "endpoint", None)
-    if isinstance(endpoint, InferenceEndpoint):  # inference-component endpoints expose their components
-        Dashboard(app, f"{stacks.serving.stack_name}Dashboard", endpoint=endpoint)
+    added = add_serving_stacks(app, config=config, project_root=Path.cwd())
+    Dashboard(app, f"{added.serving.stack_name}Dashboard", endpoint=added.serving.endpoint)
     add_compliance_checks(app)
     app.synth()
 

@@ -3,7 +3,7 @@
 ``smkit package --config``, ``smkit synth``, ``smkit deploy`` and ``smkit local-endpoint`` build every
 archive of the config that is missing or older than its ``model_code`` sources (smkit.project), saying
 which file changed, so a stale model never ships. ``smkit synth`` runs the kit's CDK app
-(``python -m stacks.app``) offline; ``smkit deploy`` hands the same app to the pinned AWS CDK CLI
+(``python -m smkit.cdk.app``) offline; ``smkit deploy`` hands the same app to the pinned AWS CDK CLI
 (smkit.cdkcli).
 """
 
@@ -191,7 +191,7 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
 def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: tuple[str, ...]) -> None:
     """cdk deploy --all of the config with the pinned AWS CDK CLI, into the account of your credentials.
 
-    Runs `npx --yes aws-cdk@PINNED deploy --all --app "python -m stacks.app" -c config=CONFIG
+    Runs `npx --yes aws-cdk@PINNED deploy --all --app "python -m smkit.cdk.app" -c config=CONFIG
     --require-approval broadening [CDK_ARGS]`; needs Node.js (npx), AWS credentials, a bootstrapped
     account (`npx aws-cdk@PINNED bootstrap`) and Docker for a `build` image. Archives older than their
     model_code/ sources are packaged again first.

@@ -188,7 +188,7 @@ def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.region is None:
-        return  # checked at deploy time by a template rule (stacks.constructs.image)
+        return  # checked at deploy time by a template rule (smkit.cdk.constructs.image)
     for path, image in cfg.image_sections():
         if image.source != "dlc":
             continue

@@ -28,6 +28,9 @@ KIT_DOCKERFILE = "container/Dockerfile"
 STAGED_REQUIREMENTS = "container/requirements-image.txt"
 _CONTAINER_FILES = ("Dockerfile", "requirements.txt", "requirements-extra.txt")
 _SKIPPED = ("__pycache__", ".pyc", ".pyo")
+# Parts of the package the image leaves out: its own files (staged under container/) and the CDK construct
+# library, which the serving runtime never imports; a change to a construct does not rebuild the image.
+_NOT_IN_IMAGE = ("container", "cdk")
 
 
 def container_dir() -> Path:
@@ -61,7 +64,7 @@ def kit_context_files(requirements: Path | None = None) -> dict[str, Path]:
         relative = path.relative_to(PACKAGE_DIR)
         if (
             path.is_file()
-            and relative.parts[0] != "container"
+            and relative.parts[0] not in _NOT_IN_IMAGE
             and not any(part == "__pycache__" for part in relative.parts)
             and not path.name.endswith(_SKIPPED)
         ):

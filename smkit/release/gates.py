@@ -3,7 +3,7 @@
 The gates are the steps of ``make test`` (lint, package-model, pytest — which synthesizes every config and
 runs cfn-lint and cdk-nag over the templates) followed by a ``cdk synth`` of every config through the pinned
 CDK CLI, the way users call it. :data:`GATES` is the single list: ``scripts/ci_gates.py`` runs it, and the
-CDK Pipelines synth step (stacks/pipeline_stack.py) runs exactly the same lines before it synthesizes the
+CDK Pipelines synth step (smkit/cdk/pipeline_stack.py) runs exactly the same lines before it synthesizes the
 pipeline itself. Each command runs from the repository root.
 """
 

@@ -98,7 +98,7 @@ endpoint:
 # The CDK CLI's own commands (`npx aws-cdk@VERSION diff`, `destroy`) run the kit's app with the venv's python.
 CDK_JSON = """\
 {{
-  "app": "python -m stacks.app",
+  "app": "python -m smkit.cdk.app",
   "context": {{
     "config": "config/{name}.yaml"
   }}

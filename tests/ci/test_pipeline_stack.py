@@ -50,9 +50,9 @@ import json, sys
 from pathlib import Path
 import aws_cdk as cdk
 from smkit.config import load_config
-from stacks.compliance import add_compliance_checks
-from stacks.app import FEATURE_FLAGS
-from stacks.pipeline_stack import add_pipeline, cdk_cli_version
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk import FEATURE_FLAGS
+from smkit.cdk.pipeline_stack import add_pipeline, cdk_cli_version
 root = Path.cwd()
 context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 app = cdk.App(outdir=sys.argv[1], context=context)
@@ -203,7 +203,7 @@ def test_each_generated_wildcard_has_its_own_reason(synthesized: Synthesized) ->
     import aws_cdk as cdk
     from aws_cdk import aws_iam as iam
 
-    from stacks.pipeline_parts import GENERATED_WILDCARDS, wildcard_reasons
+    from smkit.cdk.pipeline_parts import GENERATED_WILDCARDS, wildcard_reasons
 
     assert len({reason for _, reason in GENERATED_WILDCARDS}) == len(GENERATED_WILDCARDS)
     stack = cdk.Stack(cdk.App(), "Foreign")
@@ -304,7 +304,7 @@ def test_pipeline_without_its_section_names_what_is_missing() -> None:
     del data["pipeline"]
     script = (
         "import aws_cdk as cdk; from pathlib import Path; from smkit.config import parse_config;"
-        "from stacks.pipeline_stack import add_pipeline;"
+        "from smkit.cdk.pipeline_stack import add_pipeline;"
         f"add_pipeline(cdk.App(), config=parse_config({data!r}), config_path=Path('config/x.yaml'),"
         "cli_version='2.1148.1', project_root=Path.cwd())"
     )
@@ -318,7 +318,7 @@ def test_pipeline_without_its_section_names_what_is_missing() -> None:
 
 
 def test_cli_version_must_be_pinned(tmp_path: Path) -> None:
-    from stacks.pipeline_stack import cdk_cli_version
+    from smkit.cdk.pipeline_stack import cdk_cli_version
 
     package = tmp_path / "package.json"
     package.write_text(json.dumps({"devDependencies": {"aws-cdk": "^2.1148.1"}}))

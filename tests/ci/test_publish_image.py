@@ -241,7 +241,7 @@ def test_smkit_deploy_runs_the_pinned_cli_without_attestations(tmp_path: Path) -
     assert called["attest"] == "1"
     argv = called["argv"]
     assert argv[:4] == ["--yes", f"aws-cdk@{CDK_CLI_VERSION}", "deploy", "--all"]
-    assert argv[argv.index("--app") + 1] == f"{sys.executable} -m stacks.app"
+    assert argv[argv.index("--app") + 1] == f"{sys.executable} -m smkit.cdk.app"
     assert f"config={config}" in argv and argv[-1] == "--method=direct"
 
 

@@ -31,7 +31,7 @@ def test_init_names_the_file_the_handler_loads(framework: str, model_file: str, 
     assert f"artifacts/{model_file}" in result.output
     assert "smkit train mine --samples-only --rows" in result.output
     assert "smkit smoke-test --config" in result.output and "make " not in result.output
-    assert json.loads((tmp_path / "cdk.json").read_text())["app"] == "python -m stacks.app"
+    assert json.loads((tmp_path / "cdk.json").read_text())["app"] == "python -m smkit.cdk.app"
 
 
 def test_init_huggingface_writes_no_handler_and_sets_hf_task(tmp_path: Path) -> None:

@@ -17,12 +17,14 @@ import os
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import boto3
 import numpy as np
 import pytest
 
+from smkit import __version__
 from smkit.dockerimage.copies import missing_sources
 
 pytestmark = pytest.mark.slow
@@ -127,6 +129,14 @@ def _check_synth(bin_dir: Path, project: Path, config: str) -> None:
     assert (staged / "container" / "requirements.txt").is_file()
 
 
+def test_the_wheel_holds_one_top_level_package(installed: Path) -> None:
+    """smkit only: a top-level ``stacks`` (or any other) package would clash with the user's own."""
+    (wheel,) = (installed.parent.parent / "dist").glob("smkit-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {name.split("/")[0] for name in names} == {"smkit", f"smkit-{__version__}.dist-info"}
+    assert {"smkit/cdk/__init__.py", "smkit/cdk/app.py", "smkit/container/Dockerfile"} <= names
+
+
 def _names_no_checkout(project: Path) -> None:
     for path in project.rglob("*"):
         if (
@@ -143,7 +153,7 @@ def test_a_project_in_an_empty_folder_with_the_installed_wheel(
     installed: Path, tmp_path: Path, framework: str
 ) -> None:
     located = subprocess.run(
-        [str(installed / "python"), "-c", "import smkit, stacks; print(smkit.__file__, stacks.__file__)"],
+        [str(installed / "python"), "-c", "import smkit.cdk; print(smkit.__file__, smkit.cdk.__file__)"],
         cwd=tmp_path, env=_env(installed), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert str(REPO) not in located and "site-packages" in located
@@ -151,6 +161,9 @@ def test_a_project_in_an_empty_folder_with_the_installed_wheel(
     project.mkdir()
     _smkit(installed, project, "init", "churn", "--framework", framework)
     assert sorted(p.name for p in project.iterdir()) == [".gitignore", "cdk.json", "config", "model_code"]
+    # A CDK project's own stacks/ package (the usual layout) must not shadow the kit's app.
+    (project / "stacks").mkdir()
+    (project / "stacks" / "__init__.py").write_text("raise SystemExit('the project stacks/ was imported')\n")
     _smkit(installed, project, "train", "churn")
     samples = project / "model_code" / "churn" / "samples"
     if framework == "catboost":  # a DataFrame with a categorical column, its text kept in the requests

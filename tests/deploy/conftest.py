@@ -1,7 +1,7 @@
 """Fixtures of the emulated-deploy tests: one moto server, one bootstrap and one deploy of every config.
 
 Every file in ``config/`` goes into ONE cloud assembly, synthesized once in a child interpreter with the
-same ``stacks.serving_stage.add_serving_stacks`` and cdk.json context as ``app.py`` (cdk-nag is left to
+same ``smkit.cdk.serving_stage.add_serving_stacks`` and cdk.json context as ``app.py`` (cdk-nag is left to
 the stack tests: it only reports, it does not change templates). The real CDK CLI then deploys all of
 its stacks into moto with one ``cdk deploy --all --concurrency`` call: one synth and one CLI start
 instead of one per config.

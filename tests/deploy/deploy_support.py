@@ -25,8 +25,8 @@ from pathlib import Path
 import aws_cdk as cdk
 from smkit.config import load_config
 from smkit.emulator.deploy import emulated_image_tag
-from stacks.app import FEATURE_FLAGS
-from stacks.serving_stage import add_serving_stacks
+from smkit.cdk import FEATURE_FLAGS
+from smkit.cdk.serving_stage import add_serving_stacks
 root = Path.cwd()
 context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 context.pop("config", None)

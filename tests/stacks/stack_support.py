@@ -17,10 +17,10 @@ import pytest
 import yaml
 from aws_cdk.assertions import Template
 
+from smkit.cdk import FEATURE_FLAGS
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.config import DeploymentConfig, parse_config
-from stacks.app import FEATURE_FLAGS
-from stacks.compliance import add_compliance_checks
-from stacks.serving_stage import ServingStacks, add_serving_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"

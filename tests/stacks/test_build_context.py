@@ -15,10 +15,10 @@ import pytest
 import yaml
 from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
+from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import load_config
 from smkit.dockerimage import container_dir, kit_context_files
 from smkit.dockerimage.copies import copy_sources, missing_sources
-from stacks.serving_stage import add_serving_stacks
 
 
 def test_the_kits_image_asset_holds_every_file_its_dockerfile_copies(synthesized: SynthesizedApp) -> None:
@@ -41,7 +41,7 @@ def test_the_kits_image_asset_holds_every_file_its_dockerfile_copies(synthesized
 def test_the_kits_context_is_the_package_and_its_container_files() -> None:
     files = kit_context_files()
     assert {"container/Dockerfile", "container/requirements.txt", "smkit/serving/entrypoint.py"} <= set(files)
-    assert not any(name.startswith(("smkit/container/", "tests/", "stacks/")) for name in files)
+    assert not any(name.startswith(("smkit/container/", "smkit/cdk/", "tests/", "stacks/")) for name in files)
 
 
 def test_copy_sources_follow_build_arguments_and_skip_other_stages() -> None:

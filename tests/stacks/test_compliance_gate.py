@@ -1,6 +1,6 @@
 """The gates themselves: cdk-nag packs and aws-cdk's default template rules fail synthesis.
 
-A deliberately non-compliant app proves the packs registered by :func:`stacks.compliance.add_compliance_checks`
+A deliberately non-compliant app proves the packs registered by :func:`smkit.cdk.compliance.add_compliance_checks`
 run and that ``@aws-cdk/core:validateAgainstDefaultRules`` from cdk.json turns CloudFormation findings into
 errors; an acknowledgement silences exactly the finding it names.
 """
@@ -16,8 +16,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from stack_support import SynthesizedApp, cdk_context
 
-from stacks.compliance import add_compliance_checks
-from stacks.constructs.acknowledge import acknowledge
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.constructs.acknowledge import acknowledge
 
 
 def test_cdk_json_turns_default_rule_findings_into_errors() -> None:

@@ -11,10 +11,10 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk.assertions import Match
 from stack_support import CONFIG_DIR, SynthesizedApp
 
+from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from smkit.cdk.constructs.inference_component import ComponentCompute, InferenceComponent
 from smkit.config import load_config, parse_config
 from smkit.config.component_rules import production_containers
-from stacks.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
-from stacks.constructs.inference_component import ComponentCompute, InferenceComponent
 
 COMPONENT = "AWS::SageMaker::InferenceComponent"
 MODEL = "AWS::SageMaker::Model"

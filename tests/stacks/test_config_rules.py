@@ -15,20 +15,20 @@ import yaml
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, cdk_context
 
-from smkit.config import ConfigError, load_config, parse_config
-from stacks.compliance import add_compliance_checks
-from stacks.constructs.autoscaling import ScalingSettings, VariantAutoscaling
-from stacks.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
-from stacks.constructs.endpoint_config import (
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
+from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+from smkit.cdk.constructs.endpoint_config import (
     INSTANCE_STORE,
     DataCaptureSettings,
     EndpointConfiguration,
     InstanceVariant,
     ServerlessVariant,
 )
-from stacks.constructs.model import ContainerSpec, InferenceModel
-from stacks.constructs.model_data import BoundModelData
-from stacks.serving_stage import add_serving_stacks
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
+from smkit.cdk.constructs.model_data import BoundModelData
+from smkit.cdk.serving_stage import add_serving_stacks
+from smkit.config import ConfigError, load_config, parse_config
 
 
 def _load(name: str) -> dict[str, Any]:

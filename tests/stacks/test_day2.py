@@ -14,10 +14,10 @@ import yaml
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cdk_context
 
+from smkit.cdk import mapping
+from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, parse_config
 from smkit.config.aws_rules import INSTANCE_STORE
-from stacks import mapping
-from stacks.serving_stage import add_serving_stacks
 
 ALARM = "AWS::CloudWatch::Alarm"
 GPU_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
@@ -210,7 +210,7 @@ def test_endpoint_name_is_stable_across_instance_types_and_carries_the_serverles
 def test_the_same_deployment_as_realtime_and_serverless_has_two_endpoint_names(tmp_path: Path) -> None:
     """The name is the construct path plus the kind: one deployment switched between the two types gets a
     new endpoint (CloudFormation replaces it), never an in-place update SageMaker refuses."""
-    from stacks.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+    from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
 
     names = []
     for kind in (None, "serverless", None):

@@ -13,8 +13,8 @@ import yaml
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cdk_context
 
+from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import parse_config
-from stacks.serving_stage import add_serving_stacks
 
 IC = "AWS::SageMaker::InferenceComponent"
 

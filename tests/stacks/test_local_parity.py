@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from stack_support import ROOT, SynthesizedApp
 
+from smkit.cdk.mapping import pascal
 from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
@@ -27,7 +28,6 @@ from smkit.local.components import ComponentEndpointRuntime, create_runtime
 from smkit.local.containers import LOCAL_ONLY, ContainerProcess, ContainerSpec
 from smkit.local.runtime import EndpointRuntime, LocalSettings
 from smkit.serving.env import ServingEnv
-from stacks.mapping import pascal
 
 PORT = 8080
 LOCAL_CPUS = available_cpus().count

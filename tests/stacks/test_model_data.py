@@ -14,8 +14,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 from stack_support import ROOT, SynthesizedApp
 
-from stacks.constructs.execution_role import ExecutionRole
-from stacks.constructs.model_data import EPHEMERAL_MB, HEADROOM_MB, MIB, ModelData, ephemeral_storage_mb
+from smkit.cdk.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.model_data import EPHEMERAL_MB, HEADROOM_MB, MIB, ModelData, ephemeral_storage_mb
 
 ARCHIVE = ROOT / "build" / "model.tar.gz"
 COPY = "Custom::CDKBucketDeployment"

@@ -77,7 +77,7 @@ def _synthesized_archive(config: Path, cwd: Path, tmp_path: Path) -> str:
         cwd=cwd, env=_offline_env(tmp_path), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-4000:]
-    # The archive is staged as a directory asset holding just that file (stacks/constructs/model_data.py).
+    # The archive is staged as a directory asset holding just that file (smkit/cdk/constructs/model_data.py).
     staged = list(out.glob("asset.*/model.tar.gz"))
     assert len(staged) == 1, [p.name for p in out.iterdir()]
     assert [p.name for p in staged[0].parent.iterdir()] == ["model.tar.gz"]

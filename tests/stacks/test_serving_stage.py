@@ -9,8 +9,8 @@ import aws_cdk as cdk
 import pytest
 from stack_support import CONFIG_DIR, ROOT, cdk_context
 
+from smkit.cdk.serving_stage import ServingStage, stack_ids
 from smkit.config import load_config
-from stacks.serving_stage import ServingStage, stack_ids
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
 

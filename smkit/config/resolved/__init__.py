@@ -4,7 +4,7 @@
 per container the image it runs, its model data (kind, absolute path or S3 URI, compression), multi-model
 and cache setting, the full container environment SageMaker passes, network isolation and the
 wheel-vendoring decision, the image's framework defaults; per endpoint its variants, instance counts and
-payload limit. The stacks (stacks/), the local endpoint (smkit.local), local batch transform, the model
+payload limit. The stacks (smkit/cdk), the local endpoint (smkit.local), local batch transform, the model
 environments (smkit.modelenv) and both packaging paths read it and decide none of it again
 (docs/resolved-deployment.md).
 

@@ -9,8 +9,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.config.storage import SUPERSEDED_TAG
-from stacks.constructs.acknowledge import acknowledge
 
 MULTIPART_DAYS = 7
 

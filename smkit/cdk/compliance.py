@@ -1,7 +1,7 @@
 """cdk-nag rule packs every synthesized app is checked against (docs/toolchain.md).
 
 cdk-nag 3 runs as CDK policy-validation plugins: any unacknowledged finding fails ``cdk synth``.
-Acknowledgements sit next to the resources they are about (``stacks.constructs.*``), each with a reason.
+Acknowledgements sit next to the resources they are about (``smkit.cdk.constructs.*``), each with a reason.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
-from stacks.constructs.repository import ServingRepository
+from smkit.cdk.constructs.repository import ServingRepository
 
 
 class EcrStack(cdk.Stack):

@@ -19,7 +19,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_arn, nag_environment
+from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_arn, nag_environment
 
 PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
 LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]

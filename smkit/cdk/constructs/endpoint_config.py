@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.config.aws_rules import INSTANCE_STORE
-from stacks.constructs.acknowledge import acknowledge
 
 CAPTURE_MODES = {"input": "Input", "output": "Output"}
 # ProductionVariant.RoutingConfig.RoutingStrategy

@@ -23,7 +23,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from stacks.constructs.autoscaling import SERVICE_LINKED_ROLE
+from smkit.cdk.constructs.autoscaling import SERVICE_LINKED_ROLE
 
 DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
 NO_CAPACITY = "NoCapacityInvocationFailures"

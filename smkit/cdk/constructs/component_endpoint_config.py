@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge
-from stacks.constructs.endpoint_config import (
+from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.endpoint_config import (
     INSTANCE_STORE,
     KMS_REASON,
     ROUTING_STRATEGIES,
     capacity_reservation,
 )
-from stacks.constructs.model import VpcSettings
+from smkit.cdk.constructs.model import VpcSettings
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ class DeploymentLogs(Construct):
     both with the retention and the KMS key given.
 
     The endpoint's group is destroyed with the stack: a switch between serverless and instance-based renames
-    the endpoint (:class:`stacks.constructs.endpoint.InferenceEndpoint`), and a retained group would block a
+    the endpoint (:class:`smkit.cdk.constructs.endpoint.InferenceEndpoint`), and a retained group would block a
     later return to an earlier name. The helpers' group has a generated name and is retained.
     """
 

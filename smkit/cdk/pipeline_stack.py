@@ -2,7 +2,7 @@
 
 Selected with ``cdk synth -c config=config/<name>.yaml -c pipeline=true``; the config's ``pipeline:`` section
 names the source repository, the tooling account that runs the pipeline, and the staging and production
-accounts/regions. Each stage is a :class:`stacks.serving_stage.ServingStage` of the same config (environment
+accounts/regions. Each stage is a :class:`smkit.cdk.serving_stage.ServingStage` of the same config (environment
 ``staging`` / ``prod``), so what the pipeline deploys is what ``make test`` synthesized, linted and checked.
 
 Cross-account trust: staging and production are bootstrapped once with
@@ -27,12 +27,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import pipelines
 from constructs import Construct
 
-from smkit.config import DeploymentConfig
-from smkit.config.pipeline import PipelineSpec, StageTarget
-from smkit.release.gates import pipeline_synth_commands
-from stacks.constructs.acknowledge import acknowledge
-from stacks.mapping import pascal
-from stacks.pipeline_parts import (
+from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.mapping import pascal
+from smkit.cdk.pipeline_parts import (
     INLINE_POLICIES,
     INLINE_POLICY_RULES,
     PIPELINE_REASONS,
@@ -42,7 +39,10 @@ from stacks.pipeline_parts import (
     join_as_sub,
     wildcard_reasons,
 )
-from stacks.serving_stage import ServingStage
+from smkit.cdk.serving_stage import ServingStage
+from smkit.config import DeploymentConfig
+from smkit.config.pipeline import PipelineSpec, StageTarget
+from smkit.release.gates import pipeline_synth_commands
 
 # CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions `make setup` expects).
 # https://docs.aws.amazon.com/codebuild/latest/userguide/available-runtimes.html
@@ -260,7 +260,7 @@ class PipelineStack(cdk.Stack):
     def _acknowledge(self) -> None:
         """Findings on what CDK Pipelines generates, each with the reason it is accepted."""
         for policy in self.node.find_all():
-            # The staged serving stacks acknowledge their own findings (stacks/serving_stack.py).
+            # The staged serving stacks acknowledge their own findings (smkit/cdk/serving_stack.py).
             if isinstance(policy, iam.CfnPolicy) and cdk.Stack.of(policy) is self:
                 reasons = wildcard_reasons(policy)
                 reasons |= {rule: INLINE_POLICIES for rule in INLINE_POLICY_RULES}

@@ -35,8 +35,8 @@ from aws_cdk import aws_s3_deployment as s3_deployment
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
-from stacks.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
+from smkit.cdk.constructs.execution_role import ExecutionRole
 
 MISSING_HINT = "run `make package-model` to build the example archives"
 # The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.

@@ -1,6 +1,6 @@
 """Pure functions from the deployment config to the constructs' typed arguments.
 
-The only module under ``stacks/`` that knows the config's shape besides the stacks themselves. What a
+The only module under ``smkit/cdk/`` that knows the config's shape besides the stacks themselves. What a
 container runs (image, model data, environment) comes decided from the resolved deployment
 (:mod:`smkit.config.resolved`); this module only translates it into construct arguments.
 """
@@ -9,22 +9,22 @@ from __future__ import annotations
 
 from aws_cdk import aws_ecr as ecr
 
-from smkit.config import DeploymentConfig, ShadowVariant
-from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
-from smkit.config.scaling import variant_paths
-from stacks.constructs.autoscaling import ScalingSettings
-from stacks.constructs.endpoint import BatchSize, DeploymentGuardrails
-from stacks.constructs.endpoint_config import (
+from smkit.cdk.constructs.autoscaling import ScalingSettings
+from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails
+from smkit.cdk.constructs.endpoint_config import (
     AsyncSettings,
     DataCaptureSettings,
     InstanceVariant,
     ServerlessVariant,
 )
-from stacks.constructs.image import ServingImage
-from stacks.constructs.model import VpcSettings
-from stacks.constructs.model_data import ModelData
-from stacks.constructs.monitoring import AlarmThresholds, Subscriber
-from stacks.constructs.storage import EndpointBucket
+from smkit.cdk.constructs.image import ServingImage
+from smkit.cdk.constructs.model import VpcSettings
+from smkit.cdk.constructs.model_data import ModelData
+from smkit.cdk.constructs.monitoring import AlarmThresholds, Subscriber
+from smkit.cdk.constructs.storage import EndpointBucket
+from smkit.config import DeploymentConfig, ShadowVariant
+from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
+from smkit.config.scaling import variant_paths
 
 
 def pascal(text: str) -> str:
@@ -41,7 +41,7 @@ def _asset(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingI
 
 
 def _in_repository(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
-    assert repository is not None and image.tag is not None, "stacks.serving_stage adds the repository"
+    assert repository is not None and image.tag is not None, "smkit.cdk.serving_stage adds the repository"
     return ServingImage.from_ecr(repository, image.tag)
 
 
@@ -184,7 +184,7 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
 
 def endpoint_kind(cfg: DeploymentConfig) -> str | None:
     """``serverless`` for a serverless endpoint, None for an instance-based one: part of the endpoint's
-    physical name (:class:`stacks.constructs.endpoint.InferenceEndpoint`), so switching between the two
+    physical name (:class:`smkit.cdk.constructs.endpoint.InferenceEndpoint`), so switching between the two
     replaces the endpoint instead of updating it in place, which SageMaker refuses (realtime -> serverless)
     or cannot roll back (serverless -> realtime)."""
     return "serverless" if cfg.endpoint.type == "serverless" else None

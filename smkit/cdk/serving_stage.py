@@ -3,10 +3,10 @@
 Stack construct ids are stable; CloudFormation stack names derive from them (prefixed by the Stage's
 name inside a Stage). With ``Name`` = PascalCase of ``config.name`` and ``Env`` of ``config.environment``:
 
-- ``<Name><Env>Ecr``      -- :class:`stacks.ecr_stack.EcrStack` (skipped when a repository is passed in
+- ``<Name><Env>Ecr``      -- :class:`smkit.cdk.ecr_stack.EcrStack` (skipped when a repository is passed in
   or every image is a ``dlc`` URI),
   e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName``.
-- ``<Name><Env>Serving``  -- :class:`stacks.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
+- ``<Name><Env>Serving``  -- :class:`smkit.cdk.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
   outputs ``EndpointName``, ``ExecutionRoleArn``, ``BucketName``, ``VariantNames``,
   ``KmsKeyArn`` (+ ``AlarmTopicArn``, ``DashboardName``; async: ``AsyncInputUri``, ``AsyncOutputUri``).
 """
@@ -21,12 +21,12 @@ import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.ecr_stack import EcrStack
+from smkit.cdk.mapping import pascal
+from smkit.cdk.serving_stack import ServingStack
 from smkit.config import DeploymentConfig
 from smkit.config.resolved import deployment_of
-from stacks.compliance import add_compliance_checks
-from stacks.ecr_stack import EcrStack
-from stacks.mapping import pascal
-from stacks.serving_stack import ServingStack
 
 
 @dataclass(frozen=True)

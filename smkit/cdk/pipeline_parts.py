@@ -14,9 +14,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from stacks.constructs.acknowledge import acknowledge
-from stacks.constructs.encryption import allow_cloudwatch_logs
-from stacks.constructs.logs import retention_period
+from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.encryption import allow_cloudwatch_logs
+from smkit.cdk.constructs.logs import retention_period
 
 
 class SmokeTestAccessStack(cdk.Stack):
@@ -214,7 +214,7 @@ def wildcard_reasons(policy: iam.CfnPolicy) -> dict[str, str]:
         if reason is None:
             raise ValueError(
                 f"{policy.node.path}: CDK Pipelines generated a wildcard no reason covers: {finding}; "
-                "review it and add a pattern to stacks.pipeline_parts.GENERATED_WILDCARDS"
+                "review it and add a pattern to smkit.cdk.pipeline_parts.GENERATED_WILDCARDS"
             )
         reasons[f"AwsSolutions-IAM5[{finding}]"] = reason
     return reasons

@@ -9,7 +9,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from stacks.constructs.logical_ids import pin
+from smkit.cdk.constructs.logical_ids import pin
 
 
 class AsyncTopics(Construct):

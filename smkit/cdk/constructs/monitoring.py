@@ -33,8 +33,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.constructs.logical_ids import pin
+from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.logical_ids import pin
 
 MICROSECONDS_PER_MS = 1000
 

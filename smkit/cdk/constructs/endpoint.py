@@ -55,7 +55,7 @@ class InferenceEndpoint(Construct):
     updates) rather than left to CloudFormation: the rollback alarms watch metrics dimensioned by the
     name, and the endpoint lists those alarms, so a CloudFormation-generated name would be a cycle.
 
-    ``kind`` (see :func:`stacks.mapping.endpoint_kind`) is part of the name when it is not ``None``: SageMaker
+    ``kind`` (see :func:`smkit.cdk.mapping.endpoint_kind`) is part of the name when it is not ``None``: SageMaker
     cannot turn an instance-based endpoint into a serverless one, and the opposite update cannot be rolled
     back (https://docs.aws.amazon.com/sagemaker/latest/dg/serverless-endpoints.html, feature exclusions),
     so a change of kind gives the endpoint a new name: CloudFormation creates the new endpoint, then deletes

@@ -4,8 +4,8 @@ Invocation metrics carry the ``InferenceComponentName`` dimension
 (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html); ``ModelLatency`` is in
 microseconds. A component's 5XX-rate and latency alarms are its rolling update's auto-rollback alarms
 (``rollback_alarms``); its 4XX-rate alarm only notifies (a caller's bad request is not the model's fault).
-The topic (:class:`stacks.constructs.monitoring.AlarmTopic`: CloudWatch may publish, config subscribers)
-and the dashboard mirror :class:`stacks.constructs.monitoring.EndpointMonitoring` (same construct ids,
+The topic (:class:`smkit.cdk.constructs.monitoring.AlarmTopic`: CloudWatch may publish, config subscribers)
+and the dashboard mirror :class:`smkit.cdk.constructs.monitoring.EndpointMonitoring` (same construct ids,
 so the topic's logical id is the pinned one).
 """
 
@@ -18,9 +18,9 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from stacks.constructs.inference_component import InferenceComponent
-from stacks.constructs.logical_ids import pin
-from stacks.constructs.monitoring import MICROSECONDS_PER_MS, AlarmThresholds, AlarmTopic, Subscriber
+from smkit.cdk.constructs.inference_component import InferenceComponent
+from smkit.cdk.constructs.logical_ids import pin
+from smkit.cdk.constructs.monitoring import MICROSECONDS_PER_MS, AlarmThresholds, AlarmTopic, Subscriber
 
 
 class ComponentMonitoring(Construct):

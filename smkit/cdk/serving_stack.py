@@ -15,21 +15,21 @@ import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
+from smkit.cdk import mapping
+from smkit.cdk.component_parts import add_inference_components
+from smkit.cdk.constructs.autoscaling import VariantAutoscaling
+from smkit.cdk.constructs.encryption import EncryptionKey
+from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
+from smkit.cdk.constructs.execution_role import ExecutionRole, grant_vpc_access
+from smkit.cdk.constructs.logs import DeploymentLogs
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.monitoring import EndpointMonitoring
+from smkit.cdk.constructs.notifications import AsyncTopics
+from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config import DeploymentConfig
 from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.config.rules import ASYNC_INPUT_PREFIX, written_prefixes
-from stacks import mapping
-from stacks.component_parts import add_inference_components
-from stacks.constructs.autoscaling import VariantAutoscaling
-from stacks.constructs.encryption import EncryptionKey
-from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
-from stacks.constructs.execution_role import ExecutionRole, grant_vpc_access
-from stacks.constructs.logs import DeploymentLogs
-from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
-from stacks.constructs.monitoring import EndpointMonitoring
-from stacks.constructs.notifications import AsyncTopics
-from stacks.constructs.storage import EndpointBucket
 
 
 class ServingStack(cdk.Stack):
@@ -37,7 +37,7 @@ class ServingStack(cdk.Stack):
 
     ``project_root`` resolves the relative paths of a config built from data (a loaded config's paths are
     absolute: :func:`smkit.config.resolved.deployment_of`); ``repository``
-    is the ECR repository of :class:`stacks.ecr_stack.EcrStack` (used by ``image.source: ecr``).
+    is the ECR repository of :class:`smkit.cdk.ecr_stack.EcrStack` (used by ``image.source: ecr``).
     """
 
     def __init__(
@@ -233,7 +233,7 @@ class ServingStack(cdk.Stack):
     def _components(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
     ) -> None:
-        """An inference-component endpoint (stacks.component_parts); outputs name every component."""
+        """An inference-component endpoint (smkit.cdk.component_parts); outputs name every component."""
         parts = add_inference_components(
             self,
             cfg=cfg,

@@ -1,4 +1,4 @@
-"""The inference-component half of :class:`stacks.serving_stack.ServingStack`.
+"""The inference-component half of :class:`smkit.cdk.serving_stack.ServingStack`.
 
 For ``endpoint.type: inference-components``: one SageMaker Model per container, a model-less endpoint
 config with managed instance scaling, the endpoint, and per component an InferenceComponent, its copy
@@ -14,22 +14,22 @@ from dataclasses import dataclass
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
-from smkit.config.resolved import ResolvedDeployment
-from stacks import mapping
-from stacks.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
-from stacks.constructs.component_monitoring import ComponentMonitoring
-from stacks.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
-from stacks.constructs.endpoint import InferenceEndpoint
-from stacks.constructs.execution_role import ExecutionRole
-from stacks.constructs.inference_component import (
+from smkit.cdk import mapping
+from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
+from smkit.cdk.constructs.component_monitoring import ComponentMonitoring
+from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.inference_component import (
     AdapterSource,
     ComponentCompute,
     ComponentPlacement,
     InferenceComponent,
     RollingUpdateSettings,
 )
-from stacks.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
+from smkit.config.resolved import ResolvedDeployment
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
 from constructs import Construct
 
+from smkit.cdk.constructs.execution_role import ExecutionRole
 from smkit.dockerimage import stage_kit_context
 from smkit.dockerimage.copies import missing_sources
-from stacks.constructs.execution_role import ExecutionRole
 
 IMAGE_URI = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"

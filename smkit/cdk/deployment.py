@@ -1,0 +1,72 @@
+"""One deployment config, composed into a CDK app: what ``smkit synth``, ``smkit deploy`` and your own app run.
+
+:func:`add_deployment` reads the app's context the way the default app (``python -m smkit.cdk.app``) does:
+``config`` (the file, relative to ``project_root``; default :data:`DEFAULT_CONFIG`), ``image_tag`` (deploy
+that ECR image tag instead of the file's ``build`` or ``ecr`` image, smkit/config/overrides.py) and
+``pipeline=true`` (the CDK Pipelines stack instead of the serving stacks). :data:`FEATURE_FLAGS` are the
+aws-cdk-lib feature flags every smkit template is synthesized with; pass them as the ``cdk.App``'s context
+so a project without a cdk.json synthesizes the same templates.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+
+from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.pipeline_stack import PipelineStack, add_pipeline
+from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
+from smkit.cdkcli import CDK_CLI_VERSION
+from smkit.config import ConfigError, load_config
+from smkit.config.overrides import IMAGE_TAG_CONTEXT
+
+DEFAULT_CONFIG = "config/realtime.yaml"
+# aws-cdk-lib feature flags (https://docs.aws.amazon.com/cdk/v2/guide/featureflags.html); the
+# validation flags make aws-cdk's own template rules and the cdk-nag report fail the synth.
+FEATURE_FLAGS: dict[str, Any] = {
+    "@aws-cdk/core:validateAgainstDefaultRules": True,
+    "@aws-cdk/core:validationReportJson": True,
+    "@aws-cdk/aws-iam:minimizePolicies": True,
+    "@aws-cdk/core:enablePartitionLiterals": True,
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+    "@aws-cdk/aws-kms:aliasNameRef": True,
+    "@aws-cdk/aws-kms:applyImportedAliasPermissionsToPrincipal": True,
+    "@aws-cdk/aws-iam:standardizedServicePrincipals": True,
+    "@aws-cdk/core:includePrefixInUniqueNameGeneration": True,
+    "@aws-cdk/aws-kms:reduceCrossAccountRegionPolicyScope": True,
+    "@aws-cdk/aws-s3:publicAccessBlockedByDefault": True,
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
+}
+
+
+def add_deployment(
+    app: cdk.App, *, project_root: Path, config_path: Path | None = None
+) -> ServingStacks | PipelineStack:
+    """Add the stacks of one deployment config to ``app`` and register the cdk-nag packs on it.
+
+    ``config_path`` (default: the ``config`` context, else :data:`DEFAULT_CONFIG`) is relative to
+    ``project_root``, which also anchors every path inside the config. Returns the ECR and serving stacks,
+    or the pipeline stack with ``-c pipeline=true``. A config that does not load or validate ends the
+    program with ``error: <the message>`` (exit status 1), as ``cdk synth`` should show it.
+    """
+    root = project_root.resolve()
+    path = config_path or Path(app.node.try_get_context("config") or DEFAULT_CONFIG)
+    if not path.is_absolute():
+        path = root / path
+    added: ServingStacks | PipelineStack
+    try:
+        image_tag = app.node.try_get_context(IMAGE_TAG_CONTEXT)
+        config = load_config(path, image_tag=str(image_tag) if image_tag else None)
+        if str(app.node.try_get_context("pipeline")).lower() == "true":
+            added = add_pipeline(
+                app, config=config, config_path=path, cli_version=CDK_CLI_VERSION, project_root=root
+            )
+        else:
+            added = add_serving_stacks(app, config=config, project_root=root)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        sys.exit(f"error: {exc}")
+    add_compliance_checks(app)
+    return added
