@@ -20,11 +20,12 @@ class CdkCliError(RuntimeError):
 
 
 def cli_command() -> list[str]:
-    """``npx --yes aws-cdk@<pinned>``: the pinned CLI, from the project's node_modules or npm's cache."""
+    """``npx --yes aws-cdk@<pinned>``: the pinned CLI, from the project's node_modules or npm's cache
+    (``smkit deploy`` and ``smkit emulator``)."""
     npx = shutil.which("npx")
     if npx is None:
         raise CdkCliError(
-            f"smkit deploy runs the AWS CDK CLI aws-cdk@{CDK_CLI_VERSION} through npx, which is not on PATH; "
+            f"smkit runs the AWS CDK CLI aws-cdk@{CDK_CLI_VERSION} through npx, which is not on PATH; "
             "install Node.js 20 or newer (https://nodejs.org), which provides npx"
         )
     return [npx, "--yes", f"aws-cdk@{CDK_CLI_VERSION}"]

@@ -1,7 +1,9 @@
 """``smkit emulator ...``: moto's server in the background and the real CDK CLI deploying into it.
 
 Thin wrappers over :mod:`smkit.emulator`. The running server is recorded in ``.smkit/emulator/moto.json``
-under the repository root; cloud assemblies and derived configs go to ``.smkit/emulator/``.
+under the project root (the folder of cdk.json: this repository or a project made by ``smkit init``; else the
+working directory); cloud assemblies and derived configs go to ``.smkit/emulator/``. Deploys run the kit's
+app (``python -m smkit.cdk.app``) with the pinned CDK CLI, as ``smkit deploy`` does.
 
     smkit emulator start                          # moto on a free localhost port, in the background
     eval "$(smkit emulator env)"                  # point boto3 / the AWS CLI at it
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from smkit.cdkcli import APP_MODULE
 from smkit.config import load_config
 from smkit.emulator import (
     CdkCli,
@@ -45,9 +49,27 @@ LOG_FILE = "moto.log"
 CROSS_STACK_EXPORT = "ExportsOutput"  # CDK's own outputs for cross-stack references: not for people
 
 
+def _project_root() -> Path:
+    """The folder of the project's cdk.json, else the working directory."""
+    try:
+        return repo_root_from()
+    except CdkError:
+        return Path.cwd()
+
+
 def _workdir() -> Path:
     state_dir = click.get_current_context().obj
-    return state_dir if isinstance(state_dir, Path) else repo_root_from() / STATE_DIR
+    return state_dir if isinstance(state_dir, Path) else _project_root() / STATE_DIR
+
+
+def _cli(server: MotoServer) -> CdkCli:
+    """The pinned CDK CLI pointed at ``server``, running the kit's app with this Python (as smkit deploy)."""
+    return CdkCli(
+        repo_root=_project_root(),
+        env=child_environment(server.endpoint_url),
+        stream=True,
+        app=f"{sys.executable} -m {APP_MODULE}",
+    )
 
 
 @contextmanager
@@ -164,7 +186,7 @@ def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> Non
             load_config(config)  # a bad file fails here, before a server or the CLI starts
         workdir = _workdir()
         server = _ensure_running(workdir, port)
-        cli = CdkCli(repo_root=repo_root_from(), env=child_environment(server.endpoint_url), stream=True)
+        cli = _cli(server)
         if ensure_bootstrapped(server, cli, workdir) is not None:
             click.echo("bootstrapped the emulator (CDKToolkit)", err=True)
         for config in configs:
@@ -199,7 +221,7 @@ def destroy(configs: tuple[Path, ...]) -> None:
         if server is None:
             click.echo("no emulator is running; nothing to destroy", err=True)
             return
-        cli = CdkCli(repo_root=repo_root_from(), env=child_environment(server.endpoint_url), stream=True)
+        cli = _cli(server)
         if configs:
             for config in configs:
                 destroy_config(cli, config, workdir)

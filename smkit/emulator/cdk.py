@@ -1,6 +1,8 @@
 """The real CDK CLI (the version pinned in package.json) pointed at moto's server.
 
-Each call runs ``node_modules/.bin/cdk`` (what ``npx cdk`` resolves to) with the emulator's environment.
+Each call runs the pinned CLI with the emulator's environment: ``node_modules/.bin/cdk`` in a checkout
+(``npm ci``), else ``npx --yes aws-cdk@<pin>`` as ``smkit deploy`` does (smkit.cdkcli), so a project made
+by ``smkit init`` deploys into the emulator without a package.json.
 Deploys use ``--method=direct`` (CreateStack/UpdateStack): moto returns stack Outputs only for those, not
 for change-set deploys (docs/toolchain.md), and CI's smoke test reads the endpoint name from the Outputs.
 Each deploy synthesizes into its own output directory, so that several configs can deploy at once and
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from smkit.cdkcli import CdkCliError, cli_command
 from smkit.config.overrides import IMAGE_TAG_CONTEXT
 from smkit.emulator.environment import ACCOUNT_ID
 
@@ -47,25 +50,29 @@ class CdkCli:
     """Runs the pinned CDK CLI from ``repo_root`` with ``env`` (see ``child_environment``).
 
     With ``stream=True`` the CLI writes to this process's terminal (``make deploy-local``); otherwise its
-    output is captured and returned, and quoted in the error when it fails.
+    output is captured and returned, and quoted in the error when it fails. ``app`` is the ``--app`` of
+    synth and deploy (default: the app of ``repo_root``'s cdk.json).
     """
 
     repo_root: Path
     env: Mapping[str, str]
     stream: bool = False
+    app: str | None = None
 
     @property
-    def executable(self) -> Path:
-        """The CLI installed by ``make setup`` (``npm ci``)."""
-        return self.repo_root / CDK_BIN
+    def command(self) -> list[str]:
+        """The CLI installed by ``make setup`` (``npm ci``), else the pinned version through npx."""
+        installed = self.repo_root / CDK_BIN
+        if installed.exists():
+            return [str(installed)]
+        try:
+            return cli_command()
+        except CdkCliError as exc:
+            raise CdkError(f"{exc}; in a checkout, `make setup` (npm ci) installs it") from None
 
     def run(self, args: Sequence[str], *, cwd: Path | None = None) -> CdkResult:
         """Run ``cdk ARGS`` and return its output; raise :class:`CdkError` on a non-zero exit."""
-        if not self.executable.exists():
-            raise CdkError(
-                f"the CDK CLI is not installed at {self.executable}; run `make setup` (npm ci) first"
-            )
-        command = [str(self.executable), *args, "--no-notices"]
+        command = [*self.command, *args, "--no-notices"]
         started = time.monotonic()
         try:
             completed = subprocess.run(
@@ -98,7 +105,7 @@ class CdkCli:
 
     def synth(self, *, config: Path, outdir: Path, image_tag: str | None = None) -> CdkResult:
         """``cdk synth -c config=CONFIG [-c image_tag=TAG] -o OUTDIR`` (quiet: templates stay in OUTDIR)."""
-        return self.run(["synth", "--quiet", *_context(config, image_tag), "-o", str(outdir)])
+        return self.run(["synth", "--quiet", *self._app(), *_context(config, image_tag), "-o", str(outdir)])
 
     def deploy(
         self, *, config: Path, outdir: Path, concurrency: int = 1, image_tag: str | None = None
@@ -109,6 +116,7 @@ class CdkCli:
                 *_DEPLOY_ARGS,
                 "--concurrency",
                 str(concurrency),
+                *self._app(),
                 *_context(config, image_tag),
                 "-o",
                 str(outdir),
@@ -124,6 +132,9 @@ class CdkCli:
         return self.run(
             ["destroy", "--all", "--force", "--concurrency", str(concurrency), "--app", str(assembly)]
         )
+
+    def _app(self) -> list[str]:
+        return ["--app", self.app] if self.app else []
 
 
 def _context(config: Path, image_tag: str | None) -> list[str]:

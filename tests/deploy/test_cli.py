@@ -1,8 +1,13 @@
-"""``smkit emulator``: what ``make deploy-local`` / ``make destroy-local`` run, through the real app.py."""
+"""``smkit emulator``: what ``make deploy-local`` / ``make destroy-local`` run, from a folder outside the checkout.
+
+The deploy runs the kit's app (``python -m smkit.cdk.app``) through ``npx --yes aws-cdk@<pin>``, as from a
+pip install: the ``npx`` on PATH records its arguments and runs this checkout's copy of that pinned CLI."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from deploy_support import REPO
 
+from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.cli import main
 from smkit.emulator import MotoServer
 from smkit.emulator.server import port_in_use
@@ -30,7 +36,28 @@ def _run(state_dir: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_start_deploy_status_destroy_stop(state_dir: Path) -> None:
+@pytest.fixture()
+def npx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder as the working directory, and an ``npx`` that records every call (one JSON
+    line) and runs the pinned CLI installed in this checkout; returns the record."""
+    record = tmp_path / "npx.jsonl"
+    fake = tmp_path / "bin" / "npx"
+    fake.parent.mkdir()
+    cdk = REPO / "node_modules" / ".bin" / "cdk"
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        f"open({str(record)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"os.execv({str(cdk)!r}, [{str(cdk)!r}, *sys.argv[3:]])\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return record
+
+
+def test_start_deploy_status_destroy_stop(state_dir: Path, npx: Path) -> None:
     code, out, _ = _run(state_dir, "start")
     assert code == 0
     url = out.strip()
@@ -40,8 +67,14 @@ def test_start_deploy_status_destroy_stop(state_dir: Path) -> None:
     code, out, _ = _run(state_dir, "env")
     assert f"export AWS_ENDPOINT_URL={url}" in out.splitlines()
 
-    code, out, err = _run(state_dir, "deploy", "-c", "config/realtime.yaml")
+    code, out, err = _run(state_dir, "deploy", "-c", str(REPO / "config" / "realtime.yaml"))
     assert code == 0, err
+    calls = [json.loads(line) for line in npx.read_text().splitlines()]
+    assert [call[:3] for call in calls] == [
+        ["--yes", f"aws-cdk@{CDK_CLI_VERSION}", "bootstrap"],
+        ["--yes", f"aws-cdk@{CDK_CLI_VERSION}", "deploy"],
+    ]
+    assert calls[1][calls[1].index("--app") + 1] == f"{sys.executable} -m smkit.cdk.app"
     assert "TabularRealtimeDevServing.EndpointName = " in out
     assert "image.source build deployed as" in err
     # Reported, not hidden: what moto cannot create (here the alarm topic's email subscription).

@@ -66,9 +66,10 @@ def test_a_bad_tag_is_reported_against_the_config() -> None:
         load_config(REPO / "config" / "realtime.yaml", image_tag="latest")
 
 
-def test_missing_cdk_cli_says_how_to_install_it(tmp_path: Path) -> None:
+def test_missing_cdk_cli_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no node_modules/.bin/cdk, and no npx either
     with pytest.raises(
-        CdkError, match=r"the CDK CLI is not installed at .*node_modules/.bin/cdk; run `make setup`"
+        CdkError, match=r"through npx, which is not on PATH; install Node.js .*; in a checkout, `make setup`"
     ):
         CdkCli(repo_root=tmp_path, env={}).run(["--version"])
 
