@@ -66,13 +66,19 @@ def targets(
                     "target": "<= 1.0",
                     "met": p99 <= 1.0,
                 }
-            one = servers.get("smkit-1thread", {}).get("runs", {}).get(key)
-            if one is not None:
-                best = max(one["throughput_rps"], mine["throughput_rps"])
+            # One thread and the worker's share, each by hand (with one worker per CPU they are the same).
+            by_hand = {
+                name: servers[name]["runs"][key]
+                for name in ("smkit-1thread", "smkit-share")
+                if key in servers.get(name, {}).get("runs", {})
+            }
+            if by_hand:
+                best_name = max(by_hand, key=lambda name: by_hand[name]["throughput_rps"])
+                best = max(by_hand[best_name]["throughput_rps"], mine["throughput_rps"])
                 share = mine["throughput_rps"] / best
                 out[f"{key} req/s vs best of (1 thread, share)"] = {
                     "value": round(share, 2),
-                    "per_round": _ratios(rounds[profile], "smkit", "smkit-1thread", key, "throughput_rps"),
+                    "per_round": _ratios(rounds[profile], "smkit", best_name, key, "throughput_rps"),
                     "target": ">= 0.9",
                     "met": share >= 0.9,
                 }

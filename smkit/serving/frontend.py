@@ -160,7 +160,7 @@ class FrontEnd:
             if refused is not None:
                 raise refused
             self.pool.submit(
-                exchange.method, exchange.path, exchange.headers, exchange.body(), exchange, self
+                exchange.method, exchange.path, exchange.headers, exchange.chunks, exchange, self
             )
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             self.answer(exchange, error_reply(exc, debug=self.env.debug), self._pid)

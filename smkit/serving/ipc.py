@@ -32,6 +32,7 @@ import pickle
 import socket
 import struct
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 HEADER = struct.Struct("!4sII")
@@ -43,6 +44,7 @@ JOB_ID = struct.Struct("=Q")  # first in a job message: received straight into t
 INLINE_BODY = 64 * 1024  # larger bodies go in a file, so a job message always fits the socket buffer
 MAX_JOB_MESSAGE = 256 * 1024  # header + metadata (request heads are bounded to 64 KiB) + inline body
 _FD = array.array("i", [0]).itemsize
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024)
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 RawHeaders = list[tuple[bytes, bytes]]
 JobMeta = tuple[int, float, float, str, str, RawHeaders]
@@ -59,31 +61,43 @@ def frame(tag: bytes, meta: bytes, body: bytes = b"") -> bytes:
 
 
 def job_message(
-    job_id: int, queued_at: float, until: float, method: str, path: str, headers: RawHeaders, body: bytes
+    job_id: int,
+    queued_at: float,
+    until: float,
+    method: str,
+    path: str,
+    headers: RawHeaders,
+    body: Sequence[bytes],
 ) -> tuple[bytes, int]:
     """A job's message and the descriptor of the file holding its body (-1: the body is inline).
 
-    ``queued_at`` and ``until`` (the job's deadline) are on the ``time.monotonic`` clock, which is one
-    clock for every process of the machine.
+    ``body`` is the request body in the parts it arrived in: a large one goes into the file part by
+    part, never joined in memory first. ``queued_at`` and ``until`` (the job's deadline) are on the
+    ``time.monotonic`` clock, which is one clock for every process of the machine.
     """
     head = JOB_ID.pack(job_id)
+    size = sum(len(part) for part in body)
     meta = pickle.dumps((queued_at, until, method, path, headers, -1), protocol=5)
-    if len(meta) + len(body) <= INLINE_BODY:
-        return head + frame(JOB, meta, body), -1
+    if len(meta) + size <= INLINE_BODY:
+        return head + frame(JOB, meta, b"".join(body)), -1
     fd = _body_file(body)
-    meta = pickle.dumps((queued_at, until, method, path, headers, len(body)), protocol=5)
+    meta = pickle.dumps((queued_at, until, method, path, headers, size), protocol=5)
     return head + frame(JOB, meta), fd
 
 
-def _body_file(body: bytes) -> int:
+def _body_file(parts: Sequence[bytes]) -> int:
     memfd = getattr(os, "memfd_create", None)
     if memfd is not None:
         fd: int = memfd("smkit-body", os.MFD_CLOEXEC)
     else:  # not Linux: an unlinked temporary file
         fd = _anonymous_file()
-    view = memoryview(body)
-    while view:
-        view = view[os.write(fd, view) :]
+    views = [memoryview(part) for part in parts if part]
+    while views:  # writev takes at most IOV_MAX parts and may write fewer bytes than given
+        written = os.writev(fd, views[:_IOV_MAX])
+        while views and written >= len(views[0]):
+            written -= len(views.pop(0))
+        if written:
+            views[0] = views[0][written:]
     return fd
 
 
@@ -177,8 +191,11 @@ def send_frame(sock: socket.socket, tag: bytes, meta: bytes, body: bytes = b"") 
     """Write one frame on a blocking socket (the header and metadata and the body in one call)."""
     head = HEADER.pack(tag, len(meta), len(body)) + meta
     sent = sock.sendmsg([head, body])
-    if sent < len(head) + len(body):  # a large body, or a send cut short by a signal
-        sock.sendall((head + body)[sent:])
+    if sent < len(head):  # a send cut short by a signal
+        sock.sendall(head[sent:])
+        sent = len(head)
+    if sent - len(head) < len(body):  # a body larger than the socket's buffer: the rest, not copied
+        sock.sendall(memoryview(body)[sent - len(head) :])
 
 
 class Scoreboard:
@@ -278,4 +295,68 @@ class FrameBuffer:
             body = bytes(self._data[HEADER.size + meta_size : end])
             del self._data[:end]
             frames.append((tag, meta, body))
+        return frames
+
+
+class FrameReceiver:
+    """The front end's end of a worker's socket, for ``asyncio.BufferedProtocol``: bytes land in place.
+
+    Small frames arrive in one reusable buffer and are copied out. A frame larger than that buffer (a
+    large reply: a request's answer is often as large as its request) gets a buffer of its own for its
+    metadata and one for its body, allocated once its header is read, and the socket is read straight
+    into them: the body reaches the HTTP response without being copied again, and the worker is never
+    slowed by the front end joining pieces of it.
+    """
+
+    SCRATCH = 256 * 1024
+
+    def __init__(self) -> None:
+        self._scratch = bytearray(self.SCRATCH)
+        self._filled = 0
+        # A large frame being read: its tag, metadata buffer, body buffer and bytes received so far.
+        self._large: tuple[bytes, bytearray, bytearray] | None = None
+        self._got = 0
+
+    def get_buffer(self) -> memoryview:
+        """Where the next read goes (never empty)."""
+        if self._large is not None:
+            _, meta, body = self._large
+            if self._got < len(meta):
+                return memoryview(meta)[self._got :]
+            return memoryview(body)[self._got - len(meta) :]
+        return memoryview(self._scratch)[self._filled :]
+
+    def updated(self, count: int) -> list[tuple[bytes, bytes, bytes]]:
+        """``count`` bytes were read into :meth:`get_buffer`; return the frames they complete."""
+        if self._large is not None:
+            self._got += count
+            tag, meta, body = self._large
+            if self._got < len(meta) + len(body):
+                return []
+            self._large = None
+            return [(tag, bytes(meta), body)]  # type: ignore[list-item]  # bytes-like: one copy fewer
+        self._filled += count
+        frames: list[tuple[bytes, bytes, bytes]] = []
+        data = self._scratch
+        at = 0
+        while self._filled - at >= HEADER.size:
+            tag, meta_size, body_size = HEADER.unpack_from(data, at)
+            start = at + HEADER.size
+            end = start + meta_size + body_size
+            if end - at > self.SCRATCH:  # larger than the scratch buffer: give it buffers of its own
+                meta, body = bytearray(meta_size), bytearray(body_size)
+                have = memoryview(data)[start : self._filled]
+                meta[: min(len(have), meta_size)] = have[:meta_size]
+                body[: max(0, len(have) - meta_size)] = have[meta_size:]
+                self._large, self._got = (tag, meta, body), len(have)
+                self._filled = 0
+                return frames
+            if end > self._filled:
+                break
+            frames.append((tag, bytes(data[start : start + meta_size]), bytes(data[start + meta_size : end])))
+            at = end
+        if at:
+            left = self._filled - at
+            data[:left] = data[at : self._filled]
+            self._filled = left
         return frames

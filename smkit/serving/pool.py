@@ -116,19 +116,22 @@ class Worker:
     channel: _Channel | None = None
 
 
-class _Channel(asyncio.Protocol):
+class _Channel(asyncio.BufferedProtocol):
     def __init__(self, pool: WorkerPool, worker: Worker) -> None:
         self.pool = pool
         self.worker = worker
-        self.buffer = ipc.FrameBuffer()
+        self.frames = ipc.FrameReceiver()
         self.transport: asyncio.Transport | None = None
         worker.channel = self
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
-    def data_received(self, data: bytes) -> None:
-        for tag, meta, body in self.buffer.feed(data):
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.frames.get_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        for tag, meta, body in self.frames.updated(nbytes):
             self.pool.on_frame(self, tag, meta, body)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -182,7 +185,7 @@ class WorkerPool:
         method: str,
         path: str,
         headers: ipc.RawHeaders,
-        body: bytes,
+        body: Sequence[bytes],
         token: Any,
         recipient: relay.Recipient,
     ) -> None:

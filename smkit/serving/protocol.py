@@ -91,10 +91,6 @@ class Exchange:
         self.answered = False
         self.stream: StreamState | None = None
 
-    def body(self) -> bytes:
-        chunks = self.chunks
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
     def respond(self, head: bytes, body: bytes, close: bool = False) -> None:
         """Send the response (``head`` ends with the blank line) once; later calls are ignored."""
         if self.answered:

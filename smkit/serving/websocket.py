@@ -76,7 +76,7 @@ async def serve(front: FrontEnd, scope: ASGI, receive: Any, send: Any) -> None:
         refused = front.pool.accepting()
         if refused is not None:
             raise refused
-        front.pool.submit("GET", bidi.BIDI_PATH, list(scope["headers"]), b"", None, session)
+        front.pool.submit("GET", bidi.BIDI_PATH, list(scope["headers"]), [], None, session)
     except Exception as exc:  # noqa: BLE001 - a refused handshake
         await _refuse(send, exc)
         return

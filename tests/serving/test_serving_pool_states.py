@@ -190,7 +190,7 @@ class Harness:
     stream_chunk = stream_end = stream_start
 
     def submit(self, token: str) -> None:
-        self.pool.submit("POST", "/invocations", [], b"1", token, self)
+        self.pool.submit("POST", "/invocations", [], [b"1"], token, self)
 
     async def until(self, condition: Callable[[], Any]) -> Any:
         async def poll() -> Any:

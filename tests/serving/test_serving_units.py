@@ -148,6 +148,27 @@ def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
     assert parsed == frames
 
 
+def test_frame_receiver_reads_frames_in_place_whatever_the_reads_deliver() -> None:
+    """The front end's receiver: any read sizes, several frames per read, frames larger than its buffer."""
+    from smkit.serving import ipc
+
+    meta = ipc.reply_meta(7, 200, "application/octet-stream", {"x-a": "1"}, 1234)
+    sizes = (0, 1, 300, 700_000, 5, ipc.FrameReceiver.SCRATCH, 2_097_152, 64 * 1024, 3)
+    frames = [(ipc.REPLY, meta, bytes([i]) * size) for i, size in enumerate(sizes)]
+    wire = b"".join(ipc.frame(tag, meta, body) for tag, meta, body in frames)
+    for read_size in (1, 4093, 100_000, 10_000_000):
+        receiver = ipc.FrameReceiver()
+        parsed, at = [], 0
+        while at < len(wire):
+            into = receiver.get_buffer()
+            assert len(into) > 0
+            count = min(len(into), read_size, len(wire) - at)
+            into[:count] = wire[at : at + count]
+            at += count
+            parsed += receiver.updated(count)
+        assert [(tag, meta, bytes(body)) for tag, meta, body in parsed] == frames, read_size
+
+
 def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> None:
     """The shared queue: jobs come out whole and in order; a body past the inline limit rides in a file."""
     import socket
@@ -156,9 +177,12 @@ def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> No
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     headers = [(b"a", b"\xe9"), (b"content-type", b"text/csv")]
-    bodies = [b"", b"1,2", b"y" * (ipc.INLINE_BODY + 1), b"z" * 3_000_000, b"last"]
+    bodies = [b"", b"1,2", b"y" * (ipc.INLINE_BODY + 1), b"z" * 3_000_000, b"last", b"0123456789" * 20_000]
     for job_id, body in enumerate(bodies, 1):
-        message, fd = ipc.job_message(job_id, 12.5, 72.5, "POST", "/é", headers, body)
+        # In the parts a request body arrives in: one, or (the last) more parts than writev takes at once.
+        step = 10 if job_id == len(bodies) else max(1, len(body))
+        parts = [body[i : i + step] for i in range(0, len(body), step)]
+        message, fd = ipc.job_message(job_id, 12.5, 72.5, "POST", "/é", headers, parts)
         assert (fd >= 0) == (len(body) > ipc.INLINE_BODY)
         ipc.send_job(ours, message, fd)
         if fd >= 0:
