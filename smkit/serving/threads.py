@@ -32,9 +32,10 @@ THREAD_VARIABLES: dict[str, str] = {
 }
 
 
-# One thread per pool in every worker unless the user chose: measured against each worker's share of the
-# CPUs (cpus // workers), one thread served more requests at half the CPU per request, also with fewer
-# workers than CPUs (docs/serving-runtime.md, "Threads and CPUs"). Multi Model Server does the same.
+# One thread per pool in every worker unless the user chose, as Multi Model Server does. With one worker per
+# CPU (the default count) this is each worker's share of the CPUs; with fewer workers than CPUs the share
+# served heavy numerical requests faster and tiny ones slower, one thread always at the least CPU per
+# request (docs/serving-runtime.md, "Threads and CPUs").
 DEFAULT_THREADS = 1
 
 

@@ -30,7 +30,7 @@ from smkit.modelenv import CACHE_VAR, cache_root
 pytestmark = pytest.mark.frameworks
 UNREACHABLE_INDEX = "http://127.0.0.1:9/simple"  # discard port: nothing listens
 # Framework -> the module it installs (which smkit's own venv must not gain).
-FRAMEWORKS = {"lightgbm": "lightgbm", "xgboost": "xgboost", "pytorch": "torch"}
+FRAMEWORKS = {"lightgbm": "lightgbm", "xgboost": "xgboost", "pytorch": "torch", "onnx": "onnxruntime"}
 
 
 def _kit_has(module: str) -> bool:

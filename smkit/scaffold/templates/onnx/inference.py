@@ -16,10 +16,18 @@ from rows import decode_rows, encode_predictions
 MODEL_FILE = "model.onnx"
 
 
+def intra_op_threads():
+    """Threads of ONNX Runtime's pool, which reads no thread variable itself: the worker's
+    ``OMP_NUM_THREADS``, which the serving runtime sets to 1 per worker unless you set it
+    (docs/serving-runtime.md, "Threads and CPUs")."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else 1
+
+
 def model_fn(model_dir):
-    """An inference session on ``model_dir/MODEL_FILE`` (one thread per worker; workers are processes)."""
+    """An inference session on ``model_dir/MODEL_FILE`` (workers are processes; each sizes its own pool)."""
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = intra_op_threads()
     return ort.InferenceSession(
         os.path.join(model_dir, MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
     )
