@@ -317,6 +317,12 @@ class FrameReceiver:
         self._large: tuple[bytes, bytearray, bytearray] | None = None
         self._got = 0
 
+    def close(self) -> None:
+        """The socket is gone: free the buffers now (the worker's record may live on a while)."""
+        self._scratch = bytearray()
+        self._filled = 0
+        self._large = None
+
     def get_buffer(self) -> memoryview:
         """Where the next read goes (never empty)."""
         if self._large is not None:

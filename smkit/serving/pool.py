@@ -135,6 +135,7 @@ class _Channel(asyncio.BufferedProtocol):
             self.pool.on_frame(self, tag, meta, body)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.frames.close()
         self.pool.on_lost(self.worker)
 
 
