@@ -42,7 +42,8 @@ def encode_message(item: Any) -> bytes:
 
 def decode_message(body: bytes) -> str | bytes:
     """Kind byte + data -> what ``messages`` yields."""
-    return body[1:].decode("utf-8") if body[:1] == TEXT else body[1:]
+    data = memoryview(body)[1:]
+    return str(data, "utf-8") if body[:1] == TEXT else bytes(data)
 
 
 async def _messages(inbox: asyncio.Queue[bytes | None]) -> AsyncIterator[str | bytes]:
@@ -95,14 +96,14 @@ async def _run(
 
     def readable() -> None:
         try:
-            data = sock.recv(65536)
+            frames = cancels.frames.receive(sock)
         except (BlockingIOError, InterruptedError):
             return
-        if not data:
+        if frames is None:
             gone.set()
             inbox.put_nowait(None)
             return
-        for tag, meta, body in cancels.buffer.feed(data):
+        for tag, meta, body in frames:
             if streams.JOB_ID.unpack_from(meta)[0] != job_id:
                 continue  # a cancel of an earlier stream, already over
             if tag == streams.MESSAGE:

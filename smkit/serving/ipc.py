@@ -44,7 +44,7 @@ JOB_ID = struct.Struct("=Q")  # first in a job message: received straight into t
 INLINE_BODY = 64 * 1024  # larger bodies go in a file, so a job message always fits the socket buffer
 MAX_JOB_MESSAGE = 256 * 1024  # header + metadata (request heads are bounded to 64 KiB) + inline body
 _FD = array.array("i", [0]).itemsize
-_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024)
+_IOV_MAX = 1024  # parts one writev call takes (IOV_MAX on Linux and macOS)
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 RawHeaders = list[tuple[bytes, bytes]]
 JobMeta = tuple[int, float, float, str, str, RawHeaders]
@@ -92,12 +92,14 @@ def _body_file(parts: Sequence[bytes]) -> int:
     else:  # not Linux: an unlinked temporary file
         fd = _anonymous_file()
     views = [memoryview(part) for part in parts if part]
-    while views:  # writev takes at most IOV_MAX parts and may write fewer bytes than given
-        written = os.writev(fd, views[:_IOV_MAX])
-        while views and written >= len(views[0]):
-            written -= len(views.pop(0))
+    at = 0
+    while at < len(views):  # writev takes at most IOV_MAX parts and may write fewer bytes than given
+        written = os.writev(fd, views[at : at + _IOV_MAX])
+        while at < len(views) and written >= len(views[at]):
+            written -= len(views[at])
+            at += 1
         if written:
-            views[0] = views[0][written:]
+            views[at] = views[at][written:]
     return fd
 
 
@@ -271,35 +273,9 @@ class Scoreboard:
         self.words[slot * 2 + 1] = 0
 
 
-class FrameBuffer:
-    """Incremental frame parser for the front end's non-blocking side."""
-
-    def __init__(self) -> None:
-        self._data = bytearray()
-
-    def feed(self, data: bytes) -> list[tuple[bytes, bytes, bytes]]:
-        """Add received bytes; return the frames they complete."""
-        if not self._data and len(data) >= HEADER.size:  # the usual case: exactly one whole frame
-            tag, meta_size, body_size = HEADER.unpack_from(data)
-            if len(data) == HEADER.size + meta_size + body_size:
-                end = HEADER.size + meta_size
-                return [(tag, data[HEADER.size : end], data[end:])]
-        self._data += data
-        frames = []
-        while len(self._data) >= HEADER.size:
-            tag, meta_size, body_size = HEADER.unpack_from(self._data)
-            end = HEADER.size + meta_size + body_size
-            if len(self._data) < end:
-                break
-            meta = bytes(self._data[HEADER.size : HEADER.size + meta_size])
-            body = bytes(self._data[HEADER.size + meta_size : end])
-            del self._data[:end]
-            frames.append((tag, meta, body))
-        return frames
-
-
 class FrameReceiver:
-    """The front end's end of a worker's socket, for ``asyncio.BufferedProtocol``: bytes land in place.
+    """Frames read from a stream socket with the bytes landing in place: the front end's end of a worker's
+    socket (through ``asyncio.BufferedProtocol``) and a worker's end (:meth:`receive`).
 
     Small frames arrive in one reusable buffer and are copied out. A frame larger than that buffer (a
     large reply: a request's answer is often as large as its request) gets a buffer of its own for its
@@ -332,6 +308,12 @@ class FrameReceiver:
             return memoryview(body)[self._got - len(meta) :]
         return memoryview(self._scratch)[self._filled :]
 
+    def receive(self, sock: socket.socket, flags: int = 0) -> list[tuple[bytes, bytes, bytes]] | None:
+        """One read of ``sock`` (BlockingIOError on a non-blocking socket with nothing to read): the frames
+        it completes, None when the other end has closed the socket."""
+        count = sock.recv_into(self.get_buffer(), 0, flags)
+        return None if count == 0 else self.updated(count)
+
     def updated(self, count: int) -> list[tuple[bytes, bytes, bytes]]:
         """``count`` bytes were read into :meth:`get_buffer`; return the frames they complete."""
         if self._large is not None:
@@ -340,7 +322,7 @@ class FrameReceiver:
             if self._got < len(meta) + len(body):
                 return []
             self._large = None
-            return [(tag, bytes(meta), body)]  # type: ignore[list-item]  # bytes-like: one copy fewer
+            return [(tag, bytes(meta), body)]  # type: ignore[list-item]  # the body as read (a bytearray): no copy
         self._filled += count
         frames: list[tuple[bytes, bytes, bytes]] = []
         data = self._scratch
@@ -352,8 +334,8 @@ class FrameReceiver:
             if end - at > self.SCRATCH:  # larger than the scratch buffer: give it buffers of its own
                 meta, body = bytearray(meta_size), bytearray(body_size)
                 have = memoryview(data)[start : self._filled]
-                meta[: min(len(have), meta_size)] = have[:meta_size]
-                body[: max(0, len(have) - meta_size)] = have[meta_size:]
+                head, rest = have[:meta_size], have[meta_size:]
+                meta[: len(head)], body[: len(rest)] = head, rest
                 self._large, self._got = (tag, meta, body), len(have)
                 self._filled = 0
                 return frames

@@ -159,19 +159,19 @@ class Cancels:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.buffer = ipc.FrameBuffer()
+        self.frames = ipc.FrameReceiver()
         self.cancelled: set[int] = set()
 
     def poll(self, job_id: int) -> bool:
         """True when the front end has cancelled ``job_id``."""
         while True:
             try:
-                data = self.sock.recv(4096, socket.MSG_DONTWAIT)
+                frames = self.frames.receive(self.sock, socket.MSG_DONTWAIT)
             except (BlockingIOError, InterruptedError):
                 break
-            if not data:
+            if frames is None:
                 break
-            for tag, meta, _ in self.buffer.feed(data):
+            for tag, meta, _ in frames:
                 if tag == CANCEL:
                     self.cancelled.add(JOB_ID.unpack(meta)[0])
         if not self.cancelled:

@@ -136,18 +136,6 @@ def test_error_bodies_hide_the_traceback_unless_debug() -> None:
     assert b"Traceback" in loud.body and b"test_error_bodies_hide_the_traceback_unless_debug" in loud.body
 
 
-def test_ipc_frames_survive_any_split_and_large_bodies() -> None:
-    """Frames from a worker to the front end: split anywhere, several per read, large bodies."""
-    from smkit.serving import ipc
-
-    meta = ipc.reply_meta(7, 200, "application/json", {}, 1234)
-    frames = [(ipc.REPLY, meta, b"x" * size) for size in (0, 1, 300, 700_000, 5)]
-    wire = b"".join(ipc.frame(tag, meta, body) for tag, meta, body in frames)
-    buffer = ipc.FrameBuffer()
-    parsed = [frame for i in range(0, len(wire), 4093) for frame in buffer.feed(wire[i : i + 4093])]
-    assert parsed == frames
-
-
 def test_frame_receiver_reads_frames_in_place_whatever_the_reads_deliver() -> None:
     """The front end's receiver: any read sizes, several frames per read, frames larger than its buffer."""
     from smkit.serving import ipc
