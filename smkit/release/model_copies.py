@@ -1,7 +1,7 @@
 """Mark superseded model copies in the deployment's data bucket, so its lifecycle rule can expire them.
 
 Local model data is copied under ``models/<id>/<content hash>/`` of the data bucket, one prefix per release
-(smkit/cdk/constructs/model_data.py), and nothing deletes an old prefix: a rollback needs it. After a deploy,
+(smkit/cdk/constructs/model_copy.py), and nothing deletes an old prefix: a rollback needs it. After a deploy,
 this step tags every object under ``models/`` that no live model and no recorded release uses with
 ``smkit:superseded=true`` (the bucket's ``SupersededModelCopies`` rule expires those after
 ``storage.superseded_model_days``), and removes the tag from anything in use again. What a live model uses

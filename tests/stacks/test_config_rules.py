@@ -231,21 +231,25 @@ def test_supplied_and_created_key_are_exclusive() -> None:
         parse_config(data)
 
 
-def test_missing_model_archive_names_make_package_model(tmp_path: Path) -> None:
+def test_missing_model_archive_names_the_packaging_command(tmp_path: Path) -> None:
     (tmp_path / "container").mkdir()
     (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
     cfg = load_config(_moved("realtime.yaml", tmp_path))
-    with pytest.raises(FileNotFoundError, match=r"build/model\.tar\.gz: no such file .*make package-model"):
+    with pytest.raises(
+        FileNotFoundError, match=r"build/model\.tar\.gz: no such file .*`smkit package --config CONFIG`"
+    ):
         add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
 
 
-def test_missing_multi_model_folder_names_make_package_model(tmp_path: Path) -> None:
+def test_missing_multi_model_folder_names_the_packaging_command(tmp_path: Path) -> None:
     (tmp_path / "container").mkdir()
     (tmp_path / "container" / "Dockerfile").write_text("FROM scratch\n")
     (tmp_path / "container" / "requirements-sklearn.txt").write_text("scikit-learn==1.9.1\n")
     (tmp_path / "build" / "models").mkdir(parents=True)
     cfg = load_config(_moved("multi-model.yaml", tmp_path))
-    with pytest.raises(FileNotFoundError, match=r"no \*\.tar\.gz models in it; run `make package-model`"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no \*\.tar\.gz models in it; package it first: `smkit package --config"
+    ):
         add_serving_stacks(cdk.App(context=cdk_context()), config=cfg, project_root=tmp_path)
 
 

@@ -15,7 +15,9 @@ from aws_cdk.assertions import Template
 from stack_support import ROOT, SynthesizedApp
 
 from smkit.cdk.constructs.execution_role import ExecutionRole
-from smkit.cdk.constructs.model_data import EPHEMERAL_MB, HEADROOM_MB, MIB, ModelData, ephemeral_storage_mb
+from smkit.cdk.constructs.model_copy import EPHEMERAL_MB, HEADROOM_MB, ephemeral_storage_mb
+from smkit.cdk.constructs.model_data import ModelData
+from smkit.contract import MIB
 
 ARCHIVE = ROOT / "build" / "model.tar.gz"
 COPY = "Custom::CDKBucketDeployment"

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from stack_support import S3_ARCHIVE, S3_MME, S3_PREFIX, S3_SOURCE_KEY, SynthesizedApp
 
-from smkit.cdk.constructs.model_data import MIB, ephemeral_storage_mb
+from smkit.cdk.constructs.model_copy import ephemeral_storage_mb
+from smkit.contract import MIB
 
 PARTITION = {"Ref": "AWS::Partition"}
 

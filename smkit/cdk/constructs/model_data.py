@@ -14,13 +14,12 @@ bucket only stages them). Binding grants the execution role ``s3:GetObject`` on 
 container's model data, of every release (``models/<id>/*``, and ``s3:ListBucket`` limited to it), so an old
 fleet still serving during an update, or rolled back to, reads its own; the role's grant on the key covers
 decryption. The copy
-is CDK's BucketDeployment, a Lambda-backed custom resource; the prefix embeds the content hash so changed
-data is a new prefix and the Model is replaced.
+is CDK's BucketDeployment, a Lambda-backed custom resource (:mod:`smkit.cdk.constructs.model_copy`); the
+prefix embeds the content hash so changed data is a new prefix and the Model is replaced.
 """
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,21 +29,16 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_s3_assets as s3_assets
-from aws_cdk import aws_s3_deployment as s3_deployment
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
+from smkit.cdk.constructs.acknowledge import nag_environment
 from smkit.cdk.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.model_copy import copy_into_bucket, grant_releases
 
-MISSING_HINT = "run `make package-model` to build the example archives"
-# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.
-# Lambda's ephemeral storage is 512-10240 MB:
-# https://docs.aws.amazon.com/lambda/latest/dg/configuration-ephemeral-storage.html
-EPHEMERAL_MB = (512, 10240)
-HEADROOM_MB = 512
-MIB = 1024 * 1024
+MISSING_HINT = (
+    "package it first: `smkit package --config CONFIG` (in the kit's repository: `make package-model`)"
+)
 
 
 @dataclass(frozen=True)
@@ -113,92 +107,6 @@ class ModelData(ABC):
         retention, created by Lambda)."""
 
 
-def ephemeral_storage_mb(path: Path, size: int) -> int:
-    """/tmp the copy handler needs for ``size`` bytes of model data: zipped plus extracted, plus headroom."""
-    need = math.ceil(2 * size / MIB) + HEADROOM_MB
-    low, high = EPHEMERAL_MB
-    if need > high:
-        raise ValueError(
-            f"model_data.path {path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
-            f"(zipped + extracted), more than the {high} MB a Lambda function can have; upload it to S3 "
-            "yourself and use it where it is (model_data: {source: s3, uri: s3://BUCKET/KEY.tar.gz or "
-            "s3://BUCKET/PREFIX/}, docs/cloudformation.md), or split it over several containers"
-        )
-    return max(low, need)
-
-
-@dataclass(frozen=True)
-class _Copy:
-    """Model data copied under a content-hashed prefix of the endpoint bucket."""
-
-    prefix: str
-    deployment: s3_deployment.BucketDeployment
-    releases: str  # models/<id>/: the copies of every release of this container's model data
-
-
-def _copy_into_bucket(
-    scope: Construct,
-    id_: str,
-    asset_path: Path,
-    *,
-    size: int,
-    bucket: s3.IBucket,
-    log_group: logs.ILogGroup | None,
-    exclude: list[str] | None = None,
-) -> _Copy:
-    """Publish ``asset_path`` (a directory, minus ``exclude``) as a zipped asset and have CDK's
-    BucketDeployment extract it under ``models/<id>/<content hash>/`` of ``bucket``.
-
-    The prefix embeds the asset hash, so changed data is a new prefix (and the Model is replaced); an old
-    prefix is never pruned nor deleted, so a rollback finds its release's objects where they were."""
-    holder = Construct(scope, id_)
-    asset = s3_assets.Asset(holder, "Asset", path=str(asset_path), exclude=exclude)
-    prefix = f"models/{id_}/{asset.asset_hash}/"
-    deployment = s3_deployment.BucketDeployment(
-        holder,
-        "Upload",
-        sources=[s3_deployment.Source.bucket(asset.bucket, asset.s3_object_key)],
-        destination_bucket=bucket,
-        destination_key_prefix=prefix,
-        extract=True,
-        prune=False,
-        retain_on_delete=True,
-        memory_limit=1024,
-        ephemeral_storage_size=cdk.Size.mebibytes(ephemeral_storage_mb(asset_path, size)),
-        log_group=log_group,
-    )
-    _acknowledge_deployment_handler(deployment, bucket)
-    return _Copy(prefix, deployment, f"models/{id_}/")
-
-
-def _grant_releases(role: ExecutionRole, bucket: s3.IBucket, copy: _Copy) -> None:
-    """The role reads every release's copy of this container's model data, not only the current one.
-
-    The policy changes before the endpoint: during a blue/green or rolling update the old fleet still serves
-    (and autoscales, and a multi-model endpoint loads models on demand, every request with its cache
-    disabled), and after a rollback the old release runs again, each reading its own content-hashed prefix.
-    Granting only the new prefix would break them (docs/cloudformation.md, "Day-2 updates")."""
-    releases = copy.releases
-    role.add_to_policy(
-        iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{releases}*")])
-    )
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["s3:ListBucket"],
-            resources=[bucket.bucket_arn],
-            conditions={"StringLike": {"s3:prefix": [f"{releases}*"]}},
-        )
-    )
-    role.acknowledge(
-        {
-            f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{releases}*]": (
-                "Read access to every release's content-hashed copy of this container's model data: the old "
-                "fleet keeps reading its own during an update and after a rollback."
-            )
-        },
-    )
-
-
 class _LocalData(ModelData):
     """Model data in a local file or directory, copied into the endpoint bucket."""
 
@@ -228,7 +136,7 @@ class _Archive(_LocalData):
         self._require(directory=False)
         # A directory asset of the archive's folder holding only the archive: its hash covers the file's name
         # and bytes, and the copy keeps the name (a rollback downloads it under that name, same hash).
-        copy = _copy_into_bucket(
+        copy = copy_into_bucket(
             scope,
             id_,
             self.path.parent,
@@ -238,7 +146,7 @@ class _Archive(_LocalData):
             exclude=["*", ".*", f"!{self.path.name}"],
         )
         key = f"{copy.prefix}{self.path.name}"
-        _grant_releases(role, bucket, copy)
+        grant_releases(role, bucket, copy)
         return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
 
 
@@ -261,9 +169,9 @@ class _DirectorySet(_LocalData):
         if self.multi_model and not any(self.path.glob("*.tar.gz")):
             raise FileNotFoundError(f"model_data.path {self.path}: no *.tar.gz models in it; {MISSING_HINT}")
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-        copy = _copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
+        copy = copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
         prefix, deployment = copy.prefix, copy.deployment
-        _grant_releases(role, bucket, copy)
+        grant_releases(role, bucket, copy)
         return _prefix_data(
             f"s3://{bucket.bucket_name}/{prefix}",
             multi_model=self.multi_model,
@@ -364,57 +272,3 @@ def _prefix_data(
         )
     )
     return BoundModelData(model_data_source=source, dependency=dependency)
-
-
-HANDLER_REASONS = {
-    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
-        "CDK's BucketDeployment handler only writes its own logs with this AWS managed policy."
-    ),
-    "AwsSolutions-L1": "The BucketDeployment handler runtime is pinned by aws-cdk-lib, not by this kit.",
-    "HIPAA.Security-LambdaConcurrency": "Runs only during CloudFormation deployments; no concurrency to reserve.",
-    "NIST.800.53.R5-LambdaConcurrency": "Runs only during CloudFormation deployments; no concurrency to reserve.",
-    "HIPAA.Security-LambdaDLQ": "Invoked synchronously by CloudFormation, which reports failures itself.",
-    "NIST.800.53.R5-LambdaDLQ": "Invoked synchronously by CloudFormation, which reports failures itself.",
-    "HIPAA.Security-LambdaInsideVPC": "Copies between two S3 buckets over TLS; no VPC resources involved.",
-    "NIST.800.53.R5-LambdaInsideVPC": "Copies between two S3 buckets over TLS; no VPC resources involved.",
-}
-
-
-def _acknowledge_deployment_handler(
-    deployment: s3_deployment.BucketDeployment, deployment_bucket: s3.IBucket
-) -> None:
-    """Acknowledge the findings on CDK's shared BucketDeployment handler, once per stack."""
-    handler = deployment.handler_role.node.scope  # the stack-wide singleton function owning the role
-    assert handler is not None
-    # The function already references its role (GetAtt); CDK's extra DependsOn is cfn-lint W3005.
-    function_resource = handler.node.default_child
-    policy = deployment.handler_role.node.try_find_child("DefaultPolicy")
-    policy_resource = policy.node.default_child if policy is not None else None
-    if isinstance(function_resource, cdk.CfnResource) and isinstance(policy_resource, cdk.CfnResource):
-        function_resource.add_override("DependsOn", [policy_resource.logical_id])
-    acknowledge(handler, HANDLER_REASONS)
-    partition, region, account = nag_environment(deployment)
-    copy = (
-        "CDK's BucketDeployment grants its copy handler these on the bootstrap asset bucket and on the whole "
-        "endpoint bucket: read, write and delete of every object there, including captured requests and async "
-        "results (CDK offers no per-prefix grant). The handler runs only during deployments, copies only into "
-        "its content-hashed models/ prefix and never prunes (prune=False, retain_on_delete=True)."
-    )
-    findings = [
-        "Action::kms:GenerateDataKey*",
-        "Action::kms:ReEncrypt*",
-        "Action::s3:Abort*",
-        "Action::s3:DeleteObject*",
-        "Action::s3:GetBucket*",
-        "Action::s3:GetObject*",
-        "Action::s3:List*",
-        f"Resource::<{logical_id_of(deployment_bucket)}.Arn>/*",
-        f"Resource::arn:{partition}:s3:::cdk-hnb659fds-assets-{account}-{region}/*",
-    ]
-    reasons = {f"AwsSolutions-IAM5[{f}]": copy for f in findings}
-    inline = (
-        "CDK's BucketDeployment handler role carries its grants as an inline policy; it has no other use."
-    )
-    reasons["HIPAA.Security-IAMNoInlinePolicy"] = inline
-    reasons["NIST.800.53.R5-IAMNoInlinePolicy"] = inline
-    acknowledge(deployment.handler_role, reasons)
