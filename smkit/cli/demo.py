@@ -19,23 +19,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
-from smkit.client import smoke
 from smkit.config import ConfigError, load_config
-from smkit.emulator import (
-    CdkCli,
-    CdkError,
-    DeployMismatch,
-    EmulatorError,
-    MotoServer,
-    child_environment,
-    deploy_config,
-    ensure_bootstrapped,
-    repo_root_from,
-)
-from smkit.local import LocalEndpoint
+
+if TYPE_CHECKING:
+    from smkit.emulator import MotoServer
 
 
 class Interrupts:
@@ -82,6 +73,8 @@ def _done(started: float, interrupts: Interrupts, detail: str = "") -> None:
 
 
 def _deployed_endpoint_name(server: MotoServer) -> str:
+    from smkit.emulator import DeployMismatch
+
     endpoints = server.client("sagemaker").list_endpoints()["Endpoints"]
     if not endpoints:
         raise DeployMismatch("the deploy finished but the emulated account has no SageMaker endpoint")
@@ -97,6 +90,10 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
 
 def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
     """Run the five steps; return whether every invocation answered as expected."""
+    from smkit.client import smoke
+    from smkit.emulator import CdkCli, MotoServer, child_environment, deploy_config, ensure_bootstrapped
+    from smkit.local import LocalEndpoint
+
     config = load_config(config_path)
     cases = smoke.plan(config, root)
     with tempfile.TemporaryDirectory(prefix="smkit-demo-") as tmp:
@@ -161,6 +158,9 @@ def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
 )
 def demo(config_path: Path) -> None:
     """Deploy a config into the emulated AWS, run it locally, invoke it through boto3."""
+    from smkit.client import smoke
+    from smkit.emulator import CdkError, DeployMismatch, EmulatorError, repo_root_from
+
     root = repo_root_from()
     interrupts = Interrupts()
     try:

@@ -56,3 +56,42 @@ def test_helpers():
         "a": [1, 2],
         "b": ["x", "<1 bytes>"],
     }
+
+
+JSON_CORPUS = [
+    {"instances": [[1.5, 2.0]]},
+    [[1, 2], [3, 4]],
+    {"a": np.array([1.0, 2.5]), "b": "ü"},
+    np.array([[1, 2]]),
+    "text",
+    3.25,
+    None,
+]
+
+
+@pytest.mark.parametrize("data", JSON_CORPUS, ids=range(len(JSON_CORPUS)))
+def test_standard_library_json_serializer_matches_the_sdk(data):
+    from sagemaker.core.serializers import JSONSerializer
+
+    assert serialize(data, "application/json") == JSONSerializer().serialize(data).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "sdk_class"),
+    [
+        (b'{"predictions": [1.5, "\xc3\xbc"]}', "application/json", "JSONDeserializer"),
+        (b"[1, 2]", "application/json; charset=utf-8", "JSONDeserializer"),
+        (b"caf\xc3\xa9\n", "text/plain", "StringDeserializer"),
+        (b"\x00\xff", "application/octet-stream", "BytesDeserializer"),
+    ],
+)
+def test_standard_library_deserializers_match_the_sdk(body, content_type, sdk_class):
+    from sagemaker.core import deserializers
+
+    expected = getattr(deserializers, sdk_class)().deserialize(io.BytesIO(body), content_type)
+    assert deserialize(body, content_type) == expected
+
+
+def test_invalid_utf8_json_answer_fails_as_in_the_sdk():
+    with pytest.raises(UnicodeDecodeError):
+        deserialize(b'{"a": "\xff"}', "application/json")
