@@ -51,6 +51,11 @@ DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
 DEFAULT_PROGRAM = "inference.py"
 DEFAULT_ACCEPT = "application/json"
+# User-Agent of the kit's own start-up waits on GET /ping (local endpoint, batch): the runtime does not
+# access-log them; a failed wait is summarized in one line instead (smkit/process.py).
+READINESS_PROBE_AGENT = "smkit-readiness-probe"
+# /ping's 503 message, up to its colon, once every worker slot has given up loading the model.
+LOAD_FAILED = "the model failed to load"
 
 # Timeouts, in seconds.
 PING_TIMEOUT_S = 2.0  # each GET /ping

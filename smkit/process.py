@@ -25,6 +25,7 @@ import ctypes.util
 import http.client
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -35,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Protocol
 
-from smkit.contract import PING_TIMEOUT_S
+from smkit.contract import PING_TIMEOUT_S, READINESS_PROBE_AGENT
 
 HOST = "127.0.0.1"
 POLL_S = 0.05
@@ -54,6 +55,17 @@ def _kill_leftovers() -> None:
 
 class ProcessStartError(RuntimeError):
     """A process exited, or never became ready, while being started; the message says which and why."""
+
+
+class LoadFailed(RuntimeError):
+    """Raised by a readiness probe: the runtime reports that the model failed to load in every worker slot
+    (smkit/readiness.py); the message summarizes the wait and gives the reason."""
+
+
+class Tally(Protocol):
+    """What a start's probes saw, in one line (:class:`smkit.readiness.PingTally`)."""
+
+    def summary(self) -> str: ...
 
 
 # free_port() cannot reserve its answer: another process may bind the port before the server started on it
@@ -220,7 +232,7 @@ def ping(
     """``GET path``: the status and body, or ``(0, b"")`` when nothing answers (yet)."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers={"User-Agent": READINESS_PROBE_AGENT})
         response = conn.getresponse()
         return response.status, response.read()
     except OSError:
@@ -237,12 +249,51 @@ def log_tail(path: Path | None, lines: int = 20) -> str:
     return "\n".join(text) or "(empty)"
 
 
+# A record of the runtime's log starts with its time stamp (smkit/serving/launch.py's logging format).
+RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+LOAD_ERROR_RECORD = "model load failed in worker"  # smkit/serving/pool.py
+
+
+def load_error_record(log_path: Path | None) -> str | None:
+    """The runtime's logged load error with its traceback (the first one in ``log_path``), or None."""
+    if log_path is None or not log_path.is_file():
+        return None
+    lines = log_path.read_text(errors="replace").splitlines()
+    for index, line in enumerate(lines):
+        if LOAD_ERROR_RECORD in line:
+            record = [line]
+            for following in lines[index + 1 :]:
+                if RECORD_START.match(following):
+                    break
+                record.append(following)
+            return "\n".join(record)
+    return None
+
+
 class _Start:
     """The failure checks shared by :func:`wait_ready` and :func:`await_ready`."""
 
-    def __init__(self, process: subprocess.Popen[bytes], name: str, timeout_s: float, log_path: Path | None):
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        name: str,
+        timeout_s: float,
+        log_path: Path | None,
+        tally: Tally | None = None,
+        limit: str = "",
+    ):
         self.process, self.name, self.timeout_s, self.log_path = process, name, timeout_s, log_path
+        self.tally, self.limit = tally, limit
         self.deadline = time.monotonic() + timeout_s
+
+    def load_failed(self, exc: LoadFailed) -> ProcessStartError:
+        """The model failed to load in every worker slot: say so once, with the logged traceback."""
+        record = load_error_record(self.log_path)
+        if record:
+            where = f"the load error, from {self.log_path}:\n{record}"
+        else:
+            where = "its traceback is in the output above" if self.log_path is None else self._tail()
+        return ProcessStartError(f"{self.name} cannot serve: {exc}; {where}")
 
     def check_running(self) -> None:
         code = self.process.poll()
@@ -253,8 +304,10 @@ class _Start:
 
     def check_time(self) -> None:
         if time.monotonic() >= self.deadline:
+            waited = f" ({self.tally.summary()})" if self.tally else ""
+            limit = f"; {self.limit}" if self.limit else ""
             raise ProcessStartError(
-                f"{self.name} was not ready within {self.timeout_s:.0f} s; {self._tail()}"
+                f"{self.name} was not ready within {self.timeout_s:.0f} s{waited}{limit}; {self._tail()}"
             )
 
     def _tail(self) -> str:
@@ -270,17 +323,23 @@ def wait_ready(
     name: str,
     timeout_s: float,
     log_path: Path | None = None,
+    tally: Tally | None = None,
+    limit: str = "",
 ) -> None:
     """Return once ``ready()`` is true; raise :class:`ProcessStartError` if the process exits or time runs out.
 
-    ``ready`` may itself raise :class:`ProcessStartError` to give up early (a runtime whose model failed to
-    load keeps answering 503: waiting longer cannot help).
+    ``ready`` may raise :class:`ProcessStartError`, or :class:`~smkit.readiness.LoadFailed` (a runtime whose
+    model failed to load keeps answering 503: waiting longer cannot help), to give up early. ``tally``
+    (the probes' answers) and ``limit`` (which setting sets ``timeout_s``) go into the error messages.
     """
-    start = _Start(process, name, timeout_s, log_path)
+    start = _Start(process, name, timeout_s, log_path, tally, limit)
     while True:
         start.check_running()
-        if ready():
-            return
+        try:
+            if ready():
+                return
+        except LoadFailed as exc:
+            raise start.load_failed(exc) from None
         start.check_time()
         time.sleep(POLL_S)
 
@@ -292,13 +351,18 @@ async def await_ready(
     name: str,
     timeout_s: float,
     log_path: Path | None = None,
+    tally: Tally | None = None,
+    limit: str = "",
 ) -> None:
     """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
-    start = _Start(process, name, timeout_s, log_path)
+    start = _Start(process, name, timeout_s, log_path, tally, limit)
     while True:
         start.check_running()
-        if await ready():
-            return
+        try:
+            if await ready():
+                return
+        except LoadFailed as exc:
+            raise start.load_failed(exc) from None
         start.check_time()
         await asyncio.sleep(POLL_S)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smkit.batch.client import ContainerClient, error_message
+from smkit.batch.client import ContainerClient
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
@@ -45,10 +45,11 @@ from smkit.process import (
     stop_group,
     wait_ready,
 )
+from smkit.readiness import PingTally
 
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
+STARTUP_LIMIT = "wait longer with smkit batch-transform --startup-timeout SECONDS"
 STOP_GRACE_S = 10.0
-LOAD_FAILED = "failed to load"  # the runtime's /ping message after model_fn raised
 
 
 @dataclass(frozen=True)
@@ -105,16 +106,9 @@ def batch_environment(options: TransformOptions) -> dict[str, str]:
     return env
 
 
-def _ready(port: int) -> bool:
-    """``GET /ping`` answers 200; a runtime whose model failed to load gives up at once."""
-    status, body = ping(port)
-    if status == 200:
-        return True
-    message = error_message(body) if status else ""
-    if LOAD_FAILED in message:
-        # The runtime keeps answering 503 after a failed model_fn; waiting longer cannot help.
-        raise ProcessStartError(f"GET /ping answered {status}: {message}")
-    return False
+def _ready(port: int, tally: PingTally) -> bool:
+    """``GET /ping`` answers 200; a runtime whose model failed to load gives up at once (smkit/readiness.py)."""
+    return tally.observe(*ping(port))
 
 
 @contextlib.contextmanager
@@ -134,13 +128,16 @@ def serving_runtime(
             env[SMKIT_WORKER_PYTHON] = model.python  # docs/serving-runtime.md: the model workers' interpreter
         with open(log_path, "ab") as log:
             process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
+        tally = PingTally()
         try:
             wait_ready(
                 process,
-                functools.partial(_ready, port),
+                functools.partial(_ready, port, tally),
                 name="the serving runtime",
                 timeout_s=startup_timeout_s,
                 log_path=log_path,
+                tally=tally,
+                limit=STARTUP_LIMIT,
             )
             break
         except BaseException as exc:

@@ -123,6 +123,13 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request.")
 @click.option("--invocations-max-retries", type=int, default=3, show_default=True)
 @click.option(
+    "--startup-timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="--local: seconds the serving runtime may take to answer /ping 200.",
+)
+@click.option(
     "--endpoint-url", default=None, help="AWS endpoint (e.g. moto's server); else AWS_ENDPOINT_URL."
 )
 @click.option(
@@ -170,6 +177,7 @@ def batch_transform(
     join_source: str,
     invocations_timeout: int,
     invocations_max_retries: int,
+    startup_timeout: float,
     endpoint_url: str | None,
     container_log: Path | None,
     job_name: str | None,
@@ -218,6 +226,7 @@ def batch_transform(
                 output_location=output_location,
                 endpoint_url=endpoint_url,
                 container_log=container_log,
+                startup_timeout_s=startup_timeout,
             )
             return
         if model_path is not None or config_path is not None:
@@ -285,6 +294,7 @@ def _run_local(
     output_location: str,
     endpoint_url: str | None,
     container_log: Path | None,
+    startup_timeout_s: float,
 ) -> None:
     from smkit.batch.local import run_local_job
     from smkit.batch.storage import StorageError
@@ -299,6 +309,7 @@ def _run_local(
             log=lambda line: click.echo(line, err=True),
             endpoint_url=endpoint_url,
             container_log=container_log,
+            startup_timeout_s=startup_timeout_s,
         )
     except TransformOptionsError:
         raise

@@ -101,6 +101,12 @@ def serve(
             os.environ[SMKIT_WORKER_PYTHON] = env.python
 
     request = LaunchRequest(
-        model=model, multi_model=multi_model, host=host, port=port, workers=workers, constant=constant
+        model=model,
+        multi_model=multi_model,
+        host=host,
+        port=port,
+        workers=workers,
+        constant=constant,
+        exit_on_load_failure=True,
     )
     exit_now(run(request))

@@ -79,7 +79,9 @@ class LocalSettings:
         data_capture_dir: where sampled requests/responses go when the config enables data capture
             (default: ``<root>/build/local/<endpoint>``).
         seed: seed of the weighted variant choice and the capture sampling (reproducible runs).
-        startup_timeout_s: how long a container may take to answer ``GET /ping``.
+        startup_timeout_s: how long a container may take to answer ``GET /ping`` 200 (None: the variant's
+            ``container_startup_health_check_timeout_seconds``, as on SageMaker, else
+            :data:`~smkit.local.containers.DEFAULT_STARTUP_TIMEOUT_S`).
         component_idle_seconds: an inference component whose autoscaling has ``min_copies: 0`` stops its
             copy after this long without traffic (its scale-in to zero).
         model_envs: run each container in its model's environment (:mod:`smkit.modelenv`: the image's
@@ -98,10 +100,26 @@ class LocalSettings:
     region: str = "us-east-1"
     data_capture_dir: Path | None = None
     seed: int | None = None
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    startup_timeout_s: float | None = None
     component_idle_seconds: float = DEFAULT_COMPONENT_IDLE_SECONDS
     model_envs: bool = field(default_factory=envs_enabled)
     python: str | None = None
+
+
+def startup_limit(variant: ResolvedVariant, override: float | None) -> tuple[float, str]:
+    """How long ``variant``'s containers may take to pass ``/ping``, and how to change it (for the error)."""
+    setting = "container_startup_health_check_timeout_seconds"
+    if override is not None:
+        return override, "the local endpoint's startup_timeout_s sets this limit"
+    if variant.startup_health_check_timeout_s is not None:
+        return float(variant.startup_health_check_timeout_s), (
+            f"the limit is variant {variant.name!r}'s {setting}, as on SageMaker; raise it (up to 3600) in the "
+            "config"
+        )
+    return DEFAULT_STARTUP_TIMEOUT_S, (
+        f"variant {variant.name!r} sets no {setting}, so the local default of "
+        f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s applies; set it (60 to 3600) in the config to wait longer"
+    )
 
 
 class EndpointRuntime:
@@ -169,13 +187,15 @@ class EndpointRuntime:
             multi_model=container.multi_model,
             environment={**container.environment, REGION: self.settings.region},
         )
+        timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s)
         return ContainerProcess(
             spec,
             label=f"{variant.name}-{container.name}",
             log_dir=self.settings.log_dir,
             workers=workers.count,
             workers_reason=workers.reason,
-            startup_timeout_s=self.settings.startup_timeout_s,
+            startup_timeout_s=timeout_s,
+            startup_limit=limit,
         )
 
     def _router(self, containers: list[ResolvedContainer], processes: list[ContainerProcess]) -> Router:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
 
+from smkit.contract import READINESS_PROBE_AGENT
 from smkit.serving import codecs
 from smkit.serving.chunked import StreamState
 from smkit.serving.env import ServingEnv
@@ -46,6 +47,8 @@ MIN_BODY_SWEEP_SECONDS = 0.01
 # Response headers the front end writes itself; a handler's own copies are dropped.
 FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
 MAX_CACHED_TYPES = 64
+# The kit's own start-up wait (smkit/process.py) polls /ping every 50 ms: not access-logged.
+OWN_PROBE = (b"user-agent", READINESS_PROBE_AGENT.encode())
 
 
 class RequestTimeout(InferenceError):
@@ -176,7 +179,7 @@ class FrontEnd:
             reply = error_reply(InferenceError(f"the handler's response cannot be sent: {exc}"), debug=False)
             head, close = self._head(exchange, reply, close)
         exchange.respond(head, reply.body, close)
-        if self.env.access_log:
+        if self.env.access_log and not (exchange.path == "/ping" and OWN_PROBE in exchange.headers):
             self._log(exchange, reply, pid)
 
     # -- streamed responses (docs/streaming.md) ------------------------------------------------------

@@ -41,6 +41,8 @@ class LaunchRequest:
         multi_model: a directory of ``*.tar.gz`` models loaded on first invoke (multi-model mode).
         host / port / workers: None -> 127.0.0.1 / ``$SAGEMAKER_BIND_TO_PORT`` or 8080 / one per CPU it may use (smkit/cpus.py).
         constant: serve the bare constant handler of :mod:`smkit.serving.constant` instead of a model.
+        exit_on_load_failure: exit 1 once every worker slot has given up loading the model (``smkit serve``;
+            the image keeps answering ``/ping`` 503, as SageMaker's health check expects).
     """
 
     model: str | None = None
@@ -49,6 +51,7 @@ class LaunchRequest:
     port: int | None = None
     workers: int | None = None
     constant: bool = False
+    exit_on_load_failure: bool = False
 
 
 def resolve_model_dir(source: str, scratch: str) -> str:
@@ -204,8 +207,8 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
         from smkit.serving.frontend import FrontEnd
         from smkit.serving.server import run
 
-        run(FrontEnd(env=env, pool=pool, workers=workers), pool, sock)
-        return 0
+        front = FrontEnd(env=env, pool=pool, workers=workers)
+        return run(front, pool, sock, exit_on_load_failure=request.exit_on_load_failure)
     except LaunchError as exc:
         print(f"smkit serving: {exc}", file=sys.stderr)
         return 1

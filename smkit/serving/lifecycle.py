@@ -25,12 +25,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from smkit.contract import LOAD_FAILED
+
 STARTING, READY, FAILED = "starting", "ready", "failed"
 RETRYING, GAVE_UP, STOPPED = "retrying", "gave up", "stopped"
 BACKOFF_SECONDS = (1.0, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0)
 MAX_BACKOFF_SECONDS = 30.0
 DEFAULT_RETRIES = 3
 STILL_LOADING = "the model is still loading"
+# LOAD_FAILED: /ping's 503 message once every slot has given up (the local endpoint and batch stop
+# waiting on it, smkit/readiness.py).
 
 
 @dataclass
@@ -138,7 +142,7 @@ class Lifecycle:
                 self.latched = True
                 return None
             if not trying:
-                return f"the model failed to load: {self.load_error}"
+                return f"{LOAD_FAILED}: {self.load_error}"
             if self.load_error is not None:
                 return f"{STILL_LOADING}; a load failed and is being retried: {self.load_error}"
             return STILL_LOADING
@@ -149,6 +153,10 @@ class Lifecycle:
         if any(s.failures for s in self.slots):
             return f"no worker is ready; the model failed to load and is being retried: {self.load_error}"
         return None
+
+    def gave_up(self) -> bool:
+        """Every slot was given up before the model ever loaded in all of them: nothing will load it."""
+        return not self.latched and not self.stopping and self.count(GAVE_UP) == len(self.slots)
 
     def accepting(self) -> str | None:
         """Why a request cannot be queued now (None: it can; a worker is ready or being replaced)."""

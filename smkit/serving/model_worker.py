@@ -98,8 +98,9 @@ def _load(
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
     except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
         message = f"{type(exc).__name__}: {exc}"
-        log.error("model load failed: %s\n%s", message, traceback.format_exc())
-        ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
+        # The front end logs the traceback once, not once per retry of every slot (smkit/serving/pool.py).
+        failure = {"ok": False, "error": message, "traceback": traceback.format_exc(), "pid": os.getpid()}
+        ipc.send_frame(sock, ipc.READY, ipc.encode_json(failure))
         return None
     ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid()}))
     return router

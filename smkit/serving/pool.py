@@ -152,6 +152,9 @@ class WorkerPool:
         self._launched: list[tuple[Worker, socket.socket]] = []
         self._retries: dict[int, asyncio.TimerHandle] = {}
         self._ids = itertools.count(1)
+        self._logged_traceback: str | None = None
+        # Called with the load error once every slot has given up (``smkit serve`` exits then).
+        self.on_gave_up: Callable[[str], None] | None = None
         self._queue, self._queue_out = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._queue_out.setblocking(False)
         with contextlib.suppress(OSError):
@@ -302,6 +305,17 @@ class WorkerPool:
                 self._flush_backlog()
             else:
                 self.life.load_failed(worker.slot, str(meta["error"]))
+                self._log_load_failure(meta)
+
+    def _log_load_failure(self, meta: dict[str, Any]) -> None:
+        """The load error with its traceback, once per distinct traceback: the retries of every slot
+        that fail the same way are each one line of :meth:`Lifecycle.exited`."""
+        trace = str(meta.get("traceback") or meta["error"])
+        if trace != self._logged_traceback:
+            self._logged_traceback = trace
+            log.error(
+                "model load failed in worker %s: %s\n%s", meta.get("pid"), meta["error"], trace.rstrip()
+            )
 
     def on_lost(self, worker: Worker) -> None:
         self.loop.create_task(self._reap(worker))
@@ -319,6 +333,8 @@ class WorkerPool:
             log.log(after.level, "%s", after.message)
             if after.delay is not None:
                 self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
+            elif self.life.gave_up() and self.on_gave_up is not None:
+                self.on_gave_up(self.life.load_error or "")
         if job is not None:
             message = f"the worker process exited ({exit_text}) while handling this request"
             if after is not None and after.delay is not None:

@@ -52,8 +52,13 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
-    """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, then stop the workers."""
+def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket, *, exit_on_load_failure: bool = False) -> int:
+    """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, then stop the workers; return the exit status.
+
+    With ``exit_on_load_failure`` (``smkit serve``), also stop, with status 1, once every worker slot has
+    given up loading the model: on this machine nobody else is waiting for ``/ping`` to turn 200. The
+    image keeps serving 503 instead, as SageMaker's start-up health check expects.
+    """
     config = uvicorn.Config(
         cast(Any, app),
         http=FrontEndProtocol,
@@ -71,6 +76,16 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
     server = _Server(config, pool)
+    failed: list[str] = []
+
+    def gave_up(error: str) -> None:
+        failed.append(error)
+        log.error("every worker slot gave up loading the model; stopping: %s", error)
+        pool.stopping()
+        server.should_exit = True
+
+    if exit_on_load_failure:
+        pool.on_gave_up = gave_up
 
     async def main() -> None:
         await pool.start()
@@ -81,6 +96,7 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket) -> None:
             await pool.stop()
 
     uvloop.run(main())
+    return 1 if failed else 0
 
 
 def exit_now(code: int) -> NoReturn:

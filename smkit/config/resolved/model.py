@@ -125,6 +125,9 @@ class ResolvedVariant:
             the production variant's).
         shadow: a ShadowProductionVariant.
         sampling_percentage: a shadow variant's share of requests copied to it.
+        startup_health_check_timeout_s: ``ContainerStartupHealthCheckTimeoutInSeconds`` (None: not set),
+            how long its containers may take to pass ``/ping`` when they start
+            (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html).
     """
 
     name: str
@@ -135,6 +138,7 @@ class ResolvedVariant:
     initial_weight: float = 1.0
     shadow: bool = False
     sampling_percentage: int = 100
+    startup_health_check_timeout_s: int | None = None
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
             vcpus=_vcpus(v.instance_type),
             initial_instance_count=v.initial_instance_count,
             initial_weight=v.initial_weight,
+            startup_health_check_timeout_s=v.container_startup_health_check_timeout_seconds,
         )
         for v in ep.variants
     )
