@@ -107,6 +107,7 @@ class ServingStack(cdk.Stack):
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
+        self.execution_role.grant_log_groups(self.logs.container_groups)
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
         self._outputs()
@@ -243,12 +244,20 @@ class ServingStack(cdk.Stack):
             kms_key_arn=self.encryption.key_arn,
             encryption_key=self.encryption.key,
             vpc=vpc,
+            logs=self.logs,
         )
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
+        self.execution_role.grant_log_groups(self.logs.container_groups)
         outputs = self._common_outputs(parts.endpoint_config.variant_names)
         outputs["LogGroupName"] = self.logs.endpoint_group_name
+        # Where each base component's containers log (adapters log in their base's): name=log group.
+        outputs["ComponentLogGroupNames"] = ",".join(
+            f"{name}={self.logs.components[component.component_name].log_group_name}"
+            for name, component in parts.components.items()
+            if component.component_name in self.logs.components
+        )
         # The deployed InferenceComponentName of each config component, in config order: name=physical name.
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()
