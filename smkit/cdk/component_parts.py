@@ -27,6 +27,7 @@ from smkit.cdk.constructs.inference_component import (
     InferenceComponent,
     RollingUpdateSettings,
 )
+from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
 from smkit.config.resolved import ResolvedDeployment
@@ -90,8 +91,10 @@ def add_inference_components(
     kms_key_arn: str,
     encryption_key: kms.IKey,
     vpc: VpcSettings | None,
+    logs: DeploymentLogs,
 ) -> ComponentParts:
-    """Add the models, endpoint config, endpoint, components, scaling and alarms of ``cfg``."""
+    """Add the models, endpoint config, endpoint, components, scaling and alarms of ``cfg``; each base
+    component's log group in ``logs`` (an adapter logs in its base component's)."""
     spec = cfg.endpoint.inference_components
     assert spec is not None, "config rules require endpoint.inference_components"
     models = {}
@@ -151,6 +154,10 @@ def add_inference_components(
             ),
         )
         components[ic.name] = component
+        # SageMaker would create the component's log group on first use, without retention or key.
+        component.node.add_dependency(
+            logs.add_component_group(f"Component{mapping.pascal(ic.name)}", component.component_name)
+        )
         if ic.autoscaling is not None:
             a = ic.autoscaling
             target = ComponentAutoscaling(

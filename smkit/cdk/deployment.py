@@ -3,13 +3,16 @@
 :func:`add_deployment` reads the app's context the way the default app (``python -m smkit.cdk.app``) does:
 ``config`` (the file, relative to ``project_root``; default :data:`DEFAULT_CONFIG`), ``image_tag`` (deploy
 that ECR image tag instead of the file's ``build`` or ``ecr`` image, smkit/config/overrides.py) and
-``pipeline=true`` (the CDK Pipelines stack instead of the serving stacks). :data:`FEATURE_FLAGS` are the
+``pipeline=true`` (the CDK Pipelines stack instead of the serving stacks) and ``previous_s3_uris`` (a JSON
+list of the S3 model data and adapter weights recorded releases ran, which the execution role keeps reading;
+``smkit deploy`` passes it from the release history). :data:`FEATURE_FLAGS` are the
 aws-cdk-lib feature flags every smkit template is synthesized with; pass them as the ``cdk.App``'s context
 so a project without a cdk.json synthesizes the same templates.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from smkit.cdk.pipeline_stack import PipelineStack, add_pipeline
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.config import ConfigError, load_config
-from smkit.config.overrides import IMAGE_TAG_CONTEXT
+from smkit.config.overrides import IMAGE_TAG_CONTEXT, PREVIOUS_S3_CONTEXT
 
 DEFAULT_CONFIG = "config/realtime.yaml"
 # aws-cdk-lib feature flags (https://docs.aws.amazon.com/cdk/v2/guide/featureflags.html); the
@@ -65,8 +68,26 @@ def add_deployment(
                 app, config=config, config_path=path, cli_version=CDK_CLI_VERSION, project_root=root
             )
         else:
-            added = add_serving_stacks(app, config=config, project_root=root)
+            added = add_serving_stacks(
+                app, config=config, project_root=root, previous_s3_uris=previous_s3_uris(app)
+            )
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         sys.exit(f"error: {exc}")
     add_compliance_checks(app)
     return added
+
+
+def previous_s3_uris(app: cdk.App) -> list[str]:
+    """The ``previous_s3_uris`` context: a JSON list of S3 URIs (or a list, from cdk.json); empty when unset."""
+    value = app.node.try_get_context(PREVIOUS_S3_CONTEXT)
+    if value is None or value == "":
+        return []
+    try:
+        uris = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"context {PREVIOUS_S3_CONTEXT}: {value!r} is not a JSON list of S3 URIs ({exc})"
+        ) from None
+    if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+        raise ValueError(f"context {PREVIOUS_S3_CONTEXT}: {value!r} is not a JSON list of S3 URIs")
+    return uris

@@ -112,6 +112,7 @@ def shadow_variant(shadow: ShadowVariant, resolved: ResolvedVariant, *, model_na
         initial_weight=resolved.initial_weight,
         model_name=model_name,
         routing=shadow.routing,
+        volume_size_gb=shadow.volume_size_gb,
     )
 
 

@@ -225,16 +225,6 @@ class PipelineStack(cdk.Stack):
             project_root=project_root,
             env=cdk.Environment(account=target.account, region=target.region),
         )
-        # With a concrete account/region the endpoint log-group ARN is rendered literally, not with the
-        # <AWS::Region>/<AWS::AccountId> tokens the execution role's own acknowledgement names.
-        log_groups = f"arn:aws:logs:{target.region}:{target.account}:log-group:/aws/sagemaker/Endpoints/*"
-        stage.stacks.serving.execution_role.acknowledge(
-            {
-                f"AwsSolutions-IAM5[Resource::{log_groups}]": (
-                    "Endpoint log groups are named after the endpoint by SageMaker; scoped to /aws/sagemaker/Endpoints."
-                )
-            }
-        )
         return stage
 
     def _tidy_template(self) -> None:

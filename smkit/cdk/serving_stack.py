@@ -8,6 +8,7 @@ Stateful resources and their pinned construct paths (logical ids are checked by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,12 @@ class ServingStack(cdk.Stack):
     ``project_root`` resolves the relative paths of a config built from data (a loaded config's paths are
     absolute: :func:`smkit.config.resolved.deployment_of`); ``repository``
     is the ECR repository of :class:`smkit.cdk.ecr_stack.EcrStack` (used by ``image.source: ecr``).
+
+    ``previous_s3_uris``: model data and adapter weights in S3 that recorded releases ran (``smkit deploy``
+    passes them from the release history, :func:`smkit.release.records.previous_s3_uris`). The execution role
+    keeps reading them beside the current ones: during a blue/green or rolling update the old fleet still
+    serves and scales out, and an auto-rollback starts it again, each reading its own data. Copies in the
+    stack's own bucket are covered by the models/ grant of :mod:`smkit.cdk.constructs.model_copy`.
     """
 
     def __init__(
@@ -48,6 +55,7 @@ class ServingStack(cdk.Stack):
         config: DeploymentConfig,
         repository: ecr.IRepository | None,
         project_root: Path,
+        previous_s3_uris: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
@@ -73,6 +81,7 @@ class ServingStack(cdk.Stack):
             self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
         )
         specs, vpc = self._containers(self.deployment, repository)
+        self._keep_previous_data(cfg, previous_s3_uris)
         if cfg.endpoint.type == "inference-components":
             self._components(cfg, specs, vpc)
             return
@@ -107,6 +116,7 @@ class ServingStack(cdk.Stack):
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
+        self.execution_role.grant_log_groups(self.logs.container_groups)
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
         self._outputs()
@@ -134,6 +144,20 @@ class ServingStack(cdk.Stack):
         if vpc is not None:
             grant_vpc_access(role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids)
         return specs, vpc
+
+    def _keep_previous_data(self, cfg: DeploymentConfig, previous: Sequence[str]) -> None:
+        """Read grants on earlier releases' S3 data that the current config no longer names."""
+        current = {c.model_data.uri for c in self.deployment.containers if c.model_data.in_s3}
+        spec = cfg.endpoint.inference_components
+        current |= {c.artifact_url for c in spec.components if c.artifact_url} if spec else set()
+        for i, uri in enumerate(sorted(set(previous) - current)):
+            name, _, key = uri.removeprefix("s3://").partition("/")
+            if not uri.startswith("s3://") or not name or not key:
+                raise ValueError(
+                    f"previous_s3_uris: {uri!r} is not s3://BUCKET/KEY or s3://BUCKET/PREFIX/ (the release "
+                    "history's model data and adapter locations)"
+                )
+            self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=uri.endswith("/"))
 
     def _model(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
@@ -243,12 +267,20 @@ class ServingStack(cdk.Stack):
             kms_key_arn=self.encryption.key_arn,
             encryption_key=self.encryption.key,
             vpc=vpc,
+            logs=self.logs,
         )
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
+        self.execution_role.grant_log_groups(self.logs.container_groups)
         outputs = self._common_outputs(parts.endpoint_config.variant_names)
         outputs["LogGroupName"] = self.logs.endpoint_group_name
+        # Where each base component's containers log (adapters log in their base's): name=log group.
+        outputs["ComponentLogGroupNames"] = ",".join(
+            f"{name}={self.logs.components[component.component_name].log_group_name}"
+            for name, component in parts.components.items()
+            if component.component_name in self.logs.components
+        )
         # The deployed InferenceComponentName of each config component, in config order: name=physical name.
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()

@@ -13,6 +13,7 @@ name inside a Stage). With ``Name`` = PascalCase of ``config.name`` and ``Env`` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,12 @@ def add_serving_stacks(
     config: DeploymentConfig,
     project_root: Path,
     repository: ecr.IRepository | None = None,
+    previous_s3_uris: Sequence[str] = (),
 ) -> ServingStacks:
-    """Add the ECR stack (unless ``repository`` is given) and the serving stack for ``config`` to ``scope``."""
+    """Add the ECR stack (unless ``repository`` is given) and the serving stack for ``config`` to ``scope``.
+
+    ``previous_s3_uris``: S3 data of recorded releases the execution role keeps reading
+    (:class:`smkit.cdk.serving_stack.ServingStack`)."""
     ecr_id, serving_id = stack_ids(config)
     env = cdk.Environment(account=config.account, region=config.region)
     common: dict[str, Any] = {"env": env}
@@ -73,6 +78,7 @@ def add_serving_stacks(
         config=config,
         repository=repository,
         project_root=project_root,
+        previous_s3_uris=previous_s3_uris,
         description=config.description or f"SageMaker {config.endpoint.type} endpoint {config.name}",
         **common,
     )

@@ -40,6 +40,11 @@ MAX_EXECUTION_TIMEOUT = 14400
 INSTANCE_STORE = re.compile(
     r"^ml\.(?:[a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|gr6|p5|p5e|p5en|p6-b200|p6e-gb200|trn1|trn1n|trn2)\."
 )
+# ProductionVariant.VolumeSizeInGB: "Currently only Amazon EBS gp2 storage volumes are supported." Instance types
+# with local NVMe storage (INSTANCE_STORE) have no EBS ML storage volume, so CreateEndpointConfig refuses a size
+# for them (AWS's own SDK drops the setting for these families).
+VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
+EBS_ONLY = "Currently only Amazon EBS gp2 storage volumes are supported"
 # Burstable ml.t2/ml.t3 instances cannot be scalable targets (ml.trn* can).
 # https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html
 BURSTABLE = re.compile(r"^ml\.t\d+[a-z]*\.")
@@ -151,6 +156,28 @@ def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
+def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """``volume_size_gb`` only on instance types with an EBS ML storage volume: production variants, shadow
+    variants and the instance pool of an inference-component endpoint alike."""
+    for path, v in variant_paths(cfg):
+        size = getattr(v, "volume_size_gb", None)
+        if size is not None and INSTANCE_STORE.match(v.instance_type):
+            yield Issue(
+                f"{path}.volume_size_gb",
+                size,
+                volume_message(v.instance_type),
+            )
+
+
+def volume_message(instance_type: str) -> str:
+    """Why ``VolumeSizeInGB`` is refused for ``instance_type`` (an :data:`INSTANCE_STORE` type), and the fix."""
+    return (
+        f"{instance_type} has local NVMe instance storage and no EBS volume to size (VolumeSizeInGB: "
+        f'"{EBS_ONLY}"); remove volume_size_gb, the instance\'s own storage holds the model '
+        f"({VARIANT_URL})"
+    )
+
+
 def retained_counts(cfg: DeploymentConfig) -> Iterable[Issue]:
     """RetainAllVariantProperties keeps every variant's current instance count on update; with some variants
     autoscaled and others not, a changed ``initial_instance_count`` of a fixed variant would be ignored.
@@ -209,6 +236,7 @@ AWS_RULES = (
     execution_timeout,
     kms_key,
     burstable_autoscaling,
+    instance_store_volume,
     retained_counts,
     log_retention,
     image_regions,

@@ -281,6 +281,14 @@ class ShadowVariant(Frozen):
             "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html"
         ),
     )
+    volume_size_gb: int | None = Field(
+        None,
+        ge=1,
+        le=512,
+        description="VolumeSizeInGB of the shadow's ML storage volume (EBS instance types only: not for instance "
+        "types with local NVMe storage such as ml.g5 or ml.m5d). Default: the instance type's. "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html",
+    )
     sampling_percentage: int = Field(
         100,
         ge=1,

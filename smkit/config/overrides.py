@@ -13,6 +13,9 @@ from typing import Any
 
 # The CDK context key app.py reads (``cdk synth -c image_tag=TAG``).
 IMAGE_TAG_CONTEXT = "image_tag"
+# The CDK context key of the S3 data recorded releases ran, which the execution role keeps reading
+# (``smkit deploy`` passes it from the release history; smkit.cdk.deployment reads it).
+PREVIOUS_S3_CONTEXT = "previous_s3_uris"
 OVERRIDDEN_SOURCES = ("build", "ecr")
 
 

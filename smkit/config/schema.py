@@ -107,7 +107,10 @@ FIELD_DOCS: dict[str, str] = {
     "Variant.name": "VariantName.",
     "Variant.instance_type": "InstanceType, an ml.* type.",
     "Variant.initial_instance_count": "InitialInstanceCount.",
-    "Variant.volume_size_gb": "VolumeSizeInGB of the ML storage volume; default: the instance type's.",
+    "Variant.volume_size_gb": (
+        "VolumeSizeInGB of the ML storage volume (EBS instance types only, not ml.g5, ml.m5d, ...); "
+        "default: the instance type's."
+    ),
     "Variant.model_data_download_timeout_seconds": "ModelDataDownloadTimeoutInSeconds; default: SageMaker's.",
     "Variant.container_startup_health_check_timeout_seconds": (
         "ContainerStartupHealthCheckTimeoutInSeconds: time for /ping to answer 200; default: SageMaker's."

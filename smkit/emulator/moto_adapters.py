@@ -66,6 +66,31 @@ def current_instance_types() -> None:
     sm.FakeEndpointConfig.validate_instance_type = validate_instance_type  # type: ignore[method-assign]
 
 
+def ebs_only_volumes() -> None:
+    """CreateEndpointConfig refuses ``VolumeSizeInGB`` for an instance type with local NVMe storage, in production
+    and shadow variants alike (the loader's row :func:`smkit.config.aws_rules.instance_store_volume`)."""
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    from smkit.config.aws_rules import EBS_ONLY, INSTANCE_STORE, VARIANT_URL
+
+    previous = sm.SageMakerModelBackend.validate_production_variants
+
+    def validate_production_variants(
+        self: sm.SageMakerModelBackend, production_variants: list[dict[str, Any]]
+    ) -> None:
+        for variant in production_variants:
+            instance_type = str(variant.get("InstanceType", ""))
+            if "VolumeSizeInGB" in variant and INSTANCE_STORE.match(instance_type):
+                raise ValidationError(
+                    message=f"VolumeSizeInGB is not supported for instance type {instance_type} of variant "
+                    f"{variant.get('VariantName')}: {EBS_ONLY}. {VARIANT_URL}"
+                )
+        previous(self, production_variants)
+
+    sm.SageMakerModelBackend.validate_production_variants = validate_production_variants  # type: ignore[method-assign]
+
+
 def model_update_keeps_its_name() -> None:
     """An updated AWS::SageMaker::Model is recreated under its old name (what references to it resolve to)."""
     from moto.sagemaker import models as sm

@@ -132,6 +132,17 @@ FIXES: tuple[Fix, ...] = (
         apply=moto_adapters.current_instance_types,
     ),
     Fix(
+        resource_type="AWS::SageMaker::EndpointConfig",
+        reason=(
+            "moto 5.2 accepts VolumeSizeInGB on any instance type, but instance types with local NVMe storage "
+            "(ml.g5, ml.p5, ml.m5d, ...) have no EBS ML storage volume and SageMaker refuses the size for them "
+            '("Currently only Amazon EBS gp2 storage volumes are supported"). The check refuses it in '
+            "production and shadow variants, after the components fix so it wraps that one's model check. "
+            "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
+        ),
+        apply=moto_adapters.ebs_only_volumes,
+    ),
+    Fix(
         resource_type="AWS::SageMaker::InferenceComponent",
         reason=(
             "moto 5.2 has no inference components: no CloudFormation adapter (the resource was skipped) and "

@@ -7,14 +7,24 @@ is validated with the same override before the CLI starts, so a bad tag fails fi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from botocore.exceptions import ClientError
+
 from smkit.config import ConfigError, DeploymentConfig, load_config
+from smkit.config.overrides import PREVIOUS_S3_CONTEXT
 from smkit.release import cdk, model_copies, scaling
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
-from smkit.release.records import describe_release, record_release, release_parameter
+from smkit.release.records import (
+    describe_release,
+    previous_s3_uris,
+    read_releases,
+    record_release,
+    release_parameter,
+)
 from smkit.release.shell import ReleaseError, echo, run, run_all
 
 
@@ -75,6 +85,15 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         request.config, image_tag=request.image_tag, context=request.context, output=request.output
     )
     run_all([*commands, synth], dry_run=False, cwd=request.root)
+    previous = previous_data_context(config, request.root / request.output)
+    if previous:
+        deploy_all = cdk.deploy_command(
+            request.config,
+            image_tag=request.image_tag,
+            context=[*request.context, previous],
+            output=request.output,
+            method=request.method,
+        )
     paused = paused_targets(request.root / request.output)
     try:
         run_all([deploy_all], dry_run=False, cwd=request.root)
@@ -91,6 +110,25 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         note=note,
         timeout_s=request.timeout_s,
     )
+
+
+def previous_data_context(config: DeploymentConfig, assembly: Path) -> str | None:
+    """``previous_s3_uris=[...]`` of the recorded releases (None when there are none): the serving stack keeps
+    the execution role's read of each (smkit.cdk.serving_stack.ServingStack), so a new S3 prefix does not
+    revoke what the old fleet and a rollback read."""
+    history = read_releases(release_parameter(config.name, config.environment))
+    if not history:
+        return None
+    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    try:
+        bucket = stack_output(stack, "BucketName")
+    except ClientError:  # the stack does not exist (yet): every recorded URI is someone else's bucket
+        bucket = None
+    uris = previous_s3_uris(history, own_bucket=bucket)
+    if not uris:
+        return None
+    echo(f"keeping the execution role's read of {len(uris)} S3 location(s) of recorded releases")
+    return f"{PREVIOUS_S3_CONTEXT}={json.dumps(uris, separators=(',', ':'))}"
 
 
 def paused_targets(assembly: Path) -> list[scaling.PausedTarget]:

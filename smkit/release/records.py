@@ -45,6 +45,7 @@ class Release:
     image_tag: str | None = None
     note: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+    adapters: tuple[str, ...] = ()  # ArtifactUrl of each adapter component, by component name
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -54,7 +55,7 @@ class Release:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Release:
         containers = tuple(DeployedContainer(**c) for c in data["containers"])
-        return cls(**{**data, "containers": containers})
+        return cls(**{**data, "containers": containers, "adapters": tuple(data.get("adapters", ()))})
 
 
 def describe_release(endpoint_name: str, *, image_tag: str | None, note: str, region: str | None) -> Release:
@@ -70,11 +71,14 @@ def describe_release(endpoint_name: str, *, image_tag: str | None, note: str, re
     components = (
         sm.list_inference_components(EndpointNameEquals=endpoint_name)["InferenceComponents"] if pools else []
     )
+    adapters: list[str] = []
     for summary in sorted(components, key=lambda c: c["InferenceComponentName"]):
         name = summary["InferenceComponentName"]
         spec = sm.describe_inference_component(InferenceComponentName=name)["Specification"]
         if spec.get("ModelName"):  # an adapter component runs in its base's model: no model of its own
             model_names.append(spec["ModelName"])
+        elif spec.get("Container", {}).get("ArtifactUrl"):
+            adapters.append(spec["Container"]["ArtifactUrl"])
     containers: list[DeployedContainer] = []
     for model_name in model_names:
         model = sm.describe_model(ModelName=model_name)
@@ -86,7 +90,18 @@ def describe_release(endpoint_name: str, *, image_tag: str | None, note: str, re
         deployed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         image_tag=image_tag,
         note=note,
+        adapters=tuple(adapters),
     )
+
+
+def previous_s3_uris(history: list[Release], *, own_bucket: str | None) -> list[str]:
+    """The S3 model data and adapter weights the recorded releases ran, outside the deployment's own bucket
+    (whose copies the stack's models/ grant covers): what the execution role must keep reading so that the
+    old fleet of an update, and a rollback, still load their data."""
+    uris = [c.model_data for r in history for c in r.containers if c.model_data]
+    uris += [a for r in history for a in r.adapters]
+    own = f"s3://{own_bucket}/" if own_bucket else None
+    return sorted({u for u in uris if u.startswith("s3://") and not (own and u.startswith(own))})
 
 
 def _deployed_container(definition: Mapping[str, Any]) -> DeployedContainer:

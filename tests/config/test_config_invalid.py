@@ -326,6 +326,33 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "endpoint.variants[1].instance_type",
         "the kit's image is CPU-only; use a CPU instance type such as ml.m5.xlarge",
     ),
+    (
+        "volume-on-instance-storage",
+        "realtime.yaml",
+        _both(
+            _set("endpoint.variants.0.instance_type", "ml.m5d.large"),
+            _set("endpoint.variants.0.volume_size_gb", 100),
+        ),
+        "endpoint.variants[0].volume_size_gb",
+        '"Currently only Amazon EBS gp2 storage volumes are supported"); remove volume_size_gb',
+    ),
+    (
+        "shadow-volume-on-instance-storage",
+        "realtime-shadow.yaml",
+        _both(
+            _set("endpoint.shadow_variants.0.instance_type", "ml.c6id.large"),
+            _set("endpoint.shadow_variants.0.volume_size_gb", 30),
+        ),
+        "endpoint.shadow_variants[0].volume_size_gb",
+        "API_ProductionVariant.html",
+    ),
+    (
+        "component-pool-volume-on-instance-storage",
+        "llm.yaml",
+        _set("endpoint.variants.0.volume_size_gb", 100),
+        "endpoint.variants[0].volume_size_gb",
+        "ml.g5.2xlarge has local NVMe instance storage",
+    ),
 ]
 
 

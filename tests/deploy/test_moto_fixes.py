@@ -28,6 +28,7 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::SageMaker::Model",
         "AWS::SageMaker::EndpointConfig",
         "AWS::SageMaker::EndpointConfig",
+        "AWS::SageMaker::EndpointConfig",
         "AWS::SageMaker::InferenceComponent",
         "AWS::ApplicationAutoScaling::ScalableTarget",
         "AWS::SageMaker::Endpoint",
@@ -158,6 +159,13 @@ def test_moto_still_refuses_current_gpu_instance_types() -> None:
 
     with pytest.raises(ValidationError, match="ml.g5.2xlarge"):
         FakeEndpointConfig.validate_instance_type(None, "ml.g5.2xlarge")  # type: ignore[arg-type]
+
+
+def test_moto_still_accepts_a_volume_size_on_instance_storage() -> None:
+    from moto.sagemaker.models import FakeEndpointConfig
+
+    variant = {"VariantName": "gpu", "InstanceType": "ml.m5d.large", "VolumeSizeInGB": 100}
+    FakeEndpointConfig.validate_production_variants(FakeEndpointConfig.__new__(FakeEndpointConfig), [variant])
 
 
 def test_moto_still_leaves_an_endpoint_on_its_replaced_config() -> None:

@@ -355,3 +355,63 @@ def test_repaired_server_refuses_what_sagemaker_refuses_for_a_scalable_variant(s
         assert [t["ResourceId"] for t in targets["ScalableTargets"]] == [
             f"endpoint/scaled-b/variant/{scaled}"
         ]
+
+
+def _volume_stack(where: str) -> dict[str, Any]:
+    """A model and an endpoint config with VolumeSizeInGB on ml.g5.2xlarge (instance storage) in ``where``:
+    the production variant, the shadow variant or the model-less pool of an inference-component endpoint."""
+    variant = {
+        "VariantName": "main",
+        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+        "InstanceType": "ml.m5.large",
+        "InitialInstanceCount": 1,
+        "InitialVariantWeight": 1,
+    }
+    gpu = {"InstanceType": "ml.g5.2xlarge", "VolumeSizeInGB": 100}
+    properties: dict[str, Any] = {
+        "ProductionVariants": [{**variant, **gpu} if where == "production" else variant]
+    }
+    if where == "shadow":
+        properties["ShadowProductionVariants"] = [{**variant, **gpu, "VariantName": "shadow"}]
+    if where == "pool":
+        pool = {k: v for k, v in variant.items() if k != "ModelName"}
+        properties = {
+            "ExecutionRoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+            "ProductionVariants": [{**pool, **gpu}],
+        }
+    return {
+        "Resources": {
+            "Role": TEMPLATE["Resources"]["Role"],
+            "Model": COMPONENT_TEMPLATE["Resources"]["Model"],
+            "Config": {"Type": "AWS::SageMaker::EndpointConfig", "Properties": properties},
+        }
+    }
+
+
+def test_repaired_server_refuses_a_volume_size_on_instance_storage() -> None:
+    """CreateEndpointConfig (API and CloudFormation) refuses VolumeSizeInGB on ml.g5 in every kind of variant;
+    on an EBS instance type it passes."""
+    with MotoServer.start() as server:
+        sagemaker = server.client("sagemaker")
+        variant = {
+            "VariantName": "main",
+            "ModelName": "m",
+            "InstanceType": "ml.g5.2xlarge",
+            "VolumeSizeInGB": 100,
+        }
+        with pytest.raises(ClientError, match="Currently only Amazon EBS gp2 storage volumes are supported"):
+            sagemaker.create_endpoint_config(EndpointConfigName="gpu", ProductionVariants=[variant])
+        cloudformation = server.client("cloudformation")
+        for where in ("production", "shadow", "pool"):
+            try:
+                cloudformation.create_stack(
+                    StackName=f"Volume-{where}", TemplateBody=json.dumps(_volume_stack(where))
+                )
+                status = cloudformation.describe_stacks(StackName=f"Volume-{where}")["Stacks"][0][
+                    "StackStatus"
+                ]
+            except ClientError as exc:
+                assert "Currently only Amazon EBS gp2 storage volumes are supported" in str(exc)
+                status = "refused"
+            assert status != "CREATE_COMPLETE", where
+        assert sagemaker.list_endpoint_configs()["EndpointConfigs"] == []

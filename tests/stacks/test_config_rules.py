@@ -17,6 +17,7 @@ from stack_support import CONFIG_DIR, cdk_context
 
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
+from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
 from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import (
     INSTANCE_STORE,
@@ -289,6 +290,35 @@ def test_ecr_image_uses_this_deployments_repository() -> None:
 )
 def test_instance_store_families(instance_type: str, local: bool) -> None:
     assert bool(INSTANCE_STORE.match(instance_type)) is local
+
+
+def _volume_on_instance_storage(kind: str) -> None:
+    if kind == "component-pool":
+        ComponentEndpointConfiguration(
+            _stack(),
+            "C",
+            variant=ComponentVariant("gpu", "ml.g5.2xlarge", 1, 0, 1, volume_size_gb=100),
+            execution_role_arn="arn",
+            kms_key_arn="k",
+        )
+        return
+    gpu = InstanceVariant("gpu", "ml.g5.2xlarge", volume_size_gb=100)
+    cpu = InstanceVariant("cpu", "ml.m5.large")
+    production, shadow = (gpu, cpu) if kind == "production" else (cpu, gpu)
+    EndpointConfiguration(
+        _stack(),
+        "C",
+        model_name="m",
+        kms_key_arn="k",
+        variants=[production],
+        shadow_variants=[shadow],
+    )
+
+
+@pytest.mark.parametrize("kind", ["production", "shadow", "component-pool"])
+def test_constructs_refuse_a_volume_size_on_instance_storage(kind: str) -> None:
+    with pytest.raises(ValueError, match="volume_size_gb=100: ml.g5.2xlarge has local NVMe instance storage"):
+        _volume_on_instance_storage(kind)
 
 
 def test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates(tmp_path: Path) -> None:

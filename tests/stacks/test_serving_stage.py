@@ -31,5 +31,7 @@ def test_stage_with_concrete_environment_passes_its_gates(tmp_path: Path, name: 
     template = (
         assembly.get_nested_assembly(stage.artifact_id).get_stack_by_name(f"Prod-{serving_id}").template
     )
-    assert f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/sagemaker/Endpoints/*" in json.dumps(template)
+    # The role writes to its endpoint's own log group, named by ARN, not to every endpoint's group.
+    assert '"Sid": "ContainerLogs"' in json.dumps(template)
+    assert "/aws/sagemaker/Endpoints/*" not in json.dumps(template)
     assert {"EndpointName", "ExecutionRoleArn", "BucketName", "VariantNames"} <= set(template["Outputs"])

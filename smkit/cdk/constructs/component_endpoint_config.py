@@ -24,6 +24,7 @@ from smkit.cdk.constructs.endpoint_config import (
     capacity_reservation,
 )
 from smkit.cdk.constructs.model import VpcSettings
+from smkit.config.aws_rules import volume_message
 
 
 @dataclass(frozen=True)
@@ -120,5 +121,7 @@ def _validate(v: ComponentVariant) -> None:
         )
     if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
         problems.append(f"routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})")
+    if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type):
+        problems.append(f"volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}")
     if problems:
         raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))

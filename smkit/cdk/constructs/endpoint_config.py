@@ -12,7 +12,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge
-from smkit.config.aws_rules import INSTANCE_STORE
+from smkit.config.aws_rules import INSTANCE_STORE, volume_message
 
 CAPTURE_MODES = {"input": "Input", "output": "Output"}
 # ProductionVariant.RoutingConfig.RoutingStrategy
@@ -102,6 +102,13 @@ class EndpointConfiguration(Construct):
     ) -> None:
         super().__init__(scope, id_)
         _validate(variants, serverless, data_capture, async_inference)
+        volume_problems = [
+            f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}"
+            for v in (*variants, *shadow_variants)
+            if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type)
+        ]
+        if volume_problems:
+            raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
         if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
             raise ValueError(
                 "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "

@@ -1,8 +1,8 @@
 """The SageMaker execution role: only what the deployed variant needs.
 
-Starts with CloudWatch Logs for the endpoint's own log groups and ``cloudwatch:PutMetricData``; image,
-model data, KMS, async output, data capture, SNS and rollback-alarm grants are added by the constructs that
-need them. No AWS managed policies. Statements that must name ``*`` (actions without resource-level
+Starts with ``cloudwatch:PutMetricData``; CloudWatch Logs for the endpoint's and the components' own log
+groups (:meth:`ExecutionRole.grant_log_groups`), image, model data, KMS, async output, data capture, SNS and
+rollback-alarm grants are added by the constructs that need them. No AWS managed policies. Statements that must name ``*`` (actions without resource-level
 permissions) each sit alone in their own managed policy, and the cdk-nag acknowledgement of that ``*``
 is attached to that policy only, so it covers exactly that statement.
 Permissions reference: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
@@ -53,24 +54,6 @@ class ExecutionRole(Construct):
             ),
             "cloudwatch:PutMetricData has no resource-level permissions; limited to SageMaker's namespaces "
             "by the cloudwatch:namespace condition.",
-        )
-        log_group = cdk.Stack.of(self).format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name="/aws/sagemaker/Endpoints/*",
-            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-        )
-        self.add_to_policy(
-            iam.PolicyStatement(sid="EndpointLogs", actions=LOG_ACTIONS, resources=[log_group])
-        )
-        acknowledge(
-            self.policy,
-            {
-                f"AwsSolutions-IAM5[Resource::{nag_arn(self, 'logs', 'log-group:/aws/sagemaker/Endpoints/*')}]": (
-                    "Statement EndpointLogs: endpoint log groups are named after the endpoint by SageMaker; "
-                    "scoped to /aws/sagemaker/Endpoints."
-                ),
-            },
         )
 
     def add_wildcard_statement(self, id_: str, statement: iam.PolicyStatement, reason: str) -> None:
@@ -163,6 +146,17 @@ class ExecutionRole(Construct):
                     f"Statement Read{id_}: SageMaker reads every object under the configured prefix {uri}."
                 )
             }
+        )
+
+    def grant_log_groups(self, groups: Sequence[logs.ILogGroup]) -> None:
+        """Write container logs to ``groups`` (the endpoint's and its inference components'), and to no other.
+
+        https://docs.aws.amazon.com/sagemaker/latest/dg/logging-cloudwatch.html
+        """
+        self.add_to_policy(
+            iam.PolicyStatement(
+                sid="ContainerLogs", actions=LOG_ACTIONS, resources=[g.log_group_arn for g in groups]
+            )
         )
 
     def grant_describe_alarms(self, alarm_arns: Sequence[str]) -> iam.ManagedPolicy:

@@ -1,8 +1,10 @@
 """CloudWatch log groups the deployment would otherwise leave to others: no retention, no CMK.
 
-SageMaker writes an endpoint's container logs to ``/aws/sagemaker/Endpoints/<endpoint name>`` and creates
-that group on first use without retention or encryption; created here first (the endpoint depends on it),
-it gets both. The BucketDeployment copy handler (multi-model and prefix model data) logs here too.
+SageMaker writes an endpoint's container logs to ``/aws/sagemaker/Endpoints/<endpoint name>`` and an
+inference component's to ``/aws/sagemaker/InferenceComponents/<component name>``, and creates those groups on
+first use without retention or encryption; created here first (the endpoint and each component depend on
+theirs), they get both, and the execution role may write to them and to no other group. The BucketDeployment
+copy handler (multi-model and prefix model data) logs here too.
 https://docs.aws.amazon.com/sagemaker/latest/dg/logging-cloudwatch.html
 https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html
 """
@@ -17,6 +19,7 @@ from constructs import Construct
 from smkit.config.aws_rules import LOG_RETENTION_DAYS
 
 ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
+COMPONENT_LOG_PREFIX = "/aws/sagemaker/InferenceComponents/"
 
 
 class DeploymentLogs(Construct):
@@ -40,6 +43,7 @@ class DeploymentLogs(Construct):
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
         self.endpoint: logs.LogGroup | None = None
+        self.components: dict[str, logs.LogGroup] = {}
 
     def add_endpoint_group(self, endpoint_name: str) -> logs.LogGroup:
         """``/aws/sagemaker/Endpoints/<endpoint_name>``, created before the endpoint so SageMaker uses it."""
@@ -52,6 +56,26 @@ class DeploymentLogs(Construct):
             removal_policy=cdk.RemovalPolicy.DESTROY,
         )
         return self.endpoint
+
+    def add_component_group(self, id_: str, component_name: str) -> logs.LogGroup:
+        """``/aws/sagemaker/InferenceComponents/<component_name>``, where the component's containers log (an
+        adapter logs in its base component's); create it before the component. Destroyed with the stack, as
+        the endpoint's group is."""
+        group = logs.LogGroup(
+            self,
+            id_,
+            log_group_name=f"{COMPONENT_LOG_PREFIX}{component_name}",
+            retention=self.retention,
+            encryption_key=self.encryption_key,
+            removal_policy=cdk.RemovalPolicy.DESTROY,
+        )
+        self.components[component_name] = group
+        return group
+
+    @property
+    def container_groups(self) -> list[logs.LogGroup]:
+        """The groups SageMaker writes container logs to: the endpoint's, then the components'."""
+        return [g for g in (self.endpoint, *self.components.values()) if g is not None]
 
     @property
     def endpoint_group_name(self) -> str:
