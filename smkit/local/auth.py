@@ -337,10 +337,18 @@ def _authorization_fields(authorization: str) -> dict[str, str]:
     return fields
 
 
-def make_token(access_key: str, secret_key: str, region: str, *, expires_s: int = MAX_TOKEN_SECONDS) -> str:
+def make_token(
+    access_key: str,
+    secret_key: str,
+    region: str,
+    *,
+    expires_s: int = MAX_TOKEN_SECONDS,
+    session_token: str | None = None,
+) -> str:
     """A SageMaker bearer token, made as aws/sagemaker-python-sdk's ``sagemaker.core.token_generator`` makes
     it: ``sagemaker-api-key-`` + base64 of a presigned ``POST https://sagemaker.amazonaws.com/?Action=
-    CallWithBearerToken`` URL (SigV4 query signature, signing name ``sagemaker``), then ``&Version=1``."""
+    CallWithBearerToken`` URL (SigV4 query signature, signing name ``sagemaker``; temporary credentials put
+    their session token in the URL as ``X-Amz-Security-Token``), then ``&Version=1``."""
     if not 0 < expires_s <= MAX_TOKEN_SECONDS:
         raise ValueError(
             f"expires_s={expires_s}: a bearer token lives 1 s to {MAX_TOKEN_SECONDS} s (12 hours)"
@@ -351,6 +359,7 @@ def make_token(access_key: str, secret_key: str, region: str, *, expires_s: int 
         headers={"host": TOKEN_HOST},
         params={"Action": TOKEN_ACTION},
     )
-    SigV4QueryAuth(Credentials(access_key, secret_key), SERVICE, region, expires=expires_s).add_auth(request)
+    credentials = Credentials(access_key, secret_key, session_token)
+    SigV4QueryAuth(credentials, SERVICE, region, expires=expires_s).add_auth(request)
     url = request.url.removeprefix("https://") + "&" + TOKEN_VERSION
     return TOKEN_PREFIX + base64.b64encode(url.encode("utf-8")).decode("ascii")
