@@ -30,6 +30,7 @@ from smkit.config.local_refusal import refusal
 from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
 from smkit.local.gateway import create_app
+from smkit.local.limits import BoundedHttpToolsProtocol
 from smkit.local.openai_route import openai_routes
 from smkit.local.runtime import LocalSettings
 
@@ -142,6 +143,7 @@ class LocalEndpoint:
         )
         config = uvicorn.Config(
             app,
+            http=BoundedHttpToolsProtocol,  # request heads bounded as AWS bounds them (smkit.local.limits)
             log_level="warning",
             access_log=False,
             lifespan="off",
