@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "deploy": "smkit.cli.project:deploy",
     "env": "smkit.cli.envcmd:env",
     "config-schema": "smkit.cli.schema:config_schema",
+    "token": "smkit.cli.token:token",
 }
 
 SUMMARIES: dict[str, str] = {

@@ -60,6 +60,12 @@ def _describe(endpoint: object) -> str:
     lines.append(
         f'  boto3.client("sagemaker-runtime", endpoint_url="{endpoint.url}", region_name="{endpoint.settings.region}")'
     )
+    lines.append(
+        f'  OpenAI(base_url="{endpoint.openai_base_url()}", api_key=<smkit token --region '
+        f"{endpoint.settings.region}>)"
+    )
+    if endpoint.settings.verify_signatures:
+        lines.append("  SigV4 signatures are checked (--verify-signatures)")
     lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
     return "\n".join(lines)
 
@@ -127,6 +133,14 @@ def _sha256(path: Path) -> str:
     help="Run every container with this interpreter instead of its model's environment (smkit env).",
 )
 @click.option(
+    "--verify-signatures",
+    is_flag=True,
+    envvar="SMKIT_VERIFY_SIGNATURES",
+    help="Check the SigV4 signature of every runtime call as SageMaker does (region, service, 5-minute clock "
+    "skew, payload hash) against the local credentials: local/local and this environment's "
+    "(env SMKIT_VERIFY_SIGNATURES=1).",
+)
+@click.option(
     "--no-package",
     is_flag=True,
     help="Serve the archives as they are, without packaging those older than their model_code/ sources.",
@@ -145,6 +159,7 @@ def local_endpoint(
     region: str | None,
     seed: int | None,
     python: str | None,
+    verify_signatures: bool,
     no_package: bool,
 ) -> None:
     """Start the serving processes a config describes and a SageMaker Runtime gateway in front of them.
@@ -181,6 +196,7 @@ def local_endpoint(
         "s3_endpoint_url": s3_endpoint_url,
         "seed": seed,
         "python": python,
+        "verify_signatures": verify_signatures,
     }
     if region:
         settings["region"] = region  # else the config's region (or us-east-1)

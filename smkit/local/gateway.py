@@ -7,6 +7,9 @@
 error shapes, so an unmodified ``boto3.client("sagemaker-runtime", endpoint_url=...)`` talks to it. Every
 request is handled on its own task: a slow container holds only its own callers. Any failure becomes an
 error response; the gateway keeps serving.
+
+With ``verifier`` given, every runtime call's SigV4 signature is checked before anything else
+(:mod:`smkit.local.auth`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 
 from starlette.applications import Starlette
@@ -31,6 +34,7 @@ from smkit.contract import (
     OUTPUT_LOCATION,
     REALTIME_PAYLOAD_LIMIT,
 )
+from smkit.local.auth import Verifier
 from smkit.local.errors import (
     ERROR_TYPE_HEADER,
     REQUEST_ID_HEADER,
@@ -74,6 +78,18 @@ def _check_headers(headers: Mapping[str, str]) -> None:
         )
 
 
+def authenticate(verifier: Verifier, request: Request, body: bytes) -> None:
+    """Check the request's SigV4 signature over the target and body exactly as they arrived."""
+    verifier.check_request(
+        method=request.method,
+        host=request.headers.get("host", ""),
+        raw_path=request.scope.get("raw_path", request.url.path.encode()).decode("latin-1"),
+        query=request.scope.get("query_string", b"").decode("latin-1"),
+        headers=request.headers,
+        body=body,
+    )
+
+
 def _unknown_endpoint(name: str) -> RuntimeApiError:
     return validation_error(f"Endpoint {name} of account {LOCAL_ACCOUNT} not found.")
 
@@ -81,8 +97,22 @@ def _unknown_endpoint(name: str) -> RuntimeApiError:
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
 
 
-def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan | None = None) -> Starlette:
-    """The gateway app serving ``endpoints`` (by name)."""
+def create_app(
+    endpoints: Mapping[str, EndpointRuntime],
+    *,
+    lifespan: Lifespan | None = None,
+    verifier: Verifier | None = None,
+    routes: Sequence[Route] = (),
+) -> Starlette:
+    """The gateway app serving ``endpoints`` (by name).
+
+    ``verifier``: check SigV4 on every runtime call (None: any or no signature is accepted).
+    ``routes``: more routes (the OpenAI-compatible route, :func:`smkit.local.openai_route.openai_routes`).
+    """
+
+    def check(request: Request, body: bytes) -> None:
+        if verifier is not None:
+            authenticate(verifier, request, body)
 
     async def invocations(request: Request) -> Response:
         request_id = str(uuid.uuid4())
@@ -90,6 +120,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             name = request.path_params["name"]
             endpoint = endpoints.get(name)
             body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            check(request, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
             _check_headers(request.headers)
@@ -111,6 +142,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
         try:
             name = request.path_params["name"]
             body = await read_body(request, ASYNC_INLINE_BODY_LIMIT)
+            check(request, body)
             endpoint = endpoints.get(name)
             if endpoint is None:
                 raise _unknown_endpoint(name)
@@ -138,6 +170,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             name = request.path_params["name"]
             endpoint = endpoints.get(name)
             body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            check(request, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
             _check_headers(request.headers)
@@ -184,6 +217,7 @@ def create_app(endpoints: Mapping[str, EndpointRuntime], *, lifespan: Lifespan |
             Route("/endpoints/{name}/invocations-response-stream", response_stream, methods=["POST"]),
             Route("/endpoints/{name}/invocations-bidirectional-stream", bidirectional, methods=["POST"]),
             Route("/ping", ping, methods=["GET"]),
+            *routes,
         ],
         lifespan=lifespan,
     )

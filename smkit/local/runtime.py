@@ -88,6 +88,10 @@ class LocalSettings:
             Python and packages plus ``code/requirements.txt``, offline from ``code/wheels`` when the
             archive vendors wheels); False runs them with this interpreter.
         python: run every container with this interpreter instead (``--python``).
+        verify_signatures: check the SigV4 signature of every runtime call as the service does
+            (``--verify-signatures``; :mod:`smkit.local.auth`). Off: any or no signature is accepted.
+        credentials: more ``(access key, secret key)`` pairs the endpoint accepts, beyond those of
+            :func:`smkit.local.auth.local_credentials` (the pair ``local``/``local`` and the environment's).
     """
 
     root: Path = field(default_factory=Path.cwd)
@@ -104,6 +108,8 @@ class LocalSettings:
     component_idle_seconds: float = DEFAULT_COMPONENT_IDLE_SECONDS
     model_envs: bool = field(default_factory=envs_enabled)
     python: str | None = None
+    verify_signatures: bool = False
+    credentials: tuple[tuple[str, str], ...] = ()
 
 
 def startup_limit(variant: ResolvedVariant, override: float | None) -> tuple[float, str]:

@@ -27,8 +27,11 @@ import uvicorn
 
 from smkit.config import DeploymentConfig, load_config
 from smkit.config.local_refusal import refusal
+from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
 from smkit.local.gateway import create_app
+from smkit.local.limits import BoundedHttpToolsProtocol
+from smkit.local.openai_route import openai_routes
 from smkit.local.runtime import LocalSettings
 
 if TYPE_CHECKING:
@@ -131,8 +134,16 @@ class LocalEndpoint:
         self._aborted.clear()
         sock = self._bind()
         self.port = sock.getsockname()[1]
+        endpoints = {self.name: self.runtime}
+        verifier = Verifier(self.settings.region, local_credentials(self.settings.credentials))
+        app = create_app(
+            endpoints,
+            verifier=verifier if self.settings.verify_signatures else None,
+            routes=openai_routes(endpoints, verifier),
+        )
         config = uvicorn.Config(
-            create_app({self.name: self.runtime}),
+            app,
+            http=BoundedHttpToolsProtocol,  # request heads bounded as AWS bounds them (smkit.local.limits)
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -219,6 +230,15 @@ class LocalEndpoint:
         queue = self.runtime.asynchronous
         if queue is not None:
             self.run(queue.join(timeout_s), timeout_s + 5)
+
+    def openai_base_url(self, component: str | None = None) -> str:
+        """The ``base_url`` of an OpenAI client for this endpoint (or one of its inference components)."""
+        target = f"/inference-components/{component}" if component else ""
+        return f"{self.url}/endpoints/{self.name}{target}/openai/v1"
+
+    def token(self, *, expires_s: int = 3600) -> str:
+        """A bearer token for the OpenAI-compatible route, signed with the pair :meth:`client` uses."""
+        return make_token(*LOCAL_KEY, self.settings.region, expires_s=expires_s)
 
     def client(self, **config: Any) -> Any:
         """A boto3 ``sagemaker-runtime`` client for this gateway (dummy credentials; no retries unless

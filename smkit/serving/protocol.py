@@ -2,9 +2,12 @@
 
 llhttp refuses ambiguous framing (two lengths, length with chunking, bare LF, obsolete folding: the
 request-smuggling ingredients) but puts no bound on the request line and headers, which it buffers until
-they are complete. :class:`FrontEndProtocol` bounds them as gunicorn's own parser does: a request target
-over 8190 bytes, more than 100 header fields or a request head over 64 KiB is answered 400 and the
-connection closed, so a head never holds more than one read beyond 64 KiB in memory.
+they are complete. :class:`FrontEndProtocol` bounds them with the limits AWS documents for its HTTP front
+doors (request line 16 KiB, one header 16 KiB, all headers 64 KiB, answered 400:
+https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html#http-headers-quotas)
+and at most 100 header fields (gunicorn's bound; AWS documents none). A refused head is answered 400 with
+the runtime's JSON error body (``{"code", "type", "message"}``, the message naming the field, size, limit
+and fix) and the connection closed, so a head never holds more than one read beyond the limits in memory.
 
 The protocol extends uvicorn's httptools protocol (its server, connection bookkeeping, graceful shutdown
 and 400 answers) but runs requests without ASGI: a request is an :class:`Exchange` that collects its
@@ -17,6 +20,7 @@ bounds the throughput of a fast model. Pipelined requests are answered in order.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import urllib.parse
 from collections import deque
@@ -31,9 +35,11 @@ from smkit.serving.chunked import LAST_CHUNK, StreamState, framed
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
 
-MAX_REQUEST_TARGET = 8190
+MAX_REQUEST_TARGET = 16 * 1024
+MAX_HEADER_FIELD = 16 * 1024
 MAX_HEADER_FIELDS = 100
 MAX_REQUEST_HEAD = 64 * 1024
+HEAD_FIX = "send large data in the body, not in headers or the URL"
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 LARGE_BODY = 64 * 1024  # written after the head rather than joined to it
 
@@ -112,6 +118,7 @@ class FrontEndProtocol(HttpToolsProtocol):
         self._header_bytes = 0  # the parsed fields of the current head
         self._quiet = True  # no bytes since the keep-alive check last ran
         self._upgrade: tuple[bytes, bytes, list[tuple[bytes, bytes]]] | None = None  # a WebSocket handshake
+        self._refused: str | None = None  # why the request head is refused (answered by send_400_response)
 
     # -- connection ----------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -172,7 +179,25 @@ class FrontEndProtocol(HttpToolsProtocol):
         if self.exchanges and not self.exchanges[-1].complete:
             self.front.reading(self.exchanges[-1])  # its body is still on the way: bound the wait
         if self._in_head and self._head_bytes > MAX_REQUEST_HEAD and not self.transport.is_closing():
-            self.send_400_response(f"Request head over {MAX_REQUEST_HEAD} bytes.")
+            self._refused = f"Request head over {MAX_REQUEST_HEAD} bytes and not finished; {HEAD_FIX}."
+            self.send_400_response(self._refused)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's plain 400, or for a refused head the runtime's JSON error body."""
+        if self._refused is None:
+            super().send_400_response(msg)
+            return
+        body = json.dumps(
+            {"code": 400, "type": "RequestHeaderFieldsTooLarge", "message": self._refused}
+        ).encode()
+        self.transport.write(
+            STATUS_LINE[400]
+            + b"content-type: application/json\r\ncontent-length: "
+            + str(len(body)).encode()
+            + b"\r\nconnection: close\r\n\r\n"
+            + body
+        )
+        self.transport.close()
 
     # -- parser callbacks ----------------------------------------------------------------------------
     def on_message_begin(self) -> None:
@@ -184,15 +209,25 @@ class FrontEndProtocol(HttpToolsProtocol):
     def on_url(self, url: bytes) -> None:
         self.url += url  # llhttp may deliver the target in pieces: the bound is on the whole
         if len(self.url) > MAX_REQUEST_TARGET:
-            raise RequestHeadTooLarge(f"request target over {MAX_REQUEST_TARGET} bytes")
+            self._refused = f"Request line over {MAX_REQUEST_TARGET} bytes (the URL is); {HEAD_FIX}."
+            raise RequestHeadTooLarge(self._refused)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_count += 1
-        if self._header_count > MAX_HEADER_FIELDS:
-            raise RequestHeadTooLarge(f"more than {MAX_HEADER_FIELDS} header fields")
-        self._header_bytes += len(name) + len(value) + 4
-        if self._header_bytes > MAX_REQUEST_HEAD:  # a whole head that arrived in a single read
-            raise RequestHeadTooLarge(f"request head over {MAX_REQUEST_HEAD} bytes")
+        field = len(name) + len(value) + 4
+        self._header_bytes += field
+        shown = name.decode("latin-1")[:64]
+        if field > MAX_HEADER_FIELD:
+            self._refused = (
+                f"Request header {shown} is {field} bytes, over the {MAX_HEADER_FIELD}-byte limit of one "
+                f"header; {HEAD_FIX}."
+            )
+        elif self._header_bytes > MAX_REQUEST_HEAD:  # a whole head that arrived in a single read
+            self._refused = f"Request head over {MAX_REQUEST_HEAD} bytes (at {shown}); {HEAD_FIX}."
+        elif self._header_count > MAX_HEADER_FIELDS:
+            self._refused = f"More than {MAX_HEADER_FIELDS} request header fields (at {shown}); send fewer."
+        if self._refused is not None:
+            raise RequestHeadTooLarge(self._refused)
         name = name.lower()
         if name == b"expect" and value.lower() == b"100-continue":
             self.expect_100_continue = True

@@ -16,7 +16,7 @@ import pytest
 from serving_harness import Server, start_server
 
 HEAD = b"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
-LONG_PATH = b"/" + b"a" * 9000
+LONG_PATH = b"/" + b"a" * 17_000
 
 CASES = {
     "length and chunked": (

@@ -14,9 +14,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.cdk.constructs.acknowledge import acknowledge
+
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
 STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
+# The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html).
+BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 # VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
 NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
 MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
@@ -113,11 +118,42 @@ class InferenceEndpoint(Construct):
         self._rollback_alarms.extend(alarms)
         self.resource.deployment_config = self._deployment_config()
 
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allow ``grantee`` to call InvokeEndpoint / InvokeEndpointAsync on this endpoint only."""
-        return iam.Grant.add_to_principal(
+    def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant:
+        """Allow ``grantee`` to call InvokeEndpoint / InvokeEndpointAsync on this endpoint only.
+
+        ``with_bearer_token``: also ``sagemaker:CallWithBearerToken``, which the OpenAI-compatible route
+        (``/endpoints/<name>/openai/v1``) needs besides InvokeEndpoint. That action takes no resource, so its
+        statement names ``*``; the InvokeEndpoint statement still names this endpoint only, which bounds what
+        a leaked token can reach (docs/openai-compatible.md). The statement is a customer-managed policy of
+        its own attached to the grantee's role (or user, or group), so the cdk-nag acknowledgement of its
+        ``*`` covers that one statement and nothing else the grantee is given.
+        """
+        grant = iam.Grant.add_to_principal(
             grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=[self.endpoint_arn]
         )
+        if with_bearer_token:
+            self._grant_bearer_token(grantee)
+        return grant
+
+    def _grant_bearer_token(self, grantee: iam.IGrantable) -> None:
+        statement = iam.PolicyStatement(actions=[BEARER_TOKEN_ACTION], resources=["*"])
+        principal = grantee.grant_principal
+        attach = getattr(principal, "add_managed_policy", None)
+        if not isinstance(principal, Construct) or attach is None:
+            iam.Grant.add_to_principal(grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"])
+            return
+        policy = principal.node.try_find_child("SageMakerBearerToken")
+        if policy is None:  # one policy per grantee, however many endpoints grant it
+            policy = iam.ManagedPolicy(principal, "SageMakerBearerToken", statements=[statement])
+            attach(policy)
+            acknowledge(
+                policy,
+                {
+                    "AwsSolutions-IAM5[Resource::*]": "sagemaker:CallWithBearerToken has no resource type: "
+                    "IAM accepts it only on '*'; the endpoints a token reaches are bounded by the "
+                    "InvokeEndpoint statements, which name each endpoint"
+                },
+            )
 
     @property
     def endpoint_arn(self) -> str:
