@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "synth": "smkit.cli.project:synth",
     "deploy": "smkit.cli.project:deploy",
     "env": "smkit.cli.envcmd:env",
+    "cache": "smkit.cli.cache:cache",
     "config-schema": "smkit.cli.schema:config_schema",
     "token": "smkit.cli.token:token",
 }

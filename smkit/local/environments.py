@@ -1,9 +1,15 @@
 """The environment each local container runs in: the model's, as on the endpoint (smkit.modelenv).
 
+A single model runs in its model environment (the image layer plus its model layer). A multi-model
+container runs in the image layer alone, as on AWS: each model installs its own ``code/requirements.txt``
+when it is first loaded (smkit.serving.multimodel, into the cache's ``requirements`` folder), so a handler
+importing a package that neither the image nor its requirements provide fails to load here as it would on
+the endpoint, with the same error a single model gets.
+
 Network isolation is honoured as on AWS: an archive that vendors wheels (``code/wheels``) is installed
-from them offline (``pip install --no-index --find-links``, smkit.serving.requirements). One that does
-not can only run if the image already satisfies its ``code/requirements.txt``; the container could not
-install the rest at start, so the local endpoint refuses to start it, naming the lines and the fixes.
+from them offline (smkit.serving.requirements). One that does not can only run if the image already
+satisfies its ``code/requirements.txt``; the container could not install the rest at start, so the local
+endpoint refuses to start it, naming the lines and the fixes.
 """
 
 from __future__ import annotations
@@ -14,7 +20,14 @@ from pathlib import Path
 
 from smkit.contract import SMKIT_FRAMEWORK
 from smkit.local.artifacts import ArtifactError
-from smkit.modelenv import ImageRuntime, ModelEnvError, ModelEnvironment, model_environment
+from smkit.modelenv import (
+    ImageRuntime,
+    ModelEnvError,
+    ModelEnvironment,
+    cache_root,
+    image_environment,
+    model_environment,
+)
 from smkit.modelenv.provided import unmet_by_image
 from smkit.serving import requirements
 from smkit.tfs.layout import inspect_layout
@@ -73,7 +86,8 @@ def environment_for(
     label: str,
     multi_model_prefix: Path | None = None,
 ) -> ModelEnvironment:
-    """The environment of one container (``model_dir`` None: multi-model, each model installs at load).
+    """The environment of one container (``model_dir`` None: multi-model, the image layer alone; each
+    model installs its requirements when it loads).
 
     With ``isolated`` and no ``python`` (which stands for the image as it is), a model whose requirements
     neither the archive's wheels nor the image provide is refused, as the endpoint would fail to start it.
@@ -88,10 +102,15 @@ def environment_for(
                 check_isolated(model_dir, runtime, label)
             elif multi_model_prefix is not None:
                 check_isolated_archives(multi_model_prefix, runtime, label)
-        if model_dir is None:
-            # Multi-model: every model installs its own requirements when it loads (serving.multimodel),
-            # into the process that already holds the others' modules; that runs with smkit's interpreter.
-            env = ModelEnvironment(python=python or sys.executable, runtime=runtime)
+        if model_dir is None and python is not None:
+            env = ModelEnvironment(python=python, runtime=runtime)
+        elif model_dir is None:
+            # Multi-model: the image's interpreter (smkit is linked into it); every model installs its own
+            # requirements when it loads (serving.multimodel), into the cache as a single model's are.
+            requirements_dir = str(cache_root() / "requirements")
+            env = ModelEnvironment(
+                python=image_environment(runtime), requirements_dir=requirements_dir, runtime=runtime
+            )
         else:
             env = model_environment(model_dir, runtime, python=python)
     except ModelEnvError as exc:

@@ -1,18 +1,24 @@
 """Build (once) and reuse the interpreter a model runs in locally, never touching the kit's own venv.
 
-Two layers, as in the serving image:
+Two layers, as in the serving image, both built by uv (:mod:`smkit.modelenv.uvtool`) and cached under
+``<cache>``, the one place ``smkit cache`` lists and prunes (:mod:`smkit.modelenv.cache`):
 
 1. The **image layer**: a venv with the image's Python version and the packages the image installs
-   (``container/requirements.txt`` for the kit's image; for an AWS framework image also its framework,
-   e.g. ``torch==2.6.0.*``). Cached under ``<cache>/envs/<hash of version and packages>``; the kit's
-   ``smkit`` package is linked into it, never copied, so it always runs the checked-out source.
-2. The **model layer**: ``code/requirements.txt`` installed by the serving runtime's own installer
-   (:func:`smkit.serving.requirements.install`, ``pip install --target``, offline from ``code/wheels``
-   when the archive vendors wheels) into ``<cache>/requirements/<hash>``; the local runtime is pointed at
-   that directory (``SMKIT_REQUIREMENTS_DIR``) and finds it satisfied.
+   (``container/requirements*.txt``, written from uv.lock by ``make lock``; for an AWS framework image also
+   its framework, e.g. ``torch==2.6.0.*``). Cached under ``<cache>/envs/<hash of version and packages>``;
+   the kit's ``smkit`` package is linked into it, never copied, so it always runs the checked-out source.
+2. The **model layer**: ``code/requirements.txt`` resolved once for the image layer's interpreter
+   (``uv pip compile``; from the wheels' own names when the archive vendors ``code/wheels``), the
+   distributions the image already installs at those versions left out, the rest installed exactly as
+   resolved (``--no-deps``) into ``<cache>/models/<hash of the image layer and the resolved set>``.
+   ``smkit train`` (a model folder), ``smkit package`` (the same folder with its vendored wheels), ``serve``,
+   ``local-endpoint`` and ``batch-transform --local`` (the archive) resolve to the same set and so share
+   one layer. The serving runtime looks for a model's install where it would put it
+   (``SMKIT_REQUIREMENTS_DIR``, :func:`smkit.serving.requirements.target_dir`): that path is a link to the
+   layer, so the runtime finds it satisfied.
 
-pip does the installing, with the user's own pip configuration (index, extra indexes, find-links,
-constraints), so a private index or a local CPU-only torch wheel is used exactly as ``pip install`` would.
+A layer is written into a staging folder and renamed into place with a completion record, so a build that
+was killed leaves nothing that is used: the next build removes it and builds again.
 ``<cache>`` is ``$SMKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/smkit``, else ``~/.cache/smkit``.
 """
 
@@ -26,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -34,6 +41,7 @@ from pathlib import Path
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.dockerimage import container_dir
+from smkit.modelenv import uvtool
 from smkit.modelenv.image import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
 from smkit.serving import requirements as model_requirements
@@ -163,10 +171,18 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _run(command: list[str], what: str, *, progress: bool) -> None:
-    code, tail = model_requirements.run_pip(command, show=progress)
-    if code != 0:
-        raise ModelEnvError(f"{what} failed (exit {code}): {' | '.join(tail)}")
+def ensure_writable(root: Path) -> None:
+    """Refuse a cache folder this process cannot create files in, naming it and the fix."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".smkit-probe-", dir=root)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ModelEnvError(
+            f"the cache folder {root} is not writable ({exc.strerror or exc}); set {CACHE_VAR} to a folder "
+            "you can write to, or fix the folder's permissions"
+        ) from None
 
 
 def _link_smkit(venv: Path, python: str) -> None:
@@ -184,31 +200,74 @@ def _link_smkit(venv: Path, python: str) -> None:
     Path(site, "smkit-source.pth").write_text(f"{holder}\n", encoding="utf-8")
 
 
+@dataclass(frozen=True)
+class ImageLayer:
+    """The image layer of a runtime: its venv, the packages it installs and the key they hash to."""
+
+    venv: Path
+    packages: tuple[str, ...]
+    key: str
+
+    @property
+    def python(self) -> str:
+        """The venv's interpreter."""
+        return str(self.venv / "bin" / "python")
+
+
+def image_layer(runtime: ImageRuntime, model_requirements_text: str = "") -> ImageLayer:
+    """Where the image layer of ``runtime`` lives (built or not)."""
+    packages = image_requirements(runtime, model_requirements_text)
+    key_data = {"python": runtime.python, "packages": packages, "smkit": str(Path(smkit.__file__).parent)}
+    key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
+    return ImageLayer(cache_root() / "envs" / f"py{runtime.python}-{key}", tuple(packages), key)
+
+
 def image_environment(
     runtime: ImageRuntime, model_requirements_text: str = "", *, progress: bool = True
 ) -> str:
     """The image layer's interpreter for ``runtime``, built on first use; returns its path."""
-    packages = image_requirements(runtime, model_requirements_text)
-    key_data = {"python": runtime.python, "packages": packages, "smkit": str(Path(smkit.__file__).parent)}
-    key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
-    venv = cache_root() / "envs" / f"py{runtime.python}-{key}"
-    python = str(venv / "bin" / "python")
+    layer = image_layer(runtime, model_requirements_text)
+    venv, python = layer.venv, layer.python
+    marker = venv / COMPLETE
+    if marker.is_file():
+        touch(marker)
+        return python
+    ensure_writable(cache_root())
     with _locked(venv):
-        if (venv / COMPLETE).is_file():
+        if marker.is_file():
             return python
-        shutil.rmtree(venv, ignore_errors=True)
+        if venv.exists():
+            _say(f"removing {venv}: its build did not finish (no {COMPLETE}); building it again")
+            shutil.rmtree(venv, ignore_errors=True)
         base = base_interpreter(runtime.python)
         if progress:
             _say(
-                f"building the image environment once (Python {runtime.python}, {len(packages)} packages "
-                f"of {runtime.label}) in {venv}"
+                f"building the image environment once (Python {runtime.python}, {len(layer.packages)} "
+                f"packages of {runtime.label}) in {venv}"
             )
-        _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
-        command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *packages]
-        _run(command, f"installing the image's packages into {venv}", progress=progress)
+        # --seed: pip in the venv, as in the image (a container installs at start with it).
+        uvtool.run_uv(
+            ["venv", "--quiet", "--seed", "--python", base, str(venv)],
+            f"creating the venv {venv}",
+            progress=False,
+        )
+        args = ["pip", "install", "--quiet", "--python", python, *uvtool.index_options(), *layer.packages]
+        uvtool.run_uv(args, f"installing the image's packages into {venv}", progress=progress)
         _link_smkit(venv, python)
-        (venv / COMPLETE).write_text(json.dumps(key_data, indent=2) + "\n", encoding="utf-8")
+        record = {
+            "kind": "image",
+            "python": runtime.python,
+            "image": runtime.label,
+            "packages": layer.packages,
+        }
+        marker.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return python
+
+
+def touch(marker: Path) -> None:
+    """Record a use of a cached layer (``smkit cache prune --unused-days`` reads it)."""
+    with contextlib.suppress(OSError):
+        os.utime(marker)
 
 
 def model_environment(
@@ -222,8 +281,10 @@ def model_environment(
 
     With ``python`` (``--python PATH``) that interpreter is used as it is: nothing is installed, and the
     serving runtime installs what it lacks at start, as in the image. Otherwise the image layer is built
-    (or reused) and the model layer installed into the cache, offline when ``code/wheels`` is there.
+    (or reused) and the model layer resolved and installed once (see the module docstring).
     """
+    from smkit.modelenv.modellayer import model_layer
+
     runtime = runtime or ImageRuntime()
     model_dir = str(model_dir)
     if python is not None:
@@ -232,20 +293,16 @@ def model_environment(
     text = Path(req_file).read_text(encoding="utf-8") if req_file else ""
     interpreter = image_environment(runtime, text, progress=progress)
     base = str(cache_root() / "requirements")
-    target = model_requirements.target_dir(model_dir, base, tag=model_requirements.python_tag(interpreter))
-    if not _has_lines(text):
+    if req_file is None or not requirement_lines(text):
         return ModelEnvironment(python=interpreter, requirements_dir=base, runtime=runtime)
-    if not os.path.isdir(target):
-        wheels = model_requirements.wheels_dir(model_dir)
-        if progress:
-            source = f"offline from {wheels}" if wheels else "from the package index"
-            _say(f"installing {req_file} {source} into {target} (once; cached by content)")
-        try:
-            model_requirements.install(model_dir, target, python=interpreter, quiet=not progress)
-        except model_requirements.RequirementsError as exc:
-            raise ModelEnvError(str(exc)) from None
-    return ModelEnvironment(python=interpreter, extra_paths=(target,), requirements_dir=base, runtime=runtime)
-
-
-def _has_lines(text: str) -> bool:
-    return bool(requirement_lines(text))
+    tag = "cp" + runtime.python.replace(".", "")
+    link = model_requirements.target_dir(model_dir, base, tag=tag)
+    if not os.path.isdir(link):
+        layer = model_layer(Path(model_dir), image_layer(runtime, text), runtime, progress=progress)
+        os.makedirs(base, exist_ok=True)
+        staged = f"{link}.{os.getpid()}.link"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+        os.symlink(layer, staged, target_is_directory=True)
+        os.replace(staged, link)
+    return ModelEnvironment(python=interpreter, extra_paths=(link,), requirements_dir=base, runtime=runtime)

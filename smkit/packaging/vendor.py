@@ -12,6 +12,7 @@ packages, local paths) is refused here, naming its line, instead of failing at c
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -104,8 +105,10 @@ def vendor_wheels(
 ) -> list[str]:
     """Put the wheels of ``code_dir/requirements.txt`` (with their dependencies) into ``dest``.
 
-    Downloads are cached per requirements content and platform under ``cache/wheels``. Returns the wheel
-    file names; raises :class:`PackagingError` naming the first line that has no wheel for the platform.
+    Downloads are cached per requirements content and platform under ``cache/wheels``, with the sha256 of
+    each wheel recorded; a cached wheel that no longer matches its record is never copied: the download is
+    made again. Returns the wheel file names; raises :class:`PackagingError` naming the first line that
+    has no wheel for the platform.
     """
     requirements_file = code_dir / "requirements.txt"
     lines = parse_requirements(requirements_file, label=str(requirements_file))
@@ -113,7 +116,10 @@ def vendor_wheels(
     if not lines:
         return []
     cached = _cache_dir(cache, requirements_file, target)
-    if not (cached / COMPLETE).is_file():
+    damage = cache_damage(cached)
+    if damage is not None and (cached / COMPLETE).is_file():
+        print(f"smkit: downloading the wheels again: {damage}", file=sys.stderr, flush=True)
+    if damage is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=cached.name + ".", dir=cached.parent))
         try:
@@ -128,7 +134,8 @@ def vendor_wheels(
             )
             if code != 0:
                 raise _refusal(requirements_file, target, output, staging)
-            (staging / COMPLETE).write_text("", encoding="utf-8")
+            digests = {p.name: _sha256(p) for p in sorted(staging.glob("*.whl"))}
+            (staging / COMPLETE).write_text(json.dumps(digests, indent=2) + "\n", encoding="utf-8")
             shutil.rmtree(cached, ignore_errors=True)
             os.rename(staging, cached)
         finally:
@@ -146,6 +153,34 @@ def vendor_wheels(
     for name in kept:
         shutil.copy2(cached / name, dest / name)
     return kept
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_damage(cached: Path) -> str | None:
+    """Why the cached download ``cached`` cannot be used (None: complete, every wheel as recorded)."""
+    marker = cached / COMPLETE
+    if not marker.is_file():
+        return f"{cached} is not a complete download"
+    try:
+        recorded = json.loads(marker.read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        recorded = None
+    if not isinstance(recorded, dict):
+        return f"{marker} records no sha256 of the wheels (an older smkit wrote it)"
+    present = {p.name for p in cached.glob("*.whl")}
+    if present != set(recorded):
+        return f"{cached} holds {sorted(present ^ set(recorded))} that its record does not (or the reverse)"
+    for name, expected in recorded.items():
+        if _sha256(cached / name) != expected:
+            return f"{cached / name} does not match the sha256 recorded when it was downloaded (damaged)"
+    return None
 
 
 def canonical(name: str) -> str:

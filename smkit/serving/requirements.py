@@ -8,9 +8,13 @@ models may pin different versions of a pure-Python package; a package another mo
 the same worker process is shared, as Python can hold one copy of a module name per process.
 
 Network isolation (``EnableNetworkIsolation``) leaves the container without an index: when the archive
-carries the requirements' wheels in ``code/wheels/`` (``smkit package`` vendors them), the install is
-``pip install --no-index --find-links code/wheels``, so it never reaches for the network. The local
-endpoint runs this very install, which is how a local run predicts the one on AWS.
+carries the requirements' wheels in ``code/wheels/`` (``smkit package`` vendors them), those wheels are
+the resolution already made for the image, so they are installed as they are, offline and with no
+resolver, by the fastest installer the image has (:func:`wheel_installer`): uv when it is there, else
+unpacking each wheel into the target (pypa's ``installer``, in the kit's image), else
+``pip install --no-deps --no-compile``. A multi-model endpoint does this at a model's first load, inside
+SageMaker's 60 s load limit. The local endpoint runs this very install, which is how a local run
+predicts the one on AWS.
 """
 
 from __future__ import annotations
@@ -123,18 +127,65 @@ def target_dir(model_dir: str, base: str | None, *, tag: str | None = None) -> s
     return os.path.join(root, digest.hexdigest()[:16])
 
 
-def pip_install_command(python: str, requirements: str, target: str, wheels: str | None) -> list[str]:
-    """``pip install --target`` of a requirements file; offline from ``wheels`` when given.
+# Unpacks wheels into a target folder (purelib and platlib at its top, as pip's --target does) with pypa's
+# installer (https://installer.pypa.io/en/stable/api/destinations/), run by the model's interpreter.
+_UNPACK = """\
+import os, sys
+try:
+    from installer import install
+    from installer.destinations import SchemeDictionaryDestination
+    from installer.sources import WheelFile
+except ImportError:
+    sys.exit(3)
+target = sys.argv[1]
+scheme = {"purelib": target, "platlib": target, "headers": os.path.join(target, "include"),
+          "scripts": os.path.join(target, "bin"), "data": target}
+destination = SchemeDictionaryDestination(scheme, interpreter=sys.executable, script_kind="posix")
+for path in sys.argv[2:]:
+    with WheelFile.open(path) as source:
+        install(source, destination, {"INSTALLER": b"smkit"})
+"""
+NO_INSTALLER = 3  # _UNPACK's exit status when the interpreter has no `installer`
 
-    Vendored wheels are the requirements already resolved for the image (``smkit package``), minus the
-    distributions the image installs at exactly those versions, so they are installed as they are
-    (``--no-deps``): pip's ``--target`` ignores what the image has and would look for those too.
+
+def uv_executable() -> str | None:
+    """uv, when this image or machine has it (``$SMKIT_UV``, the ``uv`` wheel's binary, ``uv`` on PATH)."""
+    if os.environ.get("SMKIT_UV"):
+        return os.environ["SMKIT_UV"]
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def wheel_installer(python: str, target: str, files: list[str]) -> list[list[str]]:
+    """The commands that install resolved wheel ``files`` into ``target``, fastest first, none resolving.
+
+    uv (links from its cache), else the interpreter unpacking them with ``installer`` (exit
+    :data:`NO_INSTALLER` when it has none), else pip with neither dependencies nor bytecode.
+    """
+    commands = []
+    uv = uv_executable()
+    if uv is not None:
+        commands.append(
+            [uv, "pip", "install", "--quiet", "--python", python, "--target", target, "--no-deps"]
+            + ["--no-index", "--offline", "--no-config", *files]
+        )
+    commands.append([python, "-c", _UNPACK, target, *files])
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-compile"]
+    commands.append([*pip, "--no-index", "--no-deps", "--target", target, *files])
+    return commands
+
+
+def pip_install_command(python: str, requirements: str, target: str, wheels: str | None) -> list[str]:
+    """``pip install --target`` of a requirements file (the image's own way); offline from ``wheels``.
+
+    Used when no wheel files are vendored (``wheels`` then is a find-links folder without wheels, or None).
     """
     command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
     if wheels is not None:
-        files = sorted(str(p) for p in Path(wheels).glob("*.whl"))
-        if files:
-            return [*command, "--no-index", "--no-deps", "--target", target, *files]
         command += ["--no-index", "--find-links", wheels]
     return [*command, "--target", target, "-r", requirements]
 
@@ -193,15 +244,19 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
         if os.path.isdir(target):
             return
         staging = tempfile.mkdtemp(prefix=os.path.basename(target) + ".", dir=os.path.dirname(target))
-        command = pip_install_command(python, path, staging, wheels)
-        if quiet:
-            command.insert(command.index("install") + 1, "--quiet")
+        files = sorted(str(p) for p in Path(wheels).glob("*.whl")) if wheels else []
         try:
-            code, tail = run_pip(command, show=not quiet, env=offline_environ() if wheels else None)
+            if files:
+                code, tail = _install_wheels(python, staging, files, quiet=quiet)
+            else:
+                command = pip_install_command(python, path, staging, wheels)
+                if quiet:
+                    command.insert(command.index("install") + 1, "--quiet")
+                code, tail = run_pip(command, show=not quiet, env=offline_environ() if wheels else None)
             if code != 0:
                 source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
                 raise RequirementsError(
-                    f"{path}: pip could not install {', '.join(file_lines(path))} from {source} (exit {code}): "
+                    f"{path}: could not install {', '.join(file_lines(path))} from {source} (exit {code}): "
                     + " | ".join(tail)
                     + (
                         "; package the model again so that code/wheels holds every wheel (smkit package)"
@@ -250,3 +305,14 @@ def ensure(
 
 
 _install = install
+
+
+def _install_wheels(python: str, target: str, files: list[str], *, quiet: bool) -> tuple[int, list[str]]:
+    """Install vendored wheels with the first installer of :func:`wheel_installer` this image has."""
+    code, tail = 1, ["no installer ran"]
+    for command in wheel_installer(python, target, files):
+        code, tail = run_pip(command, show=not quiet, env=offline_environ())
+        if code == NO_INSTALLER and command[1] == "-c":
+            continue  # the interpreter has no `installer`: the next one
+        return code, tail
+    return code, tail
