@@ -92,6 +92,7 @@ class PoolOptions:
         environ: the workers' environment.
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
         retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
+        batch_size: jobs one worker may hold at once (``SAGEMAKER_TS_BATCH_SIZE``; smkit/serving/batching.py).
         start: starts a worker process.
     """
 
@@ -103,6 +104,7 @@ class PoolOptions:
     environ: Mapping[str, str]
     kill_grace: float = 2.0
     retries: int = lifecycle.DEFAULT_RETRIES
+    batch_size: int = 1
     start: Starter = field(default=start_process, compare=False)
 
 
@@ -156,7 +158,7 @@ class WorkerPool:
         self._queue_out.setblocking(False)
         with contextlib.suppress(OSError):
             self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
-        self.board = ipc.Scoreboard.create(options.workers)
+        self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
 
@@ -246,6 +248,8 @@ class WorkerPool:
                 job_id, extra = self.board.running(worker.slot)
                 if job_id:
                     running[job_id] = (worker, extra)
+                    for held in self.board.held(worker.slot) if self.board.extra else ():
+                        running[held] = (worker, extra)  # a batch runs as one
         grace = self.options.kill_grace
         for job in list(self.jobs.values()):
             if now < job.until:
@@ -310,7 +314,8 @@ class WorkerPool:
         status = await self.loop.run_in_executor(None, worker.proc.wait)
         slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
         # Every write of the dead process is visible now: the job it held is known exactly.
-        job = self.jobs.pop(self.board.taken(slot), None)
+        held = [self.board.taken(slot), *self.board.held(slot)]  # a batch: every job of it
+        jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
         self.board.clear(slot)
         after = None
         if self.workers[slot] is worker:
@@ -319,11 +324,12 @@ class WorkerPool:
             log.log(after.level, "%s", after.message)
             if after.delay is not None:
                 self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
-        if job is not None:
+        if jobs:
             message = f"the worker process exited ({exit_text}) while handling this request"
             if after is not None and after.delay is not None:
                 message += "; it is being replaced"
-            job.fail(error_reply(InferenceError(message), debug=False), pid)
+            for job in jobs:
+                job.fail(error_reply(InferenceError(message), debug=False), pid)
 
     def _respawn(self, slot: int) -> None:
         self._retries.pop(slot, None)
@@ -351,6 +357,7 @@ class WorkerPool:
             "board_fd": self.board.fd,
             "slot": slot,
             "slots": self.options.workers,
+            "board_batch": self.options.batch_size,
             "parent": os.getpid(),
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
