@@ -20,7 +20,7 @@ from serving_models import write_model
 from waiting import wait_until
 from websockets.sync.client import connect
 
-from smkit.hooks import HookError, check_chain
+from smkit.hooks import HookError, HookSignatureError, check_chain, describe, passes_context
 from smkit.serving.env import ServingEnv, ServingEnvError
 
 WAIT_S = 60.0  # an upper bound for a wait that fails the test, never a timing under test
@@ -46,6 +46,8 @@ def predict_batch_fn(inputs, model):
         return [np.array([s, len(inputs)]) for s in sums[:-1]]
     if -1.0 in sums:
         raise RuntimeError("predict failed on purpose")
+    if 666.0 in sums:  # the worker dies holding the whole batch
+        os.kill(os.getpid(), 9)
     return [np.array([s, len(inputs)]) for s in sums]
 
 
@@ -159,6 +161,25 @@ def test_a_predict_error_fails_every_request_of_its_batch(batched: Server) -> No
     assert all("predict failed on purpose" in a.json()["message"] for a in answers)
 
 
+def test_a_worker_dying_in_a_batch_answers_every_request_of_it(batched: Server) -> None:
+    answers = _at_once(
+        [lambda body=body: batched.invoke(body, "application/json") for body in ("1", "666", "2")]
+    )
+    assert [a.status for a in answers] == [500, 500, 500]
+    for answer in answers:
+        assert (
+            "the worker process exited (killed by SIGKILL) while handling this request"
+            in answer.json()["message"]
+        )
+
+    def replaced() -> Response | None:  # the replacement worker batches again
+        return batched.ping_when(lambda a: a.status == 200)
+
+    wait_until(replaced, timeout=WAIT_S, what=lambda: f"the worker to be replaced:\n{batched.log()}")
+    answers = _at_once([lambda n=n: batched.invoke(str(n), "application/json") for n in range(BATCH)])
+    assert [a.status for a in answers] == [200] * BATCH
+
+
 def test_a_streamed_answer_is_never_part_of_a_batch(batched: Server) -> None:
     answers = _at_once(
         [
@@ -234,6 +255,23 @@ def test_multi_model_batches_per_model(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_multi_model_refuses_to_load_a_model_without_predict_batch_fn(tmp_path: Path) -> None:
+    server = start_server(tmp_path, ["--multi-model", str(tmp_path)], env={"SAGEMAKER_TS_BATCH_SIZE": "2"})
+    try:
+        model = write_model(tmp_path / "models", "nohook", NO_HOOK)
+        answer = server.request(
+            "POST", "/models", json.dumps({"model_name": "nohook", "url": str(model)}),
+            {"Content-Type": "application/json"},
+        )  # fmt: skip
+        assert answer.status == 500
+        assert (
+            "predict_batch_fn: is not defined, but batching is on (SAGEMAKER_TS_BATCH_SIZE=2)"
+            in (answer.json()["message"])
+        )
+    finally:
+        server.stop()
+
+
 # -- refused at load ---------------------------------------------------------------------------------
 
 
@@ -289,6 +327,19 @@ def test_batching_on_a_model_without_predict_batch_fn_is_refused_at_load(tmp_pat
         assert expected in json.loads(answer.body)["message"]
     finally:
         server.stop()
+
+
+def test_a_predict_batch_fn_that_cannot_be_called_so_is_refused() -> None:
+    def one_parameter(inputs):  # type: ignore[no-untyped-def]
+        return inputs
+
+    with pytest.raises(HookSignatureError) as caught:
+        passes_context("predict_batch_fn", describe(one_parameter))
+    assert str(caught.value) == (
+        "predict_batch_fn: takes 1 positional parameter, but it is called as "
+        "predict_batch_fn(inputs, model[, context]); define it as `def predict_batch_fn(inputs, model):` "
+        "(a trailing context parameter is optional)"
+    )
 
 
 def test_transform_fn_with_predict_batch_fn_is_refused() -> None:
