@@ -128,7 +128,7 @@ class Batching(Frozen):
     max_batch_delay_ms: int = Field(
         100,
         ge=0,
-        description="Longest wait for a batch to fill, from its first request, in ms "
+        description="Longest wait for a batch to fill, from its first request's arrival, in ms "
         "(SAGEMAKER_TS_MAX_BATCH_DELAY); at most the invocation timeout. Default 100, as the toolkit.",
     )
 

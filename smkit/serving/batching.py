@@ -7,9 +7,11 @@ https://github.com/aws/sagemaker-pytorch-inference-toolkit/blob/master/src/sagem
 The batch is formed where the requests already are: the kernel's job queue that every worker reads
 (:mod:`smkit.serving.ipc`). A worker that takes an invocation keeps reading the queue, without blocking,
 into the same buffers and the same per-slot scoreboard words the front end already reads, until it holds
-``SAGEMAKER_TS_BATCH_SIZE`` requests or ``SAGEMAKER_TS_MAX_BATCH_DELAY`` ms have passed since it took the
-first. No request makes an extra hop or is copied once more, and an idle worker never waits for another to
-fill its batch: whichever worker is free takes the next request, as without batching.
+``SAGEMAKER_TS_BATCH_SIZE`` requests or ``SAGEMAKER_TS_MAX_BATCH_DELAY`` ms have passed since the first
+one arrived (the time it waited for a free worker counts: under load, when requests queue anyway, a batch
+takes what is waiting and does not wait again). No request makes an extra hop or is copied once more,
+and an idle worker never waits for another to fill its batch: whichever worker is free takes the next
+request, as without batching.
 
 Rules:
 
@@ -67,7 +69,7 @@ def serve(
         pending = None
         if received is None or received is _CLOSED:
             return
-        (_, _, until, method, path, raw), _ = received
+        (_, queued_at, until, method, path, raw), _ = received
         headers = Headers.from_raw(raw)
         key = router.batch_key(method, path, headers)
         if key is None:
@@ -75,7 +77,8 @@ def serve(
         else:
             stop.busy = True
             batch = [(received, headers)]
-            limit = min(time.monotonic() + delay, until)
+            # The delay counts from the first request's arrival: time it waited for a free worker counts.
+            limit = min(queued_at + delay, until)
             pending = _fill(reader, board, slot, poller, router, batch, key, size, limit)
             _run(sock, board, slot, router, key, batch)
             board.finish_batch(slot, keep=pending[0][0] if pending not in (None, _CLOSED) else 0)

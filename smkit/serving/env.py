@@ -175,7 +175,7 @@ class ServingEnv:
         batch_size: ``SAGEMAKER_TS_BATCH_SIZE`` (default 1: off): the most requests one
             ``predict_batch_fn`` call serves (docs/handler-semantics.md, dynamic batching).
         max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100, as AWS's PyTorch toolkit): the
-            longest a worker waits, from taking a batch's first request, for the batch to fill.
+            longest a batch waits to fill, counted from the arrival of its first request.
     """
 
     port: int = DEFAULT_PORT
