@@ -4,7 +4,8 @@ Every worker is a new interpreter (``python -m smkit.serving.model_worker``) tha
 itself: nothing is forked from a process that has loaded a library, so OpenMP or CUDA thread pools are
 always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
 (the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
-``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time.
+``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
+batch of up to ``batch_size`` with batching on (smkit/serving/batching.py; the queue holds that many more).
 
 Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) count from a request's arrival, as SageMaker's
 do: the client gets 504 at that moment whether its request is still queued or running. A worker never
@@ -193,8 +194,9 @@ class WorkerPool:
         recipient: relay.Recipient,
     ) -> None:
         """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
-        if len(self.jobs) >= self.options.workers + self.options.queue_size:
-            waiting = len(self.jobs) - self.options.workers
+        running = self.options.workers * self.options.batch_size  # a worker runs up to a batch at once
+        if len(self.jobs) >= running + self.options.queue_size:
+            waiting = len(self.jobs) - running
             raise QueueFull(
                 f"all {self.options.workers} workers are busy and {waiting} requests are waiting "
                 "(the queue is full); retry later, add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or "
