@@ -170,3 +170,7 @@ bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs
 
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+.PHONY: bench-batching
+bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster and a torch MLP: smkit batched vs unbatched vs toolkit + MMS -> bench/results/batching.json
+	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)

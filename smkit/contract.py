@@ -30,6 +30,10 @@ CONTAINER_LOG_LEVEL = "SAGEMAKER_CONTAINER_LOG_LEVEL"
 BATCH = "SAGEMAKER_BATCH"
 BATCH_STRATEGY = "SAGEMAKER_BATCH_STRATEGY"
 MAX_CONCURRENT_TRANSFORMS = "SAGEMAKER_MAX_CONCURRENT_TRANSFORMS"
+# Dynamic batching, named as AWS's PyTorch inference toolkit names TorchServe's batchSize / maxBatchDelay
+# (https://github.com/aws/sagemaker-pytorch-inference-toolkit/blob/master/src/sagemaker_pytorch_serving_container/ts_parameters.py).
+TS_BATCH_SIZE = "SAGEMAKER_TS_BATCH_SIZE"
+TS_MAX_BATCH_DELAY = "SAGEMAKER_TS_MAX_BATCH_DELAY"  # milliseconds
 MODEL_DIR = "SM_MODEL_DIR"
 TFS_DEFAULT_MODEL_NAME = "SAGEMAKER_TFS_DEFAULT_MODEL_NAME"  # TensorFlow Serving container, several models
 # Read by AWS's Hugging Face inference images (aws/sagemaker-huggingface-inference-toolkit), and by the kit's

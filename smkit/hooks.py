@@ -39,6 +39,9 @@ TOOLKIT_HOOKS: dict[str, HookSpec] = {
     "model_warmup_fn": HookSpec(("model_dir", "model"), True),
     "input_fn": HookSpec(("input_data", "content_type"), True),
     "predict_fn": HookSpec(("data", "model"), True),
+    # Dynamic batching (docs/handler-semantics.md): what input_fn returned for each request of a batch, in
+    # order; returns one prediction per input. Its optional trailing argument is the requests' contexts.
+    "predict_batch_fn": HookSpec(("inputs", "model"), True),
     "output_fn": HookSpec(("prediction", "accept"), True),
     "transform_fn": HookSpec(("model", "input_data", "content_type", "accept"), True),
     # Bidirectional streaming (docs/streaming.md): an async generator of the messages to send.
@@ -51,6 +54,7 @@ TFS_HOOKS: dict[str, HookSpec] = {
 }
 ALL_HOOKS: dict[str, HookSpec] = {**TOOLKIT_HOOKS, **TFS_HOOKS}
 CHAIN = ("input_fn", "predict_fn", "output_fn")
+BATCH_HOOK = "predict_batch_fn"
 # A module-level string explaining why the image's default model loader is used instead of model_fn.
 NO_MODEL_FN_ATTRIBUTE = "NO_MODEL_FN_REASON"
 
@@ -141,12 +145,13 @@ def _signature_fix(name: str, spec: HookSpec) -> str:
 
 
 def check_chain(names: Iterable[str]) -> None:
-    """Refuse ``transform_fn`` defined together with any of input_fn / predict_fn / output_fn.
+    """Refuse ``transform_fn`` defined together with any of input_fn / predict_fn / output_fn (or
+    predict_batch_fn, which runs between input_fn and output_fn).
 
     The toolkit refuses this at start-up; silently preferring one of them would hide half the user's code.
     """
     present = set(names)
-    mixed = [h for h in CHAIN if h in present]
+    mixed = [h for h in (*CHAIN, BATCH_HOOK) if h in present]
     if "transform_fn" in present and mixed:
         raise HookError(
             "transform_fn",

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from smkit.config.base import AWS_NAME, Frozen
+from smkit.contract import TS_BATCH_SIZE, TS_MAX_BATCH_DELAY
 
 # An image in an AWS Deep Learning Containers (or any ECR) registry: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG
 ECR_IMAGE_URI = (
@@ -113,6 +114,32 @@ class ModelData(Frozen):
         return self.path
 
 
+class Batching(Frozen):
+    """Dynamic batching by smkit's serving runtime: concurrent invocations served by one ``predict_batch_fn``
+    call (docs/handler-semantics.md). Written into the container's environment as
+    ``SAGEMAKER_TS_BATCH_SIZE`` and ``SAGEMAKER_TS_MAX_BATCH_DELAY``, the variables AWS's PyTorch toolkit
+    reads for the same two settings
+    (https://github.com/aws/sagemaker-pytorch-inference-toolkit/blob/master/src/sagemaker_pytorch_serving_container/ts_parameters.py),
+    so the local endpoint and SageMaker run the same thing."""
+
+    max_batch_size: int = Field(
+        ge=1, description="Most requests one predict_batch_fn call serves (SAGEMAKER_TS_BATCH_SIZE); 1: off."
+    )
+    max_batch_delay_ms: int = Field(
+        100,
+        ge=0,
+        description="Longest wait for a batch to fill, from its first request's arrival, in ms "
+        "(SAGEMAKER_TS_MAX_BATCH_DELAY); at most the invocation timeout. Default 100, as the toolkit.",
+    )
+
+    def environment(self) -> dict[str, str]:
+        """The container variables these settings become."""
+        return {
+            TS_BATCH_SIZE: str(self.max_batch_size),
+            TS_MAX_BATCH_DELAY: str(self.max_batch_delay_ms),
+        }
+
+
 class Container(Frozen):
     """One container of the SageMaker Model (ContainerDefinition)."""
 
@@ -125,6 +152,9 @@ class Container(Frozen):
     environment: dict[str, str] = Field(
         default_factory=dict,
         description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each).",
+    )
+    batching: Batching | None = Field(
+        None, description="Dynamic batching (smkit's serving runtime); added to the environment."
     )
 
 

@@ -17,7 +17,13 @@ from typing import Any
 
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
-from smkit.contract import MODEL_SERVER_WORKERS
+from smkit.contract import (
+    INVOCATION_TIMEOUT_S,
+    MODEL_SERVER_TIMEOUT_SECONDS,
+    MODEL_SERVER_WORKERS,
+    TS_BATCH_SIZE,
+    TS_MAX_BATCH_DELAY,
+)
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
@@ -312,6 +318,34 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
 
 
+def batching(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """``batching`` is not also written as its variables, and waits no longer than the invocation timeout
+    (the serving runtime refuses both at start: smkit/serving/env.py)."""
+    for i, c in enumerate(cfg.model.containers):
+        if c.batching is None:
+            continue
+        path = f"model.containers[{i}]"
+        for key in (TS_BATCH_SIZE, TS_MAX_BATCH_DELAY):
+            if key in c.environment:
+                yield Issue(
+                    f"{path}.environment.{key}",
+                    c.environment[key],
+                    f"set by {path}.batching too; keep one of them (batching is the typed form)",
+                )
+        raw = c.environment.get(MODEL_SERVER_TIMEOUT_SECONDS, "").strip()
+        try:
+            timeout = float(raw) if raw else INVOCATION_TIMEOUT_S
+        except ValueError:
+            continue
+        if c.batching.max_batch_delay_ms > timeout * 1000:
+            yield Issue(
+                f"{path}.batching.max_batch_delay_ms",
+                c.batching.max_batch_delay_ms,
+                f"over the invocation timeout of {timeout:g} s ({MODEL_SERVER_TIMEOUT_SECONDS}); "
+                f"use at most {timeout * 1000:g} (a few ms is usual)",
+            )
+
+
 def pipeline_stages(cfg: DeploymentConfig) -> Iterable[Issue]:
     """Production is a different account or region than staging: the approval gate must protect something."""
     p = cfg.pipeline
@@ -336,6 +370,7 @@ RULES: tuple[Rule, ...] = (
     monitoring,
     storage_lifecycle,
     environments,
+    batching,
     pipeline_stages,
 )
 

@@ -39,6 +39,7 @@ AWS_DOCS: dict[str, str] = {
     "DlcImage": f"{SM}/APIReference/API_ContainerDefinition.html",
     "ModelSpec": f"{CFN}/aws-resource-sagemaker-model.html",
     "Container": f"{SM}/APIReference/API_ContainerDefinition.html",
+    "Batching": f"{SM}/APIReference/API_ContainerDefinition.html",
     "ModelData": f"{SM}/APIReference/API_S3ModelDataSource.html",
     "EndpointSpec": f"{CFN}/aws-resource-sagemaker-endpointconfig.html",
     "Variant": f"{SM}/APIReference/API_ProductionVariant.html",

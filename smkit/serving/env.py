@@ -39,6 +39,8 @@ VAR_STARTUP_TIMEOUT = contract.STARTUP_TIMEOUT
 VAR_BATCH = contract.BATCH
 VAR_BATCH_STRATEGY = contract.BATCH_STRATEGY
 VAR_MAX_CONCURRENT_TRANSFORMS = contract.MAX_CONCURRENT_TRANSFORMS
+VAR_BATCH_SIZE = contract.TS_BATCH_SIZE
+VAR_MAX_BATCH_DELAY = contract.TS_MAX_BATCH_DELAY
 VAR_LOG_LEVEL = contract.CONTAINER_LOG_LEVEL
 VAR_MODEL_DIR = contract.MODEL_DIR
 VAR_PROFILE = contract.SMKIT_PROFILE
@@ -73,6 +75,8 @@ DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on A
 DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
 DEFAULT_WORKER_RETRIES = 3  # failed loads in a row a worker slot retries (smkit/serving/lifecycle.py)
 DEFAULT_STARTUP_TIMEOUT_SECONDS = 360.0  # MME load ceiling (docs/multi-model.md)
+DEFAULT_BATCH_SIZE = 1  # no batching, as AWS's PyTorch toolkit
+DEFAULT_MAX_BATCH_DELAY_MS = 100.0  # AWS's PyTorch toolkit's default (ts_environment.py)
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -168,6 +172,10 @@ class ServingEnv:
         hf_task: ``HF_TASK``, the transformers pipeline task (else inferred from ``config.json``).
         hf_model_id: ``HF_MODEL_ID``: a folder holding a saved model to load instead of the model data.
         hf_trust_remote_code: ``HF_TRUST_REMOTE_CODE`` (default false).
+        batch_size: ``SAGEMAKER_TS_BATCH_SIZE`` (default 1: off): the most requests one
+            ``predict_batch_fn`` call serves (docs/handler-semantics.md, dynamic batching).
+        max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100, as AWS's PyTorch toolkit): the
+            longest a batch waits to fill, counted from the arrival of its first request.
     """
 
     port: int = DEFAULT_PORT
@@ -198,6 +206,13 @@ class ServingEnv:
     hf_task: str | None = None
     hf_model_id: str | None = None
     hf_trust_remote_code: bool = False
+    batch_size: int = DEFAULT_BATCH_SIZE
+    max_batch_delay_ms: float = DEFAULT_MAX_BATCH_DELAY_MS
+
+    @property
+    def batching(self) -> bool:
+        """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
+        return self.batch_size > 1
 
     @property
     def huggingface(self) -> bool:
@@ -235,6 +250,7 @@ class ServingEnv:
                 f"{VAR_PROGRAM}={program!r} must be a file name inside model_dir/code, e.g. inference.py"
             )
         level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
+        batch_size, batch_delay = _batching(env, float(timeout or DEFAULT_TIMEOUT_SECONDS))
         return cls(
             port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
             multi_model=_flag(env, VAR_MULTI_MODEL, False),
@@ -273,7 +289,36 @@ class ServingEnv:
             hf_task=env.get(VAR_HF_TASK, "").strip() or None,
             hf_model_id=env.get(VAR_HF_MODEL_ID, "").strip() or None,
             hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
+            batch_size=batch_size,
+            max_batch_delay_ms=batch_delay,
         )
+
+
+def _batching(environ: Mapping[str, str], timeout: float) -> tuple[int, float]:
+    """``SAGEMAKER_TS_BATCH_SIZE`` (>= 1) and ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (ms, within the invocation
+    timeout: a request waiting for batch-mates longer than it may take in all could never be answered)."""
+    raw = environ.get(VAR_BATCH_SIZE, "").strip()
+    try:
+        size = int(raw) if raw else DEFAULT_BATCH_SIZE
+    except ValueError:
+        raise ServingEnvError(
+            f"{VAR_BATCH_SIZE}={raw!r} is not a whole number; use the most requests one predict_batch_fn "
+            f"call may serve, e.g. {VAR_BATCH_SIZE}=8 (1: no batching)"
+        ) from None
+    if size < 1:
+        raise ServingEnvError(
+            f"{VAR_BATCH_SIZE}={raw!r} is below 1; use the most requests one predict_batch_fn call may "
+            f"serve, e.g. {VAR_BATCH_SIZE}=8, or 1 (or unset) for no batching"
+        )
+    delay = _number(environ, VAR_MAX_BATCH_DELAY, DEFAULT_MAX_BATCH_DELAY_MS, minimum=0)
+    delay = DEFAULT_MAX_BATCH_DELAY_MS if delay is None else delay
+    if VAR_MAX_BATCH_DELAY in environ and delay > timeout * 1000:
+        raise ServingEnvError(
+            f"{VAR_MAX_BATCH_DELAY}={environ[VAR_MAX_BATCH_DELAY]!r} ms is over the invocation timeout of "
+            f"{timeout:g} s ({VAR_TIMEOUT_SECONDS}): a request would wait for batch-mates longer than it may "
+            f"take in all; use at most {timeout * 1000:g} (a few ms is usual), or raise the timeout"
+        )
+    return size, delay
 
 
 def _default_budget() -> int:

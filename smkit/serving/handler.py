@@ -7,18 +7,26 @@ the :class:`~smkit.serving.context.Context` as its last argument.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from smkit.hooks import CHAIN, check_chain, describe, passes_context
+from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
 from smkit.serving import codecs
 from smkit.serving.context import Context
-from smkit.serving.env import ServingEnv
-from smkit.serving.errors import BadRequest, InferenceError, message_of, status_of, type_of
+from smkit.serving.env import VAR_BATCH_SIZE, ServingEnv
+from smkit.serving.errors import (
+    BadRequest,
+    InferenceError,
+    InvocationTimeout,
+    message_of,
+    status_of,
+    type_of,
+)
 from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
 from smkit.serving.streams import Stream, is_stream
@@ -111,6 +119,7 @@ class ModelHandler:
         self._transform: Hook | None = None
         self._bidirectional: Hook | None = None
         self._chain: tuple[Hook, Hook, Hook] | None = None
+        self._batch: Hook | None = None  # predict_batch_fn (docs/handler-semantics.md, dynamic batching)
         self._needs_context = False
         self._default_output = False  # output_fn is the default one: a streamed prediction bypasses it
         self._default_accept = env.default_accept
@@ -124,15 +133,23 @@ class ModelHandler:
 
         transform = user("transform_fn")
         chain = [user(name) for name in CHAIN_HOOKS]
-        check_chain(name for name in ("transform_fn", *CHAIN_HOOKS) if user(name) is not None)
+        batch = user(BATCH_HOOK)
+        check_chain(name for name in ("transform_fn", *CHAIN_HOOKS, BATCH_HOOK) if user(name) is not None)
+        _check_batching(batch, self.env)
         if transform is not None:
             self._transform = bind_hook("transform_fn", transform)
         else:
             # The default output_fn is bypassed for a streamed prediction unless it answers streams itself.
             self._default_output = chain[2] is None and not defaults.output_fn_streams
+            if batch is not None:
+                self._batch = bind_hook(BATCH_HOOK, batch)
+            if chain[1] is not None or batch is None:
+                predict = bind_hook("predict_fn", chain[1] or defaults.default_predict_fn)
+            else:  # predict_batch_fn alone: each request outside a batch is a batch of one
+                predict = Hook("predict_fn", self._predict_one, takes_context=True)
             self._chain = (
                 bind_hook("input_fn", chain[0] or defaults.default_input_fn),
-                bind_hook("predict_fn", chain[1] or defaults.default_predict_fn),
+                predict,
                 bind_hook("output_fn", chain[2] or defaults.default_output_fn),
             )
         bidirectional = user("bidirectional_fn")
@@ -141,7 +158,7 @@ class ModelHandler:
         pre = user("pre_model_fn")
         warmup = user("model_warmup_fn")
         model_fn = bind_hook("model_fn", user("model_fn") or defaults.default_model_fn)
-        hooks = [h for h in (self._transform, *(self._chain or ())) if h is not None]
+        hooks = [h for h in (self._transform, *(self._chain or ()), self._batch) if h is not None]
         self._needs_context = any(h.takes_context for h in hooks)
         return (
             bind_hook("pre_model_fn", pre) if pre else None,
@@ -149,6 +166,30 @@ class ModelHandler:
             bind_hook("model_warmup_fn", warmup) if warmup else None,
             self._transform,
         )
+
+    @property
+    def batchable(self) -> bool:
+        """The handler defines ``predict_batch_fn``: requests may be served in batches."""
+        return self._batch is not None
+
+    def _predict_one(self, data: Any, model: Any, context: Context | None) -> Any:
+        """``predict_fn`` of a handler that defines only ``predict_batch_fn``: a batch of one."""
+        return self._predict_batch([data], [context])[0]
+
+    def _predict_batch(self, inputs: list[Any], contexts: list[Context | None]) -> list[Any]:
+        """``predict_batch_fn`` on ``inputs``; its result must be a list (or tuple) of as many predictions."""
+        assert self._batch is not None
+        if self._batch.takes_context:
+            result = self._batch.func(inputs, self.model, contexts)
+        else:
+            result = self._batch.func(inputs, self.model)
+        if not isinstance(result, list | tuple) or len(result) != len(inputs):
+            got = f"{len(result)} predictions" if isinstance(result, list | tuple) else type(result).__name__
+            raise InferenceError(
+                f"predict_batch_fn returned {got} for a batch of {len(inputs)} inputs; it must return a "
+                "list with one prediction per input, in the inputs' order"
+            )
+        return list(result)
 
     def load(self) -> None:
         """Import the module and run pre_model_fn -> model_fn -> model_warmup_fn once."""
@@ -197,7 +238,10 @@ class ModelHandler:
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             return error_reply(exc, debug=self.env.debug)
 
-    def _invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+    def _prepare(
+        self, body: bytes, headers: Mapping[str, str]
+    ) -> tuple[Any, str | None, str, Context | None]:
+        """The data ``input_fn`` gets, the content type, the accept type and the context of one request."""
         content_type = headers.get("Content-Type")
         accept = headers.get("Accept")
         if not accept or accept == codecs.ANY:
@@ -213,6 +257,10 @@ class ModelHandler:
             if self._needs_context
             else None
         )
+        return data, content_type, accept, context
+
+    def _invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+        data, content_type, accept, context = self._prepare(body, headers)
         assert self.user_module is not None
         with self.user_module.active():
             if self._transform is not None:
@@ -226,11 +274,15 @@ class ModelHandler:
                     result = prediction  # streamed items are encoded one by one (smkit.serving.streams)
                 else:
                     result = output_fn(context, prediction, accept)
+        return self._reply(result, accept, context)
+
+    def _reply(self, result: Any, accept: str, context: Context | None) -> Reply:
         if isinstance(result, tuple) and len(result) == 2:
             payload, response_type = result
         else:
             payload, response_type = result, accept
         if is_stream(payload):
+            assert self.user_module is not None
             active = self.user_module.active if self.isolated else None
             reply = Reply(200, b"", str(response_type), stream=Stream(payload, active))
         else:
@@ -241,3 +293,81 @@ class ModelHandler:
             if processor.status_code is not None:
                 reply.status = processor.status_code
         return reply
+
+    def invoke_batch(self, requests: Sequence[tuple[bytes, Mapping[str, str]]]) -> list[Reply]:
+        """Serve ``requests`` (body, headers) with one ``predict_batch_fn`` call; one reply each, in order.
+
+        Each request has its own ``input_fn`` and ``output_fn`` call (its own content type and accept):
+        a request whose input fails is answered with its own error and left out of the batch; an error of
+        ``predict_batch_fn`` (or a result of the wrong length) answers every request that reached it. A
+        batched answer is a whole body: a stream is refused (docs/handler-semantics.md). The invocation
+        deadline (:class:`InvocationTimeout`) ends the whole batch.
+        """
+        assert self._chain is not None and self.user_module is not None
+        input_fn, _, output_fn = self._chain
+        replies: list[Reply | None] = [None] * len(requests)
+        debug = self.env.debug
+        try:
+            with self.user_module.active():
+                ready: list[tuple[int, Any, str, Context | None]] = []
+                for i, (body, headers) in enumerate(requests):
+                    try:
+                        data, content_type, accept, context = self._prepare(body, headers)
+                        ready.append((i, input_fn(context, data, content_type), accept, context))
+                    except InvocationTimeout:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - this request's own error, not its batch's
+                        replies[i] = error_reply(exc, debug=debug)
+                try:
+                    predictions = (
+                        self._predict_batch([r[1] for r in ready], [r[3] for r in ready]) if ready else []
+                    )
+                except InvocationTimeout:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - fails every request of the batch
+                    failed = error_reply(exc, debug=debug)
+                    for i, *_ in ready:
+                        replies[i] = failed
+                    predictions = []
+                for (i, _, accept, context), prediction in zip(ready, predictions, strict=False):
+                    try:
+                        replies[i] = self._whole(
+                            self._reply(output_fn(context, prediction, accept), accept, context)
+                        )
+                    except InvocationTimeout:
+                        raise
+                    except Exception as exc:  # noqa: BLE001
+                        replies[i] = error_reply(exc, debug=debug)
+        except InvocationTimeout as exc:
+            timed_out = error_reply(exc, debug=False)
+            return [timed_out if r is None else r for r in replies]
+        return [r if r is not None else error_reply(InferenceError("no reply"), debug=False) for r in replies]
+
+    @staticmethod
+    def _whole(reply: Reply) -> Reply:
+        if reply.stream is not None:
+            close = getattr(reply.stream.source, "close", None)  # a generator: run its finally blocks
+            if callable(close):
+                close()
+            raise InferenceError(
+                "output_fn returned a stream for a batched request; a batch answers whole bodies. Stream "
+                f"from predict_fn with batching off ({VAR_BATCH_SIZE} unset or 1)"
+            )
+        return reply
+
+
+def _check_batching(batch: Callable[..., Any] | None, env: ServingEnv) -> None:
+    """Refuse at load: batching on without ``predict_batch_fn``, or a ``predict_batch_fn`` that streams."""
+    if batch is None and env.batching:
+        raise HookError(
+            BATCH_HOOK,
+            f"is not defined, but batching is on ({VAR_BATCH_SIZE}={env.batch_size})",
+            f"define predict_batch_fn(inputs, model) in code/inference.py, returning one prediction per "
+            f"input, or unset {VAR_BATCH_SIZE} (or set it to 1)",
+        )
+    if batch is not None and (inspect.isgeneratorfunction(batch) or inspect.isasyncgenfunction(batch)):
+        raise HookError(
+            BATCH_HOOK,
+            "is a generator; a batched call returns whole predictions",
+            "return a list with one prediction per input (stream from predict_fn, with batching off)",
+        )

@@ -133,9 +133,14 @@ class JobReader:
         self.view = memoryview(self.buffer)
         self.ancillary = socket.CMSG_SPACE(_FD)
 
-    def read(self) -> tuple[JobMeta, bytes] | None:
-        """The next job's ``(id, queued_at, until, method, path, headers)`` and body; None when the queue closes."""
-        size, ancillary, flags, _ = self.sock.recvmsg_into([self.landing, self.view], self.ancillary)
+    def read(self, landing: memoryview | None = None, flags: int = 0) -> tuple[JobMeta, bytes] | None:
+        """The next job's ``(id, queued_at, until, method, path, headers)`` and body; None when the queue closes.
+
+        ``landing``: where this job's id goes instead (a batch's further jobs, :mod:`smkit.serving.batching`);
+        ``flags``: ``socket.MSG_DONTWAIT`` raises BlockingIOError when no job is waiting.
+        """
+        landing = self.landing if landing is None else landing
+        size, ancillary, flags, _ = self.sock.recvmsg_into([landing, self.view], self.ancillary, flags)
         fds = _received_fds(ancillary)
         if size == 0 and not fds:
             return None
@@ -143,7 +148,7 @@ class JobReader:
             for fd in fds:
                 os.close(fd)
             raise OSError(f"a job message was cut short (flags {flags:#x}, {size} bytes)")
-        (job_id,) = JOB_ID.unpack(self.landing)
+        (job_id,) = JOB_ID.unpack(landing)
         _, meta_size, body_size = HEADER.unpack_from(self.buffer)
         at = HEADER.size + meta_size
         queued_at, until, method, path, headers, file_size = pickle.loads(self.view[HEADER.size : at])
@@ -224,22 +229,46 @@ class Scoreboard:
     JOB_MASK = (1 << JOB_BITS) - 1
     UNBOUNDED = (1 << (64 - JOB_BITS)) - 1  # the extension that means "no deadline"
 
-    def __init__(self, fd: int, slots: int) -> None:
+    def __init__(self, fd: int, slots: int, batch: int = 1) -> None:
         self.fd = fd
-        self.map = mmap.mmap(fd, max(1, slots) * self.SLOT)
+        self.slots = max(1, slots)
+        self.extra = max(1, batch) - 1  # further ``taken`` words per slot: a batch's other jobs
+        self.map = mmap.mmap(fd, self.size(slots, batch))
         self.words = memoryview(self.map).cast("Q")
 
     @classmethod
-    def create(cls, slots: int) -> Scoreboard:
-        """A new, zeroed scoreboard in an anonymous file (its ``fd`` is passed to the workers)."""
-        fd = _anonymous_file()
-        os.ftruncate(fd, max(1, slots) * cls.SLOT)
-        return cls(fd, slots)
+    def size(cls, slots: int, batch: int = 1) -> int:
+        """Bytes of a scoreboard: the slots, then ``batch - 1`` more ``taken`` words per slot."""
+        return max(1, slots) * (cls.SLOT + (max(1, batch) - 1) * JOB_ID.size)
 
-    def landing(self, slot: int) -> memoryview:
-        """The ``taken`` word's bytes, for :class:`JobReader` to receive job ids into."""
-        at = slot * self.SLOT
+    @classmethod
+    def create(cls, slots: int, batch: int = 1) -> Scoreboard:
+        """A new, zeroed scoreboard in an anonymous file (its ``fd`` is passed to the workers).
+
+        ``batch`` (``SAGEMAKER_TS_BATCH_SIZE``): jobs one worker may hold at once, each recorded the same way.
+        """
+        fd = _anonymous_file()
+        os.ftruncate(fd, cls.size(slots, batch))
+        return cls(fd, slots, batch)
+
+    def _extra_word(self, slot: int, index: int) -> int:
+        return 2 * self.slots + slot * self.extra + index - 1
+
+    def landing(self, slot: int, index: int = 0) -> memoryview:
+        """The ``taken`` word's bytes, for :class:`JobReader` to receive job ids into (``index`` > 0: the
+        word of a batch's further job)."""
+        word = slot * 2 if index == 0 else self._extra_word(slot, index)
+        at = word * JOB_ID.size
         return memoryview(self.map)[at : at + JOB_ID.size]
+
+    def held(self, slot: int) -> list[int]:
+        """The further jobs of a batch the worker holds (besides :meth:`taken`'s)."""
+        first = self._extra_word(slot, 1)
+        return [w & self.JOB_MASK for w in self.words[first : first + self.extra] if w]
+
+    def hold(self, slot: int, job_id: int) -> None:
+        """The worker's next job is ``job_id`` (one it took while forming a batch): its ``taken`` word."""
+        self.words[slot * 2] = job_id
 
     def run(self, slot: int, job_id: int) -> None:
         """The worker starts running ``job_id`` (ids wrap at 2**40, far beyond any server's lifetime)."""
@@ -256,6 +285,22 @@ class Scoreboard:
         """The reply is sent: the worker runs and holds nothing."""
         self.words[slot * 2 + 1] = 0
         self.words[slot * 2] = 0
+        self._clear_extra(slot)
+
+    def finish_batch(self, slot: int, keep: int = 0) -> None:
+        """A batch's replies are sent: the worker holds ``keep`` (a job it took but did not batch) or nothing.
+
+        ``keep`` is written before the other words are cleared: no moment exists in which it is unrecorded.
+        """
+        self.words[slot * 2] = keep
+        self.words[slot * 2 + 1] = 0
+        self._clear_extra(slot)
+
+    def _clear_extra(self, slot: int) -> None:
+        if self.extra:
+            first = self._extra_word(slot, 1)
+            for word in range(first, first + self.extra):
+                self.words[word] = 0
 
     def running(self, slot: int) -> tuple[int, float]:
         """``(job id, extension seconds)`` of the job the worker runs; job id 0 when it runs nothing."""
@@ -271,6 +316,7 @@ class Scoreboard:
         """Reset a dead worker's slot before its replacement starts."""
         self.words[slot * 2] = 0
         self.words[slot * 2 + 1] = 0
+        self._clear_extra(slot)
 
 
 class FrameReceiver:

@@ -200,6 +200,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 timeout=env.timeout_seconds,
                 queue_size=env.queue_size,
                 retries=env.worker_retries,
+                batch_size=env.batch_size,
                 environ={**base, **threads.added},
             )
         )

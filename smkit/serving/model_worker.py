@@ -26,7 +26,7 @@ import traceback
 from typing import Any
 
 from smkit.process import die_with_parent
-from smkit.serving import bidi, deadline, ipc, streams
+from smkit.serving import batching, bidi, deadline, ipc, streams
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
@@ -114,17 +114,46 @@ def serve(
     The scoreboard slot says which job this worker holds and runs (smkit/serving/ipc.py), so the front
     end can answer 504 and replace this worker if it never returns, and answer the client if it dies. A
     job whose deadline (arrival + ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) has passed is not run: its
-    client has had its 504 from the front end.
+    client has had its 504 from the front end. With batching on (``SAGEMAKER_TS_BATCH_SIZE`` > 1) the
+    worker forms batches from the same queue (:mod:`smkit.serving.batching`).
     """
-    pid = os.getpid()
-    timeout = router.env.timeout_seconds
-    debug = router.env.debug
     reader = ipc.JobReader(queue, board.landing(slot))
-    cancels = streams.Cancels(sock)
+    job = _JobRunner(sock, streams.Cancels(sock), board, slot, router)
+    if router.env.batching:
+        batching.serve(reader, sock, board, slot, router, job.run, _Stop)
+        return
     while True:
         received = reader.read()
         if received is None:
             return
+        job.run(received)
+        if _Stop.requested:
+            return
+
+
+class _JobRunner:
+    """Runs one job taken from the queue and answers it (a reply, a stream or a session)."""
+
+    def __init__(
+        self, sock: socket.socket, cancels: streams.Cancels, board: ipc.Scoreboard, slot: int, router: Router
+    ) -> None:
+        self.sock = sock
+        self.cancels = cancels
+        self.board = board
+        self.slot = slot
+        self.router = router
+        self.pid = os.getpid()
+
+    def run(self, received: tuple[ipc.JobMeta, bytes]) -> None:
+        sock, cancels, board, slot, router, pid = (
+            self.sock,
+            self.cancels,
+            self.board,
+            self.slot,
+            self.router,
+            self.pid,
+        )
+        timeout = router.env.timeout_seconds
         _Stop.busy = True
         (job_id, queued_at, until, method, path, headers), body = received
         now = time.monotonic()
@@ -135,9 +164,7 @@ def serve(
             _session(sock, cancels, job_id, router, Headers.from_raw(headers), pid, board, slot)
             board.finish(slot)
             _Stop.busy = False
-            if _Stop.requested:
-                return
-            continue
+            return
         else:
             board.run(slot, job_id)
             deadline.start_job(until)
@@ -146,12 +173,10 @@ def serve(
             out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
         else:
-            _stream(sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, debug)
+            _stream(sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug)
         deadline.start_job(0.0)
         board.finish(slot)
         _Stop.busy = False
-        if _Stop.requested:
-            return
 
 
 def _session(
@@ -232,7 +257,7 @@ def main() -> int:
     sock.setblocking(True)
     queue = socket.socket(fileno=int(config["queue_fd"]))
     queue.setblocking(True)
-    board = ipc.Scoreboard(int(config["board_fd"]), int(config["slots"]))
+    board = ipc.Scoreboard(int(config["board_fd"]), int(config["slots"]), int(config.get("board_batch", 1)))
     # A closed socket means the front end is gone or stopping: this worker's job is over, not an error.
     with contextlib.suppress(BrokenPipeError, ConnectionResetError, SystemExit):
         router = _load(config, env, sock, board)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
+from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
 from smkit.archive import ArchiveError, safe_extract
@@ -31,6 +32,7 @@ from smkit.serving.handler import ModelHandler, Reply
 from smkit.serving.registry import Entry, Registry
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+T = TypeVar("T")
 
 
 def resident_bytes() -> int:
@@ -203,17 +205,24 @@ class ModelCache:
 
     def invoke(self, name: str, body: bytes, headers: Mapping[str, str]) -> Reply:
         """``POST /models/{name}/invoke``: 404 when not loaded (and not found under ``--multi-model DIR``)."""
+        return self._serve(name, lambda handler: handler.invoke(body, headers))
+
+    def invoke_batch(self, name: str, requests: Sequence[tuple[bytes, Mapping[str, str]]]) -> list[Reply]:
+        """A batch of invocations of model ``name`` in one ``predict_batch_fn`` call (batching is per model)."""
+        return self._serve(name, lambda handler: handler.invoke_batch(requests))
+
+    def _serve(self, name: str, call: Callable[[ModelHandler], T]) -> T:
         self.sync()
         handler = self.local.get(name)
         if handler is None:
             handler = self._local_copy(name)
         self.registry.touch(name)
         with self.guard():
-            reply = handler.invoke(body, headers)
+            result = call(handler)
         if not self.env.model_cache_enabled:
             with suppress(ModelNotFound):
                 self.unload(name)
-        return reply
+        return result
 
     def _local_copy(self, name: str) -> ModelHandler:
         entry = self.registry.get(name)

@@ -4,7 +4,8 @@ Every worker is a new interpreter (``python -m smkit.serving.model_worker``) tha
 itself: nothing is forked from a process that has loaded a library, so OpenMP or CUDA thread pools are
 always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
 (the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
-``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time.
+``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
+batch of up to ``batch_size`` with batching on (smkit/serving/batching.py; the queue holds that many more).
 
 Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) count from a request's arrival, as SageMaker's
 do: the client gets 504 at that moment whether its request is still queued or running. A worker never
@@ -92,6 +93,7 @@ class PoolOptions:
         environ: the workers' environment.
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
         retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
+        batch_size: jobs one worker may hold at once (``SAGEMAKER_TS_BATCH_SIZE``; smkit/serving/batching.py).
         start: starts a worker process.
     """
 
@@ -103,6 +105,7 @@ class PoolOptions:
     environ: Mapping[str, str]
     kill_grace: float = 2.0
     retries: int = lifecycle.DEFAULT_RETRIES
+    batch_size: int = 1
     start: Starter = field(default=start_process, compare=False)
 
 
@@ -159,7 +162,7 @@ class WorkerPool:
         self._queue_out.setblocking(False)
         with contextlib.suppress(OSError):
             self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
-        self.board = ipc.Scoreboard.create(options.workers)
+        self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
 
@@ -194,8 +197,9 @@ class WorkerPool:
         recipient: relay.Recipient,
     ) -> None:
         """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
-        if len(self.jobs) >= self.options.workers + self.options.queue_size:
-            waiting = len(self.jobs) - self.options.workers
+        running = self.options.workers * self.options.batch_size  # a worker runs up to a batch at once
+        if len(self.jobs) >= running + self.options.queue_size:
+            waiting = len(self.jobs) - running
             raise QueueFull(
                 f"all {self.options.workers} workers are busy and {waiting} requests are waiting "
                 "(the queue is full); retry later, add workers (SAGEMAKER_MODEL_SERVER_WORKERS) or "
@@ -249,6 +253,8 @@ class WorkerPool:
                 job_id, extra = self.board.running(worker.slot)
                 if job_id:
                     running[job_id] = (worker, extra)
+                    for held in self.board.held(worker.slot) if self.board.extra else ():
+                        running[held] = (worker, extra)  # a batch runs as one
         grace = self.options.kill_grace
         for job in list(self.jobs.values()):
             if now < job.until:
@@ -324,7 +330,8 @@ class WorkerPool:
         status = await self.loop.run_in_executor(None, worker.proc.wait)
         slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
         # Every write of the dead process is visible now: the job it held is known exactly.
-        job = self.jobs.pop(self.board.taken(slot), None)
+        held = [self.board.taken(slot), *self.board.held(slot)]  # a batch: every job of it
+        jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
         self.board.clear(slot)
         after = None
         if self.workers[slot] is worker:
@@ -335,11 +342,12 @@ class WorkerPool:
                 self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
             elif self.life.gave_up() and self.on_gave_up is not None:
                 self.on_gave_up(self.life.load_error or "")
-        if job is not None:
+        if jobs:
             message = f"the worker process exited ({exit_text}) while handling this request"
             if after is not None and after.delay is not None:
                 message += "; it is being replaced"
-            job.fail(error_reply(InferenceError(message), debug=False), pid)
+            for job in jobs:
+                job.fail(error_reply(InferenceError(message), debug=False), pid)
 
     def _respawn(self, slot: int) -> None:
         self._retries.pop(slot, None)
@@ -367,6 +375,7 @@ class WorkerPool:
             "board_fd": self.board.fd,
             "slot": slot,
             "slots": self.options.workers,
+            "board_batch": self.options.batch_size,
             "parent": os.getpid(),
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}

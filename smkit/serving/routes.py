@@ -62,6 +62,36 @@ class Router:
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             return error_reply(exc, debug=self.env.debug)
 
+    def batch_key(self, method: str, path: str, headers: Headers) -> str | None:
+        """The model an invocation may share a batch for ("" : the single model); None: it runs alone.
+
+        Only invocations are batched, and only by a handler with ``predict_batch_fn`` (in multi-model mode
+        every model has one, or its load is refused: docs/handler-semantics.md); in multi-model mode only
+        requests for the same model share a batch.
+        """
+        if method != "POST":
+            return None
+        if self.cache is None:
+            batchable = path == "/invocations" and self.handler is not None and self.handler.batchable
+            return "" if batchable else None
+        if path == "/invocations":
+            return headers.get(TARGET_MODEL) or None
+        if path.startswith("/models/") and path.endswith("/invoke"):
+            return path[len("/models/") : -len("/invoke")] or None
+        return None
+
+    def dispatch_batch(self, key: str, requests: list[Request]) -> list[Reply]:
+        """One reply per request of a batch :meth:`batch_key` gave ``key``; a failure answers them all."""
+        try:
+            pairs = [(r.body, r.headers) for r in requests]
+            if self.cache is not None:
+                return self.cache.invoke_batch(key, pairs)
+            assert self.handler is not None
+            with deadline(self.env.timeout_seconds):
+                return self.handler.invoke_batch(pairs)
+        except Exception as exc:  # noqa: BLE001 - every failure must become a response
+            return [error_reply(exc, debug=self.env.debug)] * len(requests)
+
     def _dynamic(self, request: Request) -> Reply:
         method, path = request.method, request.path
         if self.cache is not None and path.startswith("/models/"):

@@ -126,7 +126,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         data = model_data(c, base_dir=base_dir, endpoint_type=endpoint_type)
         image = images[c.name]
         environment = container_environment(
-            c.environment,
+            {**(c.batching.environment() if c.batching else {}), **c.environment},
             endpoint_type=endpoint_type,
             multi_model=data.kind == "multi-model",
             cache_enabled=data.cache_enabled,

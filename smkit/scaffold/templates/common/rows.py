@@ -116,8 +116,61 @@ def to_frame(rows: list[Any], columns: list[str]) -> Any:
     return pd.DataFrame(rows, columns=columns)
 
 
+def predict_batch(inputs: list[Any], predict: Any, prepare: Any = None) -> list[Any]:
+    """The body of a ``predict_batch_fn``: every request's rows in one ``predict`` call, the answer split
+    back into one prediction per request, in order (dynamic batching: docs/handler-semantics.md).
+
+    ``prepare`` turns one request's input into what ``predict`` takes (rows as an array or a DataFrame).
+    A request whose rows cannot join the others (a bad value, another column count) is predicted alone,
+    and its error is returned in its place: ``encode_predictions`` raises it, so it fails that request
+    only, never its batch-mates.
+    """
+    ready: list[Any] = []
+    for data in inputs:
+        try:
+            ready.append(prepare(data) if prepare is not None else data)
+        except Exception as exc:  # noqa: BLE001 - this request's own error
+            ready.append(exc)
+    rows = [r for r in ready if not isinstance(r, Exception)]
+    if not rows:
+        return ready
+    try:
+        stacked = _stack(rows)
+    except (ValueError, TypeError):  # different column counts or kinds: one call each
+        return [r if isinstance(r, Exception) else _alone(predict, r) for r in ready]
+    answers = iter(_split(predict(stacked), [len(r) for r in rows]))
+    return [r if isinstance(r, Exception) else next(answers) for r in ready]
+
+
+def _stack(rows: list[Any]) -> Any:
+    if hasattr(rows[0], "columns"):  # pandas DataFrames
+        import pandas as pd
+
+        if any(list(r.columns) != list(rows[0].columns) for r in rows):
+            raise ValueError("the requests' columns differ")
+        return pd.concat(rows, ignore_index=True)
+    return np.concatenate([np.asarray(r) for r in rows])
+
+
+def _split(answer: Any, counts: list[int]) -> list[Any]:
+    answer = np.asarray(answer)
+    if len(answer) != sum(counts):
+        raise ValueError(f"the model answered {len(answer)} rows for {sum(counts)} rows of input")
+    return np.split(answer, np.cumsum(counts)[:-1])
+
+
+def _alone(predict: Any, rows: Any) -> Any:
+    try:
+        return predict(rows)
+    except Exception as exc:  # noqa: BLE001 - this request's own error
+        return exc
+
+
 def encode_predictions(predictions: np.ndarray, accept: str | None) -> tuple[bytes, str]:
-    """``(body, content_type)`` for the first supported type in ``accept`` (default JSON)."""
+    """``(body, content_type)`` for the first supported type in ``accept`` (default JSON); a prediction that
+    is an error (``predict_batch``) is raised."""
+    if isinstance(predictions, Exception):
+        raise predictions
     values = np.asarray(predictions).tolist()
     for media in [a.split(";")[0].strip().lower() for a in (accept or "").split(",")]:
         if media == "text/csv":

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import onnxruntime as ort
-from rows import decode_rows, encode_predictions
+from rows import decode_rows, encode_predictions, predict_batch
 
 MODEL_FILE = "model.onnx"
 
@@ -42,6 +42,17 @@ def predict_fn(data, model):
     """The model's first output, one row per request row."""
     name = model.get_inputs()[0].name
     return model.run(None, {name: data})[0]
+
+
+def predict_batch_fn(inputs, model):
+    """Several requests' rows in one ONNX Runtime call, one answer per request (dynamic batching).
+
+    Used only when batching is on (``SAGEMAKER_TS_BATCH_SIZE`` above 1, or ``batching:`` in the config);
+    predict_fn serves each request otherwise. Batching pays when many small requests arrive at once: one
+    session run on many rows costs little more than on one. The graph's first (batch) dimension
+    must be dynamic, as in ``train.py``'s graph (``[None, FEATURES]``).
+    """
+    return predict_batch(inputs, lambda rows: predict_fn(rows, model))
 
 
 def output_fn(prediction, accept):

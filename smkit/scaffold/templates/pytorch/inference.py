@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import torch
-from rows import decode_rows, encode_predictions
+from rows import decode_rows, encode_predictions, predict_batch
 
 MODEL_FILE = "model.pt"
 
@@ -32,6 +32,16 @@ def predict_fn(data, model):
     device = next(model.parameters()).device if list(model.parameters()) else torch.device("cpu")
     with torch.no_grad():
         return model(data.to(device)).cpu().numpy()
+
+
+def predict_batch_fn(inputs, model):
+    """Several requests' rows in one forward pass, one answer per request (dynamic batching).
+
+    Used only when batching is on (``SAGEMAKER_TS_BATCH_SIZE`` above 1, or ``batching:`` in the config);
+    predict_fn serves each request otherwise. Batching pays when many small requests arrive at once: one
+    forward pass over many rows costs little more than over one.
+    """
+    return predict_batch(inputs, lambda rows: predict_fn(torch.from_numpy(rows), model), lambda x: x.numpy())
 
 
 def output_fn(prediction, accept):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 import xgboost as xgb
-from rows import decode_rows, encode_predictions
+from rows import decode_rows, encode_predictions, predict_batch
 
 MODEL_FILE = "model.json"
 
@@ -29,6 +29,16 @@ def input_fn(input_data, content_type):
 def predict_fn(data, model):
     """One prediction per row."""
     return model.predict(xgb.DMatrix(data))
+
+
+def predict_batch_fn(inputs, model):
+    """Several requests' rows in one booster call, one answer per request (dynamic batching).
+
+    Used only when batching is on (``SAGEMAKER_TS_BATCH_SIZE`` above 1, or ``batching:`` in the config);
+    predict_fn serves each request otherwise. Batching pays when many small requests arrive at once: building the
+    DMatrix and walking the trees once for many rows costs little more than for one.
+    """
+    return predict_batch(inputs, lambda rows: model.predict(xgb.DMatrix(rows)))
 
 
 def output_fn(prediction, accept):
