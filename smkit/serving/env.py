@@ -52,6 +52,12 @@ VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
+# Stateful sessions, named as AWS's model-hosting-container-standards package names them
+# (docs/sessions-and-adapters.md).
+VAR_ENABLE_STATEFUL_SESSIONS = "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"
+VAR_SESSIONS_EXPIRATION = "SAGEMAKER_SESSIONS_EXPIRATION"
+VAR_SESSIONS_PATH = "SAGEMAKER_SESSIONS_PATH"
+DEFAULT_SESSIONS_EXPIRATION_SECONDS = 1200
 # Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/pool.py).
 VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
@@ -168,6 +174,11 @@ class ServingEnv:
         hf_task: ``HF_TASK``, the transformers pipeline task (else inferred from ``config.json``).
         hf_model_id: ``HF_MODEL_ID``: a folder holding a saved model to load instead of the model data.
         hf_trust_remote_code: ``HF_TRUST_REMOTE_CODE`` (default false).
+        stateful_sessions: ``SAGEMAKER_ENABLE_STATEFUL_SESSIONS`` (default false): answer
+            ``{"requestType": "NEW_SESSION" | "CLOSE"}`` and route a session's requests to one worker.
+        sessions_expiration_seconds: ``SAGEMAKER_SESSIONS_EXPIRATION`` (default 1200): a session's lifetime.
+        sessions_path: ``SAGEMAKER_SESSIONS_PATH``: where each session gets a scratch directory (default
+            ``/dev/shm/sagemaker_sessions``, else the temp directory).
     """
 
     port: int = DEFAULT_PORT
@@ -198,6 +209,9 @@ class ServingEnv:
     hf_task: str | None = None
     hf_model_id: str | None = None
     hf_trust_remote_code: bool = False
+    stateful_sessions: bool = False
+    sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
+    sessions_path: str | None = None
 
     @property
     def huggingface(self) -> bool:
@@ -273,6 +287,12 @@ class ServingEnv:
             hf_task=env.get(VAR_HF_TASK, "").strip() or None,
             hf_model_id=env.get(VAR_HF_MODEL_ID, "").strip() or None,
             hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
+            stateful_sessions=_flag(env, VAR_ENABLE_STATEFUL_SESSIONS, False),
+            sessions_expiration_seconds=int(
+                _int(env, VAR_SESSIONS_EXPIRATION, DEFAULT_SESSIONS_EXPIRATION_SECONDS, minimum=1)
+                or DEFAULT_SESSIONS_EXPIRATION_SECONDS
+            ),
+            sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
         )
 
 

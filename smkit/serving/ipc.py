@@ -133,9 +133,13 @@ class JobReader:
         self.view = memoryview(self.buffer)
         self.ancillary = socket.CMSG_SPACE(_FD)
 
-    def read(self) -> tuple[JobMeta, bytes] | None:
-        """The next job's ``(id, queued_at, until, method, path, headers)`` and body; None when the queue closes."""
-        size, ancillary, flags, _ = self.sock.recvmsg_into([self.landing, self.view], self.ancillary)
+    def read(self, flags: int = 0) -> tuple[JobMeta, bytes] | None:
+        """The next job's ``(id, queued_at, until, method, path, headers)`` and body; None when the queue closes.
+
+        ``flags``: ``socket.MSG_DONTWAIT`` raises BlockingIOError instead of waiting (a worker that also
+        reads its own queue: smkit/serving/pinning.py).
+        """
+        size, ancillary, flags, _ = self.sock.recvmsg_into([self.landing, self.view], self.ancillary, flags)
         fds = _received_fds(ancillary)
         if size == 0 and not fds:
             return None

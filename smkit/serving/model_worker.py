@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import sys
@@ -26,7 +27,7 @@ import traceback
 from typing import Any
 
 from smkit.process import die_with_parent
-from smkit.serving import bidi, deadline, ipc, streams
+from smkit.serving import bidi, deadline, ipc, pinning, streams
 from smkit.serving.context import Headers
 from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
@@ -96,17 +97,34 @@ def _load(
 ) -> Router | None:
     try:
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
+        if router.handler is not None:
+            # Adapters registered before this worker started (a replacement): loaded before it is ready.
+            for name, src in config.get("adapters", {}).items():
+                router.handler.call_contract_hook("load_adapter_fn", name, src)
     except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
         message = f"{type(exc).__name__}: {exc}"
         log.error("model load failed: %s\n%s", message, traceback.format_exc())
         ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
         return None
-    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid()}))
+    ready = {"ok": True, "pid": os.getpid(), **_features(router, env)}
+    ipc.send_frame(sock, ipc.READY, ipc.encode_json(ready))
     return router
 
 
+def _features(router: Router, env: ServingEnv) -> dict[str, bool]:
+    """What this worker takes part in (smkit/serving/pinning.py): read its own queue when it does."""
+    adapters = router.handler is not None and router.handler.has_adapter_hooks
+    pinned = router.handler is not None and (env.stateful_sessions or adapters)
+    return {pinning.FEATURE_PINNED: pinned, pinning.FEATURE_ADAPTERS: adapters}
+
+
 def serve(
-    queue: socket.socket, sock: socket.socket, board: ipc.Scoreboard, slot: int, router: Router
+    queue: socket.socket,
+    sock: socket.socket,
+    board: ipc.Scoreboard,
+    slot: int,
+    router: Router,
+    pinned: socket.socket | None = None,
 ) -> None:
     """Take jobs from the shared queue and answer each on ``sock`` until the queue closes.
 
@@ -119,9 +137,10 @@ def serve(
     timeout = router.env.timeout_seconds
     debug = router.env.debug
     reader = ipc.JobReader(queue, board.landing(slot))
+    own = ipc.JobReader(pinned, board.landing(slot)) if pinned is not None else None
     cancels = streams.Cancels(sock)
     while True:
-        received = reader.read()
+        received = reader.read() if own is None else _next_job(reader, own)
         if received is None:
             return
         _Stop.busy = True
@@ -151,6 +170,18 @@ def serve(
         _Stop.busy = False
         if _Stop.requested:
             return
+
+
+def _next_job(shared: ipc.JobReader, own: ipc.JobReader) -> tuple[ipc.JobMeta, bytes] | None:
+    """The next job from this worker's own queue (first) or the shared one (smkit/serving/pinning.py)."""
+    while True:
+        readable, _, _ = select.select([own.sock, shared.sock], [], [])
+        if own.sock in readable:
+            return own.read()
+        try:
+            return shared.read(socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            continue  # another worker took it first
 
 
 def _session(
@@ -236,7 +267,11 @@ def main() -> int:
     with contextlib.suppress(BrokenPipeError, ConnectionResetError, SystemExit):
         router = _load(config, env, sock, board)
         if router is not None:
-            serve(queue, sock, board, int(config["slot"]), router)
+            pinned = None
+            if _features(router, env)[pinning.FEATURE_PINNED] and pinning.CONFIG_FD in config:
+                pinned = socket.socket(fileno=int(config[pinning.CONFIG_FD]))
+                pinned.setblocking(True)
+            serve(queue, sock, board, int(config["slot"]), router, pinned)
     return 0
 
 
