@@ -224,3 +224,50 @@ def test_without_sessions_enabled_the_session_header_is_passed_through(tmp_path:
         assert answer.status == 200 and "x-amzn-sagemaker-new-session-id" not in answer.headers
     finally:
         server.stop()
+
+
+FRAGILE = """
+import json
+import os
+
+
+def model_fn(model_dir):
+    return {}
+
+
+def session_start_fn(model, session_id):
+    if len(model) >= 1:
+        raise RuntimeError("this worker holds one session at most")
+    model[session_id] = 0
+
+
+def transform_fn(model, data, content_type, accept, context):
+    if json.loads(data).get("die"):
+        os._exit(3)
+    return json.dumps({"pid": os.getpid(), "session": context.session_id}), "application/json"
+"""
+
+
+def test_a_failing_start_hook_is_424_and_a_dead_worker_takes_its_sessions(tmp_path: Path) -> None:
+    model = write_model(tmp_path, "fragile", FRAGILE)
+    env = {"SAGEMAKER_ENABLE_STATEFUL_SESSIONS": "true", "SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
+    server = start_server(tmp_path, ["--model", str(model)], env=env)
+    try:
+        session = _new_session(server)
+        refused = server.request("POST", "/invocations", NEW, JSON)
+        assert refused.status == 424
+        assert refused.json()["message"] == "Failed to create session: this worker holds one session at most"
+
+        died = server.request("POST", "/invocations", json.dumps({"die": True}), {**JSON, SESSION: session})
+        assert died.status == 500 and "exited" in died.json()["message"]
+        gone = server.request("POST", "/invocations", "{}", {**JSON, SESSION: session})
+        assert gone.status == 400 and gone.json()["message"] == f"Bad request: session not found: {session}"
+
+        def replaced() -> bool:  # 503 "no model worker is ready to hold a session" until it has loaded
+            answer = server.request("POST", "/invocations", NEW, JSON)
+            assert answer.status in (200, 503), answer.body
+            return answer.status == 200
+
+        wait_until(replaced, timeout=30, what=server.log)  # the replacement worker holds new sessions
+    finally:
+        server.stop()
