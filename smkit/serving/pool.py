@@ -301,8 +301,10 @@ class WorkerPool:
             return
         if tag in relay.STREAM_TAGS:
             relay.stream_frame(self.jobs, channel, tag, data, body)
-            if tag == streams.DONE and self.backlog:
-                self._flush_backlog()
+            if tag == streams.DONE:
+                if self.backlog:
+                    self._flush_backlog()
+                self.pinning.replied(channel.worker.slot, 0)
             return
         worker = channel.worker
         meta = json.loads(data)

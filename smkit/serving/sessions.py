@@ -47,6 +47,9 @@ log = logging.getLogger("smkit.serving")
 NEW_SESSION = "NEW_SESSION"
 CLOSE = "CLOSE"
 REQUEST_TYPE = b'"requestType"'
+# A session request is exactly {"requestType": "NEW_SESSION" | "CLOSE"}: a larger body is never one, and
+# is passed on without being searched or copied.
+MAX_SESSION_REQUEST = 4096
 SESSION_HEADER = contract.SESSION_ID.lower().encode()
 TEXT = "text/plain; charset=utf-8"
 DEFAULT_ROOT = "/dev/shm/sagemaker_sessions"  # the reference package's default, else the temp directory
@@ -176,7 +179,7 @@ class Sessions:
     def take(self, exchange: Exchange) -> bool:
         """Handle ``exchange`` (a POST /invocations) if it is a session's; False: an ordinary request."""
         session_id = _header(exchange.headers, SESSION_HEADER)
-        kind = request_type(b"".join(exchange.chunks))
+        kind = request_type(b"".join(exchange.chunks)) if exchange.size <= MAX_SESSION_REQUEST else None
         if kind is None:
             if session_id is None or session_id == NEW_SESSION:
                 return False
