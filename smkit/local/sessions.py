@@ -36,7 +36,11 @@ ENABLE_STATEFUL_SESSIONS = (
 SESSION_ID_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
 NEW_OR_ID_PATTERN = r"^(NEW_SESSION)$|^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
 MAX_SESSION_ID = 256
-_NEW_SESSION_VALUE = re.compile(r"^\s*([^;\s]+)\s*(?:;\s*Expires=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ))?\s*$")
+# The runtime API's NewSessionResponseHeader pattern: what the container must answer.
+NEW_SESSION_VALUE_PATTERN = (
+    r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*;\sExpires=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+)
+_NEW_SESSION_VALUE = re.compile(r"^([^;]+);\sExpires=(.+)$")
 # Headers of a container's answer that go through to the client.
 RESPONSE_HEADERS = (NEW_SESSION_ID, CLOSED_SESSION_ID)
 
@@ -71,7 +75,7 @@ def session_headers(headers: Mapping[str, str]) -> dict[str, str]:
 @dataclass
 class Binding:
     instance: int
-    expires: float  # time.time(); inf when the container gave no Expires
+    expires: float  # time.time()
 
 
 class StickySessions:
@@ -107,16 +111,16 @@ class StickySessions:
         created = headers.get(NEW_SESSION_ID)
         if created:
             match = _NEW_SESSION_VALUE.match(created)
-            if match is None:
+            if match is None or not re.match(NEW_SESSION_VALUE_PATTERN, created):
                 raise RuntimeApiError(
                     "ModelError",
-                    f"The model answered {NEW_SESSION_ID}: {created!r}, which is not '<id>; Expires=<UTC time>'; "
-                    "answer e.g. 'a1b2; Expires=2026-01-01T00:00:00Z'.",
+                    f"The model answered {NEW_SESSION_ID}: {created!r}, which is not '<id>; Expires=<UTC time>' "
+                    f"(the runtime API's pattern {NEW_SESSION_VALUE_PATTERN}); answer e.g. "
+                    "'a1b2; Expires=2026-01-01T00:00:00Z'.",
                     OriginalStatusCode=200,
                     OriginalMessage=created,
                 )
-            expires = match.group(2)
-            until = timegm(time.strptime(expires, "%Y-%m-%dT%H:%M:%SZ")) if expires else float("inf")
+            until = timegm(time.strptime(match.group(2), "%Y-%m-%dT%H:%M:%SZ"))
             self.bindings[match.group(1)] = Binding(instance, until)
 
 

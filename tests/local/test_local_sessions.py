@@ -29,6 +29,9 @@ def session_close_fn(model, session_id):
 
 
 def transform_fn(model, data, content_type, accept, context):
+    if json.loads(data).get("bad_header"):
+        context.set_response_header(0, "X-Amzn-SageMaker-New-Session-Id", "no expiry;; here")
+        return "{}", "application/json"
     session = context.session_id
     if session is not None:
         model["turns"][session] += 1
@@ -143,3 +146,24 @@ def test_a_session_id_the_api_refuses_is_a_validation_error(endpoint, runtime, c
         "ValidationError",
         "a session is created with invoke_endpoint, not with a response stream",
     )
+
+
+def test_a_live_session_sticks_on_a_response_stream_too(endpoint, runtime):
+    session_id = _open(endpoint, runtime)
+    first = json.loads(_invoke(endpoint, runtime, SessionId=session_id)["Body"].read())
+    streamed = runtime.invoke_endpoint_with_response_stream(
+        EndpointName=endpoint.name, ContentType="application/json", Body="{}", SessionId=session_id
+    )
+    body = b"".join(event["PayloadPart"]["Bytes"] for event in streamed["Body"] if "PayloadPart" in event)
+    answer = json.loads(body)
+    assert answer["pid"] == first["pid"] and answer["turn"] == 2
+    _invoke(endpoint, runtime, CLOSE, SessionId=session_id)
+
+
+def test_a_malformed_new_session_header_from_the_model_is_a_model_error(endpoint, runtime, client_error):
+    client_error(
+        lambda: _invoke(endpoint, runtime, json.dumps({"bad_header": True})),
+        "ModelError",
+        "which is not '<id>; Expires=<UTC time>'",
+    )
+    assert json.loads(_invoke(endpoint, runtime)["Body"].read())["session"] is None
