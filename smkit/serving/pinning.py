@@ -62,18 +62,19 @@ class Pinning:
         """Slots whose worker is ready and reads its own queue (and has ``feature``)."""
         return sorted(slot for slot, meta in self.features.items() if meta.get(feature))
 
-    def send(self, slot: int, job: Job) -> None:
-        """Queue ``job`` for the worker in ``slot`` only."""
+    def send(self, slot: int, job: Job) -> bool:
+        """Queue ``job`` for the worker in ``slot`` only; False (and ``job`` answered 500) when it is gone."""
         sock = self.sockets.get(slot)
         if sock is None or slot not in self.features:
-            job.fail(
-                error_reply(InferenceError(f"worker slot {slot} is not running"), debug=False), os.getpid()
-            )
-            return
+            error = InferenceError(f"the worker in slot {slot} is not running (it exited); retry")
+            job.fail(error_reply(error, debug=False), os.getpid())
+            _close(job)
+            return False
         self.held.setdefault(slot, set()).add(job.id)
         backlog = self.backlogs.setdefault(slot, deque())
         if backlog or not _send(sock, job):
             backlog.append(job)
+        return True
 
     def replied(self, slot: int, job_id: int) -> None:
         """The worker in ``slot`` answered ``job_id``: it can take the next of its waiting jobs."""

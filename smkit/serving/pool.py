@@ -212,7 +212,8 @@ class WorkerPool:
         job = Job(job_id, message, fd, token, recipient, now, until)
         self.jobs[job_id] = job
         if slot is not None:
-            self.pinning.send(slot, job)
+            if not self.pinning.send(slot, job):
+                del self.jobs[job_id]
         elif self.backlog or not self._send(job):
             self.backlog.append(job)
         if self._sweeper is None:

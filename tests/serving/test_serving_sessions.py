@@ -271,3 +271,20 @@ def test_a_failing_start_hook_is_424_and_a_dead_worker_takes_its_sessions(tmp_pa
         wait_until(replaced, timeout=30, what=server.log)  # the replacement worker holds new sessions
     finally:
         server.stop()
+
+
+def test_a_job_for_a_worker_that_is_gone_is_answered_500_at_once() -> None:
+    from smkit.serving.handler import Reply
+    from smkit.serving.pinning import Pinning
+    from smkit.serving.relay import Job
+
+    answers: list[Reply] = []
+
+    class Recorder:
+        def answer(self, token: object, reply: Reply, pid: int) -> None:
+            answers.append(reply)
+
+    job = Job(1, b"", -1, None, Recorder(), 0.0, 1.0)  # type: ignore[arg-type]
+    assert Pinning().send(0, job) is False
+    assert answers[0].status == 500
+    assert json.loads(answers[0].body)["message"] == "the worker in slot 0 is not running (it exited); retry"
