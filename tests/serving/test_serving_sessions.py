@@ -38,6 +38,8 @@ def load_adapter_fn(model, name, src):
 
 
 def unload_adapter_fn(model, name):
+    if name == "pinned":
+        raise ValueError("adapter pinned is in use")
     model["adapters"].pop(name)
 
 
@@ -170,6 +172,30 @@ def test_adapters_register_select_and_unregister_in_every_worker(server: Server)
         server.request("POST", "/invocations", CLOSE, {**JSON, SESSION: session})
 
 
+def test_an_adapter_that_fails_to_unload_stays_registered(server: Server) -> None:
+    assert (
+        server.request("POST", "/adapters", json.dumps({"name": "pinned", "src": "/p"}), JSON).status == 200
+    )
+    refused = server.request("DELETE", "/adapters/pinned")
+    assert refused.status == 500 and refused.json()["message"] == "adapter pinned is in use"
+    assert _ask(server, {ADAPTER: "pinned"})["adapter"] == "pinned"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "message"),
+    [
+        ("GET", "/adapters", 405, "use POST /adapters to register an adapter"),
+        ("POST", "/adapters/x", 405, "use DELETE /adapters/x to unregister an adapter"),
+        ("DELETE", "/adapters/x/y", 404, "no such path '/adapters/x/y'; use DELETE /adapters/{name}"),
+    ],
+)
+def test_the_adapter_api_refuses_other_routes(
+    server: Server, method: str, path: str, status: int, message: str
+) -> None:
+    answer = server.request(method, path)
+    assert answer.status == status and answer.json()["message"] == message
+
+
 def test_an_adapter_that_fails_to_load_is_not_registered(server: Server) -> None:
     failed = server.request("POST", "/adapters", json.dumps({"name": "x", "src": "/w/broken"}), JSON)
     assert failed.status == 500 and failed.json()["message"] == "no adapter weights at /w/broken"
@@ -253,6 +279,11 @@ def test_a_failing_start_hook_is_424_and_a_dead_worker_takes_its_sessions(tmp_pa
     env = {"SAGEMAKER_ENABLE_STATEFUL_SESSIONS": "true", "SAGEMAKER_MODEL_SERVER_WORKERS": "1"}
     server = start_server(tmp_path, ["--model", str(model)], env=env)
     try:
+        no_api = server.request("POST", "/adapters", json.dumps({"name": "a", "src": "/a"}), JSON)
+        assert no_api.status == 404 and no_api.json()["message"] == (
+            "no such path '/adapters': this model serves no adapter API; define "
+            "load_adapter_fn(model, name, src) in code/inference.py"
+        )
         session = _new_session(server)
         refused = server.request("POST", "/invocations", NEW, JSON)
         assert refused.status == 424
