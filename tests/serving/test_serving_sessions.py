@@ -34,6 +34,11 @@ def session_close_fn(model, session_id):
 def load_adapter_fn(model, name, src):
     if src.endswith("broken"):
         raise ValueError(f"no adapter weights at {src}")
+    if src.endswith(".once"):  # the first worker to load it wins, every other one fails
+        try:
+            os.close(os.open(src, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            raise ValueError(f"{src} is taken by another worker") from None
     model["adapters"][name] = src
 
 
@@ -54,6 +59,7 @@ def transform_fn(model, data, content_type, accept, context):
         "adapter": context.adapter_id,
         "adapter_src": model["adapters"].get(context.adapter_id),
         "closed": model["closed"],
+        "loaded": sorted(model["adapters"]),
     }
     return json.dumps(answer), "application/json"
 """
@@ -168,6 +174,19 @@ def test_adapters_register_select_and_unregister_in_every_worker(server: Server)
     gone = server.request("DELETE", "/adapters/fr")
     assert gone.status == 404 and gone.json()["message"] == "The adapter fr was not found"
     assert all(_ask(server, {SESSION: s})["adapter_src"] is None for s in sessions)
+    for session in sessions:
+        server.request("POST", "/invocations", CLOSE, {**JSON, SESSION: session})
+
+
+def test_an_adapter_that_loads_in_one_worker_only_is_unloaded_again(server: Server, tmp_path: Path) -> None:
+    src = str(tmp_path / "weights.once")
+    failed = server.request("POST", "/adapters", json.dumps({"name": "half", "src": src}), JSON)
+    assert failed.status == 500 and failed.json()["message"] == f"{src} is taken by another worker"
+    assert server.request("POST", "/invocations", "{}", {**JSON, ADAPTER: "half"}).status == 404
+    sessions = [_new_session(server) for _ in range(2)]  # one per worker: neither holds it now
+    answers = [_ask(server, {SESSION: s}) for s in sessions]
+    assert len({a["pid"] for a in answers}) == 2
+    assert all("half" not in a["loaded"] for a in answers)  # type: ignore[operator]
     for session in sessions:
         server.request("POST", "/invocations", CLOSE, {**JSON, SESSION: session})
 
