@@ -49,6 +49,8 @@ def unload_adapter_fn(model, name):
 
 
 def transform_fn(model, data, content_type, accept, context):
+    if json.loads(data).get("die"):
+        os._exit(3)
     session = context.session_id
     if session is not None:
         model["sessions"][session] += 1
@@ -338,3 +340,24 @@ def test_a_job_for_a_worker_that_is_gone_is_answered_500_at_once() -> None:
     assert Pinning().send(0, job) is False
     assert answers[0].status == 500
     assert json.loads(answers[0].body)["message"] == "the worker in slot 0 is not running (it exited); retry"
+
+
+def test_a_replacement_worker_loads_the_registered_adapters_before_it_serves(tmp_path: Path) -> None:
+    model = write_model(tmp_path, "stateful", HANDLER)
+    server = start_server(tmp_path, ["--model", str(model)], env={"SAGEMAKER_MODEL_SERVER_WORKERS": "1"})
+    try:
+        body = json.dumps({"name": "fr", "src": "/adapters/fr"})
+        assert server.request("POST", "/adapters", body, JSON).status == 200
+        first = _ask(server, {ADAPTER: "fr"})
+        died = server.request("POST", "/invocations", json.dumps({"die": True}), JSON)
+        assert died.status == 500
+
+        def replaced() -> dict[str, object] | None:
+            answer = server.request("POST", "/invocations", "{}", {**JSON, ADAPTER: "fr"})
+            assert answer.status in (200, 503), answer.body
+            return answer.json() if answer.status == 200 else None
+
+        after = wait_until(replaced, timeout=30, what=server.log)
+        assert after["pid"] != first["pid"] and after["adapter_src"] == "/adapters/fr"
+    finally:
+        server.stop()
