@@ -100,6 +100,13 @@ INVOCATION_TIMEOUT = "X-Amzn-SageMaker-InvocationTimeoutSeconds"
 INVOKED_VARIANT = "x-Amzn-Invoked-Production-Variant"
 OUTPUT_LOCATION = "X-Amzn-SageMaker-OutputLocation"
 FAILURE_LOCATION = "X-Amzn-SageMaker-FailureLocation"
+# Stateful sessions and LoRA adapters (docs/sessions-and-adapters.md): the runtime API's SessionId travels
+# as SESSION_ID both ways to the container; the container answers NEW_SESSION_ID / CLOSED_SESSION_ID.
+SESSION_ID = "X-Amzn-SageMaker-Session-Id"
+NEW_SESSION_ID = "X-Amzn-SageMaker-New-Session-Id"
+CLOSED_SESSION_ID = "X-Amzn-SageMaker-Closed-Session-Id"
+ADAPTER_IDENTIFIER = "X-Amzn-SageMaker-Adapter-Identifier"
+ADAPTER_ALIAS = "X-Amzn-SageMaker-Adapter-Alias"
 CUSTOM_ATTRIBUTES_LIMIT = 1024  # visible US-ASCII characters
 
 # Media types.

@@ -46,6 +46,11 @@ TOOLKIT_HOOKS: dict[str, HookSpec] = {
     "transform_fn": HookSpec(("model", "input_data", "content_type", "accept"), True),
     # Bidirectional streaming (docs/streaming.md): an async generator of the messages to send.
     "bidirectional_fn": HookSpec(("model", "messages"), True),
+    # Stateful sessions and LoRA adapters (docs/sessions-and-adapters.md).
+    "session_start_fn": HookSpec(("model", "session_id"), True),
+    "session_close_fn": HookSpec(("model", "session_id"), True),
+    "load_adapter_fn": HookSpec(("model", "name", "src"), True),
+    "unload_adapter_fn": HookSpec(("model", "name"), True),
 }
 TFS_HOOKS: dict[str, HookSpec] = {
     "handler": HookSpec(("data", "context"), False),

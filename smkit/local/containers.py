@@ -39,6 +39,7 @@ from smkit.contract import (
     SMKIT_REQUIREMENTS_DIR,
     SMKIT_WORKER_PYTHON,
 )
+from smkit.local.sessions import session_headers
 from smkit.process import (
     HOST,
     PORT_ATTEMPTS,
@@ -127,6 +128,8 @@ class ContainerReply:
     content_type: str | None
     custom_attributes: str | None
     stream: ContainerStream | None = None
+    # X-Amzn-SageMaker-New-Session-Id / Closed-Session-Id of the answer (smkit/local/sessions.py).
+    session_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -308,6 +311,7 @@ class ContainerProcess:
             body=resp.content,
             content_type=resp.headers.get("content-type"),
             custom_attributes=resp.headers.get(CUSTOM_ATTRIBUTES),
+            session_headers=session_headers(resp.headers),
         )
 
     async def open_stream(

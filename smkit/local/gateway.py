@@ -130,6 +130,7 @@ def create_app(
                 headers["Content-Type"] = reply.content_type
             if reply.custom_attributes is not None:
                 headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
+            headers.update(reply.session_headers)  # NewSessionId, ClosedSessionId (smkit/local/sessions.py)
             return Response(reply.body, status_code=200, headers=headers)
         except RuntimeApiError as err:
             return err.to_response(request_id)

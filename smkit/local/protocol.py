@@ -18,6 +18,7 @@ from smkit.contract import (
     CUSTOM_ATTRIBUTES,
     INFERENCE_COMPONENT,
     INFERENCE_ID,
+    SESSION_ID,
     TARGET_CONTAINER,
     TARGET_MODEL,
     TARGET_VARIANT,
@@ -40,6 +41,7 @@ class Invocation:
     target_container: str | None = None
     inference_id: str | None = None
     inference_component: str | None = None
+    session_id: str | None = None  # SessionId: NEW_SESSION or a live session's id (smkit/local/sessions.py)
     stream: bool = False  # InvokeEndpointWithResponseStream: the container's answer is read as a stream
 
     @classmethod
@@ -62,6 +64,7 @@ class Invocation:
             target_container=headers.get(TARGET_CONTAINER),
             inference_id=headers.get(INFERENCE_ID),
             inference_component=headers.get(INFERENCE_COMPONENT),
+            session_id=headers.get(SESSION_ID),
         )
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:
@@ -73,4 +76,6 @@ class Invocation:
             headers["Accept"] = accept
         if self.custom_attributes is not None:
             headers[CUSTOM_ATTRIBUTES] = self.custom_attributes
+        if self.session_id is not None:
+            headers[SESSION_ID] = self.session_id
         return headers

@@ -48,8 +48,9 @@ from smkit.local.routers import (
     SingleContainer,
     reject_inference_component,
 )
+from smkit.local.sessions import sticky_instances
 from smkit.local.shadow import Shadow, ShadowTraffic
-from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant
+from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant, session_variant
 from smkit.modelenv import envs_enabled
 from smkit.storage import Storage, StorageError, file_uri, join
 
@@ -180,7 +181,9 @@ class EndpointRuntime:
         self._archives[target] = source
         return target
 
-    def _process(self, container: ResolvedContainer, variant: ResolvedVariant) -> ContainerProcess:
+    def _process(
+        self, container: ResolvedContainer, variant: ResolvedVariant, instance: int = 0
+    ) -> ContainerProcess:
         """The process of ``container`` on ``variant``: the resolved environment plus what only a local run
         needs (:data:`smkit.local.containers.LOCAL_ONLY`), and the worker count the resolved rule gives."""
         workers = container.workers(variant, available_cpus().count)
@@ -196,7 +199,7 @@ class EndpointRuntime:
         timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s)
         return ContainerProcess(
             spec,
-            label=f"{variant.name}-{container.name}",
+            label=f"{variant.name}-{container.name}" + (f"-{instance + 1}" if instance else ""),
             log_dir=self.settings.log_dir,
             workers=workers.count,
             workers_reason=workers.reason,
@@ -239,9 +242,20 @@ class EndpointRuntime:
                     )
                 )
             else:
+                # A variant of stateful-session containers runs every instance, so a session's requests
+                # are seen to stick to one (smkit/local/sessions.py); others run one.
+                instances = [router]
+                for index in range(1, sticky_instances(containers, spec)):
+                    extra = [self._process(c, spec, index) for c in containers]
+                    instances.append(self._router(containers, extra))
+                    processes += extra
                 variants.append(
                     ProductionVariant(
-                        spec.name, weight=spec.initial_weight, router=router, processes=processes
+                        spec.name,
+                        weight=spec.initial_weight,
+                        router=router,
+                        processes=processes,
+                        instances=instances,
                     )
                 )
         return variants
@@ -373,7 +387,9 @@ class EndpointRuntime:
 
     async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         reject_inference_component(invocation)
-        variant = choose_variant(self.variants, invocation.target_variant, self._rng, endpoint=self.name)
+        variant = session_variant(self.variants, invocation.session_id) or choose_variant(
+            self.variants, invocation.target_variant, self._rng, endpoint=self.name
+        )
         variant.router.validate(invocation)
         scope = Scope(endpoint=self.name, variant=variant.name, region=self.settings.region)
         return variant.name, await variant.invoke(invocation, scope)

@@ -18,6 +18,7 @@ from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, throttling, validation_error
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Router, Scope
+from smkit.local.sessions import StickySessions, check_session_id
 
 
 class ProductionVariant:
@@ -31,6 +32,7 @@ class ProductionVariant:
         router: Router,
         processes: Sequence[ContainerProcess],
         payload_limit: int = REALTIME_PAYLOAD_LIMIT,
+        instances: Sequence[Router] = (),
     ) -> None:
         self.name = name
         self.weight = weight
@@ -38,6 +40,10 @@ class ProductionVariant:
         self.processes = list(processes)
         self.payload_limit = payload_limit
         self.invocations = 0
+        # More than one instance (containers whose model enables stateful sessions): a session's requests
+        # reach the instance that created it (smkit/local/sessions.py).
+        self.instances = list(instances) or [router]
+        self.sticky = StickySessions(len(self.instances))
 
     @property
     def warm(self) -> bool:
@@ -62,7 +68,10 @@ class ProductionVariant:
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
         """Route to the containers; a response over the payload limit is the model's error."""
         self.invocations += 1
-        reply = await self.router.invoke(invocation, scope)
+        check_session_id(invocation.session_id, stream=invocation.stream)
+        instance = self.sticky.pick(invocation.session_id)
+        reply = await self.instances[instance].invoke(invocation, scope)
+        self.sticky.record(instance, reply.session_headers)
         if len(reply.body) > self.payload_limit:  # a streamed body has no such limit
             raise RuntimeApiError(
                 "ModelError",
@@ -156,6 +165,16 @@ class ServerlessVariant(ProductionVariant):
                 async with self._lock:
                     if self.in_flight == 0:
                         await super().stop()
+
+
+def session_variant(
+    variants: Sequence[ProductionVariant], session_id: str | None
+) -> ProductionVariant | None:
+    """The variant holding the live session ``session_id``, or None (any variant may take the request)."""
+    for variant in variants:
+        if variant.sticky.holds(session_id):
+            return variant
+    return None
 
 
 def choose_variant(

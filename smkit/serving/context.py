@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from smkit import contract
+
 
 class Headers(Mapping[str, str]):
     """A read-only, case-insensitive view of request headers."""
@@ -128,11 +130,32 @@ class Context:
         self.request_processor = [RequestProcessor(headers or {})]
         self.request_ids = {0: ""}
         self.response_content_type: str | None = None
+        # session_start_fn / session_close_fn only: the session's scratch directory under
+        # SAGEMAKER_SESSIONS_PATH, removed when the session ends.
+        self.session_dir: str | None = None
 
     @property
     def request_headers(self) -> Headers:
         """The request headers (case-insensitive)."""
         return self.request_processor[0].get_request_properties()
+
+    @property
+    def session_id(self) -> str | None:
+        """The stateful session this request belongs to (``X-Amzn-SageMaker-Session-Id``), or None.
+
+        The front end has checked it: the session exists, and this worker holds it
+        (docs/sessions-and-adapters.md).
+        """
+        value = self.request_headers.get(contract.SESSION_ID)
+        return value if value and value != "NEW_SESSION" else None
+
+    @property
+    def adapter_id(self) -> str | None:
+        """The LoRA adapter this request selects (``X-Amzn-SageMaker-Adapter-Identifier``), or None.
+
+        The front end has checked that it is registered (docs/sessions-and-adapters.md).
+        """
+        return self.request_headers.get(contract.ADAPTER_IDENTIFIER) or None
 
     @property
     def response_headers(self) -> dict[str, str]:

@@ -54,6 +54,12 @@ VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
+# Stateful sessions, named as AWS's model-hosting-container-standards package names them
+# (docs/sessions-and-adapters.md).
+VAR_ENABLE_STATEFUL_SESSIONS = "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"
+VAR_SESSIONS_EXPIRATION = "SAGEMAKER_SESSIONS_EXPIRATION"
+VAR_SESSIONS_PATH = "SAGEMAKER_SESSIONS_PATH"
+DEFAULT_SESSIONS_EXPIRATION_SECONDS = 1200
 # Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/pool.py).
 VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 # No longer read: every worker is a fresh process that loads the model itself. A value set by an older
@@ -176,6 +182,11 @@ class ServingEnv:
             ``predict_batch_fn`` call serves (docs/handler-semantics.md, dynamic batching).
         max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100, as AWS's PyTorch toolkit): the
             longest a batch waits to fill, counted from the arrival of its first request.
+        stateful_sessions: ``SAGEMAKER_ENABLE_STATEFUL_SESSIONS`` (default false): answer
+            ``{"requestType": "NEW_SESSION" | "CLOSE"}`` and route a session's requests to one worker.
+        sessions_expiration_seconds: ``SAGEMAKER_SESSIONS_EXPIRATION`` (default 1200): a session's lifetime.
+        sessions_path: ``SAGEMAKER_SESSIONS_PATH``: where each session gets a scratch directory (default
+            ``/dev/shm/sagemaker_sessions``, else the temp directory).
     """
 
     port: int = DEFAULT_PORT
@@ -213,6 +224,9 @@ class ServingEnv:
     def batching(self) -> bool:
         """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
         return self.batch_size > 1
+    stateful_sessions: bool = False
+    sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
+    sessions_path: str | None = None
 
     @property
     def huggingface(self) -> bool:
@@ -291,6 +305,12 @@ class ServingEnv:
             hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
             batch_size=batch_size,
             max_batch_delay_ms=batch_delay,
+            stateful_sessions=_flag(env, VAR_ENABLE_STATEFUL_SESSIONS, False),
+            sessions_expiration_seconds=int(
+                _int(env, VAR_SESSIONS_EXPIRATION, DEFAULT_SESSIONS_EXPIRATION_SECONDS, minimum=1)
+                or DEFAULT_SESSIONS_EXPIRATION_SECONDS
+            ),
+            sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
         )
 
 

@@ -23,6 +23,8 @@ from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, ST
 
 from smkit.contract import READINESS_PROBE_AGENT
 from smkit.serving import codecs
+from smkit.serving.adapters import PREFIX as ADAPTERS_PATH
+from smkit.serving.adapters import Adapters
 from smkit.serving.chunked import StreamState
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
@@ -30,6 +32,7 @@ from smkit.serving.handler import Reply, error_reply
 from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import Exchange
 from smkit.serving.relay import StreamControl
+from smkit.serving.sessions import Sessions
 
 if TYPE_CHECKING:
     from smkit.serving.websocket import Session
@@ -73,6 +76,7 @@ class FrontEnd:
         self.workers = workers
         self.max_payload_bytes = env.max_payload_bytes
         self._pid = os.getpid()
+        self.pid = self._pid
         self._log_lines: list[str] = []
         self._paths: dict[str, str] = {}  # path -> its JSON string in the access log
         # Requests whose body is being read -> when their time is up; swept by one timer.
@@ -87,6 +91,9 @@ class FrontEnd:
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
         }
+        # Stateful sessions and the adapter API (docs/sessions-and-adapters.md).
+        self.sessions = Sessions(self) if env.stateful_sessions and not env.multi_model else None
+        self.adapters = Adapters(self)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """ASGI entry of WebSocket connections only (smkit.serving.websocket); HTTP never comes here."""
@@ -162,11 +169,24 @@ class FrontEnd:
             refused = self.pool.accepting()
             if refused is not None:
                 raise refused
+            if self._contract(exchange):
+                return
             self.pool.submit(
                 exchange.method, exchange.path, exchange.headers, exchange.chunks, exchange, self
             )
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             self.answer(exchange, error_reply(exc, debug=self.env.debug), self._pid)
+
+    def _contract(self, exchange: Exchange) -> bool:
+        """Sessions and adapters: True when they took the request (docs/sessions-and-adapters.md)."""
+        if exchange.path.startswith(ADAPTERS_PATH):
+            self.adapters.api(exchange)
+            return True
+        if self.pool.pinning.any_adapters:
+            self.adapters.check(exchange)
+        if self.sessions is not None and exchange.path == "/invocations":
+            return self.sessions.take(exchange)
+        return False
 
     def answer(self, exchange: Exchange, reply: Reply, pid: int) -> None:
         """Send ``reply`` for ``exchange`` (the pool calls this with the worker's pid)."""

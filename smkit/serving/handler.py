@@ -32,6 +32,8 @@ from smkit.serving.modules import UserModule, forget, import_user_module
 from smkit.serving.streams import Stream, is_stream
 
 CHAIN_HOOKS = CHAIN
+# Hooks of stateful sessions and LoRA adapters, all optional (docs/sessions-and-adapters.md).
+CONTRACT_HOOKS = ("session_start_fn", "session_close_fn", "load_adapter_fn", "unload_adapter_fn")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,8 @@ class ModelHandler:
         self._needs_context = False
         self._default_output = False  # output_fn is the default one: a streamed prediction bypasses it
         self._default_accept = env.default_accept
+        # Stateful sessions and adapters (docs/sessions-and-adapters.md): name -> bound hook.
+        self._contract_hooks: dict[str, Hook] = {}
 
     def _bind_hooks(self) -> tuple[Hook | None, Hook, Hook | None, Hook | None]:
         module = self.user_module.module if self.user_module else None
@@ -155,6 +159,10 @@ class ModelHandler:
         bidirectional = user("bidirectional_fn")
         if bidirectional is not None:
             self._bidirectional = bind_hook("bidirectional_fn", bidirectional)
+        for name in CONTRACT_HOOKS:
+            func = user(name)
+            if func is not None:
+                self._contract_hooks[name] = bind_hook(name, func)
         pre = user("pre_model_fn")
         warmup = user("model_warmup_fn")
         model_fn = bind_hook("model_fn", user("model_fn") or defaults.default_model_fn)
@@ -215,6 +223,26 @@ class ModelHandler:
         self.loaded = False
         if self.user_module is not None:
             forget(self.user_module)
+
+    @property
+    def has_adapter_hooks(self) -> bool:
+        """``load_adapter_fn`` is defined: this model serves the adapter API."""
+        return "load_adapter_fn" in self._contract_hooks
+
+    def call_contract_hook(self, name: str, *args: Any, session_dir: str | None = None) -> bool:
+        """Run ``name(model, *args[, context])`` if the module defines it; False when it does not.
+
+        The session and adapter hooks (docs/sessions-and-adapters.md); an exception propagates.
+        """
+        hook = self._contract_hooks.get(name)
+        if hook is None:
+            return False
+        context = Context(model_name=self.name, model_dir=self.model_dir)
+        context.session_dir = session_dir
+        assert self.user_module is not None
+        with self.user_module.active():
+            hook(context, self.model, *args)
+        return True
 
     def session(self, messages: Any, headers: Mapping[str, str]) -> Any:
         """``bidirectional_fn(model, messages[, context])``: what a WebSocket session sends (docs/streaming.md)."""

@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import sys
@@ -26,9 +27,9 @@ import traceback
 from typing import Any
 
 from smkit.process import die_with_parent
-from smkit.serving import batching, bidi, deadline, ipc, streams
+from smkit.serving import batching, bidi, deadline, ipc, pinning, streams
 from smkit.serving.context import Headers
-from smkit.serving.env import VAR_WORKER_CONFIG, ServingEnv
+from smkit.serving.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
 from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.routes import Request, Router
@@ -96,18 +97,43 @@ def _load(
 ) -> Router | None:
     try:
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
+        if router.handler is not None:
+            # Adapters registered before this worker started (a replacement): loaded before it is ready.
+            for name, src in config.get("adapters", {}).items():
+                router.handler.call_contract_hook("load_adapter_fn", name, src)
     except Exception as exc:  # noqa: BLE001 - a failed load is reported by /ping, not a crash
         message = f"{type(exc).__name__}: {exc}"
         # The front end logs the traceback once, not once per retry of every slot (smkit/serving/pool.py).
         failure = {"ok": False, "error": message, "traceback": traceback.format_exc(), "pid": os.getpid()}
         ipc.send_frame(sock, ipc.READY, ipc.encode_json(failure))
         return None
-    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid()}))
+    features = _features(router, env)
+    if env.batching and features[pinning.FEATURE_PINNED]:
+        message = (
+            f"{VAR_BATCH_SIZE}={env.batch_size} (dynamic batching) cannot serve a handler that takes part in "
+            f"stateful sessions ({VAR_ENABLE_STATEFUL_SESSIONS}) or defines adapter hooks (load_adapter_fn): "
+            f"a batch mixes requests that must reach one worker; unset {VAR_BATCH_SIZE} or the session setting"
+        )
+        ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
+        return None
+    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid(), **features}))
     return router
 
 
+def _features(router: Router, env: ServingEnv) -> dict[str, bool]:
+    """What this worker takes part in (smkit/serving/pinning.py): read its own queue when it does."""
+    adapters = router.handler is not None and router.handler.has_adapter_hooks
+    pinned = router.handler is not None and (env.stateful_sessions or adapters)
+    return {pinning.FEATURE_PINNED: pinned, pinning.FEATURE_ADAPTERS: adapters}
+
+
 def serve(
-    queue: socket.socket, sock: socket.socket, board: ipc.Scoreboard, slot: int, router: Router
+    queue: socket.socket,
+    sock: socket.socket,
+    board: ipc.Scoreboard,
+    slot: int,
+    router: Router,
+    pinned: socket.socket | None = None,
 ) -> None:
     """Take jobs from the shared queue and answer each on ``sock`` until the queue closes.
 
@@ -118,12 +144,15 @@ def serve(
     worker forms batches from the same queue (:mod:`smkit.serving.batching`).
     """
     reader = ipc.JobReader(queue, board.landing(slot))
+    own = ipc.JobReader(pinned, board.landing(slot)) if pinned is not None else None
     job = _JobRunner(sock, streams.Cancels(sock), board, slot, router)
     if router.env.batching:
+        # A handler with sessions or adapters is refused at load with batching on (_load), so a batching
+        # worker has no queue of its own.
         batching.serve(reader, sock, board, slot, router, job.run, _Stop)
         return
     while True:
-        received = reader.read()
+        received = reader.read() if own is None else _next_job(reader, own)
         if received is None:
             return
         job.run(received)
@@ -177,6 +206,18 @@ class _JobRunner:
         deadline.start_job(0.0)
         board.finish(slot)
         _Stop.busy = False
+
+
+def _next_job(shared: ipc.JobReader, own: ipc.JobReader) -> tuple[ipc.JobMeta, bytes] | None:
+    """The next job from this worker's own queue (first) or the shared one (smkit/serving/pinning.py)."""
+    while True:
+        readable, _, _ = select.select([own.sock, shared.sock], [], [])
+        if own.sock in readable:
+            return own.read()
+        try:
+            return shared.read(socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            continue  # another worker took it first
 
 
 def _session(
@@ -262,7 +303,11 @@ def main() -> int:
     with contextlib.suppress(BrokenPipeError, ConnectionResetError, SystemExit):
         router = _load(config, env, sock, board)
         if router is not None:
-            serve(queue, sock, board, int(config["slot"]), router)
+            pinned = None
+            if _features(router, env)[pinning.FEATURE_PINNED] and pinning.CONFIG_FD in config:
+                pinned = socket.socket(fileno=int(config[pinning.CONFIG_FD]))
+                pinned.setblocking(True)
+            serve(queue, sock, board, int(config["slot"]), router, pinned)
     return 0
 
 

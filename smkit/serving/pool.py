@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from smkit.process import describe_exit, signal_process
-from smkit.serving import ipc, lifecycle, relay, streams
+from smkit.serving import ipc, lifecycle, pinning, relay, streams
 from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, ModelNotReady, queue_timeout
@@ -165,6 +165,9 @@ class WorkerPool:
         self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
+        # Per-worker queues for jobs that must reach one worker (sessions, adapters):
+        # smkit/serving/pinning.py.
+        self.pinning = pinning.Pinning()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -195,8 +198,12 @@ class WorkerPool:
         body: Sequence[bytes],
         token: Any,
         recipient: relay.Recipient,
+        slot: int | None = None,
     ) -> None:
-        """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull."""
+        """Queue one request; ``recipient.answer(token, reply, worker pid)`` follows. Raises QueueFull.
+
+        ``slot``: only the worker in that slot may take it (:mod:`smkit.serving.pinning`).
+        """
         running = self.options.workers * self.options.batch_size  # a worker runs up to a batch at once
         if len(self.jobs) >= running + self.options.queue_size:
             waiting = len(self.jobs) - running
@@ -211,7 +218,10 @@ class WorkerPool:
         message, fd = ipc.job_message(job_id, now, until, method, path, headers, body)
         job = Job(job_id, message, fd, token, recipient, now, until)
         self.jobs[job_id] = job
-        if self.backlog or not self._send(job):
+        if slot is not None:
+            if not self.pinning.send(slot, job):
+                del self.jobs[job_id]
+        elif self.backlog or not self._send(job):
             self.backlog.append(job)
         if self._sweeper is None:
             self._sweeper = self.loop.call_later(self._sweep_every, self._sweep)
@@ -297,16 +307,20 @@ class WorkerPool:
                 job.answer(Reply(status, body, content_type, headers), pid)
             if self.backlog:
                 self._flush_backlog()
+            self.pinning.replied(channel.worker.slot, job_id)
             return
         if tag in relay.STREAM_TAGS:
             relay.stream_frame(self.jobs, channel, tag, data, body)
-            if tag == streams.DONE and self.backlog:
-                self._flush_backlog()
+            if tag == streams.DONE:
+                if self.backlog:
+                    self._flush_backlog()
+                self.pinning.replied(channel.worker.slot, 0)
             return
         worker = channel.worker
         meta = json.loads(data)
         if tag == ipc.READY and self.workers[worker.slot] is worker:
             if meta["ok"]:
+                self.pinning.ready(worker.slot, meta)
                 self.life.ready(worker.slot)
                 self._flush_backlog()
             else:
@@ -342,6 +356,7 @@ class WorkerPool:
                 self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
             elif self.life.gave_up() and self.on_gave_up is not None:
                 self.on_gave_up(self.life.load_error or "")
+        self.pinning.exited(slot, self.jobs, pid)
         if jobs:
             message = f"the worker process exited ({exit_text}) while handling this request"
             if after is not None and after.delay is not None:
@@ -368,8 +383,10 @@ class WorkerPool:
 
     def _popen(self, slot: int) -> tuple[Worker, socket.socket]:
         parent_end, child_end = socket.socketpair()
+        pinned_fd = self.pinning.open(slot)
         config = {
             **self.options.config,
+            **self.pinning.worker_config(slot, pinned_fd),
             "fd": child_end.fileno(),
             "queue_fd": self._queue.fileno(),
             "board_fd": self.board.fd,
@@ -383,10 +400,11 @@ class WorkerPool:
             proc = self.options.start(
                 [self.options.python, "-m", WORKER_MODULE],
                 environ,
-                (child_end.fileno(), self._queue.fileno(), self.board.fd),
+                (child_end.fileno(), self._queue.fileno(), self.board.fd, pinned_fd),
             )
         finally:
             child_end.close()
+            os.close(pinned_fd)
         parent_end.setblocking(False)
         worker = Worker(slot, proc)
         self.workers[slot] = worker

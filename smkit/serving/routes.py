@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from smkit.serving.multimodel import ModelCache
 
 TARGET_MODEL = contract.TARGET_MODEL.lower()
+# Routes only the front end sends (sessions and adapters, smkit/serving/sessions.py and adapters.py): their
+# method is one no HTTP client can send (the parser accepts only the standard methods).
+INTERNAL = "SMKIT"
+SESSION_START = "/session/start"
+SESSION_CLOSE = "/session/close"
+ADAPTER_LOAD = "/adapter/load"
+ADAPTER_UNLOAD = "/adapter/unload"
 
 
 @dataclass
@@ -50,6 +57,11 @@ class Router:
         self._routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
             ("POST", "/invocations"): self._invocations,
         }
+        if handler is not None:
+            self._routes[(INTERNAL, SESSION_START)] = self._session_start
+            self._routes[(INTERNAL, SESSION_CLOSE)] = self._session_close
+            self._routes[(INTERNAL, ADAPTER_LOAD)] = self._adapter_load
+            self._routes[(INTERNAL, ADAPTER_UNLOAD)] = self._adapter_unload
         if cache is not None:
             self._routes[("GET", "/models")] = self._list_models
             self._routes[("POST", "/models")] = self._load_model
@@ -129,6 +141,28 @@ class Router:
         assert self.handler is not None
         with deadline(self.env.timeout_seconds):
             return self.handler.invoke(request.body, request.headers)
+
+    # -- sessions and adapters (the front end decided; the handler's hooks run here) ---------------------
+    def _contract(self, request: Request, hook: str, *fields: str) -> Reply:
+        assert self.handler is not None
+        payload = json.loads(request.body)
+        with deadline(self.env.timeout_seconds):
+            self.handler.call_contract_hook(
+                hook, *(payload[name] for name in fields), session_dir=payload.get("session_dir")
+            )
+        return _json(200, {})
+
+    def _session_start(self, request: Request) -> Reply:
+        return self._contract(request, "session_start_fn", "session_id")
+
+    def _session_close(self, request: Request) -> Reply:
+        return self._contract(request, "session_close_fn", "session_id")
+
+    def _adapter_load(self, request: Request) -> Reply:
+        return self._contract(request, "load_adapter_fn", "name", "src")
+
+    def _adapter_unload(self, request: Request) -> Reply:
+        return self._contract(request, "unload_adapter_fn", "name")
 
     def _list_models(self, request: Request) -> Reply:
         assert self.cache is not None
