@@ -219,14 +219,14 @@ class ServingEnv:
     hf_trust_remote_code: bool = False
     batch_size: int = DEFAULT_BATCH_SIZE
     max_batch_delay_ms: float = DEFAULT_MAX_BATCH_DELAY_MS
+    stateful_sessions: bool = False
+    sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
+    sessions_path: str | None = None
 
     @property
     def batching(self) -> bool:
         """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
         return self.batch_size > 1
-    stateful_sessions: bool = False
-    sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
-    sessions_path: str | None = None
 
     @property
     def huggingface(self) -> bool:
