@@ -360,3 +360,31 @@ def test_without_batching_predict_batch_fn_alone_serves_a_batch_of_one(tmp_path:
         assert streamed.status == 200 and streamed.body == b"9.01.0"  # streams as before, outside batching
     finally:
         server.stop()
+
+
+def test_batching_with_stateful_sessions_is_refused_at_load(tmp_path: Path) -> None:
+    """A batch would mix requests that a session pins to one worker: the load fails naming both settings."""
+    model = write_model(tmp_path, "batched", BATCHED)
+    server = start_server(
+        tmp_path,
+        ["--model", str(model)],
+        env={
+            "SAGEMAKER_TS_BATCH_SIZE": "4",
+            "SAGEMAKER_ENABLE_STATEFUL_SESSIONS": "true",
+            "SMKIT_WORKER_RETRIES": "0",
+        },
+        ready=False,
+    )
+    try:
+
+        def refused() -> Response | None:
+            return server.ping_when(lambda a: a.status == 503 and "failed to load" in a.body.decode())
+
+        answer = wait_until(
+            refused, timeout=WAIT_S, what=lambda: f"/ping to report the failed load:\n{server.log()}"
+        )
+        message = json.loads(answer.body)["message"]
+        assert "SAGEMAKER_TS_BATCH_SIZE=4 (dynamic batching) cannot serve" in message
+        assert "SAGEMAKER_ENABLE_STATEFUL_SESSIONS" in message
+    finally:
+        server.stop()
