@@ -64,8 +64,10 @@ def _describe(endpoint: object) -> str:
         f'  OpenAI(base_url="{endpoint.openai_base_url()}", api_key=<smkit token --region '
         f"{endpoint.settings.region}>)"
     )
-    if endpoint.settings.verify_signatures:
-        lines.append("  SigV4 signatures are checked (--verify-signatures)")
+    if endpoint.verifies_signatures:
+        lines.append(
+            "  SigV4 signatures are checked (--verify-signatures, or local.verify_signatures in the config)"
+        )
     lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
     return "\n".join(lines)
 

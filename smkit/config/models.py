@@ -20,6 +20,7 @@ from pydantic import Field, PrivateAttr
 from smkit.config.base import ACCOUNT_ID, REGION, Frozen
 from smkit.config.containers import Container, ImageSource, ModelSpec
 from smkit.config.endpoint import EndpointSpec
+from smkit.config.local_options import LocalOptions
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
 from smkit.config.security import Security
@@ -41,6 +42,11 @@ class DeploymentConfig(Frozen):
     security: Security = Field(default_factory=lambda: Security())
     monitoring: Monitoring = Field(default_factory=lambda: Monitoring())
     storage: Storage = Field(default_factory=lambda: Storage())
+    local: LocalOptions = Field(
+        default_factory=lambda: LocalOptions(),
+        description="How smkit local-endpoint runs this deployment (signature checks); never in a template. "
+        "Default: {verify_signatures: false}.",
+    )
     pipeline: PipelineSpec | None = Field(
         None, description="CI/CD pipeline (``-c pipeline=true``); ignored by plain ``cdk deploy``."
     )

@@ -33,6 +33,7 @@ CFN = "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide"
 
 # The AWS page each section of the config maps to.
 AWS_DOCS: dict[str, str] = {
+    "LocalOptions": f"{SM}/APIReference/API_runtime_InvokeEndpoint.html",
     "DeploymentConfig": f"{SM}/dg/realtime-endpoints-deploy-models.html",
     "BuildImage": "https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.aws_ecr_assets/DockerImageAsset.html",
     "EcrImage": f"{SM}/APIReference/API_ContainerDefinition.html",

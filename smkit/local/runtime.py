@@ -90,7 +90,8 @@ class LocalSettings:
             archive vendors wheels); False runs them with this interpreter.
         python: run every container with this interpreter instead (``--python``).
         verify_signatures: check the SigV4 signature of every runtime call as the service does
-            (``--verify-signatures``; :mod:`smkit.local.auth`). Off: any or no signature is accepted.
+            (``--verify-signatures``; :mod:`smkit.local.auth`); the config's ``local.verify_signatures``
+            turns it on too. Off in both: any or no signature is accepted.
         credentials: more ``(access key, secret key)`` pairs the endpoint accepts, beyond those of
             :func:`smkit.local.auth.local_credentials` (the pair ``local``/``local`` and the environment's).
     """

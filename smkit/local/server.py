@@ -88,6 +88,12 @@ class LocalEndpoint:
         return self.runtime.name
 
     @property
+    def verifies_signatures(self) -> bool:
+        """True when SigV4 is checked: ``verify_signatures`` in the settings (``--verify-signatures``) or in
+        the config's ``local`` section."""
+        return self.settings.verify_signatures or self.config.local.verify_signatures
+
+    @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``: pass it as ``endpoint_url`` to the sagemaker-runtime client."""
         if self.port is None:
@@ -138,7 +144,7 @@ class LocalEndpoint:
         verifier = Verifier(self.settings.region, local_credentials(self.settings.credentials))
         app = create_app(
             endpoints,
-            verifier=verifier if self.settings.verify_signatures else None,
+            verifier=verifier if self.verifies_signatures else None,
             routes=openai_routes(endpoints, verifier),
         )
         config = uvicorn.Config(

@@ -183,6 +183,28 @@ def test_streaming_calls_are_checked_too(endpoint, client_error):
     assert json.loads(body)["choices"][0]["message"]["content"] == "echo: hello there"
 
 
+def test_the_config_setting_turns_checking_on(tmp_path, client_error):
+    config = project(tmp_path, "signed-by-config", REALTIME)
+    config.write_text(config.read_text() + "local: {verify_signatures: true}\n")
+    with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path / "logs", model_envs=False) as endpoint:
+        assert endpoint.verifies_signatures
+        client_error(
+            lambda: _invoke(_client(endpoint, key="local", secret="wrong"), endpoint),
+            "InvalidSignatureException",
+            BAD_SIGNATURE,
+        )
+        assert _invoke(endpoint.client(), endpoint)["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_an_unknown_local_setting_is_refused_with_its_path(tmp_path):
+    from smkit.config import ConfigError, load_config
+
+    config = project(tmp_path, "typo", REALTIME)
+    config.write_text(config.read_text() + "local: {verify_signature: true}\n")
+    with pytest.raises(ConfigError, match="local.verify_signature"):
+        load_config(config)
+
+
 def test_the_cli_flag_is_offered():
     result = CliRunner().invoke(main, ["local-endpoint", "--help"])
     assert "--verify-signatures" in result.output
