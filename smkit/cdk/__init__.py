@@ -41,6 +41,7 @@ try:
         InstanceVariant,
         ServerlessVariant,
     )
+    from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
     from smkit.cdk.constructs.execution_role import ExecutionRole
     from smkit.cdk.constructs.image import ServingImage
     from smkit.cdk.constructs.inference_component import (
@@ -91,8 +92,11 @@ __all__ = [
     "EncryptionKey",
     "EndpointBucket",
     "EndpointConfiguration",
+    "EndpointMetricOptions",
     "EndpointMonitoring",
     "ExecutionRole",
+    "IEndpoint",
+    "ImportedEndpoint",
     "InferenceComponent",
     "InferenceEndpoint",
     "InferenceModel",

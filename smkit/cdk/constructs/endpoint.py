@@ -6,6 +6,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-blue-green
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -13,6 +14,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
+
+from smkit.cdk.constructs.endpoint_interface import EndpointMetrics, ImportedEndpoint
 
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
 STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
@@ -47,7 +50,7 @@ class DeploymentGuardrails:
     auto_rollback: bool = True
 
 
-class InferenceEndpoint(Construct):
+class InferenceEndpoint(EndpointMetrics, Construct):
     """The endpoint. Updates of its config are blue/green; autoscaled instance counts survive updates
     while variant weights and data capture follow the new config.
 
@@ -66,6 +69,11 @@ class InferenceEndpoint(Construct):
     ``retain_variant_properties``: keep each variant's current instance count across updates (true when
     the variants autoscale, otherwise a changed ``initial_instance_count`` would be ignored). Weights and
     data capture always follow the new config.
+
+    ``variant_names``: the endpoint config's variant names, so that the metric helpers
+    (``metric_invocations``, ``metric_model_latency``, ``metric_invocation_5xx_errors``, ...) of an endpoint
+    with one variant need no ``variant_name``. :meth:`from_endpoint_name` names an endpoint this app does
+    not create, with the same ``grant_invoke`` and metric helpers.
     """
 
     def __init__(
@@ -77,8 +85,10 @@ class InferenceEndpoint(Construct):
         deployment: DeploymentGuardrails,
         kind: str | None = None,
         retain_variant_properties: bool = True,
+        variant_names: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, id_)
+        self.variant_names = tuple(variant_names)
         if deployment.strategy not in STRATEGIES:
             raise ValueError(
                 f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(STRATEGIES)})"
@@ -107,6 +117,14 @@ class InferenceEndpoint(Construct):
             ),
             deployment_config=self._deployment_config(),
         )
+
+    @staticmethod
+    def from_endpoint_name(
+        scope: Construct, id_: str, endpoint_name: str, *, variant_names: Sequence[str] = ()
+    ) -> ImportedEndpoint:
+        """An endpoint deployed elsewhere, by its EndpointName: ``grant_invoke`` and the metric helpers
+        (``variant_names``: its variants, so that a single one needs no ``variant_name``)."""
+        return ImportedEndpoint(scope, id_, endpoint_name=endpoint_name, variant_names=variant_names)
 
     def add_rollback_alarms(self, *alarms: cloudwatch.IAlarm) -> None:
         """Roll a blue/green update back when any of ``alarms`` fires (if auto-rollback is on)."""
