@@ -2,8 +2,9 @@
 
 The gates are the steps of ``make test`` (lint, package-model, pytest — which synthesizes every config and
 runs cfn-lint and cdk-nag over the templates) followed by a ``cdk synth`` of every config through the pinned
-CDK CLI, the way users call it. ``GATES`` is the single list: this script runs it, and the CDK Pipelines synth
-step (smkit/cdk/pipeline_stack.py) runs exactly the same lines before it synthesizes the pipeline itself.
+CDK CLI, the way users call it. ``GATES`` (scripts/gates.py) is the single list: this script runs it, and the
+synth step of this repository's pipeline (stacks/app.py) runs exactly the same lines before it synthesizes
+the pipeline itself.
 
 ::
 
@@ -18,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from smkit.release.gates import GATES, run_gates
+from scripts.gates import GATES, run_gates
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,8 @@ each built from the one below (docs/cdk-constructs.md):
   (``smkit synth``, ``smkit deploy``) and this repository's ``stacks/app.py`` run.
 - :func:`add_serving_stacks` -- the :class:`EcrStack` and :class:`ServingStack` of a loaded
   :class:`smkit.config.DeploymentConfig` in any scope (:class:`ServingStage` for a pipeline's stage,
-  :func:`add_pipeline` / :class:`PipelineStack` for the delivery pipeline).
+  :func:`add_pipeline` / :class:`PipelineStack` for the delivery pipeline, running the
+  :class:`PipelineCommands` you give it).
 - One construct per SageMaker concept, with typed keyword-only props and no config file:
   :class:`InferenceModel`, :class:`EndpointConfiguration`, :class:`InferenceEndpoint`,
   :class:`ExecutionRole`, :class:`VariantAutoscaling`, :class:`EndpointMonitoring`, ... and the
@@ -40,6 +41,7 @@ try:
         InstanceVariant,
         ServerlessVariant,
     )
+    from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
     from smkit.cdk.constructs.execution_role import ExecutionRole
     from smkit.cdk.constructs.image import ServingImage
     from smkit.cdk.constructs.inference_component import (
@@ -55,7 +57,7 @@ try:
     from smkit.cdk.constructs.storage import EndpointBucket
     from smkit.cdk.deployment import DEFAULT_CONFIG, FEATURE_FLAGS, add_deployment
     from smkit.cdk.ecr_stack import EcrStack
-    from smkit.cdk.pipeline_stack import PipelineStack, add_pipeline
+    from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeline
     from smkit.cdk.serving_stack import ServingStack
     from smkit.cdk.serving_stage import ServingStacks, ServingStage, add_serving_stacks, stack_ids
 except ModuleNotFoundError as exc:  # the cdk extra is missing; say which install fixes it
@@ -90,13 +92,17 @@ __all__ = [
     "EncryptionKey",
     "EndpointBucket",
     "EndpointConfiguration",
+    "EndpointMetricOptions",
     "EndpointMonitoring",
     "ExecutionRole",
+    "IEndpoint",
+    "ImportedEndpoint",
     "InferenceComponent",
     "InferenceEndpoint",
     "InferenceModel",
     "InstanceVariant",
     "ModelData",
+    "PipelineCommands",
     "PipelineStack",
     "RollingUpdateSettings",
     "ScalingSettings",

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 
 from smkit.cdk.compliance import add_compliance_checks
-from smkit.cdk.pipeline_stack import PipelineStack, add_pipeline
+from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeline
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.config import ConfigError, load_config
@@ -46,13 +47,19 @@ FEATURE_FLAGS: dict[str, Any] = {
 
 
 def add_deployment(
-    app: cdk.App, *, project_root: Path, config_path: Path | None = None
+    app: cdk.App,
+    *,
+    project_root: Path,
+    config_path: Path | None = None,
+    pipeline_commands: Callable[[str], PipelineCommands] | None = None,
 ) -> ServingStacks | PipelineStack:
     """Add the stacks of one deployment config to ``app`` and register the cdk-nag packs on it.
 
     ``config_path`` (default: the ``config`` context, else :data:`DEFAULT_CONFIG`) is relative to
     ``project_root``, which also anchors every path inside the config. Returns the ECR and serving stacks,
-    or the pipeline stack with ``-c pipeline=true``. A config that does not load or validate ends the
+    or the pipeline stack with ``-c pipeline=true``, whose CodeBuild steps run ``pipeline_commands`` of the
+    config file (relative to ``project_root``; default :meth:`PipelineCommands.for_project`, the smkit CLI in
+    a project made by ``smkit init``). A config that does not load or validate ends the
     program with ``error: <the message>`` (exit status 1), as ``cdk synth`` should show it.
     """
     root = project_root.resolve()
@@ -65,7 +72,12 @@ def add_deployment(
         config = load_config(path, image_tag=str(image_tag) if image_tag else None)
         if str(app.node.try_get_context("pipeline")).lower() == "true":
             added = add_pipeline(
-                app, config=config, config_path=path, cli_version=CDK_CLI_VERSION, project_root=root
+                app,
+                config=config,
+                config_path=path,
+                cli_version=CDK_CLI_VERSION,
+                project_root=root,
+                commands=pipeline_commands,
             )
         else:
             added = add_serving_stacks(

@@ -3,19 +3,24 @@
 Selected with ``cdk synth -c config=config/<name>.yaml -c pipeline=true``; the config's ``pipeline:`` section
 names the source repository, the tooling account that runs the pipeline, and the staging and production
 accounts/regions. Each stage is a :class:`smkit.cdk.serving_stage.ServingStage` of the same config (environment
-``staging`` / ``prod``), so what the pipeline deploys is what ``make test`` synthesized, linted and checked.
+``staging`` / ``prod``), so what the pipeline deploys is what its synth step synthesized and checked.
 
 Cross-account trust: staging and production are bootstrapped once with
 ``cdk bootstrap aws://ACCOUNT/REGION --trust TOOLING_ACCOUNT --cloudformation-execution-policies ARN``; the
 pipeline then assumes the bootstrap deploy roles (``cross_account_keys=True`` encrypts the artifact bucket
 with a KMS key those roles may use). The post-deploy smoke test runs in the tooling account and assumes a
 role of the staging stage that may only invoke the staged endpoint (:class:`SmokeTestAccessStack`).
+
+What the CodeBuild steps run is the caller's: :class:`PipelineStack` takes its install, synth and smoke-test
+commands as props. :meth:`PipelineCommands.for_project` is the default for a project made by ``smkit init``
+(the ``smkit`` CLI only: no Makefile, no scripts/); a repository with gates of its own passes those.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +47,14 @@ from smkit.cdk.pipeline_parts import (
 from smkit.cdk.serving_stage import ServingStage
 from smkit.config import DeploymentConfig
 from smkit.config.pipeline import PipelineSpec, StageTarget
-from smkit.release.gates import pipeline_synth_commands
 
-# CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions `make setup` expects).
+# CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions smkit and the CDK CLI need).
 # https://docs.aws.amazon.com/codebuild/latest/userguide/available-runtimes.html
 BUILD_IMAGE = codebuild.LinuxBuildImage.STANDARD_7_0
 RUNTIME_VERSIONS = {"python": "3.11", "nodejs": "20"}
-INSTALL_COMMANDS = ("make setup",)
+# The profile the default smoke test assumes the staging role with: CodeBuild's own (container) credentials
+# call sts:AssumeRole. https://docs.aws.amazon.com/sdkref/latest/guide/feature-assume-role-credentials.html
+SMOKE_TEST_PROFILE = "smkit-smoke-test"
 # The asset publisher CDK Pipelines installs in its Assets stage (default: the npm `latest` tag).
 CDK_ASSETS_VERSION = "4.7.3"
 ASSEMBLY_DIR = "cdk.out"
@@ -65,33 +71,85 @@ def cdk_cli_version(package_json: Path) -> str:
     return str(version)
 
 
+@dataclass(frozen=True)
+class PipelineCommands:
+    """The shell lines the pipeline's CodeBuild steps run, from the repository root, in order.
+
+    ``install`` runs in the install phase of the synth and smoke-test steps; ``synth`` must leave the cloud
+    assembly of ``-c pipeline=true`` in ``cdk.out``; ``smoke_test`` runs after the staging deploy with
+    ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and ``SMOKE_TEST_ROLE_ARN`` set (the role it may assume to invoke
+    the staged endpoint). https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
+    """
+
+    install: tuple[str, ...]
+    synth: tuple[str, ...]
+    smoke_test: tuple[str, ...]
+
+    @classmethod
+    def for_project(cls, config_file: str, *, smkit_version: str | None = None) -> PipelineCommands:
+        """The commands of a project made by ``smkit init``: the smkit CLI of ``smkit_version`` (default:
+        the installed one) from PyPI, ``smkit synth`` of the config, ``smkit smoke-test`` of its samples."""
+        from smkit import __version__
+
+        return cls(
+            install=(f'pip install "smkit[cdk]=={smkit_version or __version__}"',),
+            synth=(f"smkit synth --config {config_file} --output {ASSEMBLY_DIR} -c pipeline=true",),
+            smoke_test=(
+                f'aws configure set profile.{SMOKE_TEST_PROFILE}.role_arn "$SMOKE_TEST_ROLE_ARN"',
+                f"aws configure set profile.{SMOKE_TEST_PROFILE}.credential_source EcsContainer",
+                f"AWS_PROFILE={SMOKE_TEST_PROFILE} smkit smoke-test --config {config_file}"
+                ' --endpoint "$ENDPOINT_NAME" --region "$ENDPOINT_REGION"',
+            ),
+        )
+
+
 def add_pipeline(
-    app: cdk.App, *, config: DeploymentConfig, config_path: Path, cli_version: str, project_root: Path
+    app: cdk.App,
+    *,
+    config: DeploymentConfig,
+    config_path: Path,
+    cli_version: str,
+    project_root: Path,
+    commands: PipelineCommands | Callable[[str], PipelineCommands] | None = None,
 ) -> PipelineStack:
-    """Add the pipeline stack of ``config`` to ``app`` (what ``-c pipeline=true`` selects in app.py)."""
+    """Add the pipeline stack of ``config`` to ``app`` (what ``-c pipeline=true`` selects in app.py).
+
+    ``commands`` are the steps' commands, or a function of the config file (relative to ``project_root``)
+    returning them; default :meth:`PipelineCommands.for_project`.
+    """
     inside = config_path.is_relative_to(project_root)
     config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
+    if not isinstance(commands, PipelineCommands):
+        commands = (commands or PipelineCommands.for_project)(config_file)
     return PipelineStack(
         app,
         f"{pascal(config.name)}Pipeline",
         config=config,
         config_file=config_file,
-        synth_commands=pipeline_synth_commands(config_file),
+        install_commands=commands.install,
+        synth_commands=commands.synth,
+        smoke_test_commands=commands.smoke_test,
         cli_version=cli_version,
         project_root=project_root,
     )
 
 
-def smoke_test_command(config_file: str, region: str) -> str:
-    """The post-deploy smoke test: scripts/smoke_test.py with the endpoint and role from stack outputs."""
-    return (
-        f".venv/bin/python -m scripts.smoke_test --config {config_file} --region {region}"
-        ' --endpoint-name "$ENDPOINT_NAME" --role-arn "$SMOKE_TEST_ROLE_ARN"'
-    )
-
-
 class PipelineStack(cdk.Stack):
-    """The self-mutating delivery pipeline of one deployment config (runs in the tooling account)."""
+    """The self-mutating delivery pipeline of one deployment config (runs in the tooling account).
+
+    :param config: the deployment; its ``pipeline:`` section names the source and the accounts.
+    :param config_file: the config's path as the commands name it (relative to the repository root).
+    :param install_commands: the install phase of the synth and smoke-test steps (e.g. ``pip install ...``).
+    :param synth_commands: the synth step's build phase; it must leave the ``-c pipeline=true`` cloud
+        assembly in ``cdk.out`` (e.g. ``smkit synth --config FILE --output cdk.out -c pipeline=true``).
+    :param smoke_test_commands: run after the staging deploy with ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and
+        ``SMOKE_TEST_ROLE_ARN`` (the staging role that may invoke the endpoint) in the environment.
+    :param cli_version: the AWS CDK CLI version the self-mutation runs (pin it, :func:`cdk_cli_version`).
+    :param project_root: anchors the config's paths for the staged serving stacks.
+
+    :class:`PipelineCommands` ``.for_project(config_file)`` gives the commands of a project made by
+    ``smkit init``.
+    """
 
     def __init__(
         self,
@@ -100,11 +158,27 @@ class PipelineStack(cdk.Stack):
         *,
         config: DeploymentConfig,
         config_file: str,
+        install_commands: Sequence[str],
         synth_commands: Sequence[str],
+        smoke_test_commands: Sequence[str],
         cli_version: str,
         project_root: Path,
         **kwargs: Any,
     ) -> None:
+        for name, given in (
+            ("install_commands", install_commands),
+            ("synth_commands", synth_commands),
+            ("smoke_test_commands", smoke_test_commands),
+        ):
+            if (
+                isinstance(given, str)
+                or not given
+                or not all(isinstance(c, str) and c.strip() for c in given)
+            ):
+                raise ValueError(
+                    f"PipelineStack {name}={given!r}: give a non-empty list of shell lines, "
+                    f"e.g. PipelineCommands.for_project({config_file!r}).{name.removesuffix('_commands')}"
+                )
         spec = config.pipeline
         if spec is None:
             raise ValueError(
@@ -119,7 +193,7 @@ class PipelineStack(cdk.Stack):
         self.synth = pipelines.CodeBuildStep(
             "Synth",
             input=self.source,
-            install_commands=list(INSTALL_COMMANDS),
+            install_commands=list(install_commands),
             commands=list(synth_commands),
             primary_output_directory=ASSEMBLY_DIR,
         )
@@ -181,8 +255,9 @@ class PipelineStack(cdk.Stack):
             "SmokeTest",
             role=self.smoke_test_runner,
             input=self.source,
-            install_commands=list(INSTALL_COMMANDS),
-            commands=[smoke_test_command(config_file, spec.staging.region)],
+            install_commands=list(install_commands),
+            commands=list(smoke_test_commands),
+            env={"ENDPOINT_REGION": spec.staging.region},
             env_from_cfn_outputs={
                 "ENDPOINT_NAME": endpoint_output,
                 "SMOKE_TEST_ROLE_ARN": access.role_arn_output,

@@ -4,7 +4,8 @@ Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/req
 ``train.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
 with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
 config file; for ``huggingface`` no handler code at all: the config's container environment sets
-``HF_TASK``, docs/hugging-face.md), plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
+``HF_TASK``, docs/hugging-face.md; a commented ``pipeline:`` section whose pipeline runs the smkit CLI),
+plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
 ``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
 an error naming it.
 """
@@ -92,6 +93,21 @@ endpoint:
     - name: main
       instance_type: ml.m5.large   # CPU; GPU instance types need a GPU image (docs/bring-your-own-model.md)
       initial_instance_count: 1
+
+# A delivery pipeline (CDK Pipelines: source -> synth -> staging + smoke test -> approval -> production):
+# uncomment, fill in your accounts, commit the project and deploy it once with
+# smkit deploy --config config/{name}.yaml -c pipeline=true. Its steps run this project's own commands:
+# pip install smkit, smkit synth, smkit smoke-test (smkit.cdk.PipelineCommands.for_project).
+# pipeline:
+#   account: "111111111111"        # tooling account that runs the pipeline
+#   region: eu-west-1
+#   source:
+#     type: connection             # a CodeConnections connection to GitHub/GitLab/Bitbucket | codecommit
+#     connection_arn: arn:aws:codeconnections:eu-west-1:111111111111:connection/ID
+#     repository: my-org/my-repo
+#     branch: main
+#   staging: {{account: "222222222222", region: eu-west-1}}
+#   production: {{account: "333333333333", region: eu-west-1}}
 """
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts import ci_gates
-from smkit.release import gates
+from scripts import ci_gates, gates
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "github-actions").glob("*.yml"))

@@ -1,12 +1,17 @@
-"""The CDK Pipelines stack: stage order, approval before production, gates as synth commands, smoke test wired
-to the staged endpoint's output, and the same cfn-lint / cdk-nag gates as the serving stacks."""
+"""The CDK Pipelines stack: stage order, approval before production, this repository's gates as its synth
+commands, smoke test wired to the staged endpoint's output, and the same cfn-lint / cdk-nag gates as the
+serving stacks. In a project made by ``smkit init`` (no Makefile, no scripts/) the same stack runs the smkit CLI.
+"""
 
 from __future__ import annotations
 
 import copy
+import io
 import json
+import os
 import subprocess
 import sys
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from scripts.gates import gate_commands, pipeline_smoke_test_commands, pipeline_synth_commands
 from smkit.config import ConfigError, parse_config
-from smkit.release.gates import gate_commands, pipeline_synth_commands
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_FILE = "config/realtime.yaml"
@@ -53,12 +58,14 @@ from smkit.config import load_config
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.pipeline_stack import add_pipeline, cdk_cli_version
+from stacks.app import pipeline_commands
 root = Path.cwd()
 context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 app = cdk.App(outdir=sys.argv[1], context=context)
 config_path = root / sys.argv[2]
 add_pipeline(app, config=load_config(config_path), config_path=config_path,
-             cli_version=cdk_cli_version(root / "package.json"), project_root=root)
+             cli_version=cdk_cli_version(root / "package.json"), project_root=root,
+             commands=pipeline_commands)
 add_compliance_checks(app)
 app.synth()
 """
@@ -74,7 +81,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         capture_output=True,
         text=True,
         check=False,
-        env={**__import__("os").environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
+        env={**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
     )
     assert done.returncode == 0, done.stderr[-4000:]
     template = json.loads((outdir / f"{STACK}.template.json").read_text())
@@ -134,9 +141,22 @@ def test_smoke_test_runs_after_the_staging_deploy_with_the_endpoint_output(synth
     assert variables["ENDPOINT_NAME"] == f"#{{{serving_deploy['Namespace']}.EndpointName}}"
     assert variables["SMOKE_TEST_ROLE_ARN"].endswith(".SmokeTestRoleArn}")
     spec = synthesized.buildspec(smoke["Configuration"]["ProjectName"])
+    assert spec["phases"]["install"]["commands"] == ["make setup"]
+    assert spec["phases"]["build"]["commands"] == pipeline_smoke_test_commands(CONFIG_FILE)
     (command,) = spec["phases"]["build"]["commands"]
     assert command.startswith(".venv/bin/python -m scripts.smoke_test --config config/realtime.yaml")
     assert '--endpoint-name "$ENDPOINT_NAME"' in command and '--role-arn "$SMOKE_TEST_ROLE_ARN"' in command
+    assert _environment(synthesized, smoke)["ENDPOINT_REGION"] == "eu-west-1"  # the staging region
+
+
+def _environment(synthesized: Synthesized, action: dict[str, Any]) -> dict[str, str]:
+    """The plain environment variables a CodeBuild action's project (or its buildspec) sets."""
+    project = synthesized.template["Resources"][action["Configuration"]["ProjectName"]["Ref"]]
+    variables = {
+        v["Name"]: v["Value"] for v in project["Properties"]["Environment"].get("EnvironmentVariables", [])
+    }
+    spec = synthesized.buildspec(action["Configuration"]["ProjectName"])
+    return {**variables, **spec.get("env", {}).get("variables", {})}
 
 
 def test_serving_stack_outputs_the_endpoint_name(synthesized: Synthesized) -> None:
@@ -328,3 +348,131 @@ def test_cli_version_must_be_pinned(tmp_path: Path) -> None:
         cdk_cli_version(package)
     package.write_text(json.dumps({"devDependencies": {"aws-cdk": "2.1148.1"}}))
     assert cdk_cli_version(package) == "2.1148.1"
+
+
+def test_commands_must_be_lists_of_shell_lines() -> None:
+    script = (
+        "import aws_cdk as cdk; from pathlib import Path; from smkit.config import load_config;"
+        "from smkit.cdk.pipeline_stack import PipelineStack;"
+        "PipelineStack(cdk.App(), 'P', config=load_config(Path('config/realtime.yaml')),"
+        " config_file='config/realtime.yaml', install_commands=['true'], synth_commands='make synth',"
+        " smoke_test_commands=['true'], cli_version='2.1148.1', project_root=Path.cwd())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0
+    assert (
+        "PipelineStack synth_commands='make synth': give a non-empty list of shell lines, "
+        "e.g. PipelineCommands.for_project('config/realtime.yaml').synth"
+    ) in done.stderr
+
+
+# --- a project made by `smkit init`: no Makefile, no scripts/ ----------------------------------------------
+
+USER_MODEL = "churn"
+USER_STACK = "ChurnPipeline"
+
+
+@pytest.fixture(scope="module")
+def user_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthesized]:
+    """``smkit init churn`` in an empty folder, its config's commented pipeline: section switched on, a
+    stand-in model archive where ``smkit package`` writes it, and the default app (``python -m smkit.cdk.app``,
+    what ``smkit synth`` runs) synthesized with ``-c pipeline=true``, cdk-nag included."""
+    from click.testing import CliRunner
+
+    from smkit.cli import main
+
+    project = tmp_path_factory.mktemp("user-project")
+    made = CliRunner().invoke(main, ["init", USER_MODEL, "--root", str(project)])
+    assert made.exit_code == 0, made.output
+    config = project / "config" / f"{USER_MODEL}.yaml"
+    text = config.read_text()
+    head, commented = text.split("# pipeline:\n")
+    config.write_text(head + "pipeline:\n" + "".join(line[2:] + "\n" for line in commented.splitlines()))
+    archive = project / "build" / USER_MODEL / "model.tar.gz"
+    archive.parent.mkdir(parents=True)
+    with tarfile.open(archive, "w:gz") as tar:
+        payload = b"stand-in model"
+        info = tarfile.TarInfo("model.joblib")
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    outdir = tmp_path_factory.mktemp("user-pipeline") / "cdk.out"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(
+        CDK_CONTEXT_JSON=json.dumps({"config": f"config/{USER_MODEL}.yaml", "pipeline": "true"}),
+        CDK_OUTDIR=str(outdir),
+        JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "smkit.cdk.app"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    template = json.loads((outdir / f"{USER_STACK}.template.json").read_text())
+    return project, Synthesized(outdir=outdir, template=template)
+
+
+def test_init_project_has_no_makefile_or_scripts(user_project: tuple[Path, Synthesized]) -> None:
+    project, _ = user_project
+    assert not (project / "Makefile").exists() and not (project / "scripts").exists()
+    assert json.loads((project / "cdk.json").read_text())["app"] == "python -m smkit.cdk.app"
+
+
+def test_init_project_pipeline_runs_the_smkit_cli(user_project: tuple[Path, Synthesized]) -> None:
+    from smkit import __version__
+    from smkit.cdk.pipeline_stack import PipelineCommands
+
+    _, synthesized = user_project
+    config_file = f"config/{USER_MODEL}.yaml"
+    expected = PipelineCommands.for_project(config_file)
+    (synth,) = synthesized.stage("Build")["Actions"]
+    spec = synthesized.buildspec(synth["Configuration"]["ProjectName"])
+    assert spec["phases"]["install"]["commands"] == [f'pip install "smkit[cdk]=={__version__}"']
+    assert spec["phases"]["build"]["commands"] == [
+        f"smkit synth --config {config_file} --output cdk.out -c pipeline=true"
+    ]
+    (smoke,) = [a for a in synthesized.stage("Staging")["Actions"] if a["Name"] == "SmokeTest"]
+    spec = synthesized.buildspec(smoke["Configuration"]["ProjectName"])
+    assert spec["phases"]["install"]["commands"] == list(expected.install)
+    assert spec["phases"]["build"]["commands"] == list(expected.smoke_test)
+    assert spec["phases"]["build"]["commands"][-1] == (
+        f"AWS_PROFILE=smkit-smoke-test smkit smoke-test --config {config_file}"
+        ' --endpoint "$ENDPOINT_NAME" --region "$ENDPOINT_REGION"'
+    )
+    assert _environment(synthesized, smoke)["ENDPOINT_REGION"] == "eu-west-1"
+
+
+def test_init_project_pipeline_names_nothing_of_this_repository(
+    user_project: tuple[Path, Synthesized],
+) -> None:
+    _, synthesized = user_project
+    for path in synthesized.outdir.rglob("*.template.json"):
+        text = path.read_text()
+        for repository_only in (
+            "make setup",
+            "make lint",
+            "make package-model",
+            "scripts.smoke_test",
+            ".venv/",
+        ):
+            assert repository_only not in text, f"{path.name} names {repository_only!r}"
+
+
+def test_init_project_pipeline_passes_cdk_nag_and_cfn_lint(user_project: tuple[Path, Synthesized]) -> None:
+    _, synthesized = user_project
+    report = json.loads((synthesized.outdir / "policy-validation-report.json").read_text())
+    assert report["pluginReports"] == []
+    templates = sorted(str(p) for p in synthesized.outdir.rglob("*.template.json"))
+    assert len(templates) >= 5
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), *templates],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -6,6 +6,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-blue-green
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -14,14 +15,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.endpoint_interface import EndpointMetrics, ImportedEndpoint, grant_invoke
 
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
 STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
-INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
-# The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
-# (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html).
-BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 # VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
 NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
 MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
@@ -52,7 +49,7 @@ class DeploymentGuardrails:
     auto_rollback: bool = True
 
 
-class InferenceEndpoint(Construct):
+class InferenceEndpoint(EndpointMetrics, Construct):
     """The endpoint. Updates of its config are blue/green; autoscaled instance counts survive updates
     while variant weights and data capture follow the new config.
 
@@ -71,6 +68,11 @@ class InferenceEndpoint(Construct):
     ``retain_variant_properties``: keep each variant's current instance count across updates (true when
     the variants autoscale, otherwise a changed ``initial_instance_count`` would be ignored). Weights and
     data capture always follow the new config.
+
+    ``variant_names``: the endpoint config's variant names, so that the metric helpers
+    (``metric_invocations``, ``metric_model_latency``, ``metric_invocation_5xx_errors``, ...) of an endpoint
+    with one variant need no ``variant_name``. :meth:`from_endpoint_name` names an endpoint this app does
+    not create, with the same ``grant_invoke`` and metric helpers.
     """
 
     def __init__(
@@ -82,8 +84,10 @@ class InferenceEndpoint(Construct):
         deployment: DeploymentGuardrails,
         kind: str | None = None,
         retain_variant_properties: bool = True,
+        variant_names: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, id_)
+        self.variant_names = tuple(variant_names)
         if deployment.strategy not in STRATEGIES:
             raise ValueError(
                 f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(STRATEGIES)})"
@@ -113,6 +117,14 @@ class InferenceEndpoint(Construct):
             deployment_config=self._deployment_config(),
         )
 
+    @staticmethod
+    def from_endpoint_name(
+        scope: Construct, id_: str, endpoint_name: str, *, variant_names: Sequence[str] = ()
+    ) -> ImportedEndpoint:
+        """An endpoint deployed elsewhere, by its EndpointName: ``grant_invoke`` and the metric helpers
+        (``variant_names``: its variants, so that a single one needs no ``variant_name``)."""
+        return ImportedEndpoint(scope, id_, endpoint_name=endpoint_name, variant_names=variant_names)
+
     def add_rollback_alarms(self, *alarms: cloudwatch.IAlarm) -> None:
         """Roll a blue/green update back when any of ``alarms`` fires (if auto-rollback is on)."""
         self._rollback_alarms.extend(alarms)
@@ -122,38 +134,9 @@ class InferenceEndpoint(Construct):
         """Allow ``grantee`` to call InvokeEndpoint / InvokeEndpointAsync on this endpoint only.
 
         ``with_bearer_token``: also ``sagemaker:CallWithBearerToken``, which the OpenAI-compatible route
-        (``/endpoints/<name>/openai/v1``) needs besides InvokeEndpoint. That action takes no resource, so its
-        statement names ``*``; the InvokeEndpoint statement still names this endpoint only, which bounds what
-        a leaked token can reach (docs/openai-compatible.md). The statement is a customer-managed policy of
-        its own attached to the grantee's role (or user, or group), so the cdk-nag acknowledgement of its
-        ``*`` covers that one statement and nothing else the grantee is given.
+        (``/endpoints/<name>/openai/v1``) needs (:func:`smkit.cdk.constructs.endpoint_interface.grant_invoke`).
         """
-        grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=[self.endpoint_arn]
-        )
-        if with_bearer_token:
-            self._grant_bearer_token(grantee)
-        return grant
-
-    def _grant_bearer_token(self, grantee: iam.IGrantable) -> None:
-        statement = iam.PolicyStatement(actions=[BEARER_TOKEN_ACTION], resources=["*"])
-        principal = grantee.grant_principal
-        attach = getattr(principal, "add_managed_policy", None)
-        if not isinstance(principal, Construct) or attach is None:
-            iam.Grant.add_to_principal(grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"])
-            return
-        policy = principal.node.try_find_child("SageMakerBearerToken")
-        if policy is None:  # one policy per grantee, however many endpoints grant it
-            policy = iam.ManagedPolicy(principal, "SageMakerBearerToken", statements=[statement])
-            attach(policy)
-            acknowledge(
-                policy,
-                {
-                    "AwsSolutions-IAM5[Resource::*]": "sagemaker:CallWithBearerToken has no resource type: "
-                    "IAM accepts it only on '*'; the endpoints a token reaches are bounded by the "
-                    "InvokeEndpoint statements, which name each endpoint"
-                },
-            )
+        return grant_invoke(grantee, self.endpoint_arn, with_bearer_token=with_bearer_token)
 
     @property
     def endpoint_arn(self) -> str:

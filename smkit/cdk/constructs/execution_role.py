@@ -29,11 +29,15 @@ KMS_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:Describ
 
 
 class ExecutionRole(Construct):
-    """An IAM role SageMaker assumes to pull the image, read model data and write results."""
+    """An IAM role SageMaker assumes to pull the image, read model data and write results.
 
-    def __init__(self, scope: Construct, id_: str) -> None:
+    ``role``: a role of your own (``iam.Role`` or ``iam.Role.from_role_arn``) instead of one created here;
+    it must trust ``sagemaker.amazonaws.com``. The grants below attach managed policies to it either way.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, role: iam.IRole | None = None) -> None:
         super().__init__(scope, id_)
-        self.role = iam.Role(
+        self.role: iam.IRole = role or iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),

@@ -1,10 +1,13 @@
-"""Every gate a change must pass, in order: the same commands locally, in any CI runner and in the pipeline.
+"""Every gate a change to this repository must pass, in order: the same commands locally, in any CI runner
+and in this repository's own pipeline.
 
 The gates are the steps of ``make test`` (lint, package-model, pytest — which synthesizes every config and
 runs cfn-lint and cdk-nag over the templates) followed by a ``cdk synth`` of every config through the pinned
 CDK CLI, the way users call it. :data:`GATES` is the single list: ``scripts/ci_gates.py`` runs it, and the
-CDK Pipelines synth step (smkit/cdk/pipeline_stack.py) runs exactly the same lines before it synthesizes the
-pipeline itself. Each command runs from the repository root.
+synth step of this repository's pipeline (stacks/app.py gives them to ``smkit.cdk.PipelineStack``) runs
+exactly the same lines before it synthesizes the pipeline itself. Each command runs from the repository root.
+They belong to this repository (its Makefile, its scripts/), not to the package: a project made by
+``smkit init`` gets the pipeline commands of ``smkit.cdk.PipelineCommands.for_project``.
 """
 
 from __future__ import annotations
@@ -50,9 +53,25 @@ def gate_commands() -> list[str]:
     return [gate.command for gate in GATES]
 
 
+# This repository's pipeline steps install with its Makefile (uv from uv.lock, the pinned CDK CLI).
+PIPELINE_INSTALL_COMMANDS = ("make setup",)
+
+
 def pipeline_synth_commands(config: str) -> list[str]:
-    """The CDK Pipelines synth step: every gate, then the synth of the pipeline app itself."""
+    """This repository's CDK Pipelines synth step: every gate, then the synth of the pipeline app itself."""
     return [*gate_commands(), f"npx --no-install cdk synth -c config={config} -c pipeline=true"]
+
+
+def pipeline_smoke_test_commands(config: str) -> list[str]:
+    """This repository's post-deploy smoke test: scripts/smoke_test.py, assuming the staging role itself.
+
+    ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and ``SMOKE_TEST_ROLE_ARN`` are set by the pipeline's smoke-test
+    step (smkit/cdk/pipeline_stack.py).
+    """
+    return [
+        f'.venv/bin/python -m scripts.smoke_test --config {config} --region "$ENDPOINT_REGION"'
+        ' --endpoint-name "$ENDPOINT_NAME" --role-arn "$SMOKE_TEST_ROLE_ARN"'
+    ]
 
 
 def run_gates(names: list[str] | None = None, *, cwd: Path | None = None) -> int:

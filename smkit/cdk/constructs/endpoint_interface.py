@@ -1,0 +1,214 @@
+"""What an endpoint offers other constructs, whether this app creates it or only names it: its name and ARN,
+``grant_invoke`` and CloudWatch metric helpers (``metric_invocations``, ``metric_model_latency``, ...).
+
+:class:`EndpointMetrics` holds the metric helpers both :class:`smkit.cdk.InferenceEndpoint` and
+:class:`ImportedEndpoint` (``InferenceEndpoint.from_endpoint_name``) share. SageMaker publishes invocation
+metrics per variant, in the ``AWS/SageMaker`` namespace with the dimensions ``EndpointName`` and
+``VariantName``, every minute:
+https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html#cloudwatch-metrics-endpoint-invocation
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol, TypedDict, Unpack
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from constructs import Construct, Node
+
+from smkit.cdk.constructs.acknowledge import acknowledge
+
+NAMESPACE = "AWS/SageMaker"
+INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
+# The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html).
+BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
+DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
+ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # CreateEndpoint's EndpointName pattern
+
+
+class EndpointMetricOptions(TypedDict, total=False):
+    """Keyword arguments of the metric helpers: ``variant_name`` and those of ``aws_cloudwatch.MetricOptions``."""
+
+    variant_name: str
+    statistic: str
+    period: cdk.Duration
+    label: str
+    unit: cloudwatch.Unit
+    color: str
+    account: str
+    region: str
+
+
+def endpoint_arn_of(scope: Construct, endpoint_name: str) -> str:
+    """The ARN of endpoint ``endpoint_name`` in ``scope``'s stack (SageMaker ARNs carry the name lower-cased)."""
+    return cdk.Stack.of(scope).format_arn(
+        service="sagemaker", resource="endpoint", resource_name=endpoint_name.lower()
+    )
+
+
+class IEndpoint(Protocol):
+    """An endpoint other constructs can grant access to and watch (created here or imported by name)."""
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+    def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant: ...
+
+    def metric_invocations(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric: ...
+
+    def metric_invocation_5xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric: ...
+
+
+class EndpointMetrics:
+    """CloudWatch metric helpers of one endpoint; each variant's, with ``EndpointName`` and ``VariantName``.
+
+    ``variant_name`` may be left out when the endpoint's variants are known and there is exactly one. The
+    other keyword arguments are those of ``aws_cloudwatch.MetricOptions``; ``period`` defaults to one minute.
+    """
+
+    endpoint_name: str
+    variant_names: tuple[str, ...]
+    node: Node  # from Construct
+
+    def endpoint_metric(
+        self,
+        metric_name: str,
+        *,
+        variant_name: str | None = None,
+        statistic: str = "Sum",
+        period: cdk.Duration | None = None,
+        label: str | None = None,
+        unit: cloudwatch.Unit | None = None,
+        color: str | None = None,
+        account: str | None = None,
+        region: str | None = None,
+    ) -> cloudwatch.Metric:
+        """The ``AWS/SageMaker`` metric ``metric_name`` of one variant of this endpoint."""
+        return cloudwatch.Metric(
+            namespace=NAMESPACE,
+            metric_name=metric_name,
+            dimensions_map={"EndpointName": self.endpoint_name, "VariantName": self._variant(variant_name)},
+            statistic=statistic,
+            period=period or DEFAULT_PERIOD,
+            label=label,
+            unit=unit,
+            color=color,
+            account=account,
+            region=region,
+        )
+
+    def metric_invocations(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocations``: requests sent to the variant (Sum by default)."""
+        options.setdefault("statistic", "Sum")
+        return self.endpoint_metric("Invocations", **options)
+
+    def metric_invocations_per_instance(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``InvocationsPerInstance``: requests per instance of the variant (Sum by default)."""
+        options.setdefault("statistic", "Sum")
+        return self.endpoint_metric("InvocationsPerInstance", **options)
+
+    def metric_invocation_4xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocation4XXErrors``: requests the model answered with a 4xx (Sum by default)."""
+        options.setdefault("statistic", "Sum")
+        return self.endpoint_metric("Invocation4XXErrors", **options)
+
+    def metric_invocation_5xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocation5XXErrors``: requests the model answered with a 5xx (Sum by default)."""
+        options.setdefault("statistic", "Sum")
+        return self.endpoint_metric("Invocation5XXErrors", **options)
+
+    def metric_model_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``ModelLatency``: microseconds the model's container took to answer (Average by default)."""
+        options.setdefault("statistic", "Average")
+        return self.endpoint_metric("ModelLatency", **options)
+
+    def metric_overhead_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``OverheadLatency``: microseconds SageMaker added to the model's latency (Average by default)."""
+        options.setdefault("statistic", "Average")
+        return self.endpoint_metric("OverheadLatency", **options)
+
+    def _variant(self, variant_name: str | None) -> str:
+        if variant_name is not None:
+            return variant_name
+        if len(self.variant_names) == 1:
+            return self.variant_names[0]
+        known = (
+            f"its variants are {list(self.variant_names)}"
+            if self.variant_names
+            else "its variants are not known"
+        )
+        raise ValueError(
+            f"{self.node.path}: variant_name=None: {known}; name the variant the metric is of, "
+            "e.g. metric_model_latency(variant_name='AllTraffic')"
+        )
+
+
+class ImportedEndpoint(EndpointMetrics, Construct):
+    """An endpoint this app does not create, named by ``endpoint_name`` (``InferenceEndpoint.from_endpoint_name``):
+    the same ``grant_invoke`` and metric helpers as :class:`smkit.cdk.InferenceEndpoint`."""
+
+    def __init__(
+        self, scope: Construct, id_: str, *, endpoint_name: str, variant_names: Sequence[str] = ()
+    ) -> None:
+        super().__init__(scope, id_)
+        if not cdk.Token.is_unresolved(endpoint_name) and not ENDPOINT_NAME.match(endpoint_name):
+            raise ValueError(
+                f"{self.node.path}: endpoint_name={endpoint_name!r}: give the deployed EndpointName "
+                "(1-63 letters, digits and hyphens), e.g. 'churn-prod'"
+            )
+        self.endpoint_name = endpoint_name
+        self.variant_names = tuple(variant_names)
+
+    @property
+    def endpoint_arn(self) -> str:
+        """ARN of the endpoint, in this stack's account and region."""
+        return endpoint_arn_of(self, self.endpoint_name)
+
+    def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant:
+        """Allow ``grantee`` to call InvokeEndpoint / InvokeEndpointAsync on this endpoint only
+        (``with_bearer_token``: as :meth:`InferenceEndpoint.grant_invoke`)."""
+        return grant_invoke(grantee, self.endpoint_arn, with_bearer_token=with_bearer_token)
+
+
+def grant_invoke(grantee: iam.IGrantable, endpoint_arn: str, *, with_bearer_token: bool = False) -> iam.Grant:
+    """InvokeEndpoint / InvokeEndpointAsync on one endpoint; ``with_bearer_token`` adds
+    ``sagemaker:CallWithBearerToken``, which the OpenAI-compatible route needs besides InvokeEndpoint.
+
+    That action takes no resource, so its statement names ``*``; the InvokeEndpoint statement still names
+    this endpoint only, which bounds what a leaked token can reach (docs/openai-compatible.md). It is a
+    customer-managed policy of its own attached to the grantee's role (or user, or group), so the cdk-nag
+    acknowledgement of its ``*`` covers that one statement and nothing else the grantee is given.
+    """
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=[endpoint_arn])
+    if with_bearer_token:
+        _grant_bearer_token(grantee)
+    return grant
+
+
+def _grant_bearer_token(grantee: iam.IGrantable) -> None:
+    principal = grantee.grant_principal
+    attach = getattr(principal, "add_managed_policy", None)
+    if not isinstance(principal, Construct) or attach is None:
+        iam.Grant.add_to_principal(grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"])
+        return
+    if principal.node.try_find_child("SageMakerBearerToken") is None:  # one per grantee, for every endpoint
+        statement = iam.PolicyStatement(actions=[BEARER_TOKEN_ACTION], resources=["*"])
+        policy = iam.ManagedPolicy(principal, "SageMakerBearerToken", statements=[statement])
+        attach(policy)
+        acknowledge(
+            policy,
+            {
+                "AwsSolutions-IAM5[Resource::*]": "sagemaker:CallWithBearerToken has no resource type: "
+                "IAM accepts it only on '*'; the endpoints a token reaches are bounded by the "
+                "InvokeEndpoint statements, which name each endpoint"
+            },
+        )

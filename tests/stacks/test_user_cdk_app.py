@@ -1,0 +1,302 @@
+"""A CDK app of a user's own, built from smkit's constructs the way aws-cdk-lib's are used: its own IAM role
+passed to the serving constructs, a Lambda function granted ``endpoint.grant_invoke(fn)``, an alarm on
+``endpoint.metric_model_latency(period=Duration.minutes(1))``, and an endpoint deployed elsewhere named with
+``InferenceEndpoint.from_endpoint_name`` offering the same grant and metrics. Synthesized once for the module
+with the cdk-nag packs (any unacknowledged finding fails the synth) and checked with cfn-lint.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk.assertions import Match, Template
+from stack_support import cdk_context, validation_findings
+
+from smkit.cdk import (
+    AlarmTopic,
+    ContainerSpec,
+    DeploymentGuardrails,
+    EncryptionKey,
+    EndpointBucket,
+    EndpointConfiguration,
+    ExecutionRole,
+    IEndpoint,
+    InferenceEndpoint,
+    InferenceModel,
+    InstanceVariant,
+    ModelData,
+    ServingImage,
+    add_compliance_checks,
+)
+
+DLC = "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
+STACK = "UserApp"
+HANDLER = """
+import os, boto3
+def handler(event, context):
+    runtime = boto3.client("sagemaker-runtime")
+    answer = runtime.invoke_endpoint(EndpointName=os.environ["ENDPOINT_NAME"], Body=event["body"],
+                                     ContentType="text/csv")
+    return answer["Body"].read().decode()
+"""
+# The user's own decisions about their function, acknowledged in their app as they would be.
+CALLER_REASONS = {
+    "HIPAA.Security-LambdaInsideVPC": "Calls only the SageMaker Runtime API.",
+    "NIST.800.53.R5-LambdaInsideVPC": "Calls only the SageMaker Runtime API.",
+    "HIPAA.Security-LambdaDLQ": "Invoked synchronously; the caller sees the error.",
+    "NIST.800.53.R5-LambdaDLQ": "Invoked synchronously; the caller sees the error.",
+}
+CALLER_ROLE_REASONS = {
+    rule: "The function's grants (grant_invoke, its log group) go to its role's default policy, as CDK writes them."
+    for rule in ("HIPAA.Security-IAMNoInlinePolicy", "NIST.800.53.R5-IAMNoInlinePolicy")
+}
+
+
+@dataclass(frozen=True)
+class UserApp:
+    outdir: Path
+    template: dict[str, Any]
+    grant: iam.Grant
+    latency: cloudwatch.Metric
+    imported_errors: cloudwatch.Metric
+    endpoint: InferenceEndpoint
+
+    def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: r for k, r in self.template["Resources"].items() if r["Type"] == kind}
+
+
+def build(outdir: Path) -> UserApp:
+    """The user's app: their role, their function, smkit's serving constructs, one synth."""
+    app = cdk.App(context=cdk_context(), outdir=str(outdir))
+    stack = cdk.Stack(app, STACK, env=cdk.Environment(account="111122223333", region="us-east-1"))
+    key = EncryptionKey(stack, "EncryptionKey")
+    storage = EndpointBucket(stack, "Storage", encryption_key=key.key)
+    own_role = iam.Role(
+        stack,
+        "ServingRole",
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        description="The team's SageMaker role",
+    )
+    role = ExecutionRole(stack, "ExecutionRole", role=own_role)
+    role.grant_key(key.key)
+    image = ServingImage.from_dlc(DLC).bind(stack, "Image", role=role)
+    data = ModelData.from_s3("s3://my-models/churn/model.tar.gz", kind="archive").bind(
+        stack, "ModelData", role=role, bucket=storage.bucket
+    )
+    model = InferenceModel(
+        stack, "Model", execution_role_arn=role.role_arn, containers=[ContainerSpec(image, data)]
+    )
+    config = EndpointConfiguration(
+        stack,
+        "EndpointConfig",
+        model_name=model.model_name,
+        kms_key_arn=key.key_arn,
+        variants=[InstanceVariant(name="AllTraffic", instance_type="ml.m5.large")],
+    )
+    endpoint = InferenceEndpoint(
+        stack,
+        "Endpoint",
+        endpoint_config_name=config.endpoint_config_name,
+        deployment=DeploymentGuardrails(),
+        variant_names=["AllTraffic"],
+    )
+
+    caller_role = iam.Role(stack, "CallerRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    log_group = logs.LogGroup(
+        stack, "CallerLogs", retention=logs.RetentionDays.ONE_MONTH, encryption_key=key.key
+    )
+    log_group.grant_write(caller_role)
+    fn = lambda_.Function(
+        stack,
+        "Caller",
+        runtime=lambda_.Runtime.PYTHON_3_14,
+        handler="index.handler",
+        code=lambda_.Code.from_inline(HANDLER),
+        role=caller_role,
+        log_group=log_group,
+        reserved_concurrent_executions=10,
+        environment={"ENDPOINT_NAME": endpoint.endpoint_name},
+    )
+    grant = endpoint.grant_invoke(fn)
+    latency = endpoint.metric_model_latency(period=cdk.Duration.minutes(1))
+    alarms = AlarmTopic(stack, "Alarms", encryption_key=key.key)
+    cloudwatch.Alarm(
+        stack, "LatencyAlarm", metric=latency, threshold=500_000, evaluation_periods=3, datapoints_to_alarm=3
+    ).add_alarm_action(*alarms.actions)
+    legacy = InferenceEndpoint.from_endpoint_name(stack, "Legacy", "churn-legacy", variant_names=["main"])
+    legacy.grant_invoke(fn)
+    imported_errors = legacy.metric_invocation_5xx_errors()
+    cloudwatch.Alarm(
+        stack, "LegacyErrors", metric=imported_errors, threshold=1, evaluation_periods=1
+    ).add_alarm_action(*alarms.actions)
+    # The function references its role (GetAtt); CDK's extra DependsOn on the role is cfn-lint W3005.
+    function_resource = fn.node.default_child
+    policy = caller_role.node.find_child("DefaultPolicy").node.default_child
+    assert isinstance(function_resource, cdk.CfnResource) and isinstance(policy, cdk.CfnResource)
+    function_resource.add_override("DependsOn", [policy.logical_id])
+    for scope, reasons in ((fn, CALLER_REASONS), (caller_role, CALLER_ROLE_REASONS)):
+        cdk.Validations.of(scope).acknowledge(
+            *(cdk.Acknowledgment(id=rule, reason=reason) for rule, reason in reasons.items())
+        )
+    add_compliance_checks(app)
+    try:
+        app.synth()
+    except RuntimeError as exc:
+        findings = "\n".join(validation_findings(outdir)) or str(exc)
+        pytest.fail(f"synth failed validation:\n{findings}", pytrace=False)
+    template = json.loads((outdir / f"{STACK}.template.json").read_text())
+    return UserApp(outdir, template, grant, latency, imported_errors, endpoint)
+
+
+@pytest.fixture(scope="module")
+def user_app(tmp_path_factory: pytest.TempPathFactory) -> UserApp:
+    return build(tmp_path_factory.mktemp("user-cdk-app") / "cdk.out")
+
+
+def test_the_users_own_role_serves_the_model(user_app: UserApp) -> None:
+    (role_id,) = [k for k in user_app.resources("AWS::IAM::Role") if k.startswith("ServingRole")]
+    (model,) = user_app.resources("AWS::SageMaker::Model").values()
+    assert model["Properties"]["ExecutionRoleArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    sagemaker_roles = [
+        k
+        for k, r in user_app.resources("AWS::IAM::Role").items()
+        if "sagemaker.amazonaws.com" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])
+    ]
+    assert sagemaker_roles == [role_id]  # no second role created beside it
+    attached = [
+        p for p in user_app.resources("AWS::IAM::ManagedPolicy").values() if "Roles" in p["Properties"]
+    ]
+    assert attached and all(p["Properties"]["Roles"] == [{"Ref": role_id}] for p in attached)
+
+
+def test_grant_invoke_returns_a_grant_on_the_functions_role(user_app: UserApp) -> None:
+    assert isinstance(user_app.grant, iam.Grant) and user_app.grant.success
+    template = Template.from_json(user_app.template)
+    own = f"arn:aws:sagemaker:us-east-1:111122223333:endpoint/{user_app.endpoint.endpoint_name.lower()}"
+    legacy = "arn:aws:sagemaker:us-east-1:111122223333:endpoint/churn-legacy"
+    (role_id,) = [k for k in user_app.resources("AWS::IAM::Role") if k.startswith("CallerRole")]
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "Roles": [{"Ref": role_id}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Action": ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"],
+                                "Resource": sorted([own, legacy]),
+                            }
+                        )
+                    ]
+                )
+            },
+        },
+    )
+
+
+def test_metric_model_latency_is_the_variants_with_the_given_period(user_app: UserApp) -> None:
+    Template.from_json(user_app.template).has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/SageMaker",
+            "MetricName": "ModelLatency",
+            "Statistic": "Average",
+            "Period": 60,
+            "Dimensions": Match.array_equals(
+                [
+                    {"Name": "EndpointName", "Value": user_app.endpoint.endpoint_name},
+                    {"Name": "VariantName", "Value": "AllTraffic"},
+                ]
+            ),
+        },
+    )
+
+
+def test_an_endpoint_named_by_from_endpoint_name_offers_the_same_metrics(user_app: UserApp) -> None:
+    Template.from_json(user_app.template).has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/SageMaker",
+            "MetricName": "Invocation5XXErrors",
+            "Statistic": "Sum",
+            "Dimensions": Match.array_equals(
+                [{"Name": "EndpointName", "Value": "churn-legacy"}, {"Name": "VariantName", "Value": "main"}]
+            ),
+        },
+    )
+
+
+def test_every_endpoint_serves_the_endpoint_interface(user_app: UserApp) -> None:
+    def watched(endpoint: IEndpoint) -> list[str]:
+        metrics = [
+            endpoint.metric_invocations(),
+            endpoint.metric_model_latency(statistic="p99"),
+            endpoint.metric_invocation_5xx_errors(period=cdk.Duration.minutes(5)),
+        ]
+        return [f"{m.metric_name}/{m.statistic}/{m.period.to_seconds()}" for m in metrics]
+
+    assert watched(user_app.endpoint) == [
+        "Invocations/Sum/60",
+        "ModelLatency/p99/60",
+        "Invocation5XXErrors/Sum/300",
+    ]
+    stack = cdk.Stack(cdk.App(), "Other")
+    imported = InferenceEndpoint.from_endpoint_name(
+        stack, "Named", "churn-prod", variant_names=["AllTraffic"]
+    )
+    assert watched(imported) == watched(user_app.endpoint)
+    assert imported.metric_invocation_4xx_errors().metric_name == "Invocation4XXErrors"
+    assert imported.metric_overhead_latency().statistic == "Average"
+    assert imported.metric_invocations_per_instance(variant_name="blue").dimensions == {
+        "EndpointName": "churn-prod",
+        "VariantName": "blue",
+    }
+
+
+def test_the_app_passes_cdk_nag_and_cfn_lint(user_app: UserApp) -> None:
+    assert validation_findings(user_app.outdir) == []
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), str(user_app.outdir / f"{STACK}.template.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variants", "known"),
+    [((), "its variants are not known"), (("blue", "green"), "its variants are ['blue', 'green']")],
+)
+def test_a_metric_of_an_endpoint_with_no_single_variant_needs_variant_name(
+    variants: tuple[str, ...], known: str
+) -> None:
+    stack = cdk.Stack(cdk.App(), "Other")
+    endpoint = InferenceEndpoint.from_endpoint_name(stack, "Named", "churn-prod", variant_names=variants)
+    with pytest.raises(ValueError) as err:
+        endpoint.metric_model_latency()
+    assert str(err.value) == (
+        f"Other/Named: variant_name=None: {known}; name the variant the metric is of, "
+        "e.g. metric_model_latency(variant_name='AllTraffic')"
+    )
+
+
+@pytest.mark.parametrize("name", ["", "churn_prod", "-churn", "x" * 64])
+def test_from_endpoint_name_refuses_a_name_sagemaker_would(name: str) -> None:
+    stack = cdk.Stack(cdk.App(), "Other")
+    with pytest.raises(
+        ValueError, match=rf"^Other/Named: endpoint_name={name!r}: give the deployed EndpointName"
+    ):
+        InferenceEndpoint.from_endpoint_name(stack, "Named", name)
