@@ -32,6 +32,7 @@ from smkit.config.resolved import (
 )
 from smkit.contract import REGION
 from smkit.cpus import available_cpus
+from smkit.llm.engine import EngineProcess, engine_process
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
@@ -169,14 +170,15 @@ class EndpointRuntime:
             multi_model=container.multi_model,
             environment={**container.environment, REGION: self.settings.region},
         )
-        return ContainerProcess(
-            spec,
-            label=f"{variant.name}-{container.name}",
-            log_dir=self.settings.log_dir,
-            workers=workers.count,
-            workers_reason=workers.reason,
-            startup_timeout_s=self.settings.startup_timeout_s,
-        )
+        options: dict[str, object] = {
+            "label": f"{variant.name}-{container.name}",
+            "log_dir": self.settings.log_dir,
+        }
+        options["startup_timeout_s"] = self.settings.startup_timeout_s
+        engine = engine_process(container, spec, **options)  # an LLM engine image (smkit.llm.engine)
+        if engine is not None:
+            return engine
+        return ContainerProcess(spec, workers=workers.count, workers_reason=workers.reason, **options)  # type: ignore[arg-type]
 
     def _router(self, containers: list[ResolvedContainer], processes: list[ContainerProcess]) -> Router:
         if containers[0].multi_model:
@@ -315,6 +317,9 @@ class EndpointRuntime:
     def _prepare_environments(self) -> None:
         """Build (or reuse) every container's model environment, one after the other (pip is heavy)."""
         for process in self._processes():
+            if isinstance(process, EngineProcess):
+                process.prepare(python=self.settings.python)
+                continue
             container = self.deployment.container(process.spec.name)
             multi_model = process.spec.multi_model
             env = environment_for(
