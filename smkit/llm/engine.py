@@ -38,6 +38,10 @@ CONTAINER_MODEL_DIR = "/opt/ml/model"
 KV_CACHE_VAR = "VLLM_CPU_KVCACHE_SPACE"
 KV_CACHE_GIB = "1"  # plenty for short contexts of a small model; set the variable to change it
 OFFLINE_VAR = "HF_HUB_OFFLINE"
+# The least time the engine is given to answer /ping: its first start on a few shared CPUs loads torch and
+# warms its kernels for minutes, and config/llm.yaml allows its containers 1200 s on AWS
+# (container_startup_health_check_timeout_seconds). A longer local --startup-timeout still applies.
+ENGINE_STARTUP_S = 1200.0
 ADAPTER_HEADER = "X-Amzn-SageMaker-Adapter-Identifier"
 # Images the local endpoint runs with their engine; the others are refused (smkit.config.local_refusal).
 LOCAL_ENGINES = ("vllm",)
@@ -113,6 +117,7 @@ class EngineProcess(ContainerProcess):
 
     def __init__(self, spec: ContainerSpec, *, engine: str, **kwargs: object) -> None:
         super().__init__(spec, **kwargs)  # type: ignore[arg-type]
+        self.startup_timeout_s = max(self.startup_timeout_s, ENGINE_STARTUP_S)
         self.engine = engine
         try:
             self.arguments = engine_arguments(engine, spec.environment)
