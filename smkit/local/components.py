@@ -21,10 +21,9 @@ import time
 from pathlib import Path
 
 from smkit.config import DeploymentConfig, InferenceComponent
-from smkit.llm.adapters import AdapterRouter
-from smkit.llm.engine import EngineProcess
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
+from smkit.local.engines import AdapterRouter, EngineProcess
 from smkit.local.errors import validation_error
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
@@ -210,7 +209,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
             )
         for component in spec.components:
             if component.base_component is not None and component.artifact_url is not None:
-                weights = self._adapter_weights(component.name, component.artifact_url)
+                weights = self._adapter_weights(component)
                 adapter = LocalAdapter(
                     component, self.components[component.base_component], weights, endpoint=self.name
                 )
@@ -218,9 +217,11 @@ class ComponentEndpointRuntime(EndpointRuntime):
         self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
-    def _adapter_weights(self, name: str, uri: str) -> Path:
+    def _adapter_weights(self, component: InferenceComponent) -> Path:
         """Where an adapter's ``artifact_url`` is downloaded (a prefix) or extracted (an archive) by start()."""
-        if uri.endswith("/"):
+        name, uri = component.name, component.artifact_url
+        assert uri is not None, "an adapter component has an artifact_url (config rules)"
+        if component.artifact_is_prefix:
             local = self.workdir / "adapters" / name
             self._downloads[local] = uri
             return local

@@ -32,11 +32,11 @@ from smkit.config.resolved import (
 )
 from smkit.contract import REGION
 from smkit.cpus import available_cpus
-from smkit.llm.engine import EngineProcess, engine_process
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
 from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from botocore.exceptions import ClientError
-from conftest import CONTEXT, STARTUP_S, llm_config
+from llm_support import CONTEXT, STARTUP_S, llm_config
 
 from smkit.local import LocalEndpoint
 
