@@ -1,7 +1,7 @@
 """Configs the local endpoint (smkit.local.server) refuses instead of imitating: what it cannot run the way AWS would.
 
-AWS's vLLM image runs locally: its own server from vLLM's CPU build (smkit.llm.engine), with adapter
-components loaded into it (smkit.llm.adapters). Refused, with the reason and the way out:
+AWS's vLLM image runs locally: its own server from vLLM's CPU build (smkit.local.engines), with adapter
+components loaded into it (smkit.local.engines). Refused, with the reason and the way out:
 
 - AWS's LMI image (``djl-inference``): DJL Serving's Java front end and its Python engine process are
   published as a Docker image and Java distribution only, not on PyPI, so nothing but the image itself
@@ -25,7 +25,7 @@ LLM_ENGINE_REPOSITORIES = ("djl-inference", "vllm", "huggingface-pytorch-tgi-inf
 LOCAL_ENGINE_REPOSITORIES = ("vllm",)
 WHY_NOT = {
     "djl-inference": "DJL Serving (its Java front end and engine process) is published only as this image "
-    "and a Java distribution, not as a package this machine can install",
+    "and a Java distribution: neither djl-serving nor djl-python is on PyPI, nor DJL Serving in Debian",
     "huggingface-pytorch-tgi-inference": "Text Generation Inference has no CPU build on PyPI",
     "sglang": "SGLang has no CPU build on PyPI",
 }

@@ -138,7 +138,7 @@ class LocalComponent:
 
 
 class LocalAdapter(LocalComponent):
-    """An adapter component: its LoRA weights loaded into the base component's engine (smkit.llm.adapters).
+    """An adapter component: its LoRA weights loaded into the base component's engine (smkit.local.engines).
 
     It has no process of its own; it is up while its adapter is registered and the base's copy runs.
     """

@@ -28,6 +28,13 @@ def upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
 
 def llm_config(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> DeploymentConfig:
     """config/llm.yaml with the tiny model and adapter (in the S3 stand-in) in place of the weights."""
+    return parse_config(
+        llm_data(moto, tiny, **environment), source="config/llm.yaml (tiny model)", base_dir=REPO / "config"
+    )
+
+
+def llm_data(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> dict[str, Any]:
+    """config/llm.yaml with the tiny model and adapter (in the S3 stand-in) in place of the weights."""
     s3 = boto3.client("s3", endpoint_url=moto.endpoint_url, region_name=moto.region)
     bucket = f"llm-{uuid.uuid4().hex[:12]}"
     s3.create_bucket(Bucket=bucket)
@@ -42,4 +49,4 @@ def llm_config(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> D
     for component in data["endpoint"]["inference_components"]["components"]:
         if component.get("base_component"):
             component["artifact_url"] = upload(s3, tiny["adapter"], bucket, "adapters/support")
-    return parse_config(data, source="config/llm.yaml (tiny model)", base_dir=REPO / "config")
+    return data

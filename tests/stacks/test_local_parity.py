@@ -48,7 +48,7 @@ def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
     if runtime.shadows is not None:
         processes += [p for v in runtime.shadows.variants for p in v.processes]
     if isinstance(runtime, ComponentEndpointRuntime):
-        # An adapter component runs in its base's process (smkit.llm.adapters).
+        # An adapter component runs in its base's process (smkit.local.engines).
         processes += [c.process for n, c in runtime.components.items() if n not in runtime.adapters]
     return processes
 
