@@ -73,7 +73,6 @@ def test_a_completion_through_invoke_endpoint(endpoint, runtime):
     assert answer["model"] == "/opt/ml/model"  # the name AWS's image serves its model folder under
     assert answer["usage"]["completion_tokens"] == 8
     assert len(answer["choices"][0]["token_ids"]) == 8
-    assert answer == {**answer, "system_fingerprint": answer["system_fingerprint"]}
     assert answer["system_fingerprint"].startswith("vllm-")
     assert (
         _completion(runtime, endpoint, BASE)["choices"][0]["token_ids"] == answer["choices"][0]["token_ids"]
