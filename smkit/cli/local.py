@@ -41,6 +41,9 @@ def _describe(endpoint: object) -> str:
             )
     for name, component in getattr(runtime, "components", {}).items():
         p = component.process
+        if name in getattr(runtime, "adapters", {}):
+            lines.append(f"  inference component {name}: a LoRA adapter loaded into {p.label}'s engine")
+            continue
         lines.append(
             f"  inference component {name}: {p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
             + (" (scales to zero)" if component.scales_to_zero else "")
@@ -73,6 +76,8 @@ def _describe(endpoint: object) -> str:
 
 
 def _workers(process: Any) -> str:
+    if process.workers is None and hasattr(process, "engine"):  # smkit.local.engines.EngineProcess
+        return f"{process.engine} engine, arguments {' '.join(process.arguments) or '(none)'}"
     n = process.workers
     return f"{n} model worker{'s' if n != 1 else ''} ({process.workers_reason})"
 

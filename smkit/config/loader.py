@@ -31,6 +31,7 @@ from smkit.config import (
     components,
     containers,
     endpoint,
+    engine_settings,
     hosting_rules,
     image_rules,
     pipeline,
@@ -181,6 +182,7 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         *aws_rules.check(cfg),
         *hosting_rules.check(cfg),
         *image_rules.check(cfg),
+        *engine_settings.check(cfg),
     ]
     if issues:
         raise ConfigError(source, issues)

@@ -1,13 +1,17 @@
 """Configs the local endpoint (smkit.local.server) refuses instead of imitating: what it cannot run the way AWS would.
 
-- An LLM engine image (AWS's LMI / DJL Serving or vLLM containers, Hugging Face TGI): the engine, its CUDA
-  kernels and its OpenAI-style routes exist only inside that image on a GPU instance; the kit's serving
-  runtime would answer with a different program.
-- Adapter inference components (LoRA weights merged into a base component's model by that engine).
+AWS's vLLM image runs locally: its own server from vLLM's CPU build (smkit.local.engines), with adapter
+components loaded into it (smkit.local.engines). Refused, with the reason and the way out:
 
-The refusal names the reason and the way out: deploy to AWS (or the emulator, which creates the resources
-without running them), or test the model locally with a config of your own that serves a small model
-through the kit's image. https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html
+- AWS's LMI image (``djl-inference``): DJL Serving's Java front end and its Python engine process are
+  published as a Docker image and Java distribution only, not on PyPI, so nothing but the image itself
+  would run the same program; the kit does not stand in for it with a different one.
+- Hugging Face TGI and SGLang images: their engines have no CPU build on PyPI that serves their routes.
+- Adapter components whose base is not on AWS's vLLM image (only an engine loads LoRA weights).
+
+The way out: the same model on AWS's vLLM image (the example config/llm.yaml), deploy (``cdk deploy``, or
+``smkit emulator deploy -c CONFIG`` to check the resources), or a small model through the kit's image.
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html
 """
 
 from __future__ import annotations
@@ -17,6 +21,14 @@ from smkit.config.models import DeploymentConfig
 # ECR repository names of AWS's LLM serving images (the part of the URI between "/" and ":").
 # https://github.com/aws/deep-learning-containers/blob/master/available_images.md
 LLM_ENGINE_REPOSITORIES = ("djl-inference", "vllm", "huggingface-pytorch-tgi-inference", "sglang")
+# The ones the local endpoint runs with their own engine (smkit.llm.engine.LOCAL_ENGINES).
+LOCAL_ENGINE_REPOSITORIES = ("vllm",)
+WHY_NOT = {
+    "djl-inference": "DJL Serving (its Java front end and engine process) is published only as this image "
+    "and a Java distribution: neither djl-serving nor djl-python is on PyPI, nor DJL Serving in Debian",
+    "huggingface-pytorch-tgi-inference": "Text Generation Inference has no CPU build on PyPI",
+    "sglang": "SGLang has no CPU build on PyPI",
+}
 
 
 def llm_engine(uri: str) -> str | None:
@@ -31,19 +43,28 @@ def refusal(config: DeploymentConfig) -> str | None:
         (f"model.containers[{i}].image", c.image) for i, c in enumerate(config.model.containers)
     ]
     for where, image in images:
-        if image is not None and image.source == "dlc" and (engine := llm_engine(image.uri)):
+        engine = llm_engine(image.uri) if image is not None and image.source == "dlc" else None
+        if engine is not None and engine not in LOCAL_ENGINE_REPOSITORIES:
             return (
-                f"{where} is AWS's {engine} LLM serving image, which runs only on a GPU instance on AWS; the "
-                "local endpoint does not stand in for it with a different program. Deploy it (`cdk deploy`, "
-                "or `smkit emulator deploy -c CONFIG` to check the resources), or test a small model locally with a "
-                "config that serves it through the kit's image (README, 'Deploying an LLM')"
+                f"{where} is AWS's {engine} LLM serving image, which the local endpoint cannot run: "
+                f"{WHY_NOT[engine]}; the local endpoint does not stand in for it with a different program. "
+                "Serve the model with AWS's vLLM image instead (config/llm.yaml, docs/llm.md), which runs "
+                "locally, or deploy it (`cdk deploy`, or `smkit emulator deploy -c CONFIG` to check the resources)"
             )
     spec = config.endpoint.inference_components
-    adapters = [c.name for c in spec.components if c.base_component is not None] if spec else []
-    if adapters:
-        return (
-            f"endpoint.inference_components: {', '.join(adapters)} are adapter components, whose LoRA weights "
-            "the base component's LLM engine merges on AWS; the local endpoint cannot run them. Remove them "
-            "for a local run or deploy the config"
-        )
+    if spec is None:
+        return None
+    containers = {c.name: config.image_of(c) for c in config.model.containers}
+    by_name = {c.name: c for c in spec.components}
+    for component in spec.components:
+        base = by_name.get(component.base_component or "")
+        if base is None or base.container is None:
+            continue
+        image = containers.get(base.container)
+        if image is None or image.source != "dlc" or llm_engine(image.uri) not in LOCAL_ENGINE_REPOSITORIES:
+            return (
+                f"endpoint.inference_components: {component.name} is an adapter component of {base.name}, whose "
+                "container does not run AWS's vLLM image; only that engine loads LoRA adapters locally. Serve "
+                f"{base.name} with AWS's vLLM image (docs/llm.md), remove the adapter for a local run, or deploy"
+            )
     return None

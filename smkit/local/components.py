@@ -18,9 +18,12 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 
 from smkit.config import DeploymentConfig, InferenceComponent
+from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
+from smkit.local.engines import AdapterRouter, EngineProcess
 from smkit.local.errors import validation_error
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
@@ -134,6 +137,55 @@ class LocalComponent:
                         self.scale_ins += 1
 
 
+class LocalAdapter(LocalComponent):
+    """An adapter component: its LoRA weights loaded into the base component's engine (smkit.local.engines).
+
+    It has no process of its own; it is up while its adapter is registered and the base's copy runs.
+    """
+
+    def __init__(
+        self, spec: InferenceComponent, base: LocalComponent, weights: Path, *, endpoint: str
+    ) -> None:
+        if not isinstance(base.process, EngineProcess):
+            raise ArtifactError(
+                f"adapter component {spec.name}: its base component {base.name} does not run an LLM engine image "
+                "that loads adapters (AWS's vLLM image); adapters need one"
+            )
+        super().__init__(spec, base.process, endpoint=endpoint, idle_seconds=base.idle_seconds)
+        self.base = base
+        self.engine: EngineProcess = base.process
+        self.weights = weights
+        self.router = AdapterRouter(base.process, endpoint=endpoint, adapter=spec.name)
+        self.scales_to_zero = False  # its copies are the base's
+        self._loaded_in: int | None = None  # the engine process the adapter was registered with
+
+    @property
+    def warm(self) -> bool:
+        return self._ready and self.base.warm
+
+    async def start(self) -> None:
+        """Register the adapter with the base's engine (started first by the runtime)."""
+        await self.engine.load_adapter(self.name, self.weights)
+        self._loaded_in = self.engine.pid
+        self._ready = True
+
+    async def stop(self) -> None:
+        self._ready = False
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        """The base engine's answer with the adapter applied; with the base scaled to zero, the service's
+        no-capacity error (which starts the base); a restarted base gets the adapter again first."""
+        if not self.base.warm:
+            self.base._scale_from_zero()
+            raise validation_error(NO_CAPACITY)
+        if self._loaded_in != self.engine.pid:
+            await self.start()
+        try:
+            return await super().invoke(invocation, scope)
+        finally:
+            self.base._last_used = time.monotonic()  # an adapter's traffic keeps its base's copy
+
+
 class ComponentEndpointRuntime(EndpointRuntime):
     """An endpoint of ``endpoint.type: inference-components``: its components on one local variant."""
 
@@ -141,6 +193,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
         self, config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
     ):
         self.components: dict[str, LocalComponent] = {}
+        self.adapters: dict[str, LocalAdapter] = {}
         super().__init__(config, name=name, settings=settings)
 
     def _build_variants(self) -> list[ProductionVariant]:
@@ -148,17 +201,39 @@ class ComponentEndpointRuntime(EndpointRuntime):
         assert spec is not None, "config rules require endpoint.inference_components"
         variant = self.deployment.variants[0]
         for component in spec.components:
-            # Adapters are refused before a runtime is built (smkit.config.local_refusal).
-            assert component.container is not None, "adapter components do not run locally"
+            if component.container is None:
+                continue  # an adapter: after its base
             process = self._process(self.deployment.container(component.container), variant)
             self.components[component.name] = LocalComponent(
                 component, process, endpoint=self.name, idle_seconds=self.settings.component_idle_seconds
             )
+        for component in spec.components:
+            if component.base_component is not None and component.artifact_url is not None:
+                weights = self._adapter_weights(component)
+                adapter = LocalAdapter(
+                    component, self.components[component.base_component], weights, endpoint=self.name
+                )
+                self.components[component.name] = self.adapters[component.name] = adapter
         self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
+    def _adapter_weights(self, component: InferenceComponent) -> Path:
+        """Where an adapter's ``artifact_url`` is downloaded (a prefix) or extracted (an archive) by start()."""
+        name, uri = component.name, component.artifact_url
+        assert uri is not None, "an adapter component has an artifact_url (config rules)"
+        if component.artifact_is_prefix:
+            local = self.workdir / "adapters" / name
+            self._downloads[local] = uri
+            return local
+        archive = self.workdir / "adapters" / f"{name}.tar.gz"
+        self._downloads[archive] = uri
+        target = self.workdir / "adapters" / name
+        self._archives[target] = archive
+        return target
+
     def _processes(self) -> list[ContainerProcess]:
-        return [*super()._processes(), *(c.process for c in self.components.values())]
+        own = [c.process for n, c in self.components.items() if n not in self.adapters]
+        return [*super()._processes(), *own]
 
     def component(self, name: str) -> LocalComponent:
         """The component called ``name`` (KeyError when there is none)."""
@@ -166,10 +241,12 @@ class ComponentEndpointRuntime(EndpointRuntime):
 
     async def _start(self) -> None:
         await super()._start()  # extracts the model archives
-        results = await asyncio.gather(*(c.start() for c in self.components.values()), return_exceptions=True)
-        errors = [r for r in results if isinstance(r, BaseException)]
-        if errors:
-            raise errors[0]
+        bases = [c for n, c in self.components.items() if n not in self.adapters]
+        for group in (bases, list(self.adapters.values())):  # an adapter loads into its running base
+            results = await asyncio.gather(*(c.start() for c in group), return_exceptions=True)
+            errors = [r for r in results if isinstance(r, BaseException)]
+            if errors:
+                raise errors[0]
 
     async def stop(self) -> None:
         """Stop every component's copy, then remove the extracted model data."""

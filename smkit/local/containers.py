@@ -67,6 +67,10 @@ LOCAL_ONLY: dict[str, str] = {
     SMKIT_REQUIREMENTS_DIR: "where that environment installed code/requirements.txt (in the image: at start)",
     SMKIT_FRAMEWORK: "an AWS framework image applies its framework's default handlers itself; locally the "
     "kit's runtime does, for the image the config names",
+    # AWS's vLLM image run with vLLM's CPU build (smkit.llm.engine):
+    "VLLM_CPU_KVCACHE_SPACE": "vLLM's CPU build sizes its KV cache in GiB of host memory; on AWS the GPU "
+    "build takes a fraction of GPU memory (SM_VLLM_GPU_MEMORY_UTILIZATION)",
+    "HF_HUB_OFFLINE": "the local engine serves the config's model folder and downloads nothing from a hub",
 }
 
 # The startup health check allows 60-3600 s (docs/hosting-contract.md); a variant that sets none waits this

@@ -36,6 +36,7 @@ from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
 from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
@@ -198,15 +199,16 @@ class EndpointRuntime:
             environment={**container.environment, REGION: self.settings.region},
         )
         timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s)
-        return ContainerProcess(
-            spec,
-            label=f"{variant.name}-{container.name}" + (f"-{instance + 1}" if instance else ""),
-            log_dir=self.settings.log_dir,
-            workers=workers.count,
-            workers_reason=workers.reason,
-            startup_timeout_s=timeout_s,
-            startup_limit=limit,
-        )
+        options: dict[str, object] = {
+            "label": f"{variant.name}-{container.name}" + (f"-{instance + 1}" if instance else ""),
+            "log_dir": self.settings.log_dir,
+            "startup_timeout_s": timeout_s,
+            "startup_limit": limit,
+        }
+        engine = engine_process(container, spec, **options)  # an LLM engine image (smkit.llm.engine)
+        if engine is not None:
+            return engine
+        return ContainerProcess(spec, workers=workers.count, workers_reason=workers.reason, **options)  # type: ignore[arg-type]
 
     def _router(self, containers: list[ResolvedContainer], processes: list[ContainerProcess]) -> Router:
         if containers[0].multi_model:
@@ -356,6 +358,9 @@ class EndpointRuntime:
     def _prepare_environments(self) -> None:
         """Build (or reuse) every container's model environment, one after the other (pip is heavy)."""
         for process in self._processes():
+            if isinstance(process, EngineProcess):
+                process.prepare(python=self.settings.python)
+                continue
             container = self.deployment.container(process.spec.name)
             multi_model = process.spec.multi_model
             env = environment_for(

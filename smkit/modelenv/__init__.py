@@ -13,6 +13,7 @@ from smkit.modelenv.builder import (
     cache_root,
     envs_enabled,
     image_environment,
+    locked_environment,
     model_environment,
 )
 from smkit.modelenv.image import ImageRuntime, config_runtime, dlc_runtime
@@ -28,5 +29,6 @@ __all__ = [
     "dlc_runtime",
     "envs_enabled",
     "image_environment",
+    "locked_environment",
     "model_environment",
 ]

@@ -185,6 +185,12 @@ def ensure_writable(root: Path) -> None:
         ) from None
 
 
+def _run(command: list[str], what: str, *, progress: bool) -> None:
+    code, tail = model_requirements.run_pip(command, show=progress)
+    if code != 0:
+        raise ModelEnvError(f"{what} failed (exit {code}): {' | '.join(tail)}")
+
+
 def _link_smkit(venv: Path, python: str) -> None:
     """Make the kit's ``smkit`` package importable in the venv through a link (always the live source)."""
     source = Path(smkit.__file__).resolve().parent
@@ -306,3 +312,36 @@ def model_environment(
         os.symlink(layer, staged, target_is_directory=True)
         os.replace(staged, link)
     return ModelEnvironment(python=interpreter, extra_paths=(link,), requirements_dir=base, runtime=runtime)
+
+
+def locked_environment(lock: Path, *, python_version: str, label: str, progress: bool = True) -> str:
+    """The interpreter of a venv holding exactly the packages pinned in ``lock``, built on first use.
+
+    For an engine image whose program is not the kit's runtime (smkit.llm: AWS's vLLM image): every line of
+    ``lock`` is an exact pin and pip installs them with ``--no-deps``, so the environment is the lock and
+    nothing else. Cached under ``<cache>/envs/<label>-py<version>-<hash of the lock>``, under the same lock
+    file and completion marker as :func:`image_environment`; the kit's ``smkit`` package is linked in.
+    """
+    try:
+        text = lock.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelEnvError(f"{lock}: cannot read it ({exc.strerror})") from None
+    key_data = {"python": python_version, "lock": text, "smkit": str(Path(smkit.__file__).parent)}
+    key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
+    venv = cache_root() / "envs" / f"{label}-py{python_version}-{key}"
+    python = str(venv / "bin" / "python")
+    with _locked(venv):
+        if (venv / COMPLETE).is_file():
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        base = base_interpreter(python_version)
+        if progress:
+            _say(f"building the {label} environment once from {lock.name} in {venv}")
+        _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
+        command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-deps"]
+        _run([*command, "-r", str(lock)], f"installing {lock} into {venv}", progress=progress)
+        _link_smkit(venv, python)
+        (venv / COMPLETE).write_text(
+            json.dumps({"lock": str(lock), "key": key}, indent=2) + "\n", encoding="utf-8"
+        )
+    return python

@@ -6,6 +6,8 @@ the ``Environment`` of each ContainerDefinition equals the local container's var
 local run alone needs (``smkit.local.containers.LOCAL_ONLY``, each with its reason), and so do the payload
 limit, timeouts, program and worker count the serving runtime reads from them, the model data kind and the
 variant names. The async container, started with the template's environment, takes a 7 MiB request.
+An LLM engine container (AWS's vLLM image, smkit.llm.engine) is held to the same Environment, and its
+engine arguments are the ones the image's entrypoint derives from that Environment.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import pytest
 from stack_support import ROOT, SynthesizedApp
 
 from smkit.cdk.mapping import pascal
+from smkit.config.engine_settings import engine_arguments
 from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
 from smkit.cpus import available_cpus
+from smkit.llm.engine import CONTAINER_MODEL_DIR, SERVER_MODULE
 from smkit.local.artifacts import extract_archive
 from smkit.local.components import ComponentEndpointRuntime, create_runtime
 from smkit.local.containers import LOCAL_ONLY, ContainerProcess, ContainerSpec
+from smkit.local.engines import EngineProcess
 from smkit.local.runtime import EndpointRuntime, LocalSettings
 from smkit.serving.env import ServingEnv
 
@@ -43,7 +48,8 @@ def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
     if runtime.shadows is not None:
         processes += [p for v in runtime.shadows.variants for p in v.processes]
     if isinstance(runtime, ComponentEndpointRuntime):
-        processes += [c.process for c in runtime.components.values()]
+        # An adapter component runs in its base's process (smkit.local.engines).
+        processes += [c.process for n, c in runtime.components.items() if n not in runtime.adapters]
     return processes
 
 
@@ -86,12 +92,43 @@ def _cases(synthesized: SynthesizedApp) -> list[str]:
     return sorted(case for case, config in synthesized.configs.items() if refusal(config) is None)
 
 
-def test_only_llm_serving_is_refused_locally_and_says_why(synthesized: SynthesizedApp) -> None:
-    """Configs left out of the comparison: AWS's LLM images and adapter components, refused with the way out."""
+def test_every_shipped_config_runs_locally(synthesized: SynthesizedApp) -> None:
+    """None is left out of the comparison: the LLM config runs with its engine (AWS's vLLM image)."""
     refused = {case: refusal(config) for case, config in synthesized.configs.items() if refusal(config)}
-    assert set(refused) == {"llm"}, sorted(refused)
-    assert "Deploying an LLM" in str(refused["llm"])
-    assert len(_cases(synthesized)) >= 15
+    assert refused == {}
+    assert "llm" in _cases(synthesized)
+    assert len(_cases(synthesized)) >= 16
+
+
+def test_the_llm_engine_gets_the_templates_environment_and_the_arguments_derived_from_it(
+    synthesized: SynthesizedApp,
+) -> None:
+    template = synthesized.template_json("llm")
+    runtime = _runtime(synthesized, "llm")
+    assert isinstance(runtime, ComponentEndpointRuntime)
+    (engine,) = [p for p in _processes(runtime) if isinstance(p, EngineProcess)]
+    container = deployment_of(synthesized.configs["llm"]).container(engine.spec.name)
+    aws = _definition_of(container, _definitions(template))["Environment"]
+    assert aws == dict(container.environment)
+    assert {k: v for k, v in engine.container_environment(PORT).items() if k in aws} == aws
+    derived = engine_arguments("vllm", aws)
+    assert derived == [
+        "--max-model-len",
+        "4096",
+        "--enable-lora",
+        "--max-lora-rank",
+        "64",
+        "--max-loras",
+        "4",
+    ]
+    command = engine.command(PORT)
+    assert command[1:3] == ["-m", SERVER_MODULE]
+    assert command[-len(derived) :] == derived
+    assert command[command.index("--served-model-name") + 1] == CONTAINER_MODEL_DIR
+    assert command[command.index("--port") + 1] == str(PORT)
+    # The adapter component is served by the base's engine, with the artifact the template names.
+    assert set(runtime.adapters) == {"qwen-support"}
+    assert runtime.adapters["qwen-support"].process is engine
 
 
 def test_every_container_gets_the_templates_environment_locally(synthesized: SynthesizedApp) -> None:
@@ -115,6 +152,11 @@ def test_every_container_gets_the_templates_environment_locally(synthesized: Syn
             )
             assert {k: local[k] for k in aws} == aws, f"{where}: the local values differ from the template's"
             assert local[BIND_TO_PORT] == str(PORT) and local[REGION] == "eu-west-1"
+            if isinstance(process, EngineProcess):
+                # vLLM's server, not the kit's runtime: its arguments are checked in the test above.
+                assert _template_kind(definition) == container.model_data.kind == "prefix", where
+                checked += 1
+                continue
 
             aws_env = ServingEnv.from_environ({**aws, BIND_TO_PORT: str(PORT)})
             local_env = ServingEnv.from_environ(local)

