@@ -215,7 +215,7 @@ def _next_job(shared: ipc.JobReader, own: ipc.JobReader) -> tuple[ipc.JobMeta, b
         if own.sock in readable:
             return own.read()
         try:
-            return shared.read(socket.MSG_DONTWAIT)
+            return shared.read(flags=socket.MSG_DONTWAIT)
         except BlockingIOError:
             continue  # another worker took it first
 
