@@ -120,6 +120,7 @@ class ServingStack(cdk.Stack):
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
         self._outputs()
+        self._warn_unsubscribed(cfg)
 
     def _containers(
         self, deployment: ResolvedDeployment, repository: ecr.IRepository | None
@@ -231,6 +232,17 @@ class ServingStack(cdk.Stack):
                 instance_type=instance_type,
             )
 
+    def _warn_unsubscribed(self, cfg: DeploymentConfig) -> None:
+        """Alarms whose topic nobody subscribes to reach nobody: say so in the synth output."""
+        if cfg.monitoring.alarms and not cfg.monitoring.subscriptions:
+            cdk.Annotations.of(self).add_warning_v2(
+                "smkit:alarm-topic-without-subscriber",
+                "the alarms publish to an SNS topic nobody subscribes to, so they reach nobody: add "
+                "monitoring.subscriptions (e.g. [{type: email, address: oncall@example.com}]) or subscribe to "
+                "the stack output AlarmTopicArn (aws sns subscribe --topic-arn ARN --protocol email "
+                "--notification-endpoint ADDRESS)",
+            )
+
     def _outputs(self) -> None:
         outputs = self._common_outputs(self.endpoint_config.variant_names)
         outputs["LogGroupName"] = self.logs.endpoint_group_name
@@ -285,6 +297,7 @@ class ServingStack(cdk.Stack):
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()
         )
+        self._warn_unsubscribed(cfg)
         if parts.monitoring is not None:
             outputs["AlarmTopicArn"] = parts.monitoring.topic.topic_arn
             outputs["DashboardName"] = parts.monitoring.dashboard.dashboard_name
