@@ -17,10 +17,14 @@ from typing import Any
 from smkit.config.rule_table import ROWS, Row
 
 NONE_FOUND = "documented constraints: none found"
+# Maps whose keys are the user's (a container's environment variables): one property, not one per key.
+FREE_MAPS = ("Environment",)
 
 
 def property_paths(value: Any, prefix: str = "") -> set[str]:
     """Paths of the leaves under ``value``: ``A.B``, ``A[].B`` for lists of objects; intrinsics are leaves."""
+    if prefix.rsplit(".", 1)[-1].removesuffix("[]") in FREE_MAPS:
+        return {prefix}
     if isinstance(value, dict) and value and not any(k == "Ref" or k.startswith("Fn::") for k in value):
         out: set[str] = set()
         for key, child in value.items():

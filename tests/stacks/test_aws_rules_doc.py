@@ -27,12 +27,14 @@ def test_property_paths_and_row_matching() -> None:
             {"VariantName": "a", "VolumeSizeInGB": 10, "ModelName": {"Fn::GetAtt": ["M", "N"]}}
         ],
         "KmsKeyId": {"Ref": "Key"},
+        "PrimaryContainer": {"Environment": {"A": "1", "B": "2"}},
     }
     assert property_paths(properties) == {
         "ProductionVariants[].VariantName",
         "ProductionVariants[].VolumeSizeInGB",
         "ProductionVariants[].ModelName",
         "KmsKeyId",
+        "PrimaryContainer.Environment",
     }
     ec = "AWS::SageMaker::EndpointConfig"
     assert [r.id for r in rows_for(ec, "ProductionVariants[].VolumeSizeInGB")] == ["instance-store-volume"]
