@@ -23,18 +23,33 @@ from smkit.config import load_config
 
 
 class Dashboard(cdk.Stack):
-    """A stack of your own: a dashboard of the endpoint's invocations and errors."""
+    """A stack of your own: a dashboard of the endpoint's invocations and errors, one graph per variant.
 
-    def __init__(self, scope: Construct, id_: str, *, endpoint: InferenceEndpoint, **kwargs: object) -> None:
+    SageMaker publishes invocation metrics per EndpointName and VariantName: a metric of the endpoint
+    name alone has no data (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        endpoint: InferenceEndpoint,
+        variant_names: list[str],
+        **kwargs: object,
+    ) -> None:
         super().__init__(scope, id_, **kwargs)  # type: ignore[arg-type]
         board = cloudwatch.Dashboard(self, "Dashboard")
-        board.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Invocations",
-                left=[endpoint.metric("Invocations")],
-                right=[endpoint.metric("Invocation5XXErrors"), endpoint.metric("Invocation4XXErrors")],
+        for variant in variant_names:
+            board.add_widgets(
+                cloudwatch.GraphWidget(
+                    title=f"Invocations of {variant}",
+                    left=[endpoint.metric("Invocations", variant_name=variant)],
+                    right=[
+                        endpoint.metric("Invocation5XXErrors", variant_name=variant),
+                        endpoint.metric("Invocation4XXErrors", variant_name=variant),
+                    ],
+                )
             )
-        )
 
 
 def main() -> None:
@@ -42,7 +57,12 @@ def main() -> None:
     config_path = Path(app.node.try_get_context("config") or "config/serving.yaml").resolve()
     config = load_config(config_path)
     added = add_serving_stacks(app, config=config, project_root=Path.cwd())
-    Dashboard(app, f"{added.serving.stack_name}Dashboard", endpoint=added.serving.endpoint)
+    Dashboard(
+        app,
+        f"{added.serving.stack_name}Dashboard",
+        endpoint=added.serving.endpoint,
+        variant_names=[v.name for v in added.serving.deployment.variants],
+    )
     add_compliance_checks(app)
     app.synth()
 

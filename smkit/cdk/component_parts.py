@@ -107,7 +107,9 @@ def add_inference_components(
             network_isolation=deployment.network_isolation,
             vpc=vpc,
         )
-        model.resource.node.add_dependency(role.policy)
+        # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
+        # login and metrics included), as the other endpoint types' models do.
+        model.resource.node.add_dependency(*role.access_policies)
         models[c.name] = model
     endpoint_config = ComponentEndpointConfiguration(
         scope,

@@ -5,7 +5,8 @@
 that ECR image tag instead of the file's ``build`` or ``ecr`` image, smkit/config/overrides.py) and
 ``pipeline=true`` (the CDK Pipelines stack instead of the serving stacks) and ``previous_s3_uris`` (a JSON
 list of the S3 model data and adapter weights recorded releases ran, which the execution role keeps reading;
-``smkit deploy`` passes it from the release history). :data:`FEATURE_FLAGS` are the
+``smkit deploy`` passes it from the release history) and ``deployed_endpoint`` (the endpoint SageMaker runs
+now, smkit.config.day2; ``smkit deploy`` reads it). :data:`FEATURE_FLAGS` are the
 aws-cdk-lib feature flags every smkit template is synthesized with; pass them as the ``cdk.App``'s context
 so a project without a cdk.json synthesizes the same templates.
 """
@@ -25,7 +26,8 @@ from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeli
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.config import ConfigError, load_config
-from smkit.config.overrides import IMAGE_TAG_CONTEXT, PREVIOUS_S3_CONTEXT
+from smkit.config.day2 import DeployedEndpoint
+from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, IMAGE_TAG_CONTEXT, PREVIOUS_S3_CONTEXT
 
 DEFAULT_CONFIG = "config/realtime.yaml"
 # aws-cdk-lib feature flags (https://docs.aws.amazon.com/cdk/v2/guide/featureflags.html); the
@@ -80,8 +82,13 @@ def add_deployment(
                 commands=pipeline_commands,
             )
         else:
+            deployed = app.node.try_get_context(DEPLOYED_ENDPOINT_CONTEXT)
             added = add_serving_stacks(
-                app, config=config, project_root=root, previous_s3_uris=previous_s3_uris(app)
+                app,
+                config=config,
+                project_root=root,
+                previous_s3_uris=previous_s3_uris(app),
+                deployed=DeployedEndpoint.from_json(deployed) if deployed else None,
             )
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         sys.exit(f"error: {exc}")

@@ -29,6 +29,8 @@ from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
 from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config import DeploymentConfig
+from smkit.config.day2 import DeployedEndpoint, plan_update
+from smkit.config.model_data_rules import previous_s3_reads
 from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.config.rules import ASYNC_INPUT_PREFIX, written_prefixes
 
@@ -45,6 +47,10 @@ class ServingStack(cdk.Stack):
     keeps reading them beside the current ones: during a blue/green or rolling update the old fleet still
     serves and scales out, and an auto-rollback starts it again, each reading its own data. Copies in the
     stack's own bucket are covered by the models/ grant of :mod:`smkit.cdk.constructs.model_copy`.
+
+    ``deployed``: the endpoint SageMaker runs now (``smkit deploy`` reads it); an update that changes its
+    variant names is sent without DeploymentConfig, with the reason as a synth warning
+    (:func:`smkit.config.day2.plan_update`).
     """
 
     def __init__(
@@ -56,9 +62,11 @@ class ServingStack(cdk.Stack):
         repository: ecr.IRepository | None,
         project_root: Path,
         previous_s3_uris: Sequence[str] = (),
+        deployed: DeployedEndpoint | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
+        self.deployed = deployed
         cfg = self.config = config
         self.deployment = deployment_of(config, project_root)
         self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=cfg.security.kms.key_arn)
@@ -120,6 +128,8 @@ class ServingStack(cdk.Stack):
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
         self._outputs()
+        self._warn_unsubscribed(cfg)
+        self._plan_update(cfg)
 
     def _containers(
         self, deployment: ResolvedDeployment, repository: ecr.IRepository | None
@@ -147,17 +157,8 @@ class ServingStack(cdk.Stack):
 
     def _keep_previous_data(self, cfg: DeploymentConfig, previous: Sequence[str]) -> None:
         """Read grants on earlier releases' S3 data that the current config no longer names."""
-        current = {c.model_data.uri for c in self.deployment.containers if c.model_data.in_s3}
-        spec = cfg.endpoint.inference_components
-        current |= {c.artifact_url for c in spec.components if c.artifact_url} if spec else set()
-        for i, uri in enumerate(sorted(set(previous) - current)):
-            name, _, key = uri.removeprefix("s3://").partition("/")
-            if not uri.startswith("s3://") or not name or not key:
-                raise ValueError(
-                    f"previous_s3_uris: {uri!r} is not s3://BUCKET/KEY or s3://BUCKET/PREFIX/ (the release "
-                    "history's model data and adapter locations)"
-                )
-            self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=uri.endswith("/"))
+        for i, (uri, prefix) in enumerate(previous_s3_reads(cfg, previous)):
+            self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=prefix)
 
     def _model(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
@@ -231,6 +232,26 @@ class ServingStack(cdk.Stack):
                 instance_type=instance_type,
             )
 
+    def _plan_update(self, cfg: DeploymentConfig) -> None:
+        """Leave DeploymentConfig out of an update that changes the variant names (it would fail)."""
+        self.update_plan = plan_update(self.deployed, cfg, self.endpoint.endpoint_name)
+        if not self.update_plan.deployment_config:
+            self.endpoint.resource.add_property_deletion_override("DeploymentConfig")
+            cdk.Annotations.of(self).add_warning_v2(
+                "smkit:update-without-deployment-config", self.update_plan.reason or ""
+            )
+
+    def _warn_unsubscribed(self, cfg: DeploymentConfig) -> None:
+        """Alarms whose topic nobody subscribes to reach nobody: say so in the synth output."""
+        if cfg.monitoring.alarms and not cfg.monitoring.subscriptions:
+            cdk.Annotations.of(self).add_warning_v2(
+                "smkit:alarm-topic-without-subscriber",
+                "the alarms publish to an SNS topic nobody subscribes to, so they reach nobody: add "
+                "monitoring.subscriptions (e.g. [{type: email, address: oncall@example.com}]) or subscribe to "
+                "the stack output AlarmTopicArn (aws sns subscribe --topic-arn ARN --protocol email "
+                "--notification-endpoint ADDRESS)",
+            )
+
     def _outputs(self) -> None:
         outputs = self._common_outputs(self.endpoint_config.variant_names)
         outputs["LogGroupName"] = self.logs.endpoint_group_name
@@ -285,6 +306,8 @@ class ServingStack(cdk.Stack):
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()
         )
+        self._warn_unsubscribed(cfg)
+        self._plan_update(cfg)
         if parts.monitoring is not None:
             outputs["AlarmTopicArn"] = parts.monitoring.topic.topic_arn
             outputs["DashboardName"] = parts.monitoring.dashboard.dashboard_name

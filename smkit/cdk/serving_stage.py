@@ -27,6 +27,7 @@ from smkit.cdk.ecr_stack import EcrStack
 from smkit.cdk.mapping import pascal
 from smkit.cdk.serving_stack import ServingStack
 from smkit.config import DeploymentConfig
+from smkit.config.day2 import DeployedEndpoint
 from smkit.config.resolved import deployment_of
 
 
@@ -58,11 +59,13 @@ def add_serving_stacks(
     project_root: Path,
     repository: ecr.IRepository | None = None,
     previous_s3_uris: Sequence[str] = (),
+    deployed: DeployedEndpoint | None = None,
 ) -> ServingStacks:
     """Add the ECR stack (unless ``repository`` is given) and the serving stack for ``config`` to ``scope``.
 
     ``previous_s3_uris``: S3 data of recorded releases the execution role keeps reading
-    (:class:`smkit.cdk.serving_stack.ServingStack`)."""
+    (:class:`smkit.cdk.serving_stack.ServingStack`); ``deployed``: the endpoint SageMaker runs now
+    (:func:`smkit.config.day2.plan_update`)."""
     ecr_id, serving_id = stack_ids(config)
     env = cdk.Environment(account=config.account, region=config.region)
     common: dict[str, Any] = {"env": env}
@@ -79,6 +82,7 @@ def add_serving_stacks(
         repository=repository,
         project_root=project_root,
         previous_s3_uris=previous_s3_uris,
+        deployed=deployed,
         description=config.description or f"SageMaker {config.endpoint.type} endpoint {config.name}",
         **common,
     )

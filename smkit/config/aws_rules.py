@@ -7,6 +7,8 @@ loader applies both tables. Every message names the limit, the fix and the page.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -156,6 +158,57 @@ def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
+@functools.cache
+def hosting_instance_types() -> frozenset[str]:
+    """The instance types SageMaker hosts endpoints on: botocore's model of ``ProductionVariantInstanceType``
+    (the SageMaker API's own enum; one list for every region, so a type a region lacks passes here and fails at
+    CreateEndpointConfig). The emulator checks against the same list."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    return frozenset(model.shape_for("ProductionVariantInstanceType").enum)
+
+
+def instance_types(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Every variant's ``instance_type`` is one SageMaker hosts on (a misspelled type fails only at deploy)."""
+    known = hosting_instance_types()
+    for path, v in variant_paths(cfg):
+        if v.instance_type in known:
+            continue
+        close = difflib.get_close_matches(v.instance_type, sorted(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        yield Issue(
+            f"{path}.instance_type",
+            v.instance_type,
+            f"not an instance type SageMaker hosts endpoints on; {hint}the SageMaker API's "
+            f"ProductionVariantInstanceType (botocore's service model) lists {len(known)}, e.g. ml.m5.large "
+            f"({VARIANT_URL})",
+        )
+
+
+def component_variant_timeouts(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """An inference-component endpoint's variant runs no model of its own: SageMaker takes the download and
+    start-up timeouts per component (``StartupParameters``), so variant-level values are refused rather than
+    dropped or copied into every component (where they would compete with the components' own values)."""
+    if cfg.endpoint.type != "inference-components":
+        return
+    for i, v in enumerate(cfg.endpoint.variants):
+        for field in (
+            "model_data_download_timeout_seconds",
+            "container_startup_health_check_timeout_seconds",
+        ):
+            value = getattr(v, field)
+            if value is not None:
+                yield Issue(
+                    f"endpoint.variants[{i}].{field}",
+                    value,
+                    "the variant of an inference-component endpoint runs no model, so SageMaker would ignore "
+                    f"it; set {field} on each component under endpoint.inference_components.components "
+                    "(StartupParameters, https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+                    "API_InferenceComponentStartupParameters.html)",
+                )
+
+
 def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
     """``volume_size_gb`` only on instance types with an EBS ML storage volume: production variants, shadow
     variants and the instance pool of an inference-component endpoint alike."""
@@ -236,6 +289,8 @@ AWS_RULES = (
     execution_timeout,
     kms_key,
     burstable_autoscaling,
+    instance_types,
+    component_variant_timeouts,
     instance_store_volume,
     retained_counts,
     log_retention,

@@ -43,6 +43,24 @@ def s3_kind(uri: str, *, multi_model_endpoint: bool) -> str | None:
     return "archive" if uri.endswith(ARCHIVE_SUFFIX) else None
 
 
+def previous_s3_reads(cfg: DeploymentConfig, previous: Iterable[str]) -> list[tuple[str, bool]]:
+    """``(uri, is_prefix)`` of each earlier release's S3 data that ``cfg`` no longer names (its ``source: s3``
+    model data and adapters' ``artifact_url``): what the execution role keeps reading. ValueError for a URI that
+    is not ``s3://BUCKET/KEY`` or ``s3://BUCKET/PREFIX/``."""
+    current = {c.model_data.uri for c in cfg.model.containers if c.model_data.uri}
+    spec = cfg.endpoint.inference_components
+    current |= {c.artifact_url for c in spec.components if c.artifact_url} if spec else set()
+    out = []
+    for uri in sorted(set(previous) - current):
+        if not S3_URI.match(uri):
+            raise ValueError(
+                f"previous_s3_uris: {uri!r} is not s3://BUCKET/KEY or s3://BUCKET/PREFIX/ (the release history's "
+                "model data and adapter locations)"
+            )
+        out.append((uri, uri.endswith("/")))
+    return out
+
+
 def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
     """``uri`` / ``kms_key_arn`` only with ``source: s3``, in the forms SageMaker accepts; ``path`` otherwise."""
     mme = cfg.endpoint.type == "multi-model"

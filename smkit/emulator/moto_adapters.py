@@ -45,16 +45,12 @@ def sagemaker_model_from_template() -> None:
 def current_instance_types() -> None:
     """EndpointConfig instance types checked against the SageMaker API's current list (botocore's model of
     ``ProductionVariantInstanceType``) instead of moto's older copy, which lacks ml.g5, ml.g6, ml.p5 and newer."""
-    import botocore.session
     from moto.sagemaker import models as sm
     from moto.sagemaker.exceptions import ValidationError
 
-    shape = (
-        botocore.session.get_session()
-        .get_service_model("sagemaker")
-        .shape_for("ProductionVariantInstanceType")
-    )
-    valid = frozenset(shape.enum)
+    from smkit.config.aws_rules import hosting_instance_types
+
+    valid = hosting_instance_types()
 
     def validate_instance_type(self: sm.FakeEndpointConfig, instance_type: str) -> None:
         if instance_type not in valid:
@@ -92,8 +88,12 @@ def ebs_only_volumes() -> None:
 
 
 def model_update_keeps_its_name() -> None:
-    """An updated AWS::SageMaker::Model is recreated under its old name (what references to it resolve to)."""
+    """An updated AWS::SageMaker::Model is recreated under its old name (what references to it resolve to),
+    unless its role can no longer read the previous release's model data (smkit.emulator.moto_access)."""
     from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    from smkit.emulator.moto_access import model_data_uris, previous_data_problem
 
     def update(
         cls: type[sm.Model],
@@ -104,6 +104,17 @@ def model_update_keeps_its_name() -> None:
         region_name: str,
     ) -> sm.Model:
         name = original_resource.model_name
+        properties = cloudformation_json["Properties"]
+        new = [properties["PrimaryContainer"]] if "PrimaryContainer" in properties else []
+        old = [original_resource.primary_container] if original_resource.primary_container else []
+        problem = previous_data_problem(
+            account_id,
+            properties.get("ExecutionRoleArn"),
+            model_data_uris(old + list(original_resource.containers or [])),
+            model_data_uris(new + list(properties.get("Containers", []))),
+        )
+        if problem:
+            raise ValidationError(message=problem)
         sm.sagemaker_backends[account_id][region_name].delete_model(name)
         return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
 
@@ -266,7 +277,8 @@ def cloudwatch_alarm_adapter() -> None:
 
 
 def managed_policy_delete() -> None:
-    """Deleting an AWS::IAM::ManagedPolicy detaches it from its roles, users and groups first, as IAM requires."""
+    """Deleting an AWS::IAM::ManagedPolicy detaches it from its roles, users and groups first, as IAM requires;
+    updating it makes its new statements the policy's default version."""
     from moto.iam import models as iam
     from moto.utilities.utils import get_partition
 
@@ -293,3 +305,24 @@ def managed_policy_delete() -> None:
 
     patched = classmethod(delete_from_cloudformation_json)
     iam.ManagedPolicy.delete_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+    def update_from_cloudformation_json(
+        cls: type[iam.ManagedPolicy],
+        original_resource: iam.ManagedPolicy,
+        new_resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> iam.ManagedPolicy:
+        # CloudFormation updates the statements in place: a new default version (IAM keeps at most five).
+        backend = iam.iam_backends[account_id][get_partition(region_name)]
+        arn = original_resource.arn
+        document = cloudformation_json["Properties"]["PolicyDocument"]
+        text = document if isinstance(document, str) else json.dumps(document)
+        stale = [v for v in original_resource.versions if not v.is_default]
+        if len(original_resource.versions) >= 5 and stale:
+            backend.delete_policy_version(arn, stale[0].version_id)
+        backend.create_policy_version(arn, text, set_as_default=True)
+        return original_resource
+
+    iam.ManagedPolicy.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)  # type: ignore[assignment,method-assign]

@@ -19,6 +19,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from smkit.emulator.moto_access import component_problem, previous_data_problem
+
 STORE = "smkit_inference_components"  # attribute of moto's SageMaker backend holding the components
 
 
@@ -117,6 +119,11 @@ def inference_components() -> None:
             # An adapter extends an existing component (CreateInferenceComponent, BaseInferenceComponentName).
             arn = sm.arn_formatter("inference-component", base, backend.account_id, backend.region_name)
             raise ValidationError(message=f"Could not find inference component '{arn}'.")
+        config = backend.endpoint_configs.get(endpoint.endpoint_config_name)
+        role = getattr(config, "execution_role_arn", None)
+        problem = component_problem(backend.account_id, backend.region_name, role, name, specification)
+        if problem:
+            raise ValidationError(message=problem)
         copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
         now = datetime.now(UTC)
         component = {
@@ -191,6 +198,18 @@ def inference_components() -> None:
             backend = sm.sagemaker_backends[account_id][region_name]
             name = original_resource.component["InferenceComponentName"]
             created = original_resource.component["CreationTime"]
+            endpoint = backend.endpoints.get(original_resource.component["EndpointName"])
+            config = backend.endpoint_configs.get(endpoint.endpoint_config_name) if endpoint else None
+            old = original_resource.component["Specification"].get("Container", {}).get("ArtifactUrl")
+            new = cloudformation_json["Properties"].get("Specification", {}).get("Container", {})
+            problem = previous_data_problem(
+                account_id,
+                getattr(config, "execution_role_arn", None),
+                [old] if old else [],
+                [new.get("ArtifactUrl")],
+            )
+            if problem:
+                raise ValidationError(message=problem)
             component = create(backend, name, cloudformation_json["Properties"])
             component["CreationTime"] = created
             return cls(component)

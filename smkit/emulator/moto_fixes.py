@@ -86,7 +86,9 @@ FIXES: tuple[Fix, ...] = (
             "moto 5.2 has no delete for AWS::IAM::ManagedPolicy: a stack delete leaves the policy "
             "attached, and deleting the role it is attached to then fails ('must detach all policies "
             "first'), so `cdk destroy` fails. The delete detaches the policy and deletes it, as "
-            "CloudFormation does."
+            "CloudFormation does. Nor has it an update: a changed policy kept its old statements, so a grant "
+            "added or revoked by a redeploy never reached the role; the update makes the new statements the "
+            "policy's default version, as CloudFormation does."
         ),
         apply=moto_adapters.managed_policy_delete,
     ),
@@ -105,7 +107,9 @@ FIXES: tuple[Fix, ...] = (
             "moto 5.2 replaces a changed model under a new name but decides what else to update by comparing "
             "raw templates, so the EndpointConfig whose Fn::GetAtt ModelName now resolves to the new name "
             "keeps pointing at the deleted model (CloudFormation would update it and the Endpoint). The "
-            "update recreates the model under its old name, so a redeploy serves the new image and data."
+            "update recreates the model under its old name, so a redeploy serves the new image and data, and "
+            "refuses an update after which the role can no longer read the previous model data in S3 (the old "
+            "fleet and a rollback read it)."
         ),
         apply=moto_adapters.model_update_keeps_its_name,
     ),
@@ -148,7 +152,8 @@ FIXES: tuple[Fix, ...] = (
             "moto 5.2 has no inference components: no CloudFormation adapter (the resource was skipped) and "
             "no Describe/ListInferenceComponents. The repair keeps each component in moto's SageMaker "
             "backend, created only on an existing endpoint, variant and model, InService with its "
-            "CopyCount. https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+            "CopyCount, and only when the execution role (moto's own IAM evaluation, smkit.emulator.moto_access) "
+            "may write the component's log group and read an adapter's weights, before and after an update. https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
             "aws-resource-sagemaker-inferencecomponent.html"
         ),
         apply=moto_components.inference_components,
@@ -181,9 +186,11 @@ FIXES: tuple[Fix, ...] = (
             "and recreating it under its old name: a new EndpointName (update requires replacement) is ignored, "
             "and a change SageMaker refuses (the instance type of a "
             "variant that is a registered scalable target, or its removal) passes, and so does turning an "
-            "instance-based endpoint into a serverless one in place. The update replaces the endpoint on a new "
+            "instance-based endpoint into a serverless one in place, and so does a blue/green or rolling update "
+            "whose new endpoint config has other variant names. The update replaces the endpoint on a new "
             "name and refuses those changes, as https://docs.aws.amazon.com/sagemaker/latest/dg/"
-            "endpoint-scaling-update.html and the serverless page's feature exclusions describe."
+            "endpoint-scaling-update.html, the serverless page's feature exclusions and "
+            "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-blue-green.html describe."
         ),
         apply=endpoint_update_as_sagemaker_does,
     ),

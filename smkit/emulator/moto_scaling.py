@@ -190,6 +190,8 @@ def endpoint_update_as_sagemaker_does() -> None:
     from moto.cloudformation.exceptions import ValidationError
     from moto.sagemaker import models as sm
 
+    from smkit.config.day2 import BLUE_GREEN_URL, SAME_VARIANT_NAMES
+
     # Instance type of each variant of each endpoint created through CloudFormation (moto's endpoint keeps
     # no instance type, and the endpoint config it was created from may already be replaced).
     instance_types: dict[tuple[str, str, str], dict[str, str | None]] = {}
@@ -269,6 +271,14 @@ def endpoint_update_as_sagemaker_does() -> None:
         )
         if after and set(after.values()) == {SERVERLESS} and SERVERLESS not in before.values() and before:
             raise ValidationError(message=f"endpoint {old}: {NO_SERVERLESS_CONVERSION}")
+        policy = cloudformation_json["Properties"].get("DeploymentConfig") or {}
+        guarded = "BlueGreenUpdatePolicy" in policy or "RollingUpdatePolicy" in policy
+        if guarded and before and set(after) != set(before):
+            # smkit.config.day2: what UpdateEndpoint answers a guarded update with other variant names.
+            raise ValidationError(
+                message=f"endpoint {old}: variants {sorted(before)} -> {sorted(after)}: {SAME_VARIANT_NAMES} "
+                f"({BLUE_GREEN_URL})"
+            )
         for _, resource_id in scalable_variants(account_id, region_name, old):
             variant = resource_id.rsplit("/", 1)[-1]
             if after.get(variant, "<removed>") != before.get(variant):

@@ -15,7 +15,8 @@ from pathlib import Path
 from botocore.exceptions import ClientError
 
 from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.config.overrides import PREVIOUS_S3_CONTEXT
+from smkit.config.day2 import DeployedEndpoint
+from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
 from smkit.release import cdk, model_copies, scaling
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.records import (
@@ -85,12 +86,19 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         request.config, image_tag=request.image_tag, context=request.context, output=request.output
     )
     run_all([*commands, synth], dry_run=False, cwd=request.root)
-    previous = previous_data_context(config, request.root / request.output)
-    if previous:
+    extra = [
+        c
+        for c in (
+            previous_data_context(config, request.root / request.output),
+            deployed_endpoint_context(request.root / request.output),
+        )
+        if c
+    ]
+    if extra:
         deploy_all = cdk.deploy_command(
             request.config,
             image_tag=request.image_tag,
-            context=[*request.context, previous],
+            context=[*request.context, *extra],
             output=request.output,
             method=request.method,
         )
@@ -129,6 +137,26 @@ def previous_data_context(config: DeploymentConfig, assembly: Path) -> str | Non
         return None
     echo(f"keeping the execution role's read of {len(uris)} S3 location(s) of recorded releases")
     return f"{PREVIOUS_S3_CONTEXT}={json.dumps(uris, separators=(',', ':'))}"
+
+
+def deployed_endpoint_context(assembly: Path) -> str | None:
+    """``deployed_endpoint={...}``: the name and variant names of the endpoint the serving stack runs now (None
+    before the first deploy), so the stack can tell an update that changes variant names
+    (smkit.config.day2.plan_update)."""
+    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    try:
+        name = endpoint_name_of(stack)
+        sagemaker = client("sagemaker")
+        config_name = sagemaker.describe_endpoint(EndpointName=name)["EndpointConfigName"]
+        config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
+    except (ClientError, ReleaseError):  # nothing deployed yet
+        return None
+    deployed = DeployedEndpoint(
+        name=name,
+        production=tuple(v["VariantName"] for v in config["ProductionVariants"]),
+        shadow=tuple(v["VariantName"] for v in config.get("ShadowProductionVariants", [])),
+    )
+    return f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
 
 
 def paused_targets(assembly: Path) -> list[scaling.PausedTarget]:

@@ -46,7 +46,7 @@ def test_async_section_uses_yaml_key() -> None:
 
 def test_all_problems_reported_together() -> None:
     data = raw("realtime.yaml")
-    data["endpoint"]["variants"][0]["instance_type"] = "ml.t3.large"
+    data["endpoint"]["variants"][0]["instance_type"] = "ml.t2.large"
     data["endpoint"]["deployment"]["strategy"] = "linear"
     data["monitoring"]["backlog_age_seconds"] = 600
     with pytest.raises(ConfigError) as excinfo:

@@ -327,6 +327,34 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "the kit's image is CPU-only; use a CPU instance type such as ml.m5.xlarge",
     ),
     (
+        "misspelled-instance-type",
+        "realtime.yaml",
+        _set("endpoint.variants.0.instance_type", "ml.m5.larg"),
+        "endpoint.variants[0].instance_type",
+        "not an instance type SageMaker hosts endpoints on; did you mean 'ml.m5.large'?",
+    ),
+    (
+        "unknown-shadow-instance-type",
+        "realtime-shadow.yaml",
+        _set("endpoint.shadow_variants.0.instance_type", "ml.m5.huge"),
+        "endpoint.shadow_variants[0].instance_type",
+        "ProductionVariantInstanceType",
+    ),
+    (
+        "component-variant-download-timeout",
+        "llm.yaml",
+        _set("endpoint.variants.0.model_data_download_timeout_seconds", 1200),
+        "endpoint.variants[0].model_data_download_timeout_seconds",
+        "set model_data_download_timeout_seconds on each component",
+    ),
+    (
+        "component-variant-startup-timeout",
+        "inference-components.yaml",
+        _set("endpoint.variants.0.container_startup_health_check_timeout_seconds", 600),
+        "endpoint.variants[0].container_startup_health_check_timeout_seconds",
+        "runs no model, so SageMaker would ignore it",
+    ),
+    (
         "volume-on-instance-storage",
         "realtime.yaml",
         _both(

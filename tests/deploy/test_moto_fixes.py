@@ -168,6 +168,14 @@ def test_moto_still_accepts_a_volume_size_on_instance_storage() -> None:
     FakeEndpointConfig.validate_production_variants(FakeEndpointConfig.__new__(FakeEndpointConfig), [variant])
 
 
+def test_moto_still_has_no_managed_policy_update() -> None:
+    from moto.core.common_models import CloudFormationModel
+    from moto.iam.models import ManagedPolicy
+
+    update = ManagedPolicy.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+    assert update is CloudFormationModel.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+
 def test_moto_still_leaves_an_endpoint_on_its_replaced_config() -> None:
     from types import SimpleNamespace
 

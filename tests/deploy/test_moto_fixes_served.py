@@ -142,9 +142,25 @@ def test_repaired_server_creates_updates_and_deletes_what_moto_alone_cannot() ->
 
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/a:1"
+COMPONENT_LOGS = "arn:aws:logs:*:*:log-group:/aws/sagemaker/InferenceComponents/tabular-ic"
+
+
+def _role_policy(*resources_by_action: tuple[str, list[str]]) -> dict[str, Any]:
+    """A managed policy of ``Role`` allowing each (action, resources)."""
+    statements = [{"Effect": "Allow", "Action": a, "Resource": r} for a, r in resources_by_action]
+    return {
+        "Type": "AWS::IAM::ManagedPolicy",
+        "Properties": {
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
+            "Roles": [{"Ref": "Role"}],
+        },
+    }
+
+
 COMPONENT_TEMPLATE: dict[str, Any] = {
     "Resources": {
         "Role": TEMPLATE["Resources"]["Role"],
+        "Logs": _role_policy(("logs:PutLogEvents", [COMPONENT_LOGS, f"{COMPONENT_LOGS}:*"])),
         "Model": {
             "Type": "AWS::SageMaker::Model",
             "Properties": {
@@ -176,6 +192,7 @@ COMPONENT_TEMPLATE: dict[str, Any] = {
         },
         "Component": {
             "Type": "AWS::SageMaker::InferenceComponent",
+            "DependsOn": ["Logs"],
             "Properties": {
                 "InferenceComponentName": "tabular-ic",
                 "EndpointName": {"Fn::GetAtt": ["Endpoint", "EndpointName"]},
@@ -415,3 +432,118 @@ def test_repaired_server_refuses_a_volume_size_on_instance_storage() -> None:
                 status = "refused"
             assert status != "CREATE_COMPLETE", where
         assert sagemaker.list_endpoint_configs()["EndpointConfigs"] == []
+
+
+def _component_stack(policy: dict[str, Any], adapter_url: str) -> dict[str, Any]:
+    """COMPONENT_TEMPLATE's endpoint with its component, an adapter reading ``adapter_url``, and ``policy`` as
+    the role's only policy."""
+    resources = {k: v for k, v in COMPONENT_TEMPLATE["Resources"].items() if k != "Shadowed"}
+    adapter = {
+        "Type": "AWS::SageMaker::InferenceComponent",
+        "DependsOn": ["Component", "Logs"],
+        "Properties": {
+            "InferenceComponentName": "tabular-ic-adapter",
+            "EndpointName": {"Fn::GetAtt": ["Endpoint", "EndpointName"]},
+            "VariantName": "main",
+            "Specification": {
+                "BaseInferenceComponentName": "tabular-ic",
+                "Container": {"ArtifactUrl": adapter_url},
+            },
+        },
+    }
+    return {"Resources": {**resources, "Logs": policy, "Adapter": adapter}}
+
+
+def test_repaired_server_refuses_components_whose_role_cannot_log_or_read() -> None:
+    """A component whose role may not write its log group, an adapter whose role may not read its weights, and
+    an update that revokes the previous weights are refused; granted, they pass."""
+    logs = ("logs:PutLogEvents", [COMPONENT_LOGS, f"{COMPONENT_LOGS}:*"])
+    v1, v2 = "s3://weights/adapters/v1/", "s3://weights/adapters/v2/"
+    read_v1 = ("s3:GetObject", ["arn:aws:s3:::weights/adapters/v1/*"])
+    read_v2 = ("s3:GetObject", ["arn:aws:s3:::weights/adapters/v2/*"])
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+
+        def outcome(name: str, template: dict[str, Any], *, update: bool = False) -> str:
+            call = cloudformation.update_stack if update else cloudformation.create_stack
+            try:
+                call(StackName=name, TemplateBody=json.dumps(template))
+            except ClientError as exc:
+                return str(exc)
+            stack = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+            return str(stack["StackStatus"]) + str(stack.get("StackStatusReason", ""))
+
+        no_logs = outcome("NoLogs", _component_stack(_role_policy(read_v1), v1))
+        assert "may not write the logs of inference component tabular-ic" in no_logs, no_logs
+        no_read = outcome("NoRead", _component_stack(_role_policy(logs), v1))
+        assert "may not s3:GetObject the adapter weights s3://weights/adapters/v1/" in no_read, no_read
+        assert outcome("Granted", _component_stack(_role_policy(logs, read_v1), v1)) == "CREATE_COMPLETE"
+        revoked = outcome("Granted", _component_stack(_role_policy(logs, read_v2), v2), update=True)
+        assert "can no longer read the previous release's data s3://weights/adapters/v1/" in revoked, revoked
+        kept = outcome("Kept", _component_stack(_role_policy(logs, read_v1), v1))
+        assert kept == "CREATE_COMPLETE", kept
+        both = _component_stack(_role_policy(logs, read_v1, read_v2), v2)
+        assert outcome("Kept", both, update=True) == "UPDATE_COMPLETE"
+
+
+def _named_variant_endpoint(variant: str, *, guarded: bool) -> dict[str, Any]:
+    """An endpoint whose one variant is called ``variant``, with or without a blue/green DeploymentConfig."""
+    endpoint: dict[str, Any] = {
+        "EndpointName": "day2",
+        "EndpointConfigName": {"Fn::GetAtt": ["Config", "EndpointConfigName"]},
+    }
+    if guarded:
+        endpoint["DeploymentConfig"] = {
+            "BlueGreenUpdatePolicy": {
+                "TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 60}
+            }
+        }
+    variant_props = {
+        "VariantName": variant,
+        "ModelName": {"Fn::GetAtt": ["Model", "ModelName"]},
+        "InstanceType": "ml.m5.large",
+        "InitialInstanceCount": 1,
+        "InitialVariantWeight": 1,
+    }
+    return {
+        "Resources": {
+            "Role": TEMPLATE["Resources"]["Role"],
+            "Model": COMPONENT_TEMPLATE["Resources"]["Model"],
+            "Config": {
+                "Type": "AWS::SageMaker::EndpointConfig",
+                "Properties": {"ProductionVariants": [variant_props]},
+            },
+            "Endpoint": {"Type": "AWS::SageMaker::Endpoint", "Properties": endpoint},
+        }
+    }
+
+
+def test_repaired_server_refuses_a_guarded_update_that_renames_a_variant() -> None:
+    """Blue/green with other variant names fails as SageMaker fails it; the same change without
+    DeploymentConfig (what the stacks send then, smkit.config.day2) updates."""
+    with MotoServer.start() as server:
+        cloudformation = server.client("cloudformation")
+        cloudformation.create_stack(
+            StackName="Day2", TemplateBody=json.dumps(_named_variant_endpoint("blue", guarded=True))
+        )
+        try:
+            cloudformation.update_stack(
+                StackName="Day2", TemplateBody=json.dumps(_named_variant_endpoint("green", guarded=True))
+            )
+            status = cloudformation.describe_stacks(StackName="Day2")["Stacks"][0]["StackStatus"]
+            refused = str(status)
+        except ClientError as exc:
+            refused = str(exc)
+        assert "must have the same variant name as the old endpoint configuration" in refused, refused
+        cloudformation.update_stack(
+            StackName="Day2", TemplateBody=json.dumps(_named_variant_endpoint("green", guarded=False))
+        )
+        assert (
+            cloudformation.describe_stacks(StackName="Day2")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"
+        )
+        config = server.client("sagemaker").describe_endpoint_config(
+            EndpointConfigName=server.client("sagemaker").describe_endpoint(EndpointName="day2")[
+                "EndpointConfigName"
+            ]
+        )
+        assert [v["VariantName"] for v in config["ProductionVariants"]] == ["green"]

@@ -10,6 +10,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk.assertions import Annotations, Match
 from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cdk_context
 
 from smkit.cdk import ServingStacks, add_deployment
@@ -145,3 +146,45 @@ def test_previous_s3_context_that_is_not_a_list_is_refused(tmp_path: Path) -> No
         SystemExit, match="context previous_s3_uris: 's3://b/k' is not a JSON list of S3 URIs"
     ):
         add_deployment(app, project_root=ROOT)
+
+
+@pytest.mark.parametrize("case", ["realtime", "inference-components"])
+def test_trust_policy_limits_sagemaker_to_this_account_and_region(
+    synthesized: SynthesizedApp, case: str
+) -> None:
+    template = synthesized.template_json(case)
+    [role] = [
+        r
+        for r in _of_type(template, "AWS::IAM::Role").values()
+        if "sagemaker" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])
+    ]
+    [statement] = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    condition = statement["Condition"]
+    assert condition["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    source_arn = json.dumps(condition["ArnLike"]["aws:SourceArn"])
+    assert ":sagemaker:" in source_arn and "AWS::Region" in source_arn and "AWS::AccountId" in source_arn
+
+
+@pytest.mark.parametrize("case", ["inference-components", "llm"])
+def test_component_models_wait_for_every_access_policy_of_the_role(
+    synthesized: SynthesizedApp, case: str
+) -> None:
+    template = synthesized.template_json(case)
+    role = synthesized.stacks[case].serving.execution_role
+    stack = synthesized.stacks[case].serving
+    access = {stack.resolve(p.node.default_child.logical_id) for p in role.access_policies}  # type: ignore[union-attr]
+    assert len(access) >= 2  # the main policy and the metrics policy (plus the registry login for ECR images)
+    for model in _of_type(template, "AWS::SageMaker::Model").values():
+        assert access <= set(model.get("DependsOn", [])), model.get("DependsOn")
+
+
+def test_alarms_without_a_subscriber_are_a_synth_warning(synthesized: SynthesizedApp) -> None:
+    Annotations.from_stack(synthesized.stacks["inference-components"].serving).has_warning(
+        "*", Match.string_like_regexp("nobody subscribes to.*AlarmTopicArn")
+    )
+    Annotations.from_stack(synthesized.stacks["async"].serving).has_warning(
+        "*", Match.string_like_regexp("monitoring.subscriptions")
+    )
+    Annotations.from_stack(synthesized.stacks["realtime"].serving).has_no_warning(
+        "*", Match.string_like_regexp("nobody subscribes to")
+    )

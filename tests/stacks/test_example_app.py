@@ -37,6 +37,9 @@ def test_the_example_app_synthesizes_clean(tmp_path: Path) -> None:
     ]
     dashboard = json.loads(templates[2].read_text())["Resources"]
     assert [r["Type"] for r in dashboard.values()] == ["AWS::CloudWatch::Dashboard"]
+    # Every metric is dimensioned by endpoint and variant (SageMaker publishes none per endpoint alone).
+    body = json.dumps(next(iter(dashboard.values()))["Properties"]["DashboardBody"])
+    assert body.count('\\"VariantName\\"') == body.count('\\"EndpointName\\"') > 0, body
     findings = [
         f"{path.name}: {match.rule.id} {match.message}"
         for path in templates

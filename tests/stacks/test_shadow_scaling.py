@@ -69,7 +69,7 @@ def test_autoscaled_shadow_beside_a_fixed_production_variant_is_refused() -> Non
 
 
 def test_shadow_autoscaling_gets_the_production_checks() -> None:
-    data = shadow_scaled("ml.t3.medium")
+    data = shadow_scaled("ml.t2.medium")
     _rejected(data, "endpoint.shadow_variants[0].instance_type", "burstable", "ml.m5.large")
     data = copy.deepcopy(shadow_scaled())
     data["endpoint"]["shadow_variants"][0]["initial_instance_count"] = 5

@@ -28,8 +28,24 @@ LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents
 KMS_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
 
 
+CONFUSED_DEPUTY_URL = (
+    "https://docs.aws.amazon.com/sagemaker/latest/dg/security-confused-deputy-prevention.html"
+)
+
+
+def confused_deputy_conditions(stack: cdk.Stack) -> dict[str, dict[str, str]]:
+    """The trust policy's conditions: SageMaker may assume the role only on behalf of this account's resources
+    in this region (``aws:SourceAccount`` and ``aws:SourceArn``), as AWS's confused-deputy guidance shows.
+    """
+    return {
+        "StringEquals": {"aws:SourceAccount": stack.account},
+        "ArnLike": {"aws:SourceArn": f"arn:{stack.partition}:sagemaker:{stack.region}:{stack.account}:*"},
+    }
+
+
 class ExecutionRole(Construct):
-    """An IAM role SageMaker assumes to pull the image, read model data and write results.
+    """An IAM role SageMaker assumes to pull the image, read model data and write results; only for this
+    account's SageMaker resources in this region (:func:`confused_deputy_conditions`).
 
     ``role``: a role of your own (``iam.Role`` or ``iam.Role.from_role_arn``) instead of one created here;
     it must trust ``sagemaker.amazonaws.com``. The grants below attach managed policies to it either way.
@@ -40,7 +56,9 @@ class ExecutionRole(Construct):
         self.role: iam.IRole = role or iam.Role(
             self,
             "Role",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com").with_conditions(
+                confused_deputy_conditions(cdk.Stack.of(self))
+            ),
             description=f"SageMaker execution role of {cdk.Stack.of(self).stack_name}",
         )
         # A customer-managed policy rather than CDK's inline DefaultPolicy (HIPAA/NIST IAMNoInlinePolicy).

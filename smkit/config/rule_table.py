@@ -1,0 +1,297 @@
+"""AWS's documented constraints on what the stacks emit, one row each: what, where it applies (resource type and
+property path of the synthesized templates), how smkit checks it, AWS's sentence and page, and the test that
+shows it refusing. docs/aws-rules.md is generated from these rows and the templates of every config under
+config/ (:mod:`smkit.config.rule_doc`); a test keeps it current.
+
+``check`` names the function that enforces the row (loader rule, construct, emulator repair); ``offline`` is
+False for a constraint no offline check can decide (with the reason in ``check``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EC = "AWS::SageMaker::EndpointConfig"
+EP = "AWS::SageMaker::Endpoint"
+IC = "AWS::SageMaker::InferenceComponent"
+MODEL = "AWS::SageMaker::Model"
+ROLE = "AWS::IAM::Role"
+POLICY = "AWS::IAM::ManagedPolicy"
+LOGS = "AWS::Logs::LogGroup"
+API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+DG = "https://docs.aws.amazon.com/sagemaker/latest/dg/"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One documented constraint."""
+
+    id: str
+    what: str
+    applies: tuple[tuple[str, str], ...]  # (resource type, property path) it constrains
+    check: str
+    sentence: str
+    url: str
+    test: str
+    offline: bool = True
+
+
+ROWS: tuple[Row, ...] = (
+    Row(
+        "instance-store-volume",
+        "no VolumeSizeInGB on instance types with local NVMe storage (production, shadow, IC pool)",
+        ((EC, "ProductionVariants[].VolumeSizeInGB"), (EC, "ShadowProductionVariants[].VolumeSizeInGB")),
+        "smkit.config.aws_rules.instance_store_volume; EndpointConfiguration / ComponentEndpointConfiguration; "
+        "emulator ebs_only_volumes",
+        "Currently only Amazon EBS gp2 storage volumes are supported.",
+        API + "API_ProductionVariant.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[volume-on-instance-storage]",
+    ),
+    Row(
+        "instance-store-kms",
+        "no KmsKeyId on an endpoint config with instance-storage instance types",
+        ((EC, "KmsKeyId"),),
+        "EndpointConfiguration (leaves KmsKeyId out for INSTANCE_STORE types)",
+        "Certain Nitro-based instances include local storage ... you can't request a KmsKeyId when using an "
+        "instance type with local storage.",
+        API + "API_CreateEndpointConfig.html",
+        "tests/stacks/test_config_rules.py::test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates",
+    ),
+    Row(
+        "instance-type",
+        "InstanceType is one of the SageMaker API's ProductionVariantInstanceType values",
+        ((EC, "ProductionVariants[].InstanceType"), (EC, "ShadowProductionVariants[].InstanceType")),
+        "smkit.config.aws_rules.instance_types (botocore's model); emulator current_instance_types",
+        "Valid Values: ml.t2.medium | ml.t2.large | ... (the enum of ProductionVariantInstanceType)",
+        API + "API_ProductionVariant.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[misspelled-instance-type]",
+    ),
+    Row(
+        "instance-type-in-region",
+        "the instance type is offered in the deployment's region",
+        ((EC, "ProductionVariants[].InstanceType"),),
+        "not enforceable offline: botocore's enum is one list for every region; CreateEndpointConfig decides",
+        "Instance types available by Region differ.",
+        "https://aws.amazon.com/sagemaker/pricing/",
+        "none (refused by AWS at deploy)",
+        offline=False,
+    ),
+    Row(
+        "ic-variant-timeouts",
+        "download and start-up timeouts of an inference-component endpoint go on the components",
+        ((IC, "Specification.StartupParameters.ModelDataDownloadTimeoutInSeconds"),),
+        "smkit.config.aws_rules.component_variant_timeouts",
+        "StartupParameters: Settings that take effect while the model container starts up.",
+        API + "API_InferenceComponentStartupParameters.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[component-variant-download-timeout]",
+    ),
+    Row(
+        "timeouts-range",
+        "ModelDataDownloadTimeoutInSeconds and ContainerStartupHealthCheckTimeoutInSeconds are 60-3600",
+        (
+            (EC, "ProductionVariants[].ModelDataDownloadTimeoutInSeconds"),
+            (EC, "ProductionVariants[].ContainerStartupHealthCheckTimeoutInSeconds"),
+            (IC, "Specification.StartupParameters.ModelDataDownloadTimeoutInSeconds"),
+            (IC, "Specification.StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds"),
+        ),
+        "pydantic Field(ge=60, le=3600) in smkit.config.endpoint and smkit.config.components",
+        "Valid Range: Minimum value of 60. Maximum value of 3600.",
+        API + "API_ProductionVariant.html",
+        "tests/config/test_config_schema.py (the schema's minimum/maximum)",
+    ),
+    Row(
+        "component-log-group",
+        "component containers log to /aws/sagemaker/InferenceComponents/<name>; the role may write there",
+        ((LOGS, "LogGroupName"), (POLICY, "PolicyDocument.Statement[].Resource")),
+        "ServingStack + DeploymentLogs.add_component_group; emulator moto_access.component_problem",
+        "SageMaker AI sends container logs to Amazon CloudWatch Logs (log groups per endpoint and component).",
+        DG + "logging-cloudwatch.html",
+        "tests/deploy/test_moto_fixes_served.py::test_repaired_server_refuses_components_whose_role_cannot_log_or_read",
+    ),
+    Row(
+        "log-retention",
+        "RetentionInDays is one of CloudWatch Logs' periods",
+        ((LOGS, "RetentionInDays"),),
+        "smkit.config.aws_rules.log_retention",
+        "Valid values are: 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, "
+        "2557, 2922, 3288, and 3653.",
+        "https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html",
+        "tests/config/test_config_invalid.py",
+    ),
+    Row(
+        "trust-confused-deputy",
+        "the execution role's trust policy limits sagemaker.amazonaws.com by aws:SourceAccount and aws:SourceArn",
+        ((ROLE, "AssumeRolePolicyDocument.Statement[].Condition.StringEquals.aws:SourceAccount"),),
+        "smkit.cdk.constructs.execution_role.confused_deputy_conditions",
+        "We recommend using the aws:SourceArn and aws:SourceAccount global condition context keys in resource "
+        "policies to limit the permissions that SageMaker AI gives another service to the resource.",
+        DG + "security-confused-deputy-prevention.html",
+        "tests/stacks/test_aws_template_rules.py::test_trust_policy_limits_sagemaker_to_this_account_and_region",
+    ),
+    Row(
+        "same-variant-names",
+        "blue/green and rolling updates keep the old endpoint config's variant names",
+        ((EP, "DeploymentConfig.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.Type"),),
+        "smkit.config.day2.plan_update (update without DeploymentConfig); emulator endpoint_update_as_sagemaker_does",
+        "your new endpoint configuration must have the same variant name as the old endpoint configuration",
+        DG + "deployment-guardrails-blue-green.html",
+        "tests/stacks/test_day2_pairs.py::test_day2_pair[variant-renamed]",
+    ),
+    Row(
+        "rollback-alarms",
+        "AutoRollbackConfiguration takes 1 to 10 alarms",
+        ((EP, "DeploymentConfig.AutoRollbackConfiguration.Alarms[].AlarmName"),),
+        "smkit.config.aws_rules.rollback_alarms",
+        "Array Members: Minimum number of 1 item. Maximum number of 10 items.",
+        API + "API_AutoRollbackConfig.html",
+        "tests/stacks/test_day2.py::test_too_many_rollback_alarms_are_refused",
+    ),
+    Row(
+        "traffic-shift-sizes",
+        "a canary is at most 50% and a linear step 10-50% of the new fleet",
+        (
+            (EP, "DeploymentConfig.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.CanarySize.Value"),
+            (EP, "DeploymentConfig.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.LinearStepSize.Value"),
+        ),
+        "smkit.config.aws_rules.traffic_shift_sizes",
+        "The canary size must be less than or equal to 50% of the new fleet's capacity.",
+        "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+        "aws-properties-sagemaker-endpoint-trafficroutingconfig.html",
+        "tests/stacks/test_day2.py::test_traffic_shift_sizes_outside_the_documented_range",
+    ),
+    Row(
+        "execution-timeout",
+        "MaximumExecutionTimeoutInSeconds exceeds the waits (blue/green at most 14400 s)",
+        ((EP, "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"),),
+        "smkit.config.aws_rules.execution_timeout; smkit.config.hosting_rules.rolling_deployment",
+        "Maximum execution timeout for the deployment. Note that the timeout value should be larger than the "
+        "total waiting time specified in TerminationWaitInSeconds and WaitIntervalInSeconds.",
+        API + "API_BlueGreenUpdatePolicy.html",
+        "tests/stacks/test_day2.py::test_execution_timeout_shorter_than_the_waits",
+    ),
+    Row(
+        "rolling-batch",
+        "a rolling update's MaximumBatchSize is 5-50% of the variant's capacity",
+        ((EP, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"),),
+        "smkit.config.hosting_rules.rolling_deployment",
+        "The value must be between 5% to 50% of the variant's total instance count.",
+        API + "API_RollingUpdatePolicy.html",
+        "tests/config/test_config_hosting.py",
+    ),
+    Row(
+        "burstable-autoscaling",
+        "burstable ml.t* instances cannot be scalable targets",
+        ((EC, "ProductionVariants[].InstanceType"),),
+        "smkit.config.aws_rules.burstable_autoscaling; VariantAutoscaling",
+        "Burstable instances (ml.t2, ml.t3) are not supported for automatic scaling.",
+        DG + "endpoint-auto-scaling-prerequisites.html",
+        "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[burstable-autoscaling]",
+    ),
+    Row(
+        "serverless-memory",
+        "MemorySizeInMB is 1024-6144 in 1 GB steps; provisioned concurrency <= max concurrency",
+        (
+            (EC, "ProductionVariants[].ServerlessConfig.MemorySizeInMB"),
+            (EC, "ProductionVariants[].ServerlessConfig.ProvisionedConcurrency"),
+        ),
+        "smkit.config.endpoint.ServerlessSpec (Literal); smkit.config.rules.serverless_limits",
+        "Valid Values: 1024 | 2048 | 3072 | 4096 | 5120 | 6144",
+        API + "API_ProductionVariantServerlessConfig.html",
+        "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serverless-provisioned-over-max]",
+    ),
+    Row(
+        "serverless-exclusions",
+        "serverless endpoints take no data capture, VPC or network isolation",
+        ((EC, "DataCaptureConfig.EnableCapture"),),
+        "smkit.config.rules.serverless_limits",
+        "Serverless Inference does not support ... data capture, VPC configuration, network isolation.",
+        DG + "serverless-endpoints.html",
+        "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serverless-no-capture]",
+    ),
+    Row(
+        "environment-size",
+        "a container's Environment has at most 100 entries of at most 1024 characters",
+        ((MODEL, "PrimaryContainer.Environment"), (MODEL, "Containers[].Environment")),
+        "smkit.config.rules.environments",
+        "Map Entries: Maximum number of 100 items. Key/Value Length Constraints: Maximum length of 1024.",
+        API + "API_ContainerDefinition.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-too-long]",
+    ),
+    Row(
+        "image-region",
+        "a DLC image is pulled from the endpoint's own region",
+        ((MODEL, "PrimaryContainer.Image"), (MODEL, "Containers[].Image")),
+        "smkit.config.aws_rules.image_regions",
+        "The Amazon ECR repository must be in the same Region as the model.",
+        DG + "your-algorithms-containers-inference-private.html",
+        "tests/config/test_config_s3_model_data.py",
+    ),
+    Row(
+        "image-exists",
+        "the image and tag exist and the role may pull them",
+        ((MODEL, "PrimaryContainer.Image"),),
+        "not enforceable offline: ECR decides at CreateModel (the emulator checks its own repositories only)",
+        "The registry path where the inference code image is stored in Amazon ECR.",
+        API + "API_ContainerDefinition.html",
+        "none (refused by AWS at deploy)",
+        offline=False,
+    ),
+    Row(
+        "kms-key-arn",
+        "a key in IAM and key-policy statements is named by its key ARN, not an alias",
+        ((EC, "KmsKeyId"), (EC, "DataCaptureConfig.KmsKeyId")),
+        "smkit.config.aws_rules.kms_key",
+        "you cannot use an alias name or alias ARN to identify a KMS key in the Resource element of a policy",
+        "https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html",
+        "tests/stacks/test_day2.py::test_kms_alias_arn_is_refused",
+    ),
+    Row(
+        "component-name",
+        "InferenceComponentName: letters, digits and hyphens, at most 63 characters",
+        ((IC, "InferenceComponentName"),),
+        "smkit.config.components.COMPONENT_NAME; InferenceComponent (unique_resource_name, 63)",
+        "Length Constraints: Maximum length of 63. Pattern: ^[a-zA-Z0-9]([\\-a-zA-Z0-9]*[a-zA-Z0-9])?$",
+        API + "API_CreateInferenceComponent.html",
+        "tests/config/test_config_components.py",
+    ),
+    Row(
+        "adapter-data",
+        "an adapter's ArtifactUrl is in S3 and stays readable by the role across releases",
+        ((IC, "Specification.Container.ArtifactUrl"),),
+        "smkit.config.hosting_rules.adapters; ServingStack previous_s3_uris; emulator moto_access",
+        "The Amazon S3 path where the model artifacts, which result from model training, are stored.",
+        DG + "realtime-endpoints-adapt.html",
+        "tests/stacks/test_aws_template_rules.py::test_new_s3_prefix_keeps_the_recorded_releases_readable",
+    ),
+    Row(
+        "component-rolling-batch",
+        "an inference component's rolling batch is 5-50% of its copies",
+        ((IC, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"),),
+        "smkit.config.hosting_rules.component_rolling_batch",
+        "The value must be between 5% to 50% of the copy count of the inference component.",
+        API + "API_InferenceComponentRollingUpdatePolicy.html",
+        "tests/config/test_config_hosting.py",
+    ),
+    Row(
+        "managed-scaling",
+        "ManagedInstanceScaling: MaxInstanceCount >= 1 and >= MinInstanceCount",
+        (
+            (EC, "ProductionVariants[].ManagedInstanceScaling.MaxInstanceCount"),
+            (EC, "ProductionVariants[].ManagedInstanceScaling.MinInstanceCount"),
+        ),
+        "smkit.config.components.InstanceScaling; ComponentEndpointConfiguration._validate",
+        "MaxInstanceCount: The maximum number of instances that the endpoint can provision when it scales up.",
+        API + "API_ProductionVariantManagedInstanceScaling.html",
+        "tests/config/test_config_components.py",
+    ),
+    Row(
+        "capacity-available",
+        "the account's quota and the region's capacity allow the instances",
+        ((EC, "ProductionVariants[].InitialInstanceCount"),),
+        "not enforceable offline: service quotas and capacity are the account's and the region's",
+        "ResourceLimitExceeded / InsufficientCapacity (quotas per account and Region).",
+        DG + "regions-quotas.html",
+        "none (refused by AWS at deploy)",
+        offline=False,
+    ),
+)
