@@ -170,3 +170,7 @@ bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs
 
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+.PHONY: bench-modelenv
+bench-modelenv: setup ## Model environment (empty / cached smkit cache) and multi-model first load vs commit 3f92a2f -> bench/results/modelenv.json
+	$(PY) -m bench.modelenv $(BENCH_ARGS)
