@@ -65,7 +65,7 @@ def model_fn(model_dir):
     return sklearn.linear_model.LinearRegression()
 
 def predict_fn(data, model):
-    return {"ok": True}
+    return {{"ok": True}}
 """
 # Run by the tree's interpreter: one model environment, timed inside the process.
 BUILD = """
