@@ -256,7 +256,8 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
             if code != 0:
                 source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
                 raise RequirementsError(
-                    f"{path}: could not install {', '.join(file_lines(path))} from {source} (exit {code}): "
+                    f"{path}: {'the wheel installer' if files else 'pip'} could not install "
+                    f"{', '.join(file_lines(path))} from {source} (exit {code}): "
                     + " | ".join(tail)
                     + (
                         "; package the model again so that code/wheels holds every wheel (smkit package)"
