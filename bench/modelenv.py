@@ -15,8 +15,9 @@ already set up), each in a fresh process:
 - ``multi-model first load``: ``python -m smkit.serving --multi-model`` started with the tree's own image
   layer (the image's packages, no scikit-learn), then ``POST /models`` of an archive whose ``code/wheels``
   vendors scikit-learn + pandas + scipy and their dependencies (not numpy: the image has it), timed to
-  its 200. SageMaker answers ``ModelNotReadyException`` to a load that takes over 60 s. ``uv`` is kept off
-  ``PATH``, as in the kit's image; the row ``(uv present)`` gives the installer uv in the image would be.
+  its 200. SageMaker answers ``ModelNotReadyException`` to a load that takes over 60 s. The kit's image
+  has uv (this checkout's runtime installs with it); the row ``(no uv ...)`` is an image without uv
+  (``SMKIT_UV=none``: the wheels unpacked by pypa's installer). Rounds alternate between the trees.
 
 Times are wall seconds of the call (the environment rows: inside the process, imports excluded and given
 separately; a first load includes extracting the archive, installing the wheels and importing the
@@ -171,7 +172,7 @@ def load_archive(path: Path, wheels: list[Path]) -> Path:
     return path
 
 
-def first_load(tree: Path, label: str, archive: Path, scratch: Path, *, with_uv: bool) -> dict[str, Any]:
+def first_load(tree: Path, label: str, archive: Path, scratch: Path, *, unpack: bool) -> dict[str, Any]:
     cache = scratch / f"{label}-image-cache"  # the image layer is built once per tree and kept
     python = str(tree / ".venv" / "bin" / "python")
     image = json.loads(_run([python, "-c", IMAGE_LAYER], tree, _environ(cache)).splitlines()[-1])
@@ -179,10 +180,10 @@ def first_load(tree: Path, label: str, archive: Path, scratch: Path, *, with_uv:
     prefix.mkdir(exist_ok=True)
     requirements = Path(tempfile.mkdtemp(prefix="requirements-", dir=scratch))
     port = free_port(LOOPBACK)
-    env = _environ(cache, path_without_uv=not with_uv)
+    env = _environ(cache, path_without_uv=True)
     env["SMKIT_REQUIREMENTS_DIR"] = str(requirements)
-    if with_uv:
-        env["SMKIT_UV"] = str(REPO_ROOT / ".venv" / "bin" / "uv")
+    if unpack:
+        env["SMKIT_UV"] = "none"
     argv = [
         image,
         "-m",
@@ -212,7 +213,7 @@ def first_load(tree: Path, label: str, archive: Path, scratch: Path, *, with_uv:
     _run([image, "-c", "import sys; sys.path[:0] = sys.argv[1:]; " + IMPORTS, *installed], tree, env)
     floor = time.perf_counter() - start
     shutil.rmtree(requirements, ignore_errors=True)
-    case = "multi-model first load" + (" (uv present)" if with_uv else "")
+    case = "multi-model first load" + (" (no uv: wheels unpacked by installer)" if unpack else "")
     row = {"tree": label, "case": case, "seconds": round(seconds, 3), "imports_alone_s": round(floor, 3)}
     print(json.dumps(row), flush=True)
     return row
@@ -251,7 +252,7 @@ def report(rows: list[dict[str, Any]], facts: dict[str, Any], base: str) -> str:
         "(`import_s`). This checkout resolves with `uv pip compile` and links the files from uv's cache; the "
         "baseline installs with pip (`pip install --target`, bytecode compiled). A first load is the "
         "container's `POST /models`: extracting the archive, installing its vendored wheels (this checkout: "
-        "unpacked by pypa's installer, the image having no uv; the baseline: `pip install --no-deps`), "
+        "uv, which the image now has, or, without uv, pypa's installer; the baseline: `pip install --no-deps`), "
         "importing the handler and `model_fn`. The last column is the floor no installer can remove: the "
         "handler's imports alone in a fresh process. On a loaded machine every number grows with the load; "
         "the ratios between the two trees of one run are the comparison.",
@@ -261,7 +262,8 @@ def report(rows: list[dict[str, Any]], facts: dict[str, Any], base: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the environment rows")
+    parser.add_argument("--load-rounds", type=int, default=3, help="rounds of the first-load rows")
     parser.add_argument("--base-commit", default=BASE_COMMIT, help="baseline commit (a temporary worktree)")
     parser.add_argument("--baseline", type=Path, help="a baseline checkout with its .venv set up instead")
     parser.add_argument("--no-baseline", action="store_true", help="measure this checkout only")
@@ -290,8 +292,11 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.rounds):
                 for label, tree in trees.items():
                     rows += environment_rows(tree, label, scratch)
-                    rows.append(first_load(tree, label, archive, scratch, with_uv=False))
-                rows.append(first_load(REPO_ROOT, "checkout", archive, scratch, with_uv=True))
+            # Loads are short and the load average moves: the trees take turns, round after round.
+            for _ in range(args.load_rounds):
+                for label, tree in trees.items():
+                    rows.append(first_load(tree, label, archive, scratch, unpack=False))
+                rows.append(first_load(REPO_ROOT, "checkout", archive, scratch, unpack=True))
     finally:
         if not args.baseline and not args.keep_baseline and "baseline" in trees:
             subprocess.run(["git", "worktree", "remove", "--force", str(trees["baseline"])], cwd=REPO_ROOT)
