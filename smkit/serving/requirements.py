@@ -166,6 +166,10 @@ def uv_executable() -> str | None:
 def wheel_installer(python: str, target: str, files: list[str]) -> list[list[str]]:
     """The commands that install resolved wheel ``files`` into ``target``, fastest first, none resolving.
 
+    None writes bytecode: compiling every module of scikit-learn + pandas + scipy at install costs more
+    than the first load's imports compiling the modules they use (make bench-modelenv); with the image's
+    ``PYTHONDONTWRITEBYTECODE`` each worker compiles them when it loads the model.
+
     uv (links from its cache), else the interpreter unpacking them with ``installer`` (exit
     :data:`NO_INSTALLER` when it has none), else pip with neither dependencies nor bytecode.
     """
