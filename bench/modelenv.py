@@ -259,9 +259,10 @@ def report(rows: list[dict[str, Any]], facts: dict[str, Any], base: str) -> str:
         "uv, which the image now has, or, without uv, pypa's installer; the baseline: `pip install --no-deps`), "
         "importing the handler and `model_fn`. The last column is the handler's imports alone in a fresh "
         "process with the packages installed: the floor no installer removes. uv and installer write no "
-        "bytecode, so the first import compiles it (inside the load, and again in that fresh process, "
-        "the runtime writing none); pip compiles it at install time, inside the baseline's load (its own "
-        "imports alone: 3-5 s in the JSON). On a loaded machine every number grows with the load; the "
+        "bytecode and the image (as this machine) sets PYTHONDONTWRITEBYTECODE, so the load's imports "
+        "compile the modules they use, and so do those of that fresh process; pip compiles every module at "
+        "install time, inside the baseline's load (the baseline's imports alone, with its bytecode, are in "
+        "the JSON). On a loaded machine every number grows with the load; the "
         "ratios between the two trees of one run are the comparison.",
     ]
     return "\n".join(lines)
