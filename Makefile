@@ -181,3 +181,7 @@ test-llm: setup ## config/llm.yaml with the real engine: vLLM's CPU build in its
 
 bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming vs the engine's own OpenAI server, cold start -> bench/results/llm.json
 	$(PY) -m bench.llm $(BENCH_ARGS)
+
+.PHONY: bench-modelenv
+bench-modelenv: setup ## Model environment (empty / cached smkit cache) and multi-model first load vs commit 3f92a2f -> bench/results/modelenv.json
+	$(PY) -m bench.modelenv $(BENCH_ARGS)

@@ -1,12 +1,17 @@
 """The layout of a project made by ``smkit init``, and whether an archive is older than its sources.
 
 A project folder holds ``config/NAME.yaml``, ``model_code/NAME/`` (``code/``, ``artifacts/``, ``samples/``,
-``train.py``) and the archives ``smkit package`` writes, ``build/NAME/model.tar.gz``. A container whose
-``model_data.path`` is ``<project>/build/NAME/model.tar.gz`` is packaged from ``<project>/model_code/NAME``.
+``train.py``) and what ``smkit package`` writes from them, for each kind of local model data:
+
+- ``source: archive``, ``path: <project>/build/NAME/model.tar.gz``: the archive of ``model_code/NAME``;
+- ``source: prefix``, ``path: <project>/build/NAME/model``: the same tree uncompressed (S3Prefix);
+- ``source: multi-model``, ``path: <project>/build/SET``: every ``SET/NAME.tar.gz`` there is the archive of
+  ``model_code/NAME`` (a model joins the set when its archive is first put there).
 
 Each build records its inputs (name, size, mtime of every file under ``code/`` and ``artifacts/``, plus
-the settings that shape the archive) beside the archive, so ``smkit synth``, ``smkit deploy`` and ``smkit
-local-endpoint`` can tell, naming the file, when an archive no longer matches its sources.
+the settings that shape the archive) beside what it wrote, so ``smkit package --config``, ``smkit synth``,
+``smkit deploy`` and ``smkit local-endpoint`` can tell, naming the file, when model data no longer matches
+its sources.
 """
 
 from __future__ import annotations
@@ -21,21 +26,39 @@ from smkit.config import DeploymentConfig
 ARCHIVE_NAME = "model.tar.gz"
 # Beside the archive; hidden, so an archive or prefix asset never uploads it.
 STAMP_NAME = ".model.tar.gz.inputs.json"
+PREFIX_NAME = "model"  # build/NAME/model: the uncompressed tree of model_code/NAME
 _SKIPPED_PARTS = ("__pycache__",)
 
 
 @dataclass(frozen=True)
 class ProjectModel:
-    """One archive of a config and the ``model_code`` folder it is built from."""
+    """One piece of model data of a config and the ``model_code`` folder it is built from.
+
+    ``archive``: what is written (an archive file, or the folder of an uncompressed prefix); ``kind``:
+    ``archive``, ``prefix`` or ``member`` (an archive of a multi-model set).
+    """
 
     name: str
     model_dir: Path
     archive: Path
     containers: tuple[str, ...]
+    kind: str = "archive"
 
     @property
     def stamp(self) -> Path:
-        return self.archive.parent / STAMP_NAME
+        """The record of the last build, beside what it wrote (hidden: no asset uploads it)."""
+        return self.archive.parent / f".{self.archive.name}.inputs.json"
+
+    def exists(self) -> bool:
+        """Whether the model data was written (a prefix: a folder holding ``code/``)."""
+        if self.kind == "prefix":
+            return (self.archive / "code").is_dir()
+        return self.archive.is_file()
+
+    def _built_ns(self) -> int:
+        if self.kind != "prefix":
+            return self.archive.stat().st_mtime_ns
+        return min((p.stat().st_mtime_ns for p in self.archive.rglob("*") if p.is_file()), default=0)
 
     def inputs(self) -> dict[str, list[int]]:
         """``code/...`` or ``artifacts/...`` -> [size, mtime_ns] of every source file."""
@@ -55,13 +78,13 @@ class ProjectModel:
 
     def stale(self, settings: Mapping[str, object]) -> str | None:
         """Why the archive must be built again (naming the file or setting), or None when it is current."""
-        if not self.archive.is_file():
+        if not self.exists():
             return f"{self.archive} does not exist yet"
         current = self.inputs()
         try:
             recorded = json.loads(self.stamp.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            built = self.archive.stat().st_mtime_ns
+            built = self._built_ns()
             newer = [name for name, (_, mtime) in current.items() if mtime > built]
             if newer:
                 return f"{self.model_dir / newer[0]} is newer than {self.archive}"
@@ -82,29 +105,60 @@ class ProjectModel:
         return None
 
 
-def model_dir_of(archive: Path) -> Path | None:
-    """``<project>/model_code/NAME`` for ``<project>/build/NAME/model.tar.gz``, if that folder has code/."""
-    if archive.name != ARCHIVE_NAME or archive.parent.parent.name != "build":
+def model_dir_of(archive: Path, kind: str = "archive") -> Path | None:
+    """``<project>/model_code/NAME`` for ``<project>/build/NAME/model.tar.gz`` (``kind`` archive) or
+    ``<project>/build/NAME/model`` (``kind`` prefix), if that folder has code/."""
+    expected = PREFIX_NAME if kind == "prefix" else ARCHIVE_NAME
+    if archive.name != expected or archive.parent.parent.name != "build":
         return None
     candidate = archive.parent.parent.parent / "model_code" / archive.parent.name
     return candidate if (candidate / "code").is_dir() else None
 
 
+def _members(folder: Path) -> list[tuple[str, Path, Path]]:
+    """(name, archive, model_code folder) of each ``NAME.tar.gz`` of a multi-model set under build/."""
+    if folder.parent.name != "build" or not folder.is_dir():
+        return []
+    model_code = folder.parent.parent / "model_code"
+    found = []
+    for archive in sorted(folder.glob("*.tar.gz")):
+        name = archive.name.removesuffix(".tar.gz")
+        if (model_code / name / "code").is_dir():
+            found.append((name, archive, model_code / name))
+    return found
+
+
 def project_models(config: DeploymentConfig) -> list[ProjectModel]:
-    """The archives of a loaded config (absolute paths) that come from a ``model_code`` folder."""
+    """The model data of a loaded config (absolute paths) that comes from ``model_code`` folders."""
     found: dict[Path, ProjectModel] = {}
+
+    def add(name: str, model_dir: Path, path: Path, container: str, kind: str) -> None:
+        known = found.get(path)
+        names = (*known.containers, container) if known else (container,)
+        found[path] = ProjectModel(name, model_dir, path, names, kind)
+
     for container in config.model.containers:
         data = container.model_data
-        if data.source != "archive" or data.path is None:
+        if data.path is None or data.source not in ("archive", "prefix", "multi-model"):
             continue
-        archive = Path(data.path)
-        model_dir = model_dir_of(archive)
-        if model_dir is None:
+        path = Path(data.path)
+        if data.source == "multi-model":
+            for name, archive, model_dir in _members(path):
+                add(name, model_dir, archive, container.name, "member")
             continue
-        known = found.get(archive)
-        names = (*known.containers, container.name) if known else (container.name,)
-        found[archive] = ProjectModel(archive.parent.name, model_dir, archive, names)
+        source_dir = model_dir_of(path, data.source)
+        if source_dir is not None:
+            add(path.parent.name, source_dir, path, container.name, data.source)
     return list(found.values())
+
+
+def multi_model_sets(config: DeploymentConfig) -> list[Path]:
+    """The local multi-model folders of a config (for saying what a set holds, or that it holds nothing)."""
+    return [
+        Path(c.model_data.path)
+        for c in config.model.containers
+        if c.model_data.source == "multi-model" and c.model_data.path is not None
+    ]
 
 
 def samples_dir(config: DeploymentConfig, container: str, root: Path) -> Path:

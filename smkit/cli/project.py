@@ -38,8 +38,13 @@ def _load(config_path: Path) -> DeploymentConfig:
         raise click.ClickException(str(exc)) from None
 
 
+def _data_path(model: ProjectModel) -> Path:
+    """The config's ``model_data.path`` the model comes from (a multi-model member: its set's folder)."""
+    return model.archive.parent if model.kind == "member" else model.archive
+
+
 def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
-    goal = target(config_path, model.archive)
+    goal = target(config_path, _data_path(model))
     return {
         "image": goal.runtime.label,
         "python": goal.runtime.python,
@@ -48,29 +53,57 @@ def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
     }
 
 
-def package_config(config_path: Path, *, force: bool = False, python: str | None = None) -> list[Path]:
-    """Build each archive of the config that comes from ``model_code/`` and is missing or stale."""
+def package_config(
+    config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
+) -> list[Path]:
+    """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
+    stale (archives, uncompressed prefixes, the archives of multi-model sets), saying what it did.
+
+    ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
+    build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
+    """
     from smkit.cli.package import BuildOptions, build_for
+    from smkit.project import multi_model_sets
 
     config = _load(config_path)
     models = project_models(config)
-    if not models:
-        say(f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz beside a model_code/NAME")
+    for folder in multi_model_sets(config):
+        if not any(m.kind == "member" and m.archive.parent == folder for m in models):
+            say(
+                f"{folder}: multi-model set with no NAME.tar.gz of a model_code/NAME folder; add a model with "
+                f"smkit package --code model_code/NAME/code --artifacts model_code/NAME/artifacts "
+                f"--output {folder}/NAME.tar.gz --config {config_path}"
+            )
+    if not models and not multi_model_sets(config):
+        say(
+            f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
+            "build/NAME/model (prefix) beside a model_code/NAME"
+        )
     built = []
     for model in models:
         settings = _settings(config_path, model)
         reason = "--force" if force else model.stale(settings)
+        what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
+            model.kind
+        ]
         if reason is None:
-            say(f"{model.archive} is up to date with {model.model_dir}")
+            say(f"{what} {model.archive} is up to date with {model.model_dir}")
             continue
-        say(f"packaging {model.model_dir} -> {model.archive} ({reason})")
+        if implicit and model.kind == "member" and not model.stamp.is_file():
+            raise click.ClickException(
+                f"multi-model archive {model.archive} is stale ({reason}) and was not built by smkit package "
+                f"--config; package it again: smkit package --config {config_path} (rebuilds it from "
+                f"{model.model_dir}), or the command that built it"
+            )
+        say(f"packaging {model.model_dir} -> {what} {model.archive} ({reason})")
+        prefix = model.kind == "prefix"
         try:
             manifest = build_for(
-                target(config_path, model.archive),
+                target(config_path, _data_path(model)),
                 model.model_dir / "code",
                 model.model_dir / "artifacts",
-                model.archive,
-                BuildOptions(python=python),
+                None if prefix else model.archive,
+                BuildOptions(python=python, uncompressed=model.archive if prefix else None),
             )
         except PackagingError as error:
             raise click.ClickException(str(error)) from None
@@ -82,8 +115,8 @@ def package_config(config_path: Path, *, force: bool = False, python: str | None
 
 
 def ensure_archives(config_path: Path) -> None:
-    """Rebuild the config's stale archives before synth, deploy or a local endpoint uses them."""
-    package_config(config_path)
+    """Rebuild the config's stale model data before synth, deploy or a local endpoint uses it."""
+    package_config(config_path, implicit=True)
 
 
 @click.command("train", context_settings={"ignore_unknown_options": True})

@@ -305,7 +305,7 @@ def model_environment(
     link = model_requirements.target_dir(model_dir, base, tag=tag)
     if not os.path.isdir(link):
         layer = model_layer(Path(model_dir), image_layer(runtime, text), runtime, progress=progress)
-        os.makedirs(base, exist_ok=True)
+        ensure_writable(Path(base))
         staged = f"{link}.{os.getpid()}.link"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staged)

@@ -38,7 +38,7 @@ _RANK = {"global": 0, "install": 1, ":env:": 2}
 
 def uv_binary() -> str:
     """The uv executable: ``$SMKIT_UV``, else the one the ``uv`` wheel installed, else ``uv`` on PATH."""
-    if os.environ.get(UV_VAR):
+    if os.environ.get(UV_VAR) not in (None, "", "none"):  # "none" is for the serving runtime only
         return os.environ[UV_VAR]
     try:
         from uv import find_uv_bin

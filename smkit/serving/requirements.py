@@ -10,8 +10,8 @@ the same worker process is shared, as Python can hold one copy of a module name 
 Network isolation (``EnableNetworkIsolation``) leaves the container without an index: when the archive
 carries the requirements' wheels in ``code/wheels/`` (``smkit package`` vendors them), those wheels are
 the resolution already made for the image, so they are installed as they are, offline and with no
-resolver, by the fastest installer the image has (:func:`wheel_installer`): uv when it is there, else
-unpacking each wheel into the target (pypa's ``installer``, in the kit's image), else
+resolver, by the fastest installer the image has (:func:`wheel_installer`): uv (in the kit's image), else
+unpacking each wheel into the target (pypa's ``installer``, in the kit's image too), else
 ``pip install --no-deps --no-compile``. A multi-model endpoint does this at a model's first load, inside
 SageMaker's 60 s load limit. The local endpoint runs this very install, which is how a local run
 predicts the one on AWS.
@@ -149,7 +149,10 @@ NO_INSTALLER = 3  # _UNPACK's exit status when the interpreter has no `installer
 
 
 def uv_executable() -> str | None:
-    """uv, when this image or machine has it (``$SMKIT_UV``, the ``uv`` wheel's binary, ``uv`` on PATH)."""
+    """uv, when this image or machine has it (``$SMKIT_UV``, the ``uv`` wheel's binary, ``uv`` on PATH);
+    ``SMKIT_UV=none``: do not use uv (the wheels are unpacked instead)."""
+    if os.environ.get("SMKIT_UV") == "none":
+        return None
     if os.environ.get("SMKIT_UV"):
         return os.environ["SMKIT_UV"]
     try:
@@ -163,15 +166,22 @@ def uv_executable() -> str | None:
 def wheel_installer(python: str, target: str, files: list[str]) -> list[list[str]]:
     """The commands that install resolved wheel ``files`` into ``target``, fastest first, none resolving.
 
+    None writes bytecode: compiling every module of scikit-learn + pandas + scipy at install costs more
+    than the first load's imports compiling the modules they use (make bench-modelenv); with the image's
+    ``PYTHONDONTWRITEBYTECODE`` each worker compiles them when it loads the model.
+
     uv (links from its cache), else the interpreter unpacking them with ``installer`` (exit
     :data:`NO_INSTALLER` when it has none), else pip with neither dependencies nor bytecode.
     """
     commands = []
     uv = uv_executable()
     if uv is not None:
+        # uv's cache beside the install folders: the image's user may have no writable home, and on the same
+        # file system uv links the unpacked files instead of copying them.
+        cache = os.path.join(os.path.dirname(target), ".uv-cache")
         commands.append(
             [uv, "pip", "install", "--quiet", "--python", python, "--target", target, "--no-deps"]
-            + ["--no-index", "--offline", "--no-config", *files]
+            + ["--no-index", "--offline", "--no-config", "--cache-dir", cache, *files]
         )
     commands.append([python, "-c", _UNPACK, target, *files])
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-compile"]
@@ -256,7 +266,8 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
             if code != 0:
                 source = f"the vendored wheels in {wheels} (offline)" if wheels else "the package index"
                 raise RequirementsError(
-                    f"{path}: could not install {', '.join(file_lines(path))} from {source} (exit {code}): "
+                    f"{path}: {'the wheel installer' if files else 'pip'} could not install "
+                    f"{', '.join(file_lines(path))} from {source} (exit {code}): "
                     + " | ".join(tail)
                     + (
                         "; package the model again so that code/wheels holds every wheel (smkit package)"
