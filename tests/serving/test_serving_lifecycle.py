@@ -86,8 +86,7 @@ def test_unmet_requirements_stop_the_start_with_a_clear_error(models: Models, tm
         env={**os.environ, "PIP_NO_INDEX": "1", "SMKIT_REQUIREMENTS_DIR": str(tmp_path / "req")},
     )
     assert result.returncode == 1
-    assert "requirements.txt: could not install smkit-test-no-such-package==9.9.9" in result.stderr
-    assert "fix the requirement line, vendor the wheels (smkit package --vendor-wheels)" in result.stderr
+    assert "requirements.txt: pip could not install smkit-test-no-such-package==9.9.9" in result.stderr
     off = subprocess.run(
         [sys.executable, "-m", "smkit.serving", "--model", str(models.unmet_requirements)],
         capture_output=True,
