@@ -170,3 +170,7 @@ bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs
 
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+.PHONY: bench-cli
+bench-cli: package-model ## smkit --help and smkit invoke of a local endpoint, this tree vs commit 3f92a2f (BENCH_ARGS=--baseline PATH) -> bench/results/cli.json
+	$(PY) -m bench.cli $(BENCH_ARGS)
