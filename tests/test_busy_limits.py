@@ -1,5 +1,5 @@
 """The kit's own limits hold on a busy machine: checks are bounded in CPU time, not wall time
-(smkit.process.run_bounded), and the local endpoint waits as long as the variant's start-up health check
+(smkit.bounded.run_bounded), and the local endpoint waits as long as the variant's start-up health check
 allows. The ``busy`` fixture runs two busy loops per core while a test runs."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from smkit.bounded import LimitExceeded, run_bounded
 from smkit.packaging import PackagingError
 from smkit.packaging.handler import check_handler
-from smkit.process import LimitExceeded, run_bounded
 
 BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end:\n    pass\n"
 

@@ -51,7 +51,7 @@ def _fail(error: PackagingError) -> None:
     type=float,
     default=120.0,
     show_default=True,
-    help="Seconds of CPU time the handler check may use (it is stopped after 5 times as long of wall time if it waits).",
+    help="Seconds of CPU time the handler check may use; one that uses no CPU for as long is stopped too.",
 )
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar [default: on a TTY for >= 64 MiB]."

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from smkit import hooks as hook_rules
+from smkit.bounded import LimitExceeded, run_bounded
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.defaults import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
@@ -28,11 +29,10 @@ from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_for
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
-from smkit.process import LimitExceeded, run_bounded
 
 DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
 # Seconds of the check process's CPU time (not wall time: a busy machine must not fail a correct model);
-# smkit.process.run_bounded also stops a check that waits for 5 times as long (smkit package --check-timeout).
+# smkit.bounded.run_bounded also stops a check that uses no CPU for as long (smkit package --check-timeout).
 DEFAULT_TIMEOUT_S = 120.0
 CHECK_LIMIT_FIX = "raise --check-timeout (seconds of the check's CPU time; default 120)"
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")

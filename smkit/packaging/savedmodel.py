@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smkit.bounded import LimitExceeded, run_bounded
 from smkit.packaging.errors import PackagingError
-from smkit.process import LimitExceeded, run_bounded
 from smkit.tfs.layout import find_models
 
 PROBE_SOURCE = (Path(__file__).with_name("_tf_probe.py")).read_text(encoding="utf-8")
