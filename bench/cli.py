@@ -154,7 +154,10 @@ def markdown(result: dict[str, Any]) -> str:
         f"Fresh interpreter per run, {result['rounds']} rounds alternating the two sides, "
         f"{result['machine']['cpus']} CPUs, load {load[0]:.1f} at start and "
         f"{result['loadavg_at_end'][0]:.1f} at the end. `invoke`: the JSON sample of the tabular example "
-        "through boto3 and the local gateway (config/serverless.yaml).",
+        "through boto3 and the local gateway (config/serverless.yaml). The base runs from a temporary "
+        "`git worktree` with this tree's interpreter and `PYTHONPATH` (`BENCH_ARGS=--baseline PATH` for a "
+        "checkout of your own); wall time on a loaded machine is mostly waiting for a core, the CPU column "
+        "is what each command costs.",
         "",
         f"| command | goal | {this} median (best) | CPU | {base} median (best) | CPU | speed-up | met |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -12,10 +12,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-# A check bounded in CPU time is also stopped when it uses no CPU at all for as long as its CPU limit (it
-# waits: a lock, the network, input), and, as a last resort, after this many times that limit of wall
-# time. A busy machine slows a working check down but never stops it from using CPU.
+# A check bounded in CPU time is also stopped when it uses no CPU at all for as long as its CPU limit, at
+# least MIN_IDLE_S (it waits: a lock, the network, input), and, as a last resort, after WALL_FACTOR times
+# that limit of wall time. A busy machine slows a working check down but never stops it from using CPU
+# (the CPU time advances in ticks of 10 ms; a process sharing two cores with twenty gets ~100 ms a second).
 WALL_FACTOR = 30.0
+MIN_IDLE_S = 10.0
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -37,14 +39,21 @@ class LimitExceeded(RuntimeError):
 
 
 def run_bounded(
-    command: Sequence[str], *, cpu_s: float, wall_factor: float = WALL_FACTOR, **kwargs: object
+    command: Sequence[str],
+    *,
+    cpu_s: float,
+    idle_s: float | None = None,
+    wall_factor: float = WALL_FACTOR,
+    **kwargs: object,
 ) -> subprocess.CompletedProcess[bytes]:
     """``subprocess.run(command, capture_output=True)`` bounded by ``cpu_s`` seconds of the process's CPU
     time, not wall time, so a busy machine does not fail a correct check. A process that uses no CPU for
-    ``cpu_s`` seconds is waiting, not working, and is stopped too; so is one still running after
+    ``idle_s`` seconds (default: ``cpu_s``, at least :data:`MIN_IDLE_S`) is waiting, not working, and is
+    stopped too; so is one still running after
     ``cpu_s * wall_factor`` seconds. Raises :class:`LimitExceeded` naming the limit it hit. Without
     ``/proc`` the wall clock stands in for the CPU time."""
     started = time.monotonic()
+    idle_s = max(cpu_s, MIN_IDLE_S) if idle_s is None else idle_s
     progress = (0.0, started)  # CPU seconds last seen to grow, and when
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs) as proc:  # type: ignore[call-overload]
         while True:
@@ -60,9 +69,9 @@ def run_bounded(
                     progress = (used, now)
                 if used > cpu_s:
                     message = f"used more than {cpu_s:g} s of CPU time ({now - started:.0f} s wall-clock)"
-                elif now - progress[1] > cpu_s:
+                elif now - progress[1] > idle_s:
                     message = (
-                        f"used no CPU for {cpu_s:g} s, after {used:.1f} s of CPU (it waits on something: "
+                        f"used no CPU for {idle_s:g} s, after {used:.1f} s of CPU (it waits on something: "
                         "a lock, the network, input)"
                     )
                 elif now - started > cpu_s * wall_factor:

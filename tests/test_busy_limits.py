@@ -46,7 +46,7 @@ def test_a_check_that_works_too_long_is_stopped_by_its_cpu_limit() -> None:
 
 def test_a_check_that_waits_is_stopped_when_it_uses_no_cpu() -> None:
     with pytest.raises(LimitExceeded, match=r"^used no CPU for 1 s, after [\d.]+ s of CPU \(it waits on"):
-        run_bounded([sys.executable, "-c", "import time; time.sleep(60)"], cpu_s=1.0)
+        run_bounded([sys.executable, "-c", "import time; time.sleep(60)"], cpu_s=1.0, idle_s=1.0)
 
 
 def test_handler_check_names_its_cpu_limit_and_the_option(tmp_path: Path) -> None:
