@@ -185,3 +185,7 @@ bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 str
 .PHONY: bench-modelenv
 bench-modelenv: setup ## Model environment (empty / cached smkit cache) and multi-model first load vs commit 3f92a2f -> bench/results/modelenv.json
 	$(PY) -m bench.modelenv $(BENCH_ARGS)
+
+.PHONY: bench-cli
+bench-cli: package-model ## smkit --help and smkit invoke of a local endpoint, this tree vs commit 3f92a2f (BENCH_ARGS=--baseline PATH) -> bench/results/cli.json
+	$(PY) -m bench.cli $(BENCH_ARGS)

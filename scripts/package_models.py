@@ -13,13 +13,22 @@ skipped when a stamp in ``<build-dir>/.stamps`` shows the same training script, 
 library versions produced the artifacts already present. An archive is rebuilt (and its handler
 checked again) when any input file's name, size or mtime, or a library version, changed since its
 last build, or with ``--force``; rebuilds are byte-identical for identical inputs.
+
+A training run writes its samples to ``<build-dir>/.samples/<model>`` and compares them with the
+committed ``model_code/<model>/samples`` (:func:`compare_samples`): the build never rewrites tracked
+files. Requests must be identical; numbers in the answers may differ by the committed ``expected.json``'s
+``rtol`` (another CPU's floating point), and a larger difference stops the build with the first ones
+found. ``--update-samples`` writes the committed samples instead, after a deliberate change of a model.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
+import io
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -27,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -46,6 +56,11 @@ class Training:
     produces: tuple[str, ...]
     reads: tuple[str, ...] = ()
     requires: str | None = None  # an optional distribution the script needs (and whose version it records)
+
+    @property
+    def model(self) -> str:
+        """The model folder whose ``samples/`` the script writes (``--samples``)."""
+        return self.script.split("/")[0]
 
 
 @dataclass(frozen=True)
@@ -105,17 +120,104 @@ def _fingerprint(training: Training) -> str:
     return digest.hexdigest()
 
 
-def train_if_stale(training: Training, stamps: Path) -> bool:
-    """Run the training script unless its stamp and artifacts are current; return whether it ran."""
+def train_if_stale(training: Training, build_dir: Path, *, update_samples: bool = False) -> bool:
+    """Run the training script unless its stamp and artifacts are current; return whether it ran.
+
+    Its samples go to ``<build_dir>/.samples/<model>`` and are compared with the committed ones
+    (PackagingError when they differ beyond the tolerance); ``update_samples`` writes the committed ones.
+    """
+    stamps = build_dir / ".stamps"
     stamp = stamps / (training.script.replace("/", "_") + ".sha256")
     fingerprint = _fingerprint(training)
     current = stamp.is_file() and stamp.read_text().strip() == fingerprint
     if current and all((MODEL_CODE / p).is_file() for p in training.produces):
         return False
-    subprocess.run([sys.executable, str(MODEL_CODE / training.script)], check=True)
+    committed = MODEL_CODE / training.model / "samples"
+    produced = committed if update_samples else build_dir / ".samples" / training.model
+    subprocess.run(
+        [sys.executable, str(MODEL_CODE / training.script), "--samples", str(produced)], check=True
+    )
+    if not update_samples:
+        differences = compare_samples(committed, produced)
+        if differences:
+            shown = "; ".join(differences[:MAX_SHOWN])
+            raise PackagingError(
+                f"model_code/{training.model}/samples",
+                f"differs from what model_code/{training.script} produced now (in {produced}): {shown}",
+                "if the model or its training changed on purpose, rewrite the committed samples with "
+                "`python -m scripts.package_models --update-samples` and commit them",
+            )
     stamps.mkdir(parents=True, exist_ok=True)
     stamp.write_text(fingerprint + "\n")
     return True
+
+
+# -- samples: requests identical, answers within the committed expected.json's rtol ----------------------
+DEFAULT_RTOL = 1e-6  # model_code/common.py's RTOL, for an expected.json that states none
+ATOL = 1e-12  # numbers this close to each other (around zero) are equal whatever their ratio
+MAX_SHOWN = 5
+ANSWERS = ("expected.json", "featurized.csv")  # computed by the model: compared with the tolerance
+
+
+def compare_samples(committed: Path, produced: Path) -> list[str]:
+    """What differs between two sample folders, in words (empty: the same within the tolerance).
+
+    Files named in :data:`ANSWERS` hold numbers a model computed: JSON values and CSV cells are compared
+    with ``math.isclose(rel_tol=rtol, abs_tol=ATOL)``, ``rtol`` from the committed ``expected.json``. Every
+    other file (the requests) must be identical byte for byte.
+    """
+    expected = committed / "expected.json"
+    rtol = (
+        float(json.loads(expected.read_text()).get("rtol", DEFAULT_RTOL))
+        if expected.is_file()
+        else DEFAULT_RTOL
+    )
+    differences: list[str] = []
+    names = sorted({p.name for p in committed.iterdir()} | {p.name for p in produced.iterdir()})
+    for name in names:
+        old, new = committed / name, produced / name
+        if not old.is_file() or not new.is_file():
+            differences.append(
+                f"{name} exists only in {'the new samples' if new.is_file() else 'the committed ones'}"
+            )
+        elif old.read_bytes() == new.read_bytes():
+            continue
+        elif name not in ANSWERS:
+            differences.append(f"{name} is not byte-identical (a request must be)")
+        elif name.endswith(".json"):
+            _compare(json.loads(old.read_text()), json.loads(new.read_text()), rtol, name, differences)
+        else:
+            _compare(_csv(old), _csv(new), rtol, name, differences)
+    return [f"{d} (rtol {rtol:g})" if " != " in d else d for d in differences]
+
+
+def _csv(path: Path) -> list[list[Any]]:
+    rows = csv.reader(io.StringIO(path.read_text()))
+    return [[_number(cell) for cell in row] for row in rows]
+
+
+def _number(cell: str) -> Any:
+    try:
+        return float(cell)
+    except ValueError:
+        return cell
+
+
+def _compare(old: Any, new: Any, rtol: float, where: str, out: list[str]) -> None:
+    if len(out) >= MAX_SHOWN:
+        return
+    numbers = (int, float)
+    if isinstance(old, numbers) and isinstance(new, numbers) and not isinstance(old, bool):
+        if not math.isclose(old, new, rel_tol=rtol, abs_tol=ATOL):
+            out.append(f"{where}: {old!r} != {new!r}")
+    elif isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        for key in old:
+            _compare(old[key], new[key], rtol, f"{where}[{key!r}]", out)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            _compare(a, b, rtol, f"{where}[{index}]", out)
+    elif old != new:
+        out.append(f"{where}: {old!r} != {new!r}")
 
 
 def _inputs_fingerprint(archive: Archive) -> str:
@@ -228,6 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild (and re-check) every archive")
     parser.add_argument("--model", help="package only model_code/MODEL (smkit init) into build/MODEL/")
     parser.add_argument("--config", type=Path, help="package only what this deployment config uses")
+    parser.add_argument(
+        "--update-samples",
+        action="store_true",
+        help="train every example again and write its samples into model_code/<model>/samples "
+        "(default: compare them with the committed ones)",
+    )
     args = parser.parse_args(argv)
     archives: Sequence[Archive] = ARCHIVES
     users: list[str] = []
@@ -261,7 +369,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"skipped ({training.requires} not installed: pip install 'smkit[tensorflow]'): model_code/{training.script}"
             )
             continue
-        ran = train_if_stale(training, args.build_dir / ".stamps")
+        try:
+            ran = train_if_stale(training, args.build_dir, update_samples=args.update_samples)
+        except PackagingError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
         print(f"{'trained' if ran else 'up to date'}: model_code/{training.script}")
     archives = [a for a in archives if installed(a.requires)]
     try:

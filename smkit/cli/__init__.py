@@ -53,8 +53,12 @@ SUMMARIES: dict[str, str] = {
     "env": "Build (once) the environment of MODEL_DIR (which holds code/requirements.txt) and print it, or "
     "run COMMAND in it: a leading `python` is the environment's interpreter, and the model's requirements "
     "are on PYTHONPATH.",
+    "cache": "The model environments and vendored-wheel downloads smkit keeps ($SMKIT_CACHE_DIR, else "
+    "~/.cache/smkit): list them with their sizes, prune them.",
     "config-schema": "Generate the deployment config's JSON Schema from the pydantic models (see "
     "smkit/config/schema.py).",
+    "token": "Print a bearer token: pass it as ``api_key`` of an OpenAI client whose ``base_url`` is "
+    "``<runtime URL>/endpoints/<name>/openai/v1``.",
 }
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from smkit.config import ConfigError, load_config
 from smkit.storage import Storage
 
 
@@ -299,6 +298,7 @@ def smoke_test(
     """Send model_code/<model>/samples/ payloads and check the answers against expected.json."""
     from smkit.client import smoke
     from smkit.client.invoke import runtime_client
+    from smkit.config import ConfigError, load_config
 
     try:
         config = load_config(config_path)

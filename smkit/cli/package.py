@@ -46,7 +46,13 @@ def _fail(error: PackagingError) -> None:
 @click.option("--no-load-check", is_flag=True, help="Import the handler but do not call model_fn.")
 @click.option("--threads", type=click.IntRange(min=1), help="Compression threads [default: all CPUs].")
 @click.option("--level", type=click.IntRange(0, 3), default=2, show_default=True, help="isal level.")
-@click.option("--check-timeout", type=float, default=120.0, show_default=True, help="Seconds for the check.")
+@click.option(
+    "--check-timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds of CPU time the handler check may use; one that uses no CPU for as long is stopped too.",
+)
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar [default: on a TTY for >= 64 MiB]."
 )

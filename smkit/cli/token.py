@@ -13,7 +13,7 @@ import os
 
 import click
 
-from smkit.local.auth import LOCAL_KEY, MAX_TOKEN_SECONDS, make_token
+from smkit.contract import MAX_TOKEN_SECONDS
 
 
 @click.command("token")
@@ -48,6 +48,8 @@ def token(region: str | None, expires_s: int, local: bool) -> None:
             f"{expires_s}: a bearer token lives 1 to {MAX_TOKEN_SECONDS} seconds (12 hours)",
             param_hint="--expires",
         )
+    from smkit.local.auth import LOCAL_KEY, make_token  # botocore's signer: not for `smkit token --help`
+
     session: str | None = None
     if local:
         access_key, secret_key = LOCAL_KEY

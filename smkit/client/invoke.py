@@ -83,16 +83,23 @@ def runtime_client(
     *, endpoint_url: str | None = None, region: str | None = None, retries: int | None = None
 ) -> Any:
     """A ``sagemaker-runtime`` client; with ``endpoint_url`` and no configured credentials, dummy ones
-    (the local gateway does not check signatures)."""
-    import boto3
+    (the local gateway does not check signatures).
+
+    Made by botocore's session, which is what ``boto3.client("sagemaker-runtime")`` returns too, so the
+    client is the same while the CLI does not import boto3 and s3transfer (a third of a second).
+    """
+    import botocore.session
     from botocore.config import Config
 
-    session = boto3.session.Session(region_name=region)
-    kwargs: dict[str, Any] = {"endpoint_url": endpoint_url, "region_name": session.region_name or "us-east-1"}
+    session = botocore.session.get_session()
+    kwargs: dict[str, Any] = {
+        "endpoint_url": endpoint_url,
+        "region_name": region or session.get_config_variable("region") or "us-east-1",
+    }
     if endpoint_url and session.get_credentials() is None:
         kwargs.update(aws_access_key_id="local", aws_secret_access_key="local")
     config = Config(retries={"total_max_attempts": retries}) if retries is not None else None
-    return session.client("sagemaker-runtime", config=config, **kwargs)
+    return session.create_client("sagemaker-runtime", config=config, **kwargs)
 
 
 def describe_client_error(exc: Exception) -> str:

@@ -88,7 +88,9 @@ class CdkCli:
             )
         except subprocess.TimeoutExpired as exc:
             raise CdkError(
-                f"`cdk {' '.join(args)}` did not finish within {CDK_TIMEOUT_S} s" + _tail(_text(exc.output))
+                f"`cdk {' '.join(args)}` did not finish within {CDK_TIMEOUT_S} s (the bound on a hung CLI, "
+                "smkit.emulator.cdk.CDK_TIMEOUT_S; a deploy into moto takes seconds)"
+                + _tail(_text(exc.output))
             ) from None
         output = completed.stdout or ""
         if completed.returncode != 0:

@@ -152,6 +152,8 @@ class MotoServer:
                 name=f"moto's server on port {port}",
                 timeout_s=START_TIMEOUT_S,
                 log_path=log_path,
+                limit="moto imports every service's backend before it answers (over 30 s on two busy cores); "
+                "stop other work on the machine, or raise smkit.emulator.server.START_TIMEOUT_S",
             )
         except ProcessStartError as exc:
             server.stop()

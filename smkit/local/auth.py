@@ -39,6 +39,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials
 
+from smkit.contract import MAX_TOKEN_SECONDS
 from smkit.local.errors import RuntimeApiError
 
 SERVICE = "sagemaker"  # the signing name of sagemaker-runtime (botocore's service model: signingName)
@@ -48,7 +49,6 @@ TOKEN_PREFIX = "sagemaker-api-key-"
 TOKEN_HOST = "sagemaker.amazonaws.com"
 TOKEN_ACTION = "CallWithBearerToken"
 TOKEN_VERSION = "Version=1"  # appended after signing by the SDK's generator, so not part of the signature
-MAX_TOKEN_SECONDS = 12 * 3600
 # The pair LocalEndpoint.client() signs with; always known to the local endpoint.
 LOCAL_KEY = ("local", "local")
 

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from smkit import hooks as hook_rules
+from smkit.bounded import LimitExceeded, run_bounded
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.defaults import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
@@ -30,7 +31,10 @@ from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
 
 DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
+# Seconds of the check process's CPU time (not wall time: a busy machine must not fail a correct model);
+# smkit.bounded.run_bounded also stops a check that uses no CPU for as long (smkit package --check-timeout).
 DEFAULT_TIMEOUT_S = 120.0
+CHECK_LIMIT_FIX = "raise --check-timeout (seconds of the check's CPU time; default 120)"
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
 
 
@@ -88,19 +92,17 @@ def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: st
         request["out"] = str(Path(tmp) / "answer.json")
         request_path.write_text(json.dumps(request), encoding="utf-8")
         try:
-            proc = subprocess.run(
+            proc = run_bounded(
                 [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
+                cpu_s=timeout_s,
                 cwd=request["model_dir"],
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout_s,
-                check=False,
             )
-        except subprocess.TimeoutExpired as exc:
+        except LimitExceeded as exc:
             raise PackagingError(
                 label,
-                f"importing and loading did not finish within {timeout_s:.0f} s",
-                "move slow work out of module level, or raise the check's timeout",
+                f"importing and loading {exc}",
+                f"move slow work out of module level, or {CHECK_LIMIT_FIX}",
             ) from exc
         answer_path = Path(request["out"])
         if not answer_path.exists():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smkit.bounded import LimitExceeded, run_bounded
 from smkit.packaging.errors import PackagingError
 from smkit.tfs.layout import find_models
 
@@ -54,18 +55,17 @@ def check_saved_models(
         out = Path(tmp) / "answer.json"
         request_path.write_text(json.dumps({"models": items, "out": str(out)}), encoding="utf-8")
         try:
-            proc = subprocess.run(
+            # Bounded in CPU time: TensorFlow's import alone takes tens of seconds on a busy machine.
+            proc = run_bounded(
                 [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
+                cpu_s=timeout_s,
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout_s,
-                check=False,
             )
-        except subprocess.TimeoutExpired as exc:
+        except LimitExceeded as exc:
             raise PackagingError(
                 f"artifacts folder {artifacts_dir}",
-                f"loading the SavedModels did not finish within {timeout_s:.0f} s",
-                "raise the check's timeout",
+                f"loading the SavedModels {exc}",
+                "raise --check-timeout (seconds of the check's CPU time; default 120)",
             ) from exc
         if not out.exists():
             tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]

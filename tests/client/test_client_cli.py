@@ -169,3 +169,29 @@ def test_smoke_plan_follows_the_config(repo, config, targets):
 def test_smoke_plan_names_missing_samples(repo, tmp_path):
     with pytest.raises(smoke.SmokeError, match="model_code/tabular/samples/expected.json does not exist"):
         smoke.plan(load_config(repo / "config" / "realtime.yaml"), tmp_path)
+
+
+INVOKE_MODULES = """
+import json, sys
+from smkit.cli import main
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+heavy = {"sagemaker", "boto3", "numpy", "pandas", "pydantic", "aws_cdk"}
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & heavy)), file=sys.stderr)
+"""
+
+
+def test_a_json_invocation_imports_neither_the_sdk_nor_boto3_nor_numpy(endpoint, repo):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", INVOKE_MODULES, "invoke", "--endpoint", endpoint.name, "--endpoint-url",
+         endpoint.url, "--content-type", "application/json", "--data",
+         f"@{repo / 'model_code/tabular/samples/request.json'}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout)["predictions"]
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from pkg_harness import MODEL_CODE, Trained
 
+from scripts.package_models import compare_samples
+
 # Runs in a fresh interpreter per model, as a serving worker would: code/ first on sys.path, then the
 # shared helpers that packaging copies into code/.
 RUNNER = r"""
@@ -60,10 +62,8 @@ def _run(code: Path, model_dir: Path, samples: Path) -> dict:  # type: ignore[ty
 @pytest.mark.parametrize("name", ["tabular", "iris", "featurizer"])
 def test_training_reproduces_committed_samples(trained: Trained, name: str) -> None:
     committed = MODEL_CODE / name / "samples"
-    fresh = trained.samples[name]
-    assert sorted(p.name for p in fresh.iterdir()) == sorted(p.name for p in committed.iterdir())
-    for path in fresh.iterdir():
-        assert path.read_bytes() == (committed / path.name).read_bytes(), path.name
+    # Requests byte for byte, answers within the committed rtol: another CPU may change the last digits.
+    assert compare_samples(committed, trained.samples[name]) == []
     rows = np.load(committed / "request.npy", allow_pickle=False)
     assert rows.dtype == np.float64 and rows.shape[0] == 10
     assert rows.tolist() == json.loads((committed / "request.json").read_text())
