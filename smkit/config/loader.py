@@ -50,6 +50,7 @@ PATTERN_HINTS = {
     endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    security.PICKLE_GLOBAL: "module.name of a pickle global (e.g. mypackage.model.MyModel), or module:name with * wildcards",
     endpoint.ML_RESERVATION_ARN: "arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID of an ML capacity reservation",
     endpoint.MEDIA_TYPE: "a media type such as text/csv or application/json",
     components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
