@@ -45,10 +45,12 @@ lock: ## Re-resolve uv.lock (UPGRADE=all | UPGRADE=NAME) and regenerate containe
 	$(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
 	$(UV) sync --frozen --extra dev --quiet
 	$(PY) -m scripts.image_pins
+	$(PY) -m scripts.sbom
 
 lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ruff (lint + format check), mypy
 	$(UV) lock --check
 	$(PY) -m scripts.image_pins --check
+	$(PY) -m scripts.sbom --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
