@@ -38,6 +38,7 @@ from typing import IO, Any
 
 # Files that are pickles by name even when their first bytes do not say so (protocols 0 and 1 have no header).
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".pt", ".pth", ".ckpt", ".sav")
+WHEEL_SUFFIX = ".whl"
 PROTO = b"\x80"
 ZIP_MAGIC = b"PK\x03\x04"
 NPY_MAGIC = b"\x93NUMPY"
@@ -94,7 +95,12 @@ class Finding:
 
 
 def is_candidate(path: Path, head: bytes) -> bool:
-    """Whether a file with these first bytes (or name) may hold a pickle and must be scanned."""
+    """Whether a file with these first bytes (or name) may hold a pickle and must be scanned.
+
+    Wheels (``code/wheels/*.whl``) are not: pip installs them as code, which no pickle check covers, and
+    their packages' own test data (joblib's old pickles) is never loaded by a model."""
+    if path.name.lower().endswith(WHEEL_SUFFIX):
+        return False
     return (
         _is_pickle_header(head)
         or head.startswith((ZIP_MAGIC, NPY_MAGIC, GZIP_MAGIC, BZ2_MAGIC, XZ_MAGIC, LZMA_MAGIC, LZ4_MAGIC))

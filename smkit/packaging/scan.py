@@ -66,10 +66,11 @@ def check_pickles(entries: Sequence[Entry], allow_globals: Sequence[str] = ()) -
                 f"{FORMATS_FIX}; or write it with pickle/joblib without lz4 compression",
             ) from None
         if refused:
-            names = ", ".join(known_as(found) for _, found in refused)
+            unique = list(dict.fromkeys(found for _, found in refused))
+            names = ", ".join(known_as(found) for found in unique)
             where = sorted({w for w, _ in refused if w not in ("pickle", "compressed stream")})
             inside = f" (in {', '.join(where)})" if where else ""
-            exact = ", ".join(repr(str(found)) for _, found in refused)
+            exact = ", ".join(repr(str(found)) for found in unique)
             raise PackagingError(
                 f"{entry.source} ({entry.name} in the archive)",
                 f"its pickle{inside} imports {names}, which no allow entry covers: loading the file would "

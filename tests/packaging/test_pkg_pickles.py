@@ -224,3 +224,18 @@ def test_scan_errors_name_where_the_stream_breaks(tmp_path: Path) -> None:
     lz4.write_bytes(b"\x04\x22\x4d\x18" + b"\0" * 20)
     with pytest.raises(ScanError, match="lz4"):
         scan_file(lz4)
+
+
+def test_vendored_wheels_are_code_not_model_files(tiny: Model) -> None:
+    # joblib's wheel ships its own old test pickles (numpy matrices, NDArrayWrapper): pip installs the wheel,
+    # nothing unpickles them, so code/wheels/*.whl is not scanned (found with a vendored scikit-learn model).
+    evil, _ = _marker_command(tiny)
+    wheel = tiny.code / "wheels" / "demo-1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/tests/data.pkl", pickle.dumps(evil))
+    assert _build(tiny).archive is not None
+    (tiny.artifacts / "twice.pkl").write_bytes(pickle.dumps([evil, evil, Command("true")]))
+    with pytest.raises(PackagingError, match=r"imports posix\.system \(os\.system\), which") as error:
+        _build(tiny)
+    assert str(error.value).count("'posix.system'") == 1
