@@ -172,3 +172,9 @@ bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs
 
 bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+# FUZZ_EXAMPLES: cases per fuzz test (hypothesis); the suite runs the same tests with 40, derandomized.
+FUZZ_EXAMPLES ?= 100000
+.PHONY: fuzz
+fuzz: setup ## Property-based fuzzing (hypothesis) of the front end's HTTP parsing over a socket, the worker frames, the event-stream encoder and the config loader: $(FUZZ_EXAMPLES) cases each
+	SMKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz -n 0 -p no:cacheprovider --hypothesis-show-statistics -q

@@ -99,6 +99,13 @@ def read_config_data(path: str | Path) -> Any:
         known = ", ".join(sorted(p.name for p in path.parent.glob("*.yaml"))) if path.parent.is_dir() else ""
         hint = f"; files in {path.parent}: {known}" if known else ""
         raise ConfigError(str(path), [Issue("<file>", str(path), f"no such file{hint}")]) from None
+    except UnicodeDecodeError as exc:
+        problem = f"is not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save it as UTF-8"
+        raise ConfigError(str(path), [Issue("<file>", str(path), problem)]) from None
+    except OSError as exc:
+        raise ConfigError(
+            str(path), [Issue("<file>", str(path), f"cannot be read ({exc.strerror})")]
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
