@@ -168,6 +168,7 @@ ALLOW: dict[str, tuple[str, ...]] = {
         "numpy.dtypes:[A-Z]*",
         "numpy.random._pickle:__*_ctor",
         "numpy.random.*:[A-Z]*",
+        "numpy.random.*:__pyx_unpickle_*",
         # Scalar types stored as parameters (OneHotEncoder(dtype=np.float64), SimpleImputer, ...).
         *(f"numpy:{name}" for name in _NUMPY_SCALARS),
         "numpy.ma.core:_mareconstruct",
@@ -176,6 +177,7 @@ ALLOW: dict[str, tuple[str, ...]] = {
     "joblib": ("joblib.numpy_pickle:NumpyArrayWrapper",),
     "scikit-learn": (
         "sklearn.*:[A-Z]*",
+        "sklearn.*:_[A-Z]*",  # private classes: _BinMapper of HistGradientBoosting, ...
         "sklearn.*:__pyx_unpickle_*",
         "sklearn.feature_selection._univariate_selection:f_classif",
         "sklearn.feature_selection._univariate_selection:f_regression",

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from pkg_harness import REPO, Model
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -163,6 +163,8 @@ def test_a_scikit_learn_model_and_numpy_arrays_pass_and_serve(tiny: Model) -> No
     )
     joblib.dump(pipeline, tiny.artifacts / "model.joblib")
     joblib.dump(pipeline, tiny.artifacts / "model-z.joblib", compress=3)
+    boosted = HistGradientBoostingClassifier(max_iter=3, random_state=0).fit(x, y)  # private _BinMapper
+    joblib.dump(boosted, tiny.artifacts / "boosted.joblib")
     (tiny.artifacts / "model.pkl").write_bytes(pickle.dumps(pipeline, protocol=5))
     _joblib_model(tiny)
     manifest = _build(tiny)
@@ -207,6 +209,9 @@ def test_wildcards_never_reach_dotted_names_dunders_or_sklearn_test_helpers() ->
     allow = Allow.of()
     assert allow.matches(Global("sklearn.ensemble._forest", "RandomForestClassifier"))
     assert allow.matches(Global("numpy._core.multiarray", "_reconstruct"))
+    # What a HistGradientBoosting pipeline pickles (found with the scaffold's scikit-learn environment).
+    assert allow.matches(Global("sklearn.ensemble._hist_gradient_boosting.binning", "_BinMapper"))
+    assert allow.matches(Global("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"))
     assert not allow.matches(Global("sklearn.base", "BaseEstimator.__reduce__.__globals__"))
     assert not allow.matches(Global("sklearn.utils._testing", "TempMemmap"))
     assert not allow.matches(Global("builtins", "eval"))
@@ -239,3 +244,22 @@ def test_vendored_wheels_are_code_not_model_files(tiny: Model) -> None:
     with pytest.raises(PackagingError, match=r"imports posix\.system \(os\.system\), which") as error:
         _build(tiny)
     assert str(error.value).count("'posix.system'") == 1
+
+
+def test_smkit_inspect_refuses_the_file_before_its_handler_check_loads_it(tiny: Model) -> None:
+    # An archive of another tool (no manifest, so no hashes to compare): the scan still runs before model_fn.
+    _joblib_model(tiny)
+    evil, marker = _marker_command(tiny)
+    joblib.dump([np.arange(3), evil], tiny.artifacts / "model.joblib")
+    archive = tiny.out / "other.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in ("inference.py", "requirements.txt"):
+            tar.add(tiny.code / name, arcname=f"code/{name}")
+        tar.add(tiny.artifacts / "model.joblib", arcname="model.joblib")
+    result = CliRunner().invoke(main, ["inspect", str(archive), "--python", sys.executable])
+    assert result.exit_code == 1
+    assert (
+        f"{archive}:model.joblib (model.joblib in the archive): its pickle imports posix.system"
+        in result.stderr
+    )
+    assert not marker.exists()
