@@ -45,10 +45,12 @@ lock: ## Re-resolve uv.lock (UPGRADE=all | UPGRADE=NAME) and regenerate containe
 	$(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
 	$(UV) sync --frozen --extra dev --quiet
 	$(PY) -m scripts.image_pins
+	$(PY) -m scripts.sbom
 
 lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ruff (lint + format check), mypy
 	$(UV) lock --check
 	$(PY) -m scripts.image_pins --check
+	$(PY) -m scripts.sbom --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -189,3 +191,9 @@ bench-modelenv: setup ## Model environment (empty / cached smkit cache) and mult
 .PHONY: bench-cli
 bench-cli: package-model ## smkit --help and smkit invoke of a local endpoint, this tree vs commit 3f92a2f (BENCH_ARGS=--baseline PATH) -> bench/results/cli.json
 	$(PY) -m bench.cli $(BENCH_ARGS)
+
+# FUZZ_EXAMPLES: cases per fuzz test (hypothesis); the suite runs the same tests with 40, derandomized.
+FUZZ_EXAMPLES ?= 100000
+.PHONY: fuzz
+fuzz: setup ## Property-based fuzzing (hypothesis) of the front end's HTTP parsing over a socket, the worker frames, the event-stream encoder and the config loader: $(FUZZ_EXAMPLES) cases each
+	SMKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz -n 0 -p no:cacheprovider --hypothesis-show-statistics -q

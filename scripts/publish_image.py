@@ -48,6 +48,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--tag-only", action="store_true", help="print the content-hash tag and exit")
     p.add_argument(
+        "--sbom",
+        type=Path,
+        help="also write the image's CycloneDX SBOM (scripts/sbom.py, from uv.lock) naming the published URI, "
+        "for CI to keep with the release",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="print the commands (one per line; login reads an ECR token on stdin) and the URI, do nothing",
@@ -67,10 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             for command in plan.commands():
                 print(shlex.join(command))
+            _write_sbom(args.sbom, plan.image_uri)
             print(plan.image_uri)
             return 0
         if tag_exists(uri, tag) and args.if_exists == "skip":
             echo(f"{plan.image_uri} is already published; nothing to do (tags are immutable)")
+            _write_sbom(args.sbom, plan.image_uri)
             print(plan.image_uri)
             return 0
         if tag_exists(uri, tag):
@@ -80,11 +88,21 @@ def main(argv: list[str] | None = None) -> int:
                 f"(scripts/deploy.py --image-tag {tag}) or change container/ to get a new tag"
             )
         publish(plan, cwd=REPO_ROOT)
+        _write_sbom(args.sbom, plan.image_uri)
     except ReleaseError as exc:
         echo(f"publish_image: {exc}")
         return 1
     print(plan.image_uri)
     return 0
+
+
+def _write_sbom(path: Path | None, image_uri: str) -> None:
+    if path is not None:
+        from scripts.image_pins import find_uv
+        from scripts.sbom import render
+
+        path.write_text(render(find_uv(), image_uri), encoding="utf-8")
+        echo(f"wrote the image's SBOM to {path}")
 
 
 if __name__ == "__main__":

@@ -179,6 +179,7 @@ def build_for(
         environment=environment(runtime, options.python, progress=options.progress is not False),
         framework=goal.defaults,
         container_env=goal.container_env,
+        allow_globals=tuple(goal.config.security.artifacts.allow_globals) if goal.config else (),
     )
 
 

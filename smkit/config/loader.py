@@ -51,6 +51,7 @@ PATTERN_HINTS = {
     endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
     containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    security.PICKLE_GLOBAL: "module.name of a pickle global (e.g. mypackage.model.MyModel), or module:name with * wildcards",
     endpoint.ML_RESERVATION_ARN: "arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID of an ML capacity reservation",
     endpoint.MEDIA_TYPE: "a media type such as text/csv or application/json",
     components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
@@ -99,6 +100,13 @@ def read_config_data(path: str | Path) -> Any:
         known = ", ".join(sorted(p.name for p in path.parent.glob("*.yaml"))) if path.parent.is_dir() else ""
         hint = f"; files in {path.parent}: {known}" if known else ""
         raise ConfigError(str(path), [Issue("<file>", str(path), f"no such file{hint}")]) from None
+    except UnicodeDecodeError as exc:
+        problem = f"is not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save it as UTF-8"
+        raise ConfigError(str(path), [Issue("<file>", str(path), problem)]) from None
+    except OSError as exc:
+        raise ConfigError(
+            str(path), [Issue("<file>", str(path), f"cannot be read ({exc.strerror})")]
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

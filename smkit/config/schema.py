@@ -62,6 +62,7 @@ AWS_DOCS: dict[str, str] = {
     "Security": f"{SM}/dg/encryption-at-rest.html",
     "Kms": f"{SM}/APIReference/API_CreateEndpointConfig.html",
     "Vpc": f"{SM}/dg/host-vpc.html",
+    "Artifacts": f"{SM}/APIReference/API_ContainerDefinition.html",
     "Monitoring": f"{SM}/dg/monitoring-cloudwatch.html",
     "PipelineSpec": "https://docs.aws.amazon.com/cdk/v2/guide/cdk-pipeline.html",
     "ConnectionSource": "https://docs.aws.amazon.com/dtconsole/latest/userguide/welcome-connections.html",

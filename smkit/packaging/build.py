@@ -27,6 +27,7 @@ from smkit.archive import CHUNK
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
+from smkit.packaging.scan import check_pickles
 from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect
 from smkit.packaging.vendor import WHEELS_DIR, VendorTarget, vendor_wheels
 from smkit.packaging.writer import (
@@ -169,6 +170,7 @@ def build_archive(
     environment: Environment | None = None,
     framework: str | None = None,
     container_env: Mapping[str, str] | None = None,
+    allow_globals: Sequence[str] = (),
 ) -> Manifest:
     """Package ``code_dir`` (as ``code/``) and ``artifacts_dir`` (at the root) into ``output``.
 
@@ -179,7 +181,9 @@ def build_archive(
     None shows a bar on a terminal for inputs of 64 MiB or more. ``vendor``: put the requirements' wheels
     for that platform into ``code/wheels`` (downloads cached under ``wheel_cache``). ``environment``: where
     the handler check runs (default: ``python`` as it is). ``framework``: the image's default handlers, which
-    count; ``container_env``: the container's environment (``HF_TASK``). Raises :class:`PackagingError`.
+    count; ``container_env``: the container's environment (``HF_TASK``). ``allow_globals``: pickle globals
+    allowed beyond the framework tables (smkit/pickle_allow.py), recorded in the manifest for the runtime.
+    Raises :class:`PackagingError`.
     """
     code, artifacts = Path(code_dir), Path(artifacts_dir)
     out = Path(output) if output is not None else None
@@ -214,6 +218,8 @@ def build_archive(
             if environment is not None and not is_tfs_source(shipped, artifacts, entry_point):
                 python, extra_paths = environment(shipped.parent)
             entries = collect(shipped, artifacts)
+            # Before the handler check, whose model_fn would load the files.
+            check_pickles(entries, allow_globals)
             if out is not None:
                 _check_output(out, "output", (code, artifacts))
             if flat is not None:
@@ -254,7 +260,7 @@ def build_archive(
             cleanup.callback(sink.abort)
         label = str(out or flat)
         rows = stream_entries(entries, sinks, progress=progress, label=label)
-        manifest = Manifest(entries=rows, handler=report.for_manifest())
+        manifest = Manifest(entries=rows, handler=report.for_manifest(), pickle_allow=tuple(allow_globals))
         finish(sinks, manifest.to_json())
         info = None
         if out is not None and tmp_file is not None:
@@ -272,6 +278,7 @@ def build_archive(
         archive=info,
         uncompressed_dir=str(flat) if flat is not None else None,
         warnings=report.warnings,
+        pickle_allow=tuple(allow_globals),
     )
 
 

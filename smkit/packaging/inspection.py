@@ -19,7 +19,8 @@ from smkit.archive import ArchiveError, Member, iter_members, safe_extract
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import Manifest, checked_with
-from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME
+from smkit.packaging.scan import check_pickles
+from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME, scan
 from smkit.tfs.layout import is_tfs_source
 
 MAX_MANIFEST_BYTES = 64 << 20
@@ -164,6 +165,9 @@ def inspect_archive(
             if environment is not None and not is_tfs_source(model_dir / CODE_PREFIX, model_dir, entry_point):
                 python, extra_paths = environment(model_dir)
             try:
+                # Before the handler check, whose model_fn would load the files (smkit/packaging/scan.py).
+                allow = manifest.pickle_allow if manifest is not None else ()
+                check_pickles(scan(model_dir, prefix="", label="archive"), allow)
                 report = check_handler(
                     model_dir / CODE_PREFIX,
                     model_dir,

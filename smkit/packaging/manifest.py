@@ -54,6 +54,9 @@ class Manifest:
     archive: ArchiveInfo | None = None
     uncompressed_dir: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    # Pickle globals allowed beyond the framework tables (security.artifacts.allow_globals); the serving
+    # runtime's check before model_fn reads them from here (smkit/serving/integrity.py).
+    pickle_allow: tuple[str, ...] = field(default=())
 
     @property
     def total_size(self) -> int:
@@ -64,12 +67,14 @@ class Manifest:
 
     def to_json(self) -> bytes:
         """Canonical JSON bytes as stored in the archive."""
-        data = {
+        data: dict[str, Any] = {
             "format": FORMAT,
             "handler": self.handler,
             "files": [{"path": e.path, "size": e.size, "sha256": e.sha256} for e in self.entries],
             "total_size": self.total_size,
         }
+        if self.pickle_allow:
+            data["pickle_allow"] = list(self.pickle_allow)
         return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
     @classmethod
@@ -99,7 +104,8 @@ class Manifest:
             raise PackagingError(
                 label, f"not a valid manifest ({exc})", "rebuild the archive with `smkit package`"
             ) from exc
-        return cls(entries=entries, handler=data.get("handler"))
+        allow = tuple(str(a) for a in data.get("pickle_allow") or ())
+        return cls(entries=entries, handler=data.get("handler"), pickle_allow=allow)
 
     def summary(self) -> str:
         """A human-readable table: the output, the handler, then every file with size and sha256."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
-from smkit.serving import codecs
+from smkit.serving import codecs, integrity
 from smkit.serving.context import Context
 from smkit.serving.env import VAR_BATCH_SIZE, ServingEnv
 from smkit.serving.errors import (
@@ -201,6 +201,7 @@ class ModelHandler:
 
     def load(self) -> None:
         """Import the module and run pre_model_fn -> model_fn -> model_warmup_fn once."""
+        integrity.verify_model_dir(self.model_dir)  # before code/ is imported and model_fn loads files
         self.user_module = import_user_module(
             os.path.join(self.model_dir, "code"),
             self.env.program,
