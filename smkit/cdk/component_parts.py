@@ -78,6 +78,9 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> C
         capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
         if v.capacity_reservation
         else None,
+        scale_in=spec.instance_scaling.scale_in,
+        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
+        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
     )
 
 

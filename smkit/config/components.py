@@ -35,6 +35,7 @@ ROLLING = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html"
 )
 SCALE_TO_ZERO = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html"
+SCALE_IN_POLICY = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScalingScaleInPolicy.html"
 MANAGED_SCALING = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html"
 ADAPTERS = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html"
 SCHEDULING = (
@@ -215,6 +216,12 @@ class InstanceScaling(Frozen):
         ),
     )
     max_instances: int = Field(ge=1, le=1000, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}")
+    scale_in: Literal["idle-release", "consolidation"] | None = Field(
+        None,
+        description="ScaleInPolicy.Strategy: idle-release (IDLE_RELEASE) releases instances that host no copy; "
+        "consolidation (CONSOLIDATION) also moves copies onto fewer instances so more can be released. "
+        f"Default: unset (SageMaker's default, idle release). {SCALE_IN_POLICY}",
+    )
 
 
 class RollingUpdate(Frozen):
