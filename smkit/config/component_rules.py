@@ -161,7 +161,8 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
             variant.initial_instance_count,
             f"must lie between max(1, min_instances) and max_instances ({scaling.max_instances})",
         )
-    size = instance_size(variant.instance_type)
+    # A component has one Specification: with instance pools its copy must fit every pool's type.
+    sizes = [(t, instance_size(t)) for t in variant.pool_types]
     for i, component in enumerate(spec.components):
         path = f"{PATH}.components[{i}]"
         yield from _copy_scaling(path, component.copies, component.autoscaling)
@@ -174,15 +175,16 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
                 compute.max_memory_mb,
                 f"must be >= min_memory_mb ({compute.min_memory_mb})",
             )
-        if size is not None:
-            yield from _fits(
-                path,
-                variant.instance_type,
-                size,
-                compute.min_memory_mb,
-                compute.cpu_cores,
-                compute.accelerators,
-            )
+        for instance_type, size in sizes:
+            if size is not None:
+                yield from _fits(
+                    path,
+                    instance_type,
+                    size,
+                    compute.min_memory_mb,
+                    compute.cpu_cores,
+                    compute.accelerators,
+                )
     if scaling.min_instances == 0:
         fixed = [
             c.name

@@ -494,6 +494,18 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "less than or equal to 100",
     ),
     (
+        "component-does-not-fit-a-fallback-pool",
+        "capacity.yaml",
+        _both(
+            _set("endpoint.variants.0.instance_pools.2.instance_type", "ml.c5.large"),
+            _set(
+                "endpoint.inference_components.components.0.compute", {"cpu_cores": 1, "min_memory_mb": 6144}
+            ),
+        ),
+        "endpoint.inference_components.components[0].compute.min_memory_mb",
+        "one copy must fit on one ml.c5.large (4096 MiB)",
+    ),
+    (
         "unknown-scale-in",
         "capacity.yaml",
         _set("endpoint.inference_components.instance_scaling.scale_in", "drain"),
