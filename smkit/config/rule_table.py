@@ -337,6 +337,9 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
             (IC, "Specification.SchedulingConfig.PlacementStrategy"),
+            (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
+            (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
+            (IC, "Specifications[].SchedulingConfig.PlacementStrategy"),
         ),
         "smkit.config.components.Scheduling (Field(ge=0, le=100)); inference_component.specification "
         "(PERMISSIVE, the only mode)",
@@ -344,6 +347,21 @@ ROWS: tuple[Row, ...] = (
         "Availability Zones (0-100; EnforcementMode: PERMISSIVE).",
         API + "API_InferenceComponentSchedulingConfig.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[az-imbalance-over-100]",
+    ),
+    Row(
+        "ic-specifications",
+        "Specifications: 2-5 entries, one per instance type of the variant, in place of Specification; no adapters",
+        (
+            (IC, "Specifications[].InstanceType"),
+            (IC, "Specifications[].ComputeResourceRequirements.MinMemoryRequiredInMb"),
+        ),
+        "smkit.config.component_rules (per_instance_type: pooled variant, pool types once, fit per type); "
+        "InferenceComponent (2-5, no adapter)",
+        "A list of specification objects for the inference component, one per instance type. ... You can use "
+        "either this parameter or the singular Specification parameter, but not both.",
+        API + "API_CreateInferenceComponent.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix"
+        "[per-instance-type-not-a-pool]",
     ),
     Row(
         "capacity-pool-update",

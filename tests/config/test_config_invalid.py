@@ -506,6 +506,30 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "one copy must fit on one ml.c5.large (4096 MiB)",
     ),
     (
+        "per-instance-type-not-a-pool",
+        "capacity.yaml",
+        _set("endpoint.inference_components.components.0.per_instance_type.0.instance_type", "ml.r5.xlarge"),
+        "endpoint.inference_components.components[0].per_instance_type[0].instance_type",
+        "not one of the variant's instance pools (ml.m5.xlarge, ml.m6i.xlarge, ml.c5.2xlarge)",
+    ),
+    (
+        "per-instance-type-without-pools",
+        "inference-components.yaml",
+        _set(
+            "endpoint.inference_components.components.0.per_instance_type",
+            [{"instance_type": "ml.m5.xlarge", "compute": {"min_memory_mb": 1024}}],
+        ),
+        "endpoint.inference_components.components[0].per_instance_type",
+        "Specifications need a variant with at least two instance_pools",
+    ),
+    (
+        "per-instance-type-does-not-fit",
+        "capacity.yaml",
+        _set("endpoint.inference_components.components.0.per_instance_type.0.compute.cpu_cores", 16),
+        "endpoint.inference_components.components[0].per_instance_type[0].compute.cpu_cores",
+        "one copy must fit on one ml.c5.2xlarge (8 vCPUs)",
+    ),
+    (
         "unknown-scale-in",
         "capacity.yaml",
         _set("endpoint.inference_components.instance_scaling.scale_in", "drain"),

@@ -103,17 +103,33 @@ def test_component_instances_pool_consolidate_and_spread_over_zones(capacity: Sy
             ]
         },
     )
+    scheduling = {
+        "PlacementStrategy": "SPREAD",
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 1},
+    }
+
+    def entry(instance_type: str, cores: int) -> dict[str, Any]:
+        return {
+            "InstanceType": instance_type,
+            "ModelName": Match.any_value(),
+            "ComputeResourceRequirements": {
+                "NumberOfCpuCoresRequired": cores,
+                "MinMemoryRequiredInMb": 1024,
+                "MaxMemoryRequiredInMb": 2048,
+            },
+            "SchedulingConfig": scheduling,
+        }
+
+    # One Specifications entry per pool type: per_instance_type's compute on ml.c5.2xlarge, compute elsewhere.
     template.has_resource_properties(
         COMPONENT,
         {
-            "Specification": Match.object_like(
-                {
-                    "SchedulingConfig": {
-                        "PlacementStrategy": "SPREAD",
-                        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 1},
-                    }
-                }
-            )
+            "Specification": Match.absent(),
+            "Specifications": [
+                entry("ml.m5.xlarge", 1),
+                entry("ml.m6i.xlarge", 1),
+                entry("ml.c5.2xlarge", 2),
+            ],
         },
     )
 
