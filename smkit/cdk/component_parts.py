@@ -30,6 +30,8 @@ from smkit.cdk.constructs.inference_component import (
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
+from smkit.config.components import ComputeRequirements
+from smkit.config.components import InferenceComponent as InferenceComponentConfig
 from smkit.config.resolved import ResolvedDeployment
 
 
@@ -63,6 +65,26 @@ def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
     )
 
 
+def _compute(c: ComputeRequirements) -> ComponentCompute:
+    return ComponentCompute(
+        min_memory_mb=c.min_memory_mb,
+        max_memory_mb=c.max_memory_mb,
+        cpu_cores=c.cpu_cores,
+        accelerators=c.accelerators,
+    )
+
+
+def per_instance_type(
+    cfg: DeploymentConfig, ic: InferenceComponentConfig
+) -> list[tuple[str, ComponentCompute]]:
+    """Specifications of ``ic``: every pool type, with its ``per_instance_type`` compute or the component's own
+    (empty: one Specification)."""
+    if not ic.per_instance_type or ic.compute is None:
+        return []
+    listed = {e.instance_type: e.compute for e in ic.per_instance_type}
+    return [(t, _compute(listed.get(t, ic.compute))) for t in cfg.endpoint.variants[0].pool_types]
+
+
 def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> ComponentVariant:
     """The instance pool of the endpoint."""
     v = cfg.endpoint.variants[0]
@@ -78,6 +100,9 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> C
         capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
         if v.capacity_reservation
         else None,
+        scale_in=spec.instance_scaling.scale_in,
+        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
+        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
     )
 
 
@@ -154,6 +179,7 @@ def add_inference_components(
                 max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
                 data_cache=ic.data_cache,
             ),
+            per_instance_type=per_instance_type(cfg, ic),
         )
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.

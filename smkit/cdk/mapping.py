@@ -96,6 +96,8 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
             capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
             if v.capacity_reservation
             else None,
+            instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
+            instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
         )
         for v in cfg.endpoint.variants
     ]

@@ -11,8 +11,12 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from smkit.config.components import ShadowVariant
+from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
+from smkit.config.image_rules import ACCELERATED
 from smkit.config.model_data_rules import s3_model_data
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
@@ -47,6 +51,10 @@ INSTANCE_STORE = re.compile(
 # for them (AWS's own SDK drops the setting for these families).
 VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 EBS_ONLY = "Currently only Amazon EBS gp2 storage volumes are supported"
+# Instance pools: "Instance pools support both real-time and asynchronous inference endpoints. You can use them
+# with single-model endpoints and with inference components." (POOLS_URL)
+POOL_ENDPOINT_TYPES = ("realtime", "async", "inference-components")
+POOLS_SENTENCE = "Instance pools support both real-time and asynchronous inference endpoints"
 # Burstable ml.t2/ml.t3 instances cannot be scalable targets (ml.trn* can).
 # https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html
 BURSTABLE = re.compile(r"^ml\.t\d+[a-z]*\.")
@@ -149,10 +157,11 @@ def kms_key(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
     for path, v in variant_paths(cfg):
-        if v.autoscaling is not None and BURSTABLE.match(v.instance_type):
+        burstable = [t for t in pool_types(v) if BURSTABLE.match(t)]
+        if v.autoscaling is not None and burstable:
             yield Issue(
-                f"{path}.instance_type",
-                v.instance_type,
+                f"{path}.instance_type" if burstable[0] == v.instance_type else f"{path}.instance_pools",
+                burstable[0],
                 "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling "
                 f"({AUTOSCALING_URL})",
             )
@@ -173,8 +182,8 @@ def instance_types(cfg: DeploymentConfig) -> Iterable[Issue]:
     """Every variant's ``instance_type`` is one SageMaker hosts on (a misspelled type fails only at deploy)."""
     known = hosting_instance_types()
     for path, v in variant_paths(cfg):
-        if v.instance_type in known:
-            continue
+        if v.instance_type in known or getattr(v, "instance_pools", None):
+            continue  # pools: instance_pools names the type
         close = difflib.get_close_matches(v.instance_type, sorted(known), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         yield Issue(
@@ -184,6 +193,102 @@ def instance_types(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"ProductionVariantInstanceType (botocore's service model) lists {len(known)}, e.g. ml.m5.large "
             f"({VARIANT_URL})",
         )
+
+
+def _pools(cfg: DeploymentConfig) -> list[tuple[str, Variant]]:
+    return [(f"endpoint.variants[{i}]", v) for i, v in enumerate(cfg.endpoint.variants)]
+
+
+def accelerator(instance_type: str) -> str:
+    """``NVIDIA GPU``, ``Neuron`` or ``CPU``: what an image for ``instance_type`` is built for."""
+    if not ACCELERATED.match(instance_type):
+        return "CPU"
+    return "Neuron" if re.match(r"^ml\.(inf|trn)", instance_type) else "NVIDIA GPU"
+
+
+def instance_pools(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """``instance_pools``: real-time, async and inference-component endpoints only; priorities and types unique;
+    every type one SageMaker hosts on; ``instance_provision_timeout_seconds`` only with pools."""
+    known = hosting_instance_types()
+    for path, v in _pools(cfg):
+        if not v.instance_pools:
+            if v.instance_provision_timeout_seconds is not None:
+                yield Issue(
+                    f"{path}.instance_provision_timeout_seconds",
+                    v.instance_provision_timeout_seconds,
+                    "VariantInstanceProvisionTimeoutInSeconds bounds the fallback over instance pools; give "
+                    f"instance_pools or remove it ({POOLS_URL})",
+                )
+            continue
+        if cfg.endpoint.type not in POOL_ENDPOINT_TYPES:
+            yield Issue(
+                f"{path}.instance_pools",
+                [p.instance_type for p in v.instance_pools],
+                f'"{POOLS_SENTENCE}": a {cfg.endpoint.type} endpoint takes one instance_type per variant; '
+                f"replace instance_pools with instance_type ({POOLS_URL})",
+            )
+        for field in ("priority", "instance_type"):
+            values = [getattr(p, field) for p in v.instance_pools]
+            repeated = sorted({x for x in values if values.count(x) > 1})
+            if repeated:
+                yield Issue(
+                    f"{path}.instance_pools",
+                    values,
+                    f"{field} {', '.join(map(str, repeated))} appears more than once; give each pool its own "
+                    f"instance type and priority (1-5, 1 first) ({POOL_URL})",
+                )
+        kinds = {accelerator(p.instance_type) for p in v.instance_pools}
+        if len(kinds) > 1:
+            yield Issue(
+                f"{path}.instance_pools",
+                [p.instance_type for p in v.instance_pools],
+                f"mixes {' and '.join(sorted(kinds))} instance types: the variant runs one image (and one "
+                "InferenceAmiVersion), built for one of them; keep every pool NVIDIA GPU (ml.g*, ml.p*), every "
+                f"pool Neuron (ml.inf*, ml.trn*) or every pool CPU ({POOLS_URL})",
+            )
+        for j, p in enumerate(v.instance_pools):
+            if p.instance_type not in known:
+                close = difflib.get_close_matches(p.instance_type, sorted(known), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                yield Issue(
+                    f"{path}.instance_pools[{j}].instance_type",
+                    p.instance_type,
+                    f"not an instance type SageMaker hosts endpoints on; {hint}see InstancePool.InstanceType "
+                    f"({POOL_URL})",
+                )
+
+
+def variant_pool_problem(variant: Mapping[str, Any]) -> str | None:
+    """What CreateEndpointConfig refuses in one ProductionVariant's InstancePools (the request's own keys), for the
+    emulator: the rows :func:`instance_pools` applies to configs. None: nothing to refuse."""
+    name = variant.get("VariantName")
+    pools = variant.get("InstancePools") or []
+    timeout = variant.get("VariantInstanceProvisionTimeoutInSeconds")
+    if not pools:
+        if timeout is not None:
+            return (
+                f"variant {name}: VariantInstanceProvisionTimeoutInSeconds needs InstancePools. {POOLS_URL}"
+            )
+        return None
+    if "InstanceType" in variant:
+        return f"variant {name}: give InstanceType or InstancePools, not both. {POOLS_URL}"
+    priorities = [p.get("Priority") for p in pools]
+    types = [p.get("InstanceType") for p in pools]
+    known = hosting_instance_types()
+    if len(pools) > 5:
+        return f"variant {name}: {len(pools)} InstancePools, at most 5. {POOL_URL}"
+    if len(set(priorities)) != len(priorities) or any(p not in range(1, 6) for p in priorities):
+        return (
+            f"variant {name}: InstancePools priorities {priorities} must be distinct values 1-5. {POOL_URL}"
+        )
+    if len(set(types)) != len(types):
+        return f"variant {name}: InstancePools instance types {types} must be distinct. {POOL_URL}"
+    unknown = [t for t in types if t not in known]
+    if unknown:
+        return f"variant {name}: InstancePools instance type {unknown[0]} is not a hosting instance type. {POOL_URL}"
+    if timeout is not None and not 300 <= int(timeout) <= 3600:
+        return f"variant {name}: VariantInstanceProvisionTimeoutInSeconds {timeout} is outside 300-3600. {POOLS_URL}"
+    return None
 
 
 def component_variant_timeouts(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -214,12 +319,14 @@ def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
     variants and the instance pool of an inference-component endpoint alike."""
     for path, v in variant_paths(cfg):
         size = getattr(v, "volume_size_gb", None)
-        if size is not None and INSTANCE_STORE.match(v.instance_type):
-            yield Issue(
-                f"{path}.volume_size_gb",
-                size,
-                volume_message(v.instance_type),
-            )
+        stored = [t for t in pool_types(v) if INSTANCE_STORE.match(t)]
+        if size is not None and stored:
+            yield Issue(f"{path}.volume_size_gb", size, volume_message(stored[0]))
+
+
+def pool_types(v: Variant | ShadowVariant) -> tuple[str, ...]:
+    """Every instance type ``v`` may run on (its instance pools', or its one type)."""
+    return v.pool_types if isinstance(v, Variant) else (v.instance_type,)
 
 
 def volume_message(instance_type: str) -> str:
@@ -290,6 +397,7 @@ AWS_RULES = (
     kms_key,
     burstable_autoscaling,
     instance_types,
+    instance_pools,
     component_variant_timeouts,
     instance_store_volume,
     retained_counts,

@@ -10,7 +10,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from smkit.config.components import CREATE_IC, MANAGED_SCALING, ROLLING, SCALE_TO_ZERO, SHADOW, CopyScaling
+from smkit.config.components import (
+    CREATE_IC,
+    MANAGED_SCALING,
+    ROLLING,
+    SCALE_TO_ZERO,
+    SHADOW,
+    SPECIFICATIONS,
+    CopyScaling,
+    InferenceComponent,
+)
 from smkit.config.containers import Container
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
@@ -161,28 +170,45 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
             variant.initial_instance_count,
             f"must lie between max(1, min_instances) and max_instances ({scaling.max_instances})",
         )
-    size = instance_size(variant.instance_type)
     for i, component in enumerate(spec.components):
         path = f"{PATH}.components[{i}]"
         yield from _copy_scaling(path, component.copies, component.autoscaling)
+        yield from _per_instance_type(path, component, variant.pool_types, bool(variant.instance_pools))
         compute = component.compute
         if compute is None:
             continue  # an adapter (smkit.config.hosting_rules)
+        # With instance pools a copy must fit every pool's type: compute on the types per_instance_type does not
+        # list, each entry's own compute on its type.
+        listed = {e.instance_type: e.compute for e in component.per_instance_type or ()}
+        for j, entry in enumerate(component.per_instance_type or ()):
+            size = instance_size(entry.instance_type)
+            if size is not None:
+                c = entry.compute
+                yield from _fits(
+                    f"{path}.per_instance_type[{j}]",
+                    entry.instance_type,
+                    size,
+                    c.min_memory_mb,
+                    c.cpu_cores,
+                    c.accelerators,
+                )
+        sizes = [(t, instance_size(t)) for t in variant.pool_types if t not in listed]
         if compute.max_memory_mb is not None and compute.max_memory_mb < compute.min_memory_mb:
             yield Issue(
                 f"{path}.compute.max_memory_mb",
                 compute.max_memory_mb,
                 f"must be >= min_memory_mb ({compute.min_memory_mb})",
             )
-        if size is not None:
-            yield from _fits(
-                path,
-                variant.instance_type,
-                size,
-                compute.min_memory_mb,
-                compute.cpu_cores,
-                compute.accelerators,
-            )
+        for instance_type, size in sizes:
+            if size is not None:
+                yield from _fits(
+                    path,
+                    instance_type,
+                    size,
+                    compute.min_memory_mb,
+                    compute.cpu_cores,
+                    compute.accelerators,
+                )
     if scaling.min_instances == 0:
         fixed = [
             c.name
@@ -202,6 +228,45 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"{PATH}.rolling_update",
             "batch size",
             f"set exactly one of batch_copies (COPY_COUNT) or batch_percent (CAPACITY_PERCENT). {ROLLING}",
+        )
+
+
+def _per_instance_type(
+    path: str, component: InferenceComponent, pool_types: tuple[str, ...], pooled: bool
+) -> Iterable[Issue]:
+    """``per_instance_type``: a pooled variant, each entry one of its pool types once, and a base component."""
+    entries = component.per_instance_type
+    if not entries:
+        return
+    types = [e.instance_type for e in entries]
+    if component.base_component is not None:
+        yield Issue(
+            f"{path}.per_instance_type",
+            types,
+            "an adapter has no Specifications of its own (BaseInferenceComponentName is accepted only on the "
+            f"single Specification); remove per_instance_type. {SPECIFICATIONS}",
+        )
+    if not pooled or len(pool_types) < 2:
+        yield Issue(
+            f"{path}.per_instance_type",
+            types,
+            "Specifications need a variant with at least two instance_pools (2-5 entries, one per type); give "
+            f"endpoint.variants[0].instance_pools or remove per_instance_type. {SPECIFICATIONS}",
+        )
+        return
+    for j, t in enumerate(types):
+        if t not in pool_types:
+            yield Issue(
+                f"{path}.per_instance_type[{j}].instance_type",
+                t,
+                f"not one of the variant's instance pools ({', '.join(pool_types)}); use one of them",
+            )
+    repeated = sorted({t for t in types if types.count(t) > 1})
+    if repeated:
+        yield Issue(
+            f"{path}.per_instance_type",
+            types,
+            f"{', '.join(repeated)} listed more than once; give each pool type at most one entry",
         )
 
 

@@ -35,6 +35,8 @@ ROLLING = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html"
 )
 SCALE_TO_ZERO = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html"
+SPECIFICATIONS = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html"
+SCALE_IN_POLICY = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScalingScaleInPolicy.html"
 MANAGED_SCALING = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html"
 ADAPTERS = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html"
 SCHEDULING = (
@@ -74,6 +76,16 @@ class ComputeRequirements(Frozen):
             f"Default: unset (CPU instances). {RESOURCES}"
         ),
     )
+
+
+class ComputeForInstanceType(Frozen):
+    """One entry of InferenceComponent.Specifications: the copy's reservation on one instance pool's type."""
+
+    instance_type: str = Field(
+        pattern=r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$",
+        description=f"InstanceType: one of the variant's instance_pools types. {SPECIFICATIONS}",
+    )
+    compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements on this type. {RESOURCES}")
 
 
 class CopyScaling(Frozen):
@@ -172,6 +184,15 @@ class InferenceComponent(Frozen):
         """Whether ``artifact_url`` is a prefix of objects (``s3://BUCKET/PREFIX/``) rather than one object."""
         return (self.artifact_url or "").endswith("/")
 
+    per_instance_type: tuple[ComputeForInstanceType, ...] | None = Field(
+        None,
+        min_length=1,
+        max_length=5,
+        description="On a variant with instance_pools: the copy's compute on some pool types, in place of "
+        "compute there. The template then writes Specifications, one entry per pool type (compute for the types "
+        "not listed), instead of Specification. Not for adapters. Default: unset (one Specification, compute on "
+        f"every type). {SPECIFICATIONS}",
+    )
     scheduling: Scheduling | None = Field(
         None,
         description=f"SchedulingConfig of the copies. Default: unset (SageMaker's placement). {SCHEDULING}",
@@ -215,6 +236,12 @@ class InstanceScaling(Frozen):
         ),
     )
     max_instances: int = Field(ge=1, le=1000, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}")
+    scale_in: Literal["idle-release", "consolidation"] | None = Field(
+        None,
+        description="ScaleInPolicy.Strategy: idle-release (IDLE_RELEASE) releases instances that host no copy; "
+        "consolidation (CONSOLIDATION) also moves copies onto fewer instances so more can be released. "
+        f"Default: unset (SageMaker's default, idle release). {SCALE_IN_POLICY}",
+    )
 
 
 class RollingUpdate(Frozen):

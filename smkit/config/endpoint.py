@@ -8,9 +8,9 @@ AWS references:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, model_validator
 
 from smkit.config.base import AWS_NAME, Frozen
 from smkit.config.components import InferenceComponentsSpec, ShadowVariant
@@ -21,6 +21,9 @@ INSTANCE_TYPE = r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$"
 VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 CAPACITY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCapacityReservationConfig.html"
 ROLLING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html"
+POOLS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"
+POOL_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InstancePool.html"
+MAX_INSTANCE_POOLS = 5
 CAPTURE_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CaptureContentTypeHeader.html"
 # ProductionVariant.InferenceAmiVersion: the AMIs SageMaker offers (driver / CUDA / Neuron versions).
 InferenceAmiVersion = Literal[
@@ -48,11 +51,55 @@ class CapacityReservation(Frozen):
     )
 
 
+class InstancePool(Frozen):
+    """ProductionVariant.InstancePools entry: one instance type SageMaker may provision, by priority."""
+
+    instance_type: str = Field(pattern=INSTANCE_TYPE, description=f"InstanceType of the pool. {POOL_URL}")
+    priority: int = Field(
+        ge=1,
+        le=MAX_INSTANCE_POOLS,
+        description=f"Priority 1-5, 1 first: SageMaker provisions from the lowest value it has capacity for. {POOL_URL}",
+    )
+
+
+def _type_or_pools(schema: dict[str, Any]) -> None:
+    """JSON Schema: instance_type or instance_pools, exactly one (the model fills instance_type from the pools)."""
+    schema["required"] = [r for r in schema.get("required", []) if r != "instance_type"]
+    schema["allOf"] = [{"oneOf": [{"required": ["instance_type"]}, {"required": ["instance_pools"]}]}]
+
+
 class Variant(Frozen):
-    """An instance-backed production variant."""
+    """An instance-backed production variant.
+
+    With ``instance_pools`` the variant has no InstanceType of its own: ``instance_type`` is then the
+    top-priority pool's type (what the local endpoint and the alarms take as the variant's type).
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, json_schema_extra=_type_or_pools
+    )
 
     name: str = Field(pattern=AWS_NAME)
-    instance_type: str = Field(pattern=INSTANCE_TYPE)
+    instance_type: str = Field(
+        pattern=INSTANCE_TYPE,
+        description="InstanceType. Required unless instance_pools is given; with instance_pools leave it out "
+        "(it is then the priority-1 pool's type).",
+    )
+    instance_pools: tuple[InstancePool, ...] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_INSTANCE_POOLS,
+        description="InstancePools: up to 5 {instance_type, priority} entries in place of instance_type; "
+        "SageMaker falls back to the next priority on insufficient capacity (real-time and async endpoints, "
+        f"and the instances of inference components). Default: unset (one instance type). {POOLS_URL}",
+    )
+    instance_provision_timeout_seconds: int | None = Field(
+        None,
+        ge=300,
+        le=3600,
+        description="VariantInstanceProvisionTimeoutInSeconds (300-3600): how long SageMaker tries every pool "
+        f"before the operation fails. instance_pools only. Default: unset (SageMaker's). {POOLS_URL}",
+    )
     initial_instance_count: int = Field(1, ge=1, le=1000)
     initial_weight: float = Field(1.0, gt=0, description="Relative traffic weight (> 0).")
     routing: Literal["least-outstanding-requests", "random"] | None = Field(
@@ -75,6 +122,30 @@ class Variant(Frozen):
         None, description=f"CapacityReservationConfig. Default: unset (on-demand capacity). {CAPACITY_URL}"
     )
     autoscaling: Autoscaling | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pools_replace_instance_type(cls, data: object) -> object:
+        """With instance_pools, instance_type is the priority-1 pool's type (AWS: the pools replace it)."""
+        if not isinstance(data, dict) or not data.get("instance_pools"):
+            return data
+        if data.get("instance_type") is not None:
+            raise ValueError(
+                f"instance_type={data['instance_type']!r} and instance_pools are both set; instance pools "
+                f"replace the variant's InstanceType: remove instance_type ({POOLS_URL})"
+            )
+        pools = data["instance_pools"]
+        ranked = [p for p in pools if isinstance(p, dict) and isinstance(p.get("priority"), int)]
+        if ranked:
+            data = {**data, "instance_type": min(ranked, key=lambda p: p["priority"]).get("instance_type")}
+        return data
+
+    @property
+    def pool_types(self) -> tuple[str, ...]:
+        """Every instance type the variant may run on: its pools' by priority, or its one type."""
+        if not self.instance_pools:
+            return (self.instance_type,)
+        return tuple(p.instance_type for p in sorted(self.instance_pools, key=lambda p: p.priority))
 
 
 class ServerlessAutoscaling(Frozen):

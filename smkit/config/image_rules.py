@@ -70,10 +70,15 @@ def gpu_images(cfg: DeploymentConfig) -> Iterable[Issue]:
     if not cpu_only:
         return
     for i, v in enumerate(cfg.endpoint.variants):
-        if ACCELERATED.match(v.instance_type):
+        for j, instance_type in enumerate(v.pool_types):
+            if not ACCELERATED.match(instance_type):
+                continue
+            pools = sorted(v.instance_pools or (), key=lambda p: p.priority)
             yield Issue(
-                f"endpoint.variants[{i}].instance_type",
-                v.instance_type,
+                f"endpoint.variants[{i}].instance_pools[{v.instance_pools.index(pools[j])}].instance_type"
+                if v.instance_pools
+                else f"endpoint.variants[{i}].instance_type",
+                instance_type,
                 f"needs a GPU/accelerator image, but {cpu_only[0]} is CPU-only; use a CPU instance type such as "
                 f"ml.m5.xlarge or ml.c5.xlarge, or a GPU image (image: {{source: dlc, uri: {GPU_IMAGE_EXAMPLE}}})",
             )

@@ -285,6 +285,97 @@ ROWS: tuple[Row, ...] = (
         "tests/config/test_config_components.py",
     ),
     Row(
+        "instance-pools",
+        "InstancePools replace InstanceType: 1-5 pools, each priority 1-5 once, each type once and a hosting type",
+        (
+            (EC, "ProductionVariants[].InstancePools[].InstanceType"),
+            (EC, "ProductionVariants[].InstancePools[].Priority"),
+        ),
+        "smkit.config.endpoint.Variant (pools replace instance_type); smkit.config.aws_rules.instance_pools; "
+        "EndpointConfiguration / ComponentEndpointConfiguration (pool_problems); emulator current_instance_types "
+        "(variant_pool_problem)",
+        "To use instance pools, you replace the InstanceType parameter in your production variant with an "
+        "InstancePools list. Each entry specifies an instance type and a priority (1 to 5, where 1 is the highest).",
+        DG + "realtime-endpoints-heterogeneous.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[pool-priority-repeated]",
+    ),
+    Row(
+        "instance-pools-endpoint-types",
+        "instance pools on real-time, async and inference-component endpoints only",
+        ((EC, "ProductionVariants[].InstancePools[].InstanceType"),),
+        "smkit.config.aws_rules.instance_pools",
+        "Instance pools support both real-time and asynchronous inference endpoints. You can use them with "
+        "single-model endpoints and with inference components.",
+        DG + "realtime-endpoints-heterogeneous.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[pools-on-multi-model]",
+    ),
+    Row(
+        "instance-provision-timeout",
+        "VariantInstanceProvisionTimeoutInSeconds is 300-3600, with instance pools",
+        ((EC, "ProductionVariants[].VariantInstanceProvisionTimeoutInSeconds"),),
+        "pydantic Field(ge=300, le=3600) in smkit.config.endpoint.Variant; smkit.config.aws_rules.instance_pools; "
+        "emulator variant_pool_problem",
+        "You can optionally set VariantInstanceProvisionTimeoutInSeconds (300 to 3600 seconds) to control the "
+        "total time SageMaker AI spends attempting to provision instances across all pools before the operation "
+        "fails.",
+        DG + "realtime-endpoints-heterogeneous.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[provision-timeout-too-short]",
+    ),
+    Row(
+        "scale-in-strategy",
+        "ScaleInPolicy.Strategy is IDLE_RELEASE or CONSOLIDATION",
+        ((EC, "ProductionVariants[].ManagedInstanceScaling.ScaleInPolicy.Strategy"),),
+        "smkit.config.components.InstanceScaling.scale_in (Literal); ComponentEndpointConfiguration._validate",
+        "Valid Values: IDLE_RELEASE | CONSOLIDATION",
+        API + "API_ProductionVariantManagedInstanceScalingScaleInPolicy.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[unknown-scale-in]",
+    ),
+    Row(
+        "az-balance",
+        "AvailabilityZoneBalance: MaxImbalance 0-100, EnforcementMode PERMISSIVE, set with the PlacementStrategy",
+        (
+            (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
+            (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
+            (IC, "Specification.SchedulingConfig.PlacementStrategy"),
+            (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
+            (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
+            (IC, "Specifications[].SchedulingConfig.PlacementStrategy"),
+        ),
+        "smkit.config.components.Scheduling (Field(ge=0, le=100)); inference_component.specification "
+        "(PERMISSIVE, the only mode)",
+        "MaxImbalance: The maximum allowed difference in the number of inference component copies between any two "
+        "Availability Zones (0-100; EnforcementMode: PERMISSIVE).",
+        API + "API_InferenceComponentSchedulingConfig.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[az-imbalance-over-100]",
+    ),
+    Row(
+        "ic-specifications",
+        "Specifications: 2-5 entries, one per instance type of the variant, in place of Specification; no adapters",
+        (
+            (IC, "Specifications[].InstanceType"),
+            (IC, "Specifications[].ComputeResourceRequirements.MinMemoryRequiredInMb"),
+        ),
+        "smkit.config.component_rules (per_instance_type: pooled variant, pool types once, fit per type); "
+        "InferenceComponent (2-5, no adapter)",
+        "A list of specification objects for the inference component, one per instance type. ... You can use "
+        "either this parameter or the singular Specification parameter, but not both.",
+        API + "API_CreateInferenceComponent.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix"
+        "[per-instance-type-not-a-pool]",
+    ),
+    Row(
+        "capacity-pool-update",
+        "a changed instance pool replaces the endpoint config and updates the endpoint in place, variant names kept",
+        ((EC, "ProductionVariants[].InstancePools[].InstanceType"),),
+        "smkit.config.day2.plan_update (same variant names: DeploymentConfig kept); emulator "
+        "endpoint_update_as_sagemaker_does",
+        "ProductionVariants: Update requires: Replacement (the endpoint is then updated to the new endpoint "
+        "configuration)",
+        "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
+        "aws-resource-sagemaker-endpointconfig.html",
+        "tests/stacks/test_day2_pairs.py::test_day2_pair[capacity-pool]",
+    ),
+    Row(
         "capacity-available",
         "the account's quota and the region's capacity allow the instances",
         ((EC, "ProductionVariants[].InitialInstanceCount"),),

@@ -45,6 +45,8 @@ AWS_DOCS: dict[str, str] = {
     "EndpointSpec": f"{CFN}/aws-resource-sagemaker-endpointconfig.html",
     "Variant": f"{SM}/APIReference/API_ProductionVariant.html",
     "CapacityReservation": f"{SM}/APIReference/API_ProductionVariantCapacityReservationConfig.html",
+    "InstancePool": f"{SM}/APIReference/API_InstancePool.html",
+    "ComputeForInstanceType": f"{SM}/APIReference/API_CreateInferenceComponent.html",
     "Scheduling": f"{SM}/APIReference/API_InferenceComponentSchedulingConfig.html",
     "Autoscaling": f"{SM}/dg/endpoint-auto-scaling.html",
     "ServerlessSpec": f"{SM}/APIReference/API_ProductionVariantServerlessConfig.html",

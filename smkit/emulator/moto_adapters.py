@@ -44,7 +44,9 @@ def sagemaker_model_from_template() -> None:
 
 def current_instance_types() -> None:
     """EndpointConfig instance types checked against the SageMaker API's current list (botocore's model of
-    ``ProductionVariantInstanceType``) instead of moto's older copy, which lacks ml.g5, ml.g6, ml.p5 and newer."""
+    ``ProductionVariantInstanceType``) instead of moto's older copy, which lacks ml.g5, ml.g6, ml.p5 and newer;
+    a variant's InstancePools (in place of InstanceType) checked by the loader's rows
+    (:func:`smkit.config.aws_rules.variant_pool_problem`)."""
     from moto.sagemaker import models as sm
     from moto.sagemaker.exceptions import ValidationError
 
@@ -61,6 +63,26 @@ def current_instance_types() -> None:
 
     sm.FakeEndpointConfig.validate_instance_type = validate_instance_type  # type: ignore[method-assign]
 
+    from smkit.config.aws_rules import variant_pool_problem
+
+    previous = sm.FakeEndpointConfig.validate_production_variants
+
+    def validate_production_variants(
+        self: sm.FakeEndpointConfig, production_variants: list[dict[str, Any]]
+    ) -> None:
+        # A pooled variant has InstancePools in place of InstanceType (moto requires one of InstanceType and
+        # ServerlessConfig); the loader's rows decide what SageMaker refuses in the pools.
+        plain = []
+        for variant in production_variants:
+            problem = variant_pool_problem(variant)
+            if problem is not None:
+                raise ValidationError(message=problem)
+            if not variant.get("InstancePools"):
+                plain.append(variant)
+        previous(self, plain)
+
+    sm.FakeEndpointConfig.validate_production_variants = validate_production_variants  # type: ignore[method-assign]
+
 
 def ebs_only_volumes() -> None:
     """CreateEndpointConfig refuses ``VolumeSizeInGB`` for an instance type with local NVMe storage, in production
@@ -76,8 +98,10 @@ def ebs_only_volumes() -> None:
         self: sm.SageMakerModelBackend, production_variants: list[dict[str, Any]]
     ) -> None:
         for variant in production_variants:
-            instance_type = str(variant.get("InstanceType", ""))
-            if "VolumeSizeInGB" in variant and INSTANCE_STORE.match(instance_type):
+            types = [str(p.get("InstanceType")) for p in variant.get("InstancePools") or ()]
+            stored = [t for t in [str(variant.get("InstanceType", "")), *types] if INSTANCE_STORE.match(t)]
+            instance_type = stored[0] if stored else ""
+            if "VolumeSizeInGB" in variant and instance_type:
                 raise ValidationError(
                     message=f"VolumeSizeInGB is not supported for instance type {instance_type} of variant "
                     f"{variant.get('VariantName')}: {EBS_ONLY}. {VARIANT_URL}"

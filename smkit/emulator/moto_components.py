@@ -113,7 +113,10 @@ def inference_components() -> None:
         if variant not in variants:
             raise ValidationError(message=f"Variant {variant} is not a variant of endpoint {endpoint_name}.")
         specification = properties.get("Specification", {})
-        backend.validate_production_variants([{"ModelName": specification.get("ModelName")}])
+        # Specifications: one entry per instance type of a pooled variant, in place of Specification.
+        per_type = properties.get("Specifications") or []
+        for entry in [specification, *per_type]:
+            backend.validate_production_variants([{"ModelName": entry.get("ModelName")}])
         base = specification.get("BaseInferenceComponentName")
         if base is not None and base not in _components(backend):
             # An adapter extends an existing component (CreateInferenceComponent, BaseInferenceComponentName).
@@ -121,9 +124,10 @@ def inference_components() -> None:
             raise ValidationError(message=f"Could not find inference component '{arn}'.")
         config = backend.endpoint_configs.get(endpoint.endpoint_config_name)
         role = getattr(config, "execution_role_arn", None)
-        problem = component_problem(backend.account_id, backend.region_name, role, name, specification)
-        if problem:
-            raise ValidationError(message=problem)
+        for entry in [specification, *per_type] if per_type else [specification]:
+            problem = component_problem(backend.account_id, backend.region_name, role, name, entry)
+            if problem:
+                raise ValidationError(message=problem)
         copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
         now = datetime.now(UTC)
         component = {
@@ -135,6 +139,7 @@ def inference_components() -> None:
             "EndpointArn": endpoint.arn,
             "VariantName": variant,
             "Specification": specification,
+            **({"Specifications": per_type} if per_type else {}),
             "RuntimeConfig": {"DesiredCopyCount": copies, "CurrentCopyCount": copies},
             "InferenceComponentStatus": "InService",
             "CreationTime": now,

@@ -130,7 +130,9 @@ FIXES: tuple[Fix, ...] = (
             "moto 5.2 checks a variant's InstanceType against its own list of instance types, which predates "
             "ml.g5, ml.g6, ml.p5 and later families, so a GPU endpoint SageMaker accepts (config/llm.yaml's "
             "ml.g5.2xlarge) failed. The check uses the SageMaker API's current list instead, botocore's model of "
-            "ProductionVariantInstanceType: an unknown type still fails. https://docs.aws.amazon.com/sagemaker/"
+            "ProductionVariantInstanceType: an unknown type still fails. moto also requires InstanceType or "
+            "ServerlessConfig on every variant, so a variant on InstancePools is checked by the loader's pool rows "
+            "instead (smkit.config.aws_rules.variant_pool_problem). https://docs.aws.amazon.com/sagemaker/"
             "latest/APIReference/API_ProductionVariant.html"
         ),
         apply=moto_adapters.current_instance_types,

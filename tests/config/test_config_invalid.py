@@ -381,6 +381,161 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "endpoint.variants[0].volume_size_gb",
         "ml.g5.2xlarge has local NVMe instance storage",
     ),
+    (
+        "pools-and-instance-type",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_type", "ml.m5.xlarge"),
+        "endpoint.variants[0]",
+        "instance_type='ml.m5.xlarge' and instance_pools are both set; instance pools replace the variant's "
+        "InstanceType: remove instance_type",
+    ),
+    (
+        "pool-priority-repeated",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.1.priority", 1),
+        "endpoint.variants[0].instance_pools",
+        "priority 1 appears more than once; give each pool its own instance type and priority",
+    ),
+    (
+        "pool-type-repeated",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.2.instance_type", "ml.m5.xlarge"),
+        "endpoint.variants[0].instance_pools",
+        "instance_type ml.m5.xlarge appears more than once",
+    ),
+    (
+        "pool-type-misspelled",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.1.instance_type", "ml.m6i.xlarg"),
+        "endpoint.variants[0].instance_pools[1].instance_type",
+        "not an instance type SageMaker hosts endpoints on; did you mean 'ml.m6i.xlarge'?",
+    ),
+    (
+        "six-pools",
+        "capacity.yaml",
+        _set(
+            "endpoint.variants.0.instance_pools",
+            [
+                {"instance_type": t, "priority": i % 5 + 1}
+                for i, t in enumerate(
+                    [
+                        "ml.m5.xlarge",
+                        "ml.m6i.xlarge",
+                        "ml.c5.2xlarge",
+                        "ml.c6i.xlarge",
+                        "ml.r5.xlarge",
+                        "ml.m5.2xlarge",
+                    ]
+                )
+            ],
+        ),
+        "endpoint.variants[0].instance_pools",
+        "at most 5 items",
+    ),
+    (
+        "pool-priority-out-of-range",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.2.priority", 6),
+        "endpoint.variants[0].instance_pools[2].priority",
+        "less than or equal to 5",
+    ),
+    (
+        "pools-mix-gpu-and-cpu",
+        "llm.yaml",
+        _both(
+            _delete("endpoint.variants.0.instance_type"),
+            _set(
+                "endpoint.variants.0.instance_pools",
+                [
+                    {"instance_type": "ml.g5.2xlarge", "priority": 1},
+                    {"instance_type": "ml.m5.2xlarge", "priority": 2},
+                ],
+            ),
+        ),
+        "endpoint.variants[0].instance_pools",
+        "mixes CPU and NVIDIA GPU instance types",
+    ),
+    (
+        "pools-on-multi-model",
+        "multi-model.yaml",
+        _both(
+            _delete("endpoint.variants.0.instance_type"),
+            _set("endpoint.variants.0.instance_pools", [{"instance_type": "ml.m5.large", "priority": 1}]),
+        ),
+        "endpoint.variants[0].instance_pools",
+        "a multi-model endpoint takes one instance_type per variant",
+    ),
+    (
+        "provision-timeout-without-pools",
+        "realtime.yaml",
+        _set("endpoint.variants.0.instance_provision_timeout_seconds", 900),
+        "endpoint.variants[0].instance_provision_timeout_seconds",
+        "give instance_pools or remove it",
+    ),
+    (
+        "provision-timeout-too-short",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_provision_timeout_seconds", 120),
+        "endpoint.variants[0].instance_provision_timeout_seconds",
+        "greater than or equal to 300",
+    ),
+    (
+        "gpu-fallback-pool-on-cpu-image",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.2.instance_type", "ml.g5.xlarge"),
+        "endpoint.variants[0].instance_pools[2].instance_type",
+        "needs a GPU/accelerator image",
+    ),
+    (
+        "az-imbalance-over-100",
+        "capacity.yaml",
+        _set("endpoint.inference_components.components.0.scheduling.max_az_imbalance", 101),
+        "endpoint.inference_components.components[0].scheduling.max_az_imbalance",
+        "less than or equal to 100",
+    ),
+    (
+        "component-does-not-fit-a-fallback-pool",
+        "capacity.yaml",
+        _both(
+            _set("endpoint.variants.0.instance_pools.2.instance_type", "ml.c5.large"),
+            _set(
+                "endpoint.inference_components.components.0.compute", {"cpu_cores": 1, "min_memory_mb": 6144}
+            ),
+        ),
+        "endpoint.inference_components.components[0].compute.min_memory_mb",
+        "one copy must fit on one ml.c5.large (4096 MiB)",
+    ),
+    (
+        "per-instance-type-not-a-pool",
+        "capacity.yaml",
+        _set("endpoint.inference_components.components.0.per_instance_type.0.instance_type", "ml.r5.xlarge"),
+        "endpoint.inference_components.components[0].per_instance_type[0].instance_type",
+        "not one of the variant's instance pools (ml.m5.xlarge, ml.m6i.xlarge, ml.c5.2xlarge)",
+    ),
+    (
+        "per-instance-type-without-pools",
+        "inference-components.yaml",
+        _set(
+            "endpoint.inference_components.components.0.per_instance_type",
+            [{"instance_type": "ml.m5.xlarge", "compute": {"min_memory_mb": 1024}}],
+        ),
+        "endpoint.inference_components.components[0].per_instance_type",
+        "Specifications need a variant with at least two instance_pools",
+    ),
+    (
+        "per-instance-type-does-not-fit",
+        "capacity.yaml",
+        _set("endpoint.inference_components.components.0.per_instance_type.0.compute.cpu_cores", 16),
+        "endpoint.inference_components.components[0].per_instance_type[0].compute.cpu_cores",
+        "one copy must fit on one ml.c5.2xlarge (8 vCPUs)",
+    ),
+    (
+        "unknown-scale-in",
+        "capacity.yaml",
+        _set("endpoint.inference_components.instance_scaling.scale_in", "drain"),
+        "endpoint.inference_components.instance_scaling.scale_in",
+        "'idle-release' or 'consolidation'",
+    ),
 ]
 
 

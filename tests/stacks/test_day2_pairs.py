@@ -68,6 +68,24 @@ def _instance_type(d: dict[str, Any]) -> None:
     d["endpoint"]["variants"][1]["instance_type"] = "ml.c5.xlarge"
 
 
+def _capacity_pool(d: dict[str, Any]) -> None:
+    """The first variant moves from one instance type to instance pools (same variant name)."""
+    variant = d["endpoint"]["variants"][0]
+    variant["instance_pools"] = [
+        {"instance_type": variant.pop("instance_type"), "priority": 1},
+        {"instance_type": "ml.m6i.large", "priority": 2},
+    ]
+
+
+def _pool_priorities(d: dict[str, Any]) -> None:
+    """The pools of config/capacity.yaml reordered and one replaced."""
+    d["endpoint"]["variants"][0]["instance_pools"] = [
+        {"instance_type": "ml.c5.2xlarge", "priority": 1},
+        {"instance_type": "ml.m5.xlarge", "priority": 2},
+        {"instance_type": "ml.m6i.2xlarge", "priority": 3},
+    ]
+
+
 def _count(d: dict[str, Any]) -> None:
     for v in d["endpoint"]["variants"]:
         v["autoscaling"]["min_capacity"] = 2
@@ -116,6 +134,10 @@ PAIRS: list[tuple[str, str, Change, str, bool, str]] = [
     ("shadow-removed", "realtime-shadow.yaml", _remove_shadow, "update", False, "shadow variant 'shadow"),
     ("instance-type", "realtime.yaml", _instance_type, "update", True, ""),
     ("instance-count", "realtime.yaml", _count, "update", True, ""),
+    # EndpointConfig.ProductionVariants is replaced on any change; the endpoint is updated in place to the new
+    # config and keeps its variant names, so the guardrails apply (rule capacity-pool-update).
+    ("capacity-pool", "realtime.yaml", _capacity_pool, "update", True, ""),
+    ("capacity-pool-priorities", "capacity.yaml", _pool_priorities, "update", True, ""),
     ("model-data", "realtime.yaml", _model_data, "update", True, ""),
     ("image", "realtime.yaml", _image, "update", True, ""),
     ("realtime-to-serverless", "realtime.yaml", _to_serverless, "create", True, ""),

@@ -22,9 +22,13 @@ from smkit.cdk.constructs.endpoint_config import (
     KMS_REASON,
     ROUTING_STRATEGIES,
     capacity_reservation,
+    instance_pools,
+    pool_problems,
 )
 from smkit.cdk.constructs.model import VpcSettings
 from smkit.config.aws_rules import volume_message
+
+SCALE_IN_STRATEGIES = {"idle-release": "IDLE_RELEASE", "consolidation": "CONSOLIDATION"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,11 @@ class ComponentVariant:
     routing: str | None = None  # least-outstanding-requests | random (RoutingConfig.RoutingStrategy)
     inference_ami_version: str | None = None
     capacity_reservation_arn: str | None = None
+    # ScaleInPolicy.Strategy: IDLE_RELEASE or CONSOLIDATION (None: SageMaker's default).
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScalingScaleInPolicy.html
+    scale_in: str | None = None
+    instance_pools: tuple[tuple[str, int], ...] = ()
+    instance_provision_timeout_seconds: int | None = None
 
 
 class ComponentEndpointConfiguration(Construct):
@@ -59,7 +68,8 @@ class ComponentEndpointConfiguration(Construct):
         super().__init__(scope, id_)
         _validate(variant)
         self.variant_names = [variant.name]
-        self.instance_storage = bool(INSTANCE_STORE.match(variant.instance_type))
+        types = tuple(t for t, _ in variant.instance_pools) or (variant.instance_type,)
+        self.instance_storage = any(INSTANCE_STORE.match(t) for t in types)
         self.resource = sagemaker.CfnEndpointConfig(
             self,
             "Resource",
@@ -76,13 +86,22 @@ class ComponentEndpointConfiguration(Construct):
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
                     variant_name=variant.name,
-                    instance_type=variant.instance_type,
+                    instance_type=None if variant.instance_pools else variant.instance_type,
+                    instance_pools=instance_pools(variant.instance_pools),
+                    variant_instance_provision_timeout_in_seconds=variant.instance_provision_timeout_seconds,
                     initial_instance_count=variant.initial_instance_count,
                     volume_size_in_gb=variant.volume_size_gb,
                     managed_instance_scaling=sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
                         status="ENABLED",
                         min_instance_count=variant.min_instances,
                         max_instance_count=variant.max_instances,
+                        scale_in_policy=(
+                            sagemaker.CfnEndpointConfig.ScaleInPolicyProperty(
+                                strategy=SCALE_IN_STRATEGIES[variant.scale_in]
+                            )
+                            if variant.scale_in
+                            else None
+                        ),
                     ),
                     routing_config=(
                         sagemaker.CfnEndpointConfig.RoutingConfigProperty(
@@ -121,6 +140,12 @@ def _validate(v: ComponentVariant) -> None:
         )
     if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
         problems.append(f"routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})")
+    if v.scale_in is not None and v.scale_in not in SCALE_IN_STRATEGIES:
+        problems.append(f"scale_in={v.scale_in!r} (one of {sorted(SCALE_IN_STRATEGIES)})")
+    problems.extend(
+        p.removeprefix(f"variant {v.name!r}: ")
+        for p in pool_problems(v.name, v.instance_pools, v.instance_provision_timeout_seconds)
+    )
     if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type):
         problems.append(f"volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}")
     if problems:

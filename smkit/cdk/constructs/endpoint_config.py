@@ -40,6 +40,15 @@ class InstanceVariant:
     routing: str | None = None
     inference_ami_version: str | None = None
     capacity_reservation_arn: str | None = None
+    # InstancePools (type, priority) in place of InstanceType, and their provisioning timeout.
+    # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html
+    instance_pools: tuple[tuple[str, int], ...] = ()
+    instance_provision_timeout_seconds: int | None = None
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        """Every type the variant may run on."""
+        return tuple(t for t, _ in self.instance_pools) or (self.instance_type,)
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,11 @@ class EndpointConfiguration(Construct):
             f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}"
             for v in (*variants, *shadow_variants)
             if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type)
+        ] + [
+            f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(t)}"
+            for v in variants
+            for t in v.instance_types[1:]
+            if v.volume_size_gb is not None and INSTANCE_STORE.match(t)
         ]
         if volume_problems:
             raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
@@ -121,7 +135,7 @@ class EndpointConfiguration(Construct):
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
         self.shadow_variant_names = [v.name for v in shadow_variants]
         self.instance_storage = any(
-            INSTANCE_STORE.match(v.instance_type) for v in (*variants, *shadow_variants)
+            INSTANCE_STORE.match(t) for v in (*variants, *shadow_variants) for t in v.instance_types
         )
         self.resource = sagemaker.CfnEndpointConfig(
             self,
@@ -167,6 +181,7 @@ def _validate(
             problems.append(
                 f"variant {v.name!r}: routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})"
             )
+        problems.extend(pool_problems(v.name, v.instance_pools, v.instance_provision_timeout_seconds))
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(
@@ -191,11 +206,43 @@ def _validate(
         raise ValueError("Invalid endpoint config: " + "; ".join(problems))
 
 
+def pool_problems(name: str, pools: Sequence[tuple[str, int]], timeout: int | None) -> list[str]:
+    """What CreateEndpointConfig would refuse in a variant's instance pools (1-5 pools, priorities 1-5 each
+    once, types each once, the timeout 300-3600 s with pools only). https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"""
+    problems = []
+    if len(pools) > 5:
+        problems.append(f"variant {name!r}: {len(pools)} instance pools (at most 5)")
+    priorities = [p for _, p in pools]
+    types = [t for t, _ in pools]
+    if len(set(priorities)) != len(priorities) or any(not 1 <= p <= 5 for p in priorities):
+        problems.append(f"variant {name!r}: instance pool priorities {priorities} (each of 1-5 once)")
+    if len(set(types)) != len(types):
+        problems.append(f"variant {name!r}: instance pool types {types} (each type once)")
+    if timeout is not None and (not pools or not 300 <= timeout <= 3600):
+        problems.append(
+            f"variant {name!r}: instance_provision_timeout_seconds={timeout} (300-3600, with instance pools only)"
+        )
+    return problems
+
+
+def instance_pools(
+    pools: Sequence[tuple[str, int]],
+) -> list[sagemaker.CfnEndpointConfig.InstancePoolProperty] | None:
+    """ProductionVariant.InstancePools, by priority (None: one InstanceType)."""
+    return [
+        sagemaker.CfnEndpointConfig.InstancePoolProperty(instance_type=t, priority=p)
+        for t, p in sorted(pools, key=lambda pool: pool[1])
+    ] or None
+
+
 def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=v.name,
         model_name=v.model_name or model_name,
-        instance_type=v.instance_type,
+        # The pools replace InstanceType (realtime-endpoints-heterogeneous.html).
+        instance_type=None if v.instance_pools else v.instance_type,
+        instance_pools=instance_pools(v.instance_pools),
+        variant_instance_provision_timeout_in_seconds=v.instance_provision_timeout_seconds,
         initial_instance_count=v.initial_instance_count,
         initial_variant_weight=v.initial_weight,
         volume_size_in_gb=v.volume_size_gb,

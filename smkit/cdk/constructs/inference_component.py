@@ -14,6 +14,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponent
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -87,6 +88,7 @@ class InferenceComponent(Construct):
         rolling_update: RollingUpdateSettings | None = None,
         placement: ComponentPlacement | None = None,
         adapter: AdapterSource | None = None,
+        per_instance_type: Sequence[tuple[str, ComponentCompute]] = (),
     ) -> None:
         super().__init__(scope, id_)
         if (adapter is None) == (model_name is None or compute is None):
@@ -106,6 +108,11 @@ class InferenceComponent(Construct):
                 model_data_download_timeout_in_seconds=model_data_download_timeout_seconds,
                 container_startup_health_check_timeout_in_seconds=container_startup_health_check_timeout_seconds,
             )
+        if per_instance_type and (adapter is not None or not 2 <= len(per_instance_type) <= 5):
+            raise ValueError(
+                f"Invalid inference component {id_!r}: per_instance_type needs 2-5 instance types and no adapter "
+                "(Specifications)"
+            )
         self.is_adapter = adapter is not None
         self.resource = sagemaker.CfnInferenceComponent(
             self,
@@ -113,7 +120,18 @@ class InferenceComponent(Construct):
             inference_component_name=self.component_name,
             endpoint_name=endpoint_name,
             variant_name=variant_name,
-            specification=_specification(model_name, compute, startup, placement, adapter),
+            specification=(
+                None
+                if per_instance_type
+                else _specification(model_name, compute, startup, placement, adapter)
+            ),
+            # One entry per instance type of a pooled variant, in place of Specification.
+            # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html
+            specifications=[
+                _for_instance_type(instance_type, model_name, c, startup, placement)
+                for instance_type, c in per_instance_type
+            ]
+            or None,
             # An adapter has no copies of its own: it runs in every copy of its base component.
             runtime_config=(
                 None
@@ -180,6 +198,24 @@ class InferenceComponent(Construct):
             ),
             auto_rollback_configuration=rollback,
         )
+
+
+def _for_instance_type(
+    instance_type: str,
+    model_name: str | None,
+    compute: ComponentCompute,
+    startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
+    placement: ComponentPlacement | None,
+) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty:
+    single = _specification(model_name, compute, startup, placement, None)
+    return sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty(
+        instance_type=instance_type,
+        model_name=single.model_name,
+        compute_resource_requirements=single.compute_resource_requirements,
+        startup_parameters=single.startup_parameters,
+        scheduling_config=single.scheduling_config,
+        data_cache_config=single.data_cache_config,
+    )
 
 
 def _specification(
