@@ -58,15 +58,19 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._in_head:
             self._head_bytes += len(data)
-            if self._head_bytes > MAX_REQUEST_LINE + MAX_REQUEST_HEADERS and self._refused is None:
-                # A head still arriving: refuse before it is complete, it will not fit.
-                self._refused = (
-                    f"Request head over {MAX_REQUEST_LINE + MAX_REQUEST_HEADERS} bytes and not finished "
-                    f"(limits: request line {MAX_REQUEST_LINE}, headers {MAX_REQUEST_HEADERS}); {FIX}."
-                )
-                self.send_400_response(self._refused)
-                return
         super().data_received(data)
+        # Counted after parsing: one read may hold a whole head and the start of a large body, which is no
+        # head over its limit. A head still unfinished after this many bytes will not fit: refuse it now.
+        if (
+            self._in_head
+            and self._refused is None
+            and self._head_bytes > MAX_REQUEST_LINE + MAX_REQUEST_HEADERS
+        ):
+            self._refused = (
+                f"Request head over {MAX_REQUEST_LINE + MAX_REQUEST_HEADERS} bytes and not finished "
+                f"(limits: request line {MAX_REQUEST_LINE}, headers {MAX_REQUEST_HEADERS}); {FIX}."
+            )
+            self.send_400_response(self._refused)
 
     def send_400_response(self, msg: str) -> None:
         if self._refused is None:

@@ -12,7 +12,7 @@ def test_committed_aws_rules_doc_is_current(synthesized: SynthesizedApp) -> None
     templates = [synthesized.template_json(path.stem) for path in CONFIG_FILES]
     expected = render(emitted(templates))
     committed = (ROOT / "docs" / "aws-rules.md").read_text(encoding="utf-8")
-    assert committed == expected, "docs/aws-rules.md is out of date: python -m scripts.aws_rules_doc"
+    assert committed == expected, "docs/aws-rules.md is out of date: python -m smkit.cdk.rules_doc"
 
 
 def test_every_row_names_its_page_check_and_test() -> None:

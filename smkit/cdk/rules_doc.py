@@ -2,8 +2,8 @@
 the app's feature flags and cdk.json's context) and render smkit/config/rule_table.py's rows against the
 templates (smkit/config/rule_doc.py).
 
-Run ``python -m scripts.aws_rules_doc`` from the repository root after ``make package-model`` (the configs'
-model archives must exist); ``--check`` exits 1 when the committed file differs.
+Run ``python -m smkit.cdk.rules_doc`` from the project root (``--root``) once the configs' model archives
+exist (``make package-model`` here); ``--check`` exits 1 when the committed file differs.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from smkit.cdk import FEATURE_FLAGS, add_serving_stacks
 from smkit.config import load_config
 from smkit.config.rule_doc import emitted, render
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "aws-rules.md"
+DOC = Path("docs") / "aws-rules.md"
 
 
-def document(root: Path = ROOT) -> str:
+def document(root: Path) -> str:
     """The document for the configs under ``root/config``."""
     context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
     with tempfile.TemporaryDirectory() as out:
@@ -41,15 +40,17 @@ def document(root: Path = ROOT) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/aws-rules.md is out of date")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the project (config/, cdk.json)")
     args = parser.parse_args(argv)
-    text = document()
+    text = document(args.root)
+    doc = args.root / DOC
     if args.check:
-        if DOC.read_text(encoding="utf-8") != text:
-            print(f"{DOC} is out of date: python -m scripts.aws_rules_doc", file=sys.stderr)
+        if doc.read_text(encoding="utf-8") != text:
+            print(f"{doc} is out of date: python -m smkit.cdk.rules_doc", file=sys.stderr)
             return 1
         return 0
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC}")
+    doc.write_text(text, encoding="utf-8")
+    print(f"wrote {doc}")
     return 0
 
 
