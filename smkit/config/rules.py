@@ -128,6 +128,25 @@ def multi_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
+def local_paths(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Paths of local files hold no NUL byte: no file system can name one (the path could not be resolved)."""
+    named: list[tuple[str, Any]] = [
+        (f"model.containers[{i}].model_data.path", c.model_data.path)
+        for i, c in enumerate(cfg.model.containers)
+    ]
+    images = [
+        ("image", cfg.image),
+        *((f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)),
+    ]
+    for where, img in images:
+        named.extend((f"{where}.{key}", getattr(img, key, None)) for key in ("context", "requirements"))
+    for path, value in named:
+        if isinstance(value, str) and "\x00" in value:
+            yield Issue(
+                path, value, "a file path cannot hold a NUL byte (\\x00); name the file or folder as on disk"
+            )
+
+
 def type_sections(cfg: DeploymentConfig) -> Iterable[Issue]:
     ep = cfg.endpoint
     if ep.type == "serverless":
@@ -362,6 +381,7 @@ RULES: tuple[Rule, ...] = (
     unique_names,
     direct_hostnames,
     multi_model_data,
+    local_paths,
     type_sections,
     serverless_limits,
     variant_autoscaling,

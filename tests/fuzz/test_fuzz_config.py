@@ -96,3 +96,15 @@ def test_a_file_that_is_not_utf8_or_not_a_file_is_a_config_error(tmp_path: Path)
         assert "folder.yaml': cannot be read (Is a directory)" in str(exc)
     else:
         raise AssertionError("a folder loaded")
+
+
+def test_a_path_with_a_nul_byte_is_a_config_error_naming_the_field() -> None:
+    """Found by `make fuzz` (100,000 cases): os.path.realpath raised ValueError for a NUL in model_data.path."""
+    doc = _replaced(("model", "containers", 0, "model_data", "path"), "\x00")
+    try:
+        parse_config(doc, source="deploy.yaml", base_dir=REPO / "config")
+    except ConfigError as exc:
+        assert "model.containers[0].model_data.path" in str(exc)
+        assert "cannot hold a NUL byte" in str(exc)
+    else:
+        raise AssertionError("a NUL byte in a path was accepted")
