@@ -36,9 +36,9 @@ from smkit.llm.engine import (
     memory_refusal,
 )
 from smkit.local.artifacts import ArtifactError
-from smkit.local.containers import ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.containers import ContainerProcess, ContainerSpec
 from smkit.local.protocol import Invocation
-from smkit.local.routers import Scope, SingleContainer, call_container
+from smkit.local.routers import SingleContainer
 from smkit.modelenv import ModelEnvError
 from smkit.process import HOST
 
@@ -129,15 +129,5 @@ class AdapterRouter(SingleContainer):
         super().__init__(process, endpoint=endpoint)
         self.adapter = adapter
 
-    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
-        headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
-        headers.update(adapter_headers(self.adapter))
-        return await call_container(
-            self.process,
-            "/invocations",
-            invocation.body,
-            headers,
-            scope=scope,
-            source=self.source,
-            stream=invocation.stream,
-        )
+    def headers(self, invocation: Invocation) -> dict[str, str]:
+        return {**super().headers(invocation), **adapter_headers(self.adapter)}

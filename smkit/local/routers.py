@@ -151,13 +151,16 @@ class SingleContainer:
         reject_target_model(invocation, self._endpoint)
         reject_target_container(invocation, self._endpoint)
 
+    def headers(self, invocation: Invocation) -> dict[str, str]:
+        """What the container receives besides the body (a subclass adds its own, e.g. an adapter's)."""
+        return invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
+
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
-        headers = invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
         return await call_container(
             self.process,
             "/invocations",
             invocation.body,
-            headers,
+            self.headers(invocation),
             scope=scope,
             source=self.source,
             stream=invocation.stream,

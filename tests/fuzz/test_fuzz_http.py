@@ -9,6 +9,7 @@ lost or leaked.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 from collections.abc import Iterator
@@ -82,11 +83,10 @@ requests = st.builds(
 
 def _exchange(port: int, data: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=CLOSE_BOUND_S) as conn:
-        try:
+        # The server may refuse the request and close first: what it wrote is still read below.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             conn.sendall(data)
             conn.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the server refused the request and closed first: what it wrote is still read below
         answer = bytearray()
         while True:
             try:
