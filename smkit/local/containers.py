@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import subprocess
@@ -21,8 +22,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
-
-import httpx
 
 from smkit.contract import (
     BIND_TO_PORT,
@@ -40,6 +39,7 @@ from smkit.contract import (
     SMKIT_WORKER_PYTHON,
 )
 from smkit.local.sessions import session_headers
+from smkit.local.upstream import Connection, Pool, UpstreamError
 from smkit.process import (
     HOST,
     PORT_ATTEMPTS,
@@ -97,15 +97,16 @@ class ContainerStream:
     tells a stream the container cut at its deadline from one it cut after a handler error.
     """
 
-    def __init__(self, response: httpx.Response, *, limit_s: float, started: float) -> None:
-        self.response = response
+    def __init__(self, connection: Connection, *, limit_s: float, started: float) -> None:
+        self.connection = connection
         self.limit_s = limit_s
         self.started = started  # time.monotonic() before the request was sent
         self.on_close: list[Callable[[], None]] = []  # run once, when the stream is closed
 
     def chunks(self) -> AsyncIterator[bytes]:
-        """The body as it arrives (httpx errors propagate: a cut-off body, a read timeout)."""
-        return self.response.aiter_raw()
+        """The body as it arrives (:class:`~smkit.local.upstream.UpstreamError` propagates: a cut-off
+        body, a read timeout)."""
+        return self.connection.chunks()
 
     def past_limit(self) -> bool:
         """True once the container's invocation limit has run out since the request was sent."""
@@ -114,7 +115,7 @@ class ContainerStream:
     async def aclose(self) -> None:
         callbacks, self.on_close = self.on_close, []
         try:
-            await self.response.aclose()
+            self.connection.release()
         finally:
             for callback in callbacks:
                 callback()
@@ -142,7 +143,7 @@ class ContainerReply:
 
 
 class ContainerProcess:
-    """One running serving-runtime process and an HTTP client for it."""
+    """One running serving-runtime process and the gateway's connections to it."""
 
     def __init__(
         self,
@@ -168,7 +169,7 @@ class ContainerProcess:
         self.extra_environment: dict[str, str] = {}
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._pool: Pool | None = None
 
     @property
     def pid(self) -> int | None:
@@ -186,11 +187,11 @@ class ContainerProcess:
         return self.log_dir / f"{self.label}.log" if self.log_dir else None
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        """The HTTP client bound to this process's port (while started)."""
-        if self._client is None:
+    def pool(self) -> Pool:
+        """The kept-alive connections to this process's port (while started)."""
+        if self._pool is None:
             raise RuntimeError(f"container {self.label} is not started")
-        return self._client
+        return self._pool
 
     def use_environment(self, python: str, environment: Mapping[str, str]) -> None:
         """Run with ``python`` (the model's environment) and these extra variables from the next start."""
@@ -240,11 +241,7 @@ class ContainerProcess:
             log.info("container %s: %d model workers (%s)", self.label, self.workers, self.workers_reason)
         self._proc = start_group(self.command(port), env=self._environment(port), log=self._log)
         self.port = port
-        self._client = httpx.AsyncClient(
-            base_url=f"http://{HOST}:{port}",
-            timeout=httpx.Timeout(INVOCATION_TIMEOUT_S, connect=5.0),
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-        )
+        self._pool = Pool(HOST, port)
         try:
             await self._wait_ready()
         except BaseException:
@@ -258,10 +255,12 @@ class ContainerProcess:
 
         async def answers() -> bool:
             try:
-                response = await self.client.get("/ping", timeout=PING_TIMEOUT_S, headers=probe)
-            except httpx.HTTPError:
+                status, _, content = await self.pool.request(
+                    "GET", "/ping", timeout_s=PING_TIMEOUT_S, headers=probe
+                )
+            except UpstreamError:
                 return tally.observe(0, b"")
-            return tally.observe(response.status_code, response.content)
+            return tally.observe(status, content)
 
         await await_ready(
             self._proc,
@@ -275,9 +274,9 @@ class ContainerProcess:
 
     async def stop(self) -> None:
         """SIGTERM the process group, SIGKILL it after a grace period; idempotent."""
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         proc, self._proc = self._proc, None
         if proc is not None:
             await asyncio.to_thread(stop_group, proc, grace_s=STOP_GRACE_S)
@@ -295,27 +294,21 @@ class ContainerProcess:
         json_body: object | None = None,
         timeout_s: float = INVOCATION_TIMEOUT_S,
     ) -> ContainerReply:
-        """One HTTP call to the container; transport errors propagate as ``httpx.HTTPError``.
-
-        A kept-alive connection that the container closed while idle fails before the request was read
-        ("Server disconnected without sending a response"); that one case is retried once, on a new
-        connection.
-        """
-        for attempt in (1, 2):
-            try:
-                resp = await self.client.request(
-                    method, path, content=body, json=json_body, headers=dict(headers or {}), timeout=timeout_s
-                )
-                break
-            except (httpx.RemoteProtocolError, httpx.ConnectError):
-                if attempt == 2 or not self.running:
-                    raise
+        """One HTTP call to the container; transport errors propagate as
+        :class:`~smkit.local.upstream.UpstreamError` (a kept-alive connection the container closed while
+        idle, or a refused connection, is retried once on a new one: :mod:`smkit.local.upstream`)."""
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            headers = {**(headers or {}), "Content-Type": "application/json"}
+        status, answer, content = await self.pool.request(
+            method, path, body=body or b"", headers=headers or (), timeout_s=timeout_s
+        )
         return ContainerReply(
-            status=resp.status_code,
-            body=resp.content,
-            content_type=resp.headers.get("content-type"),
-            custom_attributes=resp.headers.get(CUSTOM_ATTRIBUTES),
-            session_headers=session_headers(resp.headers),
+            status=status,
+            body=content,
+            content_type=answer.get("content-type"),
+            custom_attributes=answer.get(CUSTOM_ATTRIBUTES),
+            session_headers=session_headers(answer),
         )
 
     async def open_stream(
@@ -327,26 +320,17 @@ class ContainerProcess:
         is read whole, as :meth:`request` reads it.
         """
         started = time.monotonic()
-        for attempt in (1, 2):
-            request = self.client.build_request(
-                "POST", path, content=body, headers=dict(headers), timeout=timeout_s
-            )
+        conn = await self.pool.open_stream("POST", path, body=body, headers=headers, timeout_s=timeout_s)
+        content_type = conn.headers.get("content-type")
+        custom = conn.headers.get(CUSTOM_ATTRIBUTES)
+        if not 200 <= conn.status < 300:
             try:
-                resp = await self.client.send(request, stream=True)
-                break
-            except (httpx.RemoteProtocolError, httpx.ConnectError):  # as in request()
-                if attempt == 2 or not self.running:
-                    raise
-        content_type = resp.headers.get("content-type")
-        custom = resp.headers.get(CUSTOM_ATTRIBUTES)
-        if not 200 <= resp.status_code < 300:
-            try:
-                content = await resp.aread()
+                content = await conn.read()
             finally:
-                await resp.aclose()
-            return ContainerReply(resp.status_code, content, content_type, custom)
-        stream = ContainerStream(resp, limit_s=self.invocation_limit_s, started=started)
-        return ContainerReply(resp.status_code, b"", content_type, custom, stream=stream)
+                conn.release()
+            return ContainerReply(conn.status, content, content_type, custom)
+        stream = ContainerStream(conn, limit_s=self.invocation_limit_s, started=started)
+        return ContainerReply(conn.status, b"", content_type, custom, stream=stream)
 
     @property
     def invocation_limit_s(self) -> float:

@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import httpx
-
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
 from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
+from smkit.local.upstream import UpstreamError, UpstreamTimeout
 
 
 @dataclass(frozen=True)
@@ -87,9 +86,9 @@ async def call_container(
             reply = await process.open_stream(path, body=body, headers=headers)
         else:
             reply = await process.request("POST", path, body=body, headers=headers)
-    except httpx.TimeoutException:
+    except UpstreamTimeout:
         raise scope.timeout_error(source=source, process=process) from None
-    except httpx.HTTPError as exc:
+    except UpstreamError as exc:
         raise service_unavailable(
             f"Container {source} of variant {scope.variant} did not answer: {exc}"
         ) from exc

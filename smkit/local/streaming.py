@@ -20,11 +20,11 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 from starlette.responses import StreamingResponse
 
 from smkit.local import eventstream
 from smkit.local.containers import ContainerStream
+from smkit.local.upstream import UpstreamError, UpstreamTimeout
 
 log = logging.getLogger(__name__)
 MEDIA_TYPE = "application/vnd.amazon.eventstream"
@@ -45,9 +45,9 @@ async def events(stream: ContainerStream, *, source: str, variant: str) -> Async
         async for data in stream.chunks():
             for part in eventstream.payload_parts(data):
                 yield part
-    except httpx.TimeoutException:
+    except UpstreamTimeout:
         yield _timed_out(source)
-    except httpx.HTTPError as exc:
+    except UpstreamError as exc:
         if stream.past_limit():
             yield _timed_out(source)
         else:

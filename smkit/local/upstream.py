@@ -1,0 +1,384 @@
+"""The local gateway's HTTP/1.1 client to its containers: kept-alive connections parsed with llhttp.
+
+Every invocation the gateway relays is one request to a container on 127.0.0.1. A general-purpose client
+(httpx over httpcore and anyio) spent most of the gateway's CPU per request on its connection pool, its
+stream abstraction and two socket writes per request (bench/local_gateway.py, BENCHMARKS.md). This client
+does only what the relay needs: a pool of idle connections per container, the request head and body
+written in one ``write``, the answer parsed by llhttp (httptools, which the gateway's server side uses too)
+from an :class:`asyncio.Protocol`, no task or lock per request.
+
+Semantics kept from the client it replaces:
+
+- ``timeout_s`` bounds the wait for the answer's head, then every wait for more of its body (a read
+  timeout, not a total one): :class:`UpstreamTimeout`.
+- A kept-alive connection the container closed while it sat idle fails before any byte of the answer
+  arrived: :class:`UpstreamClosed` with ``before_answer`` true, which the caller may retry once on a new
+  connection. A connection refused is :class:`UpstreamConnectError`.
+- A streamed body (:meth:`Connection.chunks`) is read as it arrives; while more than
+  :data:`HIGH_WATER` bytes wait unread the socket stops being read (back-pressure up to the container).
+
+A connection goes back to the pool only when its answer ended and llhttp says it may be kept alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+import httptools
+
+HIGH_WATER = 256 * 1024  # unread body bytes of a streamed answer before the socket is paused
+MAX_IDLE = 16  # idle connections kept per container
+CONNECT_TIMEOUT_S = 5.0
+
+
+class UpstreamError(Exception):
+    """The container could not be reached or its answer could not be read."""
+
+
+class UpstreamConnectError(UpstreamError):
+    """The container refused the connection (or it did not open in time)."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The container sent nothing for ``timeout_s``."""
+
+
+class UpstreamClosed(UpstreamError):
+    """The container closed the connection before the end of its answer."""
+
+    def __init__(self, message: str, *, before_answer: bool) -> None:
+        super().__init__(message)
+        self.before_answer = before_answer
+
+
+class Headers(dict[str, str]):
+    """Header fields by lower-case name (the first of repeated fields); lookups ignore case."""
+
+    __slots__ = ()
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return dict.get(self, name.lower(), default)
+
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and dict.__contains__(self, name.lower())
+
+
+def encode_head(method: str, path: str, host: str, headers: Iterable[tuple[str, str]], length: int) -> bytes:
+    """A request head with ``Content-Length`` (every request here has a body of known size, maybe empty)."""
+    lines = [f"{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: {length}\r\n"]
+    lines.extend(f"{name}: {value}\r\n" for name, value in headers)
+    lines.append("\r\n")
+    return "".join(lines).encode("latin-1")
+
+
+class Connection(asyncio.Protocol):
+    """One connection to a container; one request at a time."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.status = 0
+        self.headers = Headers()
+        self._name = b""
+        self._body: list[bytes] = []
+        self._buffered = 0
+        self._paused = False
+        self._streaming = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._head_done = False
+        self._complete = False
+        self._error: UpstreamError | None = None
+        self._received = False
+        self._last_data = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timeout_s = 0.0
+        self.reusable = False
+        self.content = b""  # the body of an answer read whole
+
+    # --- asyncio.Protocol ------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's transports subclass none of asyncio's
+
+    def data_received(self, data: bytes) -> None:
+        self._received = True
+        self._last_data = self.pool.loop.time()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(UpstreamClosed("the container switched protocols", before_answer=False))
+        except httptools.HttpParserError as exc:
+            self._fail(
+                UpstreamClosed(f"the container's answer is not valid HTTP ({exc})", before_answer=False)
+            )
+            if self.transport is not None:
+                self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.reusable = False
+        self.pool.forget(self)
+        if not self._complete:
+            if self._head_done:
+                message = "the container closed the connection before the end of its answer"
+            else:
+                message = "Server disconnected without sending a response."
+            self._fail(UpstreamClosed(message, before_answer=not self._received))
+
+    def pause_writing(self) -> None:  # a request body larger than the socket buffer: the kernel takes it
+        pass
+
+    def resume_writing(self) -> None:
+        pass
+
+    # --- llhttp callbacks --------------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        key = name.decode("latin-1").lower()
+        if key not in self.headers:
+            self.headers[key] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self._head_done = True
+        if self._streaming:
+            self._wake()
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+        if self._streaming:
+            self._buffered += len(body)
+            if self._buffered > HIGH_WATER and not self._paused and self.transport is not None:
+                self._paused = True
+                self.transport.pause_reading()
+            self._wake()
+
+    def on_message_complete(self) -> None:
+        self._complete = True
+        self.reusable = self.parser.should_keep_alive()
+        self._cancel_timer()
+        self._wake()
+
+    # --- waiting -------------------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _fail(self, error: UpstreamError) -> None:
+        if self._error is None:
+            self._error = error
+        self._cancel_timer()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(error)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check_idle(self) -> None:
+        # A read timeout without a timer per read: the timer fires at the deadline of the last byte seen and
+        # re-arms itself when bytes came meanwhile.
+        self._timer = None
+        if self._complete or self._error is not None:
+            return
+        waited = self.pool.loop.time() - self._last_data
+        if waited < self._timeout_s:
+            self._timer = self.pool.loop.call_later(self._timeout_s - waited, self._check_idle)
+            return
+        self._fail(UpstreamTimeout(f"the container sent nothing for {self._timeout_s:g} s"))
+        if self.transport is not None:
+            self.transport.abort()
+
+    async def _wait(self) -> None:
+        if self._error is not None:
+            raise self._error
+        self._waiter = self.pool.loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    # --- one exchange --------------------------------------------------------------------------------
+
+    def send(self, head: bytes, body: bytes, timeout_s: float, *, stream: bool) -> None:
+        """Write the request; the answer is awaited with :meth:`read` or :meth:`open`."""
+        assert self.transport is not None
+        self.status = 0
+        self.headers = Headers()
+        self._body = []
+        self._buffered = 0
+        self._streaming = stream
+        self._head_done = self._complete = self._received = False
+        self._error = None
+        self.reusable = False
+        self._timeout_s = timeout_s
+        self._last_data = self.pool.loop.time()
+        self._timer = self.pool.loop.call_later(timeout_s, self._check_idle)
+        if len(body) < 64 * 1024:
+            self.transport.write(head + body)
+        else:
+            self.transport.writelines((head, body))
+
+    async def read(self) -> bytes:
+        """The whole answer's body (status and headers are on the connection)."""
+        while not self._complete:
+            await self._wait()
+        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        self._body = []
+        return body
+
+    async def open(self) -> None:
+        """Return once the answer's head has arrived."""
+        while not self._head_done:
+            await self._wait()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives; UpstreamError when it is cut off or stalls."""
+        while True:
+            if self._body:
+                parts, self._body = self._body, []
+                self._buffered = 0
+                if self._paused and self.transport is not None:
+                    self._paused = False
+                    self.transport.resume_reading()
+                for part in parts:
+                    yield part
+                continue
+            if self._complete:
+                return
+            await self._wait()
+
+    def release(self) -> None:
+        """Back to the pool when the answer was read to its end and may be kept alive, else closed."""
+        self._cancel_timer()
+        if self._complete and self.reusable and self._error is None:
+            self.pool.put(self)
+        elif self.transport is not None:
+            self.transport.abort()  # unread bytes (or a broken answer): this connection cannot be reused
+
+
+class Pool:
+    """Kept-alive connections to one container (``host:port``)."""
+
+    def __init__(self, host: str, port: int, *, max_idle: int = MAX_IDLE) -> None:
+        self.host = host
+        self.port = port
+        self.authority = f"{host}:{port}"
+        self.max_idle = max_idle
+        self.loop = asyncio.get_running_loop()
+        self._idle: deque[Connection] = deque()
+        self._open: set[Connection] = set()
+        self.closed = False
+
+    async def connection(self, *, fresh: bool = False) -> tuple[Connection, bool]:
+        """An idle connection (and True: it was reused), else a new one (False)."""
+        while self._idle and not fresh:
+            conn = self._idle.pop()
+            if conn.transport is not None and not conn.transport.is_closing():
+                return conn, True
+        try:
+            _, conn = await asyncio.wait_for(
+                self.loop.create_connection(lambda: Connection(self), self.host, self.port),
+                CONNECT_TIMEOUT_S,
+            )
+        except (OSError, TimeoutError) as exc:
+            raise UpstreamConnectError(f"cannot connect to {self.authority}: {exc}") from exc
+        self._open.add(conn)
+        return conn, False
+
+    def put(self, conn: Connection) -> None:
+        if self.closed or len(self._idle) >= self.max_idle:
+            if conn.transport is not None:
+                conn.transport.close()
+            return
+        self._idle.append(conn)
+
+    def forget(self, conn: Connection) -> None:
+        self._open.discard(conn)
+        with contextlib.suppress(ValueError):
+            self._idle.remove(conn)
+
+    def close(self) -> None:
+        """Close every connection (answers in flight fail with UpstreamClosed)."""
+        self.closed = True
+        for conn in list(self._open):
+            if conn.transport is not None:
+                conn.transport.abort()
+        self._idle.clear()
+        self._open.clear()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        timeout_s: float,
+        stream: bool,
+    ) -> Connection:
+        # A kept-alive connection closed by the container before it answered is retried once on a new
+        # connection; so is a refused connection (a container restarting).
+        fields = headers.items() if isinstance(headers, Mapping) else headers
+        head = encode_head(method, path, self.authority, fields, len(body))
+        for attempt in (1, 2):
+            try:
+                conn, _reused = await self.connection(fresh=attempt == 2)
+            except UpstreamConnectError:
+                if attempt == 2:
+                    raise
+                continue
+            conn.send(head, body, timeout_s, stream=stream)
+            try:
+                if stream:
+                    await conn.open()
+                else:
+                    conn.content = await conn.read()
+                return conn
+            except UpstreamClosed as exc:
+                conn.release()
+                if attempt == 2 or not exc.before_answer:
+                    raise
+            except BaseException:
+                conn.release()
+                raise
+        raise AssertionError("unreachable")
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes = b"",
+        headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        timeout_s: float,
+    ) -> tuple[int, Headers, bytes]:
+        """One request, its answer read whole: (status, headers, body)."""
+        conn = await self._send(method, path, body, headers, timeout_s, stream=False)
+        content, conn.content = conn.content, b""
+        conn.release()
+        return conn.status, conn.headers, content
+
+    async def open_stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes = b"",
+        headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        timeout_s: float,
+    ) -> Connection:
+        """One request, returned once the answer's head arrived: its status and headers are on the
+        connection; read the body with :meth:`Connection.chunks` (or :meth:`Connection.read`), then
+        :meth:`Connection.release` it."""
+        return await self._send(method, path, body, headers, timeout_s, stream=True)
