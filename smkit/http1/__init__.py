@@ -29,7 +29,7 @@ size); the handler answers them (413). Refused heads and malformed requests are 
 protocol in the ``refusal`` shape.
 """
 
-from smkit.http1.limits import ALB_LIMITS, HeadLimits, HeadTooLarge
+from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits, HeadTooLarge
 from smkit.http1.protocol import (
     BAD_REQUEST,
     HEAD_TOO_LARGE,
@@ -50,6 +50,7 @@ __all__ = [
     "Flow",
     "HTTP1Protocol",
     "Handler",
+    "HeadBounds",
     "HeadLimits",
     "HeadTooLarge",
     "Refusal",
