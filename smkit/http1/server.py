@@ -57,6 +57,7 @@ class Server:
         self.date = DateLine()
         self.signal: int | None = None  # the signal that stopped the server
         self._stop: asyncio.Event | None = None
+        self._stop_asked = False  # stop() before serve() started: serve() returns at once
         self._drained: asyncio.Event | None = None
         self._stopping = False
 
@@ -75,6 +76,7 @@ class Server:
 
     def stop(self) -> None:
         """Start the graceful stop (on the server's loop; from another thread, ``call_soon_threadsafe``)."""
+        self._stop_asked = True
         if self._stop is not None:
             self._stop.set()
 
@@ -83,6 +85,8 @@ class Server:
         loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         self._drained = asyncio.Event()
+        if self._stop_asked:
+            self._stop.set()
         listener = await loop.create_server(self.protocol, sock=sock, backlog=BACKLOG)
         installed = []
         try:
