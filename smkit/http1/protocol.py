@@ -103,7 +103,9 @@ class Handler:
 
     def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
         """The connection is the handler's from now on (``transport.set_protocol``); ``rest`` is what the
-        client sent after the head."""
+        client sent after the head. It is no longer among the server's connections; to be stopped with
+        them, add the new protocol to ``request.conn.server.connections`` (a
+        :class:`~smkit.http1.server.Connection`)."""
         transport.close()
 
 

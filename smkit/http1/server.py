@@ -15,6 +15,7 @@ import contextlib
 import signal
 import socket
 from collections.abc import Callable
+from typing import Protocol
 
 from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits
 from smkit.http1.protocol import Handler, HTTP1Protocol, Refusal, message_refusal
@@ -22,6 +23,17 @@ from smkit.http1.responses import DateLine
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BACKLOG = 2048
+
+
+class Connection(Protocol):
+    """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
+    to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
+
+    def shutdown(self) -> None:
+        """Close when what is in flight is done."""
+
+    def abort(self) -> None:
+        """Close now."""
 
 
 class Server:
@@ -53,7 +65,7 @@ class Server:
         self.keep_alive_seconds = keep_alive_seconds
         self.grace_seconds = grace_seconds
         self.on_signal = on_signal
-        self.connections: set[HTTP1Protocol] = set()
+        self.connections: set[Connection] = set()
         self.date = DateLine()
         self.signal: int | None = None  # the signal that stopped the server
         self._stop: asyncio.Event | None = None
@@ -68,7 +80,7 @@ class Server:
         """A new connection's protocol (the factory given to ``loop.create_server``)."""
         return HTTP1Protocol(self)
 
-    def closed(self, conn: HTTP1Protocol) -> None:
+    def closed(self, conn: Connection) -> None:
         """``conn`` is closed or upgraded: no longer this server's to wait for."""
         self.connections.discard(conn)
         if self._stopping and not self.connections and self._drained is not None:

@@ -148,10 +148,6 @@ class FrontEnd(Handler):
 
     def request(self, exchange: Exchange) -> None:
         """``exchange`` has its whole body and its turn on the connection: answer it."""
-        self.run(exchange)
-
-    def run(self, exchange: Exchange) -> None:
-        """``exchange`` has its whole body and its turn on the connection: answer it."""
         if self._reading:
             self._reading.pop(exchange, None)
         try:

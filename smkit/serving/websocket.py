@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
     from smkit.serving.relay import StreamControl
 
-MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from the client (uvicorn's default before)
+MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from the client; a larger one is closed with 1009
 MAX_REASON = 120  # a close reason must fit a control frame (125 bytes)
 CLOSE_TIMEOUT = 10.0  # seconds the client has to answer the closing handshake
 
@@ -62,6 +62,8 @@ class Session(asyncio.Protocol):
         self._parts: list[bytes] = []  # a fragmented message being received
         self._text = False
         self._closer: asyncio.TimerHandle | None = None
+        self._server = request.conn.server
+        self._server.connections.add(self)  # stopped with the server's connections
         transport.set_protocol(self)
         # The library parses the handshake itself (its own checks); the head is given back to it as read.
         head = [request.method.encode("ascii"), b" ", request.target, b" HTTP/1.1\r\n"]
@@ -179,7 +181,23 @@ class Session(asyncio.Protocol):
         self._flush()
         return None  # the transport closes
 
+    def shutdown(self) -> None:
+        """The server stops: close with 1012 (service restart); the worker's session is cancelled."""
+        if self.control is None or self.ended:
+            self.transport.close()
+            return
+        self.ended = True
+        self.control.cancel()
+        self.ws.send_close(1012, "the server is stopping")
+        self._flush()
+        self._closer = asyncio.get_running_loop().call_later(CLOSE_TIMEOUT, self.transport.close)
+        self._log("the server stopped")
+
+    def abort(self) -> None:
+        self.transport.abort()
+
     def connection_lost(self, exc: Exception | None) -> None:
+        self._server.closed(self)
         if self._closer is not None:
             self._closer.cancel()
         if not self.ended:

@@ -8,6 +8,7 @@ close, a line from the child), never on time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import signal
@@ -23,6 +24,8 @@ import pytest
 
 from smkit.http1 import Flow, Handler, Request, Server
 from smkit.http1.protocol import message_refusal
+from smkit.local.limits import service_refusal
+from smkit.serving.protocol import runtime_refusal
 
 TIMEOUT = 30.0  # a bound on a hang, never a measured time
 
@@ -212,33 +215,55 @@ def test_a_handler_that_raises_is_answered_500(echo: tuple[Running, Echo]) -> No
     assert answer.startswith(b"HTTP/1.1 500 Internal Server Error\r\n") and b"handler bug" in answer
 
 
-def _shape(status: int, kind: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
-    return [(b"content-type", b"application/json"), (b"x-shape", b"mine")], json.dumps(
-        {"kind": kind, "text": message}
-    ).encode()
+HEAD_20K = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 20_000 + b"\r\n\r\n"
+TOO_BIG = (
+    "Request header X-Big is 20009 bytes, over the 16384-byte limit of one header; "
+    "send large data in the body, not in headers or the URL."
+)
 
 
-@pytest.mark.parametrize("refusal", [message_refusal, _shape], ids=["default", "custom"])
-def test_a_head_over_the_limits_is_refused_in_the_servers_shape(refusal: Any) -> None:
+@pytest.mark.parametrize(
+    ("refusal", "expected"),
+    [
+        (message_refusal, {"message": TOO_BIG}),
+        (runtime_refusal, {"code": 400, "type": "RequestHeaderFieldsTooLarge", "message": TOO_BIG}),
+        (service_refusal, {"message": TOO_BIG}),
+    ],
+    ids=["default", "container", "gateway"],
+)
+def test_a_head_over_the_limits_is_refused_in_the_servers_shape(
+    refusal: Any, expected: dict[str, Any]
+) -> None:
     running = Running(Echo(), refusal=refusal)
     try:
         with running.connect() as sock:
-            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 20_000 + b"\r\n\r\n")
+            sock.sendall(HEAD_20K)
             answer = read_until_closed(sock)
         head, body = answer.split(b"\r\n\r\n", 1)
-        assert head.startswith(b"HTTP/1.1 400 Bad Request\r\n") and b"connection: close" in head
-        message = "Request header X-Big is 20009 bytes, over the 16384-byte limit of one header; "
-        if refusal is _shape:
-            assert b"x-shape: mine" in head
-            assert json.loads(body)["kind"] == "RequestHeaderFieldsTooLarge"
-            assert json.loads(body)["text"].startswith(message)
-        else:
-            assert json.loads(body)["message"].startswith(message)
-        with running.connect() as sock:
+        assert head.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+        assert b"content-type: application/json" in head and b"connection: close" in head
+        assert (b"x-amzn-RequestId: " in head) == (refusal is service_refusal)
+        assert json.loads(body) == expected
+        with running.connect() as sock:  # the server keeps serving
             sock.sendall(b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
             assert read_responses(sock, 1)[0].status == 200
     finally:
         running.stop()
+
+
+def test_a_head_that_never_ends_is_refused_past_line_and_headers_limits(echo: tuple[Running, Echo]) -> None:
+    running, _ = echo
+    with running.connect() as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        answer = b""
+        try:
+            while True:  # in pieces, until the server refuses and closes
+                sock.sendall(b"s" * 8192)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        with contextlib.suppress(ConnectionResetError):
+            answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"Request head over 81920 bytes and not finished" in answer
 
 
 def test_a_body_over_the_limit_is_drained_and_answered_by_the_handler() -> None:
