@@ -407,3 +407,54 @@ def test_a_stop_signal_stops_the_server_gracefully_with_status_0(sig: signal.Sig
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+class Tunnel(Echo):
+    """Takes upgrades to ``raw``: the connection echoes bytes and is stopped with the server."""
+
+    def wants_upgrade(self, request: Request) -> bool:
+        return request.header(b"upgrade") == b"raw"
+
+    def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
+        server = request.conn.server
+
+        class Raw(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                transport.write(data)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                server.closed(self)
+
+            def shutdown(self) -> None:
+                transport.write(b"bye")
+                transport.close()
+
+            def abort(self) -> None:
+                transport.abort()
+
+        raw = Raw()
+        server.connections.add(raw)
+        transport.set_protocol(raw)
+        transport.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nupgrade: raw\r\nconnection: upgrade\r\n\r\n" + rest
+        )
+
+
+def test_an_upgrade_hands_the_connection_to_the_handler() -> None:
+    running = Running(Tunnel())
+    try:
+        with running.connect() as sock:
+            sock.sendall(b"GET /t HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: raw\r\n\r\nfirst")
+            answer = b""
+            while not answer.endswith(b"first"):
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 101 ")
+            sock.sendall(b"GET / HTTP/1.1\r\n\r\n")  # no longer parsed: echoed
+            echoed = b""
+            while len(echoed) < 18:
+                echoed += sock.recv(65536)
+            assert echoed == b"GET / HTTP/1.1\r\n\r\n"
+            running.call(running.server.stop)
+            assert read_until_closed(sock) == b"bye"  # stopped with the server's connections
+    finally:
+        running.stop()
