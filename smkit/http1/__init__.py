@@ -12,21 +12,30 @@ Use::
 
     class Hello(Handler):
         def request(self, request: Request) -> None:
-            # request.method "POST", request.target b"/x?y=1" (raw), request.path "/x",
-            # request.headers [(b"content-type", b"text/csv"), ...] (names lower-case),
-            # request.body (the whole body; request.chunks as read), request.version "1.1"
             request.respond(200, [(b"content-type", b"text/plain")], b"hello")
 
     server = Server(Hello(), refusal=my_refusal, grace_seconds=20)
     await server.serve(sock, signals=True)  # until SIGTERM/SIGINT or server.stop(); then returns
 
-A handler may answer later (from a task: ``asyncio.create_task`` in :meth:`Handler.request`), and may
-stream: ``request.stream(200, headers, first, flow=flow)``, ``request.write(chunk)`` (after ``await
-flow.wait()`` for back-pressure, :class:`Flow`), ``request.finish()`` or ``request.finish(error)``
-(closes without the last chunk). :meth:`Handler.aborted` says a client left before its answer was
-complete. Bodies over :attr:`Handler.max_body` are read and dropped (``request.too_large`` holds the
-size); the handler answers them (413). Refused heads and malformed requests are answered 400 by the
-protocol in the ``refusal`` shape.
+The request (:class:`Request`): ``method`` (str), ``target`` (the raw request target, bytes, query
+included), ``path`` (percent-decoded str), ``headers`` (``(name, value)`` bytes pairs in order, names
+lower-case; :meth:`Request.header` finds one), ``version`` ("1.1" or "1.0"), ``body`` (the whole body;
+``chunks`` as read, ``size``), ``too_large`` (set instead of a body over :attr:`Handler.max_body`),
+``keep_alive``, ``app`` (free for the handler).
+
+The answer, once per request, now or later (from a task the handler started): ``request.respond(status,
+headers, body)`` adds ``content-length``, ``date`` and ``connection: close`` when closing; a prepared head
+goes with ``request.respond_raw(head, body)``. A streamed answer: ``request.stream(status, headers,
+first, flow=flow)``, then ``request.write(chunk)`` (after ``await flow.wait()``: a :class:`Flow` is
+paused while the client's buffer is full) and ``request.finish()``, or ``request.finish(error)`` to close
+without the last chunk. Pipelined requests are given to the handler one at a time, in order, each once the
+one before is answered.
+
+The handler's other hooks (:class:`Handler`): :meth:`~Handler.aborted` (the client left before the
+answer was complete), :meth:`~Handler.waiting` (a body still arriving), :meth:`~Handler.wants_upgrade`
+and :meth:`~Handler.upgraded` (taking the connection, e.g. for a WebSocket). Refused heads and malformed
+requests are answered 400 by the protocol in the ``refusal`` shape (:data:`Refusal`); an exception out
+of :meth:`Handler.request` is answered 500 in that shape.
 """
 
 from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits, HeadTooLarge

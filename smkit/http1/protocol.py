@@ -248,7 +248,6 @@ class HTTP1Protocol(asyncio.Protocol):
         self._quiet = True  # no bytes since the keep-alive check last ran
         self._timer: asyncio.TimerHandle | None = None
         self._read_paused = False
-        self._write_paused = False
         self._upgrade: Request | None = None  # a request whose upgrade the handler takes
         # The head being parsed.
         self._url = b""
@@ -548,13 +547,11 @@ class HTTP1Protocol(asyncio.Protocol):
         self._answered(not request.keep_alive)
 
     def pause_writing(self) -> None:
-        self._write_paused = True
         request = self.requests[0] if self.requests else None
         if request is not None and request.flow is not None and not request.ended:
             request.flow.pause()  # the producer's writes wait: back-pressure up to the handler
 
     def resume_writing(self) -> None:
-        self._write_paused = False
         request = self.requests[0] if self.requests else None
         if request is not None and request.flow is not None and not request.ended:
             request.flow.resume()
