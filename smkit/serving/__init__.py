@@ -1,7 +1,7 @@
 """The Java-free SageMaker serving runtime.
 
 Processes: :mod:`~smkit.serving.server` runs the front end (:mod:`~smkit.serving.frontend`, HTTP on
-uvicorn, ``/ping``) and a pool of model workers (:mod:`~smkit.serving.pool`), each a fresh
+:mod:`smkit.http1`, ``/ping``) and a pool of model workers (:mod:`~smkit.serving.pool`), each a fresh
 ``python -m smkit.serving.model_worker`` talking :mod:`~smkit.serving.ipc` frames. In a worker, layers
 go one way: :mod:`~smkit.serving.routes` -> :mod:`~smkit.serving.handler` (hook lifecycle, error ->
 status) -> :mod:`~smkit.serving.defaults` (default hooks) -> :mod:`~smkit.serving.codecs` (content-type

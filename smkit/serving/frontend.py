@@ -1,4 +1,4 @@
-"""The front end: requests from :mod:`smkit.serving.protocol` to the worker pool, replies back.
+"""The front end: requests from the HTTP server (:mod:`smkit.http1`) to the worker pool, replies back.
 
 The front end never runs a model hook. It answers ``GET /ping`` and ``GET /execution-parameters``
 itself, so a busy or stuck handler can never delay a health check (SageMaker marks an instance
@@ -7,6 +7,8 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.h
 is read in full here, within ``SMKIT_BODY_TIMEOUT_SECONDS`` (a stalled upload never holds a worker) and
 the payload limit (413), then queued for the first free worker (:mod:`smkit.serving.pool`). One JSON
 access-log line per request, with the pid of the worker that answered (written in batches every 50 ms).
+:class:`FrontEnd` is the server's :class:`~smkit.http1.Handler`: it is called with each request once its
+body is complete, on the event loop, and answers by a call; no task is made per request.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import json
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
+from typing import TYPE_CHECKING
 
 from smkit.contract import READINESS_PROBE_AGENT
+from smkit.http1 import Handler, Request, status_line
+from smkit.http1.responses import header_name, header_value
 from smkit.serving import codecs
 from smkit.serving.adapters import PREFIX as ADAPTERS_PATH
 from smkit.serving.adapters import Adapters
+from smkit.serving.bidi import BIDI_PATH
 from smkit.serving.chunked import StreamState
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
@@ -61,8 +64,8 @@ class RequestTimeout(InferenceError):
     error_type = "RequestTimeout"
 
 
-class FrontEnd:
-    """What the HTTP protocol calls for each request.
+class FrontEnd(Handler):
+    """What the HTTP server calls for each request (:class:`smkit.http1.Handler`).
 
     Args:
         env: the serving environment.
@@ -75,6 +78,8 @@ class FrontEnd:
         self.pool = pool
         self.workers = workers
         self.max_payload_bytes = env.max_payload_bytes
+        self.max_body = env.max_payload_bytes  # a longer body is drained and answered 413
+        self.drain_limit = DRAIN_LIMIT
         self._pid = os.getpid()
         self.pid = self._pid
         self._log_lines: list[str] = []
@@ -86,7 +91,6 @@ class FrontEnd:
             MIN_BODY_SWEEP_SECONDS, min(BODY_SWEEP_SECONDS, env.body_timeout_seconds / 10)
         )
         self._types: dict[str, bytes] = {}  # content type -> its checked header line
-        self._defaults: tuple[object, bytes] = (None, b"")  # uvicorn's default headers, encoded
         self._local: dict[str, Callable[[], Reply]] = {
             "/ping": self._ping,
             "/execution-parameters": self._execution_parameters,
@@ -95,11 +99,14 @@ class FrontEnd:
         self.sessions = Sessions(self) if env.stateful_sessions and not env.multi_model else None
         self.adapters = Adapters(self)
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """ASGI entry of WebSocket connections only (smkit.serving.websocket); HTTP never comes here."""
+    def wants_upgrade(self, request: Request) -> bool:
+        """A WebSocket on /invocations-bidirectional-stream (smkit.serving.websocket) takes the connection."""
+        return request.path == BIDI_PATH and (request.header(b"upgrade") or b"").lower() == b"websocket"
+
+    def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
         from smkit.serving import websocket
 
-        await websocket.serve(self, scope, receive, send)
+        websocket.Session(self, request, transport, rest)
 
     def log_session(
         self, path: str, status: int, started: float, session: Session, error: str | None
@@ -122,26 +129,8 @@ class FrontEnd:
             fields["session_error"] = error
         self._append_log(json.dumps(fields) + "\n")
 
-    # -- calls from the protocol ---------------------------------------------------------------------
-    def opened(self, exchange: Exchange) -> None:
-        """The head has arrived: refuse a declared oversize body before reading it."""
-        for name, value in exchange.headers:
-            if name == b"content-length":
-                length = int(value)  # llhttp has checked it is a number
-                limit = self.max_payload_bytes
-                if length > limit:
-                    exchange.too_large = _too_large(length, limit)
-                    # Drop the body, answer when it has all arrived (or close after DRAIN_LIMIT bytes).
-                    exchange.discard = length + 1 if length <= limit + DRAIN_LIMIT else limit + DRAIN_LIMIT
-                return
-
-    def oversize(self, exchange: Exchange, size: int) -> None:
-        """A body without a declared length went over the limit: drop the rest (up to DRAIN_LIMIT)."""
-        exchange.too_large = _too_large(size, self.max_payload_bytes)
-        exchange.chunks.clear()
-        exchange.discard = DRAIN_LIMIT
-
-    def reading(self, exchange: Exchange) -> None:
+    # -- calls from the server -----------------------------------------------------------------------
+    def waiting(self, exchange: Exchange) -> None:
         """``exchange``'s body did not arrive in one read: cut it off after the body timeout."""
         if exchange not in self._reading:
             loop = asyncio.get_running_loop()
@@ -149,17 +138,21 @@ class FrontEnd:
             if self._sweeper is None:
                 self._sweeper = loop.call_later(self._sweep_every, self._sweep)
 
-    def forget(self, exchange: Exchange) -> None:
-        """The connection is gone."""
+    def aborted(self, exchange: Exchange) -> None:
+        """The client left before its answer was complete: a stream in progress is cancelled."""
         self._reading.pop(exchange, None)
+        state = exchange.app
+        if exchange.streaming and state is not None:
+            state.control.cancel()  # the handler stops at its next item
+            self.stream_end(exchange, "the client closed the connection before the end")
 
-    def run(self, exchange: Exchange) -> None:
+    def request(self, exchange: Exchange) -> None:
         """``exchange`` has its whole body and its turn on the connection: answer it."""
         if self._reading:
             self._reading.pop(exchange, None)
         try:
             if exchange.too_large is not None:
-                raise PayloadTooLarge(exchange.too_large)
+                raise PayloadTooLarge(_too_large(exchange.too_large, self.max_payload_bytes))
             local = self._local.get(exchange.path)
             if local is not None:
                 if exchange.method != "GET":
@@ -198,7 +191,7 @@ class FrontEnd:
         except (ValueError, KeyError) as exc:  # a handler's bad status or header
             reply = error_reply(InferenceError(f"the handler's response cannot be sent: {exc}"), debug=False)
             head, close = self._head(exchange, reply, close)
-        exchange.respond(head, reply.body, close)
+        exchange.respond_raw(head, reply.body, close=close)
         if self.env.access_log and not (exchange.path == "/ping" and OWN_PROBE in exchange.headers):
             self._log(exchange, reply, pid)
 
@@ -208,7 +201,7 @@ class FrontEnd:
         if exchange.answered:  # the client is gone
             control.cancel()
             return
-        chunked = exchange.conn.parser.get_http_version() != "1.0"  # HTTP/1.0: the close ends the body
+        chunked = exchange.chunked  # HTTP/1.0: the close ends the body
         close = not exchange.keep_alive or not chunked
         try:
             head, close = self._head(exchange, reply, close, chunked=chunked)
@@ -217,18 +210,26 @@ class FrontEnd:
             error = InferenceError(f"the handler's response cannot be sent: {exc}")
             self.answer(exchange, error_reply(error, debug=False), pid)
             return
-        state = StreamState(control, reply.status, pid, chunked=chunked, close=close)
-        exchange.conn.stream_start(exchange, state, head, reply.body)
+        state = StreamState(control, reply.status, pid)
+        exchange.app = state
+        exchange.stream_raw(head, reply.body, close=close, flow=control)  # a full buffer pauses the worker
+        if exchange.ended:  # the client is gone
+            control.cancel()
+            return
+        state.first_byte = time.perf_counter()
+        state.chunks = 1 if reply.body else 0
 
     def stream_chunk(self, exchange: Exchange, data: bytes) -> None:
-        exchange.conn.stream_write(exchange, data)
+        if data and not exchange.ended:
+            exchange.app.chunks += 1
+            exchange.write(data)
 
     def stream_end(self, exchange: Exchange, error: str | None) -> None:
         """The stream is complete, or failed (``error``): the connection closes without the last chunk."""
-        state = exchange.stream
-        if state is None or state.ended:
+        state = exchange.app
+        if state is None or not exchange.streaming or exchange.ended:
             return
-        exchange.conn.stream_finish(exchange, error)
+        exchange.finish(error)
         if self.env.access_log:
             self._log_stream(exchange, state, error)
 
@@ -236,17 +237,14 @@ class FrontEnd:
     def _head(
         self, exchange: Exchange, reply: Reply, close: bool, chunked: bool | None = None
     ) -> tuple[bytes, bool]:
-        defaults = exchange.conn.server_state.default_headers  # the Date header, renewed every second
-        if defaults is not self._defaults[0]:
-            self._defaults = (defaults, b"".join(n + b": " + v + b"\r\n" for n, v in defaults))
         kind = self._types.get(reply.content_type)
         if kind is None:
-            kind = b"content-type: " + _value(reply.content_type) + b"\r\n"
+            kind = b"content-type: " + header_value(reply.content_type) + b"\r\n"
             if len(self._types) < MAX_CACHED_TYPES:
                 self._types[reply.content_type] = kind
         parts = [
-            STATUS_LINE[reply.status],
-            self._defaults[1],
+            status_line(reply.status),
+            exchange.conn.server.date(),
             kind,
             b"content-length: %d\r\n" % len(reply.body)
             if chunked is None
@@ -257,10 +255,7 @@ class FrontEnd:
             if name in FRAMING_HEADERS:
                 close = close or (name == "connection" and "close" in str(value).lower())
                 continue
-            encoded = key.encode("latin-1")
-            if HEADER_RE.search(encoded):
-                raise ValueError(f"invalid header name {key!r}")
-            parts += [encoded, b": ", _value(str(value)), b"\r\n"]
+            parts += [header_name(key), b": ", header_value(str(value)), b"\r\n"]
         if close:
             parts.append(b"connection: close\r\n")
         parts.append(b"\r\n")
@@ -293,7 +288,7 @@ class FrontEnd:
             "status": state.status,
             "latency_ms": round((now - exchange.started) * 1000, 3),
             "request_bytes": exchange.size,
-            "response_bytes": state.sent,
+            "response_bytes": exchange.sent,
             "pid": state.pid,
             "streamed": True,
             "ttfb_ms": round((state.first_byte - exchange.started) * 1000, 3),
@@ -345,14 +340,6 @@ class FrontEnd:
             "MaxPayloadInMB": self.env.max_payload_mb,
         }
         return Reply(200, json.dumps(payload).encode(), codecs.JSON)
-
-
-def _value(text: str) -> bytes:
-    """A header value as bytes; ValueError when it could split the response (CR, LF, controls)."""
-    encoded = text.encode("latin-1")  # UnicodeEncodeError is a ValueError
-    if HEADER_VALUE_RE.search(encoded):
-        raise ValueError(f"invalid header value {text!r}")
-    return encoded
 
 
 def _too_large(size: int, limit: int) -> str:

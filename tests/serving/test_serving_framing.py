@@ -2,7 +2,7 @@
 
 The request-smuggling ingredients (RFC 9112 §6.3, §5.2, §2.2): two lengths, length plus chunking, bad chunk
 sizes, bare-LF line ends, obsolete header folding (llhttp refuses them; gunicorn-h1c 0.6.9, not used, accepts
-the last two), and request heads beyond gunicorn's bounds (smkit/serving/protocol.py adds them to llhttp).
+the last two), and request heads beyond AWS's bounds (smkit/http1/limits.py adds them to llhttp).
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def test_chunked_request_body_is_read_like_a_sized_one(chain_server: Server) -> 
     assert answer.split(b"\r\n\r\n", 1)[1] == sized.body
 
 
-def test_a_head_that_never_ends_is_cut_off_at_64_kib(constant_server: Server) -> None:
-    """Sent in pieces and never finished, a header is not buffered without end: 400 and closed past 64 KiB."""
+def test_a_head_that_never_ends_is_cut_off_at_80_kib(constant_server: Server) -> None:
+    """Sent in pieces and never finished, a head is not buffered without end: 400 and closed past 80 KiB
+    (the request line's 16 KiB and the headers' 64 KiB)."""
     with socket.create_connection(("127.0.0.1", constant_server.port), timeout=5) as sock:
         sock.sendall(HEAD + b"X-Slow: ")
         sent = 0
@@ -100,6 +101,6 @@ def test_a_head_that_never_ends_is_cut_off_at_64_kib(constant_server: Server) ->
                 answer += chunk
         except (TimeoutError, ConnectionResetError):
             pass
-    assert status_of(answer) == 400 and b"Request head over 65536 bytes" in answer
+    assert status_of(answer) == 400 and b"Request head over 81920 bytes and not finished" in answer
     assert sent < 512 * 1024  # the server closed the connection long before the client was done
     assert constant_server.invoke("1", "text/csv").status == 200
