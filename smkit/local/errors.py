@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
-
-from starlette.responses import Response
+from typing import Any, NamedTuple
 
 ERROR_TYPE_HEADER = "x-amzn-ErrorType"
 REQUEST_ID_HEADER = "x-amzn-RequestId"
@@ -28,6 +26,17 @@ STATUS_BY_CODE: dict[str, int] = {
     "InternalFailure": 500,
     "ServiceUnavailable": 503,
 }
+
+
+class Response(NamedTuple):
+    """A whole answer of the gateway: status, ``(name, value)`` header pairs (no framing fields), body."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+JSON = b"application/json"
 
 
 class RuntimeApiError(Exception):
@@ -48,15 +57,16 @@ class RuntimeApiError(Exception):
     def to_response(self, request_id: str | None = None) -> Response:
         """The HTTP response botocore turns back into this error."""
         body: dict[str, Any] = {"message": self.message, **self.fields}
-        headers = {REQUEST_ID_HEADER: request_id or str(uuid.uuid4())}
+        headers = [
+            (b"content-type", JSON),
+            (REQUEST_ID_HEADER.encode(), (request_id or str(uuid.uuid4())).encode()),
+        ]
         if self.code is not None:
-            headers[ERROR_TYPE_HEADER] = self.code
+            headers.append((ERROR_TYPE_HEADER.encode(), self.code.encode()))
             if self.code == "ModelError":
                 # The service sends the modelled shape with capitalised member names.
                 body = {"Message": self.message, **self.fields}
-        return Response(
-            json.dumps(body), status_code=self.status, headers=headers, media_type="application/json"
-        )
+        return Response(self.status, headers, json.dumps(body).encode())
 
 
 def validation_error(message: str) -> RuntimeApiError:

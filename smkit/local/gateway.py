@@ -1,12 +1,17 @@
-"""The SageMaker Runtime REST API in front of local endpoints (an ASGI app for uvicorn).
+"""The SageMaker Runtime REST API in front of local endpoints: the request handler of the gateway's server.
 
 ``POST /endpoints/{EndpointName}/invocations`` (InvokeEndpoint),
 ``POST /endpoints/{EndpointName}/invocations-response-stream`` (InvokeEndpointWithResponseStream,
-:mod:`smkit.local.streaming`) and
-``POST /endpoints/{EndpointName}/async-invocations`` (InvokeEndpointAsync), with the service's headers and
-error shapes, so an unmodified ``boto3.client("sagemaker-runtime", endpoint_url=...)`` talks to it. Every
-request is handled on its own task: a slow container holds only its own callers. Any failure becomes an
-error response; the gateway keeps serving.
+:mod:`smkit.local.streaming`),
+``POST /endpoints/{EndpointName}/async-invocations`` (InvokeEndpointAsync), the OpenAI-compatible route
+(:mod:`smkit.local.openai_route`) and ``GET /ping``, with the service's headers and error shapes, so an
+unmodified ``boto3.client("sagemaker-runtime", endpoint_url=...)`` talks to it. ``POST
+.../invocations-bidirectional-stream`` is answered at once with the reason it is not emulated.
+
+:class:`Gateway` is a :class:`smkit.http1.Handler`: the kit's HTTP/1.1 server hands it each request once
+its body has arrived, with no ASGI scope, receive/send channels or middleware in between; the route is
+found from the path by string operations. Every invocation runs on its own task, so a slow container holds
+only its own callers. Any failure becomes an error response; the gateway keeps serving.
 
 With ``verifier`` given, every runtime call's SigV4 signature is checked before anything else
 (:mod:`smkit.local.auth`).
@@ -14,16 +19,12 @@ With ``verifier`` given, every runtime call's SigV4 signature is checked before 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from smkit.contract import (
     ASYNC_INLINE_BODY_LIMIT,
@@ -34,39 +35,36 @@ from smkit.contract import (
     OUTPUT_LOCATION,
     REALTIME_PAYLOAD_LIMIT,
 )
+from smkit.http1 import Handler, Request
 from smkit.local.auth import Verifier
 from smkit.local.errors import (
     ERROR_TYPE_HEADER,
+    JSON,
     REQUEST_ID_HEADER,
+    Response,
     RuntimeApiError,
     internal_failure,
-    payload_too_large,
     validation_error,
 )
-from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
+from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions
+from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
-from smkit.local.streaming import CONTENT_TYPE_HEADER, EventStreamResponse
+from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events, relay
 
 log = logging.getLogger(__name__)
 
-# Beyond this many bytes an oversize body is no longer drained before answering 413.
-DRAIN_LIMIT = 64 * 1024 * 1024
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, or 413 when it is larger than ``limit`` (after draining it, so the client sees
-    the answer instead of a reset connection)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size <= limit:
-            chunks.append(chunk)
-        elif size > DRAIN_LIMIT:
-            break
-    if size > limit:
-        raise payload_too_large(limit)
-    return b"".join(chunks)
+ENDPOINTS = "/endpoints/"
+COMPONENTS = "inference-components/"
+_INVOKED_VARIANT = INVOKED_VARIANT.encode()
+_REQUEST_ID = REQUEST_ID_HEADER.encode()
+_CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.encode()
+_NOT_FOUND = Response(404, [(b"content-type", b"text/plain; charset=utf-8")], b"Not Found")
+BIDIRECTIONAL_MESSAGE = (
+    "InvokeEndpointWithBidirectionalStream (sagemaker-runtime-http2) is not emulated by the local "
+    "endpoint: it needs HTTP/2, which AWS's client negotiates only over TLS. Test bidirectional_fn "
+    "with a WebSocket client against the container (smkit serve, path /invocations-bidirectional-stream); "
+    "see docs/streaming.md."
+)
 
 
 def _check_headers(headers: Mapping[str, str]) -> None:
@@ -78,14 +76,15 @@ def _check_headers(headers: Mapping[str, str]) -> None:
         )
 
 
-def authenticate(verifier: Verifier, request: Request, body: bytes) -> None:
+def authenticate(verifier: Verifier, request: Request, headers: Headers, body: bytes) -> None:
     """Check the request's SigV4 signature over the target and body exactly as they arrived."""
+    raw_path, _, query = request.target.decode("latin-1").partition("?")
     verifier.check_request(
         method=request.method,
-        host=request.headers.get("host", ""),
-        raw_path=request.scope.get("raw_path", request.url.path.encode()).decode("latin-1"),
-        query=request.scope.get("query_string", b"").decode("latin-1"),
-        headers=request.headers,
+        host=headers.get("host", ""),
+        raw_path=raw_path,
+        query=query.partition("#")[0],
+        headers=headers,
         body=body,
     )
 
@@ -94,131 +93,223 @@ def _unknown_endpoint(name: str) -> RuntimeApiError:
     return validation_error(f"Endpoint {name} of account {LOCAL_ACCOUNT} not found.")
 
 
-Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+def _method_not_allowed(allowed: bytes) -> Response:
+    return Response(
+        405, [(b"content-type", b"text/plain; charset=utf-8"), (b"allow", allowed)], b"Method Not Allowed"
+    )
 
 
-def create_app(
-    endpoints: Mapping[str, EndpointRuntime],
-    *,
-    lifespan: Lifespan | None = None,
-    verifier: Verifier | None = None,
-    routes: Sequence[Route] = (),
-) -> Starlette:
-    """The gateway app serving ``endpoints`` (by name).
+def _failed(operation: str) -> RuntimeApiError:
+    log.exception("%s failed inside the gateway", operation)
+    return internal_failure("The local gateway failed; see its log.")
+
+
+class Gateway(Handler):
+    """The gateway serving ``endpoints`` (by name).
 
     ``verifier``: check SigV4 on every runtime call (None: any or no signature is accepted).
-    ``routes``: more routes (the OpenAI-compatible route, :func:`smkit.local.openai_route.openai_routes`).
+    ``tokens``: checks the bearer tokens of the OpenAI-compatible route (None: that route is not served).
     """
 
-    def check(request: Request, body: bytes) -> None:
-        if verifier is not None:
-            authenticate(verifier, request, body)
+    def __init__(
+        self,
+        endpoints: Mapping[str, EndpointRuntime],
+        *,
+        verifier: Verifier | None = None,
+        tokens: Verifier | None = None,
+    ) -> None:
+        self.endpoints = endpoints
+        self.verifier = verifier
+        self.tokens = tokens
+        # The server keeps bodies up to the largest limit a route has; each route checks its own.
+        self.max_body = max(
+            [REALTIME_PAYLOAD_LIMIT, ASYNC_INLINE_BODY_LIMIT, *(e.payload_limit for e in endpoints.values())]
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def invocations(request: Request) -> Response:
+    # --- dispatch ---------------------------------------------------------------------------------------
+
+    def request(self, request: Request) -> None:
+        path = request.path
+        if path.startswith(ENDPOINTS):
+            name, slash, operation = path[len(ENDPOINTS) :].partition("/")
+            if name and slash:
+                self._endpoint_route(request, name, operation)
+                return
+        elif path == "/ping":
+            if request.method in ("GET", "HEAD"):
+                body = json.dumps({"endpoints": sorted(self.endpoints)}).encode()
+                request.respond(200, [(b"content-type", JSON)], body)
+            else:
+                request.respond(*_method_not_allowed(b"GET, HEAD"))
+            return
+        request.respond(*_NOT_FOUND)
+
+    def _endpoint_route(self, request: Request, name: str, operation: str) -> None:
+        job: Coroutine[Any, Any, None]
+        if operation == "invocations":
+            job = self._invoke(request, name)
+        elif operation == "invocations-response-stream":
+            job = self._response_stream(request, name)
+        elif operation == "async-invocations":
+            job = self._invoke_async(request, name)
+        elif operation == "invocations-bidirectional-stream":
+            if request.method != "POST":
+                request.respond(*_method_not_allowed(b"POST"))
+            else:
+                request.respond(*self._bidirectional())
+            return
+        elif self.tokens is not None and (component := _chat_target(operation)) is not None:
+            job = chat_completions(request, self.endpoints, self.tokens, name, component or None)
+        else:
+            request.respond(*_NOT_FOUND)
+            return
+        if request.method != "POST":
+            job.close()
+            request.respond(*_method_not_allowed(b"POST"))
+            return
+        task = asyncio.get_running_loop().create_task(job)
+        request.app = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def waiting(self, request: Request) -> None:
+        # The bidirectional refusal is answered before any body: a client of that API streams its events
+        # for as long as the session lasts, so its body never ends. The connection closes after it.
+        path = request.path
+        bidirectional = path.endswith("/invocations-bidirectional-stream") and path.startswith(ENDPOINTS)
+        if bidirectional and request.method == "POST" and not request.answered:
+            request.respond(*self._bidirectional(), close=True)
+
+    def aborted(self, request: Request) -> None:
+        # The client left: a streamed answer stops reading its container (the relay closes the stream);
+        # a plain invocation runs to its end, as the container's work is under way anyway.
+        task = request.app
+        if request.streaming and task is not None:
+            task.cancel()
+
+    async def cancel(self) -> None:
+        """Cancel the invocations still running once the server has stopped (after its grace period) and
+        wait for them to end: their container connections are closed before the containers stop."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- routes ---------------------------------------------------------------------------------------------
+
+    def _check(self, request: Request, headers: Headers, body: bytes) -> None:
+        if self.verifier is not None:
+            authenticate(self.verifier, request, headers, body)
+
+    async def _invoke(self, request: Request, name: str) -> None:
         request_id = str(uuid.uuid4())
         try:
-            name = request.path_params["name"]
-            endpoint = endpoints.get(name)
-            body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            check(request, body)
+            endpoint = self.endpoints.get(name)
+            body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            headers = Headers.of(request.headers)
+            self._check(request, headers, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(request.headers)
-            variant, reply = await endpoint.invoke(Invocation.from_headers(request.headers, body))
-            headers = {INVOKED_VARIANT: variant, REQUEST_ID_HEADER: request_id}
+            _check_headers(headers)
+            variant, reply = await endpoint.invoke(Invocation.from_headers(headers, body))
+            fields: list[tuple[bytes | str, bytes | str]] = [
+                (_INVOKED_VARIANT, variant),
+                (_REQUEST_ID, request_id),
+            ]
             if reply.content_type:
-                headers["Content-Type"] = reply.content_type
+                fields.append((b"content-type", reply.content_type))
             if reply.custom_attributes is not None:
-                headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
-            headers.update(reply.session_headers)  # NewSessionId, ClosedSessionId (smkit/local/sessions.py)
-            return Response(reply.body, status_code=200, headers=headers)
+                fields.append((_CUSTOM_ATTRIBUTES, reply.custom_attributes))
+            fields.extend(
+                reply.session_headers.items()
+            )  # NewSessionId, ClosedSessionId (smkit/local/sessions.py)
+            request.respond(200, fields, reply.body)
+            return
         except RuntimeApiError as err:
-            return err.to_response(request_id)
+            answer = err.to_response(request_id)
         except Exception:
-            log.exception("InvokeEndpoint failed inside the gateway")
-            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
+            answer = _failed("InvokeEndpoint").to_response(request_id)
+        request.respond(*answer)
 
-    async def async_invocations(request: Request) -> Response:
+    async def _invoke_async(self, request: Request, name: str) -> None:
         request_id = str(uuid.uuid4())
         try:
-            name = request.path_params["name"]
-            body = await read_body(request, ASYNC_INLINE_BODY_LIMIT)
-            check(request, body)
-            endpoint = endpoints.get(name)
+            body = request_body(request, ASYNC_INLINE_BODY_LIMIT)
+            headers = Headers.of(request.headers)
+            self._check(request, headers, body)
+            endpoint = self.endpoints.get(name)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(request.headers)
-            queued = endpoint.submit(request.headers, body)
-            return Response(
-                json.dumps({"InferenceId": queued.inference_id}),
-                status_code=202,
-                media_type="application/json",
-                headers={
-                    OUTPUT_LOCATION: queued.output_location,
-                    FAILURE_LOCATION: queued.failure_location,
-                    REQUEST_ID_HEADER: request_id,
-                },
-            )
+            _check_headers(headers)
+            queued = endpoint.submit(headers, body)
+            fields: list[tuple[bytes | str, bytes | str]] = [
+                (b"content-type", JSON),
+                (OUTPUT_LOCATION, queued.output_location),
+                (FAILURE_LOCATION, queued.failure_location),
+                (_REQUEST_ID, request_id),
+            ]
+            request.respond(202, fields, json.dumps({"InferenceId": queued.inference_id}).encode())
+            return
         except RuntimeApiError as err:
-            return err.to_response(request_id)
+            answer = err.to_response(request_id)
         except Exception:
-            log.exception("InvokeEndpointAsync failed inside the gateway")
-            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
+            answer = _failed("InvokeEndpointAsync").to_response(request_id)
+        request.respond(*answer)
 
-    async def response_stream(request: Request) -> Response:
+    async def _response_stream(self, request: Request, name: str) -> None:
         request_id = str(uuid.uuid4())
         try:
-            name = request.path_params["name"]
-            endpoint = endpoints.get(name)
-            body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            check(request, body)
+            endpoint = self.endpoints.get(name)
+            body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+            headers = Headers.of(request.headers)
+            self._check(request, headers, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(request.headers)
-            invocation = Invocation.from_headers(request.headers, body, stream=True)
+            _check_headers(headers)
+            invocation = Invocation.from_headers(headers, body, stream=True)
             variant, reply = await endpoint.invoke(invocation)
-            if reply.stream is None:
+            stream = reply.stream
+            if stream is None:
                 raise internal_failure("The container's answer could not be streamed.")
-            headers = {INVOKED_VARIANT: variant, REQUEST_ID_HEADER: request_id}
-            if reply.content_type:
-                headers[CONTENT_TYPE_HEADER] = reply.content_type
-            if reply.custom_attributes is not None:
-                headers[CUSTOM_ATTRIBUTES] = reply.custom_attributes
-            return EventStreamResponse(reply.stream, variant=variant, headers=headers)
         except RuntimeApiError as err:
-            return err.to_response(request_id)
+            request.respond(*err.to_response(request_id))
+            return
         except Exception:
-            log.exception("InvokeEndpointWithResponseStream failed inside the gateway")
-            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
+            request.respond(*_failed("InvokeEndpointWithResponseStream").to_response(request_id))
+            return
+        fields: list[tuple[bytes | str, bytes | str]] = [
+            (b"content-type", MEDIA_TYPE),
+            (_INVOKED_VARIANT, variant),
+            (_REQUEST_ID, request_id),
+        ]
+        if reply.content_type:
+            fields.append((CONTENT_TYPE_HEADER, reply.content_type))
+        if reply.custom_attributes is not None:
+            fields.append((_CUSTOM_ATTRIBUTES, reply.custom_attributes))
+        await relay(request, fields, events(stream, source="primary", variant=variant), stream)
 
-    async def bidirectional(request: Request) -> Response:
+    @staticmethod
+    def _bidirectional() -> Response:
         # Answered at once, before any body: AWS's client sends this request over HTTP/2 only, so what
         # arrives here is a client that can never stream its events to this endpoint. The error is the
         # sagemaker-runtime-http2 service's own InputValidationError, which its client surfaces by name.
-        message = (
-            "InvokeEndpointWithBidirectionalStream (sagemaker-runtime-http2) is not emulated by the local "
-            "endpoint: it needs HTTP/2, which AWS's client negotiates only over TLS. Test bidirectional_fn "
-            "with a WebSocket client against the container (smkit serve, path /invocations-bidirectional-stream); "
-            "see docs/streaming.md."
-        )
-        return Response(
-            json.dumps({"Message": message, "ErrorCode": "NotEmulated"}),
-            status_code=400,
-            media_type="application/json",
-            headers={ERROR_TYPE_HEADER: "InputValidationError", REQUEST_ID_HEADER: str(uuid.uuid4())},
-        )
+        body = json.dumps({"Message": BIDIRECTIONAL_MESSAGE, "ErrorCode": "NotEmulated"}).encode()
+        headers = [
+            (b"content-type", JSON),
+            (ERROR_TYPE_HEADER.encode(), b"InputValidationError"),
+            (_REQUEST_ID, str(uuid.uuid4()).encode()),
+        ]
+        return Response(400, headers, body)
 
-    async def ping(request: Request) -> Response:
-        return Response(json.dumps({"endpoints": sorted(endpoints)}), media_type="application/json")
 
-    return Starlette(
-        routes=[
-            Route("/endpoints/{name}/invocations", invocations, methods=["POST"]),
-            Route("/endpoints/{name}/async-invocations", async_invocations, methods=["POST"]),
-            Route("/endpoints/{name}/invocations-response-stream", response_stream, methods=["POST"]),
-            Route("/endpoints/{name}/invocations-bidirectional-stream", bidirectional, methods=["POST"]),
-            Route("/ping", ping, methods=["GET"]),
-            *routes,
-        ],
-        lifespan=lifespan,
-    )
+def _chat_target(operation: str) -> str | None:
+    """``""`` for the endpoint's chat-completions route, the component's name for a component's, else None."""
+    if operation == CHAT_COMPLETIONS:
+        return ""
+    if operation.startswith(COMPONENTS) and operation.endswith("/" + CHAT_COMPLETIONS):
+        component = operation[len(COMPONENTS) : -len(CHAT_COMPLETIONS) - 1]
+        if component and "/" not in component:
+            return component
+    return None

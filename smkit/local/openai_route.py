@@ -9,75 +9,77 @@ container's answer as it is, streamed or not
 What the container receives (docs/openai-compatible.md gives the sources): the request body unchanged (the
 ``model`` field included) as ``POST /invocations`` with its ``Content-Type`` and ``Accept``, the only routes
 every SageMaker container serves; the bearer token is not passed on. The container's answer (JSON, or the
-server-sent events of ``"stream": true``) is relayed byte for byte as it arrives, with its Content-Type.
+server-sent events of ``"stream": true``) is relayed byte for byte as it arrives, with its Content-Type
+(a ``text/`` type without a charset gets ``; charset=utf-8``, as the gateway has always sent it).
 The route is engine-agnostic: the same container call as InvokeEndpointWithResponseStream, without the
 event-stream framing. A container's 4xx/5xx answer becomes the ModelError every runtime call reports.
+The gateway (:mod:`smkit.local.gateway`) finds the route and runs :func:`chat_completions` on its own task.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
-
-from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from collections.abc import Mapping
 
 from smkit.contract import INVOKED_VARIANT, REALTIME_PAYLOAD_LIMIT
+from smkit.http1 import Request
 from smkit.local.auth import Verifier
-from smkit.local.containers import ContainerStream
 from smkit.local.errors import REQUEST_ID_HEADER, RuntimeApiError, internal_failure, validation_error
-from smkit.local.gateway import read_body
-from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
+from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
+from smkit.local.streaming import relay
 
 log = logging.getLogger(__name__)
 
-CHAT_COMPLETIONS = "/openai/v1/chat/completions"
-ENDPOINT_PATH = "/endpoints/{name}" + CHAT_COMPLETIONS
-COMPONENT_PATH = "/endpoints/{name}/inference-components/{component}" + CHAT_COMPLETIONS
+CHAT_COMPLETIONS = "openai/v1/chat/completions"
 
 
-async def _relay(stream: ContainerStream) -> AsyncIterator[bytes]:
+def _media_type(content_type: str) -> str:
+    if content_type.startswith("text/") and "charset=" not in content_type.lower():
+        return content_type + "; charset=utf-8"
+    return content_type
+
+
+async def chat_completions(
+    request: Request,
+    endpoints: Mapping[str, EndpointRuntime],
+    tokens: Verifier,
+    name: str,
+    component: str | None,
+) -> None:
+    """Answer one chat-completions ``request`` for endpoint ``name`` (and ``component``), bearer token
+    checked by ``tokens``."""
+    request_id = str(uuid.uuid4())
     try:
-        async for chunk in stream.chunks():
-            yield chunk
-    finally:
-        await stream.aclose()
-
-
-def openai_routes(endpoints: Mapping[str, EndpointRuntime], tokens: Verifier) -> list[Route]:
-    """The two chat-completions routes for ``endpoints``, bearer tokens checked by ``tokens``."""
-
-    async def chat_completions(request: Request) -> Response:
-        request_id = str(uuid.uuid4())
-        try:
-            name = request.path_params["name"]
-            endpoint = endpoints.get(name)
-            body = await read_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            tokens.check_bearer(request.headers.get("authorization"))
-            if endpoint is None:
-                raise validation_error(f"Endpoint {name} of account {LOCAL_ACCOUNT} not found.")
-            invocation = Invocation(
-                body=body,
-                content_type=request.headers.get("content-type"),
-                accept=request.headers.get("accept"),
-                inference_component=request.path_params.get("component"),
-                stream=True,
-            )
-            variant, reply = await endpoint.invoke(invocation)
-            headers = {INVOKED_VARIANT: variant, REQUEST_ID_HEADER: request_id}
-            if reply.stream is None:
-                return Response(reply.body, media_type=reply.content_type, headers=headers)
-            return StreamingResponse(_relay(reply.stream), media_type=reply.content_type, headers=headers)
-        except RuntimeApiError as err:
-            return err.to_response(request_id)
-        except Exception:
-            log.exception("the OpenAI-compatible route failed inside the gateway")
-            return internal_failure("The local gateway failed; see its log.").to_response(request_id)
-
-    return [
-        Route(ENDPOINT_PATH, chat_completions, methods=["POST"]),
-        Route(COMPONENT_PATH, chat_completions, methods=["POST"]),
+        endpoint = endpoints.get(name)
+        body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+        headers = Headers.of(request.headers)
+        tokens.check_bearer(headers.get("authorization"))
+        if endpoint is None:
+            raise validation_error(f"Endpoint {name} of account {LOCAL_ACCOUNT} not found.")
+        invocation = Invocation(
+            body=body,
+            content_type=headers.get("content-type"),
+            accept=headers.get("accept"),
+            inference_component=component,
+            stream=True,
+        )
+        variant, reply = await endpoint.invoke(invocation)
+    except RuntimeApiError as err:
+        request.respond(*err.to_response(request_id))
+        return
+    except Exception:
+        log.exception("the OpenAI-compatible route failed inside the gateway")
+        request.respond(*internal_failure("The local gateway failed; see its log.").to_response(request_id))
+        return
+    fields: list[tuple[bytes | str, bytes | str]] = [
+        (INVOKED_VARIANT, variant),
+        (REQUEST_ID_HEADER, request_id),
     ]
+    if reply.content_type:
+        fields.insert(0, (b"content-type", _media_type(reply.content_type)))
+    if reply.stream is None:
+        request.respond(200, fields, reply.body)
+        return
+    await relay(request, fields, reply.stream.chunks(), reply.stream)

@@ -9,8 +9,9 @@ JSON body and the output/failure locations in headers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from smkit.contract import (
     ASYNC_ACCEPT,
@@ -23,9 +24,48 @@ from smkit.contract import (
     TARGET_MODEL,
     TARGET_VARIANT,
 )
+from smkit.local.errors import payload_too_large
+
+if TYPE_CHECKING:
+    from smkit.http1 import Request
 
 # The account the local endpoint pretends to live in: moto's default account.
 LOCAL_ACCOUNT = "123456789012"
+
+
+def request_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 when it is larger than ``limit`` (the server has read, or drained, it
+    all, so the client sees the answer instead of a reset connection)."""
+    if request.too_large is not None or request.size > limit:
+        raise payload_too_large(limit)
+    chunks = request.chunks
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class Headers(dict[str, str]):
+    """Header fields by lower-case name (the first of repeated fields, as a client library reads them);
+    lookups ignore case."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[bytes, bytes]]) -> Headers:
+        """From ``(name, value)`` byte pairs whose names are already lower-case (as a parser gives them)."""
+        headers = cls()
+        for name, value in pairs:
+            key = name.decode("latin-1")
+            if not dict.__contains__(headers, key):
+                dict.__setitem__(headers, key, value.decode("latin-1"))
+        return headers
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.get(self, name.lower(), default)
+
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and dict.__contains__(self, name.lower())
 
 
 @dataclass(frozen=True)

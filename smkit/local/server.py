@@ -6,32 +6,30 @@
         runtime = endpoint.client()          # boto3 sagemaker-runtime client pointed at the gateway
         runtime.invoke_endpoint(EndpointName=endpoint.name, ContentType="text/csv", Body=b"...")
 
-The gateway (uvicorn + Starlette) runs on its own thread and event loop; the serving-runtime processes are
-started and stopped from that loop, before and after serving, so leaving the ``with`` block, an exception, or
-``stop()`` ends every process it started.
+The gateway (:class:`smkit.local.gateway.Gateway` on the kit's HTTP/1.1 server, :mod:`smkit.http1`) runs on
+its own thread and event loop; the serving-runtime processes are started and stopped from that loop, before
+and after serving, so leaving the ``with`` block, an exception, or ``stop()`` ends every process it started.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import socket
 import threading
-import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import uvicorn
-
 from smkit.config import DeploymentConfig, load_config
 from smkit.config.local_refusal import refusal
+from smkit.http1 import Server
 from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
-from smkit.local.gateway import create_app
-from smkit.local.limits import BoundedHttpToolsProtocol
-from smkit.local.openai_route import openai_routes
+from smkit.local.gateway import Gateway
+from smkit.local.limits import service_refusal
 from smkit.local.runtime import LocalSettings
 
 if TYPE_CHECKING:
@@ -40,6 +38,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 HOST = "127.0.0.1"
 SHUTDOWN_GRACE_S = 5
+BACKLOG = 2048
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 class LocalEndpointError(RuntimeError):
@@ -75,7 +82,8 @@ class LocalEndpoint:
         self.runtime = create_runtime(self.config, name=name, settings=self.settings)
         self.requested_port = port
         self.port: int | None = None
-        self._server: uvicorn.Server | None = None
+        self._server: Server | None = None
+        self._started = threading.Event()  # the gateway listens (set by its thread)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._error: BaseException | None = None
@@ -117,7 +125,11 @@ class LocalEndpoint:
         self._starting = None
         assert self._server is not None
         try:
-            await self._server.serve(sockets=[sock])
+            sock.listen(BACKLOG)  # connections queue from now; the server accepts them once it runs
+            self._started.set()
+            await self._server.serve(sock)
+            assert isinstance(self._server.handler, Gateway)
+            await self._server.handler.cancel()
         finally:
             await self.runtime.stop()
 
@@ -142,32 +154,22 @@ class LocalEndpoint:
         self.port = sock.getsockname()[1]
         endpoints = {self.name: self.runtime}
         verifier = Verifier(self.settings.region, local_credentials(self.settings.credentials))
-        app = create_app(
-            endpoints,
-            verifier=verifier if self.verifies_signatures else None,
-            routes=openai_routes(endpoints, verifier),
-        )
-        config = uvicorn.Config(
-            app,
-            http=BoundedHttpToolsProtocol,  # request heads bounded as AWS bounds them (smkit.local.limits)
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-        )
-        self._server = uvicorn.Server(config)
+        gateway = Gateway(endpoints, verifier=verifier if self.verifies_signatures else None, tokens=verifier)
+        # Request heads bounded as AWS bounds them, refused in the service's shape (smkit.local.limits).
+        self._server = Server(gateway, refusal=service_refusal, grace_seconds=SHUTDOWN_GRACE_S)
+        self._started.clear()
         self._thread = threading.Thread(
             target=self._serve, args=(sock,), name=f"gateway-{self.name}", daemon=True
         )
         try:
             self._thread.start()  # inside: a Ctrl-C while the thread starts must stop it too
-            while not self._server.started and self._thread.is_alive():
-                time.sleep(0.02)
+            while not self._started.wait(0.05) and self._thread.is_alive():
+                pass
         except BaseException:  # Ctrl-C while containers start: cancel the start-up, which stops them
             self._abort_start()
             sock.close()
             raise
-        if not self._server.started:
+        if not self._started.is_set():
             self._thread.join()
             sock.close()
             self.port = None
@@ -182,22 +184,30 @@ class LocalEndpoint:
         loop, task = self._loop, self._starting
         if loop is not None and task is not None:
             loop.call_soon_threadsafe(task.cancel)
-        if self._server is not None:
-            self._server.should_exit = True
+        self._stop_server()
         if self._thread is not None and self._thread.ident is not None:
             self._thread.join()
         self._server = self._thread = self._loop = None
 
     def _serve(self, sock: socket.socket) -> None:
-        assert self._server is not None
-        # uvloop + httptools when installed (uvicorn's "auto"): the gateway's parsing and loop cost less CPU.
-        with asyncio.Runner(loop_factory=self._server.config.get_loop_factory()) as runner:
+        # uvloop when installed: the gateway's loop costs less CPU per request.
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(self._main(sock))
+
+    def _stop_server(self) -> None:
+        server, loop = self._server, self._loop
+        if server is None:
+            return
+        if loop is None or loop.is_closed():
+            server.stop()  # not serving yet: serve() returns at once
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to stop
+            loop.call_soon_threadsafe(server.stop)
 
     def stop(self) -> None:
         """Stop the gateway, then every container; idempotent."""
         if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
+            self._stop_server()
             self._thread.join()
         self._server = None
         self._thread = None

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
-from starlette.responses import StreamingResponse
-
+from smkit.http1 import Flow, Request
+from smkit.http1.responses import Headers
 from smkit.local import eventstream
 from smkit.local.containers import ContainerStream
 from smkit.local.upstream import UpstreamError, UpstreamTimeout
@@ -40,7 +39,7 @@ def _timed_out(source: str) -> bytes:
 
 
 async def events(stream: ContainerStream, *, source: str, variant: str) -> AsyncIterator[bytes]:
-    """The event-stream messages of ``stream``; the container connection is closed at the end."""
+    """The event-stream messages of ``stream`` (the caller closes the stream)."""
     try:
         async for data in stream.chunks():
             for part in eventstream.payload_parts(data):
@@ -62,22 +61,30 @@ async def events(stream: ContainerStream, *, source: str, variant: str) -> Async
         yield eventstream.exception(
             eventstream.INTERNAL_STREAM_FAILURE, "The local gateway failed while streaming; see its log."
         )
+
+
+async def relay(
+    request: Request, headers: Headers, body: AsyncIterator[bytes], stream: ContainerStream
+) -> None:
+    """Answer ``request`` 200 with ``body`` streamed (chunked) as it comes; ``stream`` (the container's
+    answer ``body`` reads) is closed however it ends: done, failed, or the client gone (the handler
+    cancels this coroutine then). Each piece is written before the next is read, and reading waits while
+    the client's connection buffer is full: a slow client slows the container down. An error out of
+    ``body`` ends the answer without its last chunk (an incomplete body to every client)."""
+    flow = Flow()
+    error: str | None = None
+    try:
+        request.stream(200, headers, flow=flow)
+        async for data in body:
+            if request.ended:
+                break
+            request.write(data)
+            await flow.wait()
+    except UpstreamError as exc:
+        error = str(exc)
+    except Exception as exc:
+        log.exception("a streamed answer failed inside the gateway")
+        error = repr(exc)
     finally:
         await stream.aclose()
-
-
-class EventStreamResponse(StreamingResponse):
-    """The 200 answer whose body is :func:`events`; the container stream is closed however it ends,
-    even when the client is gone before the first event (the generator then never runs)."""
-
-    def __init__(self, stream: ContainerStream, *, variant: str, headers: dict[str, str]) -> None:
-        super().__init__(
-            events(stream, source="primary", variant=variant), media_type=MEDIA_TYPE, headers=headers
-        )
-        self.stream = stream
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            await self.stream.aclose()
+    request.finish(error)

@@ -26,9 +26,10 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
 
 import httptools
+
+from smkit.local.protocol import Headers
 
 HIGH_WATER = 256 * 1024  # unread body bytes of a streamed answer before the socket is paused
 MAX_IDLE = 16  # idle connections kept per container
@@ -53,21 +54,6 @@ class UpstreamClosed(UpstreamError):
     def __init__(self, message: str, *, before_answer: bool) -> None:
         super().__init__(message)
         self.before_answer = before_answer
-
-
-class Headers(dict[str, str]):
-    """Header fields by lower-case name (the first of repeated fields); lookups ignore case."""
-
-    __slots__ = ()
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return dict.get(self, name.lower(), default)
-
-    def __getitem__(self, name: str) -> str:
-        return dict.__getitem__(self, name.lower())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and dict.__contains__(self, name.lower())
 
 
 def encode_head(method: str, path: str, host: str, headers: Iterable[tuple[str, str]], length: int) -> bytes:
