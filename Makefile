@@ -166,12 +166,14 @@ destroy: setup ## cdk destroy --all CONFIG (retained: KMS key, buckets, ECR repo
 bench-synth: package-config ## Synth every config in one process vs one config -> bench/results/synth.json
 	$(PY) -m bench.synth $(BENCH_ARGS)
 
-.PHONY: bench-local bench-streaming
+.PHONY: bench-local bench-local-gateway bench-streaming
 bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs the handler's own clock (serve, local endpoint) -> bench/results/streaming.json
 	$(PY) -m bench.streaming --nice -10 $(BENCH_ARGS)
 
-bench-local: package-model ## Local gateway vs calling the container directly (p50/p99, req/s) -> bench/results/local_gateway.json
+bench-local-gateway: setup ## Local gateway's own CPU per call, p50/p99 and req/s vs the container directly, raw client and boto3, this tree vs the baseline commit -> bench/results/local_gateway.json, BENCHMARKS.md
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
+
+bench-local: bench-local-gateway ## Alias of bench-local-gateway
 
 .PHONY: bench-batching
 bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster and a torch MLP: smkit batched vs unbatched vs toolkit + MMS -> bench/results/batching.json

@@ -85,7 +85,7 @@ def test_a_container_whose_free_port_was_taken_starts_on_another(tmp_path, monke
             )
             try:
                 await process.start()
-                return process.port, (await process.client.get("/ping")).status_code
+                return process.port, (await process.request("GET", "/ping")).status
             finally:
                 await process.stop()
 
