@@ -30,7 +30,6 @@ try:
         ComponentEndpointConfiguration,
         ComponentVariant,
     )
-    from smkit.cdk.constructs.component_monitoring import ComponentMonitoring
     from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
     from smkit.cdk.constructs.encryption import EncryptionKey
     from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails, InferenceEndpoint
@@ -53,7 +52,13 @@ try:
     from smkit.cdk.constructs.logs import DeploymentLogs
     from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
     from smkit.cdk.constructs.model_data import BoundModelData, ModelData
-    from smkit.cdk.constructs.monitoring import AlarmThresholds, AlarmTopic, EndpointMonitoring, Subscriber
+    from smkit.cdk.constructs.monitoring import (
+        AlarmThresholds,
+        AlarmTopic,
+        EndpointMonitoring,
+        Measure,
+        Subscriber,
+    )
     from smkit.cdk.constructs.storage import EndpointBucket
     from smkit.cdk.deployment import DEFAULT_CONFIG, FEATURE_FLAGS, add_deployment
     from smkit.cdk.ecr_stack import EcrStack
@@ -80,7 +85,6 @@ __all__ = [
     "ComponentAutoscaling",
     "ComponentCompute",
     "ComponentEndpointConfiguration",
-    "ComponentMonitoring",
     "ComponentPlacement",
     "ComponentVariant",
     "ContainerSpec",
@@ -101,6 +105,7 @@ __all__ = [
     "InferenceEndpoint",
     "InferenceModel",
     "InstanceVariant",
+    "Measure",
     "ModelData",
     "PipelineCommands",
     "PipelineStack",

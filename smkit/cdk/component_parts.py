@@ -16,7 +16,6 @@ from constructs import Construct
 
 from smkit.cdk import mapping
 from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
-from smkit.cdk.constructs.component_monitoring import ComponentMonitoring
 from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.execution_role import ExecutionRole
@@ -29,6 +28,8 @@ from smkit.cdk.constructs.inference_component import (
 )
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model_data import grant_read_s3
+from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
 from smkit.config.components import ComputeRequirements
 from smkit.config.components import InferenceComponent as InferenceComponentConfig
@@ -44,7 +45,7 @@ class ComponentParts:
     models: dict[str, InferenceModel]
     components: dict[str, InferenceComponent]
     scaling: dict[str, ComponentAutoscaling]
-    monitoring: ComponentMonitoring | None
+    monitoring: EndpointMonitoring | None
 
 
 def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
@@ -207,22 +208,20 @@ def add_inference_components(
     adapters = _adapters(scope, spec, components, endpoint, endpoint_config.variant_names[0], role)
     monitoring = None
     if cfg.monitoring.alarms:
-        monitoring = ComponentMonitoring(
+        monitoring = EndpointMonitoring(
             scope,
             "Monitoring",
-            components=list(components.items()),
+            endpoint=endpoint,
+            components=components,
             thresholds=mapping.thresholds(cfg),
             encryption_key=encryption_key,
             subscribers=mapping.subscribers(cfg),
         )
-        rollback = []
         for name, component in components.items():
-            component.add_rollback_alarms(*monitoring.rollback_alarms[name])
-            rollback += monitoring.rollback_alarms[name]
+            component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
         # SageMaker reads the rollback alarms with the execution role.
-        policy = role.grant_describe_alarms([a.alarm_arn for a in rollback])
-        for component in components.values():
-            component.node.add_dependency(policy)
+        grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"))
+        grant.apply_before(*components.values())
     return ComponentParts(endpoint_config, endpoint, models, {**components, **adapters}, scaling, monitoring)
 
 
@@ -248,6 +247,8 @@ def _adapters(
         )
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
-        role.grant_s3_read(f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix)
+        grant_read_s3(
+            scope, role, f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix
+        )
         out[ic.name] = adapter
     return out

@@ -25,6 +25,7 @@ from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, Instance
 from smkit.cdk.constructs.execution_role import ExecutionRole, grant_vpc_access
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model_data import grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -80,11 +81,11 @@ class ServingStack(cdk.Stack):
             superseded_model_days=cfg.storage.superseded_model_days,
         )
         self.execution_role = ExecutionRole(self, "ExecutionRole")
-        self.execution_role.grant_key(key)
+        self.encryption.grant_use(self.execution_role)
         self.async_topics = None
         if cfg.endpoint.async_ is not None and cfg.endpoint.async_.notifications:
             self.async_topics = AsyncTopics(self, "Async", encryption_key=key)
-            self.execution_role.grant_publish(self.async_topics.topics)
+            self.async_topics.grant_publish(self.execution_role)
         self.logs = DeploymentLogs(
             self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
         )
@@ -111,9 +112,9 @@ class ServingStack(cdk.Stack):
             async_inference=self.async_settings,
         )
         if cfg.endpoint.type == "async":
-            self.execution_role.grant_read(self.storage.bucket, ASYNC_INPUT_PREFIX)
+            self.storage.grant_read(self.execution_role, ASYNC_INPUT_PREFIX)
         if prefixes := [p for p in written_prefixes(cfg) if p != ASYNC_INPUT_PREFIX]:
-            self.execution_role.grant_write(self.storage.bucket, prefixes)
+            self.storage.grant_write(self.execution_role, prefixes)
         self.endpoint = InferenceEndpoint(
             self,
             "Endpoint",
@@ -124,7 +125,7 @@ class ServingStack(cdk.Stack):
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
-        self.execution_role.grant_log_groups(self.logs.container_groups)
+        self.logs.grant_write(self.execution_role)
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
         self._outputs()
@@ -141,11 +142,11 @@ class ServingStack(cdk.Stack):
         for c in deployment.containers:
             if c.image.key not in images:
                 source = mapping.image_source(c.image, repository=repository)
-                images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", role=role)
+                images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", grantee=role)
             bound = mapping.model_data(c.model_data).bind(
                 self,
                 f"ModelData{mapping.pascal(c.name)}",
-                role=role,
+                grantee=role,
                 bucket=self.storage.bucket,
                 log_group=self.logs.helpers,
             )
@@ -158,7 +159,7 @@ class ServingStack(cdk.Stack):
     def _keep_previous_data(self, cfg: DeploymentConfig, previous: Sequence[str]) -> None:
         """Read grants on earlier releases' S3 data that the current config no longer names."""
         for i, (uri, prefix) in enumerate(previous_s3_reads(cfg, previous)):
-            self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=prefix)
+            grant_read_s3(self, self.execution_role, f"Release{i}", uri, prefix=prefix)
 
     def _model(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
@@ -215,10 +216,9 @@ class ServingStack(cdk.Stack):
         )
         if cfg.endpoint.deployment.auto_rollback:
             self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)
-            policy = self.execution_role.grant_describe_alarms(
-                [a.alarm_arn for a in monitoring.rollback_alarms]
-            )
-            self.endpoint.resource.node.add_dependency(policy)
+            monitoring.grant_describe_rollback_alarms(
+                self.execution_role.separate_policy("RollbackAlarms")
+            ).apply_before(self.endpoint.resource)
         return monitoring
 
     def _autoscaling(self, cfg: DeploymentConfig) -> None:
@@ -293,7 +293,7 @@ class ServingStack(cdk.Stack):
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
-        self.execution_role.grant_log_groups(self.logs.container_groups)
+        self.logs.grant_write(self.execution_role)
         outputs = self._common_outputs(parts.endpoint_config.variant_names)
         outputs["LogGroupName"] = self.logs.endpoint_group_name
         # Where each base component's containers log (adapters log in their base's): name=log group.

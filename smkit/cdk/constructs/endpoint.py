@@ -15,7 +15,12 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smkit.cdk.constructs.endpoint_interface import EndpointMetrics, ImportedEndpoint, grant_invoke
+from smkit.cdk.constructs.endpoint_interface import (
+    EndpointMetrics,
+    ImportedEndpoint,
+    endpoint_arn_of,
+    grant_invoke,
+)
 
 TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
 STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
@@ -141,32 +146,7 @@ class InferenceEndpoint(EndpointMetrics, Construct):
     @property
     def endpoint_arn(self) -> str:
         """ARN of the endpoint."""
-        return cdk.Stack.of(self).format_arn(
-            service="sagemaker", resource="endpoint", resource_name=self.endpoint_name.lower()
-        )
-
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        variant_name: str | None = None,
-        statistic: str = "Sum",
-        endpoint_config_name: str | None = None,
-    ) -> cloudwatch.Metric:
-        """A one-minute ``AWS/SageMaker`` metric of this endpoint (and variant, and the fleet of one
-        endpoint config during a blue/green deployment, if given)."""
-        dimensions = {"EndpointName": self.endpoint_name}
-        if variant_name is not None:
-            dimensions["VariantName"] = variant_name
-        if endpoint_config_name is not None:
-            dimensions["EndpointConfigName"] = endpoint_config_name
-        return cloudwatch.Metric(
-            namespace="AWS/SageMaker",
-            metric_name=metric_name,
-            dimensions_map=dimensions,
-            statistic=statistic,
-            period=cdk.Duration.minutes(1),
-        )
+        return endpoint_arn_of(self, self.endpoint_name)
 
     def _deployment_config(self) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
         d = self._deployment

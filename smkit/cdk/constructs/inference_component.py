@@ -22,6 +22,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
+
 MAX_NAME = 63  # InferenceComponentName pattern ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms: 1-10 items
 
@@ -162,12 +164,8 @@ class InferenceComponent(Construct):
 
         https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html
         """
-        return cloudwatch.Metric(
-            namespace="AWS/SageMaker",
-            metric_name=metric_name,
-            dimensions_map={"InferenceComponentName": self.component_name},
-            statistic=statistic,
-            period=cdk.Duration.minutes(1),
+        return sagemaker_metric(
+            metric_name, {"InferenceComponentName": self.component_name}, statistic=statistic
         )
 
     def _deployment_config(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of
+from smkit.cdk.constructs.execution_role import acknowledge_grant
 from smkit.config.storage import SUPERSEDED_TAG
 
 MULTIPART_DAYS = 7
@@ -116,3 +118,39 @@ class EndpointBucket(Construct):
     def s3_uri(self, prefix: str) -> str:
         """``s3://BUCKET/prefix`` inside the endpoint bucket."""
         return f"s3://{self.bucket.bucket_name}/{prefix.strip('/')}"
+
+    def grant_write(self, grantee: iam.IGrantable, prefixes: Sequence[str]) -> iam.Grant:
+        """``s3:PutObject`` under each of ``prefixes`` (data capture, async output and failures); the key use
+        comes with the grant on the key."""
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["s3:PutObject"],
+            resource_arns=[self.bucket.arn_for_objects(f"{p.strip('/')}/*") for p in prefixes],
+        )
+        acknowledge_grant(
+            grantee,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(self.bucket)}.Arn>/{p.strip('/')}/*]": (
+                    "SageMaker writes one object per request under this prefix; the names are not known in advance."
+                )
+                for p in prefixes
+            },
+        )
+        return grant
+
+    def grant_read(self, grantee: iam.IGrantable, prefix: str) -> iam.Grant:
+        """``s3:GetObject`` under ``prefix`` (async request payloads)."""
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=["s3:GetObject"],
+            resource_arns=[self.bucket.arn_for_objects(f"{prefix}/*")],
+        )
+        acknowledge_grant(
+            grantee,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(self.bucket)}.Arn>/{prefix}/*]": (
+                    "Clients upload async request payloads under this prefix with names of their choosing."
+                )
+            },
+        )
+        return grant
