@@ -12,8 +12,8 @@ each built from the one below (docs/cdk-constructs.md):
   :class:`PipelineCommands` you give it).
 - One construct per SageMaker concept, with typed keyword-only props and no config file:
   :class:`InferenceModel`, :class:`EndpointConfiguration`, :class:`InferenceEndpoint`,
-  :class:`ExecutionRole`, :class:`VariantAutoscaling`, :class:`EndpointMonitoring`, ... and the
-  inference-component forms. They never read CDK context, files or environment variables.
+  :class:`ExecutionRole`, :class:`EndpointAutoscaling`, :class:`EndpointMonitoring`, ... (one each for
+  instance variants and inference components). They never read CDK context, files or environment variables.
 
 Add :func:`add_compliance_checks` to an app of your own to hold your stacks to the same cdk-nag packs, and
 create it with :data:`FEATURE_FLAGS` as its context to synthesize the templates smkit tests.
@@ -25,12 +25,7 @@ _EXTRA = {"aws_cdk", "constructs", "cdk_nag"}
 
 try:
     from smkit.cdk.compliance import add_compliance_checks
-    from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
-    from smkit.cdk.constructs.component_endpoint_config import (
-        ComponentEndpointConfiguration,
-        ComponentVariant,
-    )
-    from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+    from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
     from smkit.cdk.constructs.encryption import EncryptionKey
     from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails, InferenceEndpoint
     from smkit.cdk.constructs.endpoint_config import (
@@ -38,6 +33,7 @@ try:
         DataCaptureSettings,
         EndpointConfiguration,
         InstanceVariant,
+        ManagedInstanceScaling,
         ServerlessVariant,
     )
     from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
@@ -82,18 +78,15 @@ __all__ = [
     "AsyncSettings",
     "BatchSize",
     "BoundModelData",
-    "ComponentAutoscaling",
     "ComponentCompute",
-    "ComponentEndpointConfiguration",
     "ComponentPlacement",
-    "ComponentVariant",
     "ContainerSpec",
-    "CopyScalingSettings",
     "DataCaptureSettings",
     "DeploymentGuardrails",
     "DeploymentLogs",
     "EcrStack",
     "EncryptionKey",
+    "EndpointAutoscaling",
     "EndpointBucket",
     "EndpointConfiguration",
     "EndpointMetricOptions",
@@ -105,19 +98,20 @@ __all__ = [
     "InferenceEndpoint",
     "InferenceModel",
     "InstanceVariant",
+    "ManagedInstanceScaling",
     "Measure",
     "ModelData",
     "PipelineCommands",
     "PipelineStack",
     "RollingUpdateSettings",
     "ScalingSettings",
+    "ScalingTarget",
     "ServerlessVariant",
     "ServingImage",
     "ServingStack",
     "ServingStacks",
     "ServingStage",
     "Subscriber",
-    "VariantAutoscaling",
     "VpcSettings",
     "add_compliance_checks",
     "add_deployment",

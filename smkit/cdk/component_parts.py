@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from aws_cdk import Duration
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from smkit.cdk import mapping
-from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
-from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.endpoint_config import (
+    EndpointConfiguration,
+    InstanceVariant,
+    ManagedInstanceScaling,
+)
 from smkit.cdk.constructs.execution_role import ExecutionRole
 from smkit.cdk.constructs.inference_component import (
     AdapterSource,
@@ -40,11 +45,11 @@ from smkit.config.resolved import ResolvedDeployment
 class ComponentParts:
     """What :func:`add_inference_components` built."""
 
-    endpoint_config: ComponentEndpointConfiguration
+    endpoint_config: EndpointConfiguration
     endpoint: InferenceEndpoint
     models: dict[str, InferenceModel]
     components: dict[str, InferenceComponent]
-    scaling: dict[str, ComponentAutoscaling]
+    scaling: dict[str, EndpointAutoscaling]
     monitoring: EndpointMonitoring | None
 
 
@@ -86,22 +91,24 @@ def per_instance_type(
     return [(t, _compute(listed.get(t, ic.compute))) for t in cfg.endpoint.variants[0].pool_types]
 
 
-def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> ComponentVariant:
+def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> InstanceVariant:
     """The instance pool of the endpoint."""
     v = cfg.endpoint.variants[0]
-    return ComponentVariant(
+    return InstanceVariant(
         name=v.name,
         instance_type=v.instance_type,
         initial_instance_count=v.initial_instance_count,
-        min_instances=spec.instance_scaling.min_instances,
-        max_instances=spec.instance_scaling.max_instances,
+        managed_instance_scaling=ManagedInstanceScaling(
+            min_instances=spec.instance_scaling.min_instances,
+            max_instances=spec.instance_scaling.max_instances,
+            scale_in=spec.instance_scaling.scale_in,
+        ),
         volume_size_gb=v.volume_size_gb,
         routing=v.routing,
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
         if v.capacity_reservation
         else None,
-        scale_in=spec.instance_scaling.scale_in,
         instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
         instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
     )
@@ -137,10 +144,10 @@ def add_inference_components(
         # login and metrics included), as the other endpoint types' models do.
         model.resource.node.add_dependency(*role.access_policies)
         models[c.name] = model
-    endpoint_config = ComponentEndpointConfiguration(
+    endpoint_config = EndpointConfiguration(
         scope,
         "EndpointConfig",
-        variant=component_variant(cfg, spec),
+        variants=[component_variant(cfg, spec)],
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
         network_isolation=deployment.network_isolation,
@@ -156,7 +163,7 @@ def add_inference_components(
     )
     rollout = rolling_update(spec.rolling_update)
     components: dict[str, InferenceComponent] = {}
-    scaling: dict[str, ComponentAutoscaling] = {}
+    scaling: dict[str, EndpointAutoscaling] = {}
     for ic in [c for c in spec.components if c.base_component is None]:
         assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
@@ -189,17 +196,18 @@ def add_inference_components(
         )
         if ic.autoscaling is not None:
             a = ic.autoscaling
-            target = ComponentAutoscaling(
+            target = EndpointAutoscaling(
                 scope,
                 f"Autoscaling{mapping.pascal(ic.name)}",
                 component_name=component.component_name,
-                settings=CopyScalingSettings(
-                    min_copies=a.min_copies,
-                    max_copies=a.max_copies,
-                    target_invocations_per_copy=a.target_invocations_per_copy,
-                    scale_in_cooldown_seconds=a.scale_in_cooldown_seconds,
-                    scale_out_cooldown_seconds=a.scale_out_cooldown_seconds,
-                    scale_from_zero_cooldown_seconds=a.scale_from_zero_cooldown_seconds,
+                settings=ScalingSettings(
+                    ScalingTarget.INVOCATIONS_PER_COPY,
+                    min_capacity=a.min_copies,
+                    max_capacity=a.max_copies,
+                    target_value=a.target_invocations_per_copy,
+                    scale_in_cooldown=Duration.seconds(a.scale_in_cooldown_seconds),
+                    scale_out_cooldown=Duration.seconds(a.scale_out_cooldown_seconds),
+                    scale_from_zero_cooldown=Duration.seconds(a.scale_from_zero_cooldown_seconds),
                 ),
             )
             # Application Auto Scaling registers an existing component only.

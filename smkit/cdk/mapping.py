@@ -7,9 +7,10 @@ container runs (image, model data, environment) comes decided from the resolved 
 
 from __future__ import annotations
 
+from aws_cdk import Duration
 from aws_cdk import aws_ecr as ecr
 
-from smkit.cdk.constructs.autoscaling import ScalingSettings
+from smkit.cdk.constructs.autoscaling import ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails
 from smkit.cdk.constructs.endpoint_config import (
     AsyncSettings,
@@ -138,7 +139,7 @@ def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSetting
     if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
         a = s.autoscaling
         settings = ScalingSettings(
-            "provisioned-concurrency", a.min_capacity, a.max_capacity, a.target_utilization
+            ScalingTarget.PROVISIONED_CONCURRENCY, a.min_capacity, a.max_capacity, a.target_utilization
         )
         out.append((s.variant_name, None, settings))
     for _, v in variant_paths(cfg):
@@ -146,16 +147,19 @@ def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSetting
             continue
         va = v.autoscaling
         if va.target_backlog_per_instance is not None:
-            kind, target = "backlog", float(va.target_backlog_per_instance)
+            kind, target = ScalingTarget.BACKLOG_PER_INSTANCE, float(va.target_backlog_per_instance)
         else:
-            kind, target = "invocations", float(va.target_invocations_per_instance or 0)
+            kind, target = (
+                ScalingTarget.INVOCATIONS_PER_INSTANCE,
+                float(va.target_invocations_per_instance or 0),
+            )
         settings = ScalingSettings(
             kind,
             va.min_capacity,
             va.max_capacity,
             target,
-            scale_in_cooldown_seconds=va.scale_in_cooldown_seconds,
-            scale_out_cooldown_seconds=va.scale_out_cooldown_seconds,
+            scale_in_cooldown=Duration.seconds(va.scale_in_cooldown_seconds),
+            scale_out_cooldown=Duration.seconds(va.scale_out_cooldown_seconds),
         )
         out.append((v.name, v.instance_type, settings))
     return out

@@ -18,7 +18,7 @@ from constructs import Construct
 
 from smkit.cdk import mapping
 from smkit.cdk.component_parts import add_inference_components
-from smkit.cdk.constructs.autoscaling import VariantAutoscaling
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling
 from smkit.cdk.constructs.encryption import EncryptionKey
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
@@ -223,7 +223,7 @@ class ServingStack(cdk.Stack):
 
     def _autoscaling(self, cfg: DeploymentConfig) -> None:
         for variant, instance_type, settings in mapping.scaling(cfg):
-            VariantAutoscaling(
+            EndpointAutoscaling(
                 self,
                 f"Autoscaling{mapping.pascal(variant)}",
                 endpoint_name=self.endpoint.resource.attr_endpoint_name,

@@ -20,11 +20,11 @@ from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint_file
 from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, synthesize
 
-from smkit.cdk.constructs.component_endpoint_config import (
-    ComponentEndpointConfiguration,
-    ComponentVariant,
+from smkit.cdk.constructs.endpoint_config import (
+    EndpointConfiguration,
+    InstanceVariant,
+    ManagedInstanceScaling,
 )
-from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
 from smkit.config import load_config, parse_config
 
 ENDPOINT_CONFIG = "AWS::SageMaker::EndpointConfig"
@@ -183,18 +183,18 @@ def test_constructs_refuse_what_create_endpoint_config_refuses(
             ],
         )
     with pytest.raises(ValueError, match=message):
-        ComponentEndpointConfiguration(
+        EndpointConfiguration(
             stack,
             "Components",
-            variant=ComponentVariant(
-                name="main",
-                instance_type="ml.m5.large",
-                initial_instance_count=1,
-                min_instances=1,
-                max_instances=2,
-                instance_pools=pools,
-                instance_provision_timeout_seconds=timeout,
-            ),
+            variants=[
+                InstanceVariant(
+                    name="main",
+                    instance_type="ml.m5.large",
+                    managed_instance_scaling=ManagedInstanceScaling(min_instances=1, max_instances=2),
+                    instance_pools=pools,
+                    instance_provision_timeout_seconds=timeout,
+                )
+            ],
             execution_role_arn="arn:aws:iam::123456789012:role/r",
             kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
         )
@@ -202,17 +202,18 @@ def test_constructs_refuse_what_create_endpoint_config_refuses(
 
 def test_component_construct_refuses_an_unknown_scale_in() -> None:
     with pytest.raises(ValueError, match=r"scale_in='drain' \(one of \['consolidation', 'idle-release'\]\)"):
-        ComponentEndpointConfiguration(
+        EndpointConfiguration(
             cdk.Stack(cdk.App()),
             "Components",
-            variant=ComponentVariant(
-                name="main",
-                instance_type="ml.m5.large",
-                initial_instance_count=1,
-                min_instances=1,
-                max_instances=2,
-                scale_in="drain",
-            ),
+            variants=[
+                InstanceVariant(
+                    name="main",
+                    instance_type="ml.m5.large",
+                    managed_instance_scaling=ManagedInstanceScaling(
+                        min_instances=1, max_instances=2, scale_in="drain"
+                    ),
+                )
+            ],
             execution_role_arn="arn:aws:iam::123456789012:role/r",
             kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
         )

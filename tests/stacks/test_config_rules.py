@@ -16,14 +16,14 @@ from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, cdk_context
 
 from smkit.cdk.compliance import add_compliance_checks
-from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
-from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import (
     INSTANCE_STORE,
     DataCaptureSettings,
     EndpointConfiguration,
     InstanceVariant,
+    ManagedInstanceScaling,
     ServerlessVariant,
 )
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
@@ -69,15 +69,15 @@ def _stack() -> cdk.Stack:
 
 
 def _autoscale_t2() -> None:
-    settings = ScalingSettings("invocations", 1, 2, 100)
-    VariantAutoscaling(
+    settings = ScalingSettings(ScalingTarget.INVOCATIONS_PER_INSTANCE, 1, 2, 100)
+    EndpointAutoscaling(
         _stack(), "A", endpoint_name="e", variant_name="blue", settings=settings, instance_type="ml.t2.medium"
     )
 
 
 def _scale_to_zero_realtime() -> None:
-    settings = ScalingSettings("invocations", 0, 2, 100)
-    VariantAutoscaling(_stack(), "A", endpoint_name="e", variant_name="blue", settings=settings)
+    settings = ScalingSettings(ScalingTarget.INVOCATIONS_PER_INSTANCE, 0, 2, 100)
+    EndpointAutoscaling(_stack(), "A", endpoint_name="e", variant_name="blue", settings=settings)
 
 
 def _direct_without_hostname() -> None:
@@ -294,10 +294,17 @@ def test_instance_store_families(instance_type: str, local: bool) -> None:
 
 def _volume_on_instance_storage(kind: str) -> None:
     if kind == "component-pool":
-        ComponentEndpointConfiguration(
+        EndpointConfiguration(
             _stack(),
             "C",
-            variant=ComponentVariant("gpu", "ml.g5.2xlarge", 1, 0, 1, volume_size_gb=100),
+            variants=[
+                InstanceVariant(
+                    "gpu",
+                    "ml.g5.2xlarge",
+                    volume_size_gb=100,
+                    managed_instance_scaling=ManagedInstanceScaling(min_instances=0, max_instances=1),
+                )
+            ],
             execution_role_arn="arn",
             kms_key_arn="k",
         )

@@ -1,4 +1,5 @@
-"""AWS::SageMaker::EndpointConfig: instance variants or one serverless variant, async, data capture, KMS.
+"""AWS::SageMaker::EndpointConfig: instance variants or one serverless variant, async, data capture, KMS; or
+the model-less instance pool of an endpoint hosting inference components (managed instance scaling).
 
 https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sagemaker-endpointconfig.html
 """
@@ -12,12 +13,16 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.model import VpcSettings
 from smkit.config.aws_rules import INSTANCE_STORE, volume_message
 
 CAPTURE_MODES = {"input": "Input", "output": "Output"}
 # ProductionVariant.RoutingConfig.RoutingStrategy
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html
 ROUTING_STRATEGIES = {"least-outstanding-requests": "LEAST_OUTSTANDING_REQUESTS", "random": "RANDOM"}
+# ProductionVariantManagedInstanceScalingScaleInPolicy.Strategy
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScalingScaleInPolicy.html
+SCALE_IN_STRATEGIES = {"idle-release": "IDLE_RELEASE", "consolidation": "CONSOLIDATION"}
 KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
@@ -26,8 +31,22 @@ SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # docs/serverless-a
 
 
 @dataclass(frozen=True)
+class ManagedInstanceScaling:
+    """ProductionVariant.ManagedInstanceScaling of the instance pool of an endpoint hosting inference
+    components: SageMaker grows and shrinks it between ``min_instances`` (0 where the region supports it) and
+    ``max_instances`` as the components' copies need; ``scale_in``: ScaleInPolicy.Strategy (None: SageMaker's
+    default). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html
+    """
+
+    min_instances: int
+    max_instances: int
+    scale_in: str | None = None  # idle-release | consolidation
+
+
+@dataclass(frozen=True)
 class InstanceVariant:
-    """A production variant on ML instances."""
+    """A production variant on ML instances (``managed_instance_scaling``: the instance pool of an endpoint
+    hosting inference components, which names no model)."""
 
     name: str
     instance_type: str
@@ -44,6 +63,7 @@ class InstanceVariant:
     # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html
     instance_pools: tuple[tuple[str, int], ...] = ()
     instance_provision_timeout_seconds: int | None = None
+    managed_instance_scaling: ManagedInstanceScaling | None = None
 
     @property
     def instance_types(self) -> tuple[str, ...]:
@@ -94,6 +114,13 @@ class EndpointConfiguration(Construct):
 
     Instance types with local NVMe storage (``INSTANCE_STORE``) get no volume KmsKeyId: their storage is
     hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
+
+    Without ``model_name`` it is the config of an endpoint hosting inference components: one variant with
+    ``managed_instance_scaling``, the pool of instances the components' copies are placed on, naming no model
+    and no weight. SageMaker starts the components' containers with the config's ``execution_role_arn``, in
+    its ``vpc`` and with its ``network_isolation``, which mirror the models' settings
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html,
+    https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html).
     """
 
     def __init__(
@@ -101,16 +128,22 @@ class EndpointConfiguration(Construct):
         scope: Construct,
         id_: str,
         *,
-        model_name: str,
         kms_key_arn: str,
+        model_name: str | None = None,
         variants: Sequence[InstanceVariant] = (),
         serverless: ServerlessVariant | None = None,
         data_capture: DataCaptureSettings | None = None,
         async_inference: AsyncSettings | None = None,
         shadow_variants: Sequence[InstanceVariant] = (),
+        execution_role_arn: str | None = None,
+        network_isolation: bool | None = None,
+        vpc: VpcSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
-        _validate(variants, serverless, data_capture, async_inference)
+        if model_name is None:
+            _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
+        else:
+            _validate(variants, serverless, data_capture, async_inference)
         volume_problems = [
             f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}"
             for v in (*variants, *shadow_variants)
@@ -129,6 +162,7 @@ class EndpointConfiguration(Construct):
                 "(CreateEndpointConfig ShadowProductionVariants)"
             )
         if serverless is not None:
+            assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
         else:
             production = [_instance(model_name, v) for v in variants]
@@ -145,6 +179,15 @@ class EndpointConfiguration(Construct):
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
             shadow_production_variants=[_instance(model_name, v) for v in shadow_variants] or None,
+            execution_role_arn=execution_role_arn,
+            enable_network_isolation=network_isolation,
+            vpc_config=(
+                sagemaker.CfnEndpointConfig.VpcConfigProperty(
+                    subnets=list(vpc.subnet_ids), security_group_ids=list(vpc.security_group_ids)
+                )
+                if vpc
+                else None
+            ),
         )
         if self.instance_storage:
             acknowledge(
@@ -235,7 +278,10 @@ def instance_pools(
     ] or None
 
 
-def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+def _instance(
+    model_name: str | None, v: InstanceVariant
+) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+    """A ProductionVariant; without ``model_name`` the model-less pool of an inference-component endpoint."""
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=v.name,
         model_name=v.model_name or model_name,
@@ -244,7 +290,8 @@ def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfi
         instance_pools=instance_pools(v.instance_pools),
         variant_instance_provision_timeout_in_seconds=v.instance_provision_timeout_seconds,
         initial_instance_count=v.initial_instance_count,
-        initial_variant_weight=v.initial_weight,
+        # Components are placed on the pool's instances: there is no traffic split to weigh.
+        initial_variant_weight=None if model_name is None else v.initial_weight,
         volume_size_in_gb=v.volume_size_gb,
         model_data_download_timeout_in_seconds=v.model_data_download_timeout_seconds,
         container_startup_health_check_timeout_in_seconds=v.container_startup_health_check_timeout_seconds,
@@ -255,7 +302,70 @@ def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfi
         ),
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_config=capacity_reservation(v.capacity_reservation_arn),
+        managed_instance_scaling=_managed_scaling(v.managed_instance_scaling),
     )
+
+
+def _managed_scaling(
+    m: ManagedInstanceScaling | None,
+) -> sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty | None:
+    if m is None:
+        return None
+    return sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+        status="ENABLED",
+        min_instance_count=m.min_instances,
+        max_instance_count=m.max_instances,
+        scale_in_policy=(
+            sagemaker.CfnEndpointConfig.ScaleInPolicyProperty(strategy=SCALE_IN_STRATEGIES[m.scale_in])
+            if m.scale_in
+            else None
+        ),
+    )
+
+
+def _validate_component_pool(
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+    shadow_variants: Sequence[InstanceVariant],
+) -> None:
+    """An inference-component endpoint's config: one instance pool with managed instance scaling."""
+    if (
+        len(variants) != 1
+        or variants[0].managed_instance_scaling is None
+        or serverless
+        or data_capture
+        or async_inference
+        or shadow_variants
+    ):
+        raise ValueError(
+            "Invalid endpoint config: without model_name (an endpoint hosting inference components) give "
+            "exactly one instance variant with managed_instance_scaling, and no serverless variant, data "
+            "capture, async inference or shadow variants"
+        )
+    v = variants[0]
+    m = v.managed_instance_scaling
+    assert m is not None
+    problems = []
+    if v.initial_instance_count < 1:
+        problems.append(f"initial_instance_count={v.initial_instance_count} (must be >= 1)")
+    if m.min_instances < 0 or m.max_instances < max(m.min_instances, 1):
+        problems.append(
+            f"min_instances={m.min_instances}, max_instances={m.max_instances} (need 0 <= min <= max, max >= 1)"
+        )
+    if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
+        problems.append(f"routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})")
+    if m.scale_in is not None and m.scale_in not in SCALE_IN_STRATEGIES:
+        problems.append(f"scale_in={m.scale_in!r} (one of {sorted(SCALE_IN_STRATEGIES)})")
+    problems.extend(
+        p.removeprefix(f"variant {v.name!r}: ")
+        for p in pool_problems(v.name, v.instance_pools, v.instance_provision_timeout_seconds)
+    )
+    if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type):
+        problems.append(f"volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}")
+    if problems:
+        raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))
 
 
 def capacity_reservation(
