@@ -27,13 +27,23 @@ try:
     from smkit.cdk.compliance import add_compliance_checks
     from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
     from smkit.cdk.constructs.encryption import EncryptionKey
-    from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails, InferenceEndpoint
+    from smkit.cdk.constructs.endpoint import (
+        BatchSize,
+        CapacityUnit,
+        DeploymentGuardrails,
+        DeploymentStrategy,
+        InferenceEndpoint,
+    )
     from smkit.cdk.constructs.endpoint_config import (
         AsyncSettings,
+        CaptureMode,
         DataCaptureSettings,
         EndpointConfiguration,
+        InstanceType,
         InstanceVariant,
         ManagedInstanceScaling,
+        RoutingStrategy,
+        ScaleInStrategy,
         ServerlessVariant,
     )
     from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
@@ -42,7 +52,9 @@ try:
     from smkit.cdk.constructs.inference_component import (
         ComponentCompute,
         ComponentPlacement,
+        CopyBatchUnit,
         InferenceComponent,
+        PlacementStrategy,
         RollingUpdateSettings,
     )
     from smkit.cdk.constructs.logs import DeploymentLogs
@@ -78,12 +90,16 @@ __all__ = [
     "AsyncSettings",
     "BatchSize",
     "BoundModelData",
+    "CapacityUnit",
+    "CaptureMode",
     "ComponentCompute",
     "ComponentPlacement",
     "ContainerSpec",
+    "CopyBatchUnit",
     "DataCaptureSettings",
     "DeploymentGuardrails",
     "DeploymentLogs",
+    "DeploymentStrategy",
     "EcrStack",
     "EncryptionKey",
     "EndpointAutoscaling",
@@ -97,13 +113,17 @@ __all__ = [
     "InferenceComponent",
     "InferenceEndpoint",
     "InferenceModel",
+    "InstanceType",
     "InstanceVariant",
     "ManagedInstanceScaling",
     "Measure",
     "ModelData",
     "PipelineCommands",
     "PipelineStack",
+    "PlacementStrategy",
     "RollingUpdateSettings",
+    "RoutingStrategy",
+    "ScaleInStrategy",
     "ScalingSettings",
     "ScalingTarget",
     "ServerlessVariant",

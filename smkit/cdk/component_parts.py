@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Size
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
@@ -20,15 +20,20 @@ from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSetting
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import (
     EndpointConfiguration,
+    InstanceType,
     InstanceVariant,
     ManagedInstanceScaling,
+    RoutingStrategy,
+    ScaleInStrategy,
 )
 from smkit.cdk.constructs.execution_role import ExecutionRole
 from smkit.cdk.constructs.inference_component import (
     AdapterSource,
     ComponentCompute,
     ComponentPlacement,
+    CopyBatchUnit,
     InferenceComponent,
+    PlacementStrategy,
     RollingUpdateSettings,
 )
 from smkit.cdk.constructs.logs import DeploymentLogs
@@ -57,15 +62,17 @@ def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
     """RollingUpdatePolicy settings from ``endpoint.inference_components.rolling_update``."""
     if r is None:
         return None
-    batch_type, batch_value = (
-        ("COPY_COUNT", r.batch_copies) if r.batch_copies else ("CAPACITY_PERCENT", r.batch_percent)
+    unit, batch_value = (
+        (CopyBatchUnit.COPY_COUNT, r.batch_copies)
+        if r.batch_copies
+        else (CopyBatchUnit.CAPACITY_PERCENT, r.batch_percent)
     )
     assert batch_value is not None, "config rules require one batch size"
     return RollingUpdateSettings(
-        batch_type=batch_type,
+        batch_unit=unit,
         batch_value=batch_value,
-        wait_interval_seconds=r.wait_interval_seconds,
-        max_execution_timeout_seconds=r.max_execution_timeout_seconds,
+        wait_interval=Duration.seconds(r.wait_interval_seconds),
+        max_execution_timeout=mapping.seconds(r.max_execution_timeout_seconds),
         rollback_batch_copies=r.rollback_batch_copies,
         auto_rollback=r.auto_rollback,
     )
@@ -73,8 +80,8 @@ def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
 
 def _compute(c: ComputeRequirements) -> ComponentCompute:
     return ComponentCompute(
-        min_memory_mb=c.min_memory_mb,
-        max_memory_mb=c.max_memory_mb,
+        min_memory=Size.mebibytes(c.min_memory_mb),
+        max_memory=None if c.max_memory_mb is None else Size.mebibytes(c.max_memory_mb),
         cpu_cores=c.cpu_cores,
         accelerators=c.accelerators,
     )
@@ -96,21 +103,23 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> I
     v = cfg.endpoint.variants[0]
     return InstanceVariant(
         name=v.name,
-        instance_type=v.instance_type,
+        instance_type=InstanceType.of(v.instance_type),
         initial_instance_count=v.initial_instance_count,
         managed_instance_scaling=ManagedInstanceScaling(
             min_instances=spec.instance_scaling.min_instances,
             max_instances=spec.instance_scaling.max_instances,
-            scale_in=spec.instance_scaling.scale_in,
+            scale_in=ScaleInStrategy.of(spec.instance_scaling.scale_in)
+            if spec.instance_scaling.scale_in
+            else None,
         ),
-        volume_size_gb=v.volume_size_gb,
-        routing=v.routing,
+        volume_size=mapping.gibibytes(v.volume_size_gb),
+        routing=RoutingStrategy.of(v.routing) if v.routing else None,
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
         if v.capacity_reservation
         else None,
-        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
-        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+        instance_pools=tuple((InstanceType.of(p.instance_type), p.priority) for p in v.instance_pools or ()),
+        instance_provision_timeout=mapping.seconds(v.instance_provision_timeout_seconds),
     )
 
 
@@ -172,18 +181,15 @@ def add_inference_components(
             endpoint_name=endpoint.resource.attr_endpoint_name,
             variant_name=endpoint_config.variant_names[0],
             model_name=models[ic.container].model_name,
-            compute=ComponentCompute(
-                min_memory_mb=ic.compute.min_memory_mb,
-                max_memory_mb=ic.compute.max_memory_mb,
-                cpu_cores=ic.compute.cpu_cores,
-                accelerators=ic.compute.accelerators,
-            ),
+            compute=_compute(ic.compute),
             copies=ic.copies,
-            model_data_download_timeout_seconds=ic.model_data_download_timeout_seconds,
-            container_startup_health_check_timeout_seconds=ic.container_startup_health_check_timeout_seconds,
+            model_data_download_timeout=mapping.seconds(ic.model_data_download_timeout_seconds),
+            container_startup_health_check_timeout=mapping.seconds(
+                ic.container_startup_health_check_timeout_seconds
+            ),
             rolling_update=rollout,
             placement=ComponentPlacement(
-                placement=ic.scheduling.placement.upper() if ic.scheduling else None,
+                placement=PlacementStrategy.of(ic.scheduling.placement) if ic.scheduling else None,
                 max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
                 data_cache=ic.data_cache,
             ),

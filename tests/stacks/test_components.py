@@ -272,7 +272,7 @@ def test_constructs_refuse_what_the_api_refuses() -> None:
             endpoint_name="e",
             variant_name="main",
             model_name="m",
-            compute=ComponentCompute(1024),
+            compute=ComponentCompute(cdk.Size.mebibytes(1024)),
             copies=0,
         )
     with pytest.raises(ValueError, match=r"max_capacity=0 \(must be >= min_capacity and >= 1\)"):
@@ -288,7 +288,7 @@ def test_constructs_refuse_what_the_api_refuses() -> None:
         endpoint_name="e",
         variant_name="main",
         model_name="m",
-        compute=ComponentCompute(1024),
+        compute=ComponentCompute(cdk.Size.mebibytes(1024)),
         copies=1,
     )
     alarms = [

@@ -34,6 +34,7 @@ from smkit.cdk import (
     IEndpoint,
     InferenceEndpoint,
     InferenceModel,
+    InstanceType,
     InstanceVariant,
     ModelData,
     ServingImage,
@@ -102,7 +103,7 @@ def build(outdir: Path) -> UserApp:
         "EndpointConfig",
         model_name=model.model_name,
         kms_key_arn=key.key_arn,
-        variants=[InstanceVariant(name="AllTraffic", instance_type="ml.m5.large")],
+        variants=[InstanceVariant(name="AllTraffic", instance_type=InstanceType.of("ml.m5.large"))],
     )
     endpoint = InferenceEndpoint(
         stack,

@@ -36,6 +36,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from smkit.cdk.constructs.endpoint_config import InstanceType
 from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
 from smkit.config.aws_rules import BURSTABLE
 
@@ -130,7 +131,7 @@ class EndpointAutoscaling(Construct):
         endpoint_name: str | None = None,
         variant_name: str | None = None,
         component_name: str | None = None,
-        instance_type: str | None = None,
+        instance_type: InstanceType | None = None,
     ) -> None:
         super().__init__(scope, id_)
         s = settings
@@ -228,12 +229,12 @@ class EndpointAutoscaling(Construct):
         self.scale_from_zero_alarm.add_alarm_action(cw_actions.ApplicationScalingAction(action))
 
 
-def _validate(what: str, s: ScalingSettings, instance_type: str | None) -> None:
+def _validate(what: str, s: ScalingSettings, instance_type: InstanceType | None) -> None:
     problems = []
     if not isinstance(s.kind, ScalingTarget):
         problems.append(f"kind={s.kind!r} (one of {[k.name for k in ScalingTarget]})")
-    if instance_type is not None and BURSTABLE.match(instance_type):
-        problems.append(f"instance_type={instance_type!r}: burstable ml.t* instances cannot autoscale")
+    if instance_type is not None and BURSTABLE.match(instance_type.name):
+        problems.append(f"instance_type={instance_type.name!r}: burstable ml.t* instances cannot autoscale")
     floor = 0 if s.kind in (ScalingTarget.BACKLOG_PER_INSTANCE, ScalingTarget.INVOCATIONS_PER_COPY) else 1
     if s.min_capacity < floor:
         problems.append(f"min_capacity={s.min_capacity} (must be >= {floor}; only async scales to zero)")

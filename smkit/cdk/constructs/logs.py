@@ -34,9 +34,11 @@ class DeploymentLogs(Construct):
     later return to an earlier name. The helpers' group has a generated name and is retained.
     """
 
-    def __init__(self, scope: Construct, id_: str, *, retention_days: int, encryption_key: kms.IKey) -> None:
+    def __init__(
+        self, scope: Construct, id_: str, *, retention: logs.RetentionDays, encryption_key: kms.IKey
+    ) -> None:
         super().__init__(scope, id_)
-        self.retention = retention_period(retention_days)
+        self.retention = retention
         self.encryption_key = encryption_key
         self.helpers = logs.LogGroup(
             self,

@@ -48,11 +48,21 @@ MICROSECONDS_PER_MS = 1000
 class AlarmThresholds:
     """When the alarms fire; each must hold for ``evaluation_periods`` consecutive minutes."""
 
-    latency_p99_ms: int
+    latency_p99: cdk.Duration
     error_5xx_percent: float
     error_4xx_percent: float
-    backlog_age_seconds: int | None = None
+    backlog_age: cdk.Duration | None = None
     evaluation_periods: int = 3
+
+    @property
+    def latency_p99_ms(self) -> int:
+        """The latency threshold in whole milliseconds (alarm descriptions)."""
+        return int(self.latency_p99.to_milliseconds())
+
+    @property
+    def backlog_age_seconds(self) -> int | None:
+        """The backlog age threshold in whole seconds (None: no backlog alarm)."""
+        return None if self.backlog_age is None else int(self.backlog_age.to_seconds())
 
 
 @dataclass(frozen=True)
