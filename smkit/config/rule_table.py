@@ -182,7 +182,7 @@ ROWS: tuple[Row, ...] = (
         "burstable-autoscaling",
         "burstable ml.t* instances cannot be scalable targets",
         ((EC, "ProductionVariants[].InstanceType"),),
-        "smkit.config.aws_rules.burstable_autoscaling; VariantAutoscaling",
+        "smkit.config.aws_rules.burstable_autoscaling; EndpointAutoscaling",
         "Burstable instances (ml.t2, ml.t3) are not supported for automatic scaling.",
         DG + "endpoint-auto-scaling-prerequisites.html",
         "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[burstable-autoscaling]",

@@ -1,22 +1,25 @@
-"""CloudWatch alarms, the SNS topic that carries them to people, the auto-rollback alarms, and a dashboard.
+"""CloudWatch alarms, the SNS topic that carries them to people, the auto-rollback alarms, and a dashboard,
+for an endpoint's variants or for its inference components (one construct, one alarm factory).
 
 Metrics: https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html
 (``ModelLatency`` is in microseconds; ``ApproximateAgeOfOldestRequest`` in seconds, async only; async
 endpoints publish ``InvocationsProcessed`` instead of ``Invocations``,
-https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html).
+https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html; an inference component's
+invocation metrics carry ``InferenceComponentName``).
 
-Two sets of alarms:
+What an alarm measures (:class:`Measure`) decides whether it may roll a deployment back: the 5XX error rate
+and p99 ``ModelLatency`` do, the 4XX rate (a caller's bad request is not the model's fault) and the async
+backlog's age only notify.
 
-- **Operational** (to the topic, so to whoever subscribed): per variant, 5XX and 4XX error rates and p99
-  ModelLatency over the whole variant; async: age of the oldest queued request.
-- **Rollback** (to the endpoint's AutoRollbackConfiguration): per variant, 5XX error rate and p99
-  ModelLatency of the *new* fleet only: the metrics carry the new ``EndpointConfigName`` dimension, so an
-  incident on the old fleet does not roll back the deployment that fixes it, and client errors (4XX)
-  never roll back a good model.
+- **Variants**: per variant, operational alarms (to the topic) on the 5XX and 4XX rates and p99 latency of
+  the whole variant, and rollback alarms (to the endpoint's AutoRollbackConfiguration) on the *new* fleet
+  only: their metrics carry the new ``EndpointConfigName``, so an incident on the old fleet does not roll
+  back the deployment that fixes it. Async: the age of the oldest queued request.
   https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html
-
-A shadow variant gets the operational alarms (``shadow_alarms``, same topic) and no rollback alarms: its
-answers reach no caller, so it never rolls production back.
+- **Shadow variants** get the operational alarms (``shadow_alarms``) and no rollback alarms: their answers
+  reach no caller, so they never roll production back.
+- **Inference components**: per component, the same three alarms; its 5XX and latency alarms are also the
+  rollback alarms of its rolling updates.
 """
 
 from __future__ import annotations
