@@ -41,8 +41,7 @@ ROWS: tuple[Row, ...] = (
         "instance-store-volume",
         "no VolumeSizeInGB on instance types with local NVMe storage (production, shadow, IC pool)",
         ((EC, "ProductionVariants[].VolumeSizeInGB"), (EC, "ShadowProductionVariants[].VolumeSizeInGB")),
-        "smkit.config.aws_rules.instance_store_volume; EndpointConfiguration; "
-        "emulator ebs_only_volumes",
+        "smkit.config.aws_rules.instance_store_volume; EndpointConfiguration; emulator ebs_only_volumes",
         "Currently only Amazon EBS gp2 storage volumes are supported.",
         API + "API_ProductionVariant.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[volume-on-instance-storage]",
