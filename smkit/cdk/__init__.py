@@ -12,8 +12,8 @@ each built from the one below (docs/cdk-constructs.md):
   :class:`PipelineCommands` you give it).
 - One construct per SageMaker concept, with typed keyword-only props and no config file:
   :class:`InferenceModel`, :class:`EndpointConfiguration`, :class:`InferenceEndpoint`,
-  :class:`ExecutionRole`, :class:`VariantAutoscaling`, :class:`EndpointMonitoring`, ... and the
-  inference-component forms. They never read CDK context, files or environment variables.
+  :class:`ExecutionRole`, :class:`EndpointAutoscaling`, :class:`EndpointMonitoring`, ... (one each for
+  instance variants and inference components). They never read CDK context, files or environment variables.
 
 Add :func:`add_compliance_checks` to an app of your own to hold your stacks to the same cdk-nag packs, and
 create it with :data:`FEATURE_FLAGS` as its context to synthesize the templates smkit tests.
@@ -25,20 +25,25 @@ _EXTRA = {"aws_cdk", "constructs", "cdk_nag"}
 
 try:
     from smkit.cdk.compliance import add_compliance_checks
-    from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
-    from smkit.cdk.constructs.component_endpoint_config import (
-        ComponentEndpointConfiguration,
-        ComponentVariant,
-    )
-    from smkit.cdk.constructs.component_monitoring import ComponentMonitoring
-    from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+    from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
     from smkit.cdk.constructs.encryption import EncryptionKey
-    from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails, InferenceEndpoint
+    from smkit.cdk.constructs.endpoint import (
+        BatchSize,
+        CapacityUnit,
+        DeploymentGuardrails,
+        DeploymentStrategy,
+        InferenceEndpoint,
+    )
     from smkit.cdk.constructs.endpoint_config import (
         AsyncSettings,
+        CaptureMode,
         DataCaptureSettings,
         EndpointConfiguration,
+        InstanceType,
         InstanceVariant,
+        ManagedInstanceScaling,
+        RoutingStrategy,
+        ScaleInStrategy,
         ServerlessVariant,
     )
     from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
@@ -47,13 +52,21 @@ try:
     from smkit.cdk.constructs.inference_component import (
         ComponentCompute,
         ComponentPlacement,
+        CopyBatchUnit,
         InferenceComponent,
+        PlacementStrategy,
         RollingUpdateSettings,
     )
     from smkit.cdk.constructs.logs import DeploymentLogs
     from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
     from smkit.cdk.constructs.model_data import BoundModelData, ModelData
-    from smkit.cdk.constructs.monitoring import AlarmThresholds, AlarmTopic, EndpointMonitoring, Subscriber
+    from smkit.cdk.constructs.monitoring import (
+        AlarmThresholds,
+        AlarmTopic,
+        EndpointMonitoring,
+        Measure,
+        Subscriber,
+    )
     from smkit.cdk.constructs.storage import EndpointBucket
     from smkit.cdk.deployment import DEFAULT_CONFIG, FEATURE_FLAGS, add_deployment
     from smkit.cdk.ecr_stack import EcrStack
@@ -77,19 +90,19 @@ __all__ = [
     "AsyncSettings",
     "BatchSize",
     "BoundModelData",
-    "ComponentAutoscaling",
+    "CapacityUnit",
+    "CaptureMode",
     "ComponentCompute",
-    "ComponentEndpointConfiguration",
-    "ComponentMonitoring",
     "ComponentPlacement",
-    "ComponentVariant",
     "ContainerSpec",
-    "CopyScalingSettings",
+    "CopyBatchUnit",
     "DataCaptureSettings",
     "DeploymentGuardrails",
     "DeploymentLogs",
+    "DeploymentStrategy",
     "EcrStack",
     "EncryptionKey",
+    "EndpointAutoscaling",
     "EndpointBucket",
     "EndpointConfiguration",
     "EndpointMetricOptions",
@@ -100,19 +113,25 @@ __all__ = [
     "InferenceComponent",
     "InferenceEndpoint",
     "InferenceModel",
+    "InstanceType",
     "InstanceVariant",
+    "ManagedInstanceScaling",
+    "Measure",
     "ModelData",
     "PipelineCommands",
     "PipelineStack",
+    "PlacementStrategy",
     "RollingUpdateSettings",
+    "RoutingStrategy",
+    "ScaleInStrategy",
     "ScalingSettings",
+    "ScalingTarget",
     "ServerlessVariant",
     "ServingImage",
     "ServingStack",
     "ServingStacks",
     "ServingStage",
     "Subscriber",
-    "VariantAutoscaling",
     "VpcSettings",
     "add_compliance_checks",
     "add_deployment",

@@ -11,24 +11,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from aws_cdk import Duration, Size
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from smkit.cdk import mapping
-from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
-from smkit.cdk.constructs.component_monitoring import ComponentMonitoring
-from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.endpoint_config import (
+    EndpointConfiguration,
+    InstanceType,
+    InstanceVariant,
+    ManagedInstanceScaling,
+    RoutingStrategy,
+    ScaleInStrategy,
+)
 from smkit.cdk.constructs.execution_role import ExecutionRole
 from smkit.cdk.constructs.inference_component import (
     AdapterSource,
     ComponentCompute,
     ComponentPlacement,
+    CopyBatchUnit,
     InferenceComponent,
+    PlacementStrategy,
     RollingUpdateSettings,
 )
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model_data import grant_read_s3
+from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
 from smkit.config.components import ComputeRequirements
 from smkit.config.components import InferenceComponent as InferenceComponentConfig
@@ -39,27 +50,29 @@ from smkit.config.resolved import ResolvedDeployment
 class ComponentParts:
     """What :func:`add_inference_components` built."""
 
-    endpoint_config: ComponentEndpointConfiguration
+    endpoint_config: EndpointConfiguration
     endpoint: InferenceEndpoint
     models: dict[str, InferenceModel]
     components: dict[str, InferenceComponent]
-    scaling: dict[str, ComponentAutoscaling]
-    monitoring: ComponentMonitoring | None
+    scaling: dict[str, EndpointAutoscaling]
+    monitoring: EndpointMonitoring | None
 
 
 def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
     """RollingUpdatePolicy settings from ``endpoint.inference_components.rolling_update``."""
     if r is None:
         return None
-    batch_type, batch_value = (
-        ("COPY_COUNT", r.batch_copies) if r.batch_copies else ("CAPACITY_PERCENT", r.batch_percent)
+    unit, batch_value = (
+        (CopyBatchUnit.COPY_COUNT, r.batch_copies)
+        if r.batch_copies
+        else (CopyBatchUnit.CAPACITY_PERCENT, r.batch_percent)
     )
     assert batch_value is not None, "config rules require one batch size"
     return RollingUpdateSettings(
-        batch_type=batch_type,
+        batch_unit=unit,
         batch_value=batch_value,
-        wait_interval_seconds=r.wait_interval_seconds,
-        max_execution_timeout_seconds=r.max_execution_timeout_seconds,
+        wait_interval=Duration.seconds(r.wait_interval_seconds),
+        max_execution_timeout=mapping.seconds(r.max_execution_timeout_seconds),
         rollback_batch_copies=r.rollback_batch_copies,
         auto_rollback=r.auto_rollback,
     )
@@ -67,8 +80,8 @@ def rolling_update(r: RollingUpdate | None) -> RollingUpdateSettings | None:
 
 def _compute(c: ComputeRequirements) -> ComponentCompute:
     return ComponentCompute(
-        min_memory_mb=c.min_memory_mb,
-        max_memory_mb=c.max_memory_mb,
+        min_memory=Size.mebibytes(c.min_memory_mb),
+        max_memory=None if c.max_memory_mb is None else Size.mebibytes(c.max_memory_mb),
         cpu_cores=c.cpu_cores,
         accelerators=c.accelerators,
     )
@@ -85,24 +98,28 @@ def per_instance_type(
     return [(t, _compute(listed.get(t, ic.compute))) for t in cfg.endpoint.variants[0].pool_types]
 
 
-def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> ComponentVariant:
+def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> InstanceVariant:
     """The instance pool of the endpoint."""
     v = cfg.endpoint.variants[0]
-    return ComponentVariant(
+    return InstanceVariant(
         name=v.name,
-        instance_type=v.instance_type,
+        instance_type=InstanceType.of(v.instance_type),
         initial_instance_count=v.initial_instance_count,
-        min_instances=spec.instance_scaling.min_instances,
-        max_instances=spec.instance_scaling.max_instances,
-        volume_size_gb=v.volume_size_gb,
-        routing=v.routing,
+        managed_instance_scaling=ManagedInstanceScaling(
+            min_instances=spec.instance_scaling.min_instances,
+            max_instances=spec.instance_scaling.max_instances,
+            scale_in=ScaleInStrategy.of(spec.instance_scaling.scale_in)
+            if spec.instance_scaling.scale_in
+            else None,
+        ),
+        volume_size=mapping.gibibytes(v.volume_size_gb),
+        routing=RoutingStrategy.of(v.routing) if v.routing else None,
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
         if v.capacity_reservation
         else None,
-        scale_in=spec.instance_scaling.scale_in,
-        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
-        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+        instance_pools=tuple((InstanceType.of(p.instance_type), p.priority) for p in v.instance_pools or ()),
+        instance_provision_timeout=mapping.seconds(v.instance_provision_timeout_seconds),
     )
 
 
@@ -136,10 +153,10 @@ def add_inference_components(
         # login and metrics included), as the other endpoint types' models do.
         model.resource.node.add_dependency(*role.access_policies)
         models[c.name] = model
-    endpoint_config = ComponentEndpointConfiguration(
+    endpoint_config = EndpointConfiguration(
         scope,
         "EndpointConfig",
-        variant=component_variant(cfg, spec),
+        variants=[component_variant(cfg, spec)],
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
         network_isolation=deployment.network_isolation,
@@ -155,7 +172,7 @@ def add_inference_components(
     )
     rollout = rolling_update(spec.rolling_update)
     components: dict[str, InferenceComponent] = {}
-    scaling: dict[str, ComponentAutoscaling] = {}
+    scaling: dict[str, EndpointAutoscaling] = {}
     for ic in [c for c in spec.components if c.base_component is None]:
         assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
@@ -164,18 +181,15 @@ def add_inference_components(
             endpoint_name=endpoint.resource.attr_endpoint_name,
             variant_name=endpoint_config.variant_names[0],
             model_name=models[ic.container].model_name,
-            compute=ComponentCompute(
-                min_memory_mb=ic.compute.min_memory_mb,
-                max_memory_mb=ic.compute.max_memory_mb,
-                cpu_cores=ic.compute.cpu_cores,
-                accelerators=ic.compute.accelerators,
-            ),
+            compute=_compute(ic.compute),
             copies=ic.copies,
-            model_data_download_timeout_seconds=ic.model_data_download_timeout_seconds,
-            container_startup_health_check_timeout_seconds=ic.container_startup_health_check_timeout_seconds,
+            model_data_download_timeout=mapping.seconds(ic.model_data_download_timeout_seconds),
+            container_startup_health_check_timeout=mapping.seconds(
+                ic.container_startup_health_check_timeout_seconds
+            ),
             rolling_update=rollout,
             placement=ComponentPlacement(
-                placement=ic.scheduling.placement.upper() if ic.scheduling else None,
+                placement=PlacementStrategy.of(ic.scheduling.placement) if ic.scheduling else None,
                 max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
                 data_cache=ic.data_cache,
             ),
@@ -188,17 +202,18 @@ def add_inference_components(
         )
         if ic.autoscaling is not None:
             a = ic.autoscaling
-            target = ComponentAutoscaling(
+            target = EndpointAutoscaling(
                 scope,
                 f"Autoscaling{mapping.pascal(ic.name)}",
                 component_name=component.component_name,
-                settings=CopyScalingSettings(
-                    min_copies=a.min_copies,
-                    max_copies=a.max_copies,
-                    target_invocations_per_copy=a.target_invocations_per_copy,
-                    scale_in_cooldown_seconds=a.scale_in_cooldown_seconds,
-                    scale_out_cooldown_seconds=a.scale_out_cooldown_seconds,
-                    scale_from_zero_cooldown_seconds=a.scale_from_zero_cooldown_seconds,
+                settings=ScalingSettings(
+                    ScalingTarget.INVOCATIONS_PER_COPY,
+                    min_capacity=a.min_copies,
+                    max_capacity=a.max_copies,
+                    target_value=a.target_invocations_per_copy,
+                    scale_in_cooldown=Duration.seconds(a.scale_in_cooldown_seconds),
+                    scale_out_cooldown=Duration.seconds(a.scale_out_cooldown_seconds),
+                    scale_from_zero_cooldown=Duration.seconds(a.scale_from_zero_cooldown_seconds),
                 ),
             )
             # Application Auto Scaling registers an existing component only.
@@ -207,22 +222,20 @@ def add_inference_components(
     adapters = _adapters(scope, spec, components, endpoint, endpoint_config.variant_names[0], role)
     monitoring = None
     if cfg.monitoring.alarms:
-        monitoring = ComponentMonitoring(
+        monitoring = EndpointMonitoring(
             scope,
             "Monitoring",
-            components=list(components.items()),
+            endpoint=endpoint,
+            components=components,
             thresholds=mapping.thresholds(cfg),
             encryption_key=encryption_key,
             subscribers=mapping.subscribers(cfg),
         )
-        rollback = []
         for name, component in components.items():
-            component.add_rollback_alarms(*monitoring.rollback_alarms[name])
-            rollback += monitoring.rollback_alarms[name]
+            component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
         # SageMaker reads the rollback alarms with the execution role.
-        policy = role.grant_describe_alarms([a.alarm_arn for a in rollback])
-        for component in components.values():
-            component.node.add_dependency(policy)
+        grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"))
+        grant.apply_before(*components.values())
     return ComponentParts(endpoint_config, endpoint, models, {**components, **adapters}, scaling, monitoring)
 
 
@@ -248,6 +261,8 @@ def _adapters(
         )
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
-        role.grant_s3_read(f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix)
+        grant_read_s3(
+            scope, role, f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix
+        )
         out[ic.name] = adapter
     return out

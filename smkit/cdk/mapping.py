@@ -7,14 +7,18 @@ container runs (image, model data, environment) comes decided from the resolved 
 
 from __future__ import annotations
 
+from aws_cdk import Duration, Size
 from aws_cdk import aws_ecr as ecr
 
-from smkit.cdk.constructs.autoscaling import ScalingSettings
-from smkit.cdk.constructs.endpoint import BatchSize, DeploymentGuardrails
+from smkit.cdk.constructs.autoscaling import ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.endpoint import BatchSize, CapacityUnit, DeploymentGuardrails, DeploymentStrategy
 from smkit.cdk.constructs.endpoint_config import (
     AsyncSettings,
+    CaptureMode,
     DataCaptureSettings,
+    InstanceType,
     InstanceVariant,
+    RoutingStrategy,
     ServerlessVariant,
 )
 from smkit.cdk.constructs.image import ServingImage
@@ -25,6 +29,16 @@ from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config import DeploymentConfig, ShadowVariant
 from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
 from smkit.config.scaling import variant_paths
+
+
+def seconds(value: int | None) -> Duration | None:
+    """A config's whole seconds as the constructs' ``Duration`` (None stays None)."""
+    return None if value is None else Duration.seconds(value)
+
+
+def gibibytes(value: int | None) -> Size | None:
+    """A config's whole GiB as the constructs' ``Size`` (None stays None)."""
+    return None if value is None else Size.gibibytes(value)
 
 
 def pascal(text: str) -> str:
@@ -85,19 +99,21 @@ def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
     return [
         InstanceVariant(
             name=v.name,
-            instance_type=v.instance_type,
+            instance_type=InstanceType.of(v.instance_type),
             initial_instance_count=v.initial_instance_count,
             initial_weight=v.initial_weight,
-            volume_size_gb=v.volume_size_gb,
-            model_data_download_timeout_seconds=v.model_data_download_timeout_seconds,
-            container_startup_health_check_timeout_seconds=v.container_startup_health_check_timeout_seconds,
-            routing=v.routing,
+            volume_size=gibibytes(v.volume_size_gb),
+            model_data_download_timeout=seconds(v.model_data_download_timeout_seconds),
+            container_startup_health_check_timeout=seconds(v.container_startup_health_check_timeout_seconds),
+            routing=RoutingStrategy.of(v.routing) if v.routing else None,
             inference_ami_version=v.inference_ami_version,
             capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
             if v.capacity_reservation
             else None,
-            instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
-            instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+            instance_pools=tuple(
+                (InstanceType.of(p.instance_type), p.priority) for p in v.instance_pools or ()
+            ),
+            instance_provision_timeout=seconds(v.instance_provision_timeout_seconds),
         )
         for v in cfg.endpoint.variants
     ]
@@ -109,12 +125,12 @@ def shadow_variant(shadow: ShadowVariant, resolved: ResolvedVariant, *, model_na
     """
     return InstanceVariant(
         name=resolved.name,
-        instance_type=shadow.instance_type,
+        instance_type=InstanceType.of(shadow.instance_type),
         initial_instance_count=resolved.initial_instance_count,
         initial_weight=resolved.initial_weight,
         model_name=model_name,
-        routing=shadow.routing,
-        volume_size_gb=shadow.volume_size_gb,
+        routing=RoutingStrategy.of(shadow.routing) if shadow.routing else None,
+        volume_size=gibibytes(shadow.volume_size_gb),
     )
 
 
@@ -125,20 +141,20 @@ def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:
         return None
     return ServerlessVariant(
         name=s.variant_name,
-        memory_size_mb=s.memory_size_mb,
+        memory_size=Size.mebibytes(s.memory_size_mb),
         max_concurrency=s.max_concurrency,
         provisioned_concurrency=s.provisioned_concurrency,
     )
 
 
-def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSettings]]:
+def scaling(cfg: DeploymentConfig) -> list[tuple[str, InstanceType | None, ScalingSettings]]:
     """``(variant name, instance type, settings)`` for every variant that autoscales, shadow variants too."""
-    out: list[tuple[str, str | None, ScalingSettings]] = []
+    out: list[tuple[str, InstanceType | None, ScalingSettings]] = []
     s = cfg.endpoint.serverless
     if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
         a = s.autoscaling
         settings = ScalingSettings(
-            "provisioned-concurrency", a.min_capacity, a.max_capacity, a.target_utilization
+            ScalingTarget.PROVISIONED_CONCURRENCY, a.min_capacity, a.max_capacity, a.target_utilization
         )
         out.append((s.variant_name, None, settings))
     for _, v in variant_paths(cfg):
@@ -146,26 +162,29 @@ def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSetting
             continue
         va = v.autoscaling
         if va.target_backlog_per_instance is not None:
-            kind, target = "backlog", float(va.target_backlog_per_instance)
+            kind, target = ScalingTarget.BACKLOG_PER_INSTANCE, float(va.target_backlog_per_instance)
         else:
-            kind, target = "invocations", float(va.target_invocations_per_instance or 0)
+            kind, target = (
+                ScalingTarget.INVOCATIONS_PER_INSTANCE,
+                float(va.target_invocations_per_instance or 0),
+            )
         settings = ScalingSettings(
             kind,
             va.min_capacity,
             va.max_capacity,
             target,
-            scale_in_cooldown_seconds=va.scale_in_cooldown_seconds,
-            scale_out_cooldown_seconds=va.scale_out_cooldown_seconds,
+            scale_in_cooldown=Duration.seconds(va.scale_in_cooldown_seconds),
+            scale_out_cooldown=Duration.seconds(va.scale_out_cooldown_seconds),
         )
-        out.append((v.name, v.instance_type, settings))
+        out.append((v.name, InstanceType.of(v.instance_type), settings))
     return out
 
 
 def batch_size(count: int | None, percent: int | None) -> BatchSize | None:
     """A rolling update's CapacitySize: instances, or a percentage of the variant's instances."""
     if count is not None:
-        return BatchSize("INSTANCE_COUNT", count)
-    return BatchSize("CAPACITY_PERCENT", percent) if percent is not None else None
+        return BatchSize(CapacityUnit.INSTANCE_COUNT, count)
+    return BatchSize(CapacityUnit.CAPACITY_PERCENT, percent) if percent is not None else None
 
 
 def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
@@ -173,14 +192,14 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
     d = cfg.endpoint.deployment
     rolling = d.strategy == "rolling"
     return DeploymentGuardrails(
-        strategy=d.strategy,
+        strategy=DeploymentStrategy.of(d.strategy),
         canary_size_percent=d.canary_size_percent,
         linear_step_percent=d.linear_step_percent,
         batch=batch_size(d.batch_instances, d.batch_percent) if rolling else None,
         rollback_batch=batch_size(d.rollback_batch_instances, d.rollback_batch_percent) if rolling else None,
-        wait_interval_seconds=d.wait_interval_seconds,
-        termination_wait_seconds=d.termination_wait_seconds,
-        max_execution_timeout_seconds=d.max_execution_timeout_seconds,
+        wait_interval=Duration.seconds(d.wait_interval_seconds),
+        termination_wait=Duration.seconds(d.termination_wait_seconds),
+        max_execution_timeout=seconds(d.max_execution_timeout_seconds),
         auto_rollback=d.auto_rollback,
     )
 
@@ -205,10 +224,10 @@ def thresholds(cfg: DeploymentConfig) -> AlarmThresholds:
     """Alarm thresholds from ``monitoring``."""
     m = cfg.monitoring
     return AlarmThresholds(
-        latency_p99_ms=m.latency_p99_ms,
+        latency_p99=Duration.millis(m.latency_p99_ms),
         error_5xx_percent=m.error_5xx_percent,
         error_4xx_percent=m.error_4xx_percent,
-        backlog_age_seconds=m.backlog_age_seconds,
+        backlog_age=seconds(m.backlog_age_seconds),
         evaluation_periods=m.evaluation_periods,
     )
 
@@ -229,7 +248,7 @@ def data_capture(cfg: DeploymentConfig, storage: EndpointBucket) -> DataCaptureS
     return DataCaptureSettings(
         destination_s3_uri=storage.s3_uri(capture.prefix),
         sampling_percentage=capture.sampling_percentage,
-        capture=capture.capture,
+        capture=[CaptureMode.of(m) for m in capture.capture],
         csv_content_types=capture.csv_content_types,
         json_content_types=capture.json_content_types,
     )

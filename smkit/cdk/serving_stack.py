@@ -18,13 +18,14 @@ from constructs import Construct
 
 from smkit.cdk import mapping
 from smkit.cdk.component_parts import add_inference_components
-from smkit.cdk.constructs.autoscaling import VariantAutoscaling
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling
 from smkit.cdk.constructs.encryption import EncryptionKey
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
 from smkit.cdk.constructs.execution_role import ExecutionRole, grant_vpc_access
-from smkit.cdk.constructs.logs import DeploymentLogs
+from smkit.cdk.constructs.logs import DeploymentLogs, retention_period
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model_data import grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -75,18 +76,21 @@ class ServingStack(cdk.Stack):
             self,
             "Storage",
             encryption_key=key,
-            expire_days=cfg.storage.expire_days,
-            noncurrent_version_days=cfg.storage.noncurrent_version_days,
-            superseded_model_days=cfg.storage.superseded_model_days,
+            expire_after={p: cdk.Duration.days(d) for p, d in cfg.storage.expire_days.items()},
+            noncurrent_version_expiration=cdk.Duration.days(cfg.storage.noncurrent_version_days),
+            superseded_model_expiration=cdk.Duration.days(cfg.storage.superseded_model_days),
         )
         self.execution_role = ExecutionRole(self, "ExecutionRole")
-        self.execution_role.grant_key(key)
+        self.encryption.grant_use(self.execution_role)
         self.async_topics = None
         if cfg.endpoint.async_ is not None and cfg.endpoint.async_.notifications:
             self.async_topics = AsyncTopics(self, "Async", encryption_key=key)
-            self.execution_role.grant_publish(self.async_topics.topics)
+            self.async_topics.grant_publish(self.execution_role)
         self.logs = DeploymentLogs(
-            self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
+            self,
+            "Logs",
+            retention=retention_period(cfg.monitoring.log_retention_days),
+            encryption_key=key,
         )
         specs, vpc = self._containers(self.deployment, repository)
         self._keep_previous_data(cfg, previous_s3_uris)
@@ -111,9 +115,9 @@ class ServingStack(cdk.Stack):
             async_inference=self.async_settings,
         )
         if cfg.endpoint.type == "async":
-            self.execution_role.grant_read(self.storage.bucket, ASYNC_INPUT_PREFIX)
+            self.storage.grant_read(self.execution_role, ASYNC_INPUT_PREFIX)
         if prefixes := [p for p in written_prefixes(cfg) if p != ASYNC_INPUT_PREFIX]:
-            self.execution_role.grant_write(self.storage.bucket, prefixes)
+            self.storage.grant_write(self.execution_role, prefixes)
         self.endpoint = InferenceEndpoint(
             self,
             "Endpoint",
@@ -124,10 +128,21 @@ class ServingStack(cdk.Stack):
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
-        self.execution_role.grant_log_groups(self.logs.container_groups)
+        self.logs.grant_write(self.execution_role)
         self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
         self._autoscaling(cfg)
-        self._outputs()
+        shadows = self.endpoint_config.shadow_variant_names
+        self._outputs(
+            self.endpoint_config.variant_names,
+            self.monitoring,
+            {"ShadowVariantNames": ",".join(shadows)} if shadows else {},
+            {
+                "AsyncInputUri": self.storage.s3_uri(ASYNC_INPUT_PREFIX),
+                "AsyncOutputUri": self.async_settings.output_s3_uri,
+            }
+            if self.async_settings is not None
+            else None,
+        )
         self._warn_unsubscribed(cfg)
         self._plan_update(cfg)
 
@@ -141,11 +156,11 @@ class ServingStack(cdk.Stack):
         for c in deployment.containers:
             if c.image.key not in images:
                 source = mapping.image_source(c.image, repository=repository)
-                images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", role=role)
+                images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", grantee=role)
             bound = mapping.model_data(c.model_data).bind(
                 self,
                 f"ModelData{mapping.pascal(c.name)}",
-                role=role,
+                grantee=role,
                 bucket=self.storage.bucket,
                 log_group=self.logs.helpers,
             )
@@ -158,7 +173,7 @@ class ServingStack(cdk.Stack):
     def _keep_previous_data(self, cfg: DeploymentConfig, previous: Sequence[str]) -> None:
         """Read grants on earlier releases' S3 data that the current config no longer names."""
         for i, (uri, prefix) in enumerate(previous_s3_reads(cfg, previous)):
-            self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=prefix)
+            grant_read_s3(self, self.execution_role, f"Release{i}", uri, prefix=prefix)
 
     def _model(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
@@ -215,15 +230,14 @@ class ServingStack(cdk.Stack):
         )
         if cfg.endpoint.deployment.auto_rollback:
             self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)
-            policy = self.execution_role.grant_describe_alarms(
-                [a.alarm_arn for a in monitoring.rollback_alarms]
-            )
-            self.endpoint.resource.node.add_dependency(policy)
+            monitoring.grant_describe_rollback_alarms(
+                self.execution_role.separate_policy("RollbackAlarms")
+            ).apply_before(self.endpoint.resource)
         return monitoring
 
     def _autoscaling(self, cfg: DeploymentConfig) -> None:
         for variant, instance_type, settings in mapping.scaling(cfg):
-            VariantAutoscaling(
+            EndpointAutoscaling(
                 self,
                 f"Autoscaling{mapping.pascal(variant)}",
                 endpoint_name=self.endpoint.resource.attr_endpoint_name,
@@ -252,28 +266,29 @@ class ServingStack(cdk.Stack):
                 "--notification-endpoint ADDRESS)",
             )
 
-    def _outputs(self) -> None:
-        outputs = self._common_outputs(self.endpoint_config.variant_names)
-        outputs["LogGroupName"] = self.logs.endpoint_group_name
-        if self.endpoint_config.shadow_variant_names:
-            outputs["ShadowVariantNames"] = ",".join(self.endpoint_config.shadow_variant_names)
-        if self.monitoring is not None:
-            outputs["AlarmTopicArn"] = self.monitoring.topic.topic_arn
-            outputs["DashboardName"] = self.monitoring.dashboard.dashboard_name
-        if self.async_settings is not None:
-            outputs["AsyncInputUri"] = self.storage.s3_uri(ASYNC_INPUT_PREFIX)
-            outputs["AsyncOutputUri"] = self.async_settings.output_s3_uri
-        for name, value in outputs.items():
-            cdk.CfnOutput(self, name, value=value)
-
-    def _common_outputs(self, variant_names: list[str]) -> dict[str, str]:
-        return {
+    def _outputs(
+        self,
+        variant_names: Sequence[str],
+        monitoring: EndpointMonitoring | None,
+        extra: dict[str, str],
+        trailing: dict[str, str] | None = None,
+    ) -> None:
+        """The stack's outputs, written here only, for either kind of endpoint: the common ones, ``extra``
+        (shadow variants, components), the alarm topic and dashboard, then ``trailing`` (async locations)."""
+        outputs = {
             "EndpointName": self.endpoint.resource.attr_endpoint_name,
             "ExecutionRoleArn": self.execution_role.role_arn,
             "BucketName": self.storage.bucket.bucket_name,
             "VariantNames": ",".join(variant_names),
             "KmsKeyArn": self.encryption.key_arn,
+            "LogGroupName": self.logs.endpoint_group_name,
+            **extra,
         }
+        if monitoring is not None:
+            outputs["AlarmTopicArn"] = monitoring.topic.topic_arn
+            outputs["DashboardName"] = monitoring.dashboard.dashboard_name
+        for name, value in {**outputs, **(trailing or {})}.items():
+            cdk.CfnOutput(self, name, value=value)
 
     def _components(
         self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
@@ -293,23 +308,21 @@ class ServingStack(cdk.Stack):
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
-        self.execution_role.grant_log_groups(self.logs.container_groups)
-        outputs = self._common_outputs(parts.endpoint_config.variant_names)
-        outputs["LogGroupName"] = self.logs.endpoint_group_name
+        self.logs.grant_write(self.execution_role)
         # Where each base component's containers log (adapters log in their base's): name=log group.
-        outputs["ComponentLogGroupNames"] = ",".join(
+        component_logs = ",".join(
             f"{name}={self.logs.components[component.component_name].log_group_name}"
             for name, component in parts.components.items()
             if component.component_name in self.logs.components
         )
         # The deployed InferenceComponentName of each config component, in config order: name=physical name.
-        outputs["InferenceComponentNames"] = ",".join(
+        component_names = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()
         )
         self._warn_unsubscribed(cfg)
         self._plan_update(cfg)
-        if parts.monitoring is not None:
-            outputs["AlarmTopicArn"] = parts.monitoring.topic.topic_arn
-            outputs["DashboardName"] = parts.monitoring.dashboard.dashboard_name
-        for name, value in outputs.items():
-            cdk.CfnOutput(self, name, value=value)
+        self._outputs(
+            parts.endpoint_config.variant_names,
+            parts.monitoring,
+            {"ComponentLogGroupNames": component_logs, "InferenceComponentNames": component_names},
+        )

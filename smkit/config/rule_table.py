@@ -41,8 +41,7 @@ ROWS: tuple[Row, ...] = (
         "instance-store-volume",
         "no VolumeSizeInGB on instance types with local NVMe storage (production, shadow, IC pool)",
         ((EC, "ProductionVariants[].VolumeSizeInGB"), (EC, "ShadowProductionVariants[].VolumeSizeInGB")),
-        "smkit.config.aws_rules.instance_store_volume; EndpointConfiguration / ComponentEndpointConfiguration; "
-        "emulator ebs_only_volumes",
+        "smkit.config.aws_rules.instance_store_volume; EndpointConfiguration; emulator ebs_only_volumes",
         "Currently only Amazon EBS gp2 storage volumes are supported.",
         API + "API_ProductionVariant.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[volume-on-instance-storage]",
@@ -182,7 +181,7 @@ ROWS: tuple[Row, ...] = (
         "burstable-autoscaling",
         "burstable ml.t* instances cannot be scalable targets",
         ((EC, "ProductionVariants[].InstanceType"),),
-        "smkit.config.aws_rules.burstable_autoscaling; VariantAutoscaling",
+        "smkit.config.aws_rules.burstable_autoscaling; EndpointAutoscaling",
         "Burstable instances (ml.t2, ml.t3) are not supported for automatic scaling.",
         DG + "endpoint-auto-scaling-prerequisites.html",
         "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[burstable-autoscaling]",
@@ -279,7 +278,7 @@ ROWS: tuple[Row, ...] = (
             (EC, "ProductionVariants[].ManagedInstanceScaling.MaxInstanceCount"),
             (EC, "ProductionVariants[].ManagedInstanceScaling.MinInstanceCount"),
         ),
-        "smkit.config.components.InstanceScaling; ComponentEndpointConfiguration._validate",
+        "smkit.config.components.InstanceScaling; EndpointConfiguration (_validate_component_pool)",
         "MaxInstanceCount: The maximum number of instances that the endpoint can provision when it scales up.",
         API + "API_ProductionVariantManagedInstanceScaling.html",
         "tests/config/test_config_components.py",
@@ -292,7 +291,7 @@ ROWS: tuple[Row, ...] = (
             (EC, "ProductionVariants[].InstancePools[].Priority"),
         ),
         "smkit.config.endpoint.Variant (pools replace instance_type); smkit.config.aws_rules.instance_pools; "
-        "EndpointConfiguration / ComponentEndpointConfiguration (pool_problems); emulator current_instance_types "
+        "EndpointConfiguration (pool_problems); emulator current_instance_types "
         "(variant_pool_problem)",
         "To use instance pools, you replace the InstanceType parameter in your production variant with an "
         "InstancePools list. Each entry specifies an instance type and a priority (1 to 5, where 1 is the highest).",
@@ -325,7 +324,7 @@ ROWS: tuple[Row, ...] = (
         "scale-in-strategy",
         "ScaleInPolicy.Strategy is IDLE_RELEASE or CONSOLIDATION",
         ((EC, "ProductionVariants[].ManagedInstanceScaling.ScaleInPolicy.Strategy"),),
-        "smkit.config.components.InstanceScaling.scale_in (Literal); ComponentEndpointConfiguration._validate",
+        "smkit.config.components.InstanceScaling.scale_in (Literal); EndpointConfiguration (_validate_component_pool)",
         "Valid Values: IDLE_RELEASE | CONSOLIDATION",
         API + "API_ProductionVariantManagedInstanceScalingScaleInPolicy.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[unknown-scale-in]",

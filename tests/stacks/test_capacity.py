@@ -20,11 +20,13 @@ from aws_cdk.assertions import Match, Template
 from cfnlint.api import ManualArgs, lint_file
 from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, synthesize
 
-from smkit.cdk.constructs.component_endpoint_config import (
-    ComponentEndpointConfiguration,
-    ComponentVariant,
+from smkit.cdk.constructs.endpoint_config import (
+    EndpointConfiguration,
+    InstanceType,
+    InstanceVariant,
+    ManagedInstanceScaling,
+    ScaleInStrategy,
 )
-from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceVariant
 from smkit.config import load_config, parse_config
 
 ENDPOINT_CONFIG = "AWS::SageMaker::EndpointConfig"
@@ -160,7 +162,7 @@ def test_cfn_lint_is_clean_on_the_capacity_templates(capacity: SynthesizedApp) -
         ),
         ((("ml.m5.large", 1), ("ml.m5.large", 2)), None, r"instance pool types .* \(each type once\)"),
         (tuple((f"ml.m5.{s}", i + 1) for i, s in enumerate(["large"] * 6)), None, "6 instance pools"),
-        ((), 600, r"instance_provision_timeout_seconds=600 \(300-3600, with instance pools only\)"),
+        ((), 600, r"instance_provision_timeout=600 s \(300-3600, with instance pools only\)"),
     ],
 )
 def test_constructs_refuse_what_create_endpoint_config_refuses(
@@ -176,43 +178,46 @@ def test_constructs_refuse_what_create_endpoint_config_refuses(
             variants=[
                 InstanceVariant(
                     name="main",
-                    instance_type="ml.m5.large",
-                    instance_pools=pools,
-                    instance_provision_timeout_seconds=timeout,
+                    instance_type=InstanceType.of("ml.m5.large"),
+                    instance_pools=tuple((InstanceType.of(t), p) for t, p in pools),
+                    instance_provision_timeout=None if timeout is None else cdk.Duration.seconds(timeout),
                 )
             ],
         )
     with pytest.raises(ValueError, match=message):
-        ComponentEndpointConfiguration(
+        EndpointConfiguration(
             stack,
             "Components",
-            variant=ComponentVariant(
-                name="main",
-                instance_type="ml.m5.large",
-                initial_instance_count=1,
-                min_instances=1,
-                max_instances=2,
-                instance_pools=pools,
-                instance_provision_timeout_seconds=timeout,
-            ),
+            variants=[
+                InstanceVariant(
+                    name="main",
+                    instance_type=InstanceType.of("ml.m5.large"),
+                    managed_instance_scaling=ManagedInstanceScaling(min_instances=1, max_instances=2),
+                    instance_pools=tuple((InstanceType.of(t), p) for t, p in pools),
+                    instance_provision_timeout=None if timeout is None else cdk.Duration.seconds(timeout),
+                )
+            ],
             execution_role_arn="arn:aws:iam::123456789012:role/r",
             kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
         )
 
 
 def test_component_construct_refuses_an_unknown_scale_in() -> None:
-    with pytest.raises(ValueError, match=r"scale_in='drain' \(one of \['consolidation', 'idle-release'\]\)"):
-        ComponentEndpointConfiguration(
+    with pytest.raises(
+        ValueError, match=r"ScaleInStrategy: 'drain' is not one of \['idle-release', 'consolidation'\]"
+    ):
+        EndpointConfiguration(
             cdk.Stack(cdk.App()),
             "Components",
-            variant=ComponentVariant(
-                name="main",
-                instance_type="ml.m5.large",
-                initial_instance_count=1,
-                min_instances=1,
-                max_instances=2,
-                scale_in="drain",
-            ),
+            variants=[
+                InstanceVariant(
+                    name="main",
+                    instance_type=InstanceType.of("ml.m5.large"),
+                    managed_instance_scaling=ManagedInstanceScaling(
+                        min_instances=1, max_instances=2, scale_in=ScaleInStrategy.of("drain")
+                    ),
+                )
+            ],
             execution_role_arn="arn:aws:iam::123456789012:role/r",
             kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
         )

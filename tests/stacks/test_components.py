@@ -11,7 +11,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk.assertions import Match
 from stack_support import CONFIG_DIR, SynthesizedApp
 
-from smkit.cdk.constructs.component_scaling import ComponentAutoscaling, CopyScalingSettings
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.inference_component import ComponentCompute, InferenceComponent
 from smkit.config import load_config, parse_config
 from smkit.config.component_rules import production_containers
@@ -272,18 +272,23 @@ def test_constructs_refuse_what_the_api_refuses() -> None:
             endpoint_name="e",
             variant_name="main",
             model_name="m",
-            compute=ComponentCompute(1024),
+            compute=ComponentCompute(cdk.Size.mebibytes(1024)),
             copies=0,
         )
-    with pytest.raises(ValueError, match=r"max_copies=0 \(must be >= min_copies and >= 1\)"):
-        ComponentAutoscaling(stack, "Bad", component_name="c", settings=CopyScalingSettings(0, 0, 5))
+    with pytest.raises(ValueError, match=r"max_capacity=0 \(must be >= min_capacity and >= 1\)"):
+        EndpointAutoscaling(
+            stack,
+            "Bad",
+            component_name="c",
+            settings=ScalingSettings(ScalingTarget.INVOCATIONS_PER_COPY, 0, 0, 5),
+        )
     component = InferenceComponent(
         stack,
         "Many",
         endpoint_name="e",
         variant_name="main",
         model_name="m",
-        compute=ComponentCompute(1024),
+        compute=ComponentCompute(cdk.Size.mebibytes(1024)),
         copies=1,
     )
     alarms = [

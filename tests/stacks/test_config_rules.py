@@ -16,14 +16,16 @@ from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, cdk_context
 
 from smkit.cdk.compliance import add_compliance_checks
-from smkit.cdk.constructs.autoscaling import ScalingSettings, VariantAutoscaling
-from smkit.cdk.constructs.component_endpoint_config import ComponentEndpointConfiguration, ComponentVariant
-from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.endpoint import DeploymentGuardrails, DeploymentStrategy, InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import (
     INSTANCE_STORE,
+    CaptureMode,
     DataCaptureSettings,
     EndpointConfiguration,
+    InstanceType,
     InstanceVariant,
+    ManagedInstanceScaling,
     ServerlessVariant,
 )
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
@@ -69,15 +71,20 @@ def _stack() -> cdk.Stack:
 
 
 def _autoscale_t2() -> None:
-    settings = ScalingSettings("invocations", 1, 2, 100)
-    VariantAutoscaling(
-        _stack(), "A", endpoint_name="e", variant_name="blue", settings=settings, instance_type="ml.t2.medium"
+    settings = ScalingSettings(ScalingTarget.INVOCATIONS_PER_INSTANCE, 1, 2, 100)
+    EndpointAutoscaling(
+        _stack(),
+        "A",
+        endpoint_name="e",
+        variant_name="blue",
+        settings=settings,
+        instance_type=InstanceType.of("ml.t2.medium"),
     )
 
 
 def _scale_to_zero_realtime() -> None:
-    settings = ScalingSettings("invocations", 0, 2, 100)
-    VariantAutoscaling(_stack(), "A", endpoint_name="e", variant_name="blue", settings=settings)
+    settings = ScalingSettings(ScalingTarget.INVOCATIONS_PER_INSTANCE, 0, 2, 100)
+    EndpointAutoscaling(_stack(), "A", endpoint_name="e", variant_name="blue", settings=settings)
 
 
 def _direct_without_hostname() -> None:
@@ -92,20 +99,27 @@ def _serverless_with_capture() -> None:
         "C",
         model_name="m",
         kms_key_arn="k",
-        serverless=ServerlessVariant("main", 2048, 20),
-        data_capture=DataCaptureSettings("s3://b/c", 10, ("input",)),
+        serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 20),
+        data_capture=DataCaptureSettings("s3://b/c", 10, (CaptureMode.INPUT,)),
     )
 
 
 def _serverless_provisioned_over_max() -> None:
     EndpointConfiguration(
-        _stack(), "C", model_name="m", kms_key_arn="k", serverless=ServerlessVariant("main", 2048, 5, 10)
+        _stack(),
+        "C",
+        model_name="m",
+        kms_key_arn="k",
+        serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 5, 10),
     )
 
 
 def _canary_without_size() -> None:
     InferenceEndpoint(
-        _stack(), "E", endpoint_config_name="c", deployment=DeploymentGuardrails(strategy="canary")
+        _stack(),
+        "E",
+        endpoint_config_name="c",
+        deployment=DeploymentGuardrails(strategy=DeploymentStrategy.CANARY),
     )
 
 
@@ -115,8 +129,8 @@ def _variants_and_serverless() -> None:
         "C",
         model_name="m",
         kms_key_arn="k",
-        variants=[InstanceVariant("blue", "ml.m5.large")],
-        serverless=ServerlessVariant("main", 2048, 20),
+        variants=[InstanceVariant("blue", InstanceType.of("ml.m5.large"))],
+        serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 20),
     )
 
 
@@ -294,16 +308,23 @@ def test_instance_store_families(instance_type: str, local: bool) -> None:
 
 def _volume_on_instance_storage(kind: str) -> None:
     if kind == "component-pool":
-        ComponentEndpointConfiguration(
+        EndpointConfiguration(
             _stack(),
             "C",
-            variant=ComponentVariant("gpu", "ml.g5.2xlarge", 1, 0, 1, volume_size_gb=100),
+            variants=[
+                InstanceVariant(
+                    "gpu",
+                    InstanceType.of("ml.g5.2xlarge"),
+                    volume_size=cdk.Size.gibibytes(100),
+                    managed_instance_scaling=ManagedInstanceScaling(min_instances=0, max_instances=1),
+                )
+            ],
             execution_role_arn="arn",
             kms_key_arn="k",
         )
         return
-    gpu = InstanceVariant("gpu", "ml.g5.2xlarge", volume_size_gb=100)
-    cpu = InstanceVariant("cpu", "ml.m5.large")
+    gpu = InstanceVariant("gpu", InstanceType.of("ml.g5.2xlarge"), volume_size=cdk.Size.gibibytes(100))
+    cpu = InstanceVariant("cpu", InstanceType.of("ml.m5.large"))
     production, shadow = (gpu, cpu) if kind == "production" else (cpu, gpu)
     EndpointConfiguration(
         _stack(),
@@ -317,7 +338,9 @@ def _volume_on_instance_storage(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", ["production", "shadow", "component-pool"])
 def test_constructs_refuse_a_volume_size_on_instance_storage(kind: str) -> None:
-    with pytest.raises(ValueError, match="volume_size_gb=100: ml.g5.2xlarge has local NVMe instance storage"):
+    with pytest.raises(
+        ValueError, match="volume_size=100 GiB: ml.g5.2xlarge has local NVMe instance storage"
+    ):
         _volume_on_instance_storage(kind)
 
 
@@ -329,8 +352,8 @@ def test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates(tmp_
         "EndpointConfig",
         model_name="m",
         kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
-        variants=[InstanceVariant("main", "ml.g5.xlarge")],
-        data_capture=DataCaptureSettings("s3://bucket/capture", 10, ("input",)),
+        variants=[InstanceVariant("main", InstanceType.of("ml.g5.xlarge"))],
+        data_capture=DataCaptureSettings("s3://bucket/capture", 10, (CaptureMode.INPUT,)),
     )
     add_compliance_checks(app)
     assembly = app.synth()  # the packs fail the synth unless the KMS finding is acknowledged

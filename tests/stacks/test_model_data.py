@@ -123,7 +123,9 @@ def _archive_prefix(archive: Path) -> str:
     stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(account="123456789012", region="eu-west-1"))
     key = kms.Key(stack, "Key")
     bucket = s3.Bucket(stack, "Bucket", encryption=s3.BucketEncryption.KMS, encryption_key=key)
-    ModelData.from_archive(archive).bind(stack, "ModelData", role=ExecutionRole(stack, "Role"), bucket=bucket)
+    ModelData.from_archive(archive).bind(
+        stack, "ModelData", grantee=ExecutionRole(stack, "Role"), bucket=bucket
+    )
     [copy] = Template.from_stack(stack).find_resources(COPY).values()
     prefix: str = copy["Properties"]["DestinationBucketKeyPrefix"]
     return prefix

@@ -34,6 +34,7 @@ from smkit.cdk import (
     IEndpoint,
     InferenceEndpoint,
     InferenceModel,
+    InstanceType,
     InstanceVariant,
     ModelData,
     ServingImage,
@@ -89,10 +90,10 @@ def build(outdir: Path) -> UserApp:
         description="The team's SageMaker role",
     )
     role = ExecutionRole(stack, "ExecutionRole", role=own_role)
-    role.grant_key(key.key)
-    image = ServingImage.from_dlc(DLC).bind(stack, "Image", role=role)
+    key.grant_use(role)
+    image = ServingImage.from_dlc(DLC).bind(stack, "Image", grantee=role)
     data = ModelData.from_s3("s3://my-models/churn/model.tar.gz", kind="archive").bind(
-        stack, "ModelData", role=role, bucket=storage.bucket
+        stack, "ModelData", grantee=role, bucket=storage.bucket
     )
     model = InferenceModel(
         stack, "Model", execution_role_arn=role.role_arn, containers=[ContainerSpec(image, data)]
@@ -102,7 +103,7 @@ def build(outdir: Path) -> UserApp:
         "EndpointConfig",
         model_name=model.model_name,
         kms_key_arn=key.key_arn,
-        variants=[InstanceVariant(name="AllTraffic", instance_type="ml.m5.large")],
+        variants=[InstanceVariant(name="AllTraffic", instance_type=InstanceType.of("ml.m5.large"))],
     )
     endpoint = InferenceEndpoint(
         stack,

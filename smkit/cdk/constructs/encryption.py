@@ -7,6 +7,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from smkit.cdk.constructs.execution_role import grant_key_use
+
 
 class EncryptionKey(Construct):
     """A rotating KMS key created for the deployment, or an existing key given by ARN.
@@ -48,6 +50,11 @@ class EncryptionKey(Construct):
     def key_arn(self) -> str:
         """ARN of the key."""
         return self.key.key_arn
+
+    def grant_use(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Encrypt/decrypt with the key, and create grants on it for AWS resources (SageMaker creates them
+        with the execution role's identity): :func:`smkit.cdk.constructs.execution_role.grant_key_use`."""
+        return grant_key_use(self.key, grantee)
 
 
 def allow_cloudwatch_logs(key: kms.Key) -> None:

@@ -15,37 +15,60 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smkit.cdk.constructs.endpoint_interface import EndpointMetrics, ImportedEndpoint, grant_invoke
+from smkit.cdk.constructs.endpoint_config import ConfigEnum
+from smkit.cdk.constructs.endpoint_config import seconds_of as _seconds
+from smkit.cdk.constructs.endpoint_interface import (
+    EndpointMetrics,
+    ImportedEndpoint,
+    endpoint_arn_of,
+    grant_invoke,
+)
 
-TRAFFIC_ROUTING = {"all-at-once": "ALL_AT_ONCE", "canary": "CANARY", "linear": "LINEAR"}
-STRATEGIES = (*TRAFFIC_ROUTING, "rolling")
 # VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
 NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
 MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
 
 
+class DeploymentStrategy(ConfigEnum):
+    """How an update reaches the fleet: blue/green traffic shifting (TrafficRoutingConfig.Type ALL_AT_ONCE,
+    CANARY, LINEAR) or a rolling update (RollingUpdatePolicy).
+    https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails.html"""
+
+    ALL_AT_ONCE = "ALL_AT_ONCE"
+    CANARY = "CANARY"
+    LINEAR = "LINEAR"
+    ROLLING = "ROLLING"
+
+
+class CapacityUnit(ConfigEnum):
+    """CapacitySize.Type: a number of instances or a percentage of the fleet."""
+
+    INSTANCE_COUNT = "INSTANCE_COUNT"
+    CAPACITY_PERCENT = "CAPACITY_PERCENT"
+
+
 @dataclass(frozen=True)
 class BatchSize:
-    """CapacitySize of a rolling update: ``kind`` INSTANCE_COUNT or CAPACITY_PERCENT, and its value."""
+    """CapacitySize of a rolling update: ``unit`` and its value."""
 
-    kind: str
+    unit: CapacityUnit
     value: int
 
 
 @dataclass(frozen=True)
 class DeploymentGuardrails:
-    """Blue/green traffic shifting (``strategy`` all-at-once | canary | linear) or a rolling update
-    (``rolling``, batch by batch: https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html),
+    """Blue/green traffic shifting (``strategy`` ALL_AT_ONCE, CANARY or LINEAR) or a rolling update
+    (``ROLLING``, batch by batch: https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html),
     and their timings."""
 
-    strategy: str = "all-at-once"
+    strategy: DeploymentStrategy = DeploymentStrategy.ALL_AT_ONCE
     canary_size_percent: int | None = None
     linear_step_percent: int | None = None
     batch: BatchSize | None = None
     rollback_batch: BatchSize | None = None
-    wait_interval_seconds: int = 300
-    termination_wait_seconds: int = 0
-    max_execution_timeout_seconds: int | None = None
+    wait_interval: cdk.Duration = cdk.Duration.minutes(5)
+    termination_wait: cdk.Duration = cdk.Duration.seconds(0)
+    max_execution_timeout: cdk.Duration | None = None
     auto_rollback: bool = True
 
 
@@ -88,11 +111,7 @@ class InferenceEndpoint(EndpointMetrics, Construct):
     ) -> None:
         super().__init__(scope, id_)
         self.variant_names = tuple(variant_names)
-        if deployment.strategy not in STRATEGIES:
-            raise ValueError(
-                f"Invalid deployment strategy {deployment.strategy!r} (one of {sorted(STRATEGIES)})"
-            )
-        if (deployment.strategy == "rolling") != (deployment.batch is not None):
+        if (deployment.strategy is DeploymentStrategy.ROLLING) != (deployment.batch is not None):
             raise ValueError(
                 "Invalid deployment: a rolling update, and only a rolling update, needs a batch size"
             )
@@ -141,32 +160,7 @@ class InferenceEndpoint(EndpointMetrics, Construct):
     @property
     def endpoint_arn(self) -> str:
         """ARN of the endpoint."""
-        return cdk.Stack.of(self).format_arn(
-            service="sagemaker", resource="endpoint", resource_name=self.endpoint_name.lower()
-        )
-
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        variant_name: str | None = None,
-        statistic: str = "Sum",
-        endpoint_config_name: str | None = None,
-    ) -> cloudwatch.Metric:
-        """A one-minute ``AWS/SageMaker`` metric of this endpoint (and variant, and the fleet of one
-        endpoint config during a blue/green deployment, if given)."""
-        dimensions = {"EndpointName": self.endpoint_name}
-        if variant_name is not None:
-            dimensions["VariantName"] = variant_name
-        if endpoint_config_name is not None:
-            dimensions["EndpointConfigName"] = endpoint_config_name
-        return cloudwatch.Metric(
-            namespace="AWS/SageMaker",
-            metric_name=metric_name,
-            dimensions_map=dimensions,
-            statistic=statistic,
-            period=cdk.Duration.minutes(1),
-        )
+        return endpoint_arn_of(self, self.endpoint_name)
 
     def _deployment_config(self) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
         d = self._deployment
@@ -182,23 +176,23 @@ class InferenceEndpoint(EndpointMetrics, Construct):
             return sagemaker.CfnEndpoint.DeploymentConfigProperty(
                 rolling_update_policy=sagemaker.CfnEndpoint.RollingUpdatePolicyProperty(
                     maximum_batch_size=_size(d.batch),
-                    wait_interval_in_seconds=d.wait_interval_seconds,
-                    maximum_execution_timeout_in_seconds=d.max_execution_timeout_seconds,
+                    wait_interval_in_seconds=int(d.wait_interval.to_seconds()),
+                    maximum_execution_timeout_in_seconds=_seconds(d.max_execution_timeout),
                     rollback_maximum_batch_size=_size(d.rollback_batch) if d.rollback_batch else None,
                 ),
                 auto_rollback_configuration=rollback,
             )
-        routing = TRAFFIC_ROUTING[d.strategy]
+        routing = d.strategy.value
         return sagemaker.CfnEndpoint.DeploymentConfigProperty(
             blue_green_update_policy=sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty(
                 traffic_routing_configuration=sagemaker.CfnEndpoint.TrafficRoutingConfigProperty(
                     type=routing,
                     canary_size=_capacity(d.canary_size_percent) if routing == "CANARY" else None,
                     linear_step_size=_capacity(d.linear_step_percent) if routing == "LINEAR" else None,
-                    wait_interval_in_seconds=d.wait_interval_seconds,
+                    wait_interval_in_seconds=int(d.wait_interval.to_seconds()),
                 ),
-                termination_wait_in_seconds=d.termination_wait_seconds,
-                maximum_execution_timeout_in_seconds=d.max_execution_timeout_seconds,
+                termination_wait_in_seconds=int(d.termination_wait.to_seconds()),
+                maximum_execution_timeout_in_seconds=_seconds(d.max_execution_timeout),
             ),
             auto_rollback_configuration=rollback,
         )
@@ -211,4 +205,4 @@ def _capacity(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty
 
 
 def _size(batch: BatchSize) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
-    return sagemaker.CfnEndpoint.CapacitySizeProperty(type=batch.kind, value=batch.value)
+    return sagemaker.CfnEndpoint.CapacitySizeProperty(type=batch.unit.value, value=batch.value)

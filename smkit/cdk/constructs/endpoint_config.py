@@ -1,23 +1,81 @@
-"""AWS::SageMaker::EndpointConfig: instance variants or one serverless variant, async, data capture, KMS.
+"""AWS::SageMaker::EndpointConfig: instance variants or one serverless variant, async, data capture, KMS; or
+the model-less instance pool of an endpoint hosting inference components (managed instance scaling).
 
 https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sagemaker-endpointconfig.html
 """
 
 from __future__ import annotations
 
+import enum
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Self
 
+import aws_cdk as cdk
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.model import VpcSettings
 from smkit.config.aws_rules import INSTANCE_STORE, volume_message
 
-CAPTURE_MODES = {"input": "Input", "output": "Output"}
-# ProductionVariant.RoutingConfig.RoutingStrategy
-# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html
-ROUTING_STRATEGIES = {"least-outstanding-requests": "LEAST_OUTSTANDING_REQUESTS", "random": "RANDOM"}
+
+class ConfigEnum(enum.Enum):
+    """An enum of CloudFormation values that also knows the kit's config spelling (``least-outstanding-requests``
+    for ``LEAST_OUTSTANDING_REQUESTS``)."""
+
+    @classmethod
+    def of(cls, name: str) -> Self:
+        """The member named ``name`` in the config's spelling (case and ``-``/``_`` do not matter)."""
+        try:
+            return cls[name.upper().replace("-", "_")]
+        except KeyError:
+            choices = [m.name.lower().replace("_", "-") for m in cls]
+            raise ValueError(f"{cls.__name__}: {name!r} is not one of {choices}") from None
+
+
+class RoutingStrategy(ConfigEnum):
+    """ProductionVariant.RoutingConfig.RoutingStrategy.
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html"""
+
+    LEAST_OUTSTANDING_REQUESTS = "LEAST_OUTSTANDING_REQUESTS"
+    RANDOM = "RANDOM"
+
+
+class ScaleInStrategy(ConfigEnum):
+    """ProductionVariantManagedInstanceScalingScaleInPolicy.Strategy.
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScalingScaleInPolicy.html"""
+
+    IDLE_RELEASE = "IDLE_RELEASE"
+    CONSOLIDATION = "CONSOLIDATION"
+
+
+class CaptureMode(ConfigEnum):
+    """DataCaptureConfig.CaptureOptions[].CaptureMode: requests, responses."""
+
+    INPUT = "Input"
+    OUTPUT = "Output"
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """A SageMaker hosting instance type, e.g. ``InstanceType.of("ml.m5.large")``."""
+
+    name: str
+
+    @staticmethod
+    def of(name: str) -> InstanceType:
+        """The instance type ``name`` (``ml.<family>.<size>``)."""
+        if not INSTANCE_TYPE.match(name):
+            raise ValueError(f"instance type {name!r}: give a SageMaker hosting type such as 'ml.m5.large'")
+        return InstanceType(name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
 KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
@@ -25,30 +83,65 @@ KMS_REASON = (
 SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # docs/serverless-async.md
 
 
+def seconds_of(duration: cdk.Duration | None) -> int | None:
+    """Whole seconds of ``duration`` (None stays None): what CloudFormation's ``*InSeconds`` properties take."""
+    return None if duration is None else int(duration.to_seconds())
+
+
+_seconds = seconds_of
+
+
+@dataclass(frozen=True)
+class ManagedInstanceScaling:
+    """ProductionVariant.ManagedInstanceScaling of the instance pool of an endpoint hosting inference
+    components: SageMaker grows and shrinks it between ``min_instances`` (0 where the region supports it) and
+    ``max_instances`` as the components' copies need; ``scale_in``: ScaleInPolicy.Strategy (None: SageMaker's
+    default). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html
+    """
+
+    min_instances: int
+    max_instances: int
+    scale_in: ScaleInStrategy | None = None
+
+
 @dataclass(frozen=True)
 class InstanceVariant:
-    """A production variant on ML instances."""
+    """A production variant on ML instances (``managed_instance_scaling``: the instance pool of an endpoint
+    hosting inference components, which names no model)."""
 
     name: str
-    instance_type: str
+    instance_type: InstanceType
     initial_instance_count: int = 1
     initial_weight: float = 1.0
-    volume_size_gb: int | None = None
-    model_data_download_timeout_seconds: int | None = None
-    container_startup_health_check_timeout_seconds: int | None = None
+    volume_size: cdk.Size | None = None  # whole GiB
+    model_data_download_timeout: cdk.Duration | None = None
+    container_startup_health_check_timeout: cdk.Duration | None = None
     model_name: str | None = None  # a shadow variant's own model; default: the config's model
-    routing: str | None = None
+    routing: RoutingStrategy | None = None
     inference_ami_version: str | None = None
     capacity_reservation_arn: str | None = None
     # InstancePools (type, priority) in place of InstanceType, and their provisioning timeout.
     # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html
-    instance_pools: tuple[tuple[str, int], ...] = ()
-    instance_provision_timeout_seconds: int | None = None
+    instance_pools: tuple[tuple[InstanceType, int], ...] = ()
+    instance_provision_timeout: cdk.Duration | None = None
+    managed_instance_scaling: ManagedInstanceScaling | None = None
 
     @property
     def instance_types(self) -> tuple[str, ...]:
         """Every type the variant may run on."""
-        return tuple(t for t, _ in self.instance_pools) or (self.instance_type,)
+        return tuple(t.name for t, _ in self.instance_pools) or (self.instance_type.name,)
+
+    @property
+    def volume_size_gb(self) -> int | None:
+        return None if self.volume_size is None else int(self.volume_size.to_gibibytes())
+
+    @property
+    def pools(self) -> tuple[tuple[str, int], ...]:
+        return tuple((t.name, p) for t, p in self.instance_pools)
+
+    @property
+    def provision_timeout_seconds(self) -> int | None:
+        return _seconds(self.instance_provision_timeout)
 
 
 @dataclass(frozen=True)
@@ -56,9 +149,13 @@ class ServerlessVariant:
     """The single variant of a serverless endpoint."""
 
     name: str
-    memory_size_mb: int
+    memory_size: cdk.Size  # 1, 2, 3, 4, 5 or 6 GiB
     max_concurrency: int
     provisioned_concurrency: int | None = None
+
+    @property
+    def memory_size_mb(self) -> int:
+        return int(self.memory_size.to_mebibytes())
 
 
 @dataclass(frozen=True)
@@ -72,7 +169,7 @@ class DataCaptureSettings:
 
     destination_s3_uri: str
     sampling_percentage: int
-    capture: Sequence[str]
+    capture: Sequence[CaptureMode]
     csv_content_types: Sequence[str] = ("text/csv",)
     json_content_types: Sequence[str] = ("application/json",)
 
@@ -94,6 +191,13 @@ class EndpointConfiguration(Construct):
 
     Instance types with local NVMe storage (``INSTANCE_STORE``) get no volume KmsKeyId: their storage is
     hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
+
+    Without ``model_name`` it is the config of an endpoint hosting inference components: one variant with
+    ``managed_instance_scaling``, the pool of instances the components' copies are placed on, naming no model
+    and no weight. SageMaker starts the components' containers with the config's ``execution_role_arn``, in
+    its ``vpc`` and with its ``network_isolation``, which mirror the models' settings
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html,
+    https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html).
     """
 
     def __init__(
@@ -101,25 +205,31 @@ class EndpointConfiguration(Construct):
         scope: Construct,
         id_: str,
         *,
-        model_name: str,
         kms_key_arn: str,
+        model_name: str | None = None,
         variants: Sequence[InstanceVariant] = (),
         serverless: ServerlessVariant | None = None,
         data_capture: DataCaptureSettings | None = None,
         async_inference: AsyncSettings | None = None,
         shadow_variants: Sequence[InstanceVariant] = (),
+        execution_role_arn: str | None = None,
+        network_isolation: bool | None = None,
+        vpc: VpcSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
-        _validate(variants, serverless, data_capture, async_inference)
+        if model_name is None:
+            _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
+        else:
+            _validate(variants, serverless, data_capture, async_inference)
         volume_problems = [
-            f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(v.instance_type)}"
+            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
             for v in (*variants, *shadow_variants)
-            if v.volume_size_gb is not None and INSTANCE_STORE.match(v.instance_type)
+            if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name)
         ] + [
-            f"variant {v.name!r}: volume_size_gb={v.volume_size_gb}: {volume_message(t)}"
+            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
             for v in variants
             for t in v.instance_types[1:]
-            if v.volume_size_gb is not None and INSTANCE_STORE.match(t)
+            if v.volume_size is not None and INSTANCE_STORE.match(t)
         ]
         if volume_problems:
             raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
@@ -129,6 +239,7 @@ class EndpointConfiguration(Construct):
                 "(CreateEndpointConfig ShadowProductionVariants)"
             )
         if serverless is not None:
+            assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
         else:
             production = [_instance(model_name, v) for v in variants]
@@ -145,6 +256,15 @@ class EndpointConfiguration(Construct):
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
             shadow_production_variants=[_instance(model_name, v) for v in shadow_variants] or None,
+            execution_role_arn=execution_role_arn,
+            enable_network_isolation=network_isolation,
+            vpc_config=(
+                sagemaker.CfnEndpointConfig.VpcConfigProperty(
+                    subnets=list(vpc.subnet_ids), security_group_ids=list(vpc.security_group_ids)
+                )
+                if vpc
+                else None
+            ),
         )
         if self.instance_storage:
             acknowledge(
@@ -177,15 +297,11 @@ def _validate(
             )
         if v.initial_weight <= 0:
             problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
-        if v.routing is not None and v.routing not in ROUTING_STRATEGIES:
-            problems.append(
-                f"variant {v.name!r}: routing={v.routing!r} (one of {sorted(ROUTING_STRATEGIES)})"
-            )
-        problems.extend(pool_problems(v.name, v.instance_pools, v.instance_provision_timeout_seconds))
+        problems.extend(pool_problems(v.name, v.pools, v.provision_timeout_seconds))
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(
-                f"serverless memory_size_mb={serverless.memory_size_mb} (one of {SERVERLESS_MEMORY_MB})"
+                f"serverless memory_size={serverless.memory_size_mb} MiB (one of {SERVERLESS_MEMORY_MB} MiB)"
             )
         if (
             serverless.provisioned_concurrency
@@ -196,12 +312,8 @@ def _validate(
             problems.append("serverless endpoints do not support data capture")
         if async_inference is not None:
             problems.append("serverless endpoints cannot be asynchronous")
-    if data_capture is not None:
-        unknown = sorted(set(data_capture.capture) - set(CAPTURE_MODES))
-        if unknown or not data_capture.capture:
-            problems.append(
-                f"data capture modes {list(data_capture.capture)} (choose from {sorted(CAPTURE_MODES)})"
-            )
+    if data_capture is not None and not data_capture.capture:
+        problems.append(f"data capture modes [] (choose from {[m.name for m in CaptureMode]})")
     if problems:
         raise ValueError("Invalid endpoint config: " + "; ".join(problems))
 
@@ -220,7 +332,7 @@ def pool_problems(name: str, pools: Sequence[tuple[str, int]], timeout: int | No
         problems.append(f"variant {name!r}: instance pool types {types} (each type once)")
     if timeout is not None and (not pools or not 300 <= timeout <= 3600):
         problems.append(
-            f"variant {name!r}: instance_provision_timeout_seconds={timeout} (300-3600, with instance pools only)"
+            f"variant {name!r}: instance_provision_timeout={timeout} s (300-3600, with instance pools only)"
         )
     return problems
 
@@ -235,27 +347,90 @@ def instance_pools(
     ] or None
 
 
-def _instance(model_name: str, v: InstanceVariant) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+def _instance(
+    model_name: str | None, v: InstanceVariant
+) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+    """A ProductionVariant; without ``model_name`` the model-less pool of an inference-component endpoint."""
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=v.name,
         model_name=v.model_name or model_name,
         # The pools replace InstanceType (realtime-endpoints-heterogeneous.html).
-        instance_type=None if v.instance_pools else v.instance_type,
-        instance_pools=instance_pools(v.instance_pools),
-        variant_instance_provision_timeout_in_seconds=v.instance_provision_timeout_seconds,
+        instance_type=None if v.instance_pools else v.instance_type.name,
+        instance_pools=instance_pools(v.pools),
+        variant_instance_provision_timeout_in_seconds=v.provision_timeout_seconds,
         initial_instance_count=v.initial_instance_count,
-        initial_variant_weight=v.initial_weight,
+        # Components are placed on the pool's instances: there is no traffic split to weigh.
+        initial_variant_weight=None if model_name is None else v.initial_weight,
         volume_size_in_gb=v.volume_size_gb,
-        model_data_download_timeout_in_seconds=v.model_data_download_timeout_seconds,
-        container_startup_health_check_timeout_in_seconds=v.container_startup_health_check_timeout_seconds,
+        model_data_download_timeout_in_seconds=_seconds(v.model_data_download_timeout),
+        container_startup_health_check_timeout_in_seconds=_seconds(v.container_startup_health_check_timeout),
         routing_config=(
-            sagemaker.CfnEndpointConfig.RoutingConfigProperty(routing_strategy=ROUTING_STRATEGIES[v.routing])
+            sagemaker.CfnEndpointConfig.RoutingConfigProperty(routing_strategy=v.routing.value)
             if v.routing
             else None
         ),
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_config=capacity_reservation(v.capacity_reservation_arn),
+        managed_instance_scaling=_managed_scaling(v.managed_instance_scaling),
     )
+
+
+def _managed_scaling(
+    m: ManagedInstanceScaling | None,
+) -> sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty | None:
+    if m is None:
+        return None
+    return sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+        status="ENABLED",
+        min_instance_count=m.min_instances,
+        max_instance_count=m.max_instances,
+        scale_in_policy=(
+            sagemaker.CfnEndpointConfig.ScaleInPolicyProperty(strategy=m.scale_in.value)
+            if m.scale_in
+            else None
+        ),
+    )
+
+
+def _validate_component_pool(
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+    shadow_variants: Sequence[InstanceVariant],
+) -> None:
+    """An inference-component endpoint's config: one instance pool with managed instance scaling."""
+    if (
+        len(variants) != 1
+        or variants[0].managed_instance_scaling is None
+        or serverless
+        or data_capture
+        or async_inference
+        or shadow_variants
+    ):
+        raise ValueError(
+            "Invalid endpoint config: without model_name (an endpoint hosting inference components) give "
+            "exactly one instance variant with managed_instance_scaling, and no serverless variant, data "
+            "capture, async inference or shadow variants"
+        )
+    v = variants[0]
+    m = v.managed_instance_scaling
+    assert m is not None
+    problems = []
+    if v.initial_instance_count < 1:
+        problems.append(f"initial_instance_count={v.initial_instance_count} (must be >= 1)")
+    if m.min_instances < 0 or m.max_instances < max(m.min_instances, 1):
+        problems.append(
+            f"min_instances={m.min_instances}, max_instances={m.max_instances} (need 0 <= min <= max, max >= 1)"
+        )
+    problems.extend(
+        p.removeprefix(f"variant {v.name!r}: ")
+        for p in pool_problems(v.name, v.pools, v.provision_timeout_seconds)
+    )
+    if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name):
+        problems.append(f"volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}")
+    if problems:
+        raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))
 
 
 def capacity_reservation(
@@ -293,8 +468,7 @@ def _capture(
         destination_s3_uri=d.destination_s3_uri,
         kms_key_id=kms_key_arn,
         capture_options=[
-            sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode=CAPTURE_MODES[m])
-            for m in d.capture
+            sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode=m.value) for m in d.capture
         ],
         capture_content_type_header=(
             sagemaker.CfnEndpointConfig.CaptureContentTypeHeaderProperty(

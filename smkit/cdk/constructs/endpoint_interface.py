@@ -11,7 +11,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html#cloud
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, TypedDict, Unpack
 
 import aws_cdk as cdk
@@ -61,6 +61,8 @@ class IEndpoint(Protocol):
 
     def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant: ...
 
+    def metric(self, metric_name: str, *, variant_name: str | None = None) -> cloudwatch.Metric: ...
+
     def metric_invocations(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric: ...
 
     def metric_model_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric: ...
@@ -79,11 +81,12 @@ class EndpointMetrics:
     variant_names: tuple[str, ...]
     node: Node  # from Construct
 
-    def endpoint_metric(
+    def metric(
         self,
         metric_name: str,
         *,
         variant_name: str | None = None,
+        endpoint_config_name: str | None = None,
         statistic: str = "Sum",
         period: cdk.Duration | None = None,
         label: str | None = None,
@@ -92,13 +95,20 @@ class EndpointMetrics:
         account: str | None = None,
         region: str | None = None,
     ) -> cloudwatch.Metric:
-        """The ``AWS/SageMaker`` metric ``metric_name`` of one variant of this endpoint."""
-        return cloudwatch.Metric(
-            namespace=NAMESPACE,
-            metric_name=metric_name,
-            dimensions_map={"EndpointName": self.endpoint_name, "VariantName": self._variant(variant_name)},
+        """The ``AWS/SageMaker`` metric ``metric_name`` of this endpoint (``EndpointName``): of one variant with
+        ``variant_name`` (``VariantName``), and of the fleet of one endpoint config during a blue/green
+        deployment with ``endpoint_config_name`` (``EndpointConfigName``). The ``metric_*`` helpers name the
+        variant for you."""
+        dimensions = {"EndpointName": self.endpoint_name}
+        if variant_name is not None:
+            dimensions["VariantName"] = variant_name
+        if endpoint_config_name is not None:
+            dimensions["EndpointConfigName"] = endpoint_config_name
+        return sagemaker_metric(
+            metric_name,
+            dimensions,
             statistic=statistic,
-            period=period or DEFAULT_PERIOD,
+            period=period,
             label=label,
             unit=unit,
             color=color,
@@ -106,35 +116,39 @@ class EndpointMetrics:
             region=region,
         )
 
+    def _variant_metric(self, metric_name: str, options: EndpointMetricOptions) -> cloudwatch.Metric:
+        options["variant_name"] = self._variant(options.get("variant_name"))
+        return self.metric(metric_name, **options)
+
     def metric_invocations(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``Invocations``: requests sent to the variant (Sum by default)."""
         options.setdefault("statistic", "Sum")
-        return self.endpoint_metric("Invocations", **options)
+        return self._variant_metric("Invocations", options)
 
     def metric_invocations_per_instance(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``InvocationsPerInstance``: requests per instance of the variant (Sum by default)."""
         options.setdefault("statistic", "Sum")
-        return self.endpoint_metric("InvocationsPerInstance", **options)
+        return self._variant_metric("InvocationsPerInstance", options)
 
     def metric_invocation_4xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``Invocation4XXErrors``: requests the model answered with a 4xx (Sum by default)."""
         options.setdefault("statistic", "Sum")
-        return self.endpoint_metric("Invocation4XXErrors", **options)
+        return self._variant_metric("Invocation4XXErrors", options)
 
     def metric_invocation_5xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``Invocation5XXErrors``: requests the model answered with a 5xx (Sum by default)."""
         options.setdefault("statistic", "Sum")
-        return self.endpoint_metric("Invocation5XXErrors", **options)
+        return self._variant_metric("Invocation5XXErrors", options)
 
     def metric_model_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``ModelLatency``: microseconds the model's container took to answer (Average by default)."""
         options.setdefault("statistic", "Average")
-        return self.endpoint_metric("ModelLatency", **options)
+        return self._variant_metric("ModelLatency", options)
 
     def metric_overhead_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
         """``OverheadLatency``: microseconds SageMaker added to the model's latency (Average by default)."""
         options.setdefault("statistic", "Average")
-        return self.endpoint_metric("OverheadLatency", **options)
+        return self._variant_metric("OverheadLatency", options)
 
     def _variant(self, variant_name: str | None) -> str:
         if variant_name is not None:
@@ -150,6 +164,34 @@ class EndpointMetrics:
             f"{self.node.path}: variant_name=None: {known}; name the variant the metric is of, "
             "e.g. metric_model_latency(variant_name='AllTraffic')"
         )
+
+
+def sagemaker_metric(
+    metric_name: str,
+    dimensions: Mapping[str, str],
+    *,
+    statistic: str = "Sum",
+    period: cdk.Duration | None = None,
+    label: str | None = None,
+    unit: cloudwatch.Unit | None = None,
+    color: str | None = None,
+    account: str | None = None,
+    region: str | None = None,
+) -> cloudwatch.Metric:
+    """An ``AWS/SageMaker`` metric with ``dimensions`` (in that order), one minute by default: what every
+    metric of endpoints, variants, inference components and their scaling is built with."""
+    return cloudwatch.Metric(
+        namespace=NAMESPACE,
+        metric_name=metric_name,
+        dimensions_map=dict(dimensions),
+        statistic=statistic,
+        period=period or DEFAULT_PERIOD,
+        label=label,
+        unit=unit,
+        color=color,
+        account=account,
+        region=region,
+    )
 
 
 class ImportedEndpoint(EndpointMetrics, Construct):

@@ -1,8 +1,10 @@
 """The SageMaker execution role: only what the deployed variant needs.
 
-Starts with ``cloudwatch:PutMetricData``; CloudWatch Logs for the endpoint's and the components' own log
-groups (:meth:`ExecutionRole.grant_log_groups`), image, model data, KMS, async output, data capture, SNS and
-rollback-alarm grants are added by the constructs that need them. No AWS managed policies. Statements that must name ``*`` (actions without resource-level
+Starts with ``cloudwatch:PutMetricData``; the resources grant it the rest, as aws-cdk-lib's resources do
+(``resource.grant_x(execution_role) -> iam.Grant``): CloudWatch Logs for the endpoint's and the components'
+own log groups (:meth:`smkit.cdk.constructs.logs.DeploymentLogs.grant_write`), image pull
+(:func:`grant_pull`), model data, KMS (:func:`grant_key_use`), async output, data capture
+(:meth:`smkit.cdk.constructs.storage.EndpointBucket.grant_write`), SNS and rollback alarms. No AWS managed policies. Statements that must name ``*`` (actions without resource-level
 permissions) each sit alone in their own managed policy, and the cdk-nag acknowledgement of that ``*``
 is attached to that policy only, so it covers exactly that statement.
 Permissions reference: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms
@@ -13,17 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import aws_cdk as cdk
+import jsii
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_arn, nag_environment
+from smkit.cdk.constructs.acknowledge import acknowledge, nag_arn
 
 PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
-LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
 # SageMaker grants itself the key use it needs via grants created with the role's identity.
 KMS_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
 
@@ -43,12 +42,63 @@ def confused_deputy_conditions(stack: cdk.Stack) -> dict[str, dict[str, str]]:
     }
 
 
+@jsii.implements(iam.IPrincipal)
+class _ManagedPolicyPrincipal:
+    """The role as a principal whose granted statements land in the role's customer-managed policy (CDK's own
+    ``add_to_principal_policy`` would write an inline DefaultPolicy, a HIPAA/NIST IAMNoInlinePolicy finding)."""
+
+    def __init__(self, role: iam.IRole, policy: iam.ManagedPolicy) -> None:
+        self._role = role
+        self._policy = policy
+
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        return self
+
+    @property
+    def assume_role_action(self) -> str:
+        return self._role.assume_role_action
+
+    @property
+    def policy_fragment(self) -> iam.PrincipalPolicyFragment:
+        return self._role.policy_fragment
+
+    @property
+    def principal_account(self) -> str | None:
+        return self._role.principal_account
+
+    def add_to_policy(self, statement: iam.PolicyStatement) -> bool:
+        self._policy.add_statements(statement)
+        return True
+
+    def add_to_principal_policy(self, statement: iam.PolicyStatement) -> iam.AddToPrincipalPolicyResult:
+        self._policy.add_statements(statement)
+        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self._policy)
+
+
+@jsii.implements(iam.IGrantable)
+class _PolicyGrantee:
+    def __init__(self, principal: iam.IPrincipal) -> None:
+        self._principal = principal
+
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        return self._principal
+
+
+@jsii.implements(iam.IGrantable)
 class ExecutionRole(Construct):
     """An IAM role SageMaker assumes to pull the image, read model data and write results; only for this
     account's SageMaker resources in this region (:func:`confused_deputy_conditions`).
 
+    An ``iam.IGrantable``, as ``aws_lambda.Function`` is: grant it access on the resource
+    (``bucket.grant_read(execution_role)``, ``endpoint_bucket.grant_write(execution_role, prefixes)``); the
+    statements land in its customer-managed policy ``Policy``. Where an ``iam.IRole`` is expected, pass
+    :attr:`role`; :attr:`role_arn`, :attr:`role_name`, :meth:`grant`, :meth:`grant_pass_role`,
+    :meth:`grant_assume_role` and :meth:`add_managed_policy` delegate to it.
+
     ``role``: a role of your own (``iam.Role`` or ``iam.Role.from_role_arn``) instead of one created here;
-    it must trust ``sagemaker.amazonaws.com``. The grants below attach managed policies to it either way.
+    it must trust ``sagemaker.amazonaws.com``. Grants attach managed policies to it either way.
     """
 
     def __init__(self, scope: Construct, id_: str, *, role: iam.IRole | None = None) -> None:
@@ -63,6 +113,8 @@ class ExecutionRole(Construct):
         )
         # A customer-managed policy rather than CDK's inline DefaultPolicy (HIPAA/NIST IAMNoInlinePolicy).
         self.policy = iam.ManagedPolicy(self, "Policy", roles=[self.role])
+        self._principal = _ManagedPolicyPrincipal(self.role, self.policy)
+        self._wildcard_grants: dict[str, iam.Grant] = {}
         # What CreateModel checks with the role (image pull, model data, keys): the Model waits for these.
         self.access_policies: list[iam.ManagedPolicy] = [self.policy]
         # PutMetricData has no resource-level permissions; the namespace condition limits it to SageMaker's.
@@ -78,143 +130,128 @@ class ExecutionRole(Construct):
             "by the cloudwatch:namespace condition.",
         )
 
-    def add_wildcard_statement(self, id_: str, statement: iam.PolicyStatement, reason: str) -> None:
-        """Put ``statement`` (resource ``*``) alone into managed policy ``id_``; acknowledge that ``*`` there only."""
-        if self.node.try_find_child(id_) is not None:
-            return
-        policy = iam.ManagedPolicy(self, id_, roles=[self.role], statements=[statement])
-        acknowledge(policy, {"AwsSolutions-IAM5[Resource::*]": f"Statement {statement.sid}: {reason}"})
-        self.access_policies.append(policy)
-
-    def add_to_policy(self, statement: iam.PolicyStatement) -> None:
-        """Add ``statement`` to the role's managed policy."""
-        self.policy.add_statements(statement)
-
-    def acknowledge(self, reasons: dict[str, str]) -> None:
-        """Acknowledge cdk-nag findings of the role's main managed policy (not of its ``*`` policies)."""
-        acknowledge(self.policy, reasons)
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        """The role, with granted statements going into its managed policy (``iam.IGrantable``)."""
+        return self._principal
 
     @property
     def role_arn(self) -> str:
         """ARN of the role."""
         return self.role.role_arn
 
-    def grant_key(self, key: kms.IKey) -> None:
-        """Encrypt/decrypt with ``key`` and let SageMaker create grants on it for its own resources."""
-        self.add_to_policy(iam.PolicyStatement(actions=KMS_ACTIONS, resources=[key.key_arn]))
-        self.add_to_policy(
-            iam.PolicyStatement(
-                actions=["kms:CreateGrant"],
-                resources=[key.key_arn],
-                conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}},
-            )
-        )
+    @property
+    def role_name(self) -> str:
+        """Name of the role."""
+        return self.role.role_name
 
-    def grant_write(self, bucket: s3.IBucket, prefixes: Sequence[str]) -> None:
-        """``s3:PutObject`` under each prefix of ``bucket`` (data capture, async output and failures)."""
-        resources = [bucket.arn_for_objects(f"{p.strip('/')}/*") for p in prefixes]
-        self.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=resources))
-        logical = logical_id_of(bucket)
-        acknowledge(
-            self.policy,
-            {
-                f"AwsSolutions-IAM5[Resource::<{logical}.Arn>/{p.strip('/')}/*]": (
-                    "SageMaker writes one object per request under this prefix; the names are not known in advance."
-                )
-                for p in prefixes
-            },
-        )
+    def grant(self, grantee: iam.IPrincipal, *actions: str) -> iam.Grant:
+        """Grant ``grantee`` the IAM ``actions`` on this role (``iam.IRole.grant``)."""
+        return self.role.grant(grantee, *actions)
 
-    def grant_read(self, bucket: s3.IBucket, prefix: str) -> None:
-        """``s3:GetObject`` under ``prefix`` (async request payloads)."""
-        self.add_to_policy(
-            iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{prefix}/*")])
-        )
-        acknowledge(
-            self.policy,
-            {
-                f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{prefix}/*]": (
-                    "Clients upload async request payloads under this prefix with names of their choosing."
-                )
-            },
-        )
+    def grant_pass_role(self, grantee: iam.IPrincipal) -> iam.Grant:
+        """Allow ``grantee`` to pass this role to SageMaker (``iam:PassRole``)."""
+        return self.role.grant_pass_role(grantee)
 
-    def grant_s3_read(self, id_: str, uri: str, *, prefix: bool) -> None:
-        """``s3:GetObject`` on the object ``s3://BUCKET/KEY``, or on every object under ``s3://BUCKET/PREFIX/``
-        (plus ``s3:ListBucket`` limited to that prefix): data SageMaker downloads from a bucket of the user's."""
-        name, _, key = uri[len("s3://") :].partition("/")
-        # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
-        bucket_arn = f"arn:{cdk.Stack.of(self).partition}:s3:::{name}"
-        objects = f"{key}*" if prefix else key
-        self.add_to_policy(
-            iam.PolicyStatement(
-                sid=f"Read{id_}", actions=["s3:GetObject"], resources=[f"{bucket_arn}/{objects}"]
-            )
-        )
-        if not prefix:
-            return
-        self.add_to_policy(
-            iam.PolicyStatement(
-                sid=f"List{id_}",
-                actions=["s3:ListBucket"],
-                resources=[bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [objects]}},
-            )
-        )
-        partition, _, _ = nag_environment(self)
-        self.acknowledge(
-            {
-                f"AwsSolutions-IAM5[Resource::arn:{partition}:s3:::{name}/{objects}]": (
-                    f"Statement Read{id_}: SageMaker reads every object under the configured prefix {uri}."
-                )
-            }
-        )
+    def grant_assume_role(self, grantee: iam.IPrincipal) -> iam.Grant:
+        """Allow ``grantee`` to assume this role (``sts:AssumeRole``)."""
+        return self.role.grant_assume_role(grantee)
 
-    def grant_log_groups(self, groups: Sequence[logs.ILogGroup]) -> None:
-        """Write container logs to ``groups`` (the endpoint's and its inference components'), and to no other.
+    def add_managed_policy(self, policy: iam.IManagedPolicy) -> None:
+        """Attach ``policy`` to the role."""
+        self.role.add_managed_policy(policy)
 
-        https://docs.aws.amazon.com/sagemaker/latest/dg/logging-cloudwatch.html
-        """
-        self.add_to_policy(
-            iam.PolicyStatement(
-                sid="ContainerLogs", actions=LOG_ACTIONS, resources=[g.log_group_arn for g in groups]
-            )
-        )
+    def add_to_principal_policy(self, statement: iam.PolicyStatement) -> iam.AddToPrincipalPolicyResult:
+        """Add ``statement`` to the role's managed policy (``iam.IPrincipal``)."""
+        return self._principal.add_to_principal_policy(statement)
 
-    def grant_describe_alarms(self, alarm_arns: Sequence[str]) -> iam.ManagedPolicy:
-        """``cloudwatch:DescribeAlarms`` on the auto-rollback alarms, which SageMaker reads with this role.
+    def add_to_policy(self, statement: iam.PolicyStatement) -> bool:
+        """Add ``statement`` to the role's managed policy."""
+        return self._principal.add_to_policy(statement)
 
-        https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html
-        """
-        # A policy of its own: the Model waits for the role's other policies, and the alarms watch the
-        # EndpointConfig that names the Model, so one policy for both would be a dependency cycle.
-        return iam.ManagedPolicy(
-            self,
-            "RollbackAlarms",
-            roles=[self.role],
-            statements=[
-                iam.PolicyStatement(
-                    sid="RollbackAlarms", actions=["cloudwatch:DescribeAlarms"], resources=list(alarm_arns)
-                )
-            ],
-        )
+    def add_wildcard_statement(self, id_: str, statement: iam.PolicyStatement, reason: str) -> iam.Grant:
+        """Put ``statement`` (resource ``*``) alone into managed policy ``id_``; acknowledge that ``*`` there only.
+        Once per ``id_``: a second call returns the first call's grant."""
+        if id_ in self._wildcard_grants:
+            return self._wildcard_grants[id_]
+        policy = iam.ManagedPolicy(self, id_, roles=[self.role])
+        grant = grant_statement(_PolicyGrantee(_ManagedPolicyPrincipal(self.role, policy)), statement)
+        acknowledge(policy, {"AwsSolutions-IAM5[Resource::*]": f"Statement {statement.sid}: {reason}"})
+        self.access_policies.append(policy)
+        self._wildcard_grants[id_] = grant
+        return grant
 
-    def grant_publish(self, topics: Sequence[sns.ITopic]) -> None:
-        """``sns:Publish`` on the async success and error topics."""
-        self.add_to_policy(
-            iam.PolicyStatement(actions=["sns:Publish"], resources=[t.topic_arn for t in topics])
-        )
+    def acknowledge(self, reasons: dict[str, str]) -> None:
+        """Acknowledge cdk-nag findings of the role's main managed policy (not of its ``*`` policies)."""
+        acknowledge(self.policy, reasons)
 
-    def grant_pull(self, repository_arn: str) -> None:
-        """Pull images from one ECR repository (plus the registry login, which needs ``*``)."""
-        self.add_to_policy(iam.PolicyStatement(actions=PULL_ACTIONS, resources=[repository_arn]))
-        self.add_wildcard_statement(
-            "RegistryLogin",
-            iam.PolicyStatement(
-                sid="EcrAuthorizationToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]
-            ),
-            "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'.",
-        )
+    def separate_policy(self, id_: str) -> iam.IGrantable:
+        """A grantee whose granted statements go into a managed policy ``id_`` of their own, attached to the
+        role and not among :attr:`access_policies` (what the Model waits for): for grants on resources that
+        depend on the Model, where one policy for both would be a dependency cycle."""
+        policy = iam.ManagedPolicy(self, id_, roles=[self.role])
+        return _PolicyGrantee(_ManagedPolicyPrincipal(self.role, policy))
+
+
+def grant_statement(grantee: iam.IGrantable, statement: iam.PolicyStatement) -> iam.Grant:
+    """Grant ``grantee`` exactly ``statement`` (actions, resources, conditions and sid) on its principal."""
+    grant = iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=statement.actions,
+        resource_arns=statement.resources,
+        conditions=statement.conditions or None,
+    )
+    if statement.sid is not None and grant.principal_statement is not None:
+        grant.principal_statement.sid = statement.sid
+    return grant
+
+
+def acknowledge_grant(grantee: iam.IGrantable, reasons: dict[str, str]) -> None:
+    """Acknowledge cdk-nag findings a grant causes where the grantee's statements land: an
+    :class:`ExecutionRole`'s managed policy, or the grantee's principal (a role, user or group)."""
+    if isinstance(grantee, ExecutionRole):
+        grantee.acknowledge(reasons)
+    elif isinstance(grantee.grant_principal, Construct):
+        acknowledge(grantee.grant_principal, reasons)
+
+
+def grant_wildcard(
+    grantee: iam.IGrantable, id_: str, statement: iam.PolicyStatement, reason: str
+) -> iam.Grant:
+    """Grant ``statement`` (resource ``*``): into a managed policy of its own for an :class:`ExecutionRole`
+    (:meth:`ExecutionRole.add_wildcard_statement`), else onto the grantee's principal, acknowledged there."""
+    if isinstance(grantee, ExecutionRole):
+        return grantee.add_wildcard_statement(id_, statement, reason)
+    grant = grant_statement(grantee, statement)
+    acknowledge_grant(grantee, {"AwsSolutions-IAM5[Resource::*]": f"Statement {statement.sid}: {reason}"})
+    return grant
+
+
+def grant_key_use(key: kms.IKey, grantee: iam.IGrantable) -> iam.Grant:
+    """Encrypt/decrypt with ``key`` and let SageMaker create grants on it for its own resources (it creates
+    them with the execution role's identity)."""
+    use = iam.Grant.add_to_principal(grantee=grantee, actions=KMS_ACTIONS, resource_arns=[key.key_arn])
+    create = iam.Grant.add_to_principal(
+        grantee=grantee,
+        actions=["kms:CreateGrant"],
+        resource_arns=[key.key_arn],
+        conditions={"Bool": {"kms:GrantIsForAWSResource": "true"}},
+    )
+    return use.combine(create)
+
+
+def grant_pull(grantee: iam.IGrantable, repository_arn: str) -> iam.Grant:
+    """Pull images from one ECR repository (plus the registry login, which needs ``*``)."""
+    grant = iam.Grant.add_to_principal(grantee=grantee, actions=PULL_ACTIONS, resource_arns=[repository_arn])
+    grant_wildcard(
+        grantee,
+        "RegistryLogin",
+        iam.PolicyStatement(
+            sid="EcrAuthorizationToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]
+        ),
+        "ecr:GetAuthorizationToken has no resource-level permissions; the registry login needs '*'.",
+    )
+    return grant
 
 
 def grant_vpc_access(

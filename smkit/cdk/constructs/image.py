@@ -16,9 +16,10 @@ from pathlib import Path
 import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from smkit.cdk.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.execution_role import grant_pull
 from smkit.dockerimage import stage_kit_context
 from smkit.dockerimage.copies import missing_sources
 
@@ -68,8 +69,8 @@ class ServingImage(ABC):
         return _DlcImage(uri)
 
     @abstractmethod
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
-        """Create what the source needs under ``scope``, grant ``role`` pull access, return the image URI."""
+    def bind(self, scope: Construct, id_: str, *, grantee: iam.IGrantable) -> str:
+        """Create what the source needs under ``scope``, grant ``grantee`` pull access, return the image URI."""
 
 
 class _AssetImage(ServingImage):
@@ -81,7 +82,7 @@ class _AssetImage(ServingImage):
         self.exclude = exclude
         self.build_args = build_args
 
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+    def bind(self, scope: Construct, id_: str, *, grantee: iam.IGrantable) -> str:
         if not (self.directory / self.dockerfile).is_file():
             raise ValueError(
                 f"image.dockerfile {self.dockerfile!r} not found in image.context {self.directory}; fix the "
@@ -100,7 +101,7 @@ class _AssetImage(ServingImage):
             platform=ecr_assets.Platform.LINUX_AMD64,
         )
         _check_copies(asset, self.directory, self.dockerfile, self.build_args)
-        role.grant_pull(asset.repository.repository_arn)
+        grant_pull(grantee, asset.repository.repository_arn)
         return asset.image_uri
 
 
@@ -126,12 +127,14 @@ class _KitImage(ServingImage):
         self.requirements = requirements
         self.build_args = build_args
 
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+    def bind(self, scope: Construct, id_: str, *, grantee: iam.IGrantable) -> str:
         stage = cdk.Stage.of(scope)
         assert stage is not None, "an image is bound inside an app"
         context = stage_kit_context(Path(stage.asset_outdir), self.requirements)
         build_args = {**self.build_args, **context.build_args}
-        return _AssetImage(context.directory, context.dockerfile, (), build_args).bind(scope, id_, role=role)
+        return _AssetImage(context.directory, context.dockerfile, (), build_args).bind(
+            scope, id_, grantee=grantee
+        )
 
 
 class _EcrImage(ServingImage):
@@ -139,8 +142,8 @@ class _EcrImage(ServingImage):
         self.repository = repository
         self.tag = tag
 
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
-        role.grant_pull(self.repository.repository_arn)
+    def bind(self, scope: Construct, id_: str, *, grantee: iam.IGrantable) -> str:
+        grant_pull(grantee, self.repository.repository_arn)
         return self.repository.repository_uri_for_tag(self.tag)
 
 
@@ -148,7 +151,7 @@ class _DlcImage(ServingImage):
     def __init__(self, uri: str) -> None:
         self.uri = uri
 
-    def bind(self, scope: Construct, id_: str, *, role: ExecutionRole) -> str:
+    def bind(self, scope: Construct, id_: str, *, grantee: iam.IGrantable) -> str:
         match = IMAGE_URI.match(self.uri)
         assert match is not None
         stack = cdk.Stack.of(scope)
@@ -176,5 +179,5 @@ class _DlcImage(ServingImage):
             resource="repository",
             resource_name=match["name"],
         )
-        role.grant_pull(repository_arn)
+        grant_pull(grantee, repository_arn)
         return self.uri

@@ -22,25 +22,42 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
+from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
+
 MAX_NAME = 63  # InferenceComponentName pattern ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms: 1-10 items
 
 
 @dataclass(frozen=True)
 class ComponentCompute:
-    """ComputeResourceRequirements of one copy."""
+    """ComputeResourceRequirements of one copy (memory in whole MiB)."""
 
-    min_memory_mb: int
-    max_memory_mb: int | None = None
+    min_memory: cdk.Size
+    max_memory: cdk.Size | None = None
     cpu_cores: float | None = None
     accelerators: float | None = None
+
+
+class PlacementStrategy(ConfigEnum):
+    """SchedulingConfig.PlacementStrategy of the copies."""
+
+    SPREAD = "SPREAD"
+    BINPACK = "BINPACK"
+
+
+class CopyBatchUnit(ConfigEnum):
+    """InferenceComponentCapacitySize.Type of a rolling update's batches."""
+
+    COPY_COUNT = "COPY_COUNT"
+    CAPACITY_PERCENT = "CAPACITY_PERCENT"
 
 
 @dataclass(frozen=True)
 class ComponentPlacement:
     """SchedulingConfig and DataCacheConfig of the copies (None: SageMaker's defaults)."""
 
-    placement: str | None = None  # SPREAD | BINPACK
+    placement: PlacementStrategy | None = None
     max_az_imbalance: int | None = None
     data_cache: bool | None = None
 
@@ -57,10 +74,10 @@ class AdapterSource:
 class RollingUpdateSettings:
     """RollingUpdatePolicy: batch size as copies or percent of capacity, and its timings."""
 
-    batch_type: str  # COPY_COUNT | CAPACITY_PERCENT
+    batch_unit: CopyBatchUnit
     batch_value: int
-    wait_interval_seconds: int = 120
-    max_execution_timeout_seconds: int | None = None
+    wait_interval: cdk.Duration = cdk.Duration.minutes(2)
+    max_execution_timeout: cdk.Duration | None = None
     rollback_batch_copies: int | None = None
     auto_rollback: bool = True
 
@@ -83,8 +100,8 @@ class InferenceComponent(Construct):
         model_name: str | None = None,
         compute: ComponentCompute | None = None,
         copies: int = 1,
-        model_data_download_timeout_seconds: int | None = None,
-        container_startup_health_check_timeout_seconds: int | None = None,
+        model_data_download_timeout: cdk.Duration | None = None,
+        container_startup_health_check_timeout: cdk.Duration | None = None,
         rolling_update: RollingUpdateSettings | None = None,
         placement: ComponentPlacement | None = None,
         adapter: AdapterSource | None = None,
@@ -103,10 +120,14 @@ class InferenceComponent(Construct):
         self._rolling_update = rolling_update
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         startup = None
-        if model_data_download_timeout_seconds or container_startup_health_check_timeout_seconds:
+        download, health = (
+            seconds_of(model_data_download_timeout),
+            seconds_of(container_startup_health_check_timeout),
+        )
+        if download or health:
             startup = sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
-                model_data_download_timeout_in_seconds=model_data_download_timeout_seconds,
-                container_startup_health_check_timeout_in_seconds=container_startup_health_check_timeout_seconds,
+                model_data_download_timeout_in_seconds=download,
+                container_startup_health_check_timeout_in_seconds=health,
             )
         if per_instance_type and (adapter is not None or not 2 <= len(per_instance_type) <= 5):
             raise ValueError(
@@ -162,12 +183,8 @@ class InferenceComponent(Construct):
 
         https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html
         """
-        return cloudwatch.Metric(
-            namespace="AWS/SageMaker",
-            metric_name=metric_name,
-            dimensions_map={"InferenceComponentName": self.component_name},
-            statistic=statistic,
-            period=cdk.Duration.minutes(1),
+        return sagemaker_metric(
+            metric_name, {"InferenceComponentName": self.component_name}, statistic=statistic
         )
 
     def _deployment_config(
@@ -187,9 +204,9 @@ class InferenceComponent(Construct):
         size = sagemaker.CfnInferenceComponent.InferenceComponentCapacitySizeProperty
         return sagemaker.CfnInferenceComponent.InferenceComponentDeploymentConfigProperty(
             rolling_update_policy=sagemaker.CfnInferenceComponent.InferenceComponentRollingUpdatePolicyProperty(
-                maximum_batch_size=size(type=r.batch_type, value=r.batch_value),
-                wait_interval_in_seconds=r.wait_interval_seconds,
-                maximum_execution_timeout_in_seconds=r.max_execution_timeout_seconds,
+                maximum_batch_size=size(type=r.batch_unit.value, value=r.batch_value),
+                wait_interval_in_seconds=int(r.wait_interval.to_seconds()),
+                maximum_execution_timeout_in_seconds=seconds_of(r.max_execution_timeout),
                 rollback_maximum_batch_size=(
                     size(type="COPY_COUNT", value=r.rollback_batch_copies)
                     if r.rollback_batch_copies
@@ -238,8 +255,10 @@ def _specification(
     return spec.InferenceComponentSpecificationProperty(
         model_name=model_name,
         compute_resource_requirements=spec.InferenceComponentComputeResourceRequirementsProperty(
-            min_memory_required_in_mb=compute.min_memory_mb,
-            max_memory_required_in_mb=compute.max_memory_mb,
+            min_memory_required_in_mb=int(compute.min_memory.to_mebibytes()),
+            max_memory_required_in_mb=(
+                None if compute.max_memory is None else int(compute.max_memory.to_mebibytes())
+            ),
             number_of_cpu_cores_required=compute.cpu_cores,
             number_of_accelerator_devices_required=compute.accelerators,
         ),
@@ -247,7 +266,7 @@ def _specification(
         # CloudFormation requires AvailabilityZoneBalance with the strategy; PERMISSIVE is its only mode.
         scheduling_config=(
             spec.InferenceComponentSchedulingConfigProperty(
-                placement_strategy=p.placement,
+                placement_strategy=p.placement.value,
                 availability_zone_balance=spec.InferenceComponentAvailabilityZoneBalanceProperty(
                     enforcement_mode="PERMISSIVE", max_imbalance=p.max_az_imbalance
                 ),

@@ -12,14 +12,17 @@ https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.ht
 from __future__ import annotations
 
 import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from smkit.cdk.constructs.execution_role import grant_statement
 from smkit.config.aws_rules import LOG_RETENTION_DAYS
 
 ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
 COMPONENT_LOG_PREFIX = "/aws/sagemaker/InferenceComponents/"
+LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
 
 
 class DeploymentLogs(Construct):
@@ -31,9 +34,11 @@ class DeploymentLogs(Construct):
     later return to an earlier name. The helpers' group has a generated name and is retained.
     """
 
-    def __init__(self, scope: Construct, id_: str, *, retention_days: int, encryption_key: kms.IKey) -> None:
+    def __init__(
+        self, scope: Construct, id_: str, *, retention: logs.RetentionDays, encryption_key: kms.IKey
+    ) -> None:
         super().__init__(scope, id_)
-        self.retention = retention_period(retention_days)
+        self.retention = retention
         self.encryption_key = encryption_key
         self.helpers = logs.LogGroup(
             self,
@@ -71,6 +76,19 @@ class DeploymentLogs(Construct):
         )
         self.components[component_name] = group
         return group
+
+    def grant_write(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Write container logs to :attr:`container_groups` (the endpoint's and its inference components'),
+        and to no other group. https://docs.aws.amazon.com/sagemaker/latest/dg/logging-cloudwatch.html
+        """
+        return grant_statement(
+            grantee,
+            iam.PolicyStatement(
+                sid="ContainerLogs",
+                actions=LOG_ACTIONS,
+                resources=[g.log_group_arn for g in self.container_groups],
+            ),
+        )
 
     @property
     def container_groups(self) -> list[logs.LogGroup]:

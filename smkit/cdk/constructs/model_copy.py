@@ -19,7 +19,7 @@ from aws_cdk import aws_s3_deployment as s3_deployment
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
-from smkit.cdk.constructs.execution_role import ExecutionRole
+from smkit.cdk.constructs.execution_role import acknowledge_grant
 from smkit.contract import MIB
 
 # The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.
@@ -50,6 +50,37 @@ class ModelCopy:
     prefix: str
     deployment: s3_deployment.BucketDeployment
     releases: str  # models/<id>/: the copies of every release of this container's model data
+    bucket: s3.IBucket
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``grantee`` reads every release's copy of this container's model data, not only the current one.
+
+        The policy changes before the endpoint: during a blue/green or rolling update the old fleet still
+        serves (and autoscales, and a multi-model endpoint loads models on demand, every request with its
+        cache disabled), and after a rollback the old release runs again, each reading its own
+        content-hashed prefix. Granting only the new prefix would break them (docs/cloudformation.md,
+        "Day-2 updates")."""
+        objects = f"{self.releases}*"
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee, actions=["s3:GetObject"], resource_arns=[self.bucket.arn_for_objects(objects)]
+        ).combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["s3:ListBucket"],
+                resource_arns=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [objects]}},
+            )
+        )
+        acknowledge_grant(
+            grantee,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(self.bucket)}.Arn>/{objects}]": (
+                    "Read access to every release's content-hashed copy of this container's model data: the "
+                    "old fleet keeps reading its own during an update and after a rollback."
+                )
+            },
+        )
+        return grant
 
 
 def copy_into_bucket(
@@ -84,35 +115,7 @@ def copy_into_bucket(
         log_group=log_group,
     )
     _acknowledge_deployment_handler(deployment, bucket)
-    return ModelCopy(prefix, deployment, f"models/{id_}/")
-
-
-def grant_releases(role: ExecutionRole, bucket: s3.IBucket, copy: ModelCopy) -> None:
-    """The role reads every release's copy of this container's model data, not only the current one.
-
-    The policy changes before the endpoint: during a blue/green or rolling update the old fleet still serves
-    (and autoscales, and a multi-model endpoint loads models on demand, every request with its cache
-    disabled), and after a rollback the old release runs again, each reading its own content-hashed prefix.
-    Granting only the new prefix would break them (docs/cloudformation.md, "Day-2 updates")."""
-    releases = copy.releases
-    role.add_to_policy(
-        iam.PolicyStatement(actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{releases}*")])
-    )
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["s3:ListBucket"],
-            resources=[bucket.bucket_arn],
-            conditions={"StringLike": {"s3:prefix": [f"{releases}*"]}},
-        )
-    )
-    role.acknowledge(
-        {
-            f"AwsSolutions-IAM5[Resource::<{logical_id_of(bucket)}.Arn>/{releases}*]": (
-                "Read access to every release's content-hashed copy of this container's model data: the old "
-                "fleet keeps reading its own during an update and after a rollback."
-            )
-        },
-    )
+    return ModelCopy(prefix, deployment, f"models/{id_}/", bucket)
 
 
 HANDLER_REASONS = {

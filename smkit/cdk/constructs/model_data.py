@@ -33,8 +33,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import nag_environment
-from smkit.cdk.constructs.execution_role import ExecutionRole
-from smkit.cdk.constructs.model_copy import copy_into_bucket, grant_releases
+from smkit.cdk.constructs.execution_role import acknowledge_grant, grant_statement
+from smkit.cdk.constructs.model_copy import copy_into_bucket
 
 MISSING_HINT = (
     "package it first: `smkit package --config CONFIG` (in the kit's repository: `make package-model`)"
@@ -97,11 +97,11 @@ class ModelData(ABC):
         scope: Construct,
         id_: str,
         *,
-        role: ExecutionRole,
+        grantee: iam.IGrantable,
         bucket: s3.IBucket,
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
-        """Upload under ``scope``, grant ``role`` read access, and describe the result.
+        """Upload under ``scope``, grant ``grantee`` (the execution role) read access, and describe the result.
 
         ``log_group`` receives the logs of the copy handler of directory sets (default: a group without
         retention, created by Lambda)."""
@@ -129,7 +129,7 @@ class _Archive(_LocalData):
         scope: Construct,
         id_: str,
         *,
-        role: ExecutionRole,
+        grantee: iam.IGrantable,
         bucket: s3.IBucket,
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
@@ -146,7 +146,7 @@ class _Archive(_LocalData):
             exclude=["*", ".*", f"!{self.path.name}"],
         )
         key = f"{copy.prefix}{self.path.name}"
-        grant_releases(role, bucket, copy)
+        copy.grant_read(grantee)
         return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
 
 
@@ -161,7 +161,7 @@ class _DirectorySet(_LocalData):
         scope: Construct,
         id_: str,
         *,
-        role: ExecutionRole,
+        grantee: iam.IGrantable,
         bucket: s3.IBucket,
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
@@ -171,7 +171,7 @@ class _DirectorySet(_LocalData):
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
         copy = copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
         prefix, deployment = copy.prefix, copy.deployment
-        grant_releases(role, bucket, copy)
+        copy.grant_read(grantee)
         return _prefix_data(
             f"s3://{bucket.bucket_name}/{prefix}",
             multi_model=self.multi_model,
@@ -199,47 +199,22 @@ class _InS3(ModelData):
         scope: Construct,
         id_: str,
         *,
-        role: ExecutionRole,
+        grantee: iam.IGrantable,
         bucket: s3.IBucket,
         log_group: logs.ILogGroup | None = None,
     ) -> BoundModelData:
-        name, _, key = self.uri[len("s3://") :].partition("/")
         prefix = self.kind != "archive"
-        # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
-        bucket_arn = f"arn:{cdk.Stack.of(scope).partition}:s3:::{name}"
-        objects = f"{key}*" if prefix else key
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid=f"Read{id_}", actions=["s3:GetObject"], resources=[f"{bucket_arn}/{objects}"]
-            )
+        grant_read_s3(
+            scope,
+            grantee,
+            id_,
+            self.uri,
+            prefix=prefix,
+            kms_key_arn=self.kms_key_arn,
+            why=f"the configured model data prefix {self.uri}; that is the point.",
         )
-        if self.kms_key_arn is not None:
-            # Objects under SSE-KMS are decrypted with the caller's identity: the role needs kms:Decrypt.
-            # https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    sid=f"Decrypt{id_}", actions=["kms:Decrypt"], resources=[self.kms_key_arn]
-                )
-            )
         if not prefix:
             return BoundModelData(model_data_url=self.uri)
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid=f"List{id_}",
-                actions=["s3:ListBucket"],
-                resources=[bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [objects]}},
-            )
-        )
-        partition, _, _ = nag_environment(scope)
-        role.acknowledge(
-            {
-                f"AwsSolutions-IAM5[Resource::arn:{partition}:s3:::{name}/{objects}]": (
-                    f"Statement Read{id_}: SageMaker reads every object under the configured model data "
-                    f"prefix {self.uri}; that is the point."
-                )
-            },
-        )
         return _prefix_data(
             self.uri,
             multi_model=self.multi_model,
@@ -272,3 +247,61 @@ def _prefix_data(
         )
     )
     return BoundModelData(model_data_source=source, dependency=dependency)
+
+
+def grant_read_s3(
+    scope: Construct,
+    grantee: iam.IGrantable,
+    id_: str,
+    uri: str,
+    *,
+    prefix: bool,
+    kms_key_arn: str | None = None,
+    why: str | None = None,
+) -> iam.Grant:
+    """``s3:GetObject`` (statement ``Read<id_>``) on the object ``s3://BUCKET/KEY``, or on every object under
+    ``s3://BUCKET/PREFIX/`` plus ``s3:ListBucket`` limited to it (``List<id_>``): data SageMaker downloads
+    from a bucket of the user's (model data, adapter weights, earlier releases' data). ``kms_key_arn``: the
+    objects are under SSE-KMS, decrypted with the grantee's identity, so it needs ``kms:Decrypt``
+    (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html). ``why`` ends the
+    cdk-nag acknowledgement of a prefix's ``*`` ("SageMaker reads every object under ...")."""
+    name, _, key = uri[len("s3://") :].partition("/")
+    # The stack's partition: literal with a concrete region, as cdk-nag spells it in finding ids.
+    bucket_arn = f"arn:{cdk.Stack.of(scope).partition}:s3:::{name}"
+    objects = f"{key}*" if prefix else key
+    grant = grant_statement(
+        grantee,
+        iam.PolicyStatement(
+            sid=f"Read{id_}", actions=["s3:GetObject"], resources=[f"{bucket_arn}/{objects}"]
+        ),
+    )
+    if kms_key_arn is not None:
+        grant = grant.combine(
+            grant_statement(
+                grantee,
+                iam.PolicyStatement(sid=f"Decrypt{id_}", actions=["kms:Decrypt"], resources=[kms_key_arn]),
+            )
+        )
+    if not prefix:
+        return grant
+    grant = grant.combine(
+        grant_statement(
+            grantee,
+            iam.PolicyStatement(
+                sid=f"List{id_}",
+                actions=["s3:ListBucket"],
+                resources=[bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [objects]}},
+            ),
+        )
+    )
+    partition, _, _ = nag_environment(scope)
+    acknowledge_grant(
+        grantee,
+        {
+            f"AwsSolutions-IAM5[Resource::arn:{partition}:s3:::{name}/{objects}]": (
+                f"Statement Read{id_}: SageMaker reads every object under {why or f'the configured prefix {uri}.'}"
+            )
+        },
+    )
+    return grant

@@ -1,27 +1,33 @@
-"""CloudWatch alarms, the SNS topic that carries them to people, the auto-rollback alarms, and a dashboard.
+"""CloudWatch alarms, the SNS topic that carries them to people, the auto-rollback alarms, and a dashboard,
+for an endpoint's variants or for its inference components (one construct, one alarm factory).
 
 Metrics: https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html
 (``ModelLatency`` is in microseconds; ``ApproximateAgeOfOldestRequest`` in seconds, async only; async
 endpoints publish ``InvocationsProcessed`` instead of ``Invocations``,
-https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html).
+https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html; an inference component's
+invocation metrics carry ``InferenceComponentName``).
 
-Two sets of alarms:
+What an alarm measures (:class:`Measure`) decides whether it may roll a deployment back: the 5XX error rate
+and p99 ``ModelLatency`` do, the 4XX rate (a caller's bad request is not the model's fault) and the async
+backlog's age only notify.
 
-- **Operational** (to the topic, so to whoever subscribed): per variant, 5XX and 4XX error rates and p99
-  ModelLatency over the whole variant; async: age of the oldest queued request.
-- **Rollback** (to the endpoint's AutoRollbackConfiguration): per variant, 5XX error rate and p99
-  ModelLatency of the *new* fleet only: the metrics carry the new ``EndpointConfigName`` dimension, so an
-  incident on the old fleet does not roll back the deployment that fixes it, and client errors (4XX)
-  never roll back a good model.
+- **Variants**: per variant, operational alarms (to the topic) on the 5XX and 4XX rates and p99 latency of
+  the whole variant, and rollback alarms (to the endpoint's AutoRollbackConfiguration) on the *new* fleet
+  only: their metrics carry the new ``EndpointConfigName``, so an incident on the old fleet does not roll
+  back the deployment that fixes it. Async: the age of the oldest queued request.
   https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html
-
-A shadow variant gets the operational alarms (``shadow_alarms``, same topic) and no rollback alarms: its
-answers reach no caller, so it never rolls production back.
+- **Shadow variants** get the operational alarms (``shadow_alarms``) and no rollback alarms: their answers
+  reach no caller, so they never roll production back.
+- **Inference components**: per component, the same three alarms; its 5XX and latency alarms are also the
+  rollback alarms of its rolling updates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import enum
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import aws_cdk as cdk
@@ -34,6 +40,8 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
+from smkit.cdk.constructs.execution_role import grant_statement
+from smkit.cdk.constructs.inference_component import InferenceComponent
 from smkit.cdk.constructs.logical_ids import pin
 
 MICROSECONDS_PER_MS = 1000
@@ -43,11 +51,21 @@ MICROSECONDS_PER_MS = 1000
 class AlarmThresholds:
     """When the alarms fire; each must hold for ``evaluation_periods`` consecutive minutes."""
 
-    latency_p99_ms: int
+    latency_p99: cdk.Duration
     error_5xx_percent: float
     error_4xx_percent: float
-    backlog_age_seconds: int | None = None
+    backlog_age: cdk.Duration | None = None
     evaluation_periods: int = 3
+
+    @property
+    def latency_p99_ms(self) -> int:
+        """The latency threshold in whole milliseconds (alarm descriptions)."""
+        return int(self.latency_p99.to_milliseconds())
+
+    @property
+    def backlog_age_seconds(self) -> int | None:
+        """The backlog age threshold in whole seconds (None: no backlog alarm)."""
+        return None if self.backlog_age is None else int(self.backlog_age.to_seconds())
 
 
 @dataclass(frozen=True)
@@ -104,9 +122,53 @@ class AlarmTopic(Construct):
                 raise ValueError(f"alarm subscriber kind {s.kind!r} (one of email, https, sns)")
 
 
+class Measure(enum.Enum):
+    """What an alarm measures; whether such an alarm may roll a deployment back is decided by this alone."""
+
+    ERROR_5XX_RATE = "5xx"
+    ERROR_4XX_RATE = "4xx"
+    LATENCY_P99 = "latency"
+    BACKLOG_AGE = "backlog"
+
+    @property
+    def rolls_back(self) -> bool:
+        """The model's own failures (5XX, latency) roll back; a caller's bad request (4XX) and a queue's age
+        only notify."""
+        return self in (Measure.ERROR_5XX_RATE, Measure.LATENCY_P99)
+
+
+ALARM_SUFFIX = {
+    Measure.ERROR_5XX_RATE: "5xxRate",
+    Measure.ERROR_4XX_RATE: "4xxRate",
+    Measure.LATENCY_P99: "LatencyP99",
+}
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """What one set of alarms watches: a variant's whole fleet, a variant's new fleet (the endpoint config
+    being deployed; its alarms are the rollback alarms), a shadow variant, or an inference component."""
+
+    key: str  # construct id prefix of its alarms
+    metric: Callable[..., cloudwatch.Metric]  # (metric_name, statistic=...) -> its metric
+    requests: str  # the request count metric
+    descriptions: Mapping[Measure, str]  # the measures it is alarmed on, and what the alarm says
+    rate_label: Callable[[str], str]  # errors metric name -> the rate's label
+    operational: bool = True  # its alarms notify (``alarms``, ``shadow_alarms``)
+    rollback: bool = False  # its alarms of a measure that rolls back are rollback alarms
+    shadow: bool = False
+    graphed: tuple[str, ...] = ()  # the request metrics of its dashboard row
+    graph_title: str = ""
+
+
 class EndpointMonitoring(Construct):
-    """Operational and rollback alarms of every variant, operational alarms of shadow variants, their topic,
-    and a dashboard."""
+    """The alarms of an endpoint, their topic, and a dashboard: operational and rollback alarms of every
+    variant, operational alarms of shadow variants, or the alarms of every inference component (``components``,
+    for an inference-component endpoint; a component's 5XX and latency alarms roll its rolling updates back).
+
+    https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html (invocation metrics carry
+    ``EndpointName`` and ``VariantName``, or ``InferenceComponentName``).
+    """
 
     def __init__(
         self,
@@ -114,108 +176,232 @@ class EndpointMonitoring(Construct):
         id_: str,
         *,
         endpoint: InferenceEndpoint,
-        endpoint_config_name: str,
-        variant_names: Sequence[str],
         thresholds: AlarmThresholds,
         encryption_key: kms.IKey,
         subscribers: Sequence[Subscriber] = (),
+        variant_names: Sequence[str] = (),
+        endpoint_config_name: str | None = None,
         is_async: bool = False,
         shadow_variant_names: Sequence[str] = (),
+        components: Mapping[str, InferenceComponent] | None = None,
     ) -> None:
         super().__init__(scope, id_)
-        t = thresholds
+        if (components is None) == (not variant_names) or (variant_names and endpoint_config_name is None):
+            raise ValueError(
+                f"{self.node.path}: give variant_names and endpoint_config_name, or components (one of them)"
+            )
+        self.thresholds = t = thresholds
         self.alarm_topic = AlarmTopic(
             self, "AlarmTopic", encryption_key=encryption_key, subscribers=subscribers
         )
         self.topic = self.alarm_topic.topic
         # The topic's id from before AlarmTopic existed: a replaced topic would lose its subscriptions.
         pin(self.topic, id_, "AlarmTopic", "Resource")
+        self.endpoint = endpoint
         self.alarms: list[cloudwatch.Alarm] = []
         self.rollback_alarms: list[cloudwatch.Alarm] = []
         self.shadow_alarms: list[cloudwatch.Alarm] = []
-        shadows = set(shadow_variant_names)
-        dashboard = cloudwatch.Dashboard(self, "Dashboard")
-        requests = "InvocationsProcessed" if is_async else "Invocations"
-
-        def alarm(id_: str, metric: cloudwatch.IMetric, threshold: float, what: str) -> cloudwatch.Alarm:
-            a = cloudwatch.Alarm(
-                self,
-                id_,
-                metric=metric,
-                threshold=threshold,
-                evaluation_periods=t.evaluation_periods,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description=f"{what} (endpoint {endpoint.endpoint_name})",
-            )
-            for action in self.alarm_topic.actions:
-                a.add_alarm_action(action)
-                a.add_ok_action(action)
-            return a
-
-        def rate(errors: str, v: str, config_name: str | None = None) -> cloudwatch.MathExpression:
-            # Ids unique per graph: the dashboard plots the 4XX and 5XX rates together.
-            e, r = f"e{errors[10]}", f"r{errors[10]}"
-            return cloudwatch.MathExpression(
-                expression=f"IF({r} > 0, 100 * {e} / {r}, 0)",
-                using_metrics={
-                    e: endpoint.metric(errors, variant_name=v, endpoint_config_name=config_name),
-                    r: endpoint.metric(requests, variant_name=v, endpoint_config_name=config_name),
-                },
-                label=f"{errors} % of {requests}",
-                period=cdk.Duration.minutes(1),
-            )
-
-        for v in [*variant_names, *shadow_variant_names]:
-            latency = endpoint.metric("ModelLatency", variant_name=v, statistic="p99")
-            p99 = t.latency_p99_ms * MICROSECONDS_PER_MS
-            operational = self.shadow_alarms if v in shadows else self.alarms
-            kind = "Shadow variant" if v in shadows else "Variant"
-            operational += [
-                alarm(f"{v}5xxRate", rate("Invocation5XXErrors", v), t.error_5xx_percent,
-                      f"{kind} {v}: >= {t.error_5xx_percent}% of requests fail with 5XX"),
-                alarm(f"{v}4xxRate", rate("Invocation4XXErrors", v), t.error_4xx_percent,
-                      f"{kind} {v}: >= {t.error_4xx_percent}% of requests rejected with 4XX (client errors)"),
-                alarm(f"{v}LatencyP99", latency, p99, f"{kind} {v}: ModelLatency p99 >= {t.latency_p99_ms} ms"),
-            ]  # fmt: skip
-            if v not in shadows:
-                new_latency = endpoint.metric(
-                    "ModelLatency", variant_name=v, statistic="p99", endpoint_config_name=endpoint_config_name
-                )
-                self.rollback_alarms += [
-                    alarm(f"{v}NewFleet5xxRate", rate("Invocation5XXErrors", v, endpoint_config_name),
-                          t.error_5xx_percent, f"Rollback: new fleet of {v}: >= {t.error_5xx_percent}% 5XX"),
-                    alarm(f"{v}NewFleetLatencyP99", new_latency, p99,
-                          f"Rollback: new fleet of {v}: ModelLatency p99 >= {t.latency_p99_ms} ms"),
-                ]  # fmt: skip
-            dashboard.add_widgets(
-                cloudwatch.GraphWidget(
-                    title=f"{v}: {requests}", left=[endpoint.metric(requests, variant_name=v)], width=8
-                ),
-                cloudwatch.GraphWidget(
-                    title=f"{v}: error rates (%)",
-                    left=[rate("Invocation4XXErrors", v), rate("Invocation5XXErrors", v)],
-                    width=8,
-                ),
-                cloudwatch.GraphWidget(title=f"{v}: ModelLatency p99 (us)", left=[latency], width=8),
-            )
+        self._by_key: dict[str, list[cloudwatch.Alarm]] = {}
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard")
+        for watched in self._watched(
+            variant_names, shadow_variant_names, components or {}, endpoint_config_name, is_async
+        ):
+            self._watch(watched)
         if t.backlog_age_seconds is not None:
             age = endpoint.metric("ApproximateAgeOfOldestRequest", statistic="Maximum")
             backlog = endpoint.metric("ApproximateBacklogSize", statistic="Average")
             self.alarms.append(
-                alarm(
+                self._alarm(
                     "BacklogAge",
                     age,
                     t.backlog_age_seconds,
-                    f"Oldest queued async request >= {t.backlog_age_seconds} s",
+                    f"Oldest queued async request >= {t.backlog_age_seconds} s (endpoint {endpoint.endpoint_name})",
                 )
             )
-            dashboard.add_widgets(
+            self.dashboard.add_widgets(
                 cloudwatch.GraphWidget(title="async backlog", left=[backlog], right=[age], width=24),
             )
-        dashboard.add_widgets(
+        self.dashboard.add_widgets(
             cloudwatch.AlarmStatusWidget(
-                title="alarms", alarms=[*self.alarms, *self.rollback_alarms, *self.shadow_alarms], width=24
+                title="alarms",
+                alarms=[
+                    *self.alarms,
+                    *[a for a in self.rollback_alarms if a not in self.alarms],
+                    *self.shadow_alarms,
+                ],
+                width=24,
             ),
         )
-        self.dashboard = dashboard
+
+    def alarms_of(self, name: str) -> list[cloudwatch.Alarm]:
+        """The alarms of one variant or inference component (by its name in the config)."""
+        return list(self._by_key.get(name, []))
+
+    def rollback_alarms_of(self, name: str) -> list[cloudwatch.Alarm]:
+        """The rollback alarms of one variant (its new fleet's) or inference component."""
+        return [
+            a
+            for a in self.rollback_alarms
+            if a in self._by_key.get(name, []) or a in self._by_key.get(f"{name}NewFleet", [])
+        ]
+
+    def grant_describe_rollback_alarms(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``cloudwatch:DescribeAlarms`` on the rollback alarms, which SageMaker reads with the execution role
+        (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html). Give the
+        role's :meth:`~smkit.cdk.constructs.execution_role.ExecutionRole.separate_policy`: the alarms watch
+        the endpoint config that names the Model, which waits for the role's access policies."""
+        return grant_statement(
+            grantee,
+            iam.PolicyStatement(
+                sid="RollbackAlarms",
+                actions=["cloudwatch:DescribeAlarms"],
+                resources=[a.alarm_arn for a in self.rollback_alarms],
+            ),
+        )
+
+    def _watched(
+        self,
+        variant_names: Sequence[str],
+        shadow_variant_names: Sequence[str],
+        components: Mapping[str, InferenceComponent],
+        endpoint_config_name: str | None,
+        is_async: bool,
+    ) -> list[tuple[_Watched, ...]]:
+        """Each variant (with its new fleet) or component, in order."""
+        t, endpoint = self.thresholds, self.endpoint
+        requests = "InvocationsProcessed" if is_async else "Invocations"
+        out: list[tuple[_Watched, ...]] = []
+        for v in [*variant_names, *shadow_variant_names]:
+            shadow = v in shadow_variant_names
+            kind = "Shadow variant" if shadow else "Variant"
+            on = f" (endpoint {endpoint.endpoint_name})"
+            whole = _Watched(
+                key=v,
+                metric=functools.partial(endpoint.metric, variant_name=v),
+                requests=requests,
+                descriptions={
+                    Measure.ERROR_5XX_RATE: f"{kind} {v}: >= {t.error_5xx_percent}% of requests fail with 5XX{on}",
+                    Measure.ERROR_4XX_RATE: (
+                        f"{kind} {v}: >= {t.error_4xx_percent}% of requests rejected with 4XX (client errors){on}"
+                    ),
+                    Measure.LATENCY_P99: f"{kind} {v}: ModelLatency p99 >= {t.latency_p99_ms} ms{on}",
+                },
+                rate_label=lambda errors: f"{errors} % of {requests}",
+                shadow=shadow,
+                graphed=(requests,),
+                graph_title=f"{v}: {requests}",
+            )
+            if shadow:  # its answers reach no caller: it never rolls production back
+                out.append((whole,))
+                continue
+            new_fleet = dataclasses.replace(
+                whole,
+                key=f"{v}NewFleet",
+                metric=functools.partial(
+                    endpoint.metric, variant_name=v, endpoint_config_name=endpoint_config_name
+                ),
+                descriptions={
+                    Measure.ERROR_5XX_RATE: f"Rollback: new fleet of {v}: >= {t.error_5xx_percent}% 5XX{on}",
+                    Measure.LATENCY_P99: f"Rollback: new fleet of {v}: ModelLatency p99 >= {t.latency_p99_ms} ms{on}",
+                },
+                operational=False,
+                rollback=True,
+            )
+            out.append((whole, new_fleet))
+        for name, component in components.items():
+            about = f"Inference component {name} ({component.component_name}): "
+            watched = _Watched(
+                key=name,
+                metric=component.metric,
+                requests="Invocations",
+                descriptions={
+                    Measure.ERROR_5XX_RATE: f"{about}>= {t.error_5xx_percent}% of requests fail with 5XX",
+                    Measure.ERROR_4XX_RATE: f"{about}>= {t.error_4xx_percent}% of requests rejected (4XX)",
+                    Measure.LATENCY_P99: f"{about}ModelLatency p99 >= {t.latency_p99_ms} ms",
+                },
+                rate_label=lambda errors: f"{errors[10]}XX % of requests",
+                rollback=True,
+                graphed=("Invocations", "NoCapacityInvocationFailures"),
+                graph_title=f"{name}: invocations",
+            )
+            out.append((watched,))
+        return out
+
+    def _watch(self, fleets: tuple[_Watched, ...]) -> None:
+        """The alarms of one variant (and its new fleet) or component, and its row of the dashboard."""
+        t = self.thresholds
+        thresholds = {
+            Measure.ERROR_5XX_RATE: t.error_5xx_percent,
+            Measure.ERROR_4XX_RATE: t.error_4xx_percent,
+            Measure.LATENCY_P99: t.latency_p99_ms * MICROSECONDS_PER_MS,
+        }
+        for w in fleets:
+            made = []
+            for measure, description in w.descriptions.items():
+                if not (w.operational or measure.rolls_back):
+                    continue
+                alarm = self._alarm(
+                    f"{w.key}{ALARM_SUFFIX[measure]}",
+                    self._measured(w, measure),
+                    thresholds[measure],
+                    description,
+                )
+                made.append(alarm)
+                if w.operational:
+                    (self.shadow_alarms if w.shadow else self.alarms).append(alarm)
+                if w.rollback and measure.rolls_back:
+                    self.rollback_alarms.append(alarm)
+            self._by_key[w.key] = made
+        watched = fleets[0]
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=watched.graph_title, left=[watched.metric(m) for m in watched.graphed], width=8
+            ),
+            cloudwatch.GraphWidget(
+                title=f"{watched.key}: error rates (%)",
+                left=[
+                    self._measured(watched, Measure.ERROR_4XX_RATE),
+                    self._measured(watched, Measure.ERROR_5XX_RATE),
+                ],
+                width=8,
+            ),
+            cloudwatch.GraphWidget(
+                title=f"{watched.key}: ModelLatency p99 (us)",
+                left=[self._measured(watched, Measure.LATENCY_P99)],
+                width=8,
+            ),
+        )
+
+    def _measured(self, w: _Watched, measure: Measure) -> cloudwatch.IMetric:
+        """The metric (or math expression) an alarm of ``measure`` on ``w`` watches."""
+        if measure is Measure.LATENCY_P99:
+            return w.metric("ModelLatency", statistic="p99")
+        errors = "Invocation5XXErrors" if measure is Measure.ERROR_5XX_RATE else "Invocation4XXErrors"
+        # Ids unique per graph: the dashboard plots the 4XX and 5XX rates together.
+        e, r = f"e{errors[10]}", f"r{errors[10]}"
+        return cloudwatch.MathExpression(
+            expression=f"IF({r} > 0, 100 * {e} / {r}, 0)",
+            using_metrics={e: w.metric(errors), r: w.metric(w.requests)},
+            label=w.rate_label(errors),
+            period=cdk.Duration.minutes(1),
+        )
+
+    def _alarm(
+        self, id_: str, metric: cloudwatch.IMetric, threshold: float, description: str
+    ) -> cloudwatch.Alarm:
+        """The one alarm factory: ``threshold`` or more for ``evaluation_periods`` minutes, missing data not
+        breaching, alarm and OK to the topic (and forwarded topics)."""
+        alarm = cloudwatch.Alarm(
+            self,
+            id_,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=self.thresholds.evaluation_periods,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
+        for action in self.alarm_topic.actions:
+            alarm.add_alarm_action(action)
+            alarm.add_ok_action(action)
+        return alarm

@@ -5,6 +5,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-check-prediction
 
 from __future__ import annotations
 
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
@@ -27,3 +28,9 @@ class AsyncTopics(Construct):
     def topics(self) -> list[sns.ITopic]:
         """Both topics (what the execution role may publish to)."""
         return [self.success, self.error]
+
+    def grant_publish(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``sns:Publish`` on both topics (SageMaker notifies with the execution role)."""
+        return iam.Grant.add_to_principal(
+            grantee=grantee, actions=["sns:Publish"], resource_arns=[t.topic_arn for t in self.topics]
+        )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_signer as signer
 from constructs import Construct
+
+from smkit.cdk.constructs.execution_role import grant_pull
 
 UNTAGGED_DAYS = 14
 # ECR managed signing signs with an AWS Signer profile of this platform (Notation, OCI).
@@ -88,3 +91,8 @@ class ServingRepository(Construct):
                     )
                 ],
             )
+
+    def grant_pull(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Pull images from this repository: the three layer-pull actions on it, plus the registry login
+        (``ecr:GetAuthorizationToken`` on ``*``): :func:`smkit.cdk.constructs.execution_role.grant_pull`."""
+        return grant_pull(grantee, self.repository.repository_arn)
