@@ -5,8 +5,8 @@
     npx aws-cdk@2.1148.1 synth --app "python app.py" -c config=config/NAME.yaml
 
 Everything comes from ``smkit.cdk``'s public API (docs/cdk-constructs.md): the stacks of one deployment
-config (``smkit.config.load_deployment``) from ``add_serving_stacks`` (what ``smkit synth`` composes too); your own stack uses what they
-expose, here the endpoint's metric helper for a CloudWatch dashboard. ``FEATURE_FLAGS`` and
+config (``smkit.config.load_deployment``) from ``add_serving_stacks`` (what ``smkit synth`` composes too);
+your own stack uses what they expose, here the endpoint's metric helper for a CloudWatch dashboard. ``FEATURE_FLAGS`` and
 ``add_compliance_checks`` keep the templates and the cdk-nag gate exactly as ``smkit synth`` makes them.
 """
 
