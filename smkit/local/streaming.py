@@ -23,6 +23,7 @@ from smkit.http1 import Flow, Request
 from smkit.http1.responses import Headers
 from smkit.local import eventstream
 from smkit.local.containers import ContainerStream
+from smkit.local.errors import internal_failure
 from smkit.local.upstream import UpstreamError, UpstreamTimeout
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,12 @@ async def relay(
     error: str | None = None
     try:
         request.stream(200, headers, flow=flow)
+    except ValueError:  # a header the container sent cannot be sent on (smkit.http1.responses)
+        log.exception("a streamed answer's head failed inside the gateway")
+        await stream.aclose()
+        request.respond(*internal_failure("The local gateway failed; see its log.").to_response())
+        return
+    try:
         async for data in body:
             if request.ended:
                 break

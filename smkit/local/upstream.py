@@ -73,7 +73,6 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
         self.headers = Headers()
-        self._name = b""
         self._body: list[bytes] = []
         self._buffered = 0
         self._paused = False
@@ -111,6 +110,12 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.reusable = False
         self.pool.forget(self)
+        headers = self.headers
+        if self._head_done and "content-length" not in headers and "transfer-encoding" not in headers:
+            # A body framed by the close alone (RFC 9112 section 6.3): the close is its end.
+            self._complete = True
+            self._cancel_timer()
+            self._wake()
         if not self._complete:
             if self._head_done:
                 message = "the container closed the connection before the end of its answer"

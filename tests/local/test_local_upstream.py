@@ -182,3 +182,16 @@ def test_an_answer_cut_off_mid_body_is_an_error_after_its_first_part() -> None:
         conn.release()
 
     asyncio.run(_with_server(serve, test))
+
+
+def test_a_body_framed_by_the_close_ends_at_the_close() -> None:
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nall of it")
+        await writer.drain()
+
+    async def test(pool: Pool) -> None:
+        status, _, body = await pool.request("POST", "/invocations", body=b"x", timeout_s=10)
+        assert (status, body) == (200, b"all of it")
+
+    asyncio.run(_with_server(serve, test))
