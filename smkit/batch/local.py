@@ -27,10 +27,13 @@ from smkit.contract import (
     BATCH_MAX_PAYLOAD_MB,
     BATCH_STRATEGY,
     BIND_TO_PORT,
+    DEFAULT_STARTUP_HEALTH_CHECK_S,
     MAX_CONCURRENT_TRANSFORMS,
     MAX_PAYLOAD_IN_MB,
     SMKIT_PROFILE,
     SMKIT_WORKER_PYTHON,
+    STOP_GRACE_S,
+    RuntimeSettings,
 )
 from smkit.cpus import available_cpus
 from smkit.process import (
@@ -47,9 +50,7 @@ from smkit.process import (
 )
 from smkit.readiness import PingTally
 
-DEFAULT_STARTUP_TIMEOUT_S = 120.0
 STARTUP_LIMIT = "wait longer with smkit batch-transform --startup-timeout SECONDS"
-STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def serving_runtime(
     environment: Mapping[str, str],
     workers: int,
     log_path: Path,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
     for attempt in range(1, PORT_ATTEMPTS + 1):
@@ -161,7 +162,7 @@ def run_local_job(
     log: Log = print,
     endpoint_url: str | None = None,
     container_log: Path | None = None,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
 ) -> JobResult:
     """Validate, start the runtime, transform every input object, stop the runtime; return the outcomes.
 
@@ -169,6 +170,9 @@ def run_local_job(
     runtime gets one worker per MaxConcurrentTransforms, at most one per CPU.
     """
     validate(options, local=True)
+    environment = batch_environment(options)
+    # The container's reading of its environment: a bad value stops the job here, named, before any start.
+    RuntimeSettings.from_environment({**model.environment, **environment})
     if not model.path.exists():
         raise FileNotFoundError(
             f"model {str(model.path)!r} does not exist; build it with `make package-model` or give a "
@@ -185,7 +189,7 @@ def run_local_job(
         base_url = stack.enter_context(
             serving_runtime(
                 model,
-                environment=batch_environment(options),
+                environment=environment,
                 workers=workers,
                 log_path=container_log,
                 startup_timeout_s=startup_timeout_s,

@@ -20,6 +20,7 @@ from smkit.batch.options import (
     TransformOptionsError,
     validate,
 )
+from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S
 
 if TYPE_CHECKING:
     from smkit.batch.local import LocalModel
@@ -125,7 +126,7 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--startup-timeout",
     type=click.FloatRange(min=1),
-    default=120.0,
+    default=DEFAULT_STARTUP_HEALTH_CHECK_S,
     show_default=True,
     help="--local: seconds the serving runtime may take to answer /ping 200.",
 )

@@ -29,6 +29,7 @@ from smkit.contract import (
     ASYNC_INLINE_BODY_LIMIT,
     CUSTOM_ATTRIBUTES,
     CUSTOM_ATTRIBUTES_LIMIT,
+    DRAIN_LIMIT,
     FAILURE_LOCATION,
     INVOKED_VARIANT,
     OUTPUT_LOCATION,
@@ -48,9 +49,6 @@ from smkit.local.runtime import EndpointRuntime
 from smkit.local.streaming import CONTENT_TYPE_HEADER, EventStreamResponse
 
 log = logging.getLogger(__name__)
-
-# Beyond this many bytes an oversize body is no longer drained before answering 413.
-DRAIN_LIMIT = 64 * 1024 * 1024
 
 
 async def read_body(request: Request, limit: int) -> bytes:

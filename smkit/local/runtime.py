@@ -30,12 +30,12 @@ from smkit.config.resolved import (
     WorkerCount,
     deployment_of,
 )
-from smkit.contract import REGION
+from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, REGION, STARTUP_HEALTH_CHECK_RANGE_S
 from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
-from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.containers import ContainerProcess, ContainerReply, ContainerSpec
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
@@ -83,7 +83,7 @@ class LocalSettings:
         seed: seed of the weighted variant choice and the capture sampling (reproducible runs).
         startup_timeout_s: how long a container may take to answer ``GET /ping`` 200 (None: the variant's
             ``container_startup_health_check_timeout_seconds``, as on SageMaker, else
-            :data:`~smkit.local.containers.DEFAULT_STARTUP_TIMEOUT_S`).
+            :data:`~smkit.contract.DEFAULT_STARTUP_HEALTH_CHECK_S`).
         component_idle_seconds: an inference component whose autoscaling has ``min_copies: 0`` stops its
             copy after this long without traffic (its scale-in to zero).
         model_envs: run each container in its model's environment (:mod:`smkit.modelenv`: the image's
@@ -118,16 +118,17 @@ class LocalSettings:
 def startup_limit(variant: ResolvedVariant, override: float | None) -> tuple[float, str]:
     """How long ``variant``'s containers may take to pass ``/ping``, and how to change it (for the error)."""
     setting = "container_startup_health_check_timeout_seconds"
+    low, high = STARTUP_HEALTH_CHECK_RANGE_S
     if override is not None:
         return override, "the local endpoint's startup_timeout_s sets this limit"
     if variant.startup_health_check_timeout_s is not None:
         return float(variant.startup_health_check_timeout_s), (
-            f"the limit is variant {variant.name!r}'s {setting}, as on SageMaker; raise it (up to 3600) in the "
-            "config"
+            f"the limit is variant {variant.name!r}'s {setting}, as on SageMaker; raise it (up to {high}) in "
+            "the config"
         )
-    return DEFAULT_STARTUP_TIMEOUT_S, (
+    return DEFAULT_STARTUP_HEALTH_CHECK_S, (
         f"variant {variant.name!r} sets no {setting}, so the local default of "
-        f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s applies; set it (60 to 3600) in the config to wait longer"
+        f"{DEFAULT_STARTUP_HEALTH_CHECK_S:.0f} s applies; set it ({low} to {high}) in the config to wait longer"
     )
 
 

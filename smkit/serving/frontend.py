@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
 
-from smkit.contract import READINESS_PROBE_AGENT
+from smkit.contract import DRAIN_LIMIT, READINESS_PROBE_AGENT
 from smkit.serving import codecs
 from smkit.serving.adapters import PREFIX as ADAPTERS_PATH
 from smkit.serving.adapters import Adapters
@@ -37,9 +37,6 @@ from smkit.serving.sessions import Sessions
 if TYPE_CHECKING:
     from smkit.serving.websocket import Session
 
-# An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
-# of a broken pipe; beyond that the connection is closed unread.
-DRAIN_LIMIT = 64 * 1024 * 1024
 HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
 LOG_FLUSH_SECONDS = 0.05

@@ -3,7 +3,7 @@
 The front end binds the port, answers ``/ping`` from its first moment (503 until every worker has
 loaded the model, docs/hosting-contract.md), reads requests and hands them to
 :class:`~smkit.serving.pool.WorkerPool`. SIGTERM stops gracefully (in-flight requests finish, up to
-``GRACEFUL_SECONDS``), SIGINT too; then the workers are stopped. Workers die with the front end even
+:data:`smkit.contract.IN_FLIGHT_GRACE_S`), SIGINT too; then the workers are stopped. Workers die with the front end even
 when it is killed (``PR_SET_PDEATHSIG``). Architecture and settings: docs/serving-runtime.md.
 """
 
@@ -20,13 +20,12 @@ from typing import Any, NoReturn, cast
 import uvicorn
 import uvloop
 
+from smkit.contract import IN_FLIGHT_GRACE_S
 from smkit.serving.frontend import FrontEnd
 from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import FrontEndProtocol
 
 log = logging.getLogger("smkit.serving")
-# SageMaker sends SIGKILL 30 s after SIGTERM (docs/hosting-contract.md).
-GRACEFUL_SECONDS = 20
 
 
 class _Server(uvicorn.Server):
@@ -73,7 +72,8 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket, *, exit_on_load_fa
         proxy_headers=False,
         log_config=None,
         log_level="warning",
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        # SageMaker sends SIGKILL STOP_GRACE_S after SIGTERM (docs/hosting-contract.md).
+        timeout_graceful_shutdown=int(IN_FLIGHT_GRACE_S),
     )
     server = _Server(config, pool)
     failed: list[str] = []
