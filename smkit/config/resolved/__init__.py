@@ -26,9 +26,11 @@ from smkit.config.resolved.images import (
     dlc_runtime,
 )
 from smkit.config.resolved.model import (
+    ResolvedComponents,
     ResolvedContainer,
     ResolvedDeployment,
     ResolvedModelData,
+    ResolvedScaling,
     ResolvedVariant,
 )
 from smkit.config.resolved.paths import absolute
@@ -36,11 +38,18 @@ from smkit.config.resolved.resolve import ResolveError, resolve
 
 
 def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDeployment:
-    """The resolved deployment of ``cfg``: the one :func:`~smkit.config.load_config` built, else (a config
-    built from data, :func:`~smkit.config.parse_config` without ``base_dir``) resolved now against ``root``
-    (default: the working directory). Raises :class:`ResolveError` for a config that cannot be resolved."""
+    """The resolved deployment of ``cfg`` with its relative paths resolved against ``root``.
+
+    Without ``root``: the one :func:`~smkit.config.load_config` built (against the file's folder), else (a
+    config built from data, :func:`~smkit.config.parse_config` without ``base_dir``) resolved now against the
+    working directory. With ``root``: the one ``load_config`` built when it was built against ``root``, else
+    resolved now against ``root``. Raises :class:`ResolveError` for a config that cannot be resolved."""
     built = cfg._resolved
-    if isinstance(built, ResolvedDeployment) and built.config is cfg:
+    if (
+        isinstance(built, ResolvedDeployment)
+        and built._source is cfg
+        and (root is None or root.resolve() == built.base_dir)
+    ):
         return built
     return resolve(cfg, root or Path.cwd())
 
@@ -50,10 +59,12 @@ __all__ = [
     "KIT_PYTHON",
     "ImageRuntime",
     "ResolveError",
+    "ResolvedComponents",
     "ResolvedContainer",
     "ResolvedDeployment",
     "ResolvedImage",
     "ResolvedModelData",
+    "ResolvedScaling",
     "ResolvedVariant",
     "WorkerCount",
     "absolute",

@@ -12,11 +12,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from smkit.config.components import (
+    ComputeRequirements,
+    InferenceComponent,
+    InstanceScaling,
+    RollingUpdate,
+)
+from smkit.config.endpoint import AsyncSpec, DataCapture, Deployment, InstancePool, ServerlessSpec
+from smkit.config.local_options import LocalOptions
+from smkit.config.monitoring import Monitoring
+from smkit.config.pipeline import PipelineSpec
 from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
+from smkit.config.security import Kms, Vpc
+from smkit.config.storage import Storage
 from smkit.contract import uses_huggingface_defaults
 
 DataKind = Literal["archive", "prefix", "multi-model"]
+EndpointType = Literal[
+    "realtime", "serverless", "multi-model", "multi-container", "async", "inference-components"
+]
+ScalingKind = Literal["provisioned-concurrency", "backlog", "invocations"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,11 @@ class ResolvedVariant:
         startup_health_check_timeout_s: ``ContainerStartupHealthCheckTimeoutInSeconds`` (None: not set),
             how long its containers may take to pass ``/ping`` when they start
             (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html).
+        volume_size_gb / model_data_download_timeout_s / routing / inference_ami_version /
+            capacity_reservation_arn / instance_pools / instance_provision_timeout_s: the
+            ProductionVariant's settings as configured (None / empty: not set).
+        pool_types: every instance type the variant may run on: its pools' by priority, else its one
+            instance type (empty: serverless).
     """
 
     name: str
@@ -139,6 +160,76 @@ class ResolvedVariant:
     shadow: bool = False
     sampling_percentage: int = 100
     startup_health_check_timeout_s: int | None = None
+    volume_size_gb: int | None = None
+    model_data_download_timeout_s: int | None = None
+    routing: Literal["least-outstanding-requests", "random"] | None = None
+    inference_ami_version: str | None = None
+    capacity_reservation_arn: str | None = None
+    instance_pools: tuple[InstancePool, ...] = ()
+    instance_provision_timeout_s: int | None = None
+    pool_types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResolvedScaling:
+    """The target-tracking policy of one variant (Application Auto Scaling).
+
+    Attributes:
+        variant: the variant's name (a production, shadow or serverless variant).
+        instance_type: its instance type (None: serverless).
+        kind: the metric tracked: ``provisioned-concurrency`` (a serverless variant's
+            ``ServerlessProvisionedConcurrencyUtilization``), ``backlog`` (an async endpoint's
+            ``ApproximateBacklogSizePerInstance``) or ``invocations`` (``SageMakerVariantInvocationsPerInstance``).
+        min_capacity / max_capacity / target: the scalable target's bounds and the policy's target value.
+        scale_in_cooldown_s / scale_out_cooldown_s: the policy's cooldowns (None: the construct's defaults).
+            https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling.html
+    """
+
+    variant: str
+    instance_type: str | None
+    kind: ScalingKind
+    min_capacity: int
+    max_capacity: int
+    target: float
+    scale_in_cooldown_s: int | None = None
+    scale_out_cooldown_s: int | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedComponents:
+    """The inference components of an ``inference-components`` endpoint.
+
+    Attributes:
+        components: every component as configured, in config order (bases and adapters).
+        instance_scaling: the endpoint's managed instance scaling (``min_instances: 0`` scales the endpoint
+            to zero instances when no copy runs).
+        rolling_update: the components' RollingUpdatePolicy (None: SageMaker's default blue/green).
+        specifications: per base component, its compute on each instance type of the pooled variant
+            (``per_instance_type``; empty: one specification, the component's own ``compute``).
+            https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html
+    """
+
+    components: tuple[InferenceComponent, ...]
+    instance_scaling: InstanceScaling
+    rolling_update: RollingUpdate | None
+    specifications: Mapping[str, tuple[tuple[str, ComputeRequirements], ...]]
+
+    @property
+    def bases(self) -> tuple[InferenceComponent, ...]:
+        """Components that run a container of the model (not adapters)."""
+        return tuple(c for c in self.components if c.base_component is None)
+
+    @property
+    def adapters(self) -> tuple[InferenceComponent, ...]:
+        """Adapter components, loaded into their base component."""
+        return tuple(c for c in self.components if c.base_component is not None)
+
+    @property
+    def scale_to_zero(self) -> bool:
+        """The endpoint may release its last instance (``min_instances: 0``), and a component copy count may
+        reach zero (``autoscaling.min_copies: 0``) for some component."""
+        copies = any(c.autoscaling is not None and c.autoscaling.min_copies == 0 for c in self.bases)
+        return self.instance_scaling.min_instances == 0 or copies
 
 
 @dataclass(frozen=True)
@@ -146,6 +237,8 @@ class ResolvedDeployment:
     """A config's deployment as SageMaker will run it.
 
     Attributes:
+        name / environment / account / region / description / tags: the deployment's identity and where
+            it goes, as configured.
         endpoint_type: ``endpoint.type``.
         containers: every container, by config order (production and shadow).
         variants: the production variants (serverless: its one variant; inference components: the one
@@ -155,10 +248,24 @@ class ResolvedDeployment:
         inference_mode: ``serial`` or ``direct`` for a multi-container model, else None.
         network_isolation: ``EnableNetworkIsolation``.
         base_dir: what the config's relative paths were resolved against.
-        config: the :class:`~smkit.config.DeploymentConfig` it was resolved from.
+        serverless: ServerlessConfig of a serverless endpoint (None otherwise).
+        asynchronous: AsyncInferenceConfig of an async endpoint (None otherwise).
+        data_capture: DataCaptureConfig when capture is enabled (None: no section, or ``enabled: false``).
+        guardrails: the endpoint's update strategy (blue/green or rolling, auto-rollback).
+        scaling: the target-tracking policy of every variant that autoscales (production, shadow,
+            serverless provisioned concurrency), in that order.
+        components: the inference components (None unless ``endpoint.type: inference-components``).
+        monitoring: alarms, their thresholds and subscribers, and log retention.
+        kms: the key of the endpoint's data (a new one, or ``key_arn``).
+        vpc: the containers' VpcConfig (None: no VPC).
+        storage: the data bucket's lifecycle.
+        written_prefixes: the bucket prefixes the endpoint writes (data capture, async input/output/failure).
+        local: the local endpoint's own options.
+        local_refusal: why the local endpoint does not run this deployment (None: it does).
+        pipeline: the delivery pipeline (None: no pipeline section).
     """
 
-    endpoint_type: str
+    endpoint_type: EndpointType
     containers: tuple[ResolvedContainer, ...]
     variants: tuple[ResolvedVariant, ...]
     shadow_variants: tuple[ResolvedVariant, ...]
@@ -166,7 +273,29 @@ class ResolvedDeployment:
     inference_mode: str | None
     network_isolation: bool
     base_dir: Path
-    config: object = field(default=None, repr=False, compare=False)
+    name: str
+    environment: str
+    account: str | None
+    region: str | None
+    description: str | None
+    tags: Mapping[str, str]
+    serverless: ServerlessSpec | None
+    asynchronous: AsyncSpec | None
+    data_capture: DataCapture | None
+    guardrails: Deployment
+    scaling: tuple[ResolvedScaling, ...]
+    components: ResolvedComponents | None
+    monitoring: Monitoring
+    kms: Kms
+    vpc: Vpc | None
+    storage: Storage
+    written_prefixes: tuple[str, ...]
+    local: LocalOptions
+    local_refusal: str | None
+    pipeline: PipelineSpec | None
+    # The validated config this was resolved from: only smkit.config.resolved.deployment_of reads it, to
+    # know whether a config's cached resolution is its own (a model_copy carries the cache along).
+    _source: object = field(default=None, repr=False, compare=False)
     _by_name: dict[str, ResolvedContainer] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -194,6 +323,32 @@ class ResolvedDeployment:
     def uses_repository(self) -> bool:
         """Some image is pulled from or published to this deployment's ECR repository."""
         return any(image.uses_repository for image in self.images)
+
+    @property
+    def endpoint_kind(self) -> Literal["serverless"] | None:
+        """``serverless`` for a serverless endpoint, None for an instance-based one: part of the endpoint's
+        physical name, so that switching between the two replaces the endpoint instead of updating it in
+        place, which SageMaker refuses (realtime -> serverless) or cannot roll back (serverless -> realtime)."""
+        return "serverless" if self.endpoint_type == "serverless" else None
+
+    @property
+    def retains_instance_counts(self) -> bool:
+        """Updates keep the variants' current instance counts (``RetainAllVariantProperties``): only when
+        they are autoscaled (then every variant is, smkit.config.aws_rules.retained_counts)."""
+        return bool(self.scaling)
+
+    @property
+    def variant_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(production, shadow)`` variant names of the endpoint config."""
+        return tuple(v.name for v in self.variants), tuple(v.name for v in self.shadow_variants)
+
+    @property
+    def s3_data_uris(self) -> frozenset[str]:
+        """Model data and adapter weights already in S3 that this deployment reads."""
+        uris = {c.model_data.uri for c in self.containers if c.model_data.uri is not None}
+        if self.components is not None:
+            uris |= {c.artifact_url for c in self.components.adapters if c.artifact_url is not None}
+        return frozenset(uris)
 
     def container_for_data(self, path: Path) -> ResolvedContainer | None:
         """The container whose local model data is ``path`` (an archive or folder), if any."""

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from smkit.config.component_rules import instance_size
+from smkit.config.components import ComputeRequirements, InferenceComponent
 from smkit.config.containers import Container
+from smkit.config.endpoint import DataCapture, Variant
+from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
 from smkit.config.models import DeploymentConfig
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
 from smkit.config.resolved.model import (
     DataKind,
+    ResolvedComponents,
     ResolvedContainer,
     ResolvedDeployment,
     ResolvedModelData,
+    ResolvedScaling,
     ResolvedVariant,
 )
 from smkit.config.resolved.paths import absolute
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, written_prefixes
+from smkit.config.scaling import variant_paths
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
 
@@ -80,6 +86,16 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
             initial_instance_count=v.initial_instance_count,
             initial_weight=v.initial_weight,
             startup_health_check_timeout_s=v.container_startup_health_check_timeout_seconds,
+            volume_size_gb=v.volume_size_gb,
+            model_data_download_timeout_s=v.model_data_download_timeout_seconds,
+            routing=v.routing,
+            inference_ami_version=v.inference_ami_version,
+            capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
+            if v.capacity_reservation
+            else None,
+            instance_pools=tuple(v.instance_pools or ()),
+            instance_provision_timeout_s=v.instance_provision_timeout_seconds,
+            pool_types=v.pool_types,
         )
         for v in ep.variants
     )
@@ -105,9 +121,80 @@ def _shadow_variants(cfg: DeploymentConfig) -> tuple[ResolvedVariant, ...]:
             initial_weight=weight * s.sampling_percentage / 100,
             shadow=True,
             sampling_percentage=s.sampling_percentage,
+            routing=s.routing,
+            volume_size_gb=s.volume_size_gb,
+            pool_types=(s.instance_type,),
         )
         for s in ep.shadow_variants
     )
+
+
+def _scaling(cfg: DeploymentConfig) -> tuple[ResolvedScaling, ...]:
+    """The policy of every variant that autoscales: serverless provisioned concurrency, then the production
+    and shadow variants (an async endpoint's by its backlog when ``target_backlog_per_instance`` is set)."""
+    out: list[ResolvedScaling] = []
+    s = cfg.endpoint.serverless
+    if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
+        a = s.autoscaling
+        out.append(
+            ResolvedScaling(
+                s.variant_name,
+                None,
+                "provisioned-concurrency",
+                a.min_capacity,
+                a.max_capacity,
+                a.target_utilization,
+            )
+        )
+    for _, v in variant_paths(cfg):
+        va = v.autoscaling
+        if va is None:
+            continue
+        if va.target_backlog_per_instance is not None:
+            kind, target = "backlog", float(va.target_backlog_per_instance)
+        else:
+            kind, target = "invocations", float(va.target_invocations_per_instance or 0)
+        out.append(
+            ResolvedScaling(
+                v.name,
+                v.instance_type,
+                cast(Literal["backlog", "invocations"], kind),
+                va.min_capacity,
+                va.max_capacity,
+                target,
+                scale_in_cooldown_s=va.scale_in_cooldown_seconds,
+                scale_out_cooldown_s=va.scale_out_cooldown_seconds,
+            )
+        )
+    return tuple(out)
+
+
+def _specifications(ic: InferenceComponent, pool: Variant) -> tuple[tuple[str, ComputeRequirements], ...]:
+    """A component's compute on each instance type of the pooled variant (``per_instance_type``), else none."""
+    if not ic.per_instance_type or ic.compute is None:
+        return ()
+    listed = {e.instance_type: e.compute for e in ic.per_instance_type}
+    return tuple((t, listed.get(t, ic.compute)) for t in pool.pool_types)
+
+
+def _components(cfg: DeploymentConfig) -> ResolvedComponents | None:
+    spec = cfg.endpoint.inference_components
+    if cfg.endpoint.type != "inference-components" or spec is None:
+        return None
+    pool = cfg.endpoint.variants[0]
+    return ResolvedComponents(
+        components=tuple(spec.components),
+        instance_scaling=spec.instance_scaling,
+        rolling_update=spec.rolling_update,
+        specifications={
+            c.name: _specifications(c, pool) for c in spec.components if c.base_component is None
+        },
+    )
+
+
+def _data_capture(cfg: DeploymentConfig) -> DataCapture | None:
+    capture = cfg.endpoint.data_capture
+    return capture if capture is not None and capture.enabled else None
 
 
 def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
@@ -157,5 +244,25 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         inference_mode=cfg.model.inference_mode if len(production) > 1 else None,
         network_isolation=isolation,
         base_dir=base_dir,
-        config=cfg,
+        name=cfg.name,
+        environment=cfg.environment,
+        account=cfg.account,
+        region=cfg.region,
+        description=cfg.description,
+        tags=dict(cfg.tags),
+        serverless=cfg.endpoint.serverless if endpoint_type == "serverless" else None,
+        asynchronous=cfg.endpoint.async_ if endpoint_type == "async" else None,
+        data_capture=_data_capture(cfg),
+        guardrails=cfg.endpoint.deployment,
+        scaling=_scaling(cfg),
+        components=_components(cfg),
+        monitoring=cfg.monitoring,
+        kms=cfg.security.kms,
+        vpc=cfg.security.vpc,
+        storage=cfg.storage,
+        written_prefixes=tuple(written_prefixes(cfg)),
+        local=cfg.local,
+        local_refusal=refusal(cfg),
+        pipeline=cfg.pipeline,
+        _source=cfg,
     )
