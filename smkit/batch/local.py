@@ -21,7 +21,7 @@ from smkit.batch.client import ContainerClient
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
-from smkit.config.resolved import ImageRuntime
+from smkit.config.resolved import ImageRuntime, ResolvedDeployment
 from smkit.contract import (
     BATCH,
     BATCH_MAX_PAYLOAD_MB,
@@ -64,25 +64,22 @@ class LocalModel:
     network_isolation: bool = False  # the config's model.network_isolation (then requirements must be met)
 
 
-def model_from_config(config_path: str | Path) -> LocalModel:
-    """The single container of a deployment config, as a :class:`LocalModel` (its resolved environment,
-    image and network isolation: :mod:`smkit.config.resolved`).
+def model_from_deployment(deployment: ResolvedDeployment, source: str) -> LocalModel:
+    """The single container of a resolved deployment, as a :class:`LocalModel` (its resolved environment,
+    image and network isolation: :mod:`smkit.config.resolved`); ``source`` names the config in messages.
 
     Batch transform runs one container of one model; serial pipelines and multi-model containers are refused.
     """
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
-
-    containers = deployment_of(load_config(config_path)).containers
+    containers = deployment.containers
     if len(containers) != 1 or containers[0].multi_model:
         raise ValueError(
-            f"{config_path}: a local transform job runs one single-model container, but "
+            f"{source}: a local transform job runs one single-model container, but "
             f"model.containers has {len(containers)} ({containers[0].model_data.kind}); give the model itself"
         )
     container = containers[0]
     if container.model_data.path is None:
         raise ValueError(
-            f"{config_path}: model data {container.model_data.uri} is in S3; a local transform job needs it on "
+            f"{source}: model data {container.model_data.uri} is in S3; a local transform job needs it on "
             "this machine: download it and pass --model PATH"
         )
     return LocalModel(
