@@ -174,19 +174,6 @@ def charset(value: str | None, default: str = "utf-8") -> str:
     return default
 
 
-def strip_charset(value: str | None) -> str | None:
-    """Drop ``; charset=...`` from a media type and keep any other parameter.
-
-    Strict containers reject ``text/csv; charset=utf-8`` between the hops of a serial inference pipeline
-    (docs/multi-container.md).
-    """
-    if value is None:
-        return None
-    parts = [p.strip() for p in value.split(";")]
-    kept = [parts[0]] + [p for p in parts[1:] if p and p.split("=", 1)[0].strip().lower() != "charset"]
-    return "; ".join(kept)
-
-
 # A bearer token of the OpenAI-compatible route lives at most 12 hours (smkit/local/auth.py, smkit token).
 # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html
 MAX_TOKEN_SECONDS = 12 * 3600

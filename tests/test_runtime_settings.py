@@ -119,3 +119,26 @@ def test_requirement_satisfaction_compares_names_as_pep_503_normalizes_them() ->
 def test_the_packager_check_finds_a_requirement_installed_under_another_spelling() -> None:
     found = unsatisfied([Requirement("scikit_learn==1.5.2"), Requirement("numpy")], {"Scikit-Learn": "1.5.2"})
     assert [str(item) for item in found] == ["numpy (not installed)"]
+
+
+def test_every_part_names_the_same_frameworks() -> None:
+    from smkit.config.resolved.images import FRAMEWORK_PACKAGES, FRAMEWORK_REPOSITORIES
+    from smkit.serving.frameworks import DEFAULTS
+
+    assert set(contract.FRAMEWORKS) == set(FRAMEWORK_REPOSITORIES.values()) == set(FRAMEWORK_PACKAGES)
+    assert set(DEFAULTS) == {None, *contract.FRAMEWORKS}
+
+
+def test_every_profile_has_a_payload_limit() -> None:
+    from smkit.config.resolved import profile_of
+
+    assert set(contract.PROFILES) == set(contract.PROFILE_PAYLOAD_LIMITS)
+    endpoint_types = (
+        "realtime",
+        "serverless",
+        "multi-model",
+        "multi-container",
+        "async",
+        "inference-components",
+    )
+    assert {profile_of(kind) for kind in endpoint_types} <= set(contract.PROFILES)
