@@ -283,6 +283,7 @@ class EndpointRuntime:
                         weight=spec.initial_weight,
                         router=router,
                         processes=processes,
+                        payload_limit=self.deployment.payload_limit,
                         instances=instances,
                     )
                 )
@@ -320,6 +321,7 @@ class EndpointRuntime:
                 weight=spec.sampling_percentage / 100,
                 router=SingleContainer(process, endpoint=self.name),
                 processes=[process],
+                payload_limit=self.deployment.payload_limit,
             )
             shadows.append(Shadow(variant, spec.sampling_percentage))
         return ShadowTraffic(
