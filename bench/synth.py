@@ -34,13 +34,13 @@ def child(configs: list[str], outdir: str) -> dict[str, float]:
 
     from smkit.cdk.compliance import add_compliance_checks
     from smkit.cdk.serving_stage import add_serving_stacks
-    from smkit.config import load_config
+    from smkit.config import load_deployment
 
     t1 = time.perf_counter()
     context = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]
     app = cdk.App(context=context, outdir=outdir)
     for path in configs:
-        add_serving_stacks(app, config=load_config(path), project_root=REPO_ROOT)
+        add_serving_stacks(app, deployment=load_deployment(path))
     add_compliance_checks(app)
     t2 = time.perf_counter()
     assembly = app.synth()

@@ -149,14 +149,14 @@ def test_the_graph_sees_lazy_imports() -> None:
 # --- The resolved deployment (smkit/config/resolved): the stacks and the local endpoint read, never decide. ---
 
 RESOLVED = "smkit.config.resolved"
-# The modules that turn containers into CloudFormation or into local processes.
-READERS = (
-    "smkit/cdk/serving_stack.py",
-    "smkit/cdk/serving_stage.py",
-    "smkit/cdk/mapping.py",
-    "smkit/local/runtime.py",
-)
-CONSUMERS = ("smkit/cdk", "smkit/local")
+# The parts of smkit that turn a deployment into CloudFormation, local processes, a batch job or a release.
+CONSUMERS = ("smkit/cdk", "smkit/local", "smkit/batch", "smkit/release")
+# The composition entry points: the only modules of the consumers that may name the raw DeploymentConfig (to
+# load or accept one and hand its resolved deployment on); listed in docs/resolved-deployment.md.
+CONFIG_ENTRY_POINTS = ("smkit/local/server.py",)
+RAW_CONFIG = "DeploymentConfig"
+# The consumers that read containers (image, model data): what they must not work out again.
+CONTAINER_READERS = ("smkit/cdk", "smkit/local")
 # Config values whose meaning the resolved deployment decides: comparing ``.source`` with them is deciding
 # the image or the model data kind again.
 DECIDED_VALUES = {"archive", "prefix", "multi-model", "s3", "build", "ecr", "dlc"}
@@ -202,19 +202,77 @@ def rederivations(path: Path) -> list[str]:
     return found
 
 
-def test_the_stacks_and_the_local_endpoint_read_the_resolved_deployment() -> None:
-    edges = graph()
-    assert "smkit.config" in edges["smkit.cdk"] and "smkit.config" in edges["smkit.local"]
-    for name in READERS:
-        assert any(m.startswith(RESOLVED) for m in _module_imports(REPO / name)), (
-            f"{name} must read {RESOLVED}"
-        )
+def _annotations(tree: ast.AST) -> Iterator[ast.AST]:
+    """The expressions of string annotations (``x: "DeploymentConfig"``), parsed."""
+    for node in ast.walk(tree):
+        given = [
+            *(
+                [a.annotation for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+                + [node.returns]
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                else []
+            ),
+            *([node.annotation] if isinstance(node, ast.AnnAssign) else []),
+        ]
+        for annotation in given:
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                yield ast.parse(annotation.value, mode="eval")
+
+
+def names_of_the_raw_config(path: Path) -> list[str]:
+    """Where ``path`` imports or names the raw config class (imports, names, attributes, string annotations);
+    a mention in a docstring or comment is not a use."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
+    found = []
+    for root in (tree, *_annotations(tree)):
+        for node in ast.walk(root):
+            where = f"{name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.ImportFrom) and any(a.name == RAW_CONFIG for a in node.names):
+                found.append(f"{where}: imports {RAW_CONFIG} from {node.module}")
+            elif (isinstance(node, ast.Name) and node.id == RAW_CONFIG) or (
+                isinstance(node, ast.Attribute) and node.attr == RAW_CONFIG
+            ):
+                found.append(f"{where}: names {RAW_CONFIG}")
+    return found
+
+
+def test_only_the_entry_points_take_the_raw_config_every_other_consumer_the_resolved_deployment() -> None:
+    found = [
+        line
+        for folder in CONSUMERS
+        for path in sorted((REPO / folder).rglob("*.py"))
+        if path.relative_to(REPO).as_posix() not in CONFIG_ENTRY_POINTS
+        for line in names_of_the_raw_config(path)
+    ]
+    assert found == [], "take smkit.config.resolved.ResolvedDeployment instead:\n" + "\n".join(found)
+
+
+def test_the_entry_points_are_few_and_documented() -> None:
+    assert len(CONFIG_ENTRY_POINTS) <= 4
+    doc = (REPO / "docs" / "resolved-deployment.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in doc for name in CONFIG_ENTRY_POINTS), "list them in docs/resolved-deployment.md"
+    assert all((REPO / name).is_file() for name in CONFIG_ENTRY_POINTS)
+    # The stacks, batch transform and releases compose from the resolved deployment only.
+    assert {"smkit.config"} <= graph()["smkit.cdk"] and {"smkit.config"} <= graph()["smkit.release"]
+
+
+def test_the_raw_config_check_sees_every_spelling(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        '"""Takes a DeploymentConfig (a docstring is not a use)."""\n'
+        "from smkit.config import DeploymentConfig\n"
+        "from smkit.config import models\n"
+        "def f(a: 'DeploymentConfig', b: 'list[models.DeploymentConfig]') -> None:\n"
+        "    return isinstance(a, models.DeploymentConfig)\n"
+    )
+    assert len(names_of_the_raw_config(sample)) == 4, names_of_the_raw_config(sample)
 
 
 def test_neither_re_derives_what_the_resolved_deployment_decided() -> None:
     found = [
         line
-        for folder in CONSUMERS
+        for folder in CONTAINER_READERS
         for path in sorted((REPO / folder).rglob("*.py"))
         for line in rederivations(path)
     ]

@@ -5,8 +5,8 @@
     npx aws-cdk@2.1148.1 synth --app "python app.py" -c config=config/NAME.yaml
 
 Everything comes from ``smkit.cdk``'s public API (docs/cdk-constructs.md): the stacks of one deployment
-config from ``add_serving_stacks`` (what ``smkit synth`` composes too); your own stack uses what they
-expose, here the endpoint's metric helper for a CloudWatch dashboard. ``FEATURE_FLAGS`` and
+config (``smkit.config.load_deployment``) from ``add_serving_stacks`` (what ``smkit synth`` composes too);
+your own stack uses what they expose, here the endpoint's metric helper for a CloudWatch dashboard. ``FEATURE_FLAGS`` and
 ``add_compliance_checks`` keep the templates and the cdk-nag gate exactly as ``smkit synth`` makes them.
 """
 
@@ -19,7 +19,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from smkit.cdk import FEATURE_FLAGS, InferenceEndpoint, add_compliance_checks, add_serving_stacks
-from smkit.config import load_config
+from smkit.config import load_deployment
 
 
 class Dashboard(cdk.Stack):
@@ -55,8 +55,7 @@ class Dashboard(cdk.Stack):
 def main() -> None:
     app = cdk.App(context=FEATURE_FLAGS)
     config_path = Path(app.node.try_get_context("config") or "config/serving.yaml").resolve()
-    config = load_config(config_path)
-    added = add_serving_stacks(app, config=config, project_root=Path.cwd())
+    added = add_serving_stacks(app, deployment=load_deployment(config_path))
     Dashboard(
         app,
         f"{added.serving.stack_name}Dashboard",

@@ -6,8 +6,8 @@ each built from the one below (docs/cdk-constructs.md):
 - :func:`add_deployment` -- one config file into a ``cdk.App``, reading its context (``config``,
   ``image_tag``, ``pipeline=true``) and registering the cdk-nag packs: what ``python -m smkit.cdk.app``
   (``smkit synth``, ``smkit deploy``) and this repository's ``stacks/app.py`` run.
-- :func:`add_serving_stacks` -- the :class:`EcrStack` and :class:`ServingStack` of a loaded
-  :class:`smkit.config.DeploymentConfig` in any scope (:class:`ServingStage` for a pipeline's stage,
+- :func:`add_serving_stacks` -- the :class:`EcrStack` and :class:`ServingStack` of a resolved deployment
+  (:func:`smkit.config.load_deployment`, docs/resolved-deployment.md) in any scope (:class:`ServingStage` for a pipeline's stage,
   :func:`add_pipeline` / :class:`PipelineStack` for the delivery pipeline, running the
   :class:`PipelineCommands` you give it).
 - One construct per SageMaker concept, with typed keyword-only props and no config file:

@@ -2,8 +2,9 @@
 
 For ``endpoint.type: inference-components``: one SageMaker Model per container, a model-less endpoint
 config with managed instance scaling, the endpoint, and per component an InferenceComponent, its copy
-autoscaling and its alarms (which also roll back its rolling updates). Pure config-to-argument mapping
-lives here too, next to the only code that uses it.
+autoscaling and its alarms (which also roll back its rolling updates), all read from the resolved
+deployment's components (:class:`smkit.config.resolved.ResolvedComponents`). The renaming of their fields
+into construct arguments lives here too, next to the only code that uses it.
 """
 
 from __future__ import annotations
@@ -29,10 +30,8 @@ from smkit.cdk.constructs.inference_component import (
 )
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
-from smkit.config import DeploymentConfig, InferenceComponentsSpec, RollingUpdate
-from smkit.config.components import ComputeRequirements
-from smkit.config.components import InferenceComponent as InferenceComponentConfig
-from smkit.config.resolved import ResolvedDeployment
+from smkit.config.components import ComputeRequirements, RollingUpdate
+from smkit.config.resolved import ResolvedComponents, ResolvedDeployment, ResolvedVariant
 
 
 @dataclass(frozen=True)
@@ -74,20 +73,14 @@ def _compute(c: ComputeRequirements) -> ComponentCompute:
     )
 
 
-def per_instance_type(
-    cfg: DeploymentConfig, ic: InferenceComponentConfig
-) -> list[tuple[str, ComponentCompute]]:
-    """Specifications of ``ic``: every pool type, with its ``per_instance_type`` compute or the component's own
-    (empty: one Specification)."""
-    if not ic.per_instance_type or ic.compute is None:
-        return []
-    listed = {e.instance_type: e.compute for e in ic.per_instance_type}
-    return [(t, _compute(listed.get(t, ic.compute))) for t in cfg.endpoint.variants[0].pool_types]
+def per_instance_type(spec: ResolvedComponents, name: str) -> list[tuple[str, ComponentCompute]]:
+    """Specifications of component ``name``: every pool type with its compute (empty: one Specification)."""
+    return [(t, _compute(c)) for t, c in spec.specifications.get(name, ())]
 
 
-def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> ComponentVariant:
+def component_variant(v: ResolvedVariant, spec: ResolvedComponents) -> ComponentVariant:
     """The instance pool of the endpoint."""
-    v = cfg.endpoint.variants[0]
+    assert v.instance_type is not None, "an inference-component endpoint runs on instances"
     return ComponentVariant(
         name=v.name,
         instance_type=v.instance_type,
@@ -97,19 +90,16 @@ def component_variant(cfg: DeploymentConfig, spec: InferenceComponentsSpec) -> C
         volume_size_gb=v.volume_size_gb,
         routing=v.routing,
         inference_ami_version=v.inference_ami_version,
-        capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
-        if v.capacity_reservation
-        else None,
+        capacity_reservation_arn=v.capacity_reservation_arn,
         scale_in=spec.instance_scaling.scale_in,
-        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
-        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+        instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools),
+        instance_provision_timeout_seconds=v.instance_provision_timeout_s,
     )
 
 
 def add_inference_components(
     scope: Construct,
     *,
-    cfg: DeploymentConfig,
     deployment: ResolvedDeployment,
     containers: Mapping[str, ContainerSpec],
     role: ExecutionRole,
@@ -118,10 +108,10 @@ def add_inference_components(
     vpc: VpcSettings | None,
     logs: DeploymentLogs,
 ) -> ComponentParts:
-    """Add the models, endpoint config, endpoint, components, scaling and alarms of ``cfg``; each base
+    """Add the models, endpoint config, endpoint, components, scaling and alarms of ``deployment``; each base
     component's log group in ``logs`` (an adapter logs in its base component's)."""
-    spec = cfg.endpoint.inference_components
-    assert spec is not None, "config rules require endpoint.inference_components"
+    spec = deployment.components
+    assert spec is not None, "an inference-components endpoint resolves its components"
     models = {}
     for c in deployment.containers:
         model = InferenceModel(
@@ -139,7 +129,7 @@ def add_inference_components(
     endpoint_config = ComponentEndpointConfiguration(
         scope,
         "EndpointConfig",
-        variant=component_variant(cfg, spec),
+        variant=component_variant(deployment.variants[0], spec),
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
         network_isolation=deployment.network_isolation,
@@ -151,12 +141,12 @@ def add_inference_components(
         scope,
         "Endpoint",
         endpoint_config_name=endpoint_config.endpoint_config_name,
-        deployment=mapping.guardrails(cfg),
+        deployment=mapping.guardrails(deployment),
     )
     rollout = rolling_update(spec.rolling_update)
     components: dict[str, InferenceComponent] = {}
     scaling: dict[str, ComponentAutoscaling] = {}
-    for ic in [c for c in spec.components if c.base_component is None]:
+    for ic in spec.bases:
         assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
             scope,
@@ -179,7 +169,7 @@ def add_inference_components(
                 max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
                 data_cache=ic.data_cache,
             ),
-            per_instance_type=per_instance_type(cfg, ic),
+            per_instance_type=per_instance_type(spec, ic.name),
         )
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.
@@ -206,14 +196,14 @@ def add_inference_components(
             scaling[ic.name] = target
     adapters = _adapters(scope, spec, components, endpoint, endpoint_config.variant_names[0], role)
     monitoring = None
-    if cfg.monitoring.alarms:
+    if deployment.monitoring.alarms:
         monitoring = ComponentMonitoring(
             scope,
             "Monitoring",
             components=list(components.items()),
-            thresholds=mapping.thresholds(cfg),
+            thresholds=mapping.thresholds(deployment),
             encryption_key=encryption_key,
-            subscribers=mapping.subscribers(cfg),
+            subscribers=mapping.subscribers(deployment),
         )
         rollback = []
         for name, component in components.items():
@@ -228,7 +218,7 @@ def add_inference_components(
 
 def _adapters(
     scope: Construct,
-    spec: InferenceComponentsSpec,
+    spec: ResolvedComponents,
     bases: Mapping[str, InferenceComponent],
     endpoint: InferenceEndpoint,
     variant_name: str,
@@ -236,7 +226,7 @@ def _adapters(
 ) -> dict[str, InferenceComponent]:
     """Adapter components on their base components; the role may read each adapter's weights."""
     out = {}
-    for ic in [c for c in spec.components if c.base_component is not None]:
+    for ic in spec.adapters:
         assert ic.artifact_url is not None and ic.base_component is not None  # smkit.config.hosting_rules
         base = bases[ic.base_component]
         adapter = InferenceComponent(

@@ -25,7 +25,7 @@ from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeline
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.cdkcli import CDK_CLI_VERSION
-from smkit.config import ConfigError, load_config
+from smkit.config import ConfigError, load_deployment
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, IMAGE_TAG_CONTEXT, PREVIOUS_S3_CONTEXT
 
@@ -71,11 +71,11 @@ def add_deployment(
     added: ServingStacks | PipelineStack
     try:
         image_tag = app.node.try_get_context(IMAGE_TAG_CONTEXT)
-        config = load_config(path, image_tag=str(image_tag) if image_tag else None)
+        deployment = load_deployment(path, image_tag=str(image_tag) if image_tag else None)
         if str(app.node.try_get_context("pipeline")).lower() == "true":
             added = add_pipeline(
                 app,
-                config=config,
+                deployment=deployment,
                 config_path=path,
                 cli_version=CDK_CLI_VERSION,
                 project_root=root,
@@ -85,8 +85,7 @@ def add_deployment(
             deployed = app.node.try_get_context(DEPLOYED_ENDPOINT_CONTEXT)
             added = add_serving_stacks(
                 app,
-                config=config,
-                project_root=root,
+                deployment=deployment,
                 previous_s3_uris=previous_s3_uris(app),
                 deployed=DeployedEndpoint.from_json(deployed) if deployed else None,
             )

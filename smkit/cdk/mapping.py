@@ -1,8 +1,8 @@
-"""Pure functions from the deployment config to the constructs' typed arguments.
+"""Pure functions from the resolved deployment to the constructs' typed arguments.
 
-The only module under ``smkit/cdk/`` that knows the config's shape besides the stacks themselves. What a
-container runs (image, model data, environment) comes decided from the resolved deployment
-(:mod:`smkit.config.resolved`); this module only translates it into construct arguments.
+Everything is decided in the resolved deployment (:mod:`smkit.config.resolved`): what a container runs
+(image, model data, environment), the variants, the scaling policies, the endpoint-level sections. This
+module only renames its fields into the constructs' arguments (the CloudFormation property shapes).
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ from smkit.cdk.constructs.model import VpcSettings
 from smkit.cdk.constructs.model_data import ModelData
 from smkit.cdk.constructs.monitoring import AlarmThresholds, Subscriber
 from smkit.cdk.constructs.storage import EndpointBucket
-from smkit.config import DeploymentConfig, ShadowVariant
-from smkit.config.resolved import ResolvedImage, ResolvedModelData, ResolvedVariant
-from smkit.config.scaling import variant_paths
+from smkit.config.resolved import (
+    ResolvedDeployment,
+    ResolvedImage,
+    ResolvedModelData,
+    ResolvedScaling,
+    ResolvedVariant,
+)
 
 
 def pascal(text: str) -> str:
@@ -80,48 +84,55 @@ def model_data(data: ResolvedModelData) -> ModelData:
     return MODEL_DATA[data.kind](data.path, data)
 
 
-def instance_variants(cfg: DeploymentConfig) -> list[InstanceVariant]:
+def _instance_type(v: ResolvedVariant) -> str:
+    assert v.instance_type is not None, (
+        f"variant {v.name} of an instance-backed endpoint has an instance type"
+    )
+    return v.instance_type
+
+
+def instance_variants(deployment: ResolvedDeployment) -> list[InstanceVariant]:
     """Instance-backed production variants (empty for serverless)."""
+    if deployment.serverless is not None:
+        return []
     return [
         InstanceVariant(
             name=v.name,
-            instance_type=v.instance_type,
+            instance_type=_instance_type(v),
             initial_instance_count=v.initial_instance_count,
             initial_weight=v.initial_weight,
             volume_size_gb=v.volume_size_gb,
-            model_data_download_timeout_seconds=v.model_data_download_timeout_seconds,
-            container_startup_health_check_timeout_seconds=v.container_startup_health_check_timeout_seconds,
+            model_data_download_timeout_seconds=v.model_data_download_timeout_s,
+            container_startup_health_check_timeout_seconds=v.startup_health_check_timeout_s,
             routing=v.routing,
             inference_ami_version=v.inference_ami_version,
-            capacity_reservation_arn=v.capacity_reservation.ml_reservation_arn
-            if v.capacity_reservation
-            else None,
-            instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools or ()),
-            instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+            capacity_reservation_arn=v.capacity_reservation_arn,
+            instance_pools=tuple((p.instance_type, p.priority) for p in v.instance_pools),
+            instance_provision_timeout_seconds=v.instance_provision_timeout_s,
         )
-        for v in cfg.endpoint.variants
+        for v in deployment.variants
     ]
 
 
-def shadow_variant(shadow: ShadowVariant, resolved: ResolvedVariant, *, model_name: str) -> InstanceVariant:
+def shadow_variant(shadow: ResolvedVariant, *, model_name: str) -> InstanceVariant:
     """A ShadowProductionVariant: its weight relative to the production variant's is the sampled share
     (:class:`smkit.config.resolved.ResolvedVariant`). https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html
     """
     return InstanceVariant(
-        name=resolved.name,
-        instance_type=shadow.instance_type,
-        initial_instance_count=resolved.initial_instance_count,
-        initial_weight=resolved.initial_weight,
+        name=shadow.name,
+        instance_type=_instance_type(shadow),
+        initial_instance_count=shadow.initial_instance_count,
+        initial_weight=shadow.initial_weight,
         model_name=model_name,
         routing=shadow.routing,
         volume_size_gb=shadow.volume_size_gb,
     )
 
 
-def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:
+def serverless_variant(deployment: ResolvedDeployment) -> ServerlessVariant | None:
     """The serverless variant, if the endpoint is serverless."""
-    s = cfg.endpoint.serverless
-    if cfg.endpoint.type != "serverless" or s is None:
+    s = deployment.serverless
+    if s is None:
         return None
     return ServerlessVariant(
         name=s.variant_name,
@@ -131,34 +142,17 @@ def serverless_variant(cfg: DeploymentConfig) -> ServerlessVariant | None:
     )
 
 
-def scaling(cfg: DeploymentConfig) -> list[tuple[str, str | None, ScalingSettings]]:
-    """``(variant name, instance type, settings)`` for every variant that autoscales, shadow variants too."""
-    out: list[tuple[str, str | None, ScalingSettings]] = []
-    s = cfg.endpoint.serverless
-    if cfg.endpoint.type == "serverless" and s is not None and s.autoscaling is not None:
-        a = s.autoscaling
-        settings = ScalingSettings(
-            "provisioned-concurrency", a.min_capacity, a.max_capacity, a.target_utilization
+def scaling_settings(policy: ResolvedScaling) -> ScalingSettings:
+    """One variant's scaling policy (the construct's cooldown defaults where the policy sets none)."""
+    cooldowns = {
+        name: value
+        for name, value in (
+            ("scale_in_cooldown_seconds", policy.scale_in_cooldown_s),
+            ("scale_out_cooldown_seconds", policy.scale_out_cooldown_s),
         )
-        out.append((s.variant_name, None, settings))
-    for _, v in variant_paths(cfg):
-        if v.autoscaling is None:
-            continue
-        va = v.autoscaling
-        if va.target_backlog_per_instance is not None:
-            kind, target = "backlog", float(va.target_backlog_per_instance)
-        else:
-            kind, target = "invocations", float(va.target_invocations_per_instance or 0)
-        settings = ScalingSettings(
-            kind,
-            va.min_capacity,
-            va.max_capacity,
-            target,
-            scale_in_cooldown_seconds=va.scale_in_cooldown_seconds,
-            scale_out_cooldown_seconds=va.scale_out_cooldown_seconds,
-        )
-        out.append((v.name, v.instance_type, settings))
-    return out
+        if value is not None
+    }
+    return ScalingSettings(policy.kind, policy.min_capacity, policy.max_capacity, policy.target, **cooldowns)
 
 
 def batch_size(count: int | None, percent: int | None) -> BatchSize | None:
@@ -168,9 +162,9 @@ def batch_size(count: int | None, percent: int | None) -> BatchSize | None:
     return BatchSize("CAPACITY_PERCENT", percent) if percent is not None else None
 
 
-def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
+def guardrails(deployment: ResolvedDeployment) -> DeploymentGuardrails:
     """Blue/green or rolling settings of the endpoint."""
-    d = cfg.endpoint.deployment
+    d = deployment.guardrails
     rolling = d.strategy == "rolling"
     return DeploymentGuardrails(
         strategy=d.strategy,
@@ -185,25 +179,9 @@ def guardrails(cfg: DeploymentConfig) -> DeploymentGuardrails:
     )
 
 
-def endpoint_kind(cfg: DeploymentConfig) -> str | None:
-    """``serverless`` for a serverless endpoint, None for an instance-based one: part of the endpoint's
-    physical name (:class:`smkit.cdk.constructs.endpoint.InferenceEndpoint`), so switching between the two
-    replaces the endpoint instead of updating it in place, which SageMaker refuses (realtime -> serverless)
-    or cannot roll back (serverless -> realtime)."""
-    return "serverless" if cfg.endpoint.type == "serverless" else None
-
-
-def retain_variant_properties(cfg: DeploymentConfig) -> bool:
-    """Keep instance counts across updates only when they are autoscaled (then every variant, shadow
-    variants included, is: ``smkit.config.aws_rules.retained_counts``)."""
-    return any(v.autoscaling is not None for _, v in variant_paths(cfg)) or (
-        cfg.endpoint.serverless is not None and cfg.endpoint.serverless.autoscaling is not None
-    )
-
-
-def thresholds(cfg: DeploymentConfig) -> AlarmThresholds:
+def thresholds(deployment: ResolvedDeployment) -> AlarmThresholds:
     """Alarm thresholds from ``monitoring``."""
-    m = cfg.monitoring
+    m = deployment.monitoring
     return AlarmThresholds(
         latency_p99_ms=m.latency_p99_ms,
         error_5xx_percent=m.error_5xx_percent,
@@ -216,15 +194,17 @@ def thresholds(cfg: DeploymentConfig) -> AlarmThresholds:
 SUBSCRIBER_TARGET = {"email": "address", "https": "url", "sns": "topic_arn"}
 
 
-def subscribers(cfg: DeploymentConfig) -> list[Subscriber]:
+def subscribers(deployment: ResolvedDeployment) -> list[Subscriber]:
     """Who gets the alarm topic (``monitoring.subscriptions``)."""
-    return [Subscriber(s.type, getattr(s, SUBSCRIBER_TARGET[s.type])) for s in cfg.monitoring.subscriptions]
+    return [
+        Subscriber(s.type, getattr(s, SUBSCRIBER_TARGET[s.type])) for s in deployment.monitoring.subscriptions
+    ]
 
 
-def data_capture(cfg: DeploymentConfig, storage: EndpointBucket) -> DataCaptureSettings | None:
+def data_capture(deployment: ResolvedDeployment, storage: EndpointBucket) -> DataCaptureSettings | None:
     """DataCaptureConfig into the endpoint bucket, if enabled."""
-    capture = cfg.endpoint.data_capture
-    if capture is None or not capture.enabled:
+    capture = deployment.data_capture
+    if capture is None:
         return None
     return DataCaptureSettings(
         destination_s3_uri=storage.s3_uri(capture.prefix),
@@ -236,11 +216,15 @@ def data_capture(cfg: DeploymentConfig, storage: EndpointBucket) -> DataCaptureS
 
 
 def async_settings(
-    cfg: DeploymentConfig, storage: EndpointBucket, *, success_topic: str | None, error_topic: str | None
+    deployment: ResolvedDeployment,
+    storage: EndpointBucket,
+    *,
+    success_topic: str | None,
+    error_topic: str | None,
 ) -> AsyncSettings | None:
     """AsyncInferenceConfig into the endpoint bucket, if the endpoint is async."""
-    a = cfg.endpoint.async_
-    if cfg.endpoint.type != "async" or a is None:
+    a = deployment.asynchronous
+    if a is None:
         return None
     return AsyncSettings(
         output_s3_uri=storage.s3_uri(a.output_prefix),
@@ -252,7 +236,7 @@ def async_settings(
     )
 
 
-def vpc(cfg: DeploymentConfig) -> VpcSettings | None:
+def vpc(deployment: ResolvedDeployment) -> VpcSettings | None:
     """Model VpcConfig, if configured."""
-    v = cfg.security.vpc
+    v = deployment.vpc
     return VpcSettings(subnet_ids=v.subnet_ids, security_group_ids=v.security_group_ids) if v else None

@@ -18,6 +18,7 @@ commands as props. :meth:`PipelineCommands.for_project` is the default for a pro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,8 +46,8 @@ from smkit.cdk.pipeline_parts import (
     wildcard_reasons,
 )
 from smkit.cdk.serving_stage import ServingStage
-from smkit.config import DeploymentConfig
 from smkit.config.pipeline import PipelineSpec, StageTarget
+from smkit.config.resolved import ResolvedDeployment
 
 # CodeBuild's standard image with Python 3.11 and Node.js 20 (the versions smkit and the CDK CLI need).
 # https://docs.aws.amazon.com/codebuild/latest/userguide/available-runtimes.html
@@ -106,16 +107,17 @@ class PipelineCommands:
 def add_pipeline(
     app: cdk.App,
     *,
-    config: DeploymentConfig,
+    deployment: ResolvedDeployment,
     config_path: Path,
     cli_version: str,
     project_root: Path,
     commands: PipelineCommands | Callable[[str], PipelineCommands] | None = None,
 ) -> PipelineStack:
-    """Add the pipeline stack of ``config`` to ``app`` (what ``-c pipeline=true`` selects in app.py).
+    """Add the pipeline stack of ``deployment`` to ``app`` (what ``-c pipeline=true`` selects in app.py).
 
-    ``commands`` are the steps' commands, or a function of the config file (relative to ``project_root``)
-    returning them; default :meth:`PipelineCommands.for_project`.
+    ``config_path`` is the file ``deployment`` was loaded from; ``commands`` are the steps' commands, or a
+    function of the config file (relative to ``project_root``) returning them; default
+    :meth:`PipelineCommands.for_project`.
     """
     inside = config_path.is_relative_to(project_root)
     config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
@@ -123,21 +125,20 @@ def add_pipeline(
         commands = (commands or PipelineCommands.for_project)(config_file)
     return PipelineStack(
         app,
-        f"{pascal(config.name)}Pipeline",
-        config=config,
+        f"{pascal(deployment.name)}Pipeline",
+        deployment=deployment,
         config_file=config_file,
         install_commands=commands.install,
         synth_commands=commands.synth,
         smoke_test_commands=commands.smoke_test,
         cli_version=cli_version,
-        project_root=project_root,
     )
 
 
 class PipelineStack(cdk.Stack):
     """The self-mutating delivery pipeline of one deployment config (runs in the tooling account).
 
-    :param config: the deployment; its ``pipeline:`` section names the source and the accounts.
+    :param deployment: the resolved deployment; its ``pipeline`` section names the source and the accounts.
     :param config_file: the config's path as the commands name it (relative to the repository root).
     :param install_commands: the install phase of the synth and smoke-test steps (e.g. ``pip install ...``).
     :param synth_commands: the synth step's build phase; it must leave the ``-c pipeline=true`` cloud
@@ -145,7 +146,6 @@ class PipelineStack(cdk.Stack):
     :param smoke_test_commands: run after the staging deploy with ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and
         ``SMOKE_TEST_ROLE_ARN`` (the staging role that may invoke the endpoint) in the environment.
     :param cli_version: the AWS CDK CLI version the self-mutation runs (pin it, :func:`cdk_cli_version`).
-    :param project_root: anchors the config's paths for the staged serving stacks.
 
     :class:`PipelineCommands` ``.for_project(config_file)`` gives the commands of a project made by
     ``smkit init``.
@@ -156,13 +156,12 @@ class PipelineStack(cdk.Stack):
         scope: Construct,
         id_: str,
         *,
-        config: DeploymentConfig,
+        deployment: ResolvedDeployment,
         config_file: str,
         install_commands: Sequence[str],
         synth_commands: Sequence[str],
         smoke_test_commands: Sequence[str],
         cli_version: str,
-        project_root: Path,
         **kwargs: Any,
     ) -> None:
         for name, given in (
@@ -179,7 +178,7 @@ class PipelineStack(cdk.Stack):
                     f"PipelineStack {name}={given!r}: give a non-empty list of shell lines, "
                     f"e.g. PipelineCommands.for_project({config_file!r}).{name.removesuffix('_commands')}"
                 )
-        spec = config.pipeline
+        spec = deployment.pipeline
         if spec is None:
             raise ValueError(
                 f"{config_file}: pipeline: section is missing; -c pipeline=true needs pipeline.source, "
@@ -188,7 +187,7 @@ class PipelineStack(cdk.Stack):
         super().__init__(scope, id_, env=cdk.Environment(account=spec.account, region=spec.region), **kwargs)
         self.source = self._source(spec)
         self.artifacts = PipelineArtifacts(
-            self, "Artifacts", log_retention_days=config.monitoring.log_retention_days
+            self, "Artifacts", log_retention_days=deployment.monitoring.log_retention_days
         )
         self.synth = pipelines.CodeBuildStep(
             "Synth",
@@ -228,7 +227,7 @@ class PipelineStack(cdk.Stack):
             ),
         )
 
-        self.staging = self._stage("Staging", config, "staging", spec.staging, project_root)
+        self.staging = self._stage("Staging", deployment, "staging", spec.staging)
         serving = self.staging.stacks.serving
         # The smoke test's CodeBuild role, named at synth time so the staging role can trust exactly it.
         runner_name = f"{self.stack_name}-smoke-test"[:64]
@@ -242,7 +241,7 @@ class PipelineStack(cdk.Stack):
         access = SmokeTestAccessStack(
             self.staging,
             "SmokeTestAccess",
-            deployment=config.name,
+            deployment=deployment.name,
             environment="staging",
             trusted_account=spec.account,
             trusted_role_arn=f"arn:{self.partition}:iam::{spec.account}:role/{runner_name}",
@@ -268,10 +267,10 @@ class PipelineStack(cdk.Stack):
         )
         self.pipeline.add_stage(self.staging, post=[self.smoke_test])
 
-        self.production = self._stage("Production", config, "prod", spec.production, project_root)
+        self.production = self._stage("Production", deployment, "prod", spec.production)
         self.approval = pipelines.ManualApprovalStep(
             "PromoteToProduction",
-            comment=f"Staging endpoint of {config.name} passed its smoke test. Promote to production?",
+            comment=f"Staging endpoint of {deployment.name} passed its smoke test. Promote to production?",
         )
         self.pipeline.add_stage(self.production, pre=[self.approval])
         self.pipeline.build_pipeline()
@@ -288,16 +287,15 @@ class PipelineStack(cdk.Stack):
         return pipelines.CodePipelineSource.code_commit(repository, source.branch)
 
     def _stage(
-        self, id_: str, config: DeploymentConfig, environment: str, target: StageTarget, project_root: Path
+        self, id_: str, deployment: ResolvedDeployment, environment: str, target: StageTarget
     ) -> ServingStage:
-        staged = config.model_copy(
-            update={"environment": environment, "account": target.account, "region": target.region}
+        staged = dataclasses.replace(
+            deployment, environment=environment, account=target.account, region=target.region
         )
         stage = ServingStage(
             self,
             id_,
-            config=staged,
-            project_root=project_root,
+            deployment=staged,
             env=cdk.Environment(account=target.account, region=target.region),
         )
         return stage

@@ -17,7 +17,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from smkit.cdk import FEATURE_FLAGS, add_serving_stacks
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.config.rule_doc import emitted, render
 
 DOC = Path("docs") / "aws-rules.md"
@@ -29,7 +29,7 @@ def document(root: Path) -> str:
     with tempfile.TemporaryDirectory() as out:
         app = cdk.App(context=context, outdir=out)
         stacks = [
-            add_serving_stacks(app, config=load_config(path), project_root=root)
+            add_serving_stacks(app, deployment=load_deployment(path))
             for path in sorted((root / "config").glob("*.yaml"))
         ]
         assembly = app.synth()

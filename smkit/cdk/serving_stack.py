@@ -1,5 +1,5 @@
 """The serving stack: model artifacts, image, execution role, Model, EndpointConfig, Endpoint,
-autoscaling, logs and monitoring for one deployment config.
+autoscaling, logs and monitoring for one resolved deployment (:mod:`smkit.config.resolved`).
 
 Stateful resources and their pinned construct paths (logical ids are checked by
 ``tests/stacks/test_logical_ids.py``): ``EncryptionKey/Key``, ``Storage/Bucket``, ``Storage/AccessLogs``,
@@ -9,7 +9,6 @@ Stateful resources and their pinned construct paths (logical ids are checked by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -28,18 +27,17 @@ from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSetting
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
 from smkit.cdk.constructs.storage import EndpointBucket
-from smkit.config import DeploymentConfig
 from smkit.config.day2 import DeployedEndpoint, plan_update
 from smkit.config.model_data_rules import previous_s3_reads
-from smkit.config.resolved import ResolvedDeployment, deployment_of
-from smkit.config.rules import ASYNC_INPUT_PREFIX, written_prefixes
+from smkit.config.resolved import ResolvedDeployment
+from smkit.config.rules import ASYNC_INPUT_PREFIX
 
 
 class ServingStack(cdk.Stack):
-    """Everything one SageMaker endpoint needs, built from ``config``.
+    """Everything one SageMaker endpoint needs, built from ``deployment``.
 
-    ``project_root`` resolves the relative paths of a config built from data (a loaded config's paths are
-    absolute: :func:`smkit.config.resolved.deployment_of`); ``repository``
+    ``deployment``: what the config means on SageMaker (:func:`smkit.config.load_deployment`, or
+    :func:`smkit.config.resolved.deployment_of` of a config); the stack decides none of it again. ``repository``
     is the ECR repository of :class:`smkit.cdk.ecr_stack.EcrStack` (used by ``image.source: ecr``).
 
     ``previous_s3_uris``: model data and adapter weights in S3 that recorded releases ran (``smkit deploy``
@@ -58,43 +56,41 @@ class ServingStack(cdk.Stack):
         scope: Construct,
         id_: str,
         *,
-        config: DeploymentConfig,
+        deployment: ResolvedDeployment,
         repository: ecr.IRepository | None,
-        project_root: Path,
         previous_s3_uris: Sequence[str] = (),
         deployed: DeployedEndpoint | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
         self.deployed = deployed
-        cfg = self.config = config
-        self.deployment = deployment_of(config, project_root)
-        self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=cfg.security.kms.key_arn)
+        d = self.deployment = deployment
+        self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=d.kms.key_arn)
         key = self.encryption.key
         self.storage = EndpointBucket(
             self,
             "Storage",
             encryption_key=key,
-            expire_days=cfg.storage.expire_days,
-            noncurrent_version_days=cfg.storage.noncurrent_version_days,
-            superseded_model_days=cfg.storage.superseded_model_days,
+            expire_days=d.storage.expire_days,
+            noncurrent_version_days=d.storage.noncurrent_version_days,
+            superseded_model_days=d.storage.superseded_model_days,
         )
         self.execution_role = ExecutionRole(self, "ExecutionRole")
         self.execution_role.grant_key(key)
         self.async_topics = None
-        if cfg.endpoint.async_ is not None and cfg.endpoint.async_.notifications:
+        if d.asynchronous is not None and d.asynchronous.notifications:
             self.async_topics = AsyncTopics(self, "Async", encryption_key=key)
             self.execution_role.grant_publish(self.async_topics.topics)
         self.logs = DeploymentLogs(
-            self, "Logs", retention_days=cfg.monitoring.log_retention_days, encryption_key=key
+            self, "Logs", retention_days=d.monitoring.log_retention_days, encryption_key=key
         )
-        specs, vpc = self._containers(self.deployment, repository)
-        self._keep_previous_data(cfg, previous_s3_uris)
-        if cfg.endpoint.type == "inference-components":
-            self._components(cfg, specs, vpc)
+        specs, vpc = self._containers(d, repository)
+        self._keep_previous_data(d, previous_s3_uris)
+        if d.components is not None:
+            self._components(d, specs, vpc)
             return
         self.async_settings = mapping.async_settings(
-            cfg,
+            d,
             self.storage,
             success_topic=self.async_topics.success.topic_arn if self.async_topics else None,
             error_topic=self.async_topics.error.topic_arn if self.async_topics else None,
@@ -102,34 +98,34 @@ class ServingStack(cdk.Stack):
         self.endpoint_config = EndpointConfiguration(
             self,
             "EndpointConfig",
-            model_name=self._model(cfg, specs, vpc).model_name,
+            model_name=self._model(specs, vpc).model_name,
             kms_key_arn=self.encryption.key_arn,
-            variants=mapping.instance_variants(cfg),
-            shadow_variants=self._shadow_variants(cfg, specs, vpc),
-            serverless=mapping.serverless_variant(cfg),
-            data_capture=mapping.data_capture(cfg, self.storage),
+            variants=mapping.instance_variants(d),
+            shadow_variants=self._shadow_variants(specs, vpc),
+            serverless=mapping.serverless_variant(d),
+            data_capture=mapping.data_capture(d, self.storage),
             async_inference=self.async_settings,
         )
-        if cfg.endpoint.type == "async":
+        if d.asynchronous is not None:
             self.execution_role.grant_read(self.storage.bucket, ASYNC_INPUT_PREFIX)
-        if prefixes := [p for p in written_prefixes(cfg) if p != ASYNC_INPUT_PREFIX]:
+        if prefixes := [p for p in d.written_prefixes if p != ASYNC_INPUT_PREFIX]:
             self.execution_role.grant_write(self.storage.bucket, prefixes)
         self.endpoint = InferenceEndpoint(
             self,
             "Endpoint",
             endpoint_config_name=self.endpoint_config.endpoint_config_name,
-            deployment=mapping.guardrails(cfg),
-            kind=mapping.endpoint_kind(cfg),
-            retain_variant_properties=mapping.retain_variant_properties(cfg),
+            deployment=mapping.guardrails(d),
+            kind=d.endpoint_kind,
+            retain_variant_properties=d.retains_instance_counts,
         )
         # SageMaker would create the endpoint's log group on first use, without retention or key.
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
         self.execution_role.grant_log_groups(self.logs.container_groups)
-        self.monitoring = self._monitoring(cfg) if cfg.monitoring.alarms else None
-        self._autoscaling(cfg)
+        self.monitoring = self._monitoring(d) if d.monitoring.alarms else None
+        self._autoscaling(d)
         self._outputs()
-        self._warn_unsubscribed(cfg)
-        self._plan_update(cfg)
+        self._warn_unsubscribed(d)
+        self._plan_update(d)
 
     def _containers(
         self, deployment: ResolvedDeployment, repository: ecr.IRepository | None
@@ -150,19 +146,17 @@ class ServingStack(cdk.Stack):
                 log_group=self.logs.helpers,
             )
             specs[c.name] = ContainerSpec(images[c.image.key], bound, dict(c.environment), c.hostname)
-        vpc = mapping.vpc(self.config)
+        vpc = mapping.vpc(deployment)
         if vpc is not None:
             grant_vpc_access(role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids)
         return specs, vpc
 
-    def _keep_previous_data(self, cfg: DeploymentConfig, previous: Sequence[str]) -> None:
+    def _keep_previous_data(self, deployment: ResolvedDeployment, previous: Sequence[str]) -> None:
         """Read grants on earlier releases' S3 data that the current config no longer names."""
-        for i, (uri, prefix) in enumerate(previous_s3_reads(cfg, previous)):
+        for i, (uri, prefix) in enumerate(previous_s3_reads(deployment.s3_data_uris, previous)):
             self.execution_role.grant_s3_read(f"Release{i}", uri, prefix=prefix)
 
-    def _model(
-        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
-    ) -> InferenceModel:
+    def _model(self, specs: dict[str, ContainerSpec], vpc: VpcSettings | None) -> InferenceModel:
         """The Model of the production variants."""
         self.model = InferenceModel(
             self,
@@ -178,28 +172,24 @@ class ServingStack(cdk.Stack):
         return self.model
 
     def _shadow_variants(
-        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+        self, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
     ) -> list[InstanceVariant]:
         """A shadow variant serves its own model (one container of model.containers)."""
         shadow_variants = []
-        for shadow, resolved in zip(
-            cfg.endpoint.shadow_variants, self.deployment.shadow_variants, strict=True
-        ):
+        for shadow in self.deployment.shadow_variants:
             shadow_model = InferenceModel(
                 self,
                 f"ShadowModel{mapping.pascal(shadow.name)}",
                 execution_role_arn=self.execution_role.role_arn,
-                containers=[specs[shadow.container]],
+                containers=[specs[name] for name in shadow.containers],
                 network_isolation=self.deployment.network_isolation,
                 vpc=vpc,
             )
             shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)
-            shadow_variants.append(
-                mapping.shadow_variant(shadow, resolved, model_name=shadow_model.model_name)
-            )
+            shadow_variants.append(mapping.shadow_variant(shadow, model_name=shadow_model.model_name))
         return shadow_variants
 
-    def _monitoring(self, cfg: DeploymentConfig) -> EndpointMonitoring:
+    def _monitoring(self, deployment: ResolvedDeployment) -> EndpointMonitoring:
         """Alarms to people and to the deployment guardrails; the role may read the rollback alarms."""
         monitoring = EndpointMonitoring(
             self,
@@ -207,13 +197,13 @@ class ServingStack(cdk.Stack):
             endpoint=self.endpoint,
             endpoint_config_name=self.endpoint_config.endpoint_config_name,
             variant_names=self.endpoint_config.variant_names,
-            thresholds=mapping.thresholds(cfg),
+            thresholds=mapping.thresholds(deployment),
             encryption_key=self.encryption.key,
-            subscribers=mapping.subscribers(cfg),
-            is_async=cfg.endpoint.type == "async",
+            subscribers=mapping.subscribers(deployment),
+            is_async=deployment.asynchronous is not None,
             shadow_variant_names=self.endpoint_config.shadow_variant_names,
         )
-        if cfg.endpoint.deployment.auto_rollback:
+        if deployment.guardrails.auto_rollback:
             self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)
             policy = self.execution_role.grant_describe_alarms(
                 [a.alarm_arn for a in monitoring.rollback_alarms]
@@ -221,29 +211,29 @@ class ServingStack(cdk.Stack):
             self.endpoint.resource.node.add_dependency(policy)
         return monitoring
 
-    def _autoscaling(self, cfg: DeploymentConfig) -> None:
-        for variant, instance_type, settings in mapping.scaling(cfg):
+    def _autoscaling(self, deployment: ResolvedDeployment) -> None:
+        for policy in deployment.scaling:
             VariantAutoscaling(
                 self,
-                f"Autoscaling{mapping.pascal(variant)}",
+                f"Autoscaling{mapping.pascal(policy.variant)}",
                 endpoint_name=self.endpoint.resource.attr_endpoint_name,
-                variant_name=variant,
-                settings=settings,
-                instance_type=instance_type,
+                variant_name=policy.variant,
+                settings=mapping.scaling_settings(policy),
+                instance_type=policy.instance_type,
             )
 
-    def _plan_update(self, cfg: DeploymentConfig) -> None:
+    def _plan_update(self, deployment: ResolvedDeployment) -> None:
         """Leave DeploymentConfig out of an update that changes the variant names (it would fail)."""
-        self.update_plan = plan_update(self.deployed, cfg, self.endpoint.endpoint_name)
+        self.update_plan = plan_update(self.deployed, deployment.variant_names, self.endpoint.endpoint_name)
         if not self.update_plan.deployment_config:
             self.endpoint.resource.add_property_deletion_override("DeploymentConfig")
             cdk.Annotations.of(self).add_warning_v2(
                 "smkit:update-without-deployment-config", self.update_plan.reason or ""
             )
 
-    def _warn_unsubscribed(self, cfg: DeploymentConfig) -> None:
+    def _warn_unsubscribed(self, deployment: ResolvedDeployment) -> None:
         """Alarms whose topic nobody subscribes to reach nobody: say so in the synth output."""
-        if cfg.monitoring.alarms and not cfg.monitoring.subscriptions:
+        if deployment.monitoring.alarms and not deployment.monitoring.subscriptions:
             cdk.Annotations.of(self).add_warning_v2(
                 "smkit:alarm-topic-without-subscriber",
                 "the alarms publish to an SNS topic nobody subscribes to, so they reach nobody: add "
@@ -276,13 +266,12 @@ class ServingStack(cdk.Stack):
         }
 
     def _components(
-        self, cfg: DeploymentConfig, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+        self, deployment: ResolvedDeployment, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
     ) -> None:
         """An inference-component endpoint (smkit.cdk.component_parts); outputs name every component."""
         parts = add_inference_components(
             self,
-            cfg=cfg,
-            deployment=self.deployment,
+            deployment=deployment,
             containers=specs,
             role=self.execution_role,
             kms_key_arn=self.encryption.key_arn,
@@ -306,8 +295,8 @@ class ServingStack(cdk.Stack):
         outputs["InferenceComponentNames"] = ",".join(
             f"{name}={component.component_name}" for name, component in parts.components.items()
         )
-        self._warn_unsubscribed(cfg)
-        self._plan_update(cfg)
+        self._warn_unsubscribed(deployment)
+        self._plan_update(deployment)
         if parts.monitoring is not None:
             outputs["AlarmTopicArn"] = parts.monitoring.topic.topic_arn
             outputs["DashboardName"] = parts.monitoring.dashboard.dashboard_name

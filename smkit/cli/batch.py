@@ -264,8 +264,7 @@ def _local_model(
     model_path: Path | None, config_path: Path | None, environment: dict[str, str], python: str | None = None
 ) -> LocalModel:
     from smkit.batch.local import LocalModel, model_from_deployment
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
+    from smkit.config import load_deployment
     from smkit.local.artifacts import ArtifactError
     from smkit.local.environments import environment_for_path
     from smkit.modelenv import ImageRuntime, envs_enabled
@@ -274,7 +273,7 @@ def _local_model(
         model = LocalModel(Path(str(model_path)), environment)
     else:
         try:
-            model = model_from_deployment(deployment_of(load_config(config_path)), str(config_path))
+            model = model_from_deployment(load_deployment(config_path), str(config_path))
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
         model = dataclasses.replace(model, environment={**model.environment, **environment})

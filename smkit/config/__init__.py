@@ -1,7 +1,9 @@
 """Deployment configuration: typed, frozen, validated on load.
 
 ``load_config("config/realtime.yaml")`` returns a :class:`DeploymentConfig` or raises :class:`ConfigError`
-listing every problem with its YAML path, the bad value and what is allowed.
+listing every problem with its YAML path, the bad value and what is allowed; ``load_deployment`` of the same
+file returns what it means on SageMaker (:class:`smkit.config.resolved.ResolvedDeployment`), the one input of
+the stacks, the local endpoint and ``smkit deploy``.
 """
 
 from smkit.config.components import (
@@ -32,7 +34,7 @@ from smkit.config.endpoint import (
     ServerlessSpec,
     Variant,
 )
-from smkit.config.loader import ConfigError, absolute_paths, load_config, parse_config
+from smkit.config.loader import ConfigError, absolute_paths, load_config, load_deployment, parse_config
 from smkit.config.models import DeploymentConfig
 from smkit.config.monitoring import Monitoring
 from smkit.config.rules import Issue
@@ -70,5 +72,6 @@ __all__ = [
     "Vpc",
     "absolute_paths",
     "load_config",
+    "load_deployment",
     "parse_config",
 ]

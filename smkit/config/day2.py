@@ -78,11 +78,14 @@ class UpdatePlan:
     reason: str | None = None
 
 
-def plan_update(deployed: DeployedEndpoint | None, cfg: DeploymentConfig, endpoint_name: str) -> UpdatePlan:
-    """The update from ``deployed`` (None: nothing deployed yet) to ``cfg``, whose endpoint is ``endpoint_name``."""
+def plan_update(
+    deployed: DeployedEndpoint | None, names: tuple[tuple[str, ...], tuple[str, ...]], endpoint_name: str
+) -> UpdatePlan:
+    """The update from ``deployed`` (None: nothing deployed yet) to an endpoint called ``endpoint_name`` whose
+    endpoint config has the ``(production, shadow)`` variant ``names`` (:func:`variant_names`)."""
     if deployed is None or deployed.name != endpoint_name:
         return UpdatePlan("create", True)
-    production, shadow = variant_names(cfg)
+    production, shadow = names
     changes = _changes("variant", deployed.production, production) + _changes(
         "shadow variant", deployed.shadow, shadow
     )

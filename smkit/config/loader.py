@@ -41,6 +41,7 @@ from smkit.config import (
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
+from smkit.config.resolved.model import ResolvedDeployment
 from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue
@@ -89,6 +90,15 @@ def load_config(path: str | Path, *, image_tag: str | None = None) -> Deployment
         source = f"{path} (image tag {image_tag})"
         return parse_config(with_image_tag(data, image_tag), source=source, base_dir=base_dir)
     return parse_config(data, source=str(path), base_dir=base_dir)
+
+
+def load_deployment(path: str | Path, *, image_tag: str | None = None) -> ResolvedDeployment:
+    """The resolved deployment of one config file (:func:`load_config`, then what it means on SageMaker):
+    what the stacks, the local endpoint and ``smkit deploy`` take. Raises :class:`ConfigError`."""
+    cfg = load_config(path, image_tag=image_tag)
+    built = cfg._resolved
+    assert isinstance(built, ResolvedDeployment), "load_config resolves every config it loads"
+    return built
 
 
 def read_config_data(path: str | Path) -> Any:

@@ -43,15 +43,12 @@ def s3_kind(uri: str, *, multi_model_endpoint: bool) -> str | None:
     return "archive" if uri.endswith(ARCHIVE_SUFFIX) else None
 
 
-def previous_s3_reads(cfg: DeploymentConfig, previous: Iterable[str]) -> list[tuple[str, bool]]:
-    """``(uri, is_prefix)`` of each earlier release's S3 data that ``cfg`` no longer names (its ``source: s3``
-    model data and adapters' ``artifact_url``): what the execution role keeps reading. ValueError for a URI that
-    is not ``s3://BUCKET/KEY`` or ``s3://BUCKET/PREFIX/``."""
-    current = {c.model_data.uri for c in cfg.model.containers if c.model_data.uri}
-    spec = cfg.endpoint.inference_components
-    current |= {c.artifact_url for c in spec.components if c.artifact_url} if spec else set()
+def previous_s3_reads(current: Iterable[str], previous: Iterable[str]) -> list[tuple[str, bool]]:
+    """``(uri, is_prefix)`` of each earlier release's S3 data that the deployment no longer names (``current``:
+    its ``source: s3`` model data and adapters' ``artifact_url``, ``ResolvedDeployment.s3_data_uris``): what the
+    execution role keeps reading. ValueError for a URI that is not ``s3://BUCKET/KEY`` or ``s3://BUCKET/PREFIX/``."""
     out = []
-    for uri in sorted(set(previous) - current):
+    for uri in sorted(set(previous) - set(current)):
         if not S3_URI.match(uri):
             raise ValueError(
                 f"previous_s3_uris: {uri!r} is not s3://BUCKET/KEY or s3://BUCKET/PREFIX/ (the release history's "

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from botocore.exceptions import ClientError
 
-from smkit.config import ConfigError, DeploymentConfig, load_config
+from smkit.config import ConfigError, load_deployment
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
+from smkit.config.resolved import ResolvedDeployment
 from smkit.release import cdk, model_copies, scaling
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.records import (
@@ -48,10 +49,10 @@ class DeployRequest:
     timeout_s: int = 3600
     dry_run: bool = False
 
-    def load(self) -> DeploymentConfig:
-        """The config as it will be deployed (image tag applied), validated."""
+    def load(self) -> ResolvedDeployment:
+        """The deployment as it will be deployed (image tag applied), validated and resolved."""
         try:
-            return load_config(self.config, image_tag=self.image_tag)
+            return load_deployment(self.config, image_tag=self.image_tag)
         except ConfigError as exc:
             raise ReleaseError(str(exc)) from None
 
@@ -70,7 +71,7 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
 
     An update that changes an autoscaled variant's instance type runs between :func:`scaling.pause` and
     :func:`scaling.resume` (deregister, update, register again), so the endpoint keeps its name."""
-    config = request.load()
+    deployment = request.load()
     commands = [*map(list, request.prepare), *request.bootstrap_commands()]
     deploy_all = cdk.deploy_command(
         request.config,
@@ -89,7 +90,7 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
     extra = [
         c
         for c in (
-            previous_data_context(config, request.root / request.output),
+            previous_data_context(deployment, request.root / request.output),
             deployed_endpoint_context(request.root / request.output),
         )
         if c
@@ -112,7 +113,7 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
             )
             echo(f"scalable targets registered again: {', '.join(restored) or 'none'}")
     return finish(
-        config,
+        deployment,
         assembly=request.root / request.output,
         image_tag=request.image_tag,
         note=note,
@@ -120,11 +121,11 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
     )
 
 
-def previous_data_context(config: DeploymentConfig, assembly: Path) -> str | None:
+def previous_data_context(deployment: ResolvedDeployment, assembly: Path) -> str | None:
     """``previous_s3_uris=[...]`` of the recorded releases (None when there are none): the serving stack keeps
     the execution role's read of each (smkit.cdk.serving_stack.ServingStack), so a new S3 prefix does not
     revoke what the old fleet and a rollback read."""
-    history = read_releases(release_parameter(config.name, config.environment))
+    history = read_releases(release_parameter(deployment.name, deployment.environment))
     if not history:
         return None
     stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
@@ -198,14 +199,14 @@ def deploy_repository(request: DeployRequest) -> str | None:
 
 
 def finish(
-    config: DeploymentConfig, *, assembly: Path, image_tag: str | None, note: str, timeout_s: int
+    deployment: ResolvedDeployment, *, assembly: Path, image_tag: str | None, note: str, timeout_s: int
 ) -> str:
     """Wait for the endpoint of the deployed serving stack and append the release to its history."""
     stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     endpoint = endpoint_name_of(stack)
     wait_in_service(endpoint, timeout_seconds=timeout_s)
     release = describe_release(endpoint, image_tag=image_tag, note=note, region=None)
-    parameter = release_parameter(config.name, config.environment)
+    parameter = release_parameter(deployment.name, deployment.environment)
     history = record_release(parameter, release)
     echo(f"release {len(history)} recorded in SSM parameter {parameter}")
     bucket = stack_output(stack, "BucketName")

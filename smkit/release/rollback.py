@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from smkit.config import ConfigError, absolute_paths, parse_config
+from smkit.config import ConfigError, absolute_paths, load_deployment, parse_config
 from smkit.config.loader import read_config_data
 from smkit.config.overrides import with_image_tag
 from smkit.release import cdk
@@ -151,9 +151,13 @@ def rollback(request: DeployRequest, *, steps: int) -> str | None:
     )
     if not run_all([command], dry_run=request.dry_run, cwd=request.root):
         return None
-    config = parse_config(pinned, source=str(config_path))
+    # What the CLI just deployed: the written file, loaded as the CDK app loaded it.
+    try:
+        deployment = load_deployment(request.root / config_path)
+    except ConfigError as exc:
+        raise ReleaseError(str(exc)) from None
     return finish(
-        config,
+        deployment,
         assembly=request.root / request.output,
         image_tag=target.image_tag,
         note=f"rollback to {target.deployed_at}",

@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from smkit.config import ConfigError, load_config
+from smkit.config import ConfigError, load_deployment
 from smkit.release.aws import client, endpoint_name_of
 from smkit.release.records import read_releases, release_parameter
 from smkit.release.shell import ReleaseError
@@ -47,7 +47,7 @@ def resolve_endpoint(*, config: Path, endpoint_name: str | None, stack: str | No
     if stack:
         return endpoint_name_of(stack)
     try:
-        parsed = load_config(config)
+        parsed = load_deployment(config)
     except ConfigError as exc:
         raise ReleaseError(str(exc)) from None
     history = read_releases(release_parameter(parsed.name, parsed.environment))

@@ -54,7 +54,7 @@ SYNTH_SCRIPT = """
 import json, sys
 from pathlib import Path
 import aws_cdk as cdk
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.pipeline_stack import add_pipeline, cdk_cli_version
@@ -63,7 +63,7 @@ root = Path.cwd()
 context = {**FEATURE_FLAGS, **json.loads((root / "cdk.json").read_text())["context"]}
 app = cdk.App(outdir=sys.argv[1], context=context)
 config_path = root / sys.argv[2]
-add_pipeline(app, config=load_config(config_path), config_path=config_path,
+add_pipeline(app, deployment=load_deployment(config_path), config_path=config_path,
              cli_version=cdk_cli_version(root / "package.json"), project_root=root,
              commands=pipeline_commands)
 add_compliance_checks(app)
@@ -324,8 +324,10 @@ def test_pipeline_without_its_section_names_what_is_missing() -> None:
     del data["pipeline"]
     script = (
         "import aws_cdk as cdk; from pathlib import Path; from smkit.config import parse_config;"
+        "from smkit.config.resolved import deployment_of;"
         "from smkit.cdk.pipeline_stack import add_pipeline;"
-        f"add_pipeline(cdk.App(), config=parse_config({data!r}), config_path=Path('config/x.yaml'),"
+        f"add_pipeline(cdk.App(), deployment=deployment_of(parse_config({data!r}), Path('config')),"
+        " config_path=Path('config/x.yaml'),"
         "cli_version='2.1148.1', project_root=Path.cwd())"
     )
     done = subprocess.run(
@@ -352,11 +354,11 @@ def test_cli_version_must_be_pinned(tmp_path: Path) -> None:
 
 def test_commands_must_be_lists_of_shell_lines() -> None:
     script = (
-        "import aws_cdk as cdk; from pathlib import Path; from smkit.config import load_config;"
+        "import aws_cdk as cdk; from pathlib import Path; from smkit.config import load_deployment;"
         "from smkit.cdk.pipeline_stack import PipelineStack;"
-        "PipelineStack(cdk.App(), 'P', config=load_config(Path('config/realtime.yaml')),"
+        "PipelineStack(cdk.App(), 'P', deployment=load_deployment(Path('config/realtime.yaml')),"
         " config_file='config/realtime.yaml', install_commands=['true'], synth_commands='make synth',"
-        " smoke_test_commands=['true'], cli_version='2.1148.1', project_root=Path.cwd())"
+        " smoke_test_commands=['true'], cli_version='2.1148.1')"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False

@@ -23,7 +23,7 @@ SYNTH_SCRIPT = """
 import json, sys
 from pathlib import Path
 import aws_cdk as cdk
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.emulator.deploy import emulated_image_tag
 from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.serving_stage import add_serving_stacks
@@ -33,8 +33,8 @@ context.pop("config", None)
 app = cdk.App(outdir=sys.argv[1], context=context)
 names = {}
 for path in sys.argv[2:]:
-    config = load_config(path, image_tag=emulated_image_tag(Path(path)))
-    added = add_serving_stacks(app, config=config, project_root=root)
+    deployment = load_deployment(path, image_tag=emulated_image_tag(Path(path)))
+    added = add_serving_stacks(app, deployment=deployment)
     names[Path(path).stem] = {
         "ecr": added.ecr.stack_name if added.ecr else None,
         "serving": added.serving.stack_name,

@@ -16,7 +16,7 @@ import yaml
 from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
 from smkit.cdk.serving_stage import add_serving_stacks
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.dockerimage import container_dir, kit_context_files
 from smkit.dockerimage.copies import copy_sources, missing_sources
 
@@ -79,7 +79,7 @@ def _user_config(tmp_path: Path, dockerfile: str, ignore: str | None = None) -> 
 
 def _synth(config: Path, outdir: Path) -> None:
     app = cdk.App(context=cdk_context(), outdir=str(outdir))
-    add_serving_stacks(app, config=load_config(config), project_root=config.parent)
+    add_serving_stacks(app, deployment=load_deployment(config))
 
 
 def test_a_dockerfile_copying_a_file_missing_from_its_context_fails_synth(tmp_path: Path) -> None:

@@ -17,10 +17,11 @@ import yaml
 from aws_cdk.assertions import Annotations, Match
 from stack_support import CONFIG_DIR, ROOT, cdk_context
 
-from smkit.cdk import ServingStacks, add_deployment, mapping
+from smkit.cdk import ServingStacks, add_deployment
 from smkit.config import DeploymentConfig, parse_config
 from smkit.config.day2 import DeployedEndpoint, plan_update, variant_names
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT
+from smkit.config.resolved import deployment_of
 
 Change = Callable[[dict[str, Any]], None]
 
@@ -35,7 +36,7 @@ def _cfg(data: dict[str, Any]) -> DeploymentConfig:
 
 
 def _endpoint_name(cfg: DeploymentConfig) -> str:
-    kind = mapping.endpoint_kind(cfg)
+    kind = deployment_of(cfg).endpoint_kind
     return f"TabularEndpoint-{kind}" if kind else "TabularEndpoint"
 
 
@@ -152,7 +153,7 @@ def test_day2_pair(base: str, change: Change, action: str, guarded: bool, reason
     data = _raw(base)
     change(data)
     new = _cfg(data)
-    plan = plan_update(_deployed(old), new, _endpoint_name(new))
+    plan = plan_update(_deployed(old), variant_names(new), _endpoint_name(new))
     assert (plan.action, plan.deployment_config) == (action, guarded)
     if not guarded:
         assert plan.reason is not None and reason in plan.reason
@@ -164,7 +165,7 @@ def test_shadow_added_and_serverless_to_realtime() -> None:
     data = _raw("realtime-shadow.yaml")
     _remove_shadow(data)
     plain = _cfg(data)
-    added = plan_update(_deployed(plain), shadowed, _endpoint_name(shadowed))
+    added = plan_update(_deployed(plain), variant_names(shadowed), _endpoint_name(shadowed))
     assert (
         not added.deployment_config
         and added.reason
@@ -173,9 +174,12 @@ def test_shadow_added_and_serverless_to_realtime() -> None:
     )
     serverless = _cfg(_raw("serverless.yaml"))
     realtime = _cfg(_raw("realtime.yaml"))
-    assert plan_update(_deployed(serverless), realtime, _endpoint_name(realtime)).action == "create"
-    assert plan_update(None, realtime, _endpoint_name(realtime)) == plan_update(
-        _deployed(realtime), realtime, _endpoint_name(realtime)
+    assert (
+        plan_update(_deployed(serverless), variant_names(realtime), _endpoint_name(realtime)).action
+        == "create"
+    )
+    assert plan_update(None, variant_names(realtime), _endpoint_name(realtime)) == plan_update(
+        _deployed(realtime), variant_names(realtime), _endpoint_name(realtime)
     ).__class__("create", True)
 
 

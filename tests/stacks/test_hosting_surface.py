@@ -11,10 +11,11 @@ from typing import Any
 import aws_cdk as cdk
 import yaml
 from aws_cdk.assertions import Match, Template
-from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cdk_context
+from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import parse_config
+from smkit.config.resolved import deployment_of
 
 IC = "AWS::SageMaker::InferenceComponent"
 
@@ -158,7 +159,7 @@ def test_capacity_reservation_and_eula(tmp_path: Path) -> None:
     data["model"]["containers"][0]["model_data"]["accept_eula"] = True
     app = cdk.App(context=cdk_context(), outdir=str(tmp_path))
     cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
-    t = Template.from_stack(add_serving_stacks(app, config=cfg, project_root=ROOT).serving)
+    t = Template.from_stack(add_serving_stacks(app, deployment=deployment_of(cfg)).serving)
     t.has_resource_properties(
         "AWS::SageMaker::EndpointConfig",
         {

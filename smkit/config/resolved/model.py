@@ -296,10 +296,10 @@ class ResolvedDeployment:
     # The validated config this was resolved from: only smkit.config.resolved.deployment_of reads it, to
     # know whether a config's cached resolution is its own (a model_copy carries the cache along).
     _source: object = field(default=None, repr=False, compare=False)
-    _by_name: dict[str, ResolvedContainer] = field(default_factory=dict, repr=False, compare=False)
+    _by_name: dict[str, ResolvedContainer] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._by_name.update({c.name: c for c in self.containers})
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.containers})
 
     def container(self, name: str) -> ResolvedContainer:
         """The container called ``name`` (KeyError when there is none)."""
