@@ -3,8 +3,9 @@
 The front end binds the port, answers ``/ping`` from its first moment (503 until every worker has
 loaded the model, docs/hosting-contract.md), reads requests and hands them to
 :class:`~smkit.serving.pool.WorkerPool`. SIGTERM stops gracefully (in-flight requests finish, up to
-:data:`smkit.contract.IN_FLIGHT_GRACE_S`), SIGINT too; then the workers are stopped. Workers die with the front end even
-when it is killed (``PR_SET_PDEATHSIG``). Architecture and settings: docs/serving-runtime.md.
+:attr:`smkit.contract.RuntimeSettings.in_flight_grace_s`), SIGINT too; then the workers are stopped.
+Workers die with the front end even when it is killed (``PR_SET_PDEATHSIG``). Architecture and settings:
+docs/serving-runtime.md.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any, NoReturn, cast
 import uvicorn
 import uvloop
 
-from smkit.contract import IN_FLIGHT_GRACE_S
 from smkit.serving.frontend import FrontEnd
 from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import FrontEndProtocol
@@ -73,7 +73,7 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket, *, exit_on_load_fa
         log_config=None,
         log_level="warning",
         # SageMaker sends SIGKILL STOP_GRACE_S after SIGTERM (docs/hosting-contract.md).
-        timeout_graceful_shutdown=int(IN_FLIGHT_GRACE_S),
+        timeout_graceful_shutdown=int(app.env.settings.in_flight_grace_s),
     )
     server = _Server(config, pool)
     failed: list[str] = []
