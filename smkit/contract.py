@@ -13,6 +13,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndp
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 # Environment variables the platform or the SageMaker SDK sets and containers read.
 BIND_TO_PORT = "SAGEMAKER_BIND_TO_PORT"
@@ -65,7 +66,14 @@ LOAD_FAILED = "the model failed to load"
 PING_TIMEOUT_S = 2.0  # each GET /ping
 INVOCATION_TIMEOUT_S = 60.0  # each POST /invocations
 STARTUP_HEALTH_CHECK_RANGE_S = (60, 3600)  # ContainerStartupHealthCheckTimeoutInSeconds
+# SageMaker documents no default for a variant that sets no ContainerStartupHealthCheckTimeoutInSeconds;
+# the local endpoint and local batch transform wait this long for /ping then.
+DEFAULT_STARTUP_HEALTH_CHECK_S = 120.0
 STOP_GRACE_S = 30.0  # SIGTERM, then SIGKILL this much later
+# The serving runtime lets requests in flight finish for this long after SIGTERM, which leaves the rest of
+# STOP_GRACE_S to stop its model workers.
+IN_FLIGHT_GRACE_S = 20.0
+DEFAULT_STARTUP_TIMEOUT_S = 360.0  # SAGEMAKER_STARTUP_TIMEOUT: one model's load (docs/multi-model.md)
 
 # Payload limits, in bytes unless named otherwise.
 MIB = 1024 * 1024
@@ -75,6 +83,26 @@ ASYNC_PAYLOAD_LIMIT = 1024 * MIB  # InvokeEndpointAsync input object in S3
 ASYNC_INLINE_BODY_LIMIT = 128_000
 BATCH_DEFAULT_MAX_PAYLOAD_MB = 6
 BATCH_MAX_PAYLOAD_MB = 100  # also the ceiling of MaxConcurrentTransforms x MaxPayloadInMB
+# An oversize request body is read and dropped up to this many bytes past its limit, so the client gets
+# its 413 instead of a broken pipe (the serving runtime, the local gateway); beyond that the connection is
+# closed unread.
+DRAIN_LIMIT = 64 * MIB
+
+# The serving runtime's profiles (SMKIT_PROFILE) and the request payload limit each implies; async reads its
+# input from S3; batch transform's default is MaxPayloadInMB's.
+PROFILE_PAYLOAD_LIMITS: Mapping[str, int] = {
+    "realtime": REALTIME_PAYLOAD_LIMIT,
+    "serverless": SERVERLESS_PAYLOAD_LIMIT,
+    "async": ASYNC_PAYLOAD_LIMIT,
+    "batch": BATCH_DEFAULT_MAX_PAYLOAD_MB * MIB,
+}
+PROFILES = tuple(PROFILE_PAYLOAD_LIMITS)
+# The AWS framework images whose default handlers SMKIT_FRAMEWORK applies (smkit/serving/frameworks.py).
+FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow", "huggingface")
+
+# Dynamic batching defaults, as AWS's PyTorch toolkit (ts_environment.py): 1 is no batching.
+DEFAULT_BATCH_SIZE = 1
+DEFAULT_MAX_BATCH_DELAY_MS = 100.0
 
 # InvokeEndpointAsync ranges and defaults, in seconds.
 REQUEST_TTL_RANGE_S = (60, 21_600)
@@ -146,19 +174,172 @@ def charset(value: str | None, default: str = "utf-8") -> str:
     return default
 
 
-def strip_charset(value: str | None) -> str | None:
-    """Drop ``; charset=...`` from a media type and keep any other parameter.
-
-    Strict containers reject ``text/csv; charset=utf-8`` between the hops of a serial inference pipeline
-    (docs/multi-container.md).
-    """
-    if value is None:
-        return None
-    parts = [p.strip() for p in value.split(";")]
-    kept = [parts[0]] + [p for p in parts[1:] if p and p.split("=", 1)[0].strip().lower() != "charset"]
-    return "; ".join(kept)
-
-
 # A bearer token of the OpenAI-compatible route lives at most 12 hours (smkit/local/auth.py, smkit token).
 # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html
 MAX_TOKEN_SECONDS = 12 * 3600
+
+
+# --- The container's settings, read from its environment in one place ---------------------------------------
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+class SettingError(ValueError):
+    """A container variable holds a value the runtime cannot use: the message names it, the value and the fix.
+
+    Attributes:
+        variable: the variable's name, e.g. ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``.
+        value: the value it holds.
+        problem: what is wrong with it (``is not a number``).
+        fix: what to write instead.
+    """
+
+    def __init__(self, variable: str, value: str, problem: str, fix: str) -> None:
+        super().__init__(f"{variable}={value!r} {problem}; {fix}")
+        self.variable = variable
+        self.value = value
+        self.problem = problem
+        self.fix = fix
+
+
+def read_flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    """A boolean variable (true/false, yes/no, on/off, 1/0; unset: ``default``)."""
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise SettingError(name, raw, "is not a boolean", "use true or false")
+
+
+def read_number(
+    environ: Mapping[str, str], name: str, default: float | None, *, minimum: float
+) -> float | None:
+    """A number at least ``minimum`` (unset or blank: ``default``)."""
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingError(name, raw, "is not a number", f"use e.g. {name}=60") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SettingError(name, raw, "is not a finite number", f"use e.g. {name}=60")
+    if value < minimum:
+        raise SettingError(name, raw, f"is below {minimum:g}", f"use a value >= {minimum:g}")
+    return value
+
+
+def read_int(environ: Mapping[str, str], name: str, default: int | None, *, minimum: int) -> int | None:
+    """A whole number at least ``minimum`` (unset or blank: ``default``)."""
+    value = read_number(environ, name, None, minimum=minimum)
+    if value is None:
+        return default
+    if value != int(value):
+        raise SettingError(name, environ[name], "is not a whole number", f"use e.g. {name}=2")
+    return int(value)
+
+
+def read_choice(environ: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, matched without regard to case (unset or blank: ``default``)."""
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    for choice in choices:
+        if raw.strip().lower() == choice.lower():
+            return choice
+    raise SettingError(
+        name,
+        raw,
+        f"is not one of {', '.join(choices)}",
+        f"use one of them, or unset it for {default or 'none'}",
+    )
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """What a container's environment says about how it serves: the one reader of these variables.
+
+    The serving runtime reads its own environment with it (smkit/serving/env.py); the local endpoint and
+    local batch transform read each container's resolved environment with it before starting the container,
+    so a bad value stops them with the same message the container would print; the config rules read a
+    container's ``environment`` with it.
+
+    Attributes:
+        invocation_timeout_s: ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``, else ``SAGEMAKER_MODEL_SERVER_TIMEOUT``
+            (read as seconds, docs/handler-semantics.md), else 60: the limit of one request in the container.
+        profile: ``SMKIT_PROFILE`` (:data:`PROFILES`), which picks the default payload limit.
+        max_payload_bytes: ``SAGEMAKER_MAX_PAYLOAD_IN_MB`` x 1 MiB, else the profile's limit.
+        workers: ``SAGEMAKER_MODEL_SERVER_WORKERS``, or None (the image's default: one per CPU).
+        startup_timeout_s: ``SAGEMAKER_STARTUP_TIMEOUT``: how long one model may take to load (360 s).
+        batch_size: ``SAGEMAKER_TS_BATCH_SIZE`` (default 1: no dynamic batching).
+        max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100), at most the invocation timeout.
+        in_flight_grace_s: how long requests in flight may finish after SIGTERM (not a variable: it fits
+            inside the platform's :data:`STOP_GRACE_S`).
+    """
+
+    invocation_timeout_s: float = INVOCATION_TIMEOUT_S
+    profile: str = "realtime"
+    max_payload_bytes: int = REALTIME_PAYLOAD_LIMIT
+    workers: int | None = None
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    batch_size: int = DEFAULT_BATCH_SIZE
+    max_batch_delay_ms: float = DEFAULT_MAX_BATCH_DELAY_MS
+    in_flight_grace_s: float = IN_FLIGHT_GRACE_S
+
+    @property
+    def batching(self) -> bool:
+        """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
+        return self.batch_size > 1
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> RuntimeSettings:
+        """Read and check the variables; raise :class:`SettingError` naming the first bad one."""
+        profile = read_choice(environ, SMKIT_PROFILE, "realtime", PROFILES)
+        payload_mb = read_number(environ, MAX_PAYLOAD_IN_MB, None, minimum=0.001)
+        timeout = read_number(environ, MODEL_SERVER_TIMEOUT_SECONDS, None, minimum=0.001)
+        if timeout is None:
+            timeout = read_number(environ, MODEL_SERVER_TIMEOUT, INVOCATION_TIMEOUT_S, minimum=0.001)
+        assert timeout is not None
+        batch_size, batch_delay = _batching(environ, timeout)
+        startup = read_number(environ, STARTUP_TIMEOUT, DEFAULT_STARTUP_TIMEOUT_S, minimum=1)
+        assert startup is not None
+        return cls(
+            invocation_timeout_s=timeout,
+            profile=profile,
+            max_payload_bytes=int(payload_mb * MIB)
+            if payload_mb is not None
+            else PROFILE_PAYLOAD_LIMITS[profile],
+            workers=read_int(environ, MODEL_SERVER_WORKERS, None, minimum=1),
+            startup_timeout_s=startup,
+            batch_size=batch_size,
+            max_batch_delay_ms=batch_delay,
+        )
+
+
+def _batching(environ: Mapping[str, str], timeout: float) -> tuple[int, float]:
+    """``SAGEMAKER_TS_BATCH_SIZE`` (>= 1) and ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (ms, within the invocation
+    timeout: a request waiting for batch-mates longer than it may take in all could never be answered)."""
+    raw = environ.get(TS_BATCH_SIZE, "").strip()
+    fix = f"use the most requests one predict_batch_fn call may serve, e.g. {TS_BATCH_SIZE}=8"
+    try:
+        size = int(raw) if raw else DEFAULT_BATCH_SIZE
+    except ValueError:
+        raise SettingError(TS_BATCH_SIZE, raw, "is not a whole number", f"{fix} (1: no batching)") from None
+    if size < 1:
+        raise SettingError(TS_BATCH_SIZE, raw, "is below 1", f"{fix}, or 1 (or unset) for no batching")
+    delay = read_number(environ, TS_MAX_BATCH_DELAY, DEFAULT_MAX_BATCH_DELAY_MS, minimum=0)
+    delay = DEFAULT_MAX_BATCH_DELAY_MS if delay is None else delay
+    if TS_MAX_BATCH_DELAY in environ and delay > timeout * 1000:
+        raise SettingError(
+            TS_MAX_BATCH_DELAY,
+            environ[TS_MAX_BATCH_DELAY],
+            f"ms is over the invocation timeout of {timeout:g} s ({MODEL_SERVER_TIMEOUT_SECONDS})",
+            f"a request would wait for batch-mates longer than it may take in all; use at most "
+            f"{timeout * 1000:g} (a few ms is usual), or raise the timeout",
+        )
+    return size, delay

@@ -4,15 +4,20 @@ pip joins a line that ends with a backslash to the next one, and a ``#`` starts 
 of a line or after white space, so ``pkg @ https://host/pkg.whl#sha256=...`` keeps its hash fragment
 (https://pip.pypa.io/en/stable/reference/requirements-file-format/#comments). Markers
 (``pkg; python_version < "3.12"``) and options (``--index-url``) come through as written; what a caller
-accepts is its own rule. Standard library only: the serving image, the packager and the config all read
-requirements files with it.
+accepts is its own rule. The serving image, the packager and the config all read requirements files with
+it, and decide with :func:`is_satisfied` whether installed distributions meet a requirement (names compared
+as PEP 503 normalizes them, by ``packaging``, which the serving image carries too).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 # pip's COMMENT_RE (pip/_internal/req/req_file.py).
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -57,3 +62,28 @@ def requirement_lines(text: str) -> list[str]:
 def file_lines(path: str | Path) -> list[str]:
     """:func:`requirement_lines` of the file at ``path`` (UTF-8; OSError and UnicodeDecodeError propagate)."""
     return requirement_lines(Path(path).read_text(encoding="utf-8"))
+
+
+def installed_versions(distributions: Iterable[tuple[str, str | None]]) -> dict[str, str | None]:
+    """``{canonical name: version}`` of ``(name, version)`` pairs; the first of two spellings of a name wins
+    (as the first distribution on ``sys.path`` is the one imported)."""
+    versions: dict[str, str | None] = {}
+    for name, version in distributions:
+        versions.setdefault(canonicalize_name(name), version)
+    return versions
+
+
+def is_satisfied(requirement: Requirement, installed: Mapping[str, str | None]) -> bool:
+    """Whether ``installed`` (:func:`installed_versions`: canonical name -> version, None for not installed)
+    meets ``requirement``.
+
+    A requirement whose marker does not apply to this interpreter is met; a direct URL never is (only pip
+    can tell what it points at); otherwise the installed version must match the specifier, pre-releases
+    included.
+    """
+    if requirement.marker is not None and not requirement.marker.evaluate():
+        return True
+    if requirement.url:
+        return False
+    version = installed.get(canonicalize_name(requirement.name))
+    return version is not None and requirement.specifier.contains(version, prereleases=True)

@@ -153,7 +153,7 @@ RESOLVED = "smkit.config.resolved"
 CONSUMERS = ("smkit/cdk", "smkit/local", "smkit/batch", "smkit/release")
 # The composition entry points: the only modules of the consumers that may name the raw DeploymentConfig (to
 # load or accept one and hand its resolved deployment on); listed in docs/resolved-deployment.md.
-CONFIG_ENTRY_POINTS = ("smkit/local/components.py", "smkit/local/runtime.py", "smkit/local/server.py")
+CONFIG_ENTRY_POINTS = ("smkit/local/server.py",)
 RAW_CONFIG = "DeploymentConfig"
 # The consumers that read containers (image, model data): what they must not work out again.
 CONTAINER_READERS = ("smkit/cdk", "smkit/local")

@@ -21,16 +21,19 @@ from smkit.batch.client import ContainerClient
 from smkit.batch.job import JobResult, Log, TransformRunner
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
 from smkit.batch.storage import check_separate, list_inputs, open_sink
-from smkit.config.resolved import ImageRuntime
+from smkit.config.resolved import ImageRuntime, ResolvedDeployment
 from smkit.contract import (
     BATCH,
     BATCH_MAX_PAYLOAD_MB,
     BATCH_STRATEGY,
     BIND_TO_PORT,
+    DEFAULT_STARTUP_HEALTH_CHECK_S,
     MAX_CONCURRENT_TRANSFORMS,
     MAX_PAYLOAD_IN_MB,
     SMKIT_PROFILE,
     SMKIT_WORKER_PYTHON,
+    STOP_GRACE_S,
+    RuntimeSettings,
 )
 from smkit.cpus import available_cpus
 from smkit.process import (
@@ -47,9 +50,7 @@ from smkit.process import (
 )
 from smkit.readiness import PingTally
 
-DEFAULT_STARTUP_TIMEOUT_S = 120.0
 STARTUP_LIMIT = "wait longer with smkit batch-transform --startup-timeout SECONDS"
-STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -63,25 +64,22 @@ class LocalModel:
     network_isolation: bool = False  # the config's model.network_isolation (then requirements must be met)
 
 
-def model_from_config(config_path: str | Path) -> LocalModel:
-    """The single container of a deployment config, as a :class:`LocalModel` (its resolved environment,
-    image and network isolation: :mod:`smkit.config.resolved`).
+def model_from_deployment(deployment: ResolvedDeployment, source: str) -> LocalModel:
+    """The single container of a resolved deployment, as a :class:`LocalModel` (its resolved environment,
+    image and network isolation: :mod:`smkit.config.resolved`); ``source`` names the config in messages.
 
     Batch transform runs one container of one model; serial pipelines and multi-model containers are refused.
     """
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
-
-    containers = deployment_of(load_config(config_path)).containers
+    containers = deployment.containers
     if len(containers) != 1 or containers[0].multi_model:
         raise ValueError(
-            f"{config_path}: a local transform job runs one single-model container, but "
+            f"{source}: a local transform job runs one single-model container, but "
             f"model.containers has {len(containers)} ({containers[0].model_data.kind}); give the model itself"
         )
     container = containers[0]
     if container.model_data.path is None:
         raise ValueError(
-            f"{config_path}: model data {container.model_data.uri} is in S3; a local transform job needs it on "
+            f"{source}: model data {container.model_data.uri} is in S3; a local transform job needs it on "
             "this machine: download it and pass --model PATH"
         )
     return LocalModel(
@@ -118,7 +116,7 @@ def serving_runtime(
     environment: Mapping[str, str],
     workers: int,
     log_path: Path,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
 ) -> Iterator[str]:
     """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
     for attempt in range(1, PORT_ATTEMPTS + 1):
@@ -161,7 +159,7 @@ def run_local_job(
     log: Log = print,
     endpoint_url: str | None = None,
     container_log: Path | None = None,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
 ) -> JobResult:
     """Validate, start the runtime, transform every input object, stop the runtime; return the outcomes.
 
@@ -169,6 +167,9 @@ def run_local_job(
     runtime gets one worker per MaxConcurrentTransforms, at most one per CPU.
     """
     validate(options, local=True)
+    environment = batch_environment(options)
+    # The container's reading of its environment: a bad value stops the job here, named, before any start.
+    RuntimeSettings.from_environment({**model.environment, **environment})
     if not model.path.exists():
         raise FileNotFoundError(
             f"model {str(model.path)!r} does not exist; build it with `make package-model` or give a "
@@ -185,7 +186,7 @@ def run_local_job(
         base_url = stack.enter_context(
             serving_runtime(
                 model,
-                environment=batch_environment(options),
+                environment=environment,
                 workers=workers,
                 log_path=container_log,
                 startup_timeout_s=startup_timeout_s,

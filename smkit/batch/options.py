@@ -11,7 +11,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from smkit.contract import BATCH_DEFAULT_MAX_PAYLOAD_MB, BATCH_MAX_PAYLOAD_MB, media_type
+from smkit.contract import (
+    BATCH_DEFAULT_MAX_PAYLOAD_MB,
+    BATCH_MAX_PAYLOAD_MB,
+    CSV,
+    JSON,
+    JSON_LINES,
+    media_type,
+)
 
 
 class SplitType(enum.StrEnum):
@@ -63,13 +70,13 @@ MEGABYTE = 1024 * 1024
 
 # Content types DataProcessing can parse, by family (batch-transform-data-processing.html: JSON and CSV only).
 CONTENT_FAMILIES: dict[str, str] = {
-    "application/json": "json",
-    "application/jsonlines": "json",
+    JSON: "json",
+    JSON_LINES: "json",
     "application/x-jsonlines": "json",
-    "text/csv": "csv",
+    CSV: "csv",
 }
 # Families whose records are lines, so filters and joins need SplitType=Line and AssembleWith=Line.
-LINE_ORIENTED = {"application/jsonlines", "application/x-jsonlines", "text/csv"}
+LINE_ORIENTED = {JSON_LINES, "application/x-jsonlines", CSV}
 LOCAL_SPLIT_TYPES = (SplitType.NONE, SplitType.LINE)
 
 

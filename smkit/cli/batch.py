@@ -20,6 +20,7 @@ from smkit.batch.options import (
     TransformOptionsError,
     validate,
 )
+from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S
 
 if TYPE_CHECKING:
     from smkit.batch.local import LocalModel
@@ -125,7 +126,7 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--startup-timeout",
     type=click.FloatRange(min=1),
-    default=120.0,
+    default=DEFAULT_STARTUP_HEALTH_CHECK_S,
     show_default=True,
     help="--local: seconds the serving runtime may take to answer /ping 200.",
 )
@@ -262,7 +263,8 @@ def _canonical(enum_type: type[_Options], value: str) -> str:
 def _local_model(
     model_path: Path | None, config_path: Path | None, environment: dict[str, str], python: str | None = None
 ) -> LocalModel:
-    from smkit.batch.local import LocalModel, model_from_config
+    from smkit.batch.local import LocalModel, model_from_deployment
+    from smkit.config import load_deployment
     from smkit.local.artifacts import ArtifactError
     from smkit.local.environments import environment_for_path
     from smkit.modelenv import ImageRuntime, envs_enabled
@@ -271,7 +273,7 @@ def _local_model(
         model = LocalModel(Path(str(model_path)), environment)
     else:
         try:
-            model = model_from_config(config_path)
+            model = model_from_deployment(load_deployment(config_path), str(config_path))
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
         model = dataclasses.replace(model, environment={**model.environment, **environment})

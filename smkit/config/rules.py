@@ -18,11 +18,11 @@ from typing import Any
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
 from smkit.contract import (
-    INVOCATION_TIMEOUT_S,
     MODEL_SERVER_TIMEOUT_SECONDS,
-    MODEL_SERVER_WORKERS,
     TS_BATCH_SIZE,
     TS_MAX_BATCH_DELAY,
+    RuntimeSettings,
+    SettingError,
 )
 
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
@@ -315,17 +315,14 @@ def storage_lifecycle(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
     """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value (docs/hosting-contract.md);
-    ``SAGEMAKER_MODEL_SERVER_WORKERS`` a whole number >= 1."""
+    the variables the serving runtime reads hold values it can use (:class:`smkit.contract.RuntimeSettings`,
+    the reader the container itself uses)."""
     for i, c in enumerate(cfg.model.containers):
         path = f"model.containers[{i}].environment"
-        workers = c.environment.get(MODEL_SERVER_WORKERS)
-        if workers is not None and not (workers.strip().isdigit() and int(workers) >= 1):
-            yield Issue(
-                f"{path}.{MODEL_SERVER_WORKERS}",
-                workers,
-                "must be a whole number >= 1 (model workers per instance), e.g. '2'; leave it out for one "
-                "worker per vCPU",
-            )
+        try:
+            RuntimeSettings.from_environment(c.environment)
+        except SettingError as exc:
+            yield Issue(f"{path}.{exc.variable}", exc.value, f"{exc.problem}; {exc.fix}")
         if len(c.environment) > MAX_ENV_ENTRIES:
             yield Issue(path, f"{len(c.environment)} entries", f"at most {MAX_ENV_ENTRIES} entries")
         for key, value in c.environment.items():
@@ -351,11 +348,10 @@ def batching(cfg: DeploymentConfig) -> Iterable[Issue]:
                     c.environment[key],
                     f"set by {path}.batching too; keep one of them (batching is the typed form)",
                 )
-        raw = c.environment.get(MODEL_SERVER_TIMEOUT_SECONDS, "").strip()
         try:
-            timeout = float(raw) if raw else INVOCATION_TIMEOUT_S
-        except ValueError:
-            continue
+            timeout = RuntimeSettings.from_environment(c.environment).invocation_timeout_s
+        except SettingError:
+            continue  # reported by environments()
         if c.batching.max_batch_delay_ms > timeout * 1000:
             yield Issue(
                 f"{path}.batching.max_batch_delay_ms",

@@ -123,7 +123,7 @@ class Scope:
         return cls(*parts[:4])
 
 
-class _SignedHeadersOnly(SigV4Auth):
+class _SignedHeadersOnly(SigV4Auth):  # type: ignore[misc]  # botocore ships no type information
     """botocore's signer, canonicalizing exactly the headers the client listed in SignedHeaders."""
 
     def __init__(self, credentials: Credentials, region: str, signed: list[str]) -> None:

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from smkit.config import DataCapture
-from smkit.contract import media_type
+from smkit.contract import CSV, JSON, JSON_LINES, media_type
 
 # observedContentType -> encoding of the captured data (text for CSV/JSON, else base64).
-ENCODINGS: dict[str, str] = {"text/csv": "CSV", "application/json": "JSON", "application/jsonlines": "JSON"}
+ENCODINGS: dict[str, str] = {CSV: "CSV", JSON: "JSON", JSON_LINES: "JSON"}
 
 
 def _payload(body: bytes, content_type: str | None, mode: str) -> dict[str, str]:

@@ -20,7 +20,8 @@ import logging
 import time
 from pathlib import Path
 
-from smkit.config import DeploymentConfig, InferenceComponent
+from smkit.config import InferenceComponent
+from smkit.config.resolved import ResolvedDeployment
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.engines import AdapterRouter, EngineProcess
@@ -190,20 +191,25 @@ class ComponentEndpointRuntime(EndpointRuntime):
     """An endpoint of ``endpoint.type: inference-components``: its components on one local variant."""
 
     def __init__(
-        self, config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+        self,
+        deployment: ResolvedDeployment,
+        *,
+        name: str | None = None,
+        settings: LocalSettings | None = None,
     ):
         self.components: dict[str, LocalComponent] = {}
         self.adapters: dict[str, LocalAdapter] = {}
-        super().__init__(config, name=name, settings=settings)
+        super().__init__(deployment, name=name, settings=settings)
 
     def _build_variants(self) -> list[ProductionVariant]:
-        spec = self.config.endpoint.inference_components
-        assert spec is not None, "config rules require endpoint.inference_components"
+        spec = self.deployment.components
+        assert spec is not None, "an inference-components endpoint resolves its components"
         variant = self.deployment.variants[0]
         for component in spec.components:
             if component.container is None:
                 continue  # an adapter: after its base
-            process = self._process(self.deployment.container(component.container), variant)
+            container = self.deployment.container(component.container)
+            process = self._process(container, variant, component=component)
             self.components[component.name] = LocalComponent(
                 component, process, endpoint=self.name, idle_seconds=self.settings.component_idle_seconds
             )
@@ -270,9 +276,9 @@ class ComponentEndpointRuntime(EndpointRuntime):
 
 
 def create_runtime(
-    config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+    deployment: ResolvedDeployment, *, name: str | None = None, settings: LocalSettings | None = None
 ) -> EndpointRuntime:
-    """The local runtime of ``config``: components for an inference-components endpoint, else variants."""
-    if config.endpoint.type == "inference-components":
-        return ComponentEndpointRuntime(config, name=name, settings=settings)
-    return EndpointRuntime(config, name=name, settings=settings)
+    """The local runtime of ``deployment``: components for an inference-components endpoint, else variants."""
+    if deployment.endpoint_type == "inference-components":
+        return ComponentEndpointRuntime(deployment, name=name, settings=settings)
+    return EndpointRuntime(deployment, name=name, settings=settings)

@@ -11,7 +11,6 @@ also ends its workers; if the gateway dies without stopping them, the kernel sen
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -26,9 +25,8 @@ from typing import IO
 from smkit.contract import (
     BIND_TO_PORT,
     CUSTOM_ATTRIBUTES,
+    DEFAULT_STARTUP_HEALTH_CHECK_S,
     INVOCATION_TIMEOUT_S,
-    MODEL_SERVER_TIMEOUT,
-    MODEL_SERVER_TIMEOUT_SECONDS,
     MODEL_SERVER_WORKERS,
     MULTI_MODEL,
     PING_TIMEOUT_S,
@@ -37,6 +35,8 @@ from smkit.contract import (
     SMKIT_FRAMEWORK,
     SMKIT_REQUIREMENTS_DIR,
     SMKIT_WORKER_PYTHON,
+    STOP_GRACE_S,
+    RuntimeSettings,
 )
 from smkit.local.sessions import session_headers
 from smkit.local.upstream import Connection, Pool, UpstreamError
@@ -72,11 +72,6 @@ LOCAL_ONLY: dict[str, str] = {
     "build takes a fraction of GPU memory (SM_VLLM_GPU_MEMORY_UTILIZATION)",
     "HF_HUB_OFFLINE": "the local engine serves the config's model folder and downloads nothing from a hub",
 }
-
-# The startup health check allows 60-3600 s (docs/hosting-contract.md); a variant that sets none waits this
-# long locally (smkit.local.runtime.startup_limit).
-DEFAULT_STARTUP_TIMEOUT_S = 120.0
-STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -153,16 +148,20 @@ class ContainerProcess:
         log_dir: Path | None = None,
         workers: int | None = None,
         workers_reason: str = "",
-        startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+        startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
         startup_limit: str = "",
+        stop_grace_s: float = STOP_GRACE_S,
     ) -> None:
         self.spec = spec
+        # The container's own reading of its environment: a bad value stops the start here, named.
+        self.settings = RuntimeSettings.from_environment(spec.environment)
         self.label = label
         self.log_dir = log_dir
         self.workers = workers
         self.workers_reason = workers_reason
         self.startup_timeout_s = startup_timeout_s
         self.startup_limit = startup_limit  # which setting sets startup_timeout_s, for the error
+        self.stop_grace_s = stop_grace_s  # SIGTERM, then SIGKILL this much later
         self.port: int | None = None
         # The model workers' interpreter (a model environment's, smkit.modelenv) and its variables.
         self.python = sys.executable
@@ -279,7 +278,7 @@ class ContainerProcess:
             self._pool = None
         proc, self._proc = self._proc, None
         if proc is not None:
-            await asyncio.to_thread(stop_group, proc, grace_s=STOP_GRACE_S)
+            await asyncio.to_thread(stop_group, proc, grace_s=self.stop_grace_s)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -335,8 +334,4 @@ class ContainerProcess:
     @property
     def invocation_limit_s(self) -> float:
         """The container's ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS`` (else the older name, else 60 s)."""
-        env = self.spec.environment
-        for name in (MODEL_SERVER_TIMEOUT_SECONDS, MODEL_SERVER_TIMEOUT):
-            with contextlib.suppress(KeyError, ValueError):
-                return float(env[name])
-        return INVOCATION_TIMEOUT_S
+        return self.settings.invocation_timeout_s

@@ -1,6 +1,7 @@
 """One endpoint as the local SageMaker runs it: variants, their containers and (for async) the queue.
 
-Built from the same :class:`~smkit.config.DeploymentConfig` that ``cdk deploy`` uses. Per endpoint type:
+Built from the :class:`~smkit.config.resolved.ResolvedDeployment` that ``cdk deploy`` translates too: what the
+config means on SageMaker is decided there once and only read here. Per endpoint type:
 
 =============== ==============================================================================
 realtime        every ``endpoint.variants`` entry, weighted, one process per container
@@ -23,19 +24,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smkit.config import DeploymentConfig
+from smkit.config import InferenceComponent
 from smkit.config.resolved import (
     ResolvedContainer,
+    ResolvedDeployment,
     ResolvedVariant,
     WorkerCount,
-    deployment_of,
 )
-from smkit.contract import REGION
+from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, REGION, STARTUP_HEALTH_CHECK_RANGE_S, STOP_GRACE_S
 from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
-from smkit.local.containers import DEFAULT_STARTUP_TIMEOUT_S, ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.containers import ContainerProcess, ContainerReply, ContainerSpec
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
@@ -83,7 +84,7 @@ class LocalSettings:
         seed: seed of the weighted variant choice and the capture sampling (reproducible runs).
         startup_timeout_s: how long a container may take to answer ``GET /ping`` 200 (None: the variant's
             ``container_startup_health_check_timeout_seconds``, as on SageMaker, else
-            :data:`~smkit.local.containers.DEFAULT_STARTUP_TIMEOUT_S`).
+            :data:`~smkit.contract.DEFAULT_STARTUP_HEALTH_CHECK_S`).
         component_idle_seconds: an inference component whose autoscaling has ``min_copies: 0`` stops its
             copy after this long without traffic (its scale-in to zero).
         model_envs: run each container in its model's environment (:mod:`smkit.modelenv`: the image's
@@ -115,19 +116,33 @@ class LocalSettings:
     credentials: tuple[tuple[str, str], ...] = ()
 
 
-def startup_limit(variant: ResolvedVariant, override: float | None) -> tuple[float, str]:
-    """How long ``variant``'s containers may take to pass ``/ping``, and how to change it (for the error)."""
+def startup_limit(
+    variant: ResolvedVariant, override: float | None, component: InferenceComponent | None = None
+) -> tuple[float, str]:
+    """How long ``variant``'s containers (or ``component``'s copy) may take to pass ``/ping``, and how to
+    change it (for the error): the ``ContainerStartupHealthCheckTimeoutInSeconds`` SageMaker applies, of the
+    component's StartupParameters, else of the variant
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html)."""
     setting = "container_startup_health_check_timeout_seconds"
+    low, high = STARTUP_HEALTH_CHECK_RANGE_S
     if override is not None:
         return override, "the local endpoint's startup_timeout_s sets this limit"
+    if component is not None and component.container_startup_health_check_timeout_seconds is not None:
+        return float(component.container_startup_health_check_timeout_seconds), (
+            f"the limit is inference component {component.name!r}'s {setting}, as on SageMaker; raise it (up "
+            f"to {high}) in the config"
+        )
     if variant.startup_health_check_timeout_s is not None:
         return float(variant.startup_health_check_timeout_s), (
-            f"the limit is variant {variant.name!r}'s {setting}, as on SageMaker; raise it (up to 3600) in the "
-            "config"
+            f"the limit is variant {variant.name!r}'s {setting}, as on SageMaker; raise it (up to {high}) in "
+            "the config"
         )
-    return DEFAULT_STARTUP_TIMEOUT_S, (
-        f"variant {variant.name!r} sets no {setting}, so the local default of "
-        f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s applies; set it (60 to 3600) in the config to wait longer"
+    owner = (
+        f"inference component {component.name!r}" if component is not None else f"variant {variant.name!r}"
+    )
+    return DEFAULT_STARTUP_HEALTH_CHECK_S, (
+        f"{owner} sets no {setting}, so the local default of "
+        f"{DEFAULT_STARTUP_HEALTH_CHECK_S:.0f} s applies; set it ({low} to {high}) in the config to wait longer"
     )
 
 
@@ -135,14 +150,17 @@ class EndpointRuntime:
     """Everything behind one endpoint name; start/stop run on the gateway's event loop."""
 
     def __init__(
-        self, config: DeploymentConfig, *, name: str | None = None, settings: LocalSettings | None = None
+        self,
+        deployment: ResolvedDeployment,
+        *,
+        name: str | None = None,
+        settings: LocalSettings | None = None,
     ):
-        self.config = config
-        self.name = name or config.name
-        self.settings = settings or LocalSettings()
-        self.kind = config.endpoint.type
         # What the config means on SageMaker, decided once (smkit.config.resolved): read, never re-derived.
-        self.deployment = deployment_of(config, self.settings.root)
+        self.deployment = deployment
+        self.name = name or deployment.name
+        self.settings = settings or LocalSettings()
+        self.kind = deployment.endpoint_type
         # Extracted model data; created by start(), removed by stop().
         self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
@@ -184,10 +202,16 @@ class EndpointRuntime:
         return target
 
     def _process(
-        self, container: ResolvedContainer, variant: ResolvedVariant, instance: int = 0
+        self,
+        container: ResolvedContainer,
+        variant: ResolvedVariant,
+        instance: int = 0,
+        *,
+        component: InferenceComponent | None = None,
     ) -> ContainerProcess:
-        """The process of ``container`` on ``variant``: the resolved environment plus what only a local run
-        needs (:data:`smkit.local.containers.LOCAL_ONLY`), and the worker count the resolved rule gives."""
+        """The process of ``container`` on ``variant`` (as ``component``'s copy, for an inference component):
+        the resolved environment plus what only a local run needs (:data:`smkit.local.containers.LOCAL_ONLY`),
+        the worker count the resolved rule gives and the start-up limit SageMaker applies."""
         workers = container.workers(variant, available_cpus().count)
         if self.settings.workers is not None:
             workers = WorkerCount(self.settings.workers, "--workers (a local override)")
@@ -198,12 +222,13 @@ class EndpointRuntime:
             multi_model=container.multi_model,
             environment={**container.environment, REGION: self.settings.region},
         )
-        timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s)
+        timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s, component)
         options: dict[str, object] = {
             "label": f"{variant.name}-{container.name}" + (f"-{instance + 1}" if instance else ""),
             "log_dir": self.settings.log_dir,
             "startup_timeout_s": timeout_s,
             "startup_limit": limit,
+            "stop_grace_s": STOP_GRACE_S,
         }
         engine = engine_process(container, spec, **options)  # an LLM engine image (smkit.llm.engine)
         if engine is not None:
@@ -227,7 +252,7 @@ class EndpointRuntime:
 
     def _build_variants(self) -> list[ProductionVariant]:
         containers = list(self.deployment.production_containers)
-        serverless = self.config.endpoint.serverless
+        serverless = self.deployment.serverless
         variants: list[ProductionVariant] = []
         for spec in self.deployment.variants:
             processes = [self._process(c, spec) for c in containers]
@@ -258,14 +283,15 @@ class EndpointRuntime:
                         weight=spec.initial_weight,
                         router=router,
                         processes=processes,
+                        payload_limit=self.deployment.payload_limit,
                         instances=instances,
                     )
                 )
         return variants
 
     def _build_async(self) -> AsyncInvocations:
-        spec = self.config.endpoint.async_
-        assert spec is not None, "async endpoints have an endpoint.async section (config rules)"
+        spec = self.deployment.asynchronous
+        assert spec is not None, "an async endpoint resolves its endpoint.async section"
         base = self.settings.async_output or file_uri(self.settings.root / "build" / "local" / self.name)
         log = self.settings.notification_log
         if log is None and spec.notifications and base.startswith("file://"):
@@ -295,6 +321,7 @@ class EndpointRuntime:
                 weight=spec.sampling_percentage / 100,
                 router=SingleContainer(process, endpoint=self.name),
                 processes=[process],
+                payload_limit=self.deployment.payload_limit,
             )
             shadows.append(Shadow(variant, spec.sampling_percentage))
         return ShadowTraffic(
@@ -309,8 +336,8 @@ class EndpointRuntime:
         return [*self.variants, *(self.shadows.variants if self.shadows else [])]
 
     def _build_capture(self) -> DataCaptureWriter | None:
-        spec = self.config.endpoint.data_capture
-        if spec is None or not spec.enabled:
+        spec = self.deployment.data_capture  # None unless capture is enabled
+        if spec is None:
             return None
         base = self.settings.data_capture_dir or self.settings.root / "build" / "local" / self.name
         return DataCaptureWriter(spec, base=base, endpoint=self.name, rng=random.Random(self.settings.seed))

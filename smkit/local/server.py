@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from smkit.config import DeploymentConfig, load_config
-from smkit.config.local_refusal import refusal
+from smkit.config.resolved import deployment_of
 from smkit.http1 import Server
 from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
@@ -73,13 +73,17 @@ class LocalEndpoint:
         settings: LocalSettings | None = None,
         **overrides: Any,
     ) -> None:
+        # The one place smkit.local reads the config itself: everything below reads its resolution.
         self.config = config if isinstance(config, DeploymentConfig) else load_config(config)
-        if (why := refusal(self.config)) is not None:
-            raise LocalEndpointError(f"endpoint {name or self.config.name} is not run locally: {why}")
-        if settings is None and "region" not in overrides and self.config.region:
-            overrides["region"] = self.config.region  # ARNs and notifications name the config's region
+        region_given = settings is not None or "region" in overrides
         self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)
-        self.runtime = create_runtime(self.config, name=name, settings=self.settings)
+        self.deployment = deployment_of(self.config, self.settings.root)
+        if (why := self.deployment.local_refusal) is not None:
+            raise LocalEndpointError(f"endpoint {name or self.deployment.name} is not run locally: {why}")
+        if not region_given and self.deployment.region:
+            # ARNs and notifications name the config's region.
+            self.settings = dataclasses.replace(self.settings, region=self.deployment.region)
+        self.runtime = create_runtime(self.deployment, name=name, settings=self.settings)
         self.requested_port = port
         self.port: int | None = None
         self._server: Server | None = None
@@ -99,7 +103,7 @@ class LocalEndpoint:
     def verifies_signatures(self) -> bool:
         """True when SigV4 is checked: ``verify_signatures`` in the settings (``--verify-signatures``) or in
         the config's ``local`` section."""
-        return self.settings.verify_signatures or self.config.local.verify_signatures
+        return self.settings.verify_signatures or self.deployment.local.verify_signatures
 
     @property
     def url(self) -> str:

@@ -13,7 +13,6 @@ import random
 import time
 from collections.abc import Sequence
 
-from smkit.contract import REALTIME_PAYLOAD_LIMIT
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, throttling, validation_error
 from smkit.local.protocol import Invocation
@@ -31,7 +30,7 @@ class ProductionVariant:
         weight: float,
         router: Router,
         processes: Sequence[ContainerProcess],
-        payload_limit: int = REALTIME_PAYLOAD_LIMIT,
+        payload_limit: int,
         instances: Sequence[Router] = (),
     ) -> None:
         self.name = name

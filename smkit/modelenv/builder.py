@@ -38,6 +38,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.dockerimage import container_dir
@@ -139,11 +142,11 @@ def _file_lines(path: Path) -> list[str]:
 
 
 def _name(line: str) -> str:
-    for i, char in enumerate(line):
-        if not (char.isalnum() or char in "-_."):
-            line = line[:i]
-            break
-    return line.lower().replace("_", "-")
+    """The canonical distribution name a requirement line asks for ('' for options such as ``-r``)."""
+    try:
+        return canonicalize_name(Requirement(line).name)
+    except InvalidRequirement:
+        return ""
 
 
 def base_interpreter(version: str) -> str:

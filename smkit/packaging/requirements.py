@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from smkit.packaging.errors import PackagingError
-from smkit.requirement_lines import numbered_lines
+from smkit.requirement_lines import installed_versions, is_satisfied, numbered_lines
 
 EXAMPLE = "numpy==2.4.6"
 
@@ -61,12 +62,11 @@ def parse_requirements(path: Path, *, label: str) -> list[Requirement]:
 
 
 def unsatisfied(requirements: list[Requirement], installed: dict[str, str | None]) -> list[Unsatisfied]:
-    """Requirements whose markers apply here and whose installed version (by name) does not match."""
-    missing: list[Unsatisfied] = []
-    for req in requirements:
-        if req.marker is not None and not req.marker.evaluate():
-            continue
-        version = installed.get(req.name)
-        if version is None or not req.specifier.contains(version, prereleases=True):
-            missing.append(Unsatisfied(str(req), version))
-    return missing
+    """Requirements whose markers apply here and whose installed version (by name, however spelt) does not
+    match (:func:`smkit.requirement_lines.is_satisfied`)."""
+    versions = installed_versions(installed.items())
+    return [
+        Unsatisfied(str(req), versions.get(canonicalize_name(req.name)))
+        for req in requirements
+        if not is_satisfied(req, versions)
+    ]

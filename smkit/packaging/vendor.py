@@ -22,6 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.requirements import parse_requirements
 
@@ -183,15 +185,10 @@ def cache_damage(cached: Path) -> str | None:
     return None
 
 
-def canonical(name: str) -> str:
-    """A distribution name as packaging normalizes it (PEP 503): ``Scikit_Learn`` -> ``scikit-learn``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def wheel_identity(filename: str) -> tuple[str, str]:
     """(canonical name, version) of a wheel file name (``numpy-2.4.6-cp311-...whl``)."""
     name, version = filename.split("-")[:2]
-    return canonical(name), version
+    return canonicalize_name(name), version
 
 
 def pinned_versions(lines: list[str]) -> tuple[tuple[str, str], ...]:
@@ -200,7 +197,7 @@ def pinned_versions(lines: list[str]) -> tuple[tuple[str, str], ...]:
     for line in lines:
         match = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*([^\s;,]+)\s*", line)
         if match:
-            found.append((canonical(match.group(1)), match.group(2)))
+            found.append((canonicalize_name(match.group(1)), match.group(2)))
     return tuple(found)
 
 

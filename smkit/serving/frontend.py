@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from smkit.contract import READINESS_PROBE_AGENT
+from smkit.contract import DRAIN_LIMIT, READINESS_PROBE_AGENT
 from smkit.http1 import Handler, Request, status_line
 from smkit.http1.responses import header_name, header_value
 from smkit.serving import codecs
@@ -40,9 +40,6 @@ from smkit.serving.sessions import Sessions
 if TYPE_CHECKING:
     from smkit.serving.websocket import Session
 
-# An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
-# of a broken pipe; beyond that the connection is closed unread.
-DRAIN_LIMIT = 64 * 1024 * 1024
 HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
 LOG_FLUSH_SECONDS = 0.05

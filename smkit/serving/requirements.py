@@ -34,7 +34,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from smkit.requirement_lines import file_lines
+from smkit.requirement_lines import file_lines, installed_versions, is_satisfied
 
 WHEELS_DIR = "wheels"  # code/wheels: vendored wheels for an offline install
 
@@ -57,28 +57,17 @@ def requirements_file(model_dir: str) -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def _installed(extra_paths: tuple[str, ...]) -> dict[str, str]:
-    versions: dict[str, str] = {}
-    for dist in metadata.distributions(path=[*extra_paths, *sys.path]):
-        versions.setdefault(_canonical(dist.metadata["Name"] or ""), dist.version)
-    return versions
+def _installed(extra_paths: tuple[str, ...]) -> dict[str, str | None]:
+    dists = metadata.distributions(path=[*extra_paths, *sys.path])
+    return installed_versions((dist.metadata["Name"] or "", dist.version) for dist in dists)
 
 
-def _satisfied(line: str, installed: dict[str, str]) -> bool:
+def _satisfied(line: str, installed: dict[str, str | None]) -> bool:
     try:
         requirement = Requirement(line)
     except InvalidRequirement:
         return False  # options (-r, --index-url), URLs, editables: let pip decide
-    if requirement.marker is not None and not requirement.marker.evaluate():
-        return True
-    if requirement.url:
-        return False
-    version = installed.get(_canonical(requirement.name))
-    return version is not None and requirement.specifier.contains(version, prereleases=True)
-
-
-def _canonical(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+    return is_satisfied(requirement, installed)
 
 
 def unsatisfied(lines: list[str], extra_paths: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -3,9 +3,9 @@
 The front end binds the port, answers ``/ping`` from its first moment (503 until every worker has
 loaded the model, docs/hosting-contract.md), reads requests and hands them to
 :class:`~smkit.serving.pool.WorkerPool`. SIGTERM stops gracefully (in-flight requests finish, up to
-``GRACEFUL_SECONDS``), SIGINT too; the signal is not re-raised, so the workers are stopped next and the
-exit status is the process's own. Workers die with the front end even when it is killed
-(``PR_SET_PDEATHSIG``). Architecture and settings: docs/serving-runtime.md.
+``RuntimeSettings.in_flight_grace_s``, :mod:`smkit.contract`), SIGINT too; the signal is not re-raised, so the
+workers are stopped next and the exit status is the process's own. Workers die with the front end even when
+it is killed (``PR_SET_PDEATHSIG``). Architecture and settings: docs/serving-runtime.md.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import runtime_refusal
 
 log = logging.getLogger("smkit.serving")
-# SageMaker sends SIGKILL 30 s after SIGTERM (docs/hosting-contract.md).
-GRACEFUL_SECONDS = 20
 KEEP_ALIVE_SECONDS = 5  # an idle client connection is closed after 5 to 10 s
 
 
@@ -46,7 +44,8 @@ def run(app: FrontEnd, pool: WorkerPool, sock: socket.socket, *, exit_on_load_fa
         app,
         refusal=runtime_refusal,
         keep_alive_seconds=KEEP_ALIVE_SECONDS,
-        grace_seconds=GRACEFUL_SECONDS,
+        # SageMaker sends SIGKILL STOP_GRACE_S after SIGTERM (docs/hosting-contract.md).
+        grace_seconds=app.env.settings.in_flight_grace_s,
         on_signal=stopping,
     )
     failed: list[str] = []

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from smkit.batch.local import model_from_config
+from smkit.batch.local import model_from_deployment
 from smkit.cli import main
+from smkit.config import load_deployment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +23,7 @@ def test_config_model_and_environment_run_the_job(demo_archive: Path, tmp_path: 
             "SAGEMAKER_PROGRAM: inference.py", "SAGEMAKER_PROGRAM: inference_lines.py"
         )
     )
-    model = model_from_config(config)
+    model = model_from_deployment(load_deployment(config), str(config))
     assert model.path == demo_archive
     assert model.environment["SAGEMAKER_PROGRAM"] == "inference_lines.py"
     (tmp_path / "in.jsonl").write_text('{"value":1}\n{"value":2}\n{"value":5}\n')

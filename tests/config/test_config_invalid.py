@@ -318,6 +318,20 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "model.containers[0].environment.BIG",
         "<= 1024 bytes",
     ),
+    (
+        "env-timeout-not-a-number",
+        "realtime.yaml",
+        _set("model.containers.0.environment.SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS", "soon"),
+        "model.containers[0].environment.SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS",
+        "is not a number; use e.g. SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS=60",
+    ),
+    (
+        "env-workers-not-whole",
+        "realtime.yaml",
+        _set("model.containers.0.environment.SAGEMAKER_MODEL_SERVER_WORKERS", "1.5"),
+        "model.containers[0].environment.SAGEMAKER_MODEL_SERVER_WORKERS",
+        "is not a whole number",
+    ),
     ("missing-endpoint", "realtime.yaml", _delete("endpoint"), "endpoint", "required key is missing"),
     (
         "gpu-instance-with-cpu-image",

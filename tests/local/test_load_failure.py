@@ -188,3 +188,22 @@ def test_a_start_that_times_out_summarizes_its_pings_and_names_its_limit(tmp_pat
         stop_group(process, grace_s=10)
     assert info.value.args[0].startswith("runtime was not ready within 1 s (/ping ")
     assert "; raise X; see its output above" in info.value.args[0]
+
+
+def test_a_components_start_limit_is_its_own_health_check_timeout() -> None:
+    from smkit.config import load_config
+    from smkit.config.resolved import deployment_of
+    from smkit.local.components import ComponentEndpointRuntime, create_runtime
+    from smkit.local.runtime import LocalSettings
+
+    config = Path(__file__).resolve().parents[2] / "config" / "inference-components.yaml"
+    runtime = create_runtime(deployment_of(load_config(config)), settings=LocalSettings(model_envs=False))
+    assert isinstance(runtime, ComponentEndpointRuntime)
+    tabular, iris = runtime.component("tabular").process, runtime.component("iris").process
+    assert (tabular.startup_timeout_s, iris.startup_timeout_s) == (300.0, 120.0)
+    assert tabular.startup_limit == (
+        "the limit is inference component 'tabular''s container_startup_health_check_timeout_seconds, as on "
+        "SageMaker; raise it (up to 3600) in the config"
+    )
+    assert iris.startup_limit.startswith("inference component 'iris' sets no container_startup_health_check")
+    assert tabular.stop_grace_s == 30.0  # SageMaker's SIGTERM-to-SIGKILL interval

@@ -40,7 +40,7 @@ LOCAL_CPUS = available_cpus().count
 
 def _runtime(synthesized: SynthesizedApp, case: str) -> EndpointRuntime:
     settings = LocalSettings(root=ROOT, model_envs=False, region="eu-west-1")
-    return create_runtime(synthesized.configs[case], settings=settings)
+    return create_runtime(deployment_of(synthesized.configs[case], ROOT), settings=settings)
 
 
 def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
