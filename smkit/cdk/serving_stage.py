@@ -4,8 +4,8 @@ Stack construct ids are stable; CloudFormation stack names derive from them (pre
 name inside a Stage). With ``Name`` = PascalCase of ``config.name`` and ``Env`` of ``config.environment``:
 
 - ``<Name><Env>Ecr``      -- :class:`smkit.cdk.ecr_stack.EcrStack` (skipped when a repository is passed in
-  or every image is a ``dlc`` URI),
-  e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName``.
+  or every image is a ``dlc`` URI), with the config's ``security.repository`` options,
+  e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName`` (+ ``SigningProfileArn``).
 - ``<Name><Env>Serving``  -- :class:`smkit.cdk.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
   outputs ``EndpointName``, ``ExecutionRoleArn``, ``BucketName``, ``VariantNames``,
   ``KmsKeyArn`` (+ ``AlarmTopicArn``, ``DashboardName``; async: ``AsyncInputUri``, ``AsyncOutputUri``).
@@ -72,7 +72,12 @@ def add_serving_stacks(
     ecr_stack = None
     if repository is None and needs_repository(config, project_root):
         ecr_stack = EcrStack(
-            scope, ecr_id, description=f"ECR repository of the {config.name} serving image", **common
+            scope,
+            ecr_id,
+            description=f"ECR repository of the {config.name} serving image",
+            enhanced_scanning=config.security.repository.enhanced_scanning,
+            signing=config.security.repository.signing,
+            **common,
         )
         repository = ecr_stack.repository
     serving = ServingStack(
