@@ -9,7 +9,7 @@ and the sha256 of every distribution the lock records. The lock covers every Pyt
 components are then cut to exactly the pins of ``container/requirements.txt`` (the image's interpreter,
 scripts/image_pins.py); a pin the export lacks is an error. The timestamp and random serial number uv adds are
 replaced by ones derived from the content, so the same lock always gives the same bytes. The image carries the
-file at /opt/smkit/sbom.cdx.json (container/Dockerfile). Why not BuildKit's ``--sbom`` attestation: it turns
+file at :data:`IMAGE_PATH`, which its ``smkit.sbom`` label names (container/Dockerfile). Why not BuildKit's ``--sbom`` attestation: it turns
 the pushed image into an OCI image index, which SageMaker CreateModel refuses (smkit/release/image.py).
 """
 
@@ -30,6 +30,8 @@ from packaging.utils import canonicalize_name
 from scripts.image_pins import CONTAINER, REPO, find_uv
 
 SBOM = CONTAINER / "sbom.cdx.json"
+# Where container/Dockerfile copies the SBOM inside the image (its smkit.sbom label).
+IMAGE_PATH = "/opt/smkit/sbom.cdx.json"
 GROUP = "image"
 PINS = CONTAINER / "requirements.txt"
 

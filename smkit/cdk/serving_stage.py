@@ -5,8 +5,8 @@ name inside a Stage). With ``Name`` = PascalCase of the deployment's ``name`` an
 ``environment``:
 
 - ``<Name><Env>Ecr``      -- :class:`smkit.cdk.ecr_stack.EcrStack` (skipped when a repository is passed in
-  or every image is a ``dlc`` URI),
-  e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName``.
+  or every image is a ``dlc`` URI), with the config's ``security.repository`` options,
+  e.g. ``TabularRealtimeDevEcr``; outputs ``RepositoryUri``, ``RepositoryName`` (+ ``SigningProfileArn``).
 - ``<Name><Env>Serving``  -- :class:`smkit.cdk.serving_stack.ServingStack`, e.g. ``TabularRealtimeDevServing``;
   outputs ``EndpointName``, ``ExecutionRoleArn``, ``BucketName``, ``VariantNames``,
   ``KmsKeyArn`` (+ ``AlarmTopicArn``, ``DashboardName``; async: ``AsyncInputUri``, ``AsyncOutputUri``).
@@ -69,7 +69,12 @@ def add_serving_stacks(
     ecr_stack = None
     if repository is None and d.uses_repository:
         ecr_stack = EcrStack(
-            scope, ecr_id, description=f"ECR repository of the {d.name} serving image", **common
+            scope,
+            ecr_id,
+            description=f"ECR repository of the {d.name} serving image",
+            enhanced_scanning=d.repository.enhanced_scanning,
+            signing=d.repository.signing,
+            **common,
         )
         repository = ecr_stack.repository
     serving = ServingStack(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -274,9 +275,15 @@ def _format_path(loc: tuple[Any, ...]) -> str:
     return path
 
 
+@functools.cache
+def _json_schema() -> dict[str, Any]:
+    """The config's JSON schema, built once: pydantic rebuilds it on every call (tens of milliseconds)."""
+    return DeploymentConfig.model_json_schema(by_alias=True)
+
+
 def _allowed_keys(data: Any, loc: tuple[Any, ...]) -> list[str]:
-    """Keys the schema allows at ``loc`` (walks the JSON schema alongside the data)."""
-    schema = DeploymentConfig.model_json_schema(by_alias=True)
+    """Keys the schema allows at ``loc`` (walks the JSON schema alongside the data; never changes it)."""
+    schema = _json_schema()
     defs = schema.get("$defs", {})
     node_schema: dict[str, Any] = schema
     node = data

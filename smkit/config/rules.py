@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.config.containers import DlcImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
 from smkit.contract import (
@@ -273,6 +274,17 @@ def security(cfg: DeploymentConfig) -> Iterable[Issue]:
     kms = cfg.security.kms
     if kms.create and kms.key_arn:
         yield Issue("security.kms", "create + key_arn", "choose one: create: true or key_arn: <existing key>")
+    # The options configure the ECR stack, which a deployment of dlc URIs only does not get (serving_stage).
+    if not any(not isinstance(cfg.image_of(c), DlcImage) for c in cfg.model.containers):
+        repository = cfg.security.repository
+        for field in ("enhanced_scanning", "signing"):
+            if getattr(repository, field):
+                yield Issue(
+                    f"security.repository.{field}",
+                    True,
+                    "every image is a dlc URI, so there is no ECR repository stack to configure; remove it "
+                    "(or build or pull the image with image.source: build or ecr)",
+                )
 
 
 def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -65,6 +65,7 @@ AWS_DOCS: dict[str, str] = {
     "Kms": f"{SM}/APIReference/API_CreateEndpointConfig.html",
     "Vpc": f"{SM}/dg/host-vpc.html",
     "Artifacts": f"{SM}/APIReference/API_ContainerDefinition.html",
+    "Repository": "https://docs.aws.amazon.com/AmazonECR/latest/userguide/image-scanning-enhanced.html",
     "Monitoring": f"{SM}/dg/monitoring-cloudwatch.html",
     "PipelineSpec": "https://docs.aws.amazon.com/cdk/v2/guide/cdk-pipeline.html",
     "ConnectionSource": "https://docs.aws.amazon.com/dtconsole/latest/userguide/welcome-connections.html",

@@ -1,5 +1,6 @@
-"""The ``security`` section: KMS encryption of the endpoint's data, VPC placement of its containers, and what
-model files may import when they are unpickled (docs/security.md)."""
+"""The ``security`` section: KMS encryption of the endpoint's data, VPC placement of its containers, what
+model files may import when they are unpickled, and the supply-chain options of the image's ECR repository
+(docs/security.md)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,30 @@ class Artifacts(Frozen):
     )
 
 
+class Repository(Frozen):
+    """Registry-wide options of the ECR repository stack (smkit.cdk.constructs.repository), off by default.
+
+    ECR keeps one scanning configuration and one signing configuration per registry (account and region):
+    deploying either replaces the registry's existing one, hence opt-in.
+    """
+
+    enhanced_scanning: bool = Field(
+        False,
+        description="Amazon Inspector scans this repository's images on push and again whenever a new "
+        "vulnerability is published (AWS::ECR::RegistryScanningConfiguration, ENHANCED, CONTINUOUS_SCAN); "
+        "the account must have Amazon Inspector enabled, and it replaces the registry's scanning "
+        "configuration. Default: false (basic scan on push). "
+        "https://docs.aws.amazon.com/AmazonECR/latest/userguide/image-scanning-enhanced.html",
+    )
+    signing: bool = Field(
+        False,
+        description="ECR managed signing: every image pushed to this repository is signed with a new AWS "
+        "Signer profile (AWS::ECR::SigningConfiguration; the stack outputs SigningProfileArn); replaces the "
+        "registry's signing configuration. Default: false. "
+        "https://docs.aws.amazon.com/AmazonECR/latest/userguide/managed-signing.html",
+    )
+
+
 class Security(Frozen):
     kms: Kms = Field(default_factory=lambda: Kms(create=True))
     vpc: Vpc | None = None
@@ -51,4 +76,10 @@ class Security(Frozen):
         "the serving runtime, on the model data SageMaker downloads "
         "(https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html). "
         "Default: the framework tables only.",
+    )
+    repository: Repository = Field(
+        default_factory=lambda: Repository(),
+        description="Supply-chain options of the serving image's ECR repository stack (image source build or "
+        "ecr; a deployment of dlc URIs only has none), docs/security.md. Default: {enhanced_scanning: false, "
+        "signing: false}. https://docs.aws.amazon.com/AmazonECR/latest/userguide/Repositories.html",
     )

@@ -1,10 +1,11 @@
 """The serving image as a Docker build context that any folder can build, and a check that a context builds.
 
 The kit's image is ``container/Dockerfile`` with its pinned requirements (``container/requirements*.txt``,
-written from uv.lock by ``make lock``) and the runtime's source (the ``smkit`` package). A wheel of smkit
-carries the ``container`` files as package data (``smkit/container``); a checkout has them beside the
-package. :func:`stage_kit_context` lays the three out as one build context, the same files in both cases,
-so a config with ``image: {source: build}`` and no ``context`` builds the kit's image from any folder.
+written from uv.lock by ``make lock``), their SBOM (``container/sbom.cdx.json``, also from the lock, copied
+into the image) and the runtime's source (the ``smkit`` package). A wheel of smkit carries the ``container``
+files as package data (``smkit/container``); a checkout has them beside the package.
+:func:`stage_kit_context` lays them out as one build context, the same files in both cases, so a config
+with ``image: {source: build}`` and no ``context`` builds the kit's image from any folder.
 
 :mod:`smkit.dockerimage.copies` checks that every ``COPY``/``ADD`` source of a Dockerfile is in a context.
 """
@@ -26,7 +27,7 @@ IMAGE_REQUIREMENTS_ARG = "IMAGE_REQUIREMENTS"
 KIT_DOCKERFILE = "container/Dockerfile"
 # Where a staged kit context holds the config's ``image.requirements`` file.
 STAGED_REQUIREMENTS = "container/requirements-image.txt"
-_CONTAINER_FILES = ("Dockerfile", "requirements.txt", "requirements-extra.txt")
+_CONTAINER_FILES = ("Dockerfile", "requirements.txt", "requirements-extra.txt", "sbom.cdx.json")
 _SKIPPED = ("__pycache__", ".pyc", ".pyo")
 # Parts of the package the image leaves out: its own files (staged under container/) and the CDK construct
 # library, which the serving runtime never imports; a change to a construct does not rebuild the image.

@@ -21,11 +21,13 @@ _GLOB = re.compile(r"[*?\[]")
 
 @dataclass(frozen=True)
 class Copy:
-    """One source of a ``COPY``/``ADD`` instruction: the line it is on and the path after substitution."""
+    """One source of a ``COPY``/``ADD`` instruction: the line it is on, the source path after substitution
+    and the instruction's destination in the image."""
 
     line: int
     instruction: str
     source: str
+    destination: str
 
 
 def copy_sources(dockerfile_text: str, build_args: Mapping[str, str] | None = None) -> list[Copy]:
@@ -51,10 +53,11 @@ def copy_sources(dockerfile_text: str, build_args: Mapping[str, str] | None = No
             paths = [w for w in words if not w.startswith("--")]
             if any(f.startswith("--from") for f in flags) or len(paths) < 2 or paths[0].startswith("<<"):
                 continue
+            destination = _substitute(paths[-1], values)
             for source in paths[:-1]:
                 if re.match(r"^[a-z]+://|^git@", source):
                     continue
-                found.append(Copy(number, keyword, _substitute(source, values)))
+                found.append(Copy(number, keyword, _substitute(source, values), destination))
     return found
 
 

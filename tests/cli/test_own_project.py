@@ -135,6 +135,7 @@ def test_the_wheel_holds_one_top_level_package(installed: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {name.split("/")[0] for name in names} == {"smkit", f"smkit-{__version__}.dist-info"}
     assert {"smkit/cdk/__init__.py", "smkit/cdk/app.py", "smkit/container/Dockerfile"} <= names
+    assert "smkit/container/sbom.cdx.json" in names  # the kit image copies it (container/Dockerfile)
 
 
 def _names_no_checkout(project: Path) -> None:

@@ -8,9 +8,11 @@ config (a random key replaced by a random value), which reach the field and cros
 from __future__ import annotations
 
 import contextlib
+import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,7 +46,7 @@ PATHS = _paths(BASE)
 
 
 def _replaced(path: tuple[Any, ...], value: Any) -> Any:
-    doc = yaml.safe_load(yaml.safe_dump(BASE))
+    doc = copy.deepcopy(BASE)
     node = doc
     for key in path[:-1]:
         node = node[key]
@@ -52,9 +54,15 @@ def _replaced(path: tuple[Any, ...], value: Any) -> Any:
     return doc
 
 
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One file for the whole run, rewritten by each case (not a folder per case)."""
+    return tmp_path_factory.mktemp("cfg") / "deploy.yaml"
+
+
 @given(st.binary(max_size=2000))
-def test_arbitrary_bytes_are_a_config_error(tmp_path_factory: Any, raw: bytes) -> None:
-    path = tmp_path_factory.mktemp("cfg") / "deploy.yaml"
+def test_arbitrary_bytes_are_a_config_error(config_file: Path, raw: bytes) -> None:
+    path = config_file
     path.write_bytes(raw)
     try:
         load_config(path)

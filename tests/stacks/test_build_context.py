@@ -58,6 +58,7 @@ def test_copy_sources_follow_build_arguments_and_skip_other_stages() -> None:
     )
     found = [(c.line, c.source) for c in copy_sources(text, {"REQS": "mine.txt"})]
     assert found == [(4, "a.txt"), (4, "b.txt"), (5, "mine.txt")]
+    assert [c.destination for c in copy_sources(text, {"REQS": "mine.txt"})] == ["/dst/", "/dst/", "/x.txt"]
     assert [c.source for c in copy_sources(text)][-1] == "req/default.txt"
 
 

@@ -24,7 +24,7 @@ from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
 from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
-from smkit.config.security import Kms, Vpc
+from smkit.config.security import Kms, Repository, Vpc
 from smkit.config.storage import Storage
 from smkit.contract import uses_huggingface_defaults
 
@@ -258,6 +258,7 @@ class ResolvedDeployment:
         monitoring: alarms, their thresholds and subscribers, and log retention.
         kms: the key of the endpoint's data (a new one, or ``key_arn``).
         vpc: the containers' VpcConfig (None: no VPC).
+        repository: the ECR repository stack's registry-wide options (enhanced scanning, signing).
         storage: the data bucket's lifecycle.
         written_prefixes: the bucket prefixes the endpoint writes (data capture, async input/output/failure).
         local: the local endpoint's own options.
@@ -288,6 +289,7 @@ class ResolvedDeployment:
     monitoring: Monitoring
     kms: Kms
     vpc: Vpc | None
+    repository: Repository
     storage: Storage
     written_prefixes: tuple[str, ...]
     local: LocalOptions

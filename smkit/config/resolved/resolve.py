@@ -259,6 +259,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         monitoring=cfg.monitoring,
         kms=cfg.security.kms,
         vpc=cfg.security.vpc,
+        repository=cfg.security.repository,
         storage=cfg.storage,
         written_prefixes=tuple(written_prefixes(cfg)),
         local=cfg.local,
