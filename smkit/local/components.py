@@ -20,7 +20,7 @@ import logging
 import time
 from pathlib import Path
 
-from smkit.config import DeploymentConfig, InferenceComponent
+from smkit.config import DeploymentConfig, InferenceComponentSpec
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.engines import AdapterRouter, EngineProcess
@@ -48,7 +48,7 @@ class LocalComponent:
     """One component: its container process, copy state and, when it scales to zero, its idle reaper."""
 
     def __init__(
-        self, spec: InferenceComponent, process: ContainerProcess, *, endpoint: str, idle_seconds: float
+        self, spec: InferenceComponentSpec, process: ContainerProcess, *, endpoint: str, idle_seconds: float
     ) -> None:
         self.name = spec.name
         self.process = process
@@ -144,7 +144,7 @@ class LocalAdapter(LocalComponent):
     """
 
     def __init__(
-        self, spec: InferenceComponent, base: LocalComponent, weights: Path, *, endpoint: str
+        self, spec: InferenceComponentSpec, base: LocalComponent, weights: Path, *, endpoint: str
     ) -> None:
         if not isinstance(base.process, EngineProcess):
             raise ArtifactError(
@@ -217,7 +217,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
         self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
-    def _adapter_weights(self, component: InferenceComponent) -> Path:
+    def _adapter_weights(self, component: InferenceComponentSpec) -> Path:
         """Where an adapter's ``artifact_url`` is downloaded (a prefix) or extracted (an archive) by start()."""
         name, uri = component.name, component.artifact_url
         assert uri is not None, "an adapter component has an artifact_url (config rules)"

@@ -40,7 +40,7 @@ from smkit.serving import deadline, ipc
 from smkit.serving.context import Headers
 from smkit.serving.errors import queue_timeout
 from smkit.serving.handler import error_reply
-from smkit.serving.routes import Request, Router
+from smkit.serving.routes import Request, WorkerRoutes
 
 Received = tuple[ipc.JobMeta, bytes]
 _CLOSED: Any = object()  # the queue closed while a batch was forming
@@ -51,7 +51,7 @@ def serve(
     sock: socket.socket,
     board: ipc.Scoreboard,
     slot: int,
-    router: Router,
+    router: WorkerRoutes,
     run_one: Callable[[Received], None],
     stop: Any,
 ) -> None:
@@ -92,7 +92,7 @@ def _fill(
     board: ipc.Scoreboard,
     slot: int,
     poller: select.poll,
-    router: Router,
+    router: WorkerRoutes,
     batch: list[tuple[Received, Headers]],
     key: str,
     size: int,
@@ -124,7 +124,7 @@ def _run(
     sock: socket.socket,
     board: ipc.Scoreboard,
     slot: int,
-    router: Router,
+    router: WorkerRoutes,
     key: str,
     batch: list[tuple[Received, Headers]],
 ) -> None:

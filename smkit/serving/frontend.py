@@ -38,7 +38,7 @@ from smkit.serving.relay import StreamControl
 from smkit.serving.sessions import Sessions
 
 if TYPE_CHECKING:
-    from smkit.serving.websocket import Session
+    from smkit.serving.websocket import WebSocketSession
 
 # An oversize body is read and dropped up to this many extra bytes so the client gets its 413 instead
 # of a broken pipe; beyond that the connection is closed unread.
@@ -106,10 +106,10 @@ class FrontEnd(Handler):
     def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
         from smkit.serving import websocket
 
-        websocket.Session(self, request, transport, rest)
+        websocket.WebSocketSession(self, request, transport, rest)
 
     def log_session(
-        self, path: str, status: int, started: float, session: Session, error: str | None
+        self, path: str, status: int, started: float, session: WebSocketSession, error: str | None
     ) -> None:
         """The access-log line of a bidirectional-streaming session, when it ends."""
         if not self.env.access_log:

@@ -1,7 +1,7 @@
 """The request routes a model worker runs: ``/invocations`` and the multi-model API (synchronous).
 
 The front end (:mod:`smkit.serving.frontend`) answers ``/ping`` and ``/execution-parameters`` itself and
-hands every other request to a worker, which calls :meth:`Router.dispatch` with the whole body. Routes:
+hands every other request to a worker, which calls :meth:`WorkerRoutes.dispatch` with the whole body. Routes:
 ``POST /invocations``; in multi-model mode also ``GET|POST /models``, ``GET|DELETE /models/{name}`` and
 ``POST /models/{name}/invoke`` (and ``/invocations`` with ``X-Amzn-SageMaker-Target-Model``), as
 docs/multi-model.md describes.
@@ -45,7 +45,7 @@ class Request:
     body: bytes
 
 
-class Router:
+class WorkerRoutes:
     """Routes for one worker: a loaded single-model ``handler`` or a multi-model ``cache``."""
 
     def __init__(
