@@ -55,11 +55,8 @@ TEXT = "text/plain; charset=utf-8"
 DEFAULT_ROOT = "/dev/shm/sagemaker_sessions"  # the reference package's default, else the temp directory
 
 
-class FailedDependency(InferenceError):
+class FailedDependency(InferenceError, status=424):
     """The handler's session hook failed (424, as the reference implementation answers)."""
-
-    status_code = 424
-    error_type = "FailedDependency"
 
 
 @dataclass
