@@ -57,11 +57,8 @@ MAX_CACHED_TYPES = 64
 OWN_PROBE = (b"user-agent", READINESS_PROBE_AGENT.encode())
 
 
-class RequestTimeout(InferenceError):
+class RequestTimeout(InferenceError, status=408):
     """The request body did not arrive within ``SMKIT_BODY_TIMEOUT_SECONDS`` (408)."""
-
-    status_code = 408
-    error_type = "RequestTimeout"
 
 
 class FrontEnd(Handler):
