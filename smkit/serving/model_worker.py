@@ -28,11 +28,11 @@ from typing import Any
 
 from smkit.process import die_with_parent
 from smkit.serving import batching, bidi, deadline, ipc, pinning, streams
-from smkit.serving.context import Headers
+from smkit.serving.context import RequestHeaders
 from smkit.serving.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
 from smkit.serving.handler import ModelHandler, Reply, error_reply
-from smkit.serving.routes import Request, WorkerRoutes
+from smkit.serving.routes import WorkerRequest, WorkerRoutes
 
 log = logging.getLogger("smkit.serving.worker")
 
@@ -195,14 +195,14 @@ class _JobRunner:
             reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
         elif path == bidi.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
-            _session(sock, cancels, job_id, router, Headers.from_raw(headers), pid, board, slot)
+            _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
             board.finish(slot)
             _Stop.busy = False
             return
         else:
             board.run(slot, job_id)
             deadline.start_job(until)
-            reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
+            reply = router.dispatch(WorkerRequest(method, path, RequestHeaders.from_raw(headers), body))
         if reply.stream is None:
             out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
@@ -230,7 +230,7 @@ def _session(
     cancels: streams.Cancels,
     job_id: int,
     router: WorkerRoutes,
-    headers: Headers,
+    headers: RequestHeaders,
     pid: int,
     board: ipc.Scoreboard,
     slot: int,
