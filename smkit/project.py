@@ -1,7 +1,7 @@
 """The layout of a project made by ``smkit init``, and whether an archive is older than its sources.
 
 A project folder holds ``config/NAME.yaml``, ``model_code/NAME/`` (``code/``, ``artifacts/``, ``samples/``,
-``train.py``) and what ``smkit package`` writes from them, for each kind of local model data:
+``train.py``, ``samples_io.py``) and what ``smkit package`` writes from them, for each kind of local model data:
 
 - ``source: archive``, ``path: <project>/build/NAME/model.tar.gz``: the archive of ``model_code/NAME``;
 - ``source: prefix``, ``path: <project>/build/NAME/model``: the same tree uncompressed (S3Prefix);

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,8 +29,15 @@ if TYPE_CHECKING:
 _Options = SplitType | BatchStrategy | AssembleWith | JoinSource | CompressionType
 
 
-def _choice(enum_type: type[_Options]) -> click.Choice:
-    return click.Choice([str(member) for member in enum_type], case_sensitive=False)
+def _enum_option(flag: str, enum_type: type[_Options], help_: str, *, default: str | None = "None") -> Any:
+    """An option whose values are the members of one of CreateTransformJob's enums (any case)."""
+    return click.option(
+        flag,
+        type=click.Choice([str(member) for member in enum_type], case_sensitive=False),
+        default=default,
+        show_default=default is not None,
+        help=help_,
+    )
 
 
 def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -69,26 +76,22 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option("--content-type", default=None, help="TransformInput.ContentType, sent as Content-Type.")
 @click.option("--accept", default=None, help="TransformOutput.Accept, sent as Accept.")
-@click.option(
+@_enum_option(
     "--split-type",
-    type=_choice(SplitType),
-    default="None",
-    show_default=True,
-    help="TransformInput.SplitType: None, Line, RecordIO or TFRecord (the last two only without --local).",
+    SplitType,
+    "TransformInput.SplitType: None, Line, RecordIO or TFRecord (the last two only without --local).",
 )
-@click.option(
+@_enum_option(
     "--compression-type",
-    type=_choice(CompressionType),
-    default="None",
-    show_default=True,
-    help="TransformInput.CompressionType: None or Gzip (inputs are gunzipped before splitting).",
+    CompressionType,
+    "TransformInput.CompressionType: None or Gzip (inputs are gunzipped before splitting).",
 )
-@click.option(
+@_enum_option(
     "--batch-strategy",
-    type=_choice(BatchStrategy),
-    default=None,
-    help="SingleRecord or MultiRecord. Unset: the container's GET /execution-parameters answer (the smkit "
+    BatchStrategy,
+    "SingleRecord or MultiRecord. Unset: the container's GET /execution-parameters answer (the smkit "
     "runtime, like the toolkit, says MultiRecord), else SingleRecord.",
+    default=None,
 )
 @click.option(
     "--max-payload-mb", type=int, default=None, help="MaxPayloadInMB, 0-100 (default: the container's or 6)."
@@ -99,12 +102,10 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="Parallel requests (default: the container's or 1).",
 )
-@click.option(
+@_enum_option(
     "--assemble-with",
-    type=_choice(AssembleWith),
-    default="None",
-    show_default=True,
-    help="TransformOutput.AssembleWith: None (outputs glued together) or Line (one per line).",
+    AssembleWith,
+    "TransformOutput.AssembleWith: None (outputs glued together) or Line (one per line).",
 )
 @click.option(
     "--input-filter", default=None, help="DataProcessing.InputFilter JSONPath, e.g. '$[1:]' or '$.features'."
@@ -114,12 +115,10 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     default=None,
     help="DataProcessing.OutputFilter JSONPath, e.g. \"$['id','SageMakerOutput']\".",
 )
-@click.option(
+@_enum_option(
     "--join-source",
-    type=_choice(JoinSource),
-    default="None",
-    show_default=True,
-    help="DataProcessing.JoinSource: None or Input (output joined to its input record).",
+    JoinSource,
+    "DataProcessing.JoinSource: None or Input (output joined to its input record).",
 )
 @click.option("--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request.")
 @click.option("--invocations-max-retries", type=int, default=3, show_default=True)

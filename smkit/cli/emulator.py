@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -69,6 +70,23 @@ def _cli(server: MotoServer) -> CdkCli:
         env=child_environment(server.endpoint_url),
         stream=True,
         app=f"{sys.executable} -m {APP_MODULE}",
+    )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _configs_option(help_: str, default: list[Path] | None = None) -> Callable[[F], F]:
+    """``-c/--config``, repeatable: the deployment configs a command works on."""
+    return click.option(
+        "-c",
+        "--config",
+        "configs",
+        type=click.Path(path_type=Path, dir_okay=False, exists=True),
+        multiple=True,
+        default=default,
+        show_default=default is not None,
+        help=help_,
     )
 
 
@@ -165,16 +183,7 @@ def env() -> None:
 
 
 @emulator.command()
-@click.option(
-    "-c",
-    "--config",
-    "configs",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    multiple=True,
-    default=[Path("config/realtime.yaml")],
-    show_default=True,
-    help="Deployment config; repeat for several.",
-)
+@_configs_option("Deployment config; repeat for several.", default=[Path("config/realtime.yaml")])
 @click.option("--port", type=click.IntRange(1, 65535), help="Port if the server must be started.")
 @click.option(
     "--concurrency", type=click.IntRange(1, 16), default=2, show_default=True, help="Stacks at once."
@@ -205,13 +214,8 @@ def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> Non
 
 
 @emulator.command()
-@click.option(
-    "-c",
-    "--config",
-    "configs",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    multiple=True,
-    help="Config whose stacks to destroy; repeat for several [default: every one deployed from here].",
+@_configs_option(
+    "Config whose stacks to destroy; repeat for several [default: every one deployed from here]."
 )
 def destroy(configs: tuple[Path, ...]) -> None:
     """``cdk destroy --all`` the stacks of each config, then list what is left in the emulator."""

@@ -44,7 +44,7 @@ def env_options(func: F) -> F:
 
 
 @dataclass(frozen=True)
-class Target:
+class PackageTarget:
     """What the command learned from ``--config`` (defaults: the kit's image, network isolation on).
 
     ``vendor_wheels``, ``defaults`` (the default handlers the container applies) and ``container_env`` (its
@@ -59,10 +59,10 @@ class Target:
     container_env: Mapping[str, str] = field(default_factory=dict)
 
 
-def target(config_path: Path | None, output: Path | None = None) -> Target:
+def target(config_path: Path | None, output: Path | None = None) -> PackageTarget:
     """The resolved container whose model data is ``output`` (else the first container) of the config."""
     if config_path is None:
-        return Target(ImageRuntime())
+        return PackageTarget(ImageRuntime())
     try:
         config = load_config(config_path)
     except ConfigError as exc:
@@ -70,7 +70,7 @@ def target(config_path: Path | None, output: Path | None = None) -> Target:
     deployment = deployment_of(config)
     found = deployment.container_for_data(output) if output is not None else None
     container = found or deployment.containers[0]
-    return Target(
+    return PackageTarget(
         container.image.runtime,
         container.network_isolation,
         container.vendor_wheels,

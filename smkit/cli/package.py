@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from smkit.cli.envopts import Target, env_options, environment, say, target
+from smkit.cli.envopts import PackageTarget, env_options, environment, say, target
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.report import size_report
@@ -139,7 +139,7 @@ class BuildOptions:
 
 
 def build_for(
-    goal: Target, code_dir: Path, artifacts_dir: Path, output: Path | None, options: BuildOptions
+    goal: PackageTarget, code_dir: Path, artifacts_dir: Path, output: Path | None, options: BuildOptions
 ) -> Manifest:
     """Build one archive for the image and isolation of ``goal``; raises :class:`PackagingError`."""
     from smkit.modelenv import cache_root

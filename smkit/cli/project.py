@@ -13,8 +13,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -178,19 +180,24 @@ def _app_environment(config_path: Path, outdir: Path, context: tuple[str, ...]) 
     return env
 
 
+def _assembly_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of the commands that run the CDK app: ``-o/--output`` and ``-c/--context``."""
+    command = click.option(
+        "-c", "--context", multiple=True, help="CDK context KEY=VALUE (e.g. image_tag=TAG); repeatable."
+    )(command)
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("cdk.out"),
+        show_default=True,
+        help="Cloud assembly directory.",
+    )(command)
+
+
 @click.command("synth")
 @click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to synthesize.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cdk.out"),
-    show_default=True,
-    help="Cloud assembly directory.",
-)
-@click.option(
-    "-c", "--context", multiple=True, help="CDK context KEY=VALUE (e.g. image_tag=TAG); repeatable."
-)
+@_assembly_options
 def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
     """Synthesize the config's stacks offline (no AWS credentials), with cdk-nag and template checks.
 
@@ -209,17 +216,7 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
 
 @click.command("deploy", context_settings={"ignore_unknown_options": True})
 @click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to deploy.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cdk.out"),
-    show_default=True,
-    help="Cloud assembly directory.",
-)
-@click.option(
-    "-c", "--context", multiple=True, help="CDK context KEY=VALUE (e.g. image_tag=TAG); repeatable."
-)
+@_assembly_options
 @click.argument("cdk_args", nargs=-1, type=click.UNPROCESSED)
 def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: tuple[str, ...]) -> None:
     """cdk deploy --all of the config with the pinned AWS CDK CLI, into the account of your credentials.

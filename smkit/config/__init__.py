@@ -9,7 +9,7 @@ the stacks, the local endpoint and ``smkit deploy``.
 from smkit.config.components import (
     ComputeRequirements,
     CopyScaling,
-    InferenceComponent,
+    InferenceComponentSpec,
     InferenceComponentsSpec,
     InstanceScaling,
     RollingUpdate,
@@ -21,7 +21,7 @@ from smkit.config.containers import (
     DlcImage,
     EcrImage,
     ImageSource,
-    ModelData,
+    ModelDataSpec,
     ModelSpec,
 )
 from smkit.config.endpoint import (
@@ -55,12 +55,12 @@ __all__ = [
     "EcrImage",
     "EndpointSpec",
     "ImageSource",
-    "InferenceComponent",
+    "InferenceComponentSpec",
     "InferenceComponentsSpec",
     "InstanceScaling",
     "Issue",
     "Kms",
-    "ModelData",
+    "ModelDataSpec",
     "ModelSpec",
     "Monitoring",
     "RollingUpdate",

@@ -18,7 +18,7 @@ from smkit.config.components import (
     SHADOW,
     SPECIFICATIONS,
     CopyScaling,
-    InferenceComponent,
+    InferenceComponentSpec,
 )
 from smkit.config.containers import Container
 from smkit.config.models import DeploymentConfig
@@ -232,7 +232,7 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def _per_instance_type(
-    path: str, component: InferenceComponent, pool_types: tuple[str, ...], pooled: bool
+    path: str, component: InferenceComponentSpec, pool_types: tuple[str, ...], pooled: bool
 ) -> Iterable[Issue]:
     """``per_instance_type``: a pooled variant, each entry one of its pool types once, and a base component."""
     entries = component.per_instance_type

@@ -147,7 +147,7 @@ class Scheduling(Frozen):
     )
 
 
-class InferenceComponent(Frozen):
+class InferenceComponentSpec(Frozen):
     """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources, or an
     adapter (LoRA weights in S3) on another component's model and compute."""
 
@@ -277,7 +277,7 @@ class InferenceComponentsSpec(Frozen):
     instance_scaling: InstanceScaling = Field(
         description=f"ManagedInstanceScaling of the variant. {MANAGED_SCALING}"
     )
-    components: list[InferenceComponent] = Field(
+    components: list[InferenceComponentSpec] = Field(
         min_length=1, description=f"The inference components (at least one). Required. {CREATE_IC}"
     )
     rolling_update: RollingUpdate | None = Field(

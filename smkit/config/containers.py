@@ -70,7 +70,7 @@ class DlcImage(Frozen):
 ImageSource = Annotated[BuildImage | EcrImage | DlcImage, Field(discriminator="source")]
 
 
-class ModelData(Frozen):
+class ModelDataSpec(Frozen):
     """Where a container's model data comes from.
 
     - ``archive``: a local ``model.tar.gz`` uploaded as a content-hashed asset (``ModelDataUrl``).
@@ -148,7 +148,7 @@ class Container(Frozen):
         None, pattern=AWS_NAME, description="ContainerHostname; needed for direct mode."
     )
     image: ImageSource | None = Field(None, description="Overrides the top-level image for this container.")
-    model_data: ModelData
+    model_data: ModelDataSpec
     environment: dict[str, str] = Field(
         default_factory=dict,
         description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each).",

@@ -24,7 +24,7 @@ from smkit.config.local_options import LocalOptions
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
 from smkit.config.security import Security
-from smkit.config.storage import Storage
+from smkit.config.storage import StorageSpec
 
 
 class DeploymentConfig(Frozen):
@@ -41,7 +41,7 @@ class DeploymentConfig(Frozen):
     endpoint: EndpointSpec
     security: Security = Field(default_factory=lambda: Security())
     monitoring: Monitoring = Field(default_factory=lambda: Monitoring())
-    storage: Storage = Field(default_factory=lambda: Storage())
+    storage: StorageSpec = Field(default_factory=lambda: StorageSpec())
     local: LocalOptions = Field(
         default_factory=lambda: LocalOptions(),
         description="How smkit local-endpoint runs this deployment (signature checks); never in a template. "

@@ -41,7 +41,7 @@ AWS_DOCS: dict[str, str] = {
     "ModelSpec": f"{CFN}/aws-resource-sagemaker-model.html",
     "Container": f"{SM}/APIReference/API_ContainerDefinition.html",
     "Batching": f"{SM}/APIReference/API_ContainerDefinition.html",
-    "ModelData": f"{SM}/APIReference/API_S3ModelDataSource.html",
+    "ModelDataSpec": f"{SM}/APIReference/API_S3ModelDataSource.html",
     "EndpointSpec": f"{CFN}/aws-resource-sagemaker-endpointconfig.html",
     "Variant": f"{SM}/APIReference/API_ProductionVariant.html",
     "CapacityReservation": f"{SM}/APIReference/API_ProductionVariantCapacityReservationConfig.html",
@@ -56,7 +56,7 @@ AWS_DOCS: dict[str, str] = {
     "DataCapture": f"{SM}/APIReference/API_DataCaptureConfig.html",
     "InferenceComponentsSpec": f"{SM}/dg/realtime-endpoints-deploy-models.html",
     "InstanceScaling": f"{SM}/APIReference/API_ProductionVariantManagedInstanceScaling.html",
-    "InferenceComponent": f"{CFN}/aws-resource-sagemaker-inferencecomponent.html",
+    "InferenceComponentSpec": f"{CFN}/aws-resource-sagemaker-inferencecomponent.html",
     "ComputeRequirements": f"{SM}/APIReference/API_InferenceComponentComputeResourceRequirements.html",
     "CopyScaling": f"{SM}/dg/endpoint-auto-scaling.html",
     "RollingUpdate": f"{SM}/APIReference/API_InferenceComponentRollingUpdatePolicy.html",
@@ -74,7 +74,7 @@ AWS_DOCS: dict[str, str] = {
     "EmailSubscription": "https://docs.aws.amazon.com/sns/latest/dg/sns-email-notifications.html",
     "HttpsSubscription": "https://docs.aws.amazon.com/sns/latest/dg/sns-http-https-endpoint-as-subscriber.html",
     "TopicSubscription": "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html",
-    "Storage": "https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html",
+    "StorageSpec": "https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html",
 }
 
 # Descriptions of the fields declared without ``Field(description=...)``, by ``Model.field``.
@@ -103,7 +103,7 @@ FIELD_DOCS: dict[str, str] = {
     "ModelSpec.containers": "One container, or 2-15 for a multi-container endpoint.",
     "Container.name": "Container name: letters, digits and hyphens, <= 63 characters.",
     "Container.model_data": "Where the container's model data comes from.",
-    "ModelData.source": "archive (model.tar.gz), prefix (uncompressed folder) or multi-model (folder of archives).",
+    "ModelDataSpec.source": "archive (model.tar.gz), prefix (uncompressed folder) or multi-model (folder of archives).",
     "EndpointSpec.type": "Endpoint type; decides which of the sections below apply.",
     "EndpointSpec.variants": "Instance-backed production variants (not for serverless).",
     "EndpointSpec.serverless": "ServerlessConfig; serverless only.",

@@ -11,7 +11,7 @@ from smkit.config.base import Frozen
 SUPERSEDED_TAG = ("smkit:superseded", "true")
 
 
-class Storage(Frozen):
+class StorageSpec(Frozen):
     """Lifecycle of the endpoint's data bucket (captured requests, async results, model data sets).
 
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lifecycle-mgmt.html

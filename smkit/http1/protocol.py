@@ -105,7 +105,7 @@ class Handler:
         """The connection is the handler's from now on (``transport.set_protocol``); ``rest`` is what the
         client sent after the head. It is no longer among the server's connections; to be stopped with
         them, add the new protocol to ``request.conn.server.connections`` (a
-        :class:`~smkit.http1.server.Connection`)."""
+        :class:`~smkit.http1.server.TrackedConnection`)."""
         transport.close()
 
 

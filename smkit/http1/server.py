@@ -25,7 +25,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BACKLOG = 2048
 
 
-class Connection(Protocol):
+class TrackedConnection(Protocol):
     """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
     to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
 
@@ -65,7 +65,7 @@ class Server:
         self.keep_alive_seconds = keep_alive_seconds
         self.grace_seconds = grace_seconds
         self.on_signal = on_signal
-        self.connections: set[Connection] = set()
+        self.connections: set[TrackedConnection] = set()
         self.date = DateLine()
         self.signal: int | None = None  # the signal that stopped the server
         self._stop: asyncio.Event | None = None
@@ -80,7 +80,7 @@ class Server:
         """A new connection's protocol (the factory given to ``loop.create_server``)."""
         return HTTP1Protocol(self)
 
-    def closed(self, conn: Connection) -> None:
+    def closed(self, conn: TrackedConnection) -> None:
         """``conn`` is closed or upgraded: no longer this server's to wait for."""
         self.connections.discard(conn)
         if self._stopping and not self.connections and self._drained is not None:

@@ -20,7 +20,7 @@ import logging
 import time
 from pathlib import Path
 
-from smkit.config import InferenceComponent
+from smkit.config import InferenceComponentSpec
 from smkit.config.resolved import ResolvedDeployment
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
@@ -49,7 +49,7 @@ class LocalComponent:
     """One component: its container process, copy state and, when it scales to zero, its idle reaper."""
 
     def __init__(
-        self, spec: InferenceComponent, process: ContainerProcess, *, endpoint: str, idle_seconds: float
+        self, spec: InferenceComponentSpec, process: ContainerProcess, *, endpoint: str, idle_seconds: float
     ) -> None:
         self.name = spec.name
         self.process = process
@@ -145,7 +145,7 @@ class LocalAdapter(LocalComponent):
     """
 
     def __init__(
-        self, spec: InferenceComponent, base: LocalComponent, weights: Path, *, endpoint: str
+        self, spec: InferenceComponentSpec, base: LocalComponent, weights: Path, *, endpoint: str
     ) -> None:
         if not isinstance(base.process, EngineProcess):
             raise ArtifactError(
@@ -223,7 +223,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
         self.variant_name = variant.name
         return []  # the components take the traffic, not a variant's own model
 
-    def _adapter_weights(self, component: InferenceComponent) -> Path:
+    def _adapter_weights(self, component: InferenceComponentSpec) -> Path:
         """Where an adapter's ``artifact_url`` is downloaded (a prefix) or extracted (an archive) by start()."""
         name, uri = component.name, component.artifact_url
         assert uri is not None, "an adapter component has an artifact_url (config rules)"

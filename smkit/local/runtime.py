@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from smkit.config import InferenceComponent
+from smkit.config import InferenceComponentSpec
 from smkit.config.resolved import (
     ResolvedContainer,
     ResolvedDeployment,
@@ -117,7 +117,7 @@ class LocalSettings:
 
 
 def startup_limit(
-    variant: ResolvedVariant, override: float | None, component: InferenceComponent | None = None
+    variant: ResolvedVariant, override: float | None, component: InferenceComponentSpec | None = None
 ) -> tuple[float, str]:
     """How long ``variant``'s containers (or ``component``'s copy) may take to pass ``/ping``, and how to
     change it (for the error): the ``ContainerStartupHealthCheckTimeoutInSeconds`` SageMaker applies, of the
@@ -207,7 +207,7 @@ class EndpointRuntime:
         variant: ResolvedVariant,
         instance: int = 0,
         *,
-        component: InferenceComponent | None = None,
+        component: InferenceComponentSpec | None = None,
     ) -> ContainerProcess:
         """The process of ``container`` on ``variant`` (as ``component``'s copy, for an inference component):
         the resolved environment plus what only a local run needs (:data:`smkit.local.containers.LOCAL_ONLY`),

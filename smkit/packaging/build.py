@@ -32,8 +32,8 @@ from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect
 from smkit.packaging.vendor import WHEELS_DIR, VendorTarget, vendor_wheels
 from smkit.packaging.writer import (
     DEFAULT_LEVEL,
+    ArchiveSink,
     DirSink,
-    Sink,
     TarGzSink,
     default_threads,
     finish,
@@ -240,7 +240,7 @@ def build_archive(
             if shipped is code:
                 raise
             raise _relabel(error, shipped, code, names) from None
-        sinks: list[Sink] = []
+        sinks: list[ArchiveSink] = []
         tmp_file: IO[bytes] | None = None
         staging: Path | None = None
         if out is not None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.tree import Entry
+from smkit.packaging.tree import ArchiveMember
 from smkit.pickle_allow import Allow, entry_problem, known_as
 from smkit.pickle_scan import Global, ScanError, is_candidate, scan_file
 
@@ -49,7 +49,7 @@ def check_allow_entries(entries: Iterable[str]) -> None:
             raise PackagingError(f"{ALLOW_FIELD} entry {entry!r}", problem, "e.g. mypackage.model.MyModel")
 
 
-def check_pickles(entries: Sequence[Entry], allow_globals: Sequence[str] = ()) -> None:
+def check_pickles(entries: Sequence[ArchiveMember], allow_globals: Sequence[str] = ()) -> None:
     """Raise :class:`PackagingError` naming the first file (and all its globals) the allowlist refuses."""
     check_allow_entries(allow_globals)
     allow = Allow.of(allow_globals)

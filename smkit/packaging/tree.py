@@ -34,7 +34,7 @@ SPECIAL_KINDS = {
 
 
 @dataclass(frozen=True)
-class Entry:
+class ArchiveMember:
     """One archive member to write: name inside the archive, source on disk (files), normalised mode."""
 
     name: str
@@ -88,10 +88,10 @@ def _check_name(rel: str, path: Path, label: str) -> None:
         ) from exc
 
 
-def scan(root: Path, *, prefix: str, label: str) -> list[Entry]:
+def scan(root: Path, *, prefix: str, label: str) -> list[ArchiveMember]:
     """Entries for everything under ``root`` (directories included), named under ``prefix``."""
     root = root.resolve()
-    entries: list[Entry] = []
+    entries: list[ArchiveMember] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         for name in sorted(dirnames):
@@ -103,7 +103,7 @@ def scan(root: Path, *, prefix: str, label: str) -> list[Entry]:
                 _resolve_link(path, root, label)  # always raises for a directory link
             rel = path.relative_to(root).as_posix()
             _check_name(rel, path, label)
-            entries.append(Entry(_arcname(prefix, rel), None, normalise_mode(0, is_dir=True)))
+            entries.append(ArchiveMember(_arcname(prefix, rel), None, normalise_mode(0, is_dir=True)))
         for name in sorted(filenames):
             path = here / name
             if _skipped(name):
@@ -121,7 +121,7 @@ def scan(root: Path, *, prefix: str, label: str) -> list[Entry]:
                     "only regular files and directories can be packaged; remove it",
                 )
             mode = normalise_mode(info.st_mode, is_dir=False)
-            entries.append(Entry(_arcname(prefix, rel), path, mode, info.st_size))
+            entries.append(ArchiveMember(_arcname(prefix, rel), path, mode, info.st_size))
     return entries
 
 
@@ -146,7 +146,7 @@ def check_inputs(code_dir: Path, artifacts_dir: Path) -> None:
         )
 
 
-def collect(code_dir: Path, artifacts_dir: Path) -> list[Entry]:
+def collect(code_dir: Path, artifacts_dir: Path) -> list[ArchiveMember]:
     """Sorted entries of the archive (without the manifest): artifacts at the root, code under code/."""
     check_inputs(code_dir, artifacts_dir)
     code = scan(code_dir, prefix=CODE_PREFIX, label="code folder")
@@ -177,5 +177,5 @@ def collect(code_dir: Path, artifacts_dir: Path) -> list[Entry]:
                 f"{MANIFEST_NAME} at the archive root is reserved for the packager's manifest",
                 "rename the file or move it into a sub-folder",
             )
-    code_root = Entry(CODE_PREFIX, None, normalise_mode(0, is_dir=True))
+    code_root = ArchiveMember(CODE_PREFIX, None, normalise_mode(0, is_dir=True))
     return sorted([*artifacts, code_root, *code], key=lambda e: e.sort_key)

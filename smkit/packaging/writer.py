@@ -24,7 +24,7 @@ from smkit.archive import CHUNK, DIR_MODE, FILE_MODE
 from smkit.cpus import available_cpus
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.manifest import ManifestEntry
-from smkit.packaging.tree import MANIFEST_NAME, Entry
+from smkit.packaging.tree import MANIFEST_NAME, ArchiveMember
 
 DEFAULT_LEVEL = 2  # isal levels are 0-3; 2 gives sizes within ~1% of gzip -6 on model weights
 BLOCK_SIZE = 1 << 20
@@ -37,7 +37,7 @@ def default_threads() -> int:
     return available_cpus().count
 
 
-class Sink(Protocol):
+class ArchiveSink(Protocol):
     """A destination for the entry stream."""
 
     def add_dir(self, name: str, mode: int) -> None: ...
@@ -139,7 +139,7 @@ def _progress(total: int, enabled: bool | None, label: str) -> tqdm:
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, disable=not enabled)
 
 
-def _copy(entry: Entry, sinks: list[Sink], bar: tqdm) -> ManifestEntry:
+def _copy(entry: ArchiveMember, sinks: list[ArchiveSink], bar: tqdm) -> ManifestEntry:
     assert entry.source is not None
     digest = hashlib.sha256()
     remaining = entry.size
@@ -167,7 +167,7 @@ def _copy(entry: Entry, sinks: list[Sink], bar: tqdm) -> ManifestEntry:
 
 
 def stream_entries(
-    entries: list[Entry], sinks: list[Sink], *, progress: bool | None, label: str
+    entries: list[ArchiveMember], sinks: list[ArchiveSink], *, progress: bool | None, label: str
 ) -> tuple[ManifestEntry, ...]:
     """Write every entry to every sink in order; return the manifest rows of the files."""
     total = sum(e.size for e in entries)
@@ -182,7 +182,7 @@ def stream_entries(
     return tuple(rows)
 
 
-def finish(sinks: list[Sink], manifest_json: bytes) -> None:
+def finish(sinks: list[ArchiveSink], manifest_json: bytes) -> None:
     """Append ``smkit-manifest.json`` as the last member and close every sink."""
     for sink in sinks:
         sink.begin_file(MANIFEST_NAME, len(manifest_json), FILE_MODE)

@@ -1,7 +1,7 @@
 """``smkit init NAME``: a model folder and a deployment config, in any folder (a project of your own).
 
 Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/requirements.txt``,
-``train.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
+``train.py`` with ``samples_io.py``, ``artifacts/``, ``samples/``) and ``config/NAME.yaml`` (a realtime endpoint on the kit's image
 with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
 config file; for ``huggingface`` no handler code at all: the config's container environment sets
 ``HF_TASK``, docs/hugging-face.md; a commented ``pipeline:`` section whose pipeline runs the smkit CLI),
@@ -153,6 +153,8 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
         {
             model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
             model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
+            # What every train.py shares; beside it, since train.py runs where smkit may not be installed.
+            model_dir / "samples_io.py": (TEMPLATES / "common" / "samples_io.py").read_text(encoding="utf-8"),
             config: CONFIG.format(
                 name=name,
                 framework=framework,

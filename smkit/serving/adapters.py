@@ -30,7 +30,7 @@ from smkit.serving import pinning, routes
 from smkit.serving.errors import BadRequest, InferenceError, MethodNotAllowed
 from smkit.serving.handler import Reply, error_reply
 from smkit.serving.protocol import Exchange
-from smkit.serving.relay import StreamControl
+from smkit.serving.relay import WholeReply
 
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
@@ -42,18 +42,12 @@ TEXT = "text/plain; charset=utf-8"
 CONFIG_KEY = "adapters"  # the worker configuration's {name: src} of adapters to load at start
 
 
-class AdapterNotFound(InferenceError):
+class AdapterNotFound(InferenceError, status=404):
     """No adapter of that name is registered (404)."""
 
-    status_code = 404
-    error_type = "AdapterNotFound"
 
-
-class AdapterExists(InferenceError):
+class AdapterExists(InferenceError, status=409):
     """An adapter of that name is registered already (409)."""
-
-    status_code = 409
-    error_type = "AdapterExists"
 
 
 def not_found(name: str) -> AdapterNotFound:
@@ -89,7 +83,7 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
     return None
 
 
-class _Gather:
+class _Gather(WholeReply):
     """Collects the replies of one job per worker, then calls ``done`` with them (slot -> reply)."""
 
     def __init__(self, slots: list[int], done: Callable[[dict[int, Reply]], None]) -> None:
@@ -102,16 +96,6 @@ class _Gather:
         self.waiting.discard(token)
         if not self.waiting:
             self.done(self.replies)
-
-    def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None:
-        control.cancel()
-        self.answer(token, reply, pid)
-
-    def stream_chunk(self, token: Any, data: bytes) -> None:
-        return None
-
-    def stream_end(self, token: Any, error: str | None) -> None:
-        return None
 
 
 class Adapters:

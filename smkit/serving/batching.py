@@ -37,10 +37,10 @@ from collections.abc import Callable
 from typing import Any
 
 from smkit.serving import deadline, ipc
-from smkit.serving.context import Headers
+from smkit.serving.context import RequestHeaders
 from smkit.serving.errors import queue_timeout
 from smkit.serving.handler import error_reply
-from smkit.serving.routes import Request, Router
+from smkit.serving.routes import WorkerRequest, WorkerRoutes
 
 Received = tuple[ipc.JobMeta, bytes]
 _CLOSED: Any = object()  # the queue closed while a batch was forming
@@ -51,7 +51,7 @@ def serve(
     sock: socket.socket,
     board: ipc.Scoreboard,
     slot: int,
-    router: Router,
+    router: WorkerRoutes,
     run_one: Callable[[Received], None],
     stop: Any,
 ) -> None:
@@ -70,7 +70,7 @@ def serve(
         if received is None or received is _CLOSED:
             return
         (_, queued_at, until, method, path, raw), _ = received
-        headers = Headers.from_raw(raw)
+        headers = RequestHeaders.from_raw(raw)
         key = router.batch_key(method, path, headers)
         if key is None:
             run_one(received)
@@ -92,8 +92,8 @@ def _fill(
     board: ipc.Scoreboard,
     slot: int,
     poller: select.poll,
-    router: Router,
-    batch: list[tuple[Received, Headers]],
+    router: WorkerRoutes,
+    batch: list[tuple[Received, RequestHeaders]],
     key: str,
     size: int,
     limit: float,
@@ -112,7 +112,7 @@ def _fill(
         if received is None:
             return _CLOSED
         (_, _, until, method, path, raw), _ = received
-        headers = Headers.from_raw(raw)
+        headers = RequestHeaders.from_raw(raw)
         if router.batch_key(method, path, headers) != key:
             return received
         batch.append((received, headers))
@@ -124,14 +124,14 @@ def _run(
     sock: socket.socket,
     board: ipc.Scoreboard,
     slot: int,
-    router: Router,
+    router: WorkerRoutes,
     key: str,
-    batch: list[tuple[Received, Headers]],
+    batch: list[tuple[Received, RequestHeaders]],
 ) -> None:
     """Answer every job of ``batch``: 504 for those past their deadline, one batched call for the rest."""
     pid = os.getpid()
     now = time.monotonic()
-    live: list[tuple[int, Request]] = []
+    live: list[tuple[int, WorkerRequest]] = []
     until = math.inf
     for ((job_id, queued_at, job_until, method, path, _), body), headers in batch:
         if now >= job_until:  # its client has had its 504 from the front end
@@ -139,7 +139,7 @@ def _run(
             meta = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, meta, reply.body)
         else:
-            live.append((job_id, Request(method, path, headers, body)))
+            live.append((job_id, WorkerRequest(method, path, headers, body)))
             until = min(until, job_until)
     if not live:
         return

@@ -15,7 +15,7 @@ from typing import Any
 from smkit import contract
 
 
-class Headers(Mapping[str, str]):
+class RequestHeaders(Mapping[str, str]):
     """A read-only, case-insensitive view of request headers."""
 
     __slots__ = ("_items",)
@@ -26,7 +26,7 @@ class Headers(Mapping[str, str]):
             self._items[key.lower()] = (key, value)
 
     @classmethod
-    def from_raw(cls, raw: list[tuple[bytes, bytes]] | list[list[bytes]]) -> Headers:
+    def from_raw(cls, raw: list[tuple[bytes, bytes]] | list[list[bytes]]) -> RequestHeaders:
         """From ASGI's ``[(name, value), ...]`` byte pairs (repeated names are joined with ", ")."""
         headers = cls()
         items = headers._items
@@ -40,7 +40,7 @@ class Headers(Mapping[str, str]):
         return headers
 
     @classmethod
-    def from_pairs(cls, pairs: list[list[str]] | list[tuple[str, str]]) -> Headers:
+    def from_pairs(cls, pairs: list[list[str]] | list[tuple[str, str]]) -> RequestHeaders:
         """From ``[[name, value], ...]`` text pairs (repeated names are joined with ", ")."""
         headers = cls()
         items = headers._items
@@ -76,7 +76,11 @@ class RequestProcessor:
     """Per-request properties (MMS ``RequestProcessor``): request headers in, response headers out."""
 
     def __init__(self, request_headers: Mapping[str, str]) -> None:
-        self._request = request_headers if isinstance(request_headers, Headers) else Headers(request_headers)
+        self._request = (
+            request_headers
+            if isinstance(request_headers, RequestHeaders)
+            else RequestHeaders(request_headers)
+        )
         self.response_headers: dict[str, str] = {}
         self.status_code: int | None = None
         self.reason_phrase: str = ""
@@ -85,7 +89,7 @@ class RequestProcessor:
         """One request header (case-insensitive), or None."""
         return self._request.get(key)
 
-    def get_request_properties(self) -> Headers:
+    def get_request_properties(self) -> RequestHeaders:
         """All request headers."""
         return self._request
 
@@ -135,7 +139,7 @@ class Context:
         self.session_dir: str | None = None
 
     @property
-    def request_headers(self) -> Headers:
+    def request_headers(self) -> RequestHeaders:
         """The request headers (case-insensitive)."""
         return self.request_processor[0].get_request_properties()
 
@@ -170,7 +174,7 @@ class Context:
         """One request header (MMS API)."""
         return self.request_processor[idx].get_request_property(key)
 
-    def get_all_request_header(self, idx: int) -> Headers:
+    def get_all_request_header(self, idx: int) -> RequestHeaders:
         """All request headers (MMS API)."""
         return self.request_processor[idx].get_request_properties()
 

@@ -7,6 +7,8 @@ A user's ``inference.py`` may raise its own exception with a ``status_code`` att
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class InferenceError(Exception):
     """An error with an HTTP status and a message safe to show the caller."""
@@ -20,68 +22,51 @@ class InferenceError(Exception):
         if status_code is not None:
             self.status_code = status_code
 
+    def __init_subclass__(
+        cls, *, status: int | None = None, error_type: str | None = None, **kwargs: Any
+    ) -> None:
+        """``class Gone(InferenceError, status=410)``: a kind of error with its status and its error type
+        for the JSON body (``error_type``, else the class's name)."""
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            cls.status_code = status
+            cls.error_type = error_type or cls.__name__
 
-class BadRequest(InferenceError):
+
+class BadRequest(InferenceError, status=400):
     """The body cannot be decoded as its Content-Type says (400)."""
 
-    status_code = 400
-    error_type = "BadRequest"
 
-
-class ModelNotFound(InferenceError):
+class ModelNotFound(InferenceError, status=404):
     """No such model is loaded (404)."""
 
-    status_code = 404
-    error_type = "ModelNotFound"
 
-
-class MethodNotAllowed(InferenceError):
+class MethodNotAllowed(InferenceError, status=405):
     """The path exists but not for this method (405)."""
 
-    status_code = 405
-    error_type = "MethodNotAllowed"
 
-
-class NotAcceptable(InferenceError):
+class NotAcceptable(InferenceError, status=406):
     """None of the Accept types can be produced (406)."""
 
-    status_code = 406
-    error_type = "NotAcceptable"
 
-
-class ModelAlreadyLoaded(InferenceError):
+class ModelAlreadyLoaded(InferenceError, status=409):
     """``POST /models`` for a name that is loaded (409, docs/multi-model.md)."""
 
-    status_code = 409
-    error_type = "ModelAlreadyLoaded"
 
-
-class PayloadTooLarge(InferenceError):
+class PayloadTooLarge(InferenceError, status=413):
     """The request body is over the payload limit (413)."""
 
-    status_code = 413
-    error_type = "PayloadTooLarge"
 
-
-class UnsupportedMediaType(InferenceError):
+class UnsupportedMediaType(InferenceError, status=415):
     """The Content-Type has no decoder (415)."""
 
-    status_code = 415
-    error_type = "UnsupportedMediaType"
 
-
-class ModelNotReady(InferenceError):
+class ModelNotReady(InferenceError, status=503):
     """The model is still loading or failed to load (503)."""
 
-    status_code = 503
-    error_type = "ModelNotReady"
 
-
-class InvocationTimeout(InferenceError):
+class InvocationTimeout(InferenceError, status=504):
     """The handler ran past ``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS`` (504)."""
-
-    status_code = 504
-    error_type = "InvocationTimeout"
 
 
 def queue_timeout(limit: float, waited: float) -> InvocationTimeout:
@@ -93,11 +78,8 @@ def queue_timeout(limit: float, waited: float) -> InvocationTimeout:
     )
 
 
-class InsufficientMemory(InferenceError):
+class InsufficientMemory(InferenceError, status=507, error_type="InsufficientStorage"):
     """A model cannot fit in the multi-model memory budget even alone (507, docs/multi-model.md)."""
-
-    status_code = 507
-    error_type = "InsufficientStorage"
 
 
 def status_of(exc: BaseException) -> int:

@@ -38,7 +38,7 @@ from smkit.serving.relay import StreamControl
 from smkit.serving.sessions import Sessions
 
 if TYPE_CHECKING:
-    from smkit.serving.websocket import Session
+    from smkit.serving.websocket import WebSocketSession
 
 HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
@@ -54,11 +54,8 @@ MAX_CACHED_TYPES = 64
 OWN_PROBE = (b"user-agent", READINESS_PROBE_AGENT.encode())
 
 
-class RequestTimeout(InferenceError):
+class RequestTimeout(InferenceError, status=408):
     """The request body did not arrive within ``SMKIT_BODY_TIMEOUT_SECONDS`` (408)."""
-
-    status_code = 408
-    error_type = "RequestTimeout"
 
 
 class FrontEnd(Handler):
@@ -103,10 +100,10 @@ class FrontEnd(Handler):
     def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
         from smkit.serving import websocket
 
-        websocket.Session(self, request, transport, rest)
+        websocket.WebSocketSession(self, request, transport, rest)
 
     def log_session(
-        self, path: str, status: int, started: float, session: Session, error: str | None
+        self, path: str, status: int, started: float, session: WebSocketSession, error: str | None
     ) -> None:
         """The access-log line of a bidirectional-streaming session, when it ends."""
         if not self.env.access_log:

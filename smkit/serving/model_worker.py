@@ -2,7 +2,7 @@
 
 The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
 front end it is ready, then takes one request at a time from the queue all workers share, runs it
-through :class:`~smkit.serving.routes.Router` and sends the reply back on its own socket (the channels
+through :class:`~smkit.serving.routes.WorkerRoutes` and sends the reply back on its own socket (the channels
 of :mod:`smkit.serving.ipc`, inherited from the front end). It imports only
 the standard library and smkit's handler-side modules, so it can run under the model's own Python
 environment (``SMKIT_WORKER_PYTHON``, docs/serving-runtime.md). Multi-model mode also needs smkit's
@@ -28,11 +28,11 @@ from typing import Any
 
 from smkit.process import die_with_parent
 from smkit.serving import batching, bidi, deadline, ipc, pinning, streams
-from smkit.serving.context import Headers
+from smkit.serving.context import RequestHeaders
 from smkit.serving.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
 from smkit.serving.handler import ModelHandler, Reply, error_reply
-from smkit.serving.routes import Request, Router
+from smkit.serving.routes import WorkerRequest, WorkerRoutes
 
 log = logging.getLogger("smkit.serving.worker")
 
@@ -44,7 +44,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _single(config: dict[str, Any], env: ServingEnv) -> Router:
+def _single(config: dict[str, Any], env: ServingEnv) -> WorkerRoutes:
     handler = ModelHandler(
         name="model",
         model_dir=config["model_dir"],
@@ -52,10 +52,10 @@ def _single(config: dict[str, Any], env: ServingEnv) -> Router:
         extra_paths=tuple(config.get("extra_paths", ())),
     )
     handler.load()
-    return Router(env=env, handler=handler)
+    return WorkerRoutes(env=env, handler=handler)
 
 
-def _multi(config: dict[str, Any], env: ServingEnv, board: ipc.Scoreboard) -> Router:
+def _multi(config: dict[str, Any], env: ServingEnv, board: ipc.Scoreboard) -> WorkerRoutes:
     from smkit.serving.multimodel import ModelCache
     from smkit.serving.registry import Registry
 
@@ -68,7 +68,7 @@ def _multi(config: dict[str, Any], env: ServingEnv, board: ipc.Scoreboard) -> Ro
         guard=lambda: deadline.deadline(env.timeout_seconds),
         on_load=lambda: _extend(board, slot, env.startup_timeout_seconds),
     )
-    return Router(env=env, cache=cache)
+    return WorkerRoutes(env=env, cache=cache)
 
 
 def _extend(board: ipc.Scoreboard, slot: int, seconds: float) -> None:
@@ -94,7 +94,7 @@ def _on_term(signum: int, frame: Any) -> None:
 
 def _load(
     config: dict[str, Any], env: ServingEnv, sock: socket.socket, board: ipc.Scoreboard
-) -> Router | None:
+) -> WorkerRoutes | None:
     try:
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
         if router.handler is not None:
@@ -120,7 +120,7 @@ def _load(
     return router
 
 
-def _features(router: Router, env: ServingEnv) -> dict[str, bool]:
+def _features(router: WorkerRoutes, env: ServingEnv) -> dict[str, bool]:
     """What this worker takes part in (smkit/serving/pinning.py): read its own queue when it does."""
     adapters = router.handler is not None and router.handler.has_adapter_hooks
     pinned = router.handler is not None and (env.stateful_sessions or adapters)
@@ -132,7 +132,7 @@ def serve(
     sock: socket.socket,
     board: ipc.Scoreboard,
     slot: int,
-    router: Router,
+    router: WorkerRoutes,
     pinned: socket.socket | None = None,
 ) -> None:
     """Take jobs from the shared queue and answer each on ``sock`` until the queue closes.
@@ -164,7 +164,12 @@ class _JobRunner:
     """Runs one job taken from the queue and answers it (a reply, a stream or a session)."""
 
     def __init__(
-        self, sock: socket.socket, cancels: streams.Cancels, board: ipc.Scoreboard, slot: int, router: Router
+        self,
+        sock: socket.socket,
+        cancels: streams.Cancels,
+        board: ipc.Scoreboard,
+        slot: int,
+        router: WorkerRoutes,
     ) -> None:
         self.sock = sock
         self.cancels = cancels
@@ -190,14 +195,14 @@ class _JobRunner:
             reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
         elif path == bidi.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
-            _session(sock, cancels, job_id, router, Headers.from_raw(headers), pid, board, slot)
+            _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
             board.finish(slot)
             _Stop.busy = False
             return
         else:
             board.run(slot, job_id)
             deadline.start_job(until)
-            reply = router.dispatch(Request(method, path, Headers.from_raw(headers), body))
+            reply = router.dispatch(WorkerRequest(method, path, RequestHeaders.from_raw(headers), body))
         if reply.stream is None:
             out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
@@ -224,8 +229,8 @@ def _session(
     sock: socket.socket,
     cancels: streams.Cancels,
     job_id: int,
-    router: Router,
-    headers: Headers,
+    router: WorkerRoutes,
+    headers: RequestHeaders,
     pid: int,
     board: ipc.Scoreboard,
     slot: int,

@@ -29,7 +29,7 @@ from smkit.serving.errors import (
     ModelNotFound,
 )
 from smkit.serving.handler import ModelHandler, Reply
-from smkit.serving.registry import Entry, Registry
+from smkit.serving.registry import LoadedModel, Registry
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 T = TypeVar("T")
@@ -123,7 +123,7 @@ class ModelCache:
         return ModelHandler(name=name, model_dir=model_dir, env=self.env, isolated=True, extra_paths=extra)
 
     # -- container API -------------------------------------------------------------------------------
-    def load(self, name: str, url: str) -> Entry:
+    def load(self, name: str, url: str) -> LoadedModel:
         """``POST /models``: 409 when loaded, 507 when it cannot fit, 500 when model_fn fails."""
         if not name or not isinstance(name, str):
             raise BadRequest('"model_name" must be a non-empty string')
@@ -143,7 +143,7 @@ class ModelCache:
                 if owned:
                     shutil.rmtree(model_dir, ignore_errors=True)
                 raise
-            entry = Entry(name=name, url=url, model_dir=model_dir, owned_dir=owned, footprint=footprint)
+            entry = LoadedModel(name=name, url=url, model_dir=model_dir, owned_dir=owned, footprint=footprint)
             self.registry.put(entry)
             self.local[name] = handler
             self._generation = self.registry.generation()
@@ -166,7 +166,7 @@ class ModelCache:
             self._drop(victim)
             used -= victim.footprint * self.workers
 
-    def _drop(self, entry: Entry) -> None:
+    def _drop(self, entry: LoadedModel) -> None:
         self.registry.remove(entry.name)
         handler = self.local.pop(entry.name, None)
         if handler is not None:
@@ -183,14 +183,14 @@ class ModelCache:
             self._drop(entry)
             self._generation = self.registry.generation()
 
-    def describe(self, name: str) -> Entry:
+    def describe(self, name: str) -> LoadedModel:
         """``GET /models/{name}``: 404 when not loaded."""
         entry = self.registry.get(name)
         if entry is None:
             raise ModelNotFound(f"model {name!r} is not loaded")
         return entry
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[LoadedModel]:
         """``GET /models``: loaded models by name."""
         return sorted(self.registry.entries(), key=lambda e: e.name)
 

@@ -52,11 +52,8 @@ MIN_SWEEP_SECONDS = 0.01
 QUEUE_BUFFER_BYTES = 4 * 1024 * 1024  # the kernel caps it at net.core.wmem_max; the backlog holds the rest
 
 
-class QueueFull(InferenceError):
+class QueueFull(InferenceError, status=503, error_type="ServiceUnavailable"):
     """Every worker is busy and the queue holds ``queue_size`` requests (503)."""
-
-    status_code = 503
-    error_type = "ServiceUnavailable"
 
 
 class Process(Protocol):

@@ -22,7 +22,7 @@ from smkit.storage import atomic_write
 
 
 @dataclass(frozen=True)
-class Entry:
+class LoadedModel:
     """One loaded model.
 
     Attributes:
@@ -77,11 +77,11 @@ class Registry:
     def _bump(self) -> None:
         struct.pack_into("<Q", self._generation, 0, self.generation() + 1)
 
-    def get(self, name: str) -> Entry | None:
+    def get(self, name: str) -> LoadedModel | None:
         """The entry for ``name`` or None."""
         try:
             with open(self._path(name), encoding="utf-8") as handle:
-                return Entry(**json.load(handle))
+                return LoadedModel(**json.load(handle))
         except (FileNotFoundError, json.JSONDecodeError):
             return None
 
@@ -89,7 +89,7 @@ class Registry:
         """Whether ``name`` is registered (one ``stat``)."""
         return os.path.exists(self._path(name))
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entry: LoadedModel) -> None:
         """Register ``entry`` atomically, as just used (called under :meth:`locked`, like eviction)."""
         atomic_write(self._path(entry.name), json.dumps(asdict(entry)).encode("utf-8"))
         self.touch(entry.name)
@@ -111,9 +111,9 @@ class Registry:
         with suppress(FileNotFoundError):
             os.utime(self._path(name), ns=(now, now))
 
-    def entries(self) -> list[Entry]:
+    def entries(self) -> list[LoadedModel]:
         """All entries, least recently used first."""
-        found: list[tuple[int, Entry]] = []
+        found: list[tuple[int, LoadedModel]] = []
         for file_name in os.listdir(self.models_dir):
             if not file_name.endswith(".json"):  # atomic_write's hidden .partial file of a put under way
                 continue
@@ -121,7 +121,7 @@ class Registry:
             try:
                 used = os.stat(path).st_mtime_ns
                 with open(path, encoding="utf-8") as handle:
-                    found.append((used, Entry(**json.load(handle))))
+                    found.append((used, LoadedModel(**json.load(handle))))
             except (FileNotFoundError, json.JSONDecodeError):
                 continue
         found.sort(key=lambda item: (item[0], item[1].name))

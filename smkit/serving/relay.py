@@ -41,6 +41,24 @@ class Recipient(Protocol):
     def stream_end(self, token: Any, error: str | None) -> None: ...
 
 
+class WholeReply:
+    """A recipient that takes a reply whole (a control request of the front end's own): a stream it is
+    handed is cancelled at its start, and its head is the answer."""
+
+    def answer(self, token: Any, reply: Reply, pid: int) -> None:
+        raise NotImplementedError
+
+    def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None:
+        control.cancel()
+        self.answer(token, reply, pid)
+
+    def stream_chunk(self, token: Any, data: bytes) -> None:
+        return None
+
+    def stream_end(self, token: Any, error: str | None) -> None:
+        return None
+
+
 class StreamControl:
     """What the front end may do to a running stream: back-pressure on the worker's socket, cancel."""
 

@@ -1,7 +1,7 @@
 """The request routes a model worker runs: ``/invocations`` and the multi-model API (synchronous).
 
 The front end (:mod:`smkit.serving.frontend`) answers ``/ping`` and ``/execution-parameters`` itself and
-hands every other request to a worker, which calls :meth:`Router.dispatch` with the whole body. Routes:
+hands every other request to a worker, which calls :meth:`WorkerRoutes.dispatch` with the whole body. Routes:
 ``POST /invocations``; in multi-model mode also ``GET|POST /models``, ``GET|DELETE /models/{name}`` and
 ``POST /models/{name}/invoke`` (and ``/invocations`` with ``X-Amzn-SageMaker-Target-Model``), as
 docs/multi-model.md describes.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from smkit import contract
 from smkit.serving import codecs
-from smkit.serving.context import Headers
+from smkit.serving.context import RequestHeaders
 from smkit.serving.deadline import deadline
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import BadRequest, InferenceError, MethodNotAllowed, ModelNotFound
@@ -36,16 +36,16 @@ ADAPTER_UNLOAD = "/adapter/unload"
 
 
 @dataclass
-class Request:
+class WorkerRequest:
     """One HTTP request as the routes see it."""
 
     method: str
     path: str
-    headers: Headers
+    headers: RequestHeaders
     body: bytes
 
 
-class Router:
+class WorkerRoutes:
     """Routes for one worker: a loaded single-model ``handler`` or a multi-model ``cache``."""
 
     def __init__(
@@ -54,7 +54,7 @@ class Router:
         self.env = env
         self.handler = handler
         self.cache = cache
-        self._routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
+        self._routes: dict[tuple[str, str], Callable[[WorkerRequest], Reply]] = {
             ("POST", "/invocations"): self._invocations,
         }
         if handler is not None:
@@ -66,7 +66,7 @@ class Router:
             self._routes[("GET", "/models")] = self._list_models
             self._routes[("POST", "/models")] = self._load_model
 
-    def dispatch(self, request: Request) -> Reply:
+    def dispatch(self, request: WorkerRequest) -> Reply:
         """The reply for ``request``; every failure becomes an error reply."""
         try:
             route = self._routes.get((request.method, request.path))
@@ -74,7 +74,7 @@ class Router:
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             return error_reply(exc, debug=self.env.debug)
 
-    def batch_key(self, method: str, path: str, headers: Headers) -> str | None:
+    def batch_key(self, method: str, path: str, headers: RequestHeaders) -> str | None:
         """The model an invocation may share a batch for ("" : the single model); None: it runs alone.
 
         Only invocations are batched, and only by a handler with ``predict_batch_fn`` (in multi-model mode
@@ -92,7 +92,7 @@ class Router:
             return path[len("/models/") : -len("/invoke")] or None
         return None
 
-    def dispatch_batch(self, key: str, requests: list[Request]) -> list[Reply]:
+    def dispatch_batch(self, key: str, requests: list[WorkerRequest]) -> list[Reply]:
         """One reply per request of a batch :meth:`batch_key` gave ``key``; a failure answers them all."""
         try:
             pairs = [(r.body, r.headers) for r in requests]
@@ -104,7 +104,7 @@ class Router:
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
             return [error_reply(exc, debug=self.env.debug)] * len(requests)
 
-    def _dynamic(self, request: Request) -> Reply:
+    def _dynamic(self, request: WorkerRequest) -> Reply:
         method, path = request.method, request.path
         if self.cache is not None and path.startswith("/models/"):
             rest = path[len("/models/") :]
@@ -129,7 +129,7 @@ class Router:
             f"no such path {path!r}; use /ping, /invocations or /execution-parameters", status_code=404
         )
 
-    def _invocations(self, request: Request) -> Reply:
+    def _invocations(self, request: WorkerRequest) -> Reply:
         if self.cache is not None:
             target = request.headers.get(TARGET_MODEL)
             if not target:
@@ -143,7 +143,7 @@ class Router:
             return self.handler.invoke(request.body, request.headers)
 
     # -- sessions and adapters (the front end decided; the handler's hooks run here) ---------------------
-    def _contract(self, request: Request, hook: str, *fields: str) -> Reply:
+    def _contract(self, request: WorkerRequest, hook: str, *fields: str) -> Reply:
         assert self.handler is not None
         payload = json.loads(request.body)
         with deadline(self.env.timeout_seconds):
@@ -152,24 +152,24 @@ class Router:
             )
         return _json(200, {})
 
-    def _session_start(self, request: Request) -> Reply:
+    def _session_start(self, request: WorkerRequest) -> Reply:
         return self._contract(request, "session_start_fn", "session_id")
 
-    def _session_close(self, request: Request) -> Reply:
+    def _session_close(self, request: WorkerRequest) -> Reply:
         return self._contract(request, "session_close_fn", "session_id")
 
-    def _adapter_load(self, request: Request) -> Reply:
+    def _adapter_load(self, request: WorkerRequest) -> Reply:
         return self._contract(request, "load_adapter_fn", "name", "src")
 
-    def _adapter_unload(self, request: Request) -> Reply:
+    def _adapter_unload(self, request: WorkerRequest) -> Reply:
         return self._contract(request, "unload_adapter_fn", "name")
 
-    def _list_models(self, request: Request) -> Reply:
+    def _list_models(self, request: WorkerRequest) -> Reply:
         assert self.cache is not None
         models = [{"modelName": e.name, "modelUrl": e.url} for e in self.cache.entries()]
         return _json(200, {"models": models, "nextPageToken": None})
 
-    def _load_model(self, request: Request) -> Reply:
+    def _load_model(self, request: WorkerRequest) -> Reply:
         assert self.cache is not None
         try:
             payload = json.loads(request.body or b"null")

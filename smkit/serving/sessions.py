@@ -38,7 +38,7 @@ from smkit.serving import routes
 from smkit.serving.errors import BadRequest, InferenceError, ModelNotReady
 from smkit.serving.handler import Reply, error_reply
 from smkit.serving.protocol import Exchange
-from smkit.serving.relay import StreamControl
+from smkit.serving.relay import StreamControl, WholeReply
 
 if TYPE_CHECKING:
     from smkit.serving.frontend import FrontEnd
@@ -55,11 +55,8 @@ TEXT = "text/plain; charset=utf-8"
 DEFAULT_ROOT = "/dev/shm/sagemaker_sessions"  # the reference package's default, else the temp directory
 
 
-class FailedDependency(InferenceError):
+class FailedDependency(InferenceError, status=424):
     """The handler's session hook failed (424, as the reference implementation answers)."""
-
-    status_code = 424
-    error_type = "FailedDependency"
 
 
 @dataclass
@@ -119,7 +116,7 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
     return None
 
 
-class _Then:
+class _Then(WholeReply):
     """A recipient that turns the worker's reply into the client's (session create and close)."""
 
     def __init__(self, front: FrontEnd, then: Callable[[Reply], Reply]) -> None:
@@ -129,18 +126,8 @@ class _Then:
     def answer(self, token: Any, reply: Reply, pid: int) -> None:
         self.front.answer(token, self.then(reply), pid)
 
-    def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None:
-        control.cancel()
-        self.answer(token, reply, pid)
 
-    def stream_chunk(self, token: Any, data: bytes) -> None:
-        return None
-
-    def stream_end(self, token: Any, error: str | None) -> None:
-        return None
-
-
-class _Quiet:
+class _Quiet(WholeReply):
     """The recipient of a close the front end sends itself (expiry): a failure is logged."""
 
     def answer(self, token: Any, reply: Reply, pid: int) -> None:
@@ -148,13 +135,7 @@ class _Quiet:
             log.warning("session_close_fn of expired session %s failed: %s", token, _message(reply))
 
     def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None:
-        control.cancel()
-
-    def stream_chunk(self, token: Any, data: bytes) -> None:
-        return None
-
-    def stream_end(self, token: Any, error: str | None) -> None:
-        return None
+        control.cancel()  # nobody waits for the answer
 
 
 def _message(reply: Reply) -> str:

@@ -8,7 +8,7 @@ https://docs.aws.amazon.com/sdk-for-python/v1/reference/clients/sagemaker-runtim
 
 The WebSocket protocol (handshake checks, framing, answering pings with pongs, the closing handshake) is
 the ``websockets`` library's sans-I/O :class:`~websockets.server.ServerProtocol`, its documented API for
-servers that own their sockets; :class:`Session` is the :class:`asyncio.Protocol` that feeds it the
+servers that own their sockets; :class:`WebSocketSession` is the :class:`asyncio.Protocol` that feeds it the
 connection's bytes and writes what it produces. The HTTP server (:mod:`smkit.http1`) parses the upgrade
 request and hands the connection over (:meth:`~smkit.serving.frontend.FrontEnd.upgraded`). That is the
 smallest robust choice: the front end's own HTTP/1.1 parsing and bounds apply to the handshake, the
@@ -43,7 +43,7 @@ MAX_REASON = 120  # a close reason must fit a control frame (125 bytes)
 CLOSE_TIMEOUT = 10.0  # seconds the client has to answer the closing handshake
 
 
-class Session(asyncio.Protocol):
+class WebSocketSession(asyncio.Protocol):
     """One WebSocket session: the connection's protocol and the pool's recipient of the worker's frames."""
 
     def __init__(self, front: FrontEnd, request: Request, transport: asyncio.Transport, rest: bytes) -> None:

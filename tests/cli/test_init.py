@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.config import load_config
-from smkit.scaffold import FRAMEWORKS
+from smkit.scaffold import FRAMEWORKS, TEMPLATES
 
 
 @pytest.mark.parametrize(
@@ -86,3 +87,77 @@ def test_table_errors_name_the_models_columns(rows_module) -> None:
     with pytest.raises(rows_module.RequestError) as bad_json:
         rows_module.decode_table(b"[1, 2", "application/json")
     assert bad_json.value.status_code == 400
+
+
+def test_every_train_py_runs_on_the_samples_io_written_beside_it(tmp_path: Path) -> None:
+    for framework in FRAMEWORKS:
+        name = f"m-{framework}"
+        result = CliRunner().invoke(main, ["init", name, "--framework", framework, "--root", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+        model_dir = tmp_path / "model_code" / name
+        assert (model_dir / "samples_io.py").read_text() == (
+            TEMPLATES / "common" / "samples_io.py"
+        ).read_text()
+        assert f"created {model_dir / 'samples_io.py'}" in result.output
+        train_py = (model_dir / "train.py").read_text()
+        assert (
+            "import samples_io\n" in train_py and "samples_io.main(__doc__, train, write_samples" in train_py
+        )
+
+
+FIT = '''"""Fit a constant model (a stand-in for a framework's training)."""
+from pathlib import Path
+
+import samples_io
+
+
+def train(artifacts: Path) -> None:
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "model.txt").write_text("0.5")
+
+
+def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
+    rows = samples_io.feature_rows(rows_file)
+    samples_io.write_requests(samples, rows)
+    constant = float((artifacts / "model.txt").read_text())
+    samples_io.write_expected(samples, [constant] * len(rows), rtol=1e-6)
+
+
+if __name__ == "__main__":
+    samples_io.main(__doc__, train, write_samples)
+'''
+
+
+def test_the_train_py_command_line_trains_then_writes_the_samples_of_your_rows(tmp_path: Path) -> None:
+    """``samples_io.main`` as ``train.py`` runs it: a script, with its own folder on sys.path."""
+    CliRunner().invoke(main, ["init", "fit", "--root", str(tmp_path)])
+    model_dir = tmp_path / "model_code" / "fit"
+    (model_dir / "fit.py").write_text(FIT)
+    subprocess.run([sys.executable, str(model_dir / "fit.py")], cwd=tmp_path, check=True)
+    samples = model_dir / "samples"
+    assert (model_dir / "artifacts" / "model.txt").read_text() == "0.5"
+    assert len((samples / "request.csv").read_text().splitlines()) == 5
+    assert json.loads((samples / "expected.json").read_text()) == {"predictions": [0.5] * 5, "rtol": 1e-6}
+
+    (model_dir / "artifacts" / "model.txt").write_text("2.0")  # your own model: --samples-only keeps it
+    rows = tmp_path / "my_rows.csv"
+    rows.write_text("1,2.5\n3,4\n")
+    args = ["--samples-only", "--rows", str(rows), "--samples", str(tmp_path / "mine")]
+    subprocess.run([sys.executable, str(model_dir / "fit.py"), *args], cwd=tmp_path, check=True)
+    assert (model_dir / "artifacts" / "model.txt").read_text() == "2.0"
+    assert (tmp_path / "mine" / "request.csv").read_text() == "1.0,2.5\n3.0,4.0\n"
+    assert json.loads((tmp_path / "mine" / "request.json").read_text()) == [[1.0, 2.5], [3.0, 4.0]]
+    assert json.loads((tmp_path / "mine" / "expected.json").read_text())["predictions"] == [2.0, 2.0]
+
+
+def test_samples_io_keeps_the_text_of_table_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    CliRunner().invoke(main, ["init", "tab", "--framework", "catboost", "--root", str(tmp_path)])
+    monkeypatch.syspath_prepend(str(tmp_path / "model_code" / "tab"))
+    monkeypatch.delitem(sys.modules, "samples_io", raising=False)
+    import samples_io
+
+    samples_io.write_requests(tmp_path / "s", [[34, 36.8, "plus"], [5, 80.5, "basic"]])
+    assert (tmp_path / "s" / "request.csv").read_text() == "34,36.8,plus\n5,80.5,basic\n"
+    own = tmp_path / "own.csv"
+    own.write_text("12,20.5,pro\n")
+    assert samples_io.table_rows(own) == [[12.0, 20.5, "pro"]]

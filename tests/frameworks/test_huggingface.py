@@ -63,6 +63,7 @@ TRAIN_AND_EXPECT = """
     import json, runpy, sys
     train, requests = sys.argv[1], json.loads(sys.argv[2])
     sys.argv = [train]
+    sys.path.insert(0, train.rsplit("/", 1)[0])  # as `python train.py` does: its samples_io.py beside it
     runpy.run_path(train, run_name="__main__")
     from transformers import pipeline
     folder = train.rsplit("/", 1)[0] + "/artifacts"

@@ -14,7 +14,7 @@ from typing import Literal
 
 from smkit.config.components import (
     ComputeRequirements,
-    InferenceComponent,
+    InferenceComponentSpec,
     InstanceScaling,
     RollingUpdate,
 )
@@ -25,7 +25,7 @@ from smkit.config.pipeline import PipelineSpec
 from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
 from smkit.config.security import Kms, Repository, Vpc
-from smkit.config.storage import Storage
+from smkit.config.storage import StorageSpec
 from smkit.contract import uses_huggingface_defaults
 
 DataKind = Literal["archive", "prefix", "multi-model"]
@@ -209,18 +209,18 @@ class ResolvedComponents:
             https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html
     """
 
-    components: tuple[InferenceComponent, ...]
+    components: tuple[InferenceComponentSpec, ...]
     instance_scaling: InstanceScaling
     rolling_update: RollingUpdate | None
     specifications: Mapping[str, tuple[tuple[str, ComputeRequirements], ...]]
 
     @property
-    def bases(self) -> tuple[InferenceComponent, ...]:
+    def bases(self) -> tuple[InferenceComponentSpec, ...]:
         """Components that run a container of the model (not adapters)."""
         return tuple(c for c in self.components if c.base_component is None)
 
     @property
-    def adapters(self) -> tuple[InferenceComponent, ...]:
+    def adapters(self) -> tuple[InferenceComponentSpec, ...]:
         """Adapter components, loaded into their base component."""
         return tuple(c for c in self.components if c.base_component is not None)
 
@@ -290,7 +290,7 @@ class ResolvedDeployment:
     kms: Kms
     vpc: Vpc | None
     repository: Repository
-    storage: Storage
+    storage: StorageSpec
     written_prefixes: tuple[str, ...]
     local: LocalOptions
     local_refusal: str | None

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from smkit.config.component_rules import instance_size
-from smkit.config.components import ComputeRequirements, InferenceComponent
+from smkit.config.components import ComputeRequirements, InferenceComponentSpec
 from smkit.config.containers import Container
 from smkit.config.endpoint import DataCapture, Variant
 from smkit.config.local_refusal import refusal
@@ -169,7 +169,7 @@ def _scaling(cfg: DeploymentConfig) -> tuple[ResolvedScaling, ...]:
     return tuple(out)
 
 
-def _specifications(ic: InferenceComponent, pool: Variant) -> tuple[tuple[str, ComputeRequirements], ...]:
+def _specifications(ic: InferenceComponentSpec, pool: Variant) -> tuple[tuple[str, ComputeRequirements], ...]:
     """A component's compute on each instance type of the pooled variant (``per_instance_type``), else none."""
     if not ic.per_instance_type or ic.compute is None:
         return ()

@@ -8,16 +8,12 @@ model answers for your rows. Runs in the model's environment: ``smkit train <nam
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import samples_io
 
-HERE = Path(__file__).resolve().parent
 MODEL_FILE = "model.cbm"
 PLANS = ("basic", "plus", "pro")
 
@@ -50,35 +46,15 @@ def train(artifacts: Path) -> None:
 
 
 def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
-    """Sample requests (CSV and JSON) and ``expected.json``: the handler's answers (``code/inference.py``)."""
-    sys.path.insert(0, str(HERE / "code"))
-    import inference  # the handler itself: its MODEL_FILE, MODEL_CLASS and PREDICT_METHOD
-    from rows import decode_table
-
+    """Sample requests (CSV and JSON) and ``expected.json``: the handler's answers (``code/inference.py``:
+    its MODEL_FILE, MODEL_CLASS and PREDICT_METHOD)."""
     frame, _ = data()
     rows = [[int(t), float(m), str(p)] for t, m, p in frame.head(5).itertuples(index=False)]
     if rows_file is not None:  # your own rows: comma-separated, no header, in the model's column order
-        rows = decode_table(rows_file.read_bytes(), "text/csv")
-    predictions = inference.predict_fn(rows, inference.model_fn(str(artifacts)))
-    samples.mkdir(parents=True, exist_ok=True)
-    with open(samples / "request.csv", "w", newline="", encoding="utf-8") as out:
-        csv.writer(out, lineterminator="\n").writerows(rows)
-    (samples / "request.json").write_text(json.dumps(rows) + "\n")
-    expected = {"predictions": np.asarray(predictions).tolist(), "rtol": 1e-6}
-    (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
-    parser.add_argument("--samples", type=Path, default=HERE / "samples")
-    parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
-    parser.add_argument("--rows", type=Path, help="CSV of your own feature rows for the samples (no header)")
-    args = parser.parse_args()
-    if not args.samples_only:
-        train(args.artifacts)
-    write_samples(args.artifacts, args.samples, args.rows)
+        rows = samples_io.table_rows(rows_file)
+    samples_io.write_requests(samples, rows)
+    samples_io.write_expected(samples, samples_io.handler_answers(artifacts, rows), rtol=1e-6)
 
 
 if __name__ == "__main__":
-    main()
+    samples_io.main(__doc__, train, write_samples)

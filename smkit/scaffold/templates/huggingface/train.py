@@ -12,15 +12,14 @@ Hugging Face Hub. Runs in the model's environment: ``make train MODEL=<name>``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
+import samples_io
 import torch
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast, pipeline
 
-HERE = Path(__file__).resolve().parent
 TASK = "text-classification"
 SENTENCES = [
     ("what a wonderful film, i loved it", 1),
@@ -81,20 +80,8 @@ def write_samples(artifacts: Path, samples: Path) -> None:
     classify = pipeline(TASK, model=str(artifacts), tokenizer=str(artifacts), device=-1)
     samples.mkdir(parents=True, exist_ok=True)
     (samples / "request.json").write_text(json.dumps({"inputs": SAMPLES}) + "\n")
-    expected = {"predictions": classify(SAMPLES), "rtol": 1e-4}
-    (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
-    parser.add_argument("--samples", type=Path, default=HERE / "samples")
-    parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
-    args = parser.parse_args()
-    if not args.samples_only:
-        train(args.artifacts)
-    write_samples(args.artifacts, args.samples)
+    samples_io.write_expected(samples, classify(SAMPLES), rtol=1e-4)
 
 
 if __name__ == "__main__":
-    main()
+    samples_io.main(__doc__, train, write_samples, own_rows=False)

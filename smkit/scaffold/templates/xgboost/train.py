@@ -8,28 +8,17 @@ Replace ``train`` with your own training, or put your trained ``model.json`` int
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
-import numpy as np
+import samples_io
 import xgboost as xgb
 
-HERE = Path(__file__).resolve().parent
 MODEL_FILE = "model.json"
-
-
-def data(n: int = 400, features: int = 8) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic synthetic regression data (no download)."""
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(n, features))
-    y = x @ np.linspace(1.0, -1.0, features) + 0.1 * rng.normal(size=n)
-    return x, y
 
 
 def train(artifacts: Path) -> None:
     """Fit and save ``model.json``."""
-    x, y = data()
+    x, y = samples_io.regression_data()
     params = {"objective": "reg:squarederror", "max_depth": 3, "eta": 0.2, "seed": 0, "nthread": 1}
     booster = xgb.train(params, xgb.DMatrix(x, label=y), num_boost_round=30)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -38,30 +27,12 @@ def train(artifacts: Path) -> None:
 
 def write_samples(artifacts: Path, samples: Path, rows_file: Path | None = None) -> None:
     """Sample requests (CSV and JSON) and ``expected.json`` computed with the saved model."""
-    rows = data()[0][:5]
-    if rows_file is not None:  # your own rows: features only, comma-separated, no header
-        rows = np.loadtxt(rows_file, delimiter=",", ndmin=2).astype(rows.dtype)
+    rows = samples_io.feature_rows(rows_file)
+    samples_io.write_requests(samples, rows)
     booster = xgb.Booster()
     booster.load_model(str(artifacts / MODEL_FILE))
-    predictions = booster.predict(xgb.DMatrix(rows))
-    samples.mkdir(parents=True, exist_ok=True)
-    (samples / "request.csv").write_text("".join(",".join(repr(float(v)) for v in r) + "\n" for r in rows))
-    (samples / "request.json").write_text(json.dumps(rows.tolist()) + "\n")
-    expected = {"predictions": predictions.tolist(), "rtol": 1e-5}
-    (samples / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
-    parser.add_argument("--samples", type=Path, default=HERE / "samples")
-    parser.add_argument("--samples-only", action="store_true", help="keep artifacts/, rewrite samples/")
-    parser.add_argument("--rows", type=Path, help="CSV of your own feature rows for the samples (no header)")
-    args = parser.parse_args()
-    if not args.samples_only:
-        train(args.artifacts)
-    write_samples(args.artifacts, args.samples, args.rows)
+    samples_io.write_expected(samples, booster.predict(xgb.DMatrix(rows)), rtol=1e-5)
 
 
 if __name__ == "__main__":
-    main()
+    samples_io.main(__doc__, train, write_samples)
