@@ -223,7 +223,12 @@ class ImageLayer:
 def image_layer(runtime: ImageRuntime, model_requirements_text: str = "") -> ImageLayer:
     """Where the image layer of ``runtime`` lives (built or not)."""
     packages = image_requirements(runtime, model_requirements_text)
-    key_data = {"python": runtime.python, "packages": packages, "smkit": str(Path(smkit.__file__).parent)}
+    key_data = {
+        "python": runtime.python,
+        "packages": packages,
+        "smkit": str(Path(smkit.__file__).parent),
+        "bytecode": True,
+    }
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     return ImageLayer(cache_root() / "envs" / f"py{runtime.python}-{key}", tuple(packages), key)
 
@@ -257,7 +262,11 @@ def image_environment(
             f"creating the venv {venv}",
             progress=False,
         )
-        args = ["pip", "install", "--quiet", "--python", python, *uvtool.index_options(), *layer.packages]
+        # --compile-bytecode: the image's `pip install` writes the .pyc of every module it installs, and
+        # its PYTHONDONTWRITEBYTECODE keeps Python from writing them later; without them every runtime start
+        # here would compile NumPy's and uvicorn's modules again.
+        args = ["pip", "install", "--quiet", "--compile-bytecode", "--python", python]
+        args += [*uvtool.index_options(), *layer.packages]
         uvtool.run_uv(args, f"installing the image's packages into {venv}", progress=progress)
         _link_smkit(venv, python)
         record = {
