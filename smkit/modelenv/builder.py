@@ -5,8 +5,9 @@ Two layers, as in the serving image, both built by uv (:mod:`smkit.modelenv.uvto
 
 1. The **image layer**: a venv with the image's Python version and the packages the image installs
    (``container/requirements*.txt``, written from uv.lock by ``make lock``; for an AWS framework image also
-   its framework, e.g. ``torch==2.6.0.*``). Cached under ``<cache>/envs/<hash of version and packages>``;
-   the kit's ``smkit`` package is linked into it, never copied, so it always runs the checked-out source.
+   its framework, e.g. ``torch==2.6.0.*``), with their bytecode as the image's ``pip install`` writes it.
+   Cached under ``<cache>/envs/<hash of version and packages>``; the kit's ``smkit`` package is linked
+   into it, never copied, so it always runs the checked-out source.
 2. The **model layer**: ``code/requirements.txt`` resolved once for the image layer's interpreter
    (``uv pip compile``; from the wheels' own names when the archive vendors ``code/wheels``), the
    distributions the image already installs at those versions left out, the rest installed exactly as
