@@ -12,8 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
 CONFIG ?= config/realtime.yaml
 # Two test processes (pytest-xdist): the suite waits on subprocesses and sockets as much as it computes.
-# --dist loadgroup: the tests of a folder with a costly session fixture share one worker (tests/conftest.py).
-PYTEST_ARGS ?= -n 2 --dist loadgroup
+PYTEST_ARGS ?= -n 2
 
 .PHONY: help setup demo test test-frameworks lint package-model
 

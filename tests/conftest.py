@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Generator, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -36,35 +35,6 @@ def aws(moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch) -> MotoServer:
     for key, value in moto_server.environment().items():
         monkeypatch.setenv(key, value)
     return moto_server
-
-
-# -- one xdist worker per expensive session fixture ------------------------------------------------------
-# Session fixtures are built once per xdist worker. These build something costly: a synthesized CDK app
-# (stacks, ci), every config deployed into moto (deploy), the examples trained (packaging, tfs), an archive
-# packaged (batch), the LLM engine's environment and tiny model (llm). The tests of one folder that use one
-# of its fixtures form an xdist_group; with ``--dist loadgroup`` (PYTEST_ARGS in the Makefile) a group runs
-# in one worker, so the fixture is built once per run instead of once per worker. Every other test is
-# still handed to whichever worker is free.
-SHARED_FIXTURES = {
-    "batch": {"demo_archive"},
-    "ci": {"synthesized"},
-    "deploy": {"assembly", "deployed"},
-    "llm": {"engine", "tiny"},
-    "packaging": {"trained"},
-    "stacks": {"synthesized"},
-    "tfs": {"saved_models", "insurance", "insurance_archive"},
-}
-TESTS_DIR = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        try:
-            folder = Path(item.path).resolve().relative_to(TESTS_DIR).parts[0]
-        except ValueError:
-            continue
-        if SHARED_FIXTURES.get(folder, set()) & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group(folder))
 
 
 # -- CPU seconds per test ----------------------------------------------------------------------------------
