@@ -5,9 +5,7 @@ serving stacks. In a project made by ``smkit init`` (no Makefile, no scripts/) t
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import fcntl
 import io
 import json
 import os
@@ -15,13 +13,13 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from built_once import built_once, mark_built
 
 from scripts.gates import gate_commands, pipeline_smoke_test_commands, pipeline_synth_commands
 from smkit.config import ConfigError, parse_config
@@ -75,22 +73,6 @@ app.synth()
 """
 
 
-@contextlib.contextmanager
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Path, bool]]:
-    """``(folder, built)``: a folder this run's xdist workers share (the session's own without xdist),
-    held under a lock, and whether an earlier holder finished building it (``folder/.built``).
-
-    Each synth below is ~10 s of CPU: built once per run, not once per worker.
-    """
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = root / name
-    folder.mkdir(exist_ok=True)
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield folder, (folder / ".built").exists()
-
-
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     """The pipeline app of config/realtime.yaml, synthesized once (cdk-nag runs as part of synth)."""
@@ -106,7 +88,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
                 env={**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
             )
             assert done.returncode == 0, done.stderr[-4000:]
-            (shared / ".built").touch()
+            mark_built(shared)
     template = json.loads((outdir / f"{STACK}.template.json").read_text())
     return Synthesized(outdir=outdir, template=template)
 
@@ -433,7 +415,7 @@ def _build_user_project(shared: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    (shared / ".built").touch()
+    mark_built(shared)
 
 
 @pytest.fixture(scope="module")
