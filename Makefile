@@ -25,13 +25,16 @@ setup: $(SETUP_STAMP) ## Create .venv exactly as uv.lock says (frozen, never res
 UV_VERSION := 0.13.9
 UV := $(VENV)/bin/uv
 # UV_SYNC_ARGS: extra flags for the frozen install (the drift test passes --find-links).
+# --compile-bytecode: uv writes no .pyc by default and PYTHONDONTWRITEBYTECODE (set in the image, and on
+# many CI machines) keeps Python from writing them, so every smkit command, CDK synth and test process
+# would compile the modules it imports (aws_cdk alone: ~1.6 s of CPU per import; BENCHMARKS.md, CLI).
 UV_SYNC_ARGS ?=
 export UV_PYTHON_DOWNLOADS := never
 
 $(SETUP_STAMP): pyproject.toml uv.lock package.json package-lock.json
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	$(UV) sync --frozen --extra dev --quiet $(UV_SYNC_ARGS)
+	$(UV) sync --frozen --extra dev --quiet --compile-bytecode $(UV_SYNC_ARGS)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -43,7 +46,7 @@ lock: ## Re-resolve uv.lock (UPGRADE=all | UPGRADE=NAME) and regenerate containe
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 	$(UV) lock $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
-	$(UV) sync --frozen --extra dev --quiet
+	$(UV) sync --frozen --extra dev --quiet --compile-bytecode
 	$(PY) -m scripts.image_pins
 	$(PY) -m scripts.sbom
 

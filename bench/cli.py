@@ -26,6 +26,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,12 +38,15 @@ BASE_COMMIT = "3f92a2f"
 GOALS_S = {"help": 0.3, "invoke": 0.5}
 CONFIG = REPO_ROOT / "config" / "serverless.yaml"
 REQUEST = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.json"
+NO_BYTECODE = "this tree, venv without bytecode"
 CONSOLE_SCRIPT = "import sys; from smkit.cli import main; sys.exit(main())"
 
 
-def run_once(tree: Path, argv: list[str], cwd: Path) -> tuple[float, float]:
+def run_once(
+    tree: Path, argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """Wall and CPU seconds of one ``smkit ARGV`` from ``tree``; BenchError if it fails."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), **(extra_env or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
@@ -89,6 +93,23 @@ def base_tree(args: argparse.Namespace, scratch: Path) -> Iterator[Path]:
         subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=REPO_ROOT, check=False)
 
 
+def stdlib_only_bytecode(prefix: Path, argv: list[str], cwd: Path) -> dict[str, str]:
+    """The environment of a run whose venv has no bytecode (synced without ``--compile-bytecode``) under
+    ``PYTHONDONTWRITEBYTECODE``: a ``PYTHONPYCACHEPREFIX`` holding the standard library's .pyc only.
+
+    One run writes the .pyc of everything ``argv`` imports into ``prefix``; all but the standard library's
+    are deleted, so each measured run compiles the venv's and smkit's modules, as such a venv does.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(REPO_ROOT), PYTHONPYCACHEPREFIX=str(prefix))
+    subprocess.run([sys.executable, "-c", CONSOLE_SCRIPT, *argv], cwd=cwd, env=env, capture_output=True)
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    for pyc in list(prefix.rglob("*.pyc")):
+        if not (Path("/") / pyc.relative_to(prefix)).resolve().is_relative_to(stdlib):
+            pyc.unlink()
+    return {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def summarize(samples: list[tuple[float, float]]) -> dict[str, float]:
     walls = [w for w, _ in samples]
     cpus = [c for _, c in samples]
@@ -124,9 +145,16 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             for name, argv in commands.items():
                 samples: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
                 run_once(REPO_ROOT, argv, empty)  # warm the page cache and the endpoint
+                # This tree again, as it runs from a venv without bytecode (make setup before
+                # --compile-bytecode): the same run says what the bytecode is worth.
+                unbuilt = stdlib_only_bytecode(scratch / f"pycache-{name}", argv, empty)
+                samples[NO_BYTECODE] = []
                 for round_ in range(args.rounds):
-                    for label in rotated(list(trees), round_):
-                        samples[label].append(run_once(trees[label], argv, empty))
+                    for label in rotated([*trees, NO_BYTECODE], round_):
+                        if label == NO_BYTECODE:
+                            samples[label].append(run_once(REPO_ROOT, argv, empty, unbuilt))
+                        else:
+                            samples[label].append(run_once(trees[label], argv, empty))
                 results[name] = {label: summarize(s) for label, s in samples.items()}
     this, base_label = list(trees)
     for name, sides in results.items():
@@ -170,6 +198,21 @@ def markdown(result: dict[str, Any]) -> str:
             f"{a['cpu_median_s']:.2f} s | {b['median_s']:.3f} s ({b['best_s']:.3f}) | {b['cpu_median_s']:.2f} s | "
             f"{sides['speedup']:.1f}x | {'yes' if sides['met'] else 'no'} |"
         )
+    lines += [
+        "",
+        "The venv holds its packages' bytecode (`make setup`: `uv sync --compile-bytecode`). Python writes "
+        "none where `PYTHONDONTWRITEBYTECODE` is set (the image, this machine), so without it every command "
+        "compiles the modules it imports; measured in the same run with only the standard library's .pyc "
+        "(`PYTHONPYCACHEPREFIX`):",
+        "",
+    ]
+    for name, sides in result["results"].items():
+        if NO_BYTECODE in sides:
+            a, c = sides[this], sides[NO_BYTECODE]
+            lines.append(
+                f"- {labels[name]}: {c['median_s']:.3f} s ({c['best_s']:.3f}), CPU {c['cpu_median_s']:.2f} s "
+                f"without the venv's bytecode; {a['median_s']:.3f} s, CPU {a['cpu_median_s']:.2f} s with it."
+            )
     return "\n".join(lines)
 
 

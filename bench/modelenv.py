@@ -260,7 +260,9 @@ def report(rows: list[dict[str, Any]], facts: dict[str, Any], base: str) -> str:
         "importing the handler and `model_fn`. The last column is the handler's imports alone in a fresh "
         "process with the packages installed: the floor no installer removes. uv and installer write no "
         "bytecode and the image (as this machine) sets PYTHONDONTWRITEBYTECODE, so the load's imports "
-        "compile the modules they use, and so do those of that fresh process; pip compiles every module at "
+        "compile the vendored modules they use, and so do those of that fresh process (the image layer "
+        "standing for the image holds its packages' bytecode, as the image's pip install writes it); pip "
+        "compiles every module at "
         "install time, inside the baseline's load (the baseline's imports alone, with its bytecode, are in "
         "the JSON). On a loaded machine every number grows with the load; the "
         "ratios between the two trees of one run are the comparison.",

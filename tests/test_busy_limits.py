@@ -1,6 +1,7 @@
 """The kit's own limits hold on a busy machine: checks are bounded in CPU time, not wall time
 (smkit.bounded.run_bounded), and the local endpoint waits as long as the variant's start-up health check
-allows. The ``busy`` fixture runs two busy loops per core while a test runs."""
+allows, and packaging (what `make package-model` runs per archive) succeeds. The ``busy`` fixture runs two
+busy loops per core while a test runs."""
 
 from __future__ import annotations
 
@@ -85,3 +86,33 @@ def test_the_local_endpoint_starts_on_a_busy_machine(busy: int, tmp_path: Path) 
             EndpointName=endpoint.name, Body=b'{"x": 1}', ContentType="application/json"
         )
         assert answer["Body"].read() == b'{"x": 1}'
+
+
+def test_packaging_a_model_succeeds_on_a_busy_machine(busy: int, tmp_path: Path) -> None:
+    # What `make package-model` runs for every archive (scripts/package_models.py): `smkit package`, whose
+    # handler check loads the model in its environment under a CPU-time limit, then compresses with every
+    # core. Training is the examples' own scripts and has no limit of the kit's.
+    code, artifacts = tmp_path / "code", tmp_path / "artifacts"
+    code.mkdir()
+    artifacts.mkdir()
+    (code / "requirements.txt").write_text("")
+    (code / "inference.py").write_text(
+        "import os\n\nimport numpy\n\n\ndef model_fn(model_dir):\n"
+        "    return numpy.load(os.path.join(model_dir, 'weights.npy'))\n\n\n"
+        "def predict_fn(data, model):\n    return (numpy.asarray(data) * model).tolist()\n"
+    )
+    (artifacts / "weights.npy").write_bytes(
+        subprocess.run(
+            [sys.executable, "-c", "import io, sys, numpy; b = io.BytesIO(); numpy.save(b, numpy.arange(3.0)); "
+             "sys.stdout.buffer.write(b.getvalue())"],
+            capture_output=True, check=True,
+        ).stdout
+    )  # fmt: skip
+    output = tmp_path / "model.tar.gz"
+    done = subprocess.run(
+        [sys.executable, "-m", "smkit.cli", "package", "--code", str(code), "--artifacts", str(artifacts),
+         "--output", str(output), "--no-vendor-wheels"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert output.is_file()

@@ -5,8 +5,9 @@ Two layers, as in the serving image, both built by uv (:mod:`smkit.modelenv.uvto
 
 1. The **image layer**: a venv with the image's Python version and the packages the image installs
    (``container/requirements*.txt``, written from uv.lock by ``make lock``; for an AWS framework image also
-   its framework, e.g. ``torch==2.6.0.*``). Cached under ``<cache>/envs/<hash of version and packages>``;
-   the kit's ``smkit`` package is linked into it, never copied, so it always runs the checked-out source.
+   its framework, e.g. ``torch==2.6.0.*``), with their bytecode as the image's ``pip install`` writes it.
+   Cached under ``<cache>/envs/<hash of version and packages>``; the kit's ``smkit`` package is linked
+   into it, never copied, so it always runs the checked-out source.
 2. The **model layer**: ``code/requirements.txt`` resolved once for the image layer's interpreter
    (``uv pip compile``; from the wheels' own names when the archive vendors ``code/wheels``), the
    distributions the image already installs at those versions left out, the rest installed exactly as
@@ -226,7 +227,12 @@ class ImageLayer:
 def image_layer(runtime: ImageRuntime, model_requirements_text: str = "") -> ImageLayer:
     """Where the image layer of ``runtime`` lives (built or not)."""
     packages = image_requirements(runtime, model_requirements_text)
-    key_data = {"python": runtime.python, "packages": packages, "smkit": str(Path(smkit.__file__).parent)}
+    key_data = {
+        "python": runtime.python,
+        "packages": packages,
+        "smkit": str(Path(smkit.__file__).parent),
+        "bytecode": True,
+    }
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     return ImageLayer(cache_root() / "envs" / f"py{runtime.python}-{key}", tuple(packages), key)
 
@@ -260,7 +266,11 @@ def image_environment(
             f"creating the venv {venv}",
             progress=False,
         )
-        args = ["pip", "install", "--quiet", "--python", python, *uvtool.index_options(), *layer.packages]
+        # --compile-bytecode: the image's `pip install` writes the .pyc of every module it installs, and
+        # its PYTHONDONTWRITEBYTECODE keeps Python from writing them later; without them every runtime start
+        # here would compile NumPy's and uvicorn's modules again.
+        args = ["pip", "install", "--quiet", "--compile-bytecode", "--python", python]
+        args += [*uvtool.index_options(), *layer.packages]
         uvtool.run_uv(args, f"installing the image's packages into {venv}", progress=progress)
         _link_smkit(venv, python)
         record = {

@@ -2,8 +2,9 @@
 
 uv (https://docs.astral.sh/uv/) ships as a wheel with its binary inside and is a dependency of smkit, so
 ``pip install smkit`` brings it. It resolves once (``uv pip compile``), installs from its own cache by
-linking files instead of copying them, and compiles no bytecode, which is why a model environment is
-seconds, not minutes.
+linking files instead of copying them, and compiles no bytecode for a model's own packages, which is why a
+model environment is seconds, not minutes (the image layer's are compiled once, as the image's pip install
+compiles them: :mod:`smkit.modelenv.builder`).
 
 uv reads its own configuration (``UV_INDEX_URL``, ``uv.toml``, ...;
 https://docs.astral.sh/uv/reference/environment/), not pip's. So that a private index, a CPU-only torch

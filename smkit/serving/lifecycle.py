@@ -5,8 +5,9 @@ processes do and starts or schedules what this module decides, and ``/ping`` ans
 
 - A worker that exits while serving is replaced at once: it had loaded the model, so a fresh one will.
 - A worker that fails to load (``model_fn`` raised, or the process died: an out-of-memory kill, a segfault
-  in a C extension, ``os._exit``) is started again after a back-off of 1, 1, 2, 3, 5, ... s, capped at
-  30 s (the Fibonacci back-off Multi Model Server's ``WorkerThread`` restarts its workers with). Before
+  in a C extension, ``os._exit``) loads again after a back-off of 1, 1, 2, 3, 5, ... s, capped at
+  30 s (the Fibonacci back-off Multi Model Server's ``WorkerThread`` restarts its workers with); its new
+  process is started at once and waits out the back-off before it imports the handler. Before
   the first ``/ping`` 200 a slot retries at most ``retries`` times in a row, then is given up: a model
   that does not load is reported instead of retried until SageMaker's start-up health check times out.
   Once the model has loaded in every slot, a failed reload is a passing condition (memory pressure, a

@@ -306,6 +306,11 @@ def main() -> int:
     board = ipc.Scoreboard(int(config["board_fd"]), int(config["slots"]), int(config.get("board_batch", 1)))
     # A closed socket means the front end is gone or stopping: this worker's job is over, not an error.
     with contextlib.suppress(BrokenPipeError, ConnectionResetError, SystemExit):
+        # A retry after a failed load: started early so that its start-up overlaps the back-off, it loads
+        # once the back-off has passed (smkit/serving/lifecycle.py; SIGTERM ends the wait).
+        load_at = config.get("load_at")
+        if load_at is not None:
+            time.sleep(max(0.0, float(load_at) - time.clock_gettime(time.CLOCK_MONOTONIC)))
         router = _load(config, env, sock, board)
         if router is not None:
             pinned = None

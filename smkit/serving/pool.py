@@ -49,6 +49,8 @@ WORKER_MODULE = "smkit.serving.model_worker"
 # is shorter, never more often than every 10 ms): one timer for all requests instead of one per request.
 MAX_SWEEP_SECONDS = 1.0
 MIN_SWEEP_SECONDS = 0.01
+# A retry's worker config: the CLOCK_MONOTONIC time (system-wide on Linux) before which it must not load.
+LOAD_AT = "load_at"
 QUEUE_BUFFER_BYTES = 4 * 1024 * 1024  # the kernel caps it at net.core.wmem_max; the backlog holds the rest
 
 
@@ -150,7 +152,6 @@ class WorkerPool:
         self.backlog: deque[Job] = deque()  # not yet taken by the kernel queue (its buffer was full)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._launched: list[tuple[Worker, socket.socket]] = []
-        self._retries: dict[int, asyncio.TimerHandle] = {}
         self._ids = itertools.count(1)
         self._logged_traceback: str | None = None
         # Called with the load error once every slot has given up (``smkit serve`` exits then).
@@ -161,6 +162,7 @@ class WorkerPool:
             self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
         self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
+        self._waits: dict[int, asyncio.TimerHandle] = {}  # retries waiting out their back-off, by slot
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
         # Per-worker queues for jobs that must reach one worker (sessions, adapters):
         # smkit/serving/pinning.py.
@@ -346,11 +348,16 @@ class WorkerPool:
         self.board.clear(slot)
         after = None
         if self.workers[slot] is worker:
+            wait = self._waits.pop(slot, None)
+            if wait is not None:
+                wait.cancel()
+                if self.life.slots[slot].state == lifecycle.RETRYING:
+                    self.life.started(slot)  # it died before saying how its load went: a failed start
             self.workers[slot] = None
             after = self.life.exited(slot, pid, exit_text)
             log.log(after.level, "%s", after.message)
             if after.delay is not None:
-                self._retries[slot] = self.loop.call_later(after.delay, self._respawn, slot)
+                self._respawn(slot, after.delay)
             elif self.life.gave_up() and self.on_gave_up is not None:
                 self.on_gave_up(self.life.load_error or "")
         self.pinning.exited(slot, self.jobs, pid)
@@ -361,10 +368,27 @@ class WorkerPool:
             for job in jobs:
                 job.fail(error_reply(InferenceError(message), debug=False), pid)
 
-    def _respawn(self, slot: int) -> None:
-        self._retries.pop(slot, None)
-        if not self.life.stopping:
-            self.loop.create_task(self._connect(*self._popen(slot)))
+    def _respawn(self, slot: int, delay: float) -> None:
+        """Start the slot's next process now; it loads the model ``delay`` seconds from now.
+
+        The back-off is between a failed load and the next one: the new interpreter starts and imports the
+        runtime meanwhile (a second or more on a busy machine), and waits for :data:`LOAD_AT` before it
+        imports the handler.
+        """
+        if self.life.stopping:
+            return
+        load_at = time.clock_gettime(time.CLOCK_MONOTONIC) + delay if delay > 0 else None
+        worker, sock = self._popen(slot, load_at)
+        if load_at is not None:
+            self._waits[slot] = self.loop.call_later(delay, self._loading, worker)
+        self.loop.create_task(self._connect(worker, sock))
+
+    def _loading(self, worker: Worker) -> None:
+        """A retry's back-off is over: its process loads the model now."""
+        self._waits.pop(worker.slot, None)
+        # Unless this timer ran late and the process already said how its load went.
+        if self.workers[worker.slot] is worker and self.life.slots[worker.slot].state == lifecycle.RETRYING:
+            self.life.started(worker.slot)
 
     # -- processes -----------------------------------------------------------------------------------
     def launch(self) -> None:
@@ -378,12 +402,13 @@ class WorkerPool:
         for worker, sock in launched:
             await self._connect(worker, sock)
 
-    def _popen(self, slot: int) -> tuple[Worker, socket.socket]:
+    def _popen(self, slot: int, load_at: float | None = None) -> tuple[Worker, socket.socket]:
         parent_end, child_end = socket.socketpair()
         pinned_fd = self.pinning.open(slot)
         config = {
             **self.options.config,
             **self.pinning.worker_config(slot, pinned_fd),
+            **({LOAD_AT: load_at} if load_at is not None else {}),
             "fd": child_end.fileno(),
             "queue_fd": self._queue.fileno(),
             "board_fd": self.board.fd,
@@ -405,7 +430,8 @@ class WorkerPool:
         parent_end.setblocking(False)
         worker = Worker(slot, proc)
         self.workers[slot] = worker
-        self.life.started(slot)
+        if load_at is None:
+            self.life.started(slot)  # a retry stays "retrying" until its back-off is over (_loading)
         return worker, parent_end
 
     async def _connect(self, worker: Worker, sock: socket.socket) -> None:
@@ -417,9 +443,9 @@ class WorkerPool:
     def stopping(self) -> None:
         """The server is stopping (SIGTERM, SIGINT): a worker that exits from now on is not replaced."""
         self.life.stop()
-        for handle in self._retries.values():
+        for handle in self._waits.values():
             handle.cancel()
-        self._retries.clear()
+        self._waits.clear()
 
     async def stop(self, timeout: float = 5.0) -> None:
         """Stop every worker: SIGTERM, then SIGKILL after ``timeout`` seconds."""

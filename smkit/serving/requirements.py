@@ -229,6 +229,18 @@ def _locked(path: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _writable(folder: str, requirements: str) -> None:
+    """Refuse an install folder this process cannot create folders in, naming it and the fix."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".smkit-probe-", dir=folder))
+    except OSError as exc:
+        raise RequirementsError(
+            f"{requirements}: cannot install the model's requirements into {folder} "
+            f"({exc.strerror or exc}); set SMKIT_REQUIREMENTS_DIR to a folder this user can write to"
+        ) from None
+
+
 def install(model_dir: str, target: str, *, python: str = sys.executable, quiet: bool = True) -> None:
     """Install the model's requirements into ``target`` (atomically: a failed install leaves nothing).
 
@@ -239,6 +251,7 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
     if path is None:
         return
     wheels = wheels_dir(model_dir)
+    _writable(os.path.dirname(target), path)
     with _locked(target):
         if os.path.isdir(target):
             return

@@ -9,6 +9,7 @@ import copy
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from built_once import built_once, mark_built
 
 from scripts.gates import gate_commands, pipeline_smoke_test_commands, pipeline_synth_commands
 from smkit.config import ConfigError, parse_config
@@ -74,16 +76,19 @@ app.synth()
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     """The pipeline app of config/realtime.yaml, synthesized once (cdk-nag runs as part of synth)."""
-    outdir = tmp_path_factory.mktemp("pipeline") / "cdk.out"
-    done = subprocess.run(
-        [sys.executable, "-c", SYNTH_SCRIPT, str(outdir), CONFIG_FILE],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+    with built_once(tmp_path_factory, "pipeline") as (shared, built):
+        outdir = shared / "cdk.out"
+        if not built:
+            done = subprocess.run(
+                [sys.executable, "-c", SYNTH_SCRIPT, str(outdir), CONFIG_FILE],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
+            )
+            assert done.returncode == 0, done.stderr[-4000:]
+            mark_built(shared)
     template = json.loads((outdir / f"{STACK}.template.json").read_text())
     return Synthesized(outdir=outdir, template=template)
 
@@ -376,16 +381,13 @@ USER_MODEL = "churn"
 USER_STACK = "ChurnPipeline"
 
 
-@pytest.fixture(scope="module")
-def user_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthesized]:
-    """``smkit init churn`` in an empty folder, its config's commented pipeline: section switched on, a
-    stand-in model archive where ``smkit package`` writes it, and the default app (``python -m smkit.cdk.app``,
-    what ``smkit synth`` runs) synthesized with ``-c pipeline=true``, cdk-nag included."""
+def _build_user_project(shared: Path) -> None:
     from click.testing import CliRunner
 
     from smkit.cli import main
 
-    project = tmp_path_factory.mktemp("user-project")
+    project = shared / "user-project"
+    project.mkdir()
     made = CliRunner().invoke(main, ["init", USER_MODEL, "--root", str(project)])
     assert made.exit_code == 0, made.output
     config = project / "config" / f"{USER_MODEL}.yaml"
@@ -399,7 +401,7 @@ def user_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthe
         info = tarfile.TarInfo("model.joblib")
         info.size = len(payload)
         tar.addfile(info, io.BytesIO(payload))
-    outdir = tmp_path_factory.mktemp("user-pipeline") / "cdk.out"
+    outdir = shared / "cdk.out"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(
         CDK_CONTEXT_JSON=json.dumps({"config": f"config/{USER_MODEL}.yaml", "pipeline": "true"}),
@@ -415,6 +417,19 @@ def user_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthe
         check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+    mark_built(shared)
+
+
+@pytest.fixture(scope="module")
+def user_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Synthesized]:
+    """``smkit init churn`` in an empty folder, its config's commented pipeline: section switched on, a
+    stand-in model archive where ``smkit package`` writes it, and the default app (``python -m smkit.cdk.app``,
+    what ``smkit synth`` runs) synthesized with ``-c pipeline=true``, cdk-nag included."""
+    with built_once(tmp_path_factory, "user-pipeline") as (shared, built):
+        if not built:
+            shutil.rmtree(shared / "user-project", ignore_errors=True)  # an earlier holder's failed attempt
+            _build_user_project(shared)
+    project, outdir = shared / "user-project", shared / "cdk.out"
     template = json.loads((outdir / f"{USER_STACK}.template.json").read_text())
     return project, Synthesized(outdir=outdir, template=template)
 

@@ -89,6 +89,19 @@ def test_a_cache_folder_that_is_not_writable_is_refused_with_the_fix(tmp_path, m
         model_environment(_model(tmp_path, "m"))
 
 
+def test_the_runtimes_install_folder_that_is_not_writable_is_refused_with_the_fix(tmp_path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    model = _model(tmp_path, "m", "smkit-test-not-installed==1.0\n")
+    with pytest.raises(requirements.RequirementsError) as info:
+        requirements.ensure(str(model), install=True, base_dir=str(blocker / "requirements"))
+    assert str(info.value) == (
+        f"{model / 'code' / 'requirements.txt'}: cannot install the model's requirements into "
+        f"{blocker / 'requirements'} (Not a directory); set SMKIT_REQUIREMENTS_DIR to a folder this user "
+        "can write to"
+    )
+
+
 def test_a_half_built_image_layer_is_rebuilt_not_used(cache, tmp_path, capfd) -> None:
     env = model_environment(_model(tmp_path, "m"))
     venv = image_layer(ImageRuntime(), REQUIREMENT).venv

@@ -66,15 +66,20 @@ def test_worker_dying_while_loading_is_replaced_and_ping_turns_200(
 
 
 def test_every_failed_load_is_retried_then_ping_reports_the_error(tmp_path: Path) -> None:
+    # Each load records when it began (CLOCK_MONOTONIC is one clock for every process of the machine).
+    attempts = tmp_path / "attempts.txt"
     model = write_model(
         tmp_path,
         "never_loads",
-        "def model_fn(model_dir):\n    raise MemoryError('weights do not fit')\n",
+        "import os, time\n\n\ndef model_fn(model_dir):\n"
+        "    with open(os.environ['SMKIT_TEST_ATTEMPTS'], 'a') as out:\n"
+        "        out.write(f'{time.clock_gettime(time.CLOCK_MONOTONIC)}\\n')\n"
+        "    raise MemoryError('weights do not fit')\n",
     )
     server = start_server(
         tmp_path,
         ["--model", str(model), "--workers", "1"],
-        env={"SMKIT_WORKER_RETRIES": "1"},
+        env={"SMKIT_WORKER_RETRIES": "1", "SMKIT_TEST_ATTEMPTS": str(attempts)},
         ready=False,
     )
     try:
@@ -90,6 +95,9 @@ def test_every_failed_load_is_retried_then_ping_reports_the_error(tmp_path: Path
         log = server.log()
         assert "after a failed load; retrying in 1 s (retry 1 of 1)" in log
         assert "worker slot 0 is given up (0 of 1 workers ready)" in log
+        # The retry's process starts during the back-off, but its load waits the whole back-off out.
+        first, second = (float(line) for line in attempts.read_text().split())
+        assert second - first >= 1.0
         assert server.invoke("1").status == 503  # still answering after the bad request
     finally:
         assert server.stop() == 0

@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
@@ -112,6 +113,7 @@ class FakeWorker:
         config = json.loads(environ[VAR_WORKER_CONFIG])
         self.pid = next(self.pids)
         self.slot = int(config["slot"])
+        self.load_at: float | None = config.get("load_at")
         self.sock = socket.socket(fileno=os.dup(int(config["fd"])))
         self.queue = socket.socket(fileno=os.dup(int(config["queue_fd"])))
         self.board = ipc.Scoreboard(os.dup(int(config["board_fd"])), int(config["slots"]))
@@ -217,7 +219,7 @@ def test_pool_replaces_a_worker_that_dies_while_loading_and_logs_its_exit(
         second.exit(-signal.SIGKILL)  # an out-of-memory kill during model_fn
         await h.until(lambda: h.pool.life.slots[1].state == RETRYING)
         assert "still loading; a load failed" in str(h.pool.not_ready())
-        await h.until(lambda: len(h.started) == 3)  # after the 1 s back-off
+        await h.until(lambda: len(h.started) == 3)  # started at once, loading after the 1 s back-off
         h.started[2].loaded()
         await h.until(lambda: h.pool.not_ready() is None)
         assert h.pool.ready_count() == 2
@@ -229,6 +231,27 @@ def test_pool_replaces_a_worker_that_dies_while_loading_and_logs_its_exit(
         "exited (killed by SIGKILL) after a failed load; retrying in 1 s (retry 1 of 2)" in r.message
         for r in caplog.records
     )
+
+
+def test_a_retry_starts_at_once_and_loads_when_its_back_off_is_over() -> None:
+    async def scenario() -> None:
+        h = Harness(1)
+        h.pool.launch()
+        await h.pool.start()
+        assert h.started[0].load_at is None  # the first start loads at once
+        h.started[0].load_failed("RuntimeError: no weights")
+        failed_at = time.clock_gettime(time.CLOCK_MONOTONIC)
+        h.started[0].exit(0)
+        retry = await h.until(lambda: h.started[1:] and h.started[1])
+        # The process exists during the back-off and is told not to load before it is over.
+        assert retry.load_at is not None and retry.load_at >= failed_at + lifecycle.backoff(1)
+        assert h.pool.life.slots[0].state == RETRYING
+        await h.until(lambda: h.pool.life.slots[0].state == lifecycle.STARTING)  # the back-off is over
+        retry.loaded()
+        await h.until(lambda: h.pool.not_ready() is None)
+        await h.pool.stop()
+
+    run(scenario)
 
 
 def test_pool_reports_the_load_error_when_every_retry_fails() -> None:
