@@ -107,7 +107,7 @@ def local_credentials(extra: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Scope:
+class CredentialScope:
     """The parts of a credential scope ``AKID/YYYYMMDD/region/service/aws4_request``."""
 
     access_key: str
@@ -116,7 +116,7 @@ class Scope:
     service: str
 
     @classmethod
-    def parse(cls, credential: str) -> Scope | None:
+    def parse(cls, credential: str) -> CredentialScope | None:
         parts = credential.split("/")
         if len(parts) != 5 or parts[4] != "aws4_request":
             return None
@@ -163,13 +163,13 @@ class Verifier:
 
     # --- shared checks -------------------------------------------------------------------------------
 
-    def _secret(self, scope: Scope) -> str:
+    def _secret(self, scope: CredentialScope) -> str:
         secret = self.credentials.get(scope.access_key)
         if secret is None:
             raise unrecognized_client()
         return secret
 
-    def _check_scope(self, scope: Scope, stamp: str) -> None:
+    def _check_scope(self, scope: CredentialScope, stamp: str) -> None:
         if scope.region != self.region:
             raise invalid_signature(f"Credential should be scoped to a valid region, not '{scope.region}'. ")
         if scope.service != SERVICE:
@@ -216,7 +216,7 @@ class Verifier:
         signed_at = _parse_time(stamp)
         if signed_at is None:
             raise incomplete_signature(f"Date must be in ISO-8601 'basic format'. Got '{stamp}'.")
-        scope = Scope.parse(fields["Credential"])
+        scope = CredentialScope.parse(fields["Credential"])
         if scope is None:
             raise incomplete_signature(
                 f"Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/"
@@ -274,7 +274,7 @@ class Verifier:
                 + (f" (missing {', '.join(missing)})" if missing else "")
                 + "."
             )
-        scope = Scope.parse(params["X-Amz-Credential"])
+        scope = CredentialScope.parse(params["X-Amz-Credential"])
         signed_at = _parse_time(params["X-Amz-Date"])
         if scope is None or signed_at is None or params["X-Amz-Algorithm"] != ALGORITHM:
             raise invalid_signature(

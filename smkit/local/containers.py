@@ -75,7 +75,7 @@ LOCAL_ONLY: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class ContainerSpec:
+class ContainerLaunch:
     """What one container needs to start: its model directory (or model store) and environment."""
 
     name: str
@@ -142,7 +142,7 @@ class ContainerProcess:
 
     def __init__(
         self,
-        spec: ContainerSpec,
+        spec: ContainerLaunch,
         *,
         label: str,
         log_dir: Path | None = None,

@@ -36,7 +36,7 @@ from smkit.llm.engine import (
     memory_refusal,
 )
 from smkit.local.artifacts import ArtifactError
-from smkit.local.containers import ContainerProcess, ContainerSpec
+from smkit.local.containers import ContainerLaunch, ContainerProcess
 from smkit.local.protocol import Invocation
 from smkit.local.routers import SingleContainer
 from smkit.modelenv import ModelEnvError
@@ -46,7 +46,7 @@ from smkit.process import HOST
 class EngineProcess(ContainerProcess):
     """AWS's vLLM image as a local process: vLLM's server on the container's model folder."""
 
-    def __init__(self, spec: ContainerSpec, *, engine: str, **kwargs: object) -> None:
+    def __init__(self, spec: ContainerLaunch, *, engine: str, **kwargs: object) -> None:
         super().__init__(spec, **kwargs)  # type: ignore[arg-type]
         self.startup_timeout_s = max(self.startup_timeout_s, ENGINE_STARTUP_S)
         self.engine = engine
@@ -115,7 +115,7 @@ class EngineProcess(ContainerProcess):
 
 
 def engine_process(
-    container: ResolvedContainer, spec: ContainerSpec, **kwargs: object
+    container: ResolvedContainer, spec: ContainerLaunch, **kwargs: object
 ) -> EngineProcess | None:
     """The process of ``container`` when it runs an engine image the local endpoint runs, else None."""
     engine = local_engine(container)

@@ -36,7 +36,7 @@ from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
-from smkit.local.containers import ContainerProcess, ContainerReply, ContainerSpec
+from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerReply
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
@@ -52,7 +52,12 @@ from smkit.local.routers import (
 )
 from smkit.local.sessions import sticky_instances
 from smkit.local.shadow import Shadow, ShadowTraffic
-from smkit.local.variants import ProductionVariant, ServerlessVariant, choose_variant, session_variant
+from smkit.local.variants import (
+    ProductionVariant,
+    ServerlessProductionVariant,
+    choose_variant,
+    session_variant,
+)
 from smkit.modelenv import envs_enabled
 from smkit.storage import Storage, StorageError, file_uri, join
 
@@ -215,7 +220,7 @@ class EndpointRuntime:
         workers = container.workers(variant, available_cpus().count)
         if self.settings.workers is not None:
             workers = WorkerCount(self.settings.workers, "--workers (a local override)")
-        spec = ContainerSpec(
+        spec = ContainerLaunch(
             name=container.name,
             hostname=container.hostname,
             model_dir=self._model_dir(container),
@@ -259,7 +264,7 @@ class EndpointRuntime:
             router = self._router(containers, processes)
             if self.kind == "serverless" and serverless is not None:
                 variants.append(
-                    ServerlessVariant(
+                    ServerlessProductionVariant(
                         spec.name,
                         router=router,
                         processes=processes,

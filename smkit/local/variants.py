@@ -82,7 +82,7 @@ class ProductionVariant:
         return reply
 
 
-class ServerlessVariant(ProductionVariant):
+class ServerlessProductionVariant(ProductionVariant):
     """A serverless variant: MaxConcurrency in flight at most, cold start on first use after idle.
 
     With ``ProvisionedConcurrency`` the containers start with the endpoint and never go cold; without it

@@ -29,7 +29,7 @@ from smkit.cpus import available_cpus
 from smkit.llm.engine import CONTAINER_MODEL_DIR, SERVER_MODULE
 from smkit.local.artifacts import extract_archive
 from smkit.local.components import ComponentEndpointRuntime, create_runtime
-from smkit.local.containers import LOCAL_ONLY, ContainerProcess, ContainerSpec
+from smkit.local.containers import LOCAL_ONLY, ContainerLaunch, ContainerProcess
 from smkit.local.engines import EngineProcess
 from smkit.local.runtime import EndpointRuntime, LocalSettings
 from smkit.serving.env import ServingEnv
@@ -233,7 +233,7 @@ def test_the_async_container_with_the_templates_environment_takes_7_mib(
     container = deployment_of(synthesized.configs["async"]).containers[0]
     assert container.model_data.path is not None
     model_dir = extract_archive(container.model_data.path, tmp_path / "model")
-    spec = ContainerSpec(name="tabular", model_dir=model_dir, environment=definition["Environment"])
+    spec = ContainerLaunch(name="tabular", model_dir=model_dir, environment=definition["Environment"])
     process = ContainerProcess(spec, label="async", log_dir=tmp_path, workers=1)
     row = (ROOT / "model_code" / "tabular" / "samples" / "request.csv").read_bytes().splitlines()[0] + b"\n"
     body = row * (7 * MIB // len(row) + 1)
