@@ -15,7 +15,8 @@ import contextlib
 import signal
 import socket
 from collections.abc import Callable
-from typing import Protocol
+from types import FrameType
+from typing import Any, Protocol
 
 from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits
 from smkit.http1.protocol import Handler, HTTP1Protocol, Refusal, message_refusal
@@ -100,12 +101,14 @@ class Server:
         if self._stop_asked:
             self._stop.set()
         listener = await loop.create_server(self.protocol, sock=sock, backlog=BACKLOG)
-        installed = []
+        previous: dict[int, Any] = {}
         try:
             if signals:
+                # signal.signal, not loop.add_signal_handler: the handler runs at the next bytecode of the main
+                # thread, before the loop handles any event that came after the signal (a model worker
+                # that got the same signal and exited), so on_signal is always first.
                 for sig in STOP_SIGNALS:
-                    loop.add_signal_handler(sig, self._signalled, sig)
-                    installed.append(sig)
+                    previous[sig] = signal.signal(sig, self._signal_handler(loop))
             await self._stop.wait()
             self._stopping = True
             listener.close()
@@ -118,15 +121,18 @@ class Server:
                 conn.abort()
         finally:
             listener.close()
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+            for stop_signal, handler in previous.items():
+                signal.signal(stop_signal, handler)
 
-    def _signalled(self, sig: int) -> None:
-        if self.signal is not None:  # a second signal: stop waiting for in-flight requests
-            if self._drained is not None:
-                self._drained.set()
-            return
-        self.signal = sig
-        if self.on_signal is not None:
-            self.on_signal(sig)
-        self.stop()
+    def _signal_handler(self, loop: asyncio.AbstractEventLoop) -> Callable[[int, FrameType | None], None]:
+        def handler(sig: int, frame: FrameType | None) -> None:
+            if self.signal is not None:  # a second signal: stop waiting for in-flight requests
+                if self._drained is not None:
+                    loop.call_soon_threadsafe(self._drained.set)
+                return
+            self.signal = sig
+            if self.on_signal is not None:
+                self.on_signal(sig)
+            loop.call_soon_threadsafe(self.stop)
+
+        return handler

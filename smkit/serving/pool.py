@@ -116,6 +116,7 @@ class Worker:
     proc: Process
     killed: bool = False
     channel: _Channel | None = None
+    reaped: bool = False  # its exit was collected (once, by the loss of its channel or by the pool's stop)
 
 
 class _Channel(asyncio.BufferedProtocol):
@@ -163,6 +164,7 @@ class WorkerPool:
         self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._waits: dict[int, asyncio.TimerHandle] = {}  # retries waiting out their back-off, by slot
+        self._reaping: set[asyncio.Task[None]] = set()  # exits being collected (each logs its one line)
         self._sweep_every = max(MIN_SWEEP_SECONDS, min(MAX_SWEEP_SECONDS, options.timeout / 10))
         # Per-worker queues for jobs that must reach one worker (sessions, adapters):
         # smkit/serving/pinning.py.
@@ -337,10 +339,15 @@ class WorkerPool:
             )
 
     def on_lost(self, worker: Worker) -> None:
-        self.loop.create_task(self._reap(worker))
+        task = self.loop.create_task(self._reap(worker))
+        self._reaping.add(task)
+        task.add_done_callback(self._reaping.discard)
 
     async def _reap(self, worker: Worker) -> None:
         status = await self.loop.run_in_executor(None, worker.proc.wait)
+        if worker.reaped:
+            return
+        worker.reaped = True
         slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
         # Every write of the dead process is visible now: the job it held is known exactly.
         held = [self.board.taken(slot), *self.board.held(slot)]  # a batch: every job of it
@@ -459,3 +466,10 @@ class WorkerPool:
             except TimeoutError:
                 signal_process(proc, signal.SIGKILL)
                 await self.loop.run_in_executor(None, proc.wait)
+        # Every exit is collected and said once before the loop ends, also where the loss of the worker's
+        # channel is not handled yet (a worker signalled with the server, a process group stopped at once):
+        # a later loss finds its slot empty.
+        for worker in [w for w in self.workers if w is not None]:
+            await self._reap(worker)
+        if self._reaping:
+            await asyncio.gather(*self._reaping, return_exceptions=True)
