@@ -16,7 +16,7 @@ from smkit import contract
 from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import TransformOptions
 from smkit.contract import MIB, RuntimeSettings, SettingError
-from smkit.local.containers import ContainerProcess, ContainerSpec
+from smkit.local.containers import ContainerLaunch, ContainerProcess
 from smkit.packaging.requirements import unsatisfied
 from smkit.requirement_lines import installed_versions, is_satisfied
 from smkit.serving.env import ServingEnv
@@ -85,9 +85,9 @@ def test_the_serving_runtime_carries_the_same_settings() -> None:
 
 
 def test_a_local_container_reads_its_own_resolved_environment(tmp_path: Path) -> None:
-    spec = ContainerSpec("model", tmp_path, environment={contract.MODEL_SERVER_TIMEOUT: "3"})
+    spec = ContainerLaunch("model", tmp_path, environment={contract.MODEL_SERVER_TIMEOUT: "3"})
     assert ContainerProcess(spec, label="v-model").invocation_limit_s == 3.0
-    bad = ContainerSpec("model", tmp_path, environment={contract.MODEL_SERVER_TIMEOUT_SECONDS: "soon"})
+    bad = ContainerLaunch("model", tmp_path, environment={contract.MODEL_SERVER_TIMEOUT_SECONDS: "soon"})
     with pytest.raises(SettingError, match="SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS='soon' is not a number"):
         ContainerProcess(bad, label="v-model")
 

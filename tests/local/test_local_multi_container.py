@@ -95,7 +95,7 @@ def test_pipeline_forwards_the_previous_content_type_verbatim(tmp_path):
     """SageMaker passes a container's Content-Type on unchanged, charset included."""
     import asyncio
 
-    from smkit.local.containers import ContainerProcess, ContainerSpec
+    from smkit.local.containers import ContainerLaunch, ContainerProcess
     from smkit.local.protocol import Invocation
     from smkit.local.routers import Scope, SerialPipeline
 
@@ -103,7 +103,7 @@ def test_pipeline_forwards_the_previous_content_type_verbatim(tmp_path):
     for name, source in (("first", FIRST), ("strict", STRICT)):
         (tmp_path / name / "code").mkdir(parents=True)
         (tmp_path / name / "code" / "inference.py").write_text(source)
-        specs.append(ContainerSpec(name=name, model_dir=tmp_path / name))
+        specs.append(ContainerLaunch(name=name, model_dir=tmp_path / name))
 
     async def run():
         processes = [ContainerProcess(spec, label=spec.name, workers=1) for spec in specs]

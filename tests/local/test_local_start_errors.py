@@ -81,7 +81,9 @@ def test_a_container_whose_free_port_was_taken_starts_on_another(tmp_path, monke
 
         async def run() -> tuple[int | None, int]:
             process = containers.ContainerProcess(
-                containers.ContainerSpec(name="model", model_dir=tmp_path / "model"), label="model", workers=1
+                containers.ContainerLaunch(name="model", model_dir=tmp_path / "model"),
+                label="model",
+                workers=1,
             )
             try:
                 await process.start()
