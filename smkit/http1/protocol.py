@@ -20,6 +20,7 @@ connections close after each answer.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import logging
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import httptools
 
+from smkit.contract import DRAIN_LIMIT
 from smkit.http1.limits import HeadTooLarge
 from smkit.http1.responses import CONTINUE, LAST_CHUNK, Headers, framed, response_head
 
@@ -77,7 +79,7 @@ class Flow:
         await self._writable.wait()
 
 
-class Handler:
+class Handler(abc.ABC):
     """What a server calls for its requests. Override :meth:`request`; the other hooks are optional.
 
     Every hook runs on the event loop, inside the parser's callbacks: it must not block. An exception out
@@ -85,17 +87,19 @@ class Handler:
     """
 
     max_body: int | None = None  # a longer body is not kept: request.too_large is set (see Request)
-    drain_limit: int = 64 * 1024 * 1024  # an oversize body is read and dropped up to this many more bytes
+    drain_limit: int = DRAIN_LIMIT  # an oversize body is read and dropped up to this many more bytes
 
+    @abc.abstractmethod
     def request(self, request: Request) -> None:
         """``request`` has its whole body and its turn: answer it, now or later."""
-        raise NotImplementedError
 
     def waiting(self, request: Request) -> None:
         """A read ended with ``request``'s body still incomplete (called after every such read)."""
+        return None  # optional hook
 
     def aborted(self, request: Request) -> None:
         """The connection was lost before ``request``'s answer was complete (its stream may be open)."""
+        return None  # optional hook
 
     def wants_upgrade(self, request: Request) -> bool:
         """A request asks for a protocol upgrade: True to take the connection (:meth:`upgraded`)."""

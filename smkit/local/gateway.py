@@ -30,7 +30,6 @@ from smkit.contract import (
     ASYNC_INLINE_BODY_LIMIT,
     CUSTOM_ATTRIBUTES,
     CUSTOM_ATTRIBUTES_LIMIT,
-    DRAIN_LIMIT,
     FAILURE_LOCATION,
     INVOKED_VARIANT,
     OUTPUT_LOCATION,
@@ -122,7 +121,6 @@ class Gateway(Handler):
         self.endpoints = endpoints
         self.verifier = verifier
         self.tokens = tokens
-        self.drain_limit = DRAIN_LIMIT  # an oversize body is read this far, then answered 413
         # The server keeps bodies up to the largest limit a route has; each route checks its own.
         self.max_body = max(
             [REALTIME_PAYLOAD_LIMIT, ASYNC_INLINE_BODY_LIMIT, *(e.payload_limit for e in endpoints.values())]

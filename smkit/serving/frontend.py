@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from smkit.contract import DRAIN_LIMIT, READINESS_PROBE_AGENT
+from smkit.contract import READINESS_PROBE_AGENT
 from smkit.http1 import Handler, Request, status_line
 from smkit.http1.responses import header_name, header_value
 from smkit.serving import codecs
@@ -73,7 +73,6 @@ class FrontEnd(Handler):
         self.workers = workers
         self.max_payload_bytes = env.max_payload_bytes
         self.max_body = env.max_payload_bytes  # a longer body is drained and answered 413
-        self.drain_limit = DRAIN_LIMIT
         self._pid = os.getpid()
         self.pid = self._pid
         self._log_lines: list[str] = []

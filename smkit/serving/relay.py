@@ -10,6 +10,7 @@ cancels the stream when the client is gone.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from typing import Any, Protocol
 
@@ -41,12 +42,13 @@ class Recipient(Protocol):
     def stream_end(self, token: Any, error: str | None) -> None: ...
 
 
-class WholeReply:
+class WholeReply(abc.ABC):
     """A recipient that takes a reply whole (a control request of the front end's own): a stream it is
     handed is cancelled at its start, and its head is the answer."""
 
+    @abc.abstractmethod
     def answer(self, token: Any, reply: Reply, pid: int) -> None:
-        raise NotImplementedError
+        """The whole reply (of a stream: its head)."""
 
     def stream_start(self, token: Any, reply: Reply, pid: int, control: StreamControl) -> None:
         control.cancel()
