@@ -14,6 +14,8 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from smkit.readiness import error_text
+
 
 class InvocationError(RuntimeError):
     """The container answered a request with a non-2xx status, or could not be reached."""
@@ -24,18 +26,6 @@ class InvocationError(RuntimeError):
         self.records = ""  # which records the failed request carried, filled in by the job
         what = f"Bad HTTP status received from algorithm: {status}" if status else "No answer from algorithm"
         super().__init__(f"{what}\n\nMessage:\n{message}")
-
-
-def error_message(payload: bytes) -> str:
-    """The text of an error body: its ``message`` field when it is a JSON error document, else the body."""
-    text = payload.decode("utf-8", "replace")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(document, dict) and isinstance(document.get("message"), str):
-        return str(document["message"])
-    return text
 
 
 @dataclass
@@ -69,7 +59,7 @@ class ContainerClient:
                 continue
             if 200 <= status < 300:
                 return payload
-            last = InvocationError(status, error_message(payload))
+            last = InvocationError(status, error_text(payload))
             if status < 500:
                 break
         assert last is not None
