@@ -4,7 +4,11 @@ rewrites them (scripts/package_models.py): requests identical, answers within th
 from __future__ import annotations
 
 import json
+import os
+import platform
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +83,35 @@ def test_a_training_that_answers_differently_stops_the_build(iris_copy: Path, tm
     assert message.endswith("rewrite the committed samples with `python -m scripts.package_models "
                             "--update-samples` and commit them")  # fmt: skip
     assert not (tmp_path / "build" / ".stamps").exists()  # not stamped: the next build compares again
+
+
+def _blas_kernels() -> list[str]:
+    """OpenBLAS kernels this CPU can run besides its own (``OPENBLAS_CORETYPE``, read when NumPy loads it):
+    the generic SSE3 one and, where the CPU has AVX2, Haswell's (an AMD EPYC and most CI machines pick it).
+    """
+    if platform.machine() in ("aarch64", "arm64"):
+        return ["ARMV8"]
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    return ["Prescott", *(["Haswell"] if " avx2" in flags else [])]
+
+
+@pytest.mark.parametrize("kernel", _blas_kernels())
+@pytest.mark.parametrize(
+    "training", [t for t in package_models.TRAININGS if t.requires is None], ids=lambda t: t.model
+)
+def test_each_example_trains_to_its_committed_samples_on_another_cpus_blas_kernel(
+    training: Training, kernel: str, tmp_path: Path
+) -> None:
+    """Another CPU rounds differently (its BLAS kernel): the answers stay within the committed rtol."""
+    code = tmp_path / "model_code"
+    shutil.copytree(REPO / "model_code", code, ignore=shutil.ignore_patterns("artifacts", "__pycache__"))
+    produced = tmp_path / "samples"
+    environ = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+    subprocess.run(
+        [sys.executable, str(code / training.script), "--samples", str(produced)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert compare_samples(REPO / "model_code" / training.model / "samples", produced) == []
