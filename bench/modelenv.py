@@ -13,9 +13,10 @@ already set up), each in a fresh process:
   uv's cache for this checkout, pip's for a baseline that builds with pip).
 - ``environment, cached``: the same call again in a new process, the smkit cache now holding it.
 - ``multi-model first load``: ``python -m smkit.serving --multi-model`` started with the tree's own image
-  layer (the image's packages, no scikit-learn), then ``POST /models`` of an archive whose ``code/wheels``
-  vendors scikit-learn + pandas + scipy and their dependencies (not numpy: the image has it), timed to
-  its 200. SageMaker answers ``ModelNotReadyException`` to a load that takes over 60 s. The kit's image
+  layer (the image's packages, no scikit-learn), then ``POST /models`` of an archive that this checkout's
+  ``smkit package --vendor-wheels`` built: ``code/wheels`` vendors scikit-learn + pandas + scipy and their
+  dependencies (not numpy: the image has it) and the bytecode of the modules the handler imports (a
+  baseline without that feature installs the wheels alone), timed to its 200. SageMaker answers ``ModelNotReadyException`` to a load that takes over 60 s. The kit's image
   has uv (this checkout's runtime installs with it); the row ``(no uv ...)`` is an image without uv
   (``SMKIT_UV=none``: the wheels unpacked by pypa's installer). Rounds alternate between the trees.
 
@@ -28,13 +29,10 @@ Goals: empty cache <= 15 s, cached <= 1 s, first load <= 5 s.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
 import subprocess
-import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -148,27 +146,19 @@ def environment_rows(tree: Path, label: str, scratch: Path) -> list[dict[str, An
     return rows
 
 
-def vendored_wheels(dest: Path) -> list[Path]:
-    """The wheels ``smkit package`` vendors for LOAD_REQUIREMENTS on the image's platform, minus numpy."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if not any(dest.glob("scipy-*.whl")):
-        requirements = dest / "requirements.txt"
-        requirements.write_text(LOAD_REQUIREMENTS)
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:"]
-        command += ["--implementation", "cp", "--python-version", "3.11"]
-        command += ["--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64"]
-        _run([*command, "--dest", str(dest), "-r", str(requirements)], REPO_ROOT, dict(os.environ))
-    return sorted(p for p in dest.glob("*.whl") if not p.name.startswith("numpy-"))
+def load_archive(path: Path, scratch: Path) -> Path:
+    """The model as a user packages it: ``smkit package --vendor-wheels`` for the kit's image, by this checkout.
 
-
-def load_archive(path: Path, wheels: list[Path]) -> Path:
-    files = {"code/inference.py": HANDLER.encode(), "code/requirements.txt": LOAD_REQUIREMENTS.encode()}
-    files.update({f"code/wheels/{w.name}": w.read_bytes() for w in wheels})
-    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    The wheels of LOAD_REQUIREMENTS for the image's platform, except what the image installs at the same
+    version (numpy), and the bytecode of the vendored modules the handler check imported
+    (smkit/packaging/bytecode.py). Both trees load this same archive."""
+    model = _model(scratch / "load-model", LOAD_REQUIREMENTS)
+    (model / "code" / "inference.py").write_text(HANDLER)
+    (model / "artifacts").mkdir(exist_ok=True)
+    (model / "artifacts" / "weights.txt").write_text("1\n")
+    smkit = str(REPO_ROOT / ".venv" / "bin" / "smkit")
+    command = [smkit, "package", "--code", str(model / "code"), "--artifacts", str(model / "artifacts")]
+    _run([*command, "--output", str(path), "--vendor-wheels"], REPO_ROOT, _environ(WORK / "package-cache"))
     return path
 
 
@@ -293,12 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         trees["baseline"] = args.baseline.resolve() if args.baseline else baseline_tree(args.base_commit)
         base = f"`{args.baseline}`" if args.baseline else f"commit {args.base_commit}"
     WORK.mkdir(parents=True, exist_ok=True)
-    wheels = vendored_wheels(WORK / "wheels")
     rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="modelenv-", dir=WORK) as tmp:
             scratch = Path(tmp)
-            archive = load_archive(scratch / "model.tar.gz", wheels)
+            archive = load_archive(scratch / "model.tar.gz", scratch)
             for _ in range(args.rounds):
                 for label, tree in trees.items():
                     rows += environment_rows(tree, label, scratch)

@@ -3,7 +3,9 @@
 Imports the handler module the way a SageMaker framework image does (``code/`` first on ``sys.path``,
 docs/handler-semantics.md), describes every hook's parameters, reports the installed versions of the packages
 named in ``requirements.txt`` and every distribution of the interpreter that ran the check (recorded in
-the archive's manifest) and, if asked, calls ``model_fn(model_dir)`` once. The answer is written
+the archive's manifest) and, if asked, calls ``model_fn(model_dir)`` once. It also names every module that
+importing and loading brought in from source files (``smkit package`` ships their bytecode with vendored
+wheels: smkit/packaging/bytecode.py). The answer is written
 as JSON to the path given in the request, so anything the user code prints cannot corrupt it.
 """
 
@@ -74,6 +76,12 @@ def _environment():
     return {"python": platform.python_version(), "packages": dict(sorted(packages.items()))}
 
 
+def _source_modules():
+    """Names of the loaded modules that came from ``.py`` files (not built-in, frozen or extension)."""
+    files = {name: getattr(module, "__file__", None) for name, module in list(sys.modules.items())}
+    return sorted(name for name, file in files.items() if isinstance(file, str) and file.endswith(".py"))
+
+
 def main(request_path):
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
@@ -132,5 +140,6 @@ if __name__ == "__main__":
     with open(request_file, encoding="utf-8") as f:
         out_path = json.load(f)["out"]
     answer = main(request_file)
+    answer["modules"] = _source_modules()
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(answer, f)

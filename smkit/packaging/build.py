@@ -6,7 +6,8 @@ while writing removes the temporary file/folder, so an error never leaves a part
 
 Included files (helper modules shared by several models) and vendored wheels (``code/wheels``, for
 endpoints with network isolation) are copied with the code folder into a temporary folder first, so that the
-handler check and the archive see exactly the ``code/`` that will ship. The handler check runs in the
+handler check and the archive see exactly the ``code/`` that will ship. With vendored wheels, the bytecode
+of the vendored modules the check imported goes with them (smkit/packaging/bytecode.py). The handler check runs in the
 model's own environment when the caller passes one (``environment``: a function from that staged model
 folder to an interpreter and the directories of its installed requirements).
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from smkit.archive import CHUNK
+from smkit.packaging.bytecode import write_bytecode
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
@@ -204,8 +206,8 @@ def build_archive(
         staged = bool(names) or vendor is not None or environment is not None
         shipped = _stage_code(code, names, cleanup) if staged else code
         try:
+            cache = wheel_cache
             if vendor is not None:
-                cache = wheel_cache
                 if cache is None:
                     cache = Path(tempfile.mkdtemp(prefix="smkit-wheels-"))
                     cleanup.callback(shutil.rmtree, cache, ignore_errors=True)
@@ -236,6 +238,8 @@ def build_archive(
                 container_env=container_env,
                 timeout_s=timeout_s,
             )
+            if vendor is not None and _bytecode(shipped / WHEELS_DIR, report, vendor, python, cache):
+                entries = collect(shipped, artifacts)
         except PackagingError as error:
             if shipped is code:
                 raise
@@ -279,6 +283,18 @@ def build_archive(
         uncompressed_dir=str(flat) if flat is not None else None,
         warnings=report.warnings,
         pickle_allow=tuple(allow_globals),
+    )
+
+
+def _bytecode(
+    wheels: Path, report: HandlerReport, vendor: VendorTarget, python: str, cache: Path | None
+) -> bool:
+    """Ship the bytecode of the vendored modules the check imported, when it ran on the image's Python."""
+    version = (report.environment or {}).get("python", "")
+    if cache is None or not report.modules or not version.startswith(f"{vendor.python}."):
+        return False
+    return (
+        write_bytecode(wheels, report.modules, python=python, python_version=version, cache=cache) is not None
     )
 
 

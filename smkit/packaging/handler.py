@@ -53,6 +53,8 @@ class HandlerReport:
     # The interpreter the check ran in: {"python": "3.11.14", "packages": {name: version}} (the model's
     # environment when smkit.modelenv built one), so the archive says what it was checked against.
     environment: dict[str, Any] | None = None
+    # Modules that importing and loading the handler brought in from .py files (smkit/packaging/bytecode.py).
+    modules: tuple[str, ...] = ()
 
     def for_manifest(self) -> dict[str, Any]:
         """The machine-independent part, recorded in ``smkit-manifest.json`` (TF Serving signatures too)."""
@@ -242,6 +244,7 @@ def check_handler(
         warnings=tuple(warnings),
         saved_models=saved,
         environment=answer.get("environment"),
+        modules=tuple(answer.get("modules", ())),
     )
 
 

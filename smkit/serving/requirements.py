@@ -12,7 +12,9 @@ carries the requirements' wheels in ``code/wheels/`` (``smkit package`` vendors 
 the resolution already made for the image, so they are installed as they are, offline and with no
 resolver, by the fastest installer the image has (:func:`wheel_installer`): uv (in the kit's image), else
 unpacking each wheel into the target (pypa's ``installer``, in the kit's image too), else
-``pip install --no-deps --no-compile``. A multi-model endpoint does this at a model's first load, inside
+``pip install --no-deps --no-compile``. The bytecode ``smkit package`` compiled for the modules the handler
+imports (``code/wheels/bytecode.<cache tag>.zip``, smkit/packaging/bytecode.py) is then put next to their
+installed sources (:func:`add_bytecode`). A multi-model endpoint does this at a model's first load, inside
 SageMaker's 60 s load limit. The local endpoint runs this very install, which is how a local run
 predicts the one on AWS.
 """
@@ -27,16 +29,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 
 from smkit.requirement_lines import file_lines, installed_versions, is_satisfied
 
 WHEELS_DIR = "wheels"  # code/wheels: vendored wheels for an offline install
+BYTECODE_GLOB = "bytecode.*.zip"  # code/wheels/bytecode.<cache tag>.zip (smkit/packaging/bytecode.py)
 
 
 class RequirementsError(RuntimeError):
@@ -260,6 +264,8 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
         try:
             if files:
                 code, tail = _install_wheels(python, staging, files, quiet=quiet)
+                if code == 0 and wheels is not None:
+                    add_bytecode(wheels, staging)
             else:
                 command = pip_install_command(python, path, staging, wheels)
                 if quiet:
@@ -318,6 +324,45 @@ def ensure(
 
 
 _install = install
+
+
+def add_bytecode(wheels: str, target: str) -> int:
+    """Put the packaged bytecode in ``wheels`` (``bytecode.*.zip``) next to the sources installed in ``target``.
+
+    Only members of the form ``<folder>/__pycache__/<module>.<tag>.pyc`` whose ``<folder>/<module>.py`` was
+    installed are written, inside ``target``. Each is a checked-hash file, so Python uses it only for the
+    exact source it was compiled from. Bytecode saves compiling and nothing more: a damaged zip (a member
+    failing its CRC) is reported on stderr and the rest of it skipped, and the import compiles the sources.
+    Returns the number of files written.
+    """
+    written = 0
+    for path in sorted(Path(wheels).glob(BYTECODE_GLOB)):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                for info in archive.infolist():
+                    parts = PurePosixPath(info.filename).parts
+                    if (
+                        info.is_dir()
+                        or len(parts) < 2
+                        or parts[-2] != "__pycache__"
+                        or not parts[-1].endswith(".pyc")
+                        or any(part in ("", ".", "..", "/") for part in parts)
+                    ):
+                        continue
+                    source = os.path.join(target, *parts[:-2], parts[-1].split(".", 1)[0] + ".py")
+                    if not os.path.isfile(source):
+                        continue
+                    data = archive.read(info)  # whole, so its CRC is checked before anything is written
+                    dest = os.path.join(target, *parts)
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    with open(dest, "wb") as out:
+                        out.write(data)
+                    written += 1
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            print(
+                f"smkit: {path}: bytecode not used ({exc}); the imports compile the sources", file=sys.stderr
+            )
+    return written
 
 
 def _install_wheels(python: str, target: str, files: list[str], *, quiet: bool) -> tuple[int, list[str]]:
