@@ -247,14 +247,15 @@ def report(rows: list[dict[str, Any]], facts: dict[str, Any], base: str) -> str:
         "baseline installs with pip (`pip install --target`, bytecode compiled). A first load is the "
         "container's `POST /models`: extracting the archive, installing its vendored wheels (this checkout: "
         "uv, which the image now has, or, without uv, pypa's installer; the baseline: `pip install --no-deps`), "
-        "importing the handler and `model_fn`. The last column is the handler's imports alone in a fresh "
-        "process with the packages installed: the floor no installer removes. uv and installer write no "
-        "bytecode and the image (as this machine) sets PYTHONDONTWRITEBYTECODE, so the load's imports "
-        "compile the vendored modules they use, and so do those of that fresh process (the image layer "
-        "standing for the image holds its packages' bytecode, as the image's pip install writes it); pip "
-        "compiles every module at "
-        "install time, inside the baseline's load (the baseline's imports alone, with its bytecode, are in "
-        "the JSON). On a loaded machine every number grows with the load; the "
+        "importing the handler and `model_fn`. Both trees load the same archive, built by this checkout's "
+        "`smkit package --vendor-wheels`: it carries the bytecode of the vendored modules the handler check "
+        "imported (`code/wheels/bytecode.cpython-311.zip`, smkit/packaging/bytecode.py), which this "
+        "checkout's install puts beside the installed sources and the baseline does not know. The last "
+        "column is the handler's imports alone in a fresh process with the packages installed: the floor no "
+        "installer removes (the image layer standing for the image holds its packages' bytecode, as the "
+        "image's pip install writes it; the image and this machine set PYTHONDONTWRITEBYTECODE). pip "
+        "compiles every module at install time, inside the baseline's load. On a loaded machine every "
+        "number grows with the load; the "
         "ratios between the two trees of one run are the comparison.",
     ]
     return "\n".join(lines)

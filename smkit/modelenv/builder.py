@@ -102,9 +102,10 @@ def envs_enabled() -> bool:
 def cache_root() -> Path:
     """The cache directory (see the module docstring)."""
     if os.environ.get(CACHE_VAR):
-        return Path(os.environ[CACHE_VAR]).expanduser()
+        # Absolute: the environments' interpreters are run from other working folders (the model's).
+        return Path(os.environ[CACHE_VAR]).expanduser().absolute()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "smkit"
+    return Path(base).absolute() / "smkit"
 
 
 def _say(message: str) -> None:

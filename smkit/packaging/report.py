@@ -38,12 +38,19 @@ def size_report(manifest: Manifest, *, warn_bytes: int = WARN_BYTES) -> list[str
     width = max((len(name) for name in groups), default=0)
     for name, size in sorted(groups.items(), key=lambda item: -item[1]):
         lines.append(f"  {name:<{width}}  {_megabytes(size):>12}")
-    wheels = sorted((e for e in manifest.entries if e.path.startswith(WHEELS_PREFIX)), key=lambda e: -e.size)
+    vendored = [e for e in manifest.entries if e.path.startswith(WHEELS_PREFIX)]
+    wheels = sorted((e for e in vendored if e.path.endswith(".whl")), key=lambda e: -e.size)
     if wheels:
         lines.append("largest vendored wheels:")
         lines.extend(
             f"  {e.path.removeprefix(WHEELS_PREFIX)}  {_megabytes(e.size)}" for e in wheels[:LARGEST_WHEELS]
         )
+    # smkit/packaging/bytecode.py: what the handler's imports would otherwise compile at each load.
+    lines.extend(
+        f"bytecode of the imported vendored modules: {e.path.removeprefix(WHEELS_PREFIX)}  {_megabytes(e.size)}"
+        for e in vendored
+        if not e.path.endswith(".whl")
+    )
     size = manifest.archive.size if manifest.archive is not None else manifest.total_size
     if size > warn_bytes:
         lines.append(
