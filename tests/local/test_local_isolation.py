@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import tarfile
 from pathlib import Path
 
@@ -160,7 +161,11 @@ def test_the_packager_and_the_local_endpoint_agree_on_what_the_image_provides(re
     if in_image:
         assert _wheels(archive) == [] and "provides every line of code/requirements.txt" in stderr
     else:
-        assert [Path(w).name for w in _wheels(archive)] == ["threadpoolctl-3.8.0-py3-none-any.whl"]
+        # The wheel, and the bytecode of the module the handler imports from it (smkit/packaging/bytecode.py).
+        assert [Path(w).name for w in _wheels(archive)] == [
+            f"bytecode.{sys.implementation.cache_tag}.zip",
+            "threadpoolctl-3.8.0-py3-none-any.whl",
+        ]
     with LocalEndpoint(config, root=tmp_path, log_dir=tmp_path) as endpoint:
         response = endpoint.client().invoke_endpoint(
             EndpointName=endpoint.name, ContentType="application/json", Body=b"{}"

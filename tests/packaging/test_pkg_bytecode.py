@@ -134,3 +134,15 @@ def test_a_damaged_bytecode_file_is_skipped_and_the_sources_are_compiled(
     assert not (target / MEMBER).exists()
     used = _import(target)
     assert used["compiled"] == [str(target / "threadpoolctl.py")]
+
+
+def test_a_damaged_cached_compile_is_made_again_never_shipped(
+    packaged: tuple[Path, Path], capfd: pytest.CaptureFixture[str]
+) -> None:
+    first = packaged[0]
+    cache = first.parent / "cache1"
+    (cached,) = (cache / "bytecode").glob("*.zip")
+    cached.write_bytes(cached.read_bytes()[:-100])  # cut short, as a full disk or a killed copy leaves it
+    again = _package(first.parent, "again.tar.gz", cache)
+    assert f"{cached} is damaged" in capfd.readouterr().err
+    assert again.read_bytes() == first.read_bytes()

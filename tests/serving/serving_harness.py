@@ -127,8 +127,11 @@ def start_server(
     module: str = "smkit.serving",
     ready: bool = True,
     port: int | None = None,
+    own_group: bool = False,
 ) -> Server:
-    """Start ``python -m module args --port P``; wait for ``/ping`` 200 when ``ready``."""
+    """Start ``python -m module args --port P``; wait for ``/ping`` 200 when ``ready``.
+
+    ``own_group``: in a process group of its own (its pid), which a test can signal as a whole."""
     port = port or free_port()
     log_path = tmp / f"server-{port}.log"
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
@@ -139,7 +142,14 @@ def start_server(
     else:
         port = int(full_env["SAGEMAKER_BIND_TO_PORT"])
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+        proc = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=full_env,
+            cwd=REPO,
+            process_group=0 if own_group else None,
+        )
     server = Server(proc, port, log_path, full_env)
     if ready:
         wait_ready(server)
