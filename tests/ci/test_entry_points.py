@@ -58,12 +58,21 @@ def _recipe(*targets: str) -> list[str]:
 
 
 def test_gates_are_the_steps_of_make_test() -> None:
-    """lint + package-model + pytest is exactly `make test`'s recipe (after its setup prerequisite)."""
+    """lint + package-model + pytest is exactly `make test`'s recipe (after its setup and bytecode
+    prerequisites; package-model compiles the kit's bytecode too, so the pipeline's gates do)."""
     setup = _recipe("setup")
+    bytecode = [line for line in _recipe("bytecode") if line not in setup]
+    assert len(bytecode) == 1 and "-m compileall" in bytecode[0]
     test = [line for line in _recipe("test") if line not in setup]
-    steps = [line for target in ("lint", "package-model") for line in _recipe(target) if line not in setup]
+    steps = [
+        line
+        for target in ("lint", "package-model")
+        for line in _recipe(target)
+        if line not in setup and line not in bytecode
+    ]
+    assert bytecode[0] in _recipe("package-model")
     pytest_line = next(line for line in test if line.endswith("-m pytest"))
-    assert test == [*steps, pytest_line]
+    assert test == [*bytecode, *steps, pytest_line]
     assert pytest_line.split()[0].endswith(".venv/bin/python")
     assert gates.gate_commands()[2] == ".venv/bin/python -m pytest"
 
