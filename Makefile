@@ -41,8 +41,8 @@ $(SETUP_STAMP): pyproject.toml uv.lock package.json package-lock.json
 # The kit's own modules as bytecode. smkit is installed editable (imported from this folder), and Python writes
 # no .pyc where PYTHONDONTWRITEBYTECODE is set (the image, many CI machines), so every process that imports
 # smkit (each CLI call, CDK app, local endpoint, container front end and worker, and each test's servers)
-# compiled it again (tests/serving + tests/batch: 102 s of CPU without the .pyc, 71 s with them). compileall
-# writes what is missing or stale and skips the rest (0.6 s).
+# compiled it again (tests/serving + tests/batch, runs alternating: 82-88 s of user CPU without the .pyc, 70-74 s
+# with them). compileall writes what is missing or stale and skips the rest (0.6 s).
 BYTECODE_SOURCES := smkit stacks scripts tests app.py
 bytecode: setup
 	@$(PY) -m compileall -q -j 0 $(BYTECODE_SOURCES) > /dev/null
