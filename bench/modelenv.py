@@ -16,9 +16,10 @@ already set up), each in a fresh process:
   layer (the image's packages, no scikit-learn), then ``POST /models`` of an archive that this checkout's
   ``smkit package --vendor-wheels`` built: ``code/wheels`` vendors scikit-learn + pandas + scipy and their
   dependencies (not numpy: the image has it) and the bytecode of the modules the handler imports (a
-  baseline without that feature installs the wheels alone), timed to its 200. SageMaker answers ``ModelNotReadyException`` to a load that takes over 60 s. The kit's image
-  has uv (this checkout's runtime installs with it); the row ``(no uv ...)`` is an image without uv
-  (``SMKIT_UV=none``: the wheels unpacked by pypa's installer). Rounds alternate between the trees.
+  baseline without that feature installs the wheels alone), timed to its 200. SageMaker answers
+  ``ModelNotReadyException`` to a load that takes over 60 s. The kit's image has uv (this checkout's
+  runtime installs with it); the row ``(no uv ...)`` is an image without uv (``SMKIT_UV=none``: the wheels
+  unpacked by pypa's installer). Rounds alternate between the trees.
 
 Times are wall seconds of the call (the environment rows: inside the process, imports excluded and given
 separately; a first load includes extracting the archive, installing the wheels and importing the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import signal
 import threading
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import click
 
 from smkit.config import ConfigError, load_config
+from smkit.digest import sha256_file
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -50,7 +50,7 @@ def _describe(endpoint: object) -> str:
             + f", {_workers(p)}"
         )
     for archive in sorted(set(runtime.archives.values())):
-        lines.append(f"  model data {archive} (sha256 {_sha256(archive)})")
+        lines.append(f"  model data {archive} (sha256 {sha256_file(archive)})")
     if runtime.capture is not None:
         lines.append(
             f"  data capture ({runtime.capture.spec.sampling_percentage}%) under {runtime.capture.root}"
@@ -80,14 +80,6 @@ def _workers(process: Any) -> str:
         return f"{process.engine} engine, arguments {' '.join(process.arguments) or '(none)'}"
     n = process.workers
     return f"{n} model worker{'s' if n != 1 else ''} ({process.workers_reason})"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @click.command("local-endpoint")

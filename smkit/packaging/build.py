@@ -15,7 +15,6 @@ folder to an interpreter and the directories of its installed requirements).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import sys
@@ -24,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from smkit.archive import CHUNK
+from smkit.digest import sha256_file
 from smkit.packaging.bytecode import write_bytecode
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
@@ -88,14 +87,6 @@ def _check_uncompressed_target(path: Path) -> None:
             "exists and is not an empty folder or an earlier uncompressed build (no smkit-manifest.json)",
             "name a new or empty folder",
         )
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _replace_dir(staging: Path, dest: Path) -> None:
@@ -273,7 +264,7 @@ def build_archive(
             tmp_file.close()
             os.chmod(tmp_file.name, 0o644)
             os.replace(tmp_file.name, out)
-            info = ArchiveInfo(str(out), out.stat().st_size, _sha256_file(out))
+            info = ArchiveInfo(str(out), out.stat().st_size, sha256_file(out))
         if flat is not None and staging is not None:
             _replace_dir(staging, flat)
     return Manifest(

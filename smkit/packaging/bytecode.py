@@ -27,13 +27,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from smkit.digest import sha256_file
 
 BYTECODE_PREFIX = "bytecode."  # code/wheels/bytecode.<cache tag>.zip
 BYTECODE_SUFFIX = ".zip"
@@ -85,33 +87,22 @@ print(json.dumps({"tag": tag, "count": len(compiled)}))
 """
 
 
-@dataclass(frozen=True)
-class Bytecode:
-    """What :func:`write_bytecode` put into the wheels folder: ``path`` holding ``count`` files for ``tag``."""
-
-    path: Path
-    tag: str
-    count: int
-
-
 def _digest(wheels: Sequence[Path], modules: Sequence[str], python_version: str) -> str:
     digest = hashlib.sha256(f"{python_version}\0".encode())
     for wheel in wheels:
-        digest.update(f"{wheel.name}\0".encode())
-        with open(wheel, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        digest.update(f"{wheel.name}\0{sha256_file(wheel)}\0".encode())
     digest.update("\0".join(sorted(modules)).encode())
     return digest.hexdigest()[:24]
 
 
 def write_bytecode(
     wheels_dir: Path, modules: Sequence[str], *, python: str, python_version: str, cache: Path
-) -> Bytecode | None:
+) -> Path | None:
     """Compile the ``modules`` that the wheels in ``wheels_dir`` hold, into ``wheels_dir/bytecode.<tag>.zip``.
 
     ``python`` is the interpreter of the image's version that ran the handler check (``python_version``
-    its full version, part of the cache key). None when no vendored module was imported. Compiling is an
+    its full version, part of the cache key). Returns the file written; None when no vendored module was
+    imported. Compiling is an
     optimisation: when it fails, the archive ships without bytecode and says so on stderr.
     """
     wheels = sorted(wheels_dir.glob("*.whl"))
@@ -128,12 +119,8 @@ def write_bytecode(
     if found is None or not found["count"]:
         return None
     target = wheels_dir / f"{BYTECODE_PREFIX}{found['tag']}{BYTECODE_SUFFIX}"
-    target.write_bytes(cached.read_bytes())
-    return Bytecode(target, found["tag"], found["count"])
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    shutil.copyfile(cached, target)
+    return target
 
 
 def _cached(cached: Path, record: Path) -> dict[str, Any] | None:
@@ -142,7 +129,7 @@ def _cached(cached: Path, record: Path) -> dict[str, Any] | None:
         return None
     try:
         found = json.loads(record.read_text(encoding="utf-8"))
-        if isinstance(found, dict) and found.get("sha256") == _sha256(cached):
+        if isinstance(found, dict) and found.get("sha256") == sha256_file(cached):
             return found
     except (OSError, ValueError):
         pass
@@ -175,7 +162,7 @@ def _compile(
             print(f"smkit: no bytecode for the vendored wheels ({python}: {tail})", file=sys.stderr)
             return None
         found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        found["sha256"] = _sha256(out)
+        found["sha256"] = sha256_file(out)
         record.unlink(missing_ok=True)
         os.replace(out, cached)
         record.write_text(json.dumps(found) + "\n", encoding="utf-8")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from smkit.digest import sha256_file
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.requirements import parse_requirements
 
@@ -136,7 +137,7 @@ def vendor_wheels(
             )
             if code != 0:
                 raise _refusal(requirements_file, target, output, staging)
-            digests = {p.name: _sha256(p) for p in sorted(staging.glob("*.whl"))}
+            digests = {p.name: sha256_file(p) for p in sorted(staging.glob("*.whl"))}
             (staging / COMPLETE).write_text(json.dumps(digests, indent=2) + "\n", encoding="utf-8")
             shutil.rmtree(cached, ignore_errors=True)
             os.rename(staging, cached)
@@ -157,14 +158,6 @@ def vendor_wheels(
     return kept
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def cache_damage(cached: Path) -> str | None:
     """Why the cached download ``cached`` cannot be used (None: complete, every wheel as recorded)."""
     marker = cached / COMPLETE
@@ -180,7 +173,7 @@ def cache_damage(cached: Path) -> str | None:
     if present != set(recorded):
         return f"{cached} holds {sorted(present ^ set(recorded))} that its record does not (or the reverse)"
     for name, expected in recorded.items():
-        if _sha256(cached / name) != expected:
+        if sha256_file(cached / name) != expected:
             return f"{cached / name} does not match the sha256 recorded when it was downloaded (damaged)"
     return None
 

@@ -16,13 +16,13 @@ It runs in the worker (the model's interpreter, standard library only), so a fai
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from smkit.digest import sha256_file
 from smkit.pickle_allow import Allow, entry_problem, known_as
 from smkit.pickle_scan import ScanError, is_candidate, scan_file
 from smkit.serving.env import _flag
@@ -91,23 +91,13 @@ def _check_file(root: Path, name: str, size: int, digest: str) -> None:
     if not path.is_file():
         raise ModelFileError(f"{path}: listed in {MANIFEST_NAME} but missing; package the model again")
     actual_size = path.stat().st_size
-    actual = _sha256(path) if actual_size == size else None
+    actual = sha256_file(path) if actual_size == size else None
     if actual != digest:
         what = f"size {actual_size:,} bytes, packaged {size:,}" if actual is None else f"sha256 {actual}"
         raise ModelFileError(
             f"{path}: changed since it was packaged ({what}; {MANIFEST_NAME} says sha256 {digest}); "
             f"package the model again with smkit package, or set {VAR_VERIFY}=false to serve it unchecked"
         )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    buffer = bytearray(CHUNK)
-    view = memoryview(buffer)
-    with path.open("rb", buffering=0) as f:
-        while n := f.readinto(buffer):
-            digest.update(view[:n])
-    return digest.hexdigest()
 
 
 def _files(root: Path) -> list[Path]:

@@ -330,7 +330,8 @@ def add_bytecode(wheels: str, target: str) -> int:
     """Put the packaged bytecode in ``wheels`` (``bytecode.*.zip``) next to the sources installed in ``target``.
 
     Only members of the form ``<folder>/__pycache__/<module>.<tag>.pyc`` whose ``<folder>/<module>.py`` was
-    installed are written, inside ``target``. Each is a checked-hash file, so Python uses it only for the
+    installed are written, inside ``target`` (this module stays free of smkit.archive, whose isal a
+    worker's interpreter may lack). Each is a checked-hash file, so Python uses it only for the
     exact source it was compiled from. Bytecode saves compiling and nothing more: a damaged zip (a member
     failing its CRC) is reported on stderr and the rest of it skipped, and the import compiles the sources.
     Returns the number of files written.
@@ -346,7 +347,7 @@ def add_bytecode(wheels: str, target: str) -> int:
                         or len(parts) < 2
                         or parts[-2] != "__pycache__"
                         or not parts[-1].endswith(".pyc")
-                        or any(part in ("", ".", "..", "/") for part in parts)
+                        or any(part in ("", ".", "..", "/") for part in parts)  # only inside target
                     ):
                         continue
                     source = os.path.join(target, *parts[:-2], parts[-1].split(".", 1)[0] + ".py")
