@@ -57,7 +57,14 @@ def crash_a_worker(server: ManagedServer, request: Request, answer: bytes, after
     front = psutil.Process(server.process.pid)
 
     def workers() -> set[int]:
-        return {c.pid for c in front.children() if c.status() != psutil.STATUS_ZOMBIE}
+        found = set()
+        for child in front.children():
+            try:  # the killed worker can be reaped between children() and status()
+                if child.status() != psutil.STATUS_ZOMBIE:
+                    found.add(child.pid)
+            except psutil.NoSuchProcess:
+                continue
+        return found
 
     before = workers()
     victim = min(before)

@@ -65,12 +65,10 @@ def synth_command(
     ]
 
 
-def bootstrap_command(
-    config: Path, *, image_tag: str | None = None, context: Sequence[str] = (), output: str = ASSEMBLY_DIR
-) -> list[str]:
-    """``cdk bootstrap`` for the account/region the config deploys to (once per account and region)."""
-    argv = [*CDK, "bootstrap", "--ci", "--output", output]
-    return argv + context_args(config, image_tag=image_tag, context=context)
+def bootstrap_command(assembly: str) -> list[str]:
+    """``cdk bootstrap --app ASSEMBLY``: the environments the synthesized stacks deploy to (once per account
+    and region), read from the assembly instead of running the app again."""
+    return [*CDK, "bootstrap", "--ci", "--app", assembly]
 
 
 def stacks_with(assembly: Path, resource_type: str) -> list[str]:

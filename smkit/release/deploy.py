@@ -57,36 +57,34 @@ class DeployRequest:
             raise ReleaseError(str(exc)) from None
 
     def bootstrap_commands(self) -> list[list[str]]:
-        if not self.bootstrap:
-            return []
-        return [
-            cdk.bootstrap_command(
-                self.config, image_tag=self.image_tag, context=self.context, output=self.output
-            )
-        ]
+        """``cdk bootstrap`` of the environments the synthesized assembly names (nothing without
+        ``bootstrap``); run after the synth, so the CLI reads the assembly instead of running the app again."""
+        return [cdk.bootstrap_command(self.output)] if self.bootstrap else []
+
+    def synth_command(self, extra: Sequence[str] = ()) -> list[str]:
+        """``cdk synth`` of the config into ``output``, with ``extra`` context after the request's own."""
+        return cdk.synth_command(
+            self.config, image_tag=self.image_tag, context=[*self.context, *extra], output=self.output
+        )
 
 
 def deploy(request: DeployRequest, *, note: str) -> str | None:
     """Every stack of the config; the endpoint name once it is InService (None for a dry run).
 
+    The app is synthesized once, and bootstrap and deploy read that cloud assembly (each CDK app run
+    costs seconds of CPU: aws-cdk-lib's start and its template validation). The app runs a second time
+    only when the deployed state adds context (releases recorded before, an endpoint already running),
+    because that context changes the templates.
+
     An update that changes an autoscaled variant's instance type runs between :func:`scaling.pause` and
     :func:`scaling.resume` (deregister, update, register again), so the endpoint keeps its name."""
     deployment = request.load()
-    commands = [*map(list, request.prepare), *request.bootstrap_commands()]
-    deploy_all = cdk.deploy_command(
-        request.config,
-        image_tag=request.image_tag,
-        context=request.context,
-        output=request.output,
-        method=request.method,
-    )
+    commands = [*map(list, request.prepare), request.synth_command(), *request.bootstrap_commands()]
+    deploy_synthesized = cdk.deploy_assembly_command(request.output, ["--all"], method=request.method)
     if request.dry_run:
-        run_all([*commands, deploy_all], dry_run=True, cwd=request.root)
+        run_all([*commands, deploy_synthesized], dry_run=True, cwd=request.root)
         return None
-    synth = cdk.synth_command(
-        request.config, image_tag=request.image_tag, context=request.context, output=request.output
-    )
-    run_all([*commands, synth], dry_run=False, cwd=request.root)
+    run_all(commands, dry_run=False, cwd=request.root)
     extra = [
         c
         for c in (
@@ -96,16 +94,10 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         if c
     ]
     if extra:
-        deploy_all = cdk.deploy_command(
-            request.config,
-            image_tag=request.image_tag,
-            context=[*request.context, *extra],
-            output=request.output,
-            method=request.method,
-        )
+        run_all([request.synth_command(extra)], dry_run=False, cwd=request.root)
     paused = paused_targets(request.root / request.output)
     try:
-        run_all([deploy_all], dry_run=False, cwd=request.root)
+        run_all([deploy_synthesized], dry_run=False, cwd=request.root)
     finally:
         if paused:
             restored = scaling.resume(
@@ -179,12 +171,7 @@ def deploy_repository(request: DeployRequest) -> str | None:
     cloud assembly; that assembly is then deployed as it is.
     """
     request.load()
-    run(
-        cdk.synth_command(
-            request.config, image_tag=request.image_tag, context=request.context, output=request.output
-        ),
-        cwd=request.root,
-    )
+    run(request.synth_command(), cwd=request.root)
     stack = cdk.the_stack_with(request.root / request.output, "AWS::ECR::Repository")
     commands = [
         *request.bootstrap_commands(),

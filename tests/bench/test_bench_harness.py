@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -33,6 +34,12 @@ def run_script(module: str, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=180,
     )
+
+
+def written(out: Path, done: subprocess.CompletedProcess[str]) -> Any:
+    """The script's JSON result; when it wrote none, the failure shows why (its exit status and output)."""
+    assert out.is_file(), f"exit status {done.returncode}, no {out.name}:\n{done.stdout}\n{done.stderr}"
+    return json.loads(out.read_text())
 
 
 def assert_stopped(pids: list[int]) -> None:
@@ -64,7 +71,7 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         str(out),
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())
+    result = written(out, done)
     slow = result["profiles"]["cpu20ms"]["smkit"]["runs"]["8"]
     assert slow["requests"] == 16 and slow["errors"] == 0
     assert slow["ping_probes"] >= 1 and slow["ping_failures"] == 0
@@ -113,7 +120,7 @@ def test_models_harness_tiny_run(tmp_path: Path) -> None:
         str(out),
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())
+    result = written(out, done)
     # Each round starts with the next server: every server runs first once.
     positions = {s: [r["position"] for r in runs] for s, runs in result["raw_rounds"]["numpy"].items()}
     assert positions == {"smkit": [0, 1], "smkit-1thread": [1, 0]}
@@ -142,7 +149,7 @@ def test_soak_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
         "--out",
         str(out),
     )
-    result = json.loads(out.read_text())
+    result = written(out, done)
     assert result["errors"] == 0, result["error_samples"]
     assert result["rss_mb_start"] > 0 and result["rss_mb_end"] > 0
     assert set(result["criteria"]) == {"zero_errors", "rss_growth_under_10pct", "crashed_worker_replaced"}

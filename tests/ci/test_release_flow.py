@@ -121,11 +121,21 @@ def test_deploy_rejects_a_bad_image_tag_before_any_command(capsys: pytest.Captur
 
 def test_deploy_dry_run_prints_the_cli_calls(capsys: pytest.CaptureFixture[str]) -> None:
     assert deploy.main(["--config", CONFIG, "--image-tag", FIRST, "--skip-package", "--dry-run"]) == 0
-    (command,) = capsys.readouterr().out.splitlines()
-    assert command == (
+    # One synth; the deploy reads that assembly instead of running the app again.
+    assert capsys.readouterr().out.splitlines() == [
+        f"npx --no-install cdk synth --quiet --output cdk.out -c config={CONFIG} -c image_tag={FIRST}",
         "npx --no-install cdk deploy --all --require-approval never --progress events --ci --method=change-set "
-        f"--output cdk.out -c config={CONFIG} -c image_tag={FIRST}"
-    )
+        "--app cdk.out",
+    ]
+
+
+def test_bootstrap_reads_the_synthesized_assembly(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--config", CONFIG, "--image-tag", FIRST, "--skip-package", "--bootstrap", "--dry-run"]
+    assert deploy.main(argv) == 0
+    synth, bootstrap, deploy_all = capsys.readouterr().out.splitlines()
+    assert synth.split()[3] == "synth"
+    assert bootstrap == "npx --no-install cdk bootstrap --ci --app cdk.out"
+    assert deploy_all.endswith("--app cdk.out")
 
 
 def test_ecr_only_dry_run_names_the_stack_of_the_synthesized_assembly(
