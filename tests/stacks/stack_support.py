@@ -8,6 +8,7 @@ unacknowledged finding fails the fixture with the findings listed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ import aws_cdk as cdk
 import pytest
 import yaml
 from aws_cdk.assertions import Template
+from cfnlint.config import ConfigMixIn
+from cfnlint.runner import Runner
 
 from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.compliance import add_compliance_checks
@@ -33,6 +36,17 @@ S3_SOURCE_KEY = "arn:aws:kms:eu-west-1:123456789012:key/abcd1234-12ab-34cd-56ef-
 S3_PREFIX = "s3://large-models-eu/llm/v3/"
 S3_MME = "s3://large-models-eu/mme/tabular/"
 DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
+
+
+def cfn_lint_findings(templates: Sequence[Path], *, ignore: Sequence[str] = ()) -> list[str]:
+    """cfn-lint (us-east-1, every rule but ``ignore``) over ``templates`` in one run: ``FILE:LINE: RULE
+    message`` per finding. One run loads cfn-lint's rules once (about 0.6 s of CPU each time,
+    ``cfnlint.api.lint_file`` loads them per file)."""
+    assert templates, "no template to lint"
+    config = ConfigMixIn(
+        ["--template", *map(str, templates)], regions=["us-east-1"], ignore_checks=list(ignore)
+    )
+    return [f"{Path(m.filename).name}:{m.linenumber}: {m.rule.id} {m.message}" for m in Runner(config).run()]
 
 
 def cdk_context() -> dict[str, Any]:

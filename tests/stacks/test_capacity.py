@@ -10,15 +10,13 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 import pytest
 import yaml
 from aws_cdk.assertions import Match, Template
-from cfnlint.api import ManualArgs, lint_file
-from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, synthesize
+from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cfn_lint_findings, synthesize
 
 from smkit.cdk.constructs.endpoint_config import (
     EndpointConfiguration,
@@ -143,12 +141,7 @@ def test_default_scale_in_is_left_to_sagemaker(synthesized: SynthesizedApp) -> N
 
 
 def test_cfn_lint_is_clean_on_the_capacity_templates(capacity: SynthesizedApp) -> None:
-    config = ManualArgs(regions=["us-east-1"])
-    findings = [
-        f"{path.name}:{m.linenumber}: {m.rule.id} {m.message}"
-        for path in capacity.template_files()
-        for m in lint_file(Path(path), config=config)
-    ]
+    findings = cfn_lint_findings(capacity.template_files())
     assert findings == [], "\n".join(findings)
 
 

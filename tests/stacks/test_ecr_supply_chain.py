@@ -14,8 +14,15 @@ import aws_cdk as cdk
 import pytest
 import yaml
 from aws_cdk.assertions import Match, Template
-from cfnlint.api import ManualArgs, lint_file
-from stack_support import CONFIG_DIR, DLC_URI, ROOT, S3_ARCHIVE, cdk_context, validation_findings
+from stack_support import (
+    CONFIG_DIR,
+    DLC_URI,
+    ROOT,
+    S3_ARCHIVE,
+    cdk_context,
+    cfn_lint_findings,
+    validation_findings,
+)
 
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.ecr_stack import EcrStack
@@ -101,12 +108,7 @@ def test_enhanced_scanning_is_continuous_and_filtered_to_the_repository(
 def test_cfn_lint_is_clean_on_every_template(synthesized: tuple[Path, dict[str, EcrStack]]) -> None:
     files = sorted(synthesized[0].glob("*Ecr.template.json"))
     assert len(files) == 3
-    config = ManualArgs(regions=["us-east-1"])
-    findings = [
-        f"{path.name}:{m.linenumber}: {m.rule.id} {m.message}"
-        for path in files
-        for m in lint_file(path, config=config)
-    ]
+    findings = cfn_lint_findings(files)
     assert findings == [], "\n".join(findings)
 
 
