@@ -19,6 +19,7 @@ CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 # Stacks deployed at once: the six ECR stacks, then the six serving stacks (measured in the report).
 CONCURRENCY = 6
 
+
 @dataclass(frozen=True)
 class Assembly:
     """The synthesized app of every config: its directory and each config's stack names."""
