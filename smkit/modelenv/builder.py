@@ -6,8 +6,11 @@ Two layers, as in the serving image, both built by uv (:mod:`smkit.modelenv.uvto
 1. The **image layer**: a venv with the image's Python version and the packages the image installs
    (``container/requirements*.txt``, written from uv.lock by ``make lock``; for an AWS framework image also
    its framework, e.g. ``torch==2.6.0.*``), with their bytecode as the image's ``pip install`` writes it.
-   Cached under ``<cache>/envs/<hash of version and packages>``; the kit's ``smkit`` package is linked
-   into it, never copied, so it always runs the checked-out source.
+   Cached under ``<cache>/envs/<hash of version and packages>``, shared by every checkout and install of
+   the kit: the kit's ``smkit`` package is never copied in. A line of the venv's ``smkit-source.pth`` puts
+   the folder ``$SMKIT_SOURCE_PATH`` names on ``sys.path``; each kit process sets it (:func:`export_source`)
+   to a folder holding only a link to its own ``smkit``, and its children inherit it, so they run the
+   source of the kit that started them.
 2. The **model layer**: ``code/requirements.txt`` resolved once for the image layer's interpreter
    (``uv pip compile``; from the wheels' own names when the archive vendors ``code/wheels``), the
    distributions the image already installs at those versions left out, the rest installed exactly as
@@ -51,6 +54,9 @@ from smkit.requirement_lines import requirement_lines
 from smkit.serving import requirements as model_requirements
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
+SOURCE_VAR = "SMKIT_SOURCE_PATH"
+# Run by site at the start of an environment's interpreter (a .pth line that begins with "import").
+SOURCE_PTH = f"import os, sys; sys.path.extend(p for p in [os.environ.get({SOURCE_VAR!r})] if p and p not in sys.path)\n"
 # SMKIT_MODEL_ENVS=false: serve, local-endpoint and batch-transform --local run handlers with smkit's own
 # interpreter (as before model environments), for handlers whose packages that interpreter already has.
 ENVS_VAR = "SMKIT_MODEL_ENVS"
@@ -196,19 +202,37 @@ def _run(command: list[str], what: str, *, progress: bool) -> None:
         raise ModelEnvError(f"{what} failed (exit {code}): {' | '.join(tail)}")
 
 
-def _link_smkit(venv: Path, python: str) -> None:
-    """Make the kit's ``smkit`` package importable in the venv through a link (always the live source)."""
+def source_folder() -> Path:
+    """A folder holding only ``smkit``, a link to this kit's package: one per source location, under the
+    cache (the folder that holds the package itself may hold other packages, a checkout's ``tests``, or a
+    venv's whole site-packages, which must not reach a model's environment)."""
     source = Path(smkit.__file__).resolve().parent
-    holder = venv / "smkit-source"
-    holder.mkdir(exist_ok=True)
-    link = holder / "smkit"
-    if not link.exists():
-        link.symlink_to(source, target_is_directory=True)
+    folder = cache_root() / "sources" / hashlib.sha256(str(source).encode()).hexdigest()[:16]
+    link = folder / "smkit"
+    if not (link.is_symlink() and link.resolve() == source):
+        ensure_writable(cache_root())
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".smkit.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            staged.unlink()
+        staged.symlink_to(source, target_is_directory=True)
+        os.replace(staged, link)
+    return folder
+
+
+def export_source() -> None:
+    """Name this kit's source in ``$SMKIT_SOURCE_PATH`` for every process started from here on (the
+    environments' interpreters import ``smkit`` from it)."""
+    os.environ[SOURCE_VAR] = str(source_folder())
+
+
+def _add_source_line(venv: Path, python: str) -> None:
+    """Write the venv's ``smkit-source.pth`` (:data:`SOURCE_PTH`)."""
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     site = subprocess.run(
         [python, "-I", "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
-    Path(site, "smkit-source.pth").write_text(f"{holder}\n", encoding="utf-8")
+    Path(site, "smkit-source.pth").write_text(SOURCE_PTH, encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -231,8 +255,8 @@ def image_layer(runtime: ImageRuntime, model_requirements_text: str = "") -> Ima
     key_data = {
         "python": runtime.python,
         "packages": packages,
-        "smkit": str(Path(smkit.__file__).parent),
         "bytecode": True,
+        "source": SOURCE_VAR,
     }
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     return ImageLayer(cache_root() / "envs" / f"py{runtime.python}-{key}", tuple(packages), key)
@@ -244,6 +268,7 @@ def image_environment(
     """The image layer's interpreter for ``runtime``, built on first use; returns its path."""
     layer = image_layer(runtime, model_requirements_text)
     venv, python = layer.venv, layer.python
+    export_source()
     marker = venv / COMPLETE
     if marker.is_file():
         touch(marker)
@@ -273,7 +298,7 @@ def image_environment(
         args = ["pip", "install", "--quiet", "--compile-bytecode", "--python", python]
         args += [*uvtool.index_options(), *layer.packages]
         uvtool.run_uv(args, f"installing the image's packages into {venv}", progress=progress)
-        _link_smkit(venv, python)
+        _add_source_line(venv, python)
         record = {
             "kind": "image",
             "python": runtime.python,
@@ -334,16 +359,17 @@ def locked_environment(lock: Path, *, python_version: str, label: str, progress:
     For an engine image whose program is not the kit's runtime (smkit.llm: AWS's vLLM image): every line of
     ``lock`` is an exact pin and pip installs them with ``--no-deps``, so the environment is the lock and
     nothing else. Cached under ``<cache>/envs/<label>-py<version>-<hash of the lock>``, under the same lock
-    file and completion marker as :func:`image_environment`; the kit's ``smkit`` package is linked in.
+    file and completion marker as :func:`image_environment`; the kit's ``smkit`` is found as there.
     """
     try:
         text = lock.read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelEnvError(f"{lock}: cannot read it ({exc.strerror})") from None
-    key_data = {"python": python_version, "lock": text, "smkit": str(Path(smkit.__file__).parent)}
+    key_data = {"python": python_version, "lock": text, "source": SOURCE_VAR}
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     venv = cache_root() / "envs" / f"{label}-py{python_version}-{key}"
     python = str(venv / "bin" / "python")
+    export_source()
     with _locked(venv):
         if (venv / COMPLETE).is_file():
             return python
@@ -354,7 +380,7 @@ def locked_environment(lock: Path, *, python_version: str, label: str, progress:
         _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
         command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-deps"]
         _run([*command, "-r", str(lock)], f"installing {lock} into {venv}", progress=progress)
-        _link_smkit(venv, python)
+        _add_source_line(venv, python)
         (venv / COMPLETE).write_text(
             json.dumps({"lock": str(lock), "key": key}, indent=2) + "\n", encoding="utf-8"
         )

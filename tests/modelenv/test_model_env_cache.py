@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import smkit
 from smkit.cli import main
+from smkit.dockerimage import container_dir
 from smkit.modelenv import CACHE_VAR, ModelEnvError, cache_root, model_environment
-from smkit.modelenv.builder import COMPLETE, image_layer
+from smkit.modelenv.builder import COMPLETE, SOURCE_VAR, image_layer
 from smkit.modelenv.cache import entries, prune
 from smkit.modelenv.image import ImageRuntime
 from smkit.packaging.vendor import VendorTarget, vendor_wheels
@@ -195,3 +197,43 @@ def test_smkit_cache_lists_sizes_and_prunes(cache, tmp_path) -> None:
     gone = prune(cache, unused_days=1, now=4e9)
     assert {e.kind for e in gone} >= {"image", "model", "link"}
     assert json.dumps([str(p) for p in (cache / "envs").iterdir() if p.is_dir()]) == "[]"
+
+
+def test_one_image_layer_serves_every_install_of_the_kit(cache, tmp_path) -> None:
+    """The layer's key leaves out where smkit lives; its interpreter imports the smkit of the process that
+    started it (``$SMKIT_SOURCE_PATH``, set by the kit when it hands out an environment)."""
+    env = model_environment(_model(tmp_path, "m"))
+    mine = Path(smkit.__file__).resolve().parent
+    other = tmp_path / "other-install"
+    shutil.copytree(mine, other / "smkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(container_dir(), other / "smkit" / "container")  # where the wheel keeps it
+    where = (
+        "import smkit; from smkit.modelenv.builder import image_layer, ImageRuntime; "
+        f"print(smkit.__file__); print(image_layer(ImageRuntime(), {REQUIREMENT!r}).venv)"
+    )
+    layers = {}
+    for root in (mine.parent, other):
+        done = subprocess.run(
+            [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {where}"],
+            capture_output=True, text=True, check=True, env=os.environ.copy(), cwd=tmp_path,
+        )  # fmt: skip
+        source, venv = done.stdout.split()
+        layers[source] = venv
+    assert sorted(layers) == sorted([str(mine / "__init__.py"), str(other / "smkit" / "__init__.py")])
+    assert set(layers.values()) == {str(image_layer(ImageRuntime(), REQUIREMENT).venv)}
+
+    def imported(source: str | None) -> str:
+        environ = {k: v for k, v in os.environ.items() if k != SOURCE_VAR}
+        environ.update({SOURCE_VAR: source} if source else {})
+        code = "import smkit, os; print(os.path.realpath(smkit.__file__))"
+        done = subprocess.run(
+            [env.python, "-c", code], capture_output=True, text=True, env=environ, cwd=tmp_path
+        )
+        return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+    assert imported(os.environ[SOURCE_VAR]) == str(mine / "__init__.py")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "smkit").symlink_to(other / "smkit", target_is_directory=True)
+    assert imported(str(linked)) == str((other / "smkit" / "__init__.py").resolve())
+    assert imported(None) == "ModuleNotFoundError: No module named 'smkit'"
