@@ -256,7 +256,7 @@ def image_layer(runtime: ImageRuntime, model_requirements_text: str = "") -> Ima
         "python": runtime.python,
         "packages": packages,
         "bytecode": True,
-        "source": SOURCE_VAR,
+        "source": SOURCE_VAR,  # smkit comes from $SMKIT_SOURCE_PATH: a venv that linked one path is not reused
     }
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     return ImageLayer(cache_root() / "envs" / f"py{runtime.python}-{key}", tuple(packages), key)
