@@ -23,8 +23,6 @@ from typing import IO, cast
 from isal import igzip, isal_zlib
 
 CHUNK = 1 << 20
-
-
 FILE_MODE = 0o644
 EXEC_MODE = 0o755
 DIR_MODE = 0o755

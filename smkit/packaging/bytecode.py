@@ -102,8 +102,8 @@ def write_bytecode(
 
     ``python`` is the interpreter of the image's version that ran the handler check (``python_version``
     its full version, part of the cache key). Returns the file written; None when no vendored module was
-    imported. Compiling is an
-    optimisation: when it fails, the archive ships without bytecode and says so on stderr.
+    imported. Compiling is an optimisation: when it fails, the archive ships without bytecode and says so
+    on stderr.
     """
     wheels = sorted(wheels_dir.glob("*.whl"))
     if not wheels or not modules:

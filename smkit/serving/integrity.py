@@ -31,7 +31,6 @@ VAR_VERIFY = "SMKIT_VERIFY_MODEL_FILES"
 VAR_PICKLE_ALLOW = "SMKIT_PICKLE_ALLOW"
 MANIFEST_NAME = "smkit-manifest.json"  # smkit/packaging/tree.py writes it
 MAX_MANIFEST_BYTES = 64 << 20
-CHUNK = 1 << 20
 SKIPPED_DIRS = frozenset({"__pycache__"})  # written by importing code/ in an earlier worker
 
 log = logging.getLogger("smkit.serving.integrity")
