@@ -16,7 +16,9 @@ Two gateways in the same run, one after the other: this source tree's, and the b
   thread per caller. Its own CPU per call (signing, serializing, parsing) is reported separately as this
   process's CPU per call minus the raw client's.
 
-Each path runs at 1 caller (latency) and 8 callers (throughput). The gateway's CPU per request is its
+Each path runs at 1 caller (latency) and 8 callers (throughput), in ``--rounds`` rounds of the three paths one
+after the other; every figure is the median of the rounds (two cores shared by the client, the gateway, the
+container and its workers give runs of the same code that differ by a third). The gateway's CPU per request is its
 process's CPU time (``/proc/PID/task/*/schedstat``, every thread of the gateway process, none of the
 containers') over the raw 8-caller run, divided by the requests. Targets: gateway CPU per request
 <= 0.5 ms; raw throughput through the gateway >= 0.5x direct at 8 callers; p50 at 1 caller <= direct +
@@ -277,29 +279,50 @@ def _boto3(url: str, name: str, body: bytes, requests: int, concurrency: int) ->
     return _stats(latencies, wall, cpu, {"concurrency": concurrency})
 
 
-def _measure_gateway(gateway: Gateway, body: bytes, requests: int) -> dict[str, Any]:
+def _median_round(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the rounds (a gateway row's ``throughput_vs_direct`` and
+    ``p50_over_direct_ms`` pair it with the direct run of its own round, so a slower or faster spell of the
+    machine cancels out)."""
+    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+
+
+def _measure_gateway(gateway: Gateway, body: bytes, requests: int, rounds: int) -> dict[str, Any]:
     path = f"/endpoints/{gateway.name}/invocations"
     result: dict[str, Any] = {}
     for mode, concurrency in (("c1", 1), (f"c{CONCURRENCY}", CONCURRENCY)):
-        direct = _raw(gateway.container, "/invocations", body, requests, concurrency)
-        before = gateway.cpu_ns()
-        raw = _raw(gateway.gateway, path, body, requests, concurrency)
-        raw["gateway_cpu_per_request_ms"] = (gateway.cpu_ns() - before) / requests / 1e6
-        before = gateway.cpu_ns()
-        boto = _boto3(gateway.gateway, gateway.name, body, requests, concurrency)
-        boto["gateway_cpu_per_request_ms"] = (gateway.cpu_ns() - before) / requests / 1e6
-        boto["boto3_cpu_per_request_ms"] = (
-            boto["client_cpu_per_request_ms"] - raw["client_cpu_per_request_ms"]
-        )
-        result[mode] = {"container directly": direct, "gateway, raw client": raw, "gateway, boto3": boto}
+        runs: dict[str, list[dict[str, float]]] = {
+            "container directly": [],
+            "gateway, raw client": [],
+            "gateway, boto3": [],
+        }
+        for _ in range(rounds):  # the three paths one after the other in each round
+            direct = _raw(gateway.container, "/invocations", body, requests, concurrency)
+            before = gateway.cpu_ns()
+            raw = _raw(gateway.gateway, path, body, requests, concurrency)
+            raw["gateway_cpu_per_request_ms"] = (gateway.cpu_ns() - before) / requests / 1e6
+            raw["throughput_vs_direct"] = raw["requests_per_s"] / direct["requests_per_s"]
+            raw["p50_over_direct_ms"] = raw["p50_ms"] - direct["p50_ms"]
+            before = gateway.cpu_ns()
+            boto = _boto3(gateway.gateway, gateway.name, body, requests, concurrency)
+            boto["gateway_cpu_per_request_ms"] = (gateway.cpu_ns() - before) / requests / 1e6
+            boto["boto3_cpu_per_request_ms"] = (
+                boto["client_cpu_per_request_ms"] - raw["client_cpu_per_request_ms"]
+            )
+            for name, stats in (
+                ("container directly", direct),
+                ("gateway, raw client", raw),
+                ("gateway, boto3", boto),
+            ):
+                runs[name].append(stats)
+        result[mode] = {name: _median_round(stats) for name, stats in runs.items()}
     return result
 
 
 def _verdict(result: dict[str, Any]) -> dict[str, Any]:
     c1, c8 = result["c1"], result[f"c{CONCURRENCY}"]
     cpu = c8["gateway, raw client"]["gateway_cpu_per_request_ms"]
-    ratio = c8["gateway, raw client"]["requests_per_s"] / c8["container directly"]["requests_per_s"]
-    over = c1["gateway, raw client"]["p50_ms"] - c1["container directly"]["p50_ms"]
+    ratio = c8["gateway, raw client"]["throughput_vs_direct"]
+    over = c1["gateway, raw client"]["p50_over_direct_ms"]
     return {
         "gateway_cpu_per_request_ms": cpu,
         "throughput_ratio_c8": ratio,
@@ -313,13 +336,14 @@ def _verdict(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run(requests: int, baseline: str) -> dict[str, Any]:
+def run(requests: int, baseline: str, rounds: int) -> dict[str, Any]:
     body = PAYLOAD.read_bytes()
     report: dict[str, Any] = {
         "benchmark": "local_gateway",
         "model": f"pass-through handler, 1 container, {WORKERS} model workers",
         "payload_bytes": len(body),
         "requests_per_path": requests,
+        "rounds": rounds,
         "baseline": baseline,
         "machine": machine_facts(),
         "gateways": {},
@@ -332,7 +356,7 @@ def run(requests: int, baseline: str) -> dict[str, Any]:
         }
         for label, tree in trees.items():
             with _local_endpoint(config, tree) as gateway:
-                result = _measure_gateway(gateway, body, requests)
+                result = _measure_gateway(gateway, body, requests, rounds)
             report["gateways"][label] = {"paths": result, "verdict": _verdict(result)}
     report["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     return report
@@ -341,7 +365,9 @@ def run(requests: int, baseline: str) -> dict[str, Any]:
 def _table(report: dict[str, Any]) -> str:
     lines = [
         f"Pass-through model, {WORKERS} model workers, {report['payload_bytes']}-byte CSV body, "
-        f"{report['requests_per_path']} requests per row; load average "
+        f"{report['requests_per_path']} requests per path in each of {report['rounds']} rounds (each figure is "
+        "the median of the rounds; a gateway's throughput and p50 are compared with the direct run of the same "
+        "round); load average "
         f"{report['machine']['loadavg_at_start']} at the start, {report['loadavg_at_end']} at the end.",
         "",
         "| gateway | callers | path | p50 ms | p99 ms | req/s | gateway CPU/req ms | client CPU/req ms |",
@@ -373,7 +399,12 @@ def _table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.local_gateway", description=__doc__)
-    parser.add_argument("--requests", type=int, default=2000, help="requests per path and caller count")
+    parser.add_argument(
+        "--requests", type=int, default=2000, help="requests per path, caller count and round"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="rounds of the three paths, one after the other"
+    )
     parser.add_argument("--baseline", default=BASELINE, help="commit whose gateway is measured alongside")
     parser.add_argument("--nice", type=int, default=0, help="run at this nice value (negative: root only)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "local_gateway.json")
@@ -381,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     exit_on_sigterm()
     apply_niceness(args.nice)
-    report = run(args.requests, args.baseline)
+    report = run(args.requests, args.baseline, args.rounds)
     write_json(args.out, report)
     table = _table(report)
     print(table)

@@ -37,11 +37,21 @@ def status_line(status: int) -> bytes:
     return line
 
 
+# Header names already checked, as bytes: a server sends the same few names in every response.
+_CHECKED_NAMES: dict[bytes | str, bytes] = {}
+_MAX_CHECKED_NAMES = 1024
+
+
 def header_name(name: bytes | str) -> bytes:
     """``name`` as bytes; ValueError when it is not a token."""
+    encoded = _CHECKED_NAMES.get(name)
+    if encoded is not None:
+        return encoded
     encoded = name.encode("latin-1") if isinstance(name, str) else name
     if not encoded or _BAD_NAME.search(encoded):
         raise ValueError(f"invalid header name {name!r}")
+    if len(_CHECKED_NAMES) < _MAX_CHECKED_NAMES:
+        _CHECKED_NAMES[name] = encoded
     return encoded
 
 

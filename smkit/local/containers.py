@@ -54,6 +54,7 @@ from smkit.process import (
 from smkit.readiness import PingTally
 
 log = logging.getLogger(__name__)
+_CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.lower()
 
 # Variables a local container gets beyond its resolved Environment (smkit.config.resolved), and why each is
 # needed here although the template does not carry it (tests/local/test_parity.py holds the rest equal).
@@ -302,11 +303,12 @@ class ContainerProcess:
         status, answer, content = await self.pool.request(
             method, path, body=body or b"", headers=headers or (), timeout_s=timeout_s
         )
+        get = answer.lowered
         return ContainerReply(
             status=status,
             body=content,
-            content_type=answer.get("content-type"),
-            custom_attributes=answer.get(CUSTOM_ATTRIBUTES),
+            content_type=get("content-type"),
+            custom_attributes=get(_CUSTOM_ATTRIBUTES),
             session_headers=session_headers(answer),
         )
 

@@ -11,7 +11,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndp
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from typing import Any, NamedTuple
 
 ERROR_TYPE_HEADER = "x-amzn-ErrorType"
@@ -38,6 +38,16 @@ class Response(NamedTuple):
 
 JSON = b"application/json"
 
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)  # the variant and version bits
+_UUID4_SET = (0x8000 << 48) | (4 << 76)  # RFC 4122 variant, version 4
+
+
+def new_request_id() -> str:
+    """A new ``x-amzn-RequestId``: a random (version 4) UUID in its text form, as ``str(uuid.uuid4())``
+    writes it, without building a :class:`uuid.UUID` (half the CPU; the gateway makes one per call)."""
+    digits = "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_CLEAR | _UUID4_SET)
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
 
 class RuntimeApiError(Exception):
     """An error the gateway answers with, carrying its HTTP status, error code and modelled fields.
@@ -59,7 +69,7 @@ class RuntimeApiError(Exception):
         body: dict[str, Any] = {"message": self.message, **self.fields}
         headers = [
             (b"content-type", JSON),
-            (REQUEST_ID_HEADER.encode(), (request_id or str(uuid.uuid4())).encode()),
+            (REQUEST_ID_HEADER.encode(), (request_id or new_request_id()).encode()),
         ]
         if self.code is not None:
             headers.append((ERROR_TYPE_HEADER.encode(), self.code.encode()))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
@@ -44,6 +43,7 @@ from smkit.local.errors import (
     Response,
     RuntimeApiError,
     internal_failure,
+    new_request_id,
     validation_error,
 )
 from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions
@@ -204,7 +204,7 @@ class Gateway(Handler):
             authenticate(self.verifier, request, headers, body)
 
     async def _invoke(self, request: Request, name: str) -> None:
-        request_id = str(uuid.uuid4())
+        request_id = new_request_id()
         try:
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
@@ -234,7 +234,7 @@ class Gateway(Handler):
         request.respond(*answer)
 
     async def _invoke_async(self, request: Request, name: str) -> None:
-        request_id = str(uuid.uuid4())
+        request_id = new_request_id()
         try:
             body = request_body(request, ASYNC_INLINE_BODY_LIMIT)
             headers = Headers.of(request.headers)
@@ -259,7 +259,7 @@ class Gateway(Handler):
         request.respond(*answer)
 
     async def _response_stream(self, request: Request, name: str) -> None:
-        request_id = str(uuid.uuid4())
+        request_id = new_request_id()
         try:
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
@@ -299,7 +299,7 @@ class Gateway(Handler):
         headers = [
             (b"content-type", JSON),
             (ERROR_TYPE_HEADER.encode(), b"InputValidationError"),
-            (_REQUEST_ID, str(uuid.uuid4()).encode()),
+            (_REQUEST_ID, new_request_id().encode()),
         ]
         return Response(400, headers, body)
 

@@ -17,9 +17,9 @@ the code. The connection is closed; the gateway keeps serving others.
 from __future__ import annotations
 
 import json
-import uuid
 
 from smkit.http1 import ALB_LIMITS
+from smkit.local.errors import new_request_id
 
 MAX_REQUEST_LINE = ALB_LIMITS.request_line
 MAX_HEADER_FIELD = ALB_LIMITS.header_field
@@ -29,5 +29,5 @@ MAX_HEADER_FIELDS = ALB_LIMITS.fields
 
 def service_refusal(status: int, kind: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
     """A refused request in SageMaker Runtime's shape: ``{"message"}`` and a request id."""
-    headers = [(b"content-type", b"application/json"), (b"x-amzn-RequestId", str(uuid.uuid4()).encode())]
+    headers = [(b"content-type", b"application/json"), (b"x-amzn-RequestId", new_request_id().encode())]
     return headers, json.dumps({"message": message}).encode()

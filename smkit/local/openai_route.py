@@ -19,13 +19,18 @@ The gateway (:mod:`smkit.local.gateway`) finds the route and runs :func:`chat_co
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping
 
 from smkit.contract import INVOKED_VARIANT, REALTIME_PAYLOAD_LIMIT
 from smkit.http1 import Request
 from smkit.local.auth import Verifier
-from smkit.local.errors import REQUEST_ID_HEADER, RuntimeApiError, internal_failure, validation_error
+from smkit.local.errors import (
+    REQUEST_ID_HEADER,
+    RuntimeApiError,
+    internal_failure,
+    new_request_id,
+    validation_error,
+)
 from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
 from smkit.local.streaming import relay
@@ -50,7 +55,7 @@ async def chat_completions(
 ) -> None:
     """Answer one chat-completions ``request`` for endpoint ``name`` (and ``component``), bearer token
     checked by ``tokens``."""
-    request_id = str(uuid.uuid4())
+    request_id = new_request_id()
     try:
         endpoint = endpoints.get(name)
         body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)

@@ -9,7 +9,8 @@ JSON body and the output/failure locations in headers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,16 @@ from smkit.local.errors import payload_too_large
 
 if TYPE_CHECKING:
     from smkit.http1 import Request
+
+_ASYNC_CONTENT_TYPE = ASYNC_CONTENT_TYPE.lower()
+_ASYNC_ACCEPT = ASYNC_ACCEPT.lower()
+_CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.lower()
+_TARGET_MODEL = TARGET_MODEL.lower()
+_TARGET_VARIANT = TARGET_VARIANT.lower()
+_TARGET_CONTAINER = TARGET_CONTAINER.lower()
+_INFERENCE_ID = INFERENCE_ID.lower()
+_INFERENCE_COMPONENT = INFERENCE_COMPONENT.lower()
+_SESSION_ID = SESSION_ID.lower()
 
 # The account the local endpoint pretends to live in: moto's default account.
 LOCAL_ACCOUNT = "123456789012"
@@ -61,6 +72,11 @@ class Headers(dict[str, str]):
     def get(self, name: str, default: Any = None) -> Any:
         return dict.get(self, name.lower(), default)
 
+    @property
+    def lowered(self) -> Callable[[str], str | None]:
+        """``dict.get`` of these headers, for names already in lower case (no case folding per lookup)."""
+        return functools.partial(dict.get, self)
+
     def __getitem__(self, name: str) -> str:
         return dict.__getitem__(self, name.lower())
 
@@ -93,18 +109,23 @@ class Invocation:
         ``headers`` must be case-insensitive. The asynchronous and streaming operations send Accept as
         ``X-Amzn-SageMaker-Accept``.
         """
+        # Looked up by lower-case name in the plain dict: this runs once per call the gateway relays.
+        fields = (
+            headers if isinstance(headers, Headers) else Headers((k.lower(), v) for k, v in headers.items())
+        )
+        get = fields.lowered
         return cls(
             body=body,
             stream=stream,
-            content_type=headers.get(ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
-            accept=headers.get(ASYNC_ACCEPT if asynchronous or stream else "accept"),
-            custom_attributes=headers.get(CUSTOM_ATTRIBUTES),
-            target_model=headers.get(TARGET_MODEL),
-            target_variant=headers.get(TARGET_VARIANT),
-            target_container=headers.get(TARGET_CONTAINER),
-            inference_id=headers.get(INFERENCE_ID),
-            inference_component=headers.get(INFERENCE_COMPONENT),
-            session_id=headers.get(SESSION_ID),
+            content_type=get(_ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
+            accept=get(_ASYNC_ACCEPT if asynchronous or stream else "accept"),
+            custom_attributes=get(_CUSTOM_ATTRIBUTES),
+            target_model=get(_TARGET_MODEL),
+            target_variant=get(_TARGET_VARIANT),
+            target_container=get(_TARGET_CONTAINER),
+            inference_id=get(_INFERENCE_ID),
+            inference_component=get(_INFERENCE_COMPONENT),
+            session_id=get(_SESSION_ID),
         )
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:

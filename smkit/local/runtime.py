@@ -171,6 +171,7 @@ class EndpointRuntime:
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
         self._downloads: dict[Path, str] = {}  # local copy -> model data already in S3 (source: s3)
         self._rng = random.Random(self.settings.seed)
+        self._scopes: dict[str, Scope] = {}  # by variant name
         self.variants: list[ProductionVariant] = self._build_variants()
         self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
         self.capture: DataCaptureWriter | None = self._build_capture()
@@ -429,7 +430,9 @@ class EndpointRuntime:
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
         )
         variant.router.validate(invocation)
-        scope = Scope(endpoint=self.name, variant=variant.name, region=self.settings.region)
+        scope = self._scopes.get(variant.name)
+        if scope is None:
+            scope = self._scopes[variant.name] = Scope(self.name, variant.name, self.settings.region)
         return variant.name, await variant.invoke(invocation, scope)
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:

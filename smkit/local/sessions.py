@@ -26,6 +26,7 @@ from typing import Any
 
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
 from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.protocol import Headers
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (
@@ -43,6 +44,7 @@ NEW_SESSION_VALUE_PATTERN = (
 _NEW_SESSION_VALUE = re.compile(r"^([^;]+);\sExpires=(.+)$")
 # Headers of a container's answer that go through to the client.
 RESPONSE_HEADERS = (NEW_SESSION_ID, CLOSED_SESSION_ID)
+_RESPONSE_KEYS = tuple((name, name.lower()) for name in RESPONSE_HEADERS)
 
 
 def check_session_id(value: str | None, *, stream: bool) -> None:
@@ -69,6 +71,9 @@ def check_session_id(value: str | None, *, stream: bool) -> None:
 
 def session_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The session headers of a container's answer (``headers`` case-insensitive)."""
+    if isinstance(headers, Headers):  # lower-case keys: looked up without folding (once per relayed call)
+        get = headers.lowered
+        return {name: value for name, key in _RESPONSE_KEYS if (value := get(key))}
     return {name: headers[name] for name in RESPONSE_HEADERS if headers.get(name)}
 
 

@@ -67,10 +67,15 @@ class ProductionVariant:
     async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
         """Route to the containers; a response over the payload limit is the model's error."""
         self.invocations += 1
-        check_session_id(invocation.session_id, stream=invocation.stream)
-        instance = self.sticky.pick(invocation.session_id)
+        session_id = invocation.session_id
+        if session_id is None and len(self.instances) == 1:  # the usual call: no session to route by
+            instance = 0
+        else:
+            check_session_id(session_id, stream=invocation.stream)
+            instance = self.sticky.pick(session_id)
         reply = await self.instances[instance].invoke(invocation, scope)
-        self.sticky.record(instance, reply.session_headers)
+        if reply.session_headers:
+            self.sticky.record(instance, reply.session_headers)
         if len(reply.body) > self.payload_limit:  # a streamed body has no such limit
             raise RuntimeApiError(
                 "ModelError",

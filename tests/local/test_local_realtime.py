@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
 
 import pytest
@@ -44,6 +45,28 @@ def test_both_variants_serve_by_weight_and_report_the_invoked_variant(endpoint, 
     # Weights 0.9 / 0.1 with a fixed seed: both variants get traffic, general-purpose most of it.
     assert set(seen) == {"general-purpose", "compute-optimized"}
     assert seen["general-purpose"] > seen["compute-optimized"]
+
+
+def test_every_answer_and_error_carries_its_own_request_id_in_the_services_form(
+    endpoint, runtime, sample, client_error
+):
+    ids = []
+    for _ in range(3):
+        resp = runtime.invoke_endpoint(
+            EndpointName=endpoint.name, ContentType="text/csv", Body=sample("tabular", REQUEST)
+        )
+        ids.append(resp["ResponseMetadata"]["RequestId"])
+    err = client_error(
+        lambda: runtime.invoke_endpoint(EndpointName="no-such-endpoint", Body=b"1"),
+        "ValidationError",
+        "no-such",
+    )
+    ids.append(err.response["ResponseMetadata"]["RequestId"])
+    # A random UUID in its text form, as the service sends (and botocore reads from x-amzn-RequestId).
+    assert [str(uuid.UUID(i)) for i in ids] == ids
+    assert {uuid.UUID(i).version for i in ids} == {4}
+    assert {uuid.UUID(i).variant for i in ids} == {uuid.RFC_4122}
+    assert len(set(ids)) == len(ids)
 
 
 def test_target_variant_overrides_the_weights(endpoint, runtime, sample):
