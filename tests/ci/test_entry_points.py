@@ -59,7 +59,8 @@ def _recipe(*targets: str) -> list[str]:
 
 def test_gates_are_the_steps_of_make_test() -> None:
     """lint + package-model + pytest is exactly `make test`'s recipe (after its setup and bytecode
-    prerequisites; package-model compiles the kit's bytecode too, so the pipeline's gates do)."""
+    prerequisites; package-model compiles the kit's bytecode too, so the pipeline's gates do), then
+    `make test-frameworks`: the gates' one pytest runs the tests of both targets."""
     setup = _recipe("setup")
     bytecode = [line for line in _recipe("bytecode") if line not in setup]
     assert len(bytecode) == 1 and "-m compileall" in bytecode[0]
@@ -71,9 +72,17 @@ def test_gates_are_the_steps_of_make_test() -> None:
         if line not in setup and line not in bytecode
     ]
     assert bytecode[0] in _recipe("package-model")
-    pytest_line = next(line for line in test if line.endswith("-m pytest"))
+    pytest_line = next(line for line in test if " -m pytest" in line)
     assert test == [*bytecode, *steps, pytest_line]
     assert pytest_line.split()[0].endswith(".venv/bin/python")
+    assert pytest_line.endswith('-m pytest -m "not frameworks"')
+    frameworks = [line for line in _recipe("test-frameworks") if line not in setup]
+    assert frameworks == [
+        *bytecode,
+        *[s for s in steps if s in _recipe("package-model")],
+        pytest_line.replace('-m "not frameworks"', "-m frameworks"),
+    ]
+    assert (REPO / ".ci" / "run").read_text().splitlines()[-2:] == ["make test", "make test-frameworks"]
     assert gates.gate_commands()[2] == ".venv/bin/python -m pytest"
 
 

@@ -44,6 +44,7 @@ def config(tmp_path: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_deploy_smoke_test_and_rollback(
     aws: MotoServer, config: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +139,7 @@ def test_bootstrap_reads_the_synthesized_assembly(capsys: pytest.CaptureFixture[
     assert deploy_all.endswith("--app cdk.out")
 
 
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_ecr_only_dry_run_names_the_stack_of_the_synthesized_assembly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

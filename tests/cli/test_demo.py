@@ -36,6 +36,7 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_demo_deploys_runs_locally_and_cleans_up() -> None:
     if not (ROOT / "build" / "model.tar.gz").is_file():
         subprocess.run(
@@ -65,6 +66,7 @@ def test_demo_deploys_runs_locally_and_cleans_up() -> None:
     assert not any(_listening(p) for p in ports)
 
 
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_demo_interrupted_leaves_nothing_behind() -> None:
     """Ctrl-C while the local endpoint starts: exit 130, every child (moto, runtimes) gone."""
     run_id = uuid.uuid4().hex

@@ -67,7 +67,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _env(bin_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # As a user's shell: no PYTHONPATH, and Python writes bytecode, so the venv's modules (uv installs them
+    # without .pyc) are compiled by the first command that imports them, not again by each one (aws_cdk
+    # alone costs 6 s of CPU to compile). Where PYTHONDONTWRITEBYTECODE is set (the image, many CI machines)
+    # every smkit command of these tests compiled them again.
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     return {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}", "PYTHONUNBUFFERED": "1"}
 
 

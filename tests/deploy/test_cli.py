@@ -57,6 +57,7 @@ def npx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return record
 
 
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_start_deploy_status_destroy_stop(state_dir: Path, npx: Path) -> None:
     code, out, _ = _run(state_dir, "start")
     assert code == 0

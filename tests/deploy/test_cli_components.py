@@ -28,6 +28,7 @@ def _run(state_dir: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.usefixtures("validated_elsewhere")
 def test_deploy_reaches_in_service_with_its_components_listed(state_dir: Path) -> None:
     code, out, err = _run(state_dir, "deploy", "-c", "config/inference-components.yaml")
     assert code == 0, err

@@ -7,7 +7,7 @@ requirements offline from the archive while pip points at an unreachable index, 
 the expected predictions. The environments live in the product's cache, shared with the other framework
 tests (a scaffold's requirements are the same bytes there, so the same layer); only the offline install
 goes to a model layer of its own, so that it runs every time. Heavy (PyTorch's wheel is ~180 MB):
-``make test-frameworks``, which ``make test`` runs too.
+``make test-frameworks``, which CI runs after ``make test``.
 """
 
 from __future__ import annotations

@@ -26,8 +26,6 @@ from smkit.cli import main
 from smkit.local import LocalEndpoint
 from smkit.modelenv import ModelEnvironment
 
-pytestmark = pytest.mark.frameworks
-
 CONFIG = """\
 name: {name}
 environment: dev
