@@ -71,6 +71,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = os.path.relpath(str(item.path), _TESTS).split(os.sep, 1)[0]
         if folder in FRAMEWORK_FOLDERS:
             item.add_marker(pytest.mark.frameworks)
+    # The modules of `slow` tests run first (a module's tests stay together, so its fixtures are set up
+    # once): pytest-xdist hands the first quarter of the tests out in turn, so the long end-to-end tests
+    # start at once on both workers and the run does not end with one worker alone on a long test.
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 # -- collection -------------------------------------------------------------------------------------------

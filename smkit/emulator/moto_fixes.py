@@ -21,8 +21,10 @@ works in the server.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from smkit.emulator import moto_adapters, moto_components, moto_engine
 from smkit.emulator.moto_bucket_deployment import bucket_deployment_adapter
@@ -225,9 +227,35 @@ def apply_fixes() -> None:
         fix.apply()
 
 
+def serialize_requests() -> None:
+    """Run one request at a time through moto's backends.
+
+    moto's server answers each connection on a thread of its own (werkzeug, ``threaded=True``), but its
+    backends are plain dicts and lists without locks (https://github.com/getmoto/moto/issues/372). The CDK CLI
+    deploys up to six stacks at once (``--concurrency 6``, smkit.emulator.deploy): CloudFormation creating
+    the IAM role of one stack while another stack looked its own up failed a deploy with ``RuntimeError:
+    dictionary changed size during iteration`` (``IAMBackend.get_role``). A lock around moto's dispatcher
+    keeps the threads (a kept-alive connection still waits on no other) and lets one request at a time do
+    its backend work. Nothing in moto's request handling or in these fixes calls the server back from
+    inside a request, and the kit uses no long-polling API, so no request waits on another.
+    """
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    dispatch = DomainDispatcherApplication.__call__
+    lock = threading.Lock()
+
+    def serialized(self: DomainDispatcherApplication, environ: dict[str, Any], start_response: Any) -> Any:
+        with lock:
+            return dispatch(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = serialized  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Apply the fixes, then run ``moto.server.main`` with the same arguments as ``moto_server``."""
+    """Apply the fixes and serialize the requests, then run ``moto.server.main`` with the same arguments as
+    ``moto_server``."""
     apply_fixes()
+    serialize_requests()
     from moto.server import main as moto_main
 
     moto_main(argv if argv is not None else sys.argv[1:])

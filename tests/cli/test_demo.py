@@ -14,6 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "SMKIT_TEST_RUN_ID"
 

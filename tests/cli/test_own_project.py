@@ -27,7 +27,9 @@ import pytest
 from smkit import __version__
 from smkit.dockerimage.copies import missing_sources
 
-pytestmark = pytest.mark.slow
+# One worker runs the module (make test's --dist loadgroup): the wheel's venv is built once, and the other
+# worker does not wait for it.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel-venv")]
 
 REPO = Path(__file__).resolve().parents[2]
 UV = REPO / ".venv" / "bin" / "uv"
@@ -158,8 +160,11 @@ def _names_no_checkout(project: Path) -> None:
 def test_a_project_in_an_empty_folder_with_the_installed_wheel(
     installed: Path, tmp_path: Path, framework: str
 ) -> None:
+    # Where the venv's interpreter finds smkit and smkit.cdk (found, not run: importing smkit.cdk would start
+    # a CDK kernel only to print a path).
+    where = "import importlib.util as u; print(u.find_spec('smkit').origin, u.find_spec('smkit.cdk').origin)"
     located = subprocess.run(
-        [str(installed / "python"), "-c", "import smkit.cdk; print(smkit.__file__, smkit.cdk.__file__)"],
+        [str(installed / "python"), "-c", where],
         cwd=tmp_path, env=_env(installed), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert str(REPO) not in located and "site-packages" in located

@@ -20,6 +20,8 @@ from smkit.cli import main
 from smkit.emulator import MotoServer
 from smkit.emulator.server import port_in_use
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -13,6 +13,8 @@ from deploy_support import REPO
 from smkit.cli import main
 from smkit.emulator import MotoServer
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
