@@ -12,10 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
 CONFIG ?= config/realtime.yaml
 # Two test processes (pytest-xdist): the suite waits on subprocesses and sockets as much as it computes.
-# loadgroup: the tests of a module marked xdist_group run on one worker (those that share a costly fixture),
-# and those groups start first; the other tests are handed out one by one, the modules of `slow` tests first
-# (tests/conftest.py).
-PYTEST_ARGS ?= -n 2 --dist loadgroup
+PYTEST_ARGS ?= -n 2
 
 .PHONY: help setup bytecode demo test test-frameworks lint package-model
 

@@ -71,12 +71,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = os.path.relpath(str(item.path), _TESTS).split(os.sep, 1)[0]
         if folder in FRAMEWORK_FOLDERS:
             item.add_marker(pytest.mark.frameworks)
-    # The modules of `slow` tests first (a module's tests stay together, so its fixtures are set up once).
-    # With make test's --dist loadgroup, pytest-xdist hands out the xdist_group modules first, then the
-    # other tests one at a time in this order: the long end-to-end tests start early on both workers, and a
-    # run does not end with one worker alone on a long test.
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
 
 
 # -- collection -------------------------------------------------------------------------------------------

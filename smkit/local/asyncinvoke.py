@@ -36,7 +36,7 @@ from smkit.contract import INVOCATION_TIMEOUT_RANGE_S as INVOCATION_TIMEOUT_RANG
 from smkit.contract import REQUEST_TTL_RANGE_S as REQUEST_TTL_RANGE
 from smkit.local.containers import ContainerReply
 from smkit.local.errors import RuntimeApiError, validation_error
-from smkit.local.protocol import Invocation
+from smkit.local.protocol import Headers, Invocation
 from smkit.storage import Storage, StorageError, check_uri, join
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class AsyncInvocations:
         self.succeeded = 0
         self.failed = 0
 
-    def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:
+    def submit(self, headers: Headers, body: bytes) -> AsyncRequest:
         """Validate an InvokeEndpointAsync call and queue it; ValidationError when it is malformed."""
         input_location = headers.get(INPUT_LOCATION)
         if input_location and body:

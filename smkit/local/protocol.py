@@ -10,7 +10,7 @@ JSON body and the output/failure locations in headers.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,18 +102,13 @@ class Invocation:
 
     @classmethod
     def from_headers(
-        cls, headers: Mapping[str, str], body: bytes, *, asynchronous: bool = False, stream: bool = False
+        cls, headers: Headers, body: bytes, *, asynchronous: bool = False, stream: bool = False
     ) -> Invocation:
         """Read the InvokeEndpoint (InvokeEndpointAsync, InvokeEndpointWithResponseStream) headers.
 
-        ``headers`` must be case-insensitive. The asynchronous and streaming operations send Accept as
-        ``X-Amzn-SageMaker-Accept``.
+        The asynchronous and streaming operations send Accept as ``X-Amzn-SageMaker-Accept``.
         """
-        # Looked up by lower-case name in the plain dict: this runs once per call the gateway relays.
-        fields = (
-            headers if isinstance(headers, Headers) else Headers((k.lower(), v) for k, v in headers.items())
-        )
-        get = fields.lowered
+        get = headers.lowered  # by lower-case name: this runs once per call the gateway relays
         return cls(
             body=body,
             stream=stream,

@@ -20,7 +20,6 @@ import random
 import shutil
 import tempfile
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +40,7 @@ from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
 from smkit.local.multimodel import MultiModel
-from smkit.local.protocol import Invocation
+from smkit.local.protocol import Headers, Invocation
 from smkit.local.routers import (
     DirectContainers,
     Router,
@@ -458,7 +457,7 @@ class EndpointRuntime:
             self.shadows.mirror(dataclasses.replace(invocation, stream=False))
         return variant, reply
 
-    def submit(self, headers: Mapping[str, str], body: bytes) -> AsyncRequest:
+    def submit(self, headers: Headers, body: bytes) -> AsyncRequest:
         """InvokeEndpointAsync: validate and queue (ValidationError when this endpoint is not async)."""
         if self.asynchronous is None:
             raise validation_error(

@@ -69,12 +69,10 @@ def check_session_id(value: str | None, *, stream: bool) -> None:
         )
 
 
-def session_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The session headers of a container's answer (``headers`` case-insensitive)."""
-    if isinstance(headers, Headers):  # lower-case keys: looked up without folding (once per relayed call)
-        get = headers.lowered
-        return {name: value for name, key in _RESPONSE_KEYS if (value := get(key))}
-    return {name: headers[name] for name in RESPONSE_HEADERS if headers.get(name)}
+def session_headers(headers: Headers) -> dict[str, str]:
+    """The session headers of a container's answer."""
+    get = headers.lowered  # by lower-case name: this runs once per call the gateway relays
+    return {name: value for name, key in _RESPONSE_KEYS if (value := get(key))}
 
 
 @dataclass

@@ -24,9 +24,7 @@ from built_once import built_once, mark_built
 from scripts.gates import gate_commands, pipeline_smoke_test_commands, pipeline_synth_commands
 from smkit.config import ConfigError, parse_config
 
-# One worker runs the module (make test's --dist loadgroup): its synthesized apps are built once, and the
-# other worker does not wait for them.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pipeline-apps")]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_FILE = "config/realtime.yaml"

@@ -27,9 +27,7 @@ import pytest
 from smkit import __version__
 from smkit.dockerimage.copies import missing_sources
 
-# One worker runs the module (make test's --dist loadgroup): the wheel's venv is built once, and the other
-# worker does not wait for it.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel-venv")]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 UV = REPO / ".venv" / "bin" / "uv"

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -559,14 +557,13 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from smkit.emulator.moto_fixes import serialize_requests
 
 serialize_requests()
-inside, most, entered, release = [0], [0], threading.Event(), threading.Event()
+inside, most, release = [0], [0], threading.Event()
 lock = threading.Lock()
 
 def backend(environ, start_response):
     with lock:
         inside[0] += 1
         most[0] = max(most[0], inside[0])
-    entered.set()
     release.wait(timeout=0.5)  # the first request holds the backend; a second one would enter meanwhile
     with lock:
         inside[0] -= 1
@@ -577,7 +574,6 @@ app.get_application = lambda environ: backend
 threads = [threading.Thread(target=app, args=({}, None)) for _ in range(4)]
 for t in threads:
     t.start()
-entered.wait()
 for t in threads:
     t.join()
 print(most[0])
@@ -591,22 +587,3 @@ def test_the_server_runs_one_request_at_a_time_through_motos_backends() -> None:
     one is ever inside."""
     done = subprocess.run([sys.executable, "-c", SERIALIZED], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "1"
-
-
-def test_concurrent_requests_are_answered_by_the_serialized_server(moto_server: MotoServer) -> None:
-    """Eight callers creating IAM roles while reading them, as stacks deployed at once do, all answered."""
-    prefix = f"race-{uuid.uuid4().hex[:8]}"
-    trust = json.dumps(TEMPLATE["Resources"]["Role"]["Properties"]["AssumeRolePolicyDocument"])
-
-    def caller(n: int) -> int:
-        iam = moto_server.client("iam")
-        for i in range(25):
-            iam.create_role(RoleName=f"{prefix}-{n}-{i}", AssumeRolePolicyDocument=trust)
-            iam.get_role(RoleName=f"{prefix}-{n}-{i}")
-            iam.list_roles(MaxItems=1000)
-        return n
-
-    with ThreadPoolExecutor(8) as pool:
-        assert sorted(pool.map(caller, range(8))) == list(range(8))
-    listed = moto_server.client("iam").get_paginator("list_roles").paginate()
-    assert sum(r["RoleName"].startswith(prefix) for page in listed for r in page["Roles"]) == 200
