@@ -45,63 +45,69 @@ class HeadTooLarge(Exception):
 
 
 class HeadBounds:
-    """The counters of one connection's current request head (reset at each message's start)."""
+    """The bounds of one connection's request heads: what the parser compares as it goes, and the refusals.
 
-    __slots__ = ("limits", "in_head", "read", "target", "fields", "field_bytes")
+    The server calls into this only when a bound is crossed or a head ends; the per-field and per-read
+    comparisons are plain attribute reads in the parser's callbacks (they run for every request relayed).
+    """
+
+    __slots__ = ("limits", "in_head", "read", "line_room", "field_room", "unfinished_room")
 
     def __init__(self, limits: HeadLimits = ALB_LIMITS) -> None:
         self.limits = limits
         self.in_head = True  # between the end of one message and the end of the next one's headers
         self.read = 0  # bytes read while in the head (what llhttp may be buffering)
-        self.target = 0
-        self.fields = 0
-        self.field_bytes = 0
+        self.line_room = limits.request_line  # the most bytes of a request target
+        self.field_room = limits.header_field - 4  # of a field's name and value (the limit counts ": ", CRLF)
+        self.unfinished_room = limits.unfinished  # read while a head is unfinished
 
-    def begin(self) -> None:
-        """A message starts."""
-        self.target = self.fields = self.field_bytes = 0
+    def line_too_large(self) -> HeadTooLarge:
+        """The refusal of a request target longer than :attr:`line_room` (llhttp may deliver it in pieces:
+        the parser compares the whole)."""
+        return HeadTooLarge(f"Request line over {self.limits.request_line} bytes (the URL is); {FIX}.")
 
-    def url(self, size: int) -> None:
-        """The request target has reached ``size`` bytes (llhttp may deliver it in pieces)."""
-        self.target = size
-        if size > self.limits.request_line:
-            raise HeadTooLarge(f"Request line over {self.limits.request_line} bytes (the URL is); {FIX}.")
+    def field_too_large(self, name: bytes, value: bytes) -> HeadTooLarge:
+        """The refusal of one field longer than :attr:`field_room`."""
+        size = len(name) + len(value) + 4
+        return HeadTooLarge(
+            f"Request header {_shown(name)} is {size} bytes, over the {self.limits.header_field}-byte limit "
+            f"of one header; {FIX}."
+        )
 
-    def header(self, name: bytes, value: bytes) -> None:
-        """One header field was parsed."""
+    def headers_complete(self, fields: list[tuple[bytes, bytes]]) -> None:
+        """The head's ``fields`` (names lower-case) are all parsed: their number and their bytes in all are
+        checked.
+
+        Checked once here, not per field (the server relays every request's head, so this runs per
+        request): while a head is still arriving its bytes are bounded by :meth:`unfinished` after every
+        read, so a per-field count would hold no less. The message names the field at which the bound was
+        crossed.
+        """
+        self.in_head = False
+        self.read = 0
         limits = self.limits
-        self.fields += 1
-        field = len(name) + len(value) + 4
-        self.field_bytes += field
-        if field > limits.header_field:
-            raise HeadTooLarge(
-                f"Request header {_shown(name)} is {field} bytes, over the {limits.header_field}-byte limit "
-                f"of one header; {FIX}."
-            )
-        if self.field_bytes > limits.headers:  # a whole head that arrived in a single read
-            raise HeadTooLarge(
-                f"Request headers over {limits.headers} bytes in all (at {_shown(name)}); {FIX}."
-            )
-        if self.fields > limits.fields:
+        if len(fields) > limits.fields:
+            name = fields[limits.fields][0]
             raise HeadTooLarge(
                 f"More than {limits.fields} request header fields (at {_shown(name)}); send fewer."
             )
-
-    def headers_complete(self) -> None:
-        self.in_head = False
-        self.read = 0
-
-    def message_complete(self) -> None:
-        self.in_head = True
+        room = limits.headers
+        for name, value in fields:
+            room -= len(name) + len(value) + 4
+            if room < 0:
+                raise HeadTooLarge(
+                    f"Request headers over {limits.headers} bytes in all (at {_shown(name)}); {FIX}."
+                )
 
     def unfinished(self) -> str | None:
         """After a read was parsed: why the head still unfinished cannot fit, or None.
 
         Counted after parsing: one read may hold a whole head and the start of a large body, which is no
-        head over its limit.
+        head over its limit. (The parser skips the call while :attr:`read` is within
+        :attr:`unfinished_room`.)
         """
         limits = self.limits
-        if self.in_head and self.read > limits.unfinished:
+        if self.in_head and self.read > self.unfinished_room:
             return (
                 f"Request head over {limits.unfinished} bytes and not finished (limits: request line "
                 f"{limits.request_line}, headers {limits.headers}); {FIX}."

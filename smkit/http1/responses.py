@@ -19,6 +19,7 @@ from collections.abc import Iterable
 _BAD_NAME = re.compile(b'[\x00-\x20\x7f-\xff()<>@,;:\\\\"/\\[\\]?={}]')
 # RFC 9110 §5.5: no CR, LF, NUL or other controls in a value (a horizontal tab is allowed).
 _BAD_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+_CONTROLS = bytes([*range(0x09), *range(0x0A, 0x20), 0x7F])  # what _BAD_VALUE finds, CR and LF included
 
 STATUS_LINES: dict[int, bytes] = {
     int(status): b"HTTP/1.1 %d %s\r\n" % (status, status.phrase.encode("ascii")) for status in http.HTTPStatus
@@ -66,8 +67,26 @@ def header_value(value: bytes | str) -> bytes:
 
 
 def header_lines(headers: Headers) -> bytes:
-    """``name: value\\r\\n`` for each pair, each checked."""
-    return b"".join(header_name(n) + b": " + header_value(v) + b"\r\n" for n, v in headers)
+    """``name: value\\r\\n`` for each pair, each checked.
+
+    The values are checked together on the joined lines (a response carries a few short values, and a
+    server writes one per request): deleting every control but the tab must remove exactly the CR LF of
+    each line (``bytes.translate``, a table lookup per byte; a regular expression per value costs more).
+    Only when that fails is each value checked, to name the bad one.
+    """
+    parts: list[bytes] = []
+    for name, value in headers:
+        parts += (
+            _CHECKED_NAMES.get(name) or header_name(name),
+            b": ",
+            value.encode("latin-1") if isinstance(value, str) else value,
+            b"\r\n",
+        )
+    block = b"".join(parts)
+    if len(block) - len(block.translate(None, _CONTROLS)) != len(parts) // 2:  # 2 bytes per 4 parts
+        for value in parts[2::4]:
+            header_value(value)
+    return block
 
 
 class DateLine:
@@ -102,7 +121,8 @@ def response_head(
     a body ended by the close); ``close`` writes ``connection: close``; ``date`` is a prepared header line
     (:class:`DateLine`). ``headers`` must not hold these framing fields themselves.
     """
-    parts = [status_line(status), date, header_lines(headers)]
+    line = STATUS_LINES.get(status) or status_line(status)  # status_line: the error for an unknown one
+    parts = [line, date, header_lines(headers)]
     if length is not None:
         parts.append(b"content-length: %d\r\n" % length)
     elif chunked:

@@ -39,7 +39,7 @@ from smkit.contract import (
     RuntimeSettings,
 )
 from smkit.local.sessions import session_headers
-from smkit.local.upstream import Connection, Pool, UpstreamError
+from smkit.local.upstream import Connection, Pool, UpstreamConnectError, UpstreamError
 from smkit.process import (
     HOST,
     PORT_ATTEMPTS,
@@ -117,9 +117,10 @@ class ContainerStream:
                 callback()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ContainerReply:
-    """A container's answer, passed on (or turned into a ModelError) by the gateway.
+    """A container's answer, passed on (or turned into a ModelError) by the gateway; read, never changed
+    (not frozen for the cost of a frozen ``__init__``, as :class:`~smkit.local.protocol.Invocation`).
 
     ``stream`` is set (and ``body`` empty) for a 2xx answer read as a stream.
     """
@@ -190,7 +191,7 @@ class ContainerProcess:
     def pool(self) -> Pool:
         """The kept-alive connections to this process's port (while started)."""
         if self._pool is None:
-            raise RuntimeError(f"container {self.label} is not started")
+            raise UpstreamConnectError(f"container {self.label} is not started")
         return self._pool
 
     def use_environment(self, python: str, environment: Mapping[str, str]) -> None:
@@ -290,7 +291,7 @@ class ContainerProcess:
         path: str,
         *,
         body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: dict[str, str] | None = None,
         json_body: object | None = None,
         timeout_s: float = INVOCATION_TIMEOUT_S,
     ) -> ContainerReply:
@@ -303,17 +304,17 @@ class ContainerProcess:
         status, answer, content = await self.pool.request(
             method, path, body=body or b"", headers=headers or (), timeout_s=timeout_s
         )
-        get = answer.lowered
         return ContainerReply(
-            status=status,
-            body=content,
-            content_type=get("content-type"),
-            custom_attributes=get(_CUSTOM_ATTRIBUTES),
-            session_headers=session_headers(answer),
+            status,
+            content,
+            dict.get(answer, "content-type"),  # by lower-case name (Headers.lowered), once per relayed call
+            dict.get(answer, _CUSTOM_ATTRIBUTES),
+            None,
+            session_headers(answer),
         )
 
     async def open_stream(
-        self, path: str, *, body: bytes, headers: Mapping[str, str], timeout_s: float = INVOCATION_TIMEOUT_S
+        self, path: str, *, body: bytes, headers: dict[str, str], timeout_s: float = INVOCATION_TIMEOUT_S
     ) -> ContainerReply:
         """POST and return once the head has arrived: a 2xx answer's body streams (``reply.stream``).
 

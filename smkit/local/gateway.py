@@ -58,6 +58,7 @@ COMPONENTS = "inference-components/"
 _INVOKED_VARIANT = INVOKED_VARIANT.encode()
 _REQUEST_ID = REQUEST_ID_HEADER.encode()
 _CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.encode()
+_CUSTOM_ATTRIBUTES_KEY = CUSTOM_ATTRIBUTES.lower()  # Headers' key
 _NOT_FOUND = Response(404, [(b"content-type", b"text/plain; charset=utf-8")], b"Not Found")
 BIDIRECTIONAL_MESSAGE = (
     "InvokeEndpointWithBidirectionalStream (sagemaker-runtime-http2) is not emulated by the local "
@@ -67,8 +68,8 @@ BIDIRECTIONAL_MESSAGE = (
 )
 
 
-def _check_headers(headers: Mapping[str, str]) -> None:
-    custom = headers.get(CUSTOM_ATTRIBUTES)
+def _check_headers(headers: Headers) -> None:
+    custom = dict.get(headers, _CUSTOM_ATTRIBUTES_KEY)
     if custom is not None and (len(custom) > CUSTOM_ATTRIBUTES_LIMIT or not custom.isascii()):
         raise validation_error(
             f"CustomAttributes must be at most {CUSTOM_ATTRIBUTES_LIMIT} visible US-ASCII characters "
@@ -199,17 +200,14 @@ class Gateway(Handler):
 
     # --- routes ---------------------------------------------------------------------------------------------
 
-    def _check(self, request: Request, headers: Headers, body: bytes) -> None:
-        if self.verifier is not None:
-            authenticate(self.verifier, request, headers, body)
-
     async def _invoke(self, request: Request, name: str) -> None:
         request_id = new_request_id()
         try:
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
             headers = Headers.of(request.headers)
-            self._check(request, headers, body)
+            if self.verifier is not None:
+                authenticate(self.verifier, request, headers, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
             _check_headers(headers)
@@ -238,7 +236,8 @@ class Gateway(Handler):
         try:
             body = request_body(request, ASYNC_INLINE_BODY_LIMIT)
             headers = Headers.of(request.headers)
-            self._check(request, headers, body)
+            if self.verifier is not None:
+                authenticate(self.verifier, request, headers, body)
             endpoint = self.endpoints.get(name)
             if endpoint is None:
                 raise _unknown_endpoint(name)
@@ -264,7 +263,8 @@ class Gateway(Handler):
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
             headers = Headers.of(request.headers)
-            self._check(request, headers, body)
+            if self.verifier is not None:
+                authenticate(self.verifier, request, headers, body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
             _check_headers(headers)

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
@@ -77,10 +78,6 @@ async def call_container(
 
     ``stream``: return once the head has arrived, with the body in ``reply.stream``.
     """
-    if not process.running:
-        raise service_unavailable(
-            f"Container {source} of variant {scope.variant} is not running; restart the local endpoint."
-        )
     try:
         if stream:
             reply = await process.open_stream(path, body=body, headers=headers)
@@ -89,10 +86,16 @@ async def call_container(
     except UpstreamTimeout:
         raise scope.timeout_error(source=source, process=process) from None
     except UpstreamError as exc:
+        # Whether the process still lives is asked once a call failed, not before every call (a wait()
+        # system call per relayed call): a container that exited refuses the connection.
+        if not process.running:
+            raise service_unavailable(
+                f"Container {source} of variant {scope.variant} is not running; restart the local endpoint."
+            ) from None
         raise service_unavailable(
             f"Container {source} of variant {scope.variant} did not answer: {exc}"
         ) from exc
-    if not reply.ok:
+    if not 200 <= reply.status < 300:  # reply.ok, without a property call per relayed call
         raise scope.container_error(reply, source=source, process=process)
     return reply
 
@@ -154,8 +157,9 @@ class SingleContainer:
         """What the container receives besides the body (a subclass adds its own, e.g. an adapter's)."""
         return invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
 
-    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
-        return await call_container(
+    def invoke(self, invocation: Invocation, scope: Scope) -> Coroutine[Any, Any, ContainerReply]:
+        # The call itself, awaited by the caller: no coroutine of its own on every relayed call.
+        return call_container(
             self.process,
             "/invocations",
             invocation.body,

@@ -162,6 +162,8 @@ class EndpointRuntime:
     ):
         # What the config means on SageMaker, decided once (smkit.config.resolved): read, never re-derived.
         self.deployment = deployment
+        # Request body limit of InvokeEndpoint on this endpoint (docs/serverless-async.md).
+        self.payload_limit: int = deployment.payload_limit
         self.name = name or deployment.name
         self.settings = settings or LocalSettings()
         self.kind = deployment.endpoint_type
@@ -182,11 +184,6 @@ class EndpointRuntime:
     def archives(self) -> dict[str, Path]:
         """Extracted model directory -> the model.tar.gz it came from."""
         return {str(target): source for target, source in self._archives.items()}
-
-    @property
-    def payload_limit(self) -> int:
-        """Request body limit of InvokeEndpoint on this endpoint (docs/serverless-async.md)."""
-        return self.deployment.payload_limit
 
     def _local_source(self, container: ResolvedContainer) -> Path:
         """Where a container's model data is on this machine; data in S3 is downloaded there by start()."""
@@ -423,7 +420,9 @@ class EndpointRuntime:
                 return variant
         raise KeyError(name)
 
-    async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+    def _pick(self, invocation: Invocation) -> tuple[ProductionVariant, Scope]:
+        """The variant that takes ``invocation`` (its session's, TargetVariant, else by weight) and its
+        scope; ValidationError for headers this endpoint refuses."""
         reject_inference_component(invocation)
         variant = session_variant(self.variants, invocation.session_id) or choose_variant(
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
@@ -432,6 +431,10 @@ class EndpointRuntime:
         scope = self._scopes.get(variant.name)
         if scope is None:
             scope = self._scopes[variant.name] = Scope(self.name, variant.name, self.settings.region)
+        return variant, scope
+
+    async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
+        variant, scope = self._pick(invocation)
         return variant.name, await variant.invoke(invocation, scope)
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
@@ -442,7 +445,9 @@ class EndpointRuntime:
                 f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
                 "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
             )
-        variant, reply = await self._route(invocation)
+        picked, scope = self._pick(invocation)
+        reply = await picked.invoke(invocation, scope)
+        variant = picked.name
         if self.capture is not None and reply.stream is None:  # a stream is not captured (docs/streaming.md)
             await asyncio.to_thread(
                 self.capture.record,

@@ -71,8 +71,12 @@ def check_session_id(value: str | None, *, stream: bool) -> None:
 
 def session_headers(headers: Headers) -> dict[str, str]:
     """The session headers of a container's answer."""
-    get = headers.lowered  # by lower-case name: this runs once per call the gateway relays
-    return {name: value for name, key in _RESPONSE_KEYS if (value := get(key))}
+    found = {}
+    for name, key in _RESPONSE_KEYS:  # by lower-case name: this runs once per call the gateway relays
+        value = dict.get(headers, key)
+        if value:
+            found[name] = value
+    return found
 
 
 @dataclass

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 
 import httptools
 
@@ -58,10 +58,10 @@ class UpstreamClosed(UpstreamError):
 
 def encode_head(method: str, path: str, host: str, headers: Iterable[tuple[str, str]], length: int) -> bytes:
     """A request head with ``Content-Length`` (every request here has a body of known size, maybe empty)."""
-    lines = [f"{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: {length}\r\n"]
-    lines.extend(f"{name}: {value}\r\n" for name, value in headers)
-    lines.append("\r\n")
-    return "".join(lines).encode("latin-1")
+    head = f"{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: {length}\r\n"
+    for name, value in headers:  # a few fields: appending is cheaper than a generator
+        head += f"{name}: {value}\r\n"
+    return (head + "\r\n").encode("latin-1")
 
 
 class Connection(asyncio.Protocol):
@@ -72,18 +72,20 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
-        self.headers = Headers()
+        self.headers = Headers()  # the answer's, once its head has arrived
+        self._fields: list[tuple[bytes, bytes]] = []  # the head's fields as parsed, names lower-case
         self._body: list[bytes] = []
         self._buffered = 0
         self._paused = False
         self._streaming = False
         self._waiter: asyncio.Future[None] | None = None
         self._head_done = False
-        self._complete = False
+        self.complete = False  # the answer has arrived to its end
         self._error: UpstreamError | None = None
         self._received = False
         self._last_data = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # when _timer fires (loop time)
         self._timeout_s = 0.0
         self.reusable = False
         self.content = b""  # the body of an answer read whole
@@ -109,14 +111,14 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.reusable = False
+        self._cancel_timer()
         self.pool.forget(self)
         headers = self.headers
         if self._head_done and "content-length" not in headers and "transfer-encoding" not in headers:
             # A body framed by the close alone (RFC 9112 section 6.3): the close is its end.
-            self._complete = True
-            self._cancel_timer()
+            self.complete = True
             self._wake()
-        if not self._complete:
+        if not self.complete:
             if self._head_done:
                 message = "the container closed the connection before the end of its answer"
             else:
@@ -132,11 +134,10 @@ class Connection(asyncio.Protocol):
     # --- llhttp callbacks --------------------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        key = name.decode("latin-1").lower()
-        if key not in self.headers:
-            self.headers[key] = value.decode("latin-1")
+        self._fields.append((name.lower(), value))  # decoded together when the head ends
 
     def on_headers_complete(self) -> None:
+        self.headers = Headers.of(self._fields)
         self.status = self.parser.get_status_code()
         self._head_done = True
         if self._streaming:
@@ -152,53 +153,60 @@ class Connection(asyncio.Protocol):
             self._wake()
 
     def on_message_complete(self) -> None:
-        self._complete = True
+        self.complete = True
         self.reusable = self.parser.should_keep_alive()
-        self._cancel_timer()
-        self._wake()
+        self._wake()  # the read timer lapses by itself (_check_idle)
 
     # --- waiting -------------------------------------------------------------------------------------
 
     def _wake(self) -> None:
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():  # else its reader was cancelled
+                waiter.set_result(None)
 
     def _fail(self, error: UpstreamError) -> None:
         if self._error is None:
             self._error = error
         self._cancel_timer()
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(error)
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_exception(error)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
+    def _arm(self, deadline: float) -> None:
+        self._timer_at = deadline
+        self._timer = self.pool.loop.call_at(deadline, self._check_idle)
+
     def _check_idle(self) -> None:
-        # A read timeout without a timer per read: the timer fires at the deadline of the last byte seen and
-        # re-arms itself when bytes came meanwhile.
+        # A read timeout without a timer per read, nor per request: the timer fires at the deadline of the
+        # last byte seen and re-arms itself while an answer is awaited; with none awaited it ends. A
+        # connection kept busy by one request after another arms it once per timeout period.
         self._timer = None
-        if self._complete or self._error is not None:
+        if self.complete or self._error is not None:
             return
-        waited = self.pool.loop.time() - self._last_data
-        if waited < self._timeout_s:
-            self._timer = self.pool.loop.call_later(self._timeout_s - waited, self._check_idle)
+        deadline = self._last_data + self._timeout_s
+        if self.pool.loop.time() < deadline:
+            self._arm(deadline)
             return
         self._fail(UpstreamTimeout(f"the container sent nothing for {self._timeout_s:g} s"))
         if self.transport is not None:
             self.transport.abort()
 
-    async def _wait(self) -> None:
+    def next_event(self) -> asyncio.Future[None]:
+        """A future the next event of the answer resolves (bytes, its end, a failure); awaited directly,
+        with no coroutine of its own (this runs once per relayed call)."""
         if self._error is not None:
             raise self._error
-        self._waiter = self.pool.loop.create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
+        waiter = self._waiter = self.pool.loop.create_future()
+        return waiter
 
     # --- one exchange --------------------------------------------------------------------------------
 
@@ -207,15 +215,18 @@ class Connection(asyncio.Protocol):
         assert self.transport is not None
         self.status = 0
         self.headers = Headers()
+        self._fields = []
         self._body = []
         self._buffered = 0
         self._streaming = stream
-        self._head_done = self._complete = self._received = False
+        self._head_done = self.complete = self._received = False
         self._error = None
         self.reusable = False
         self._timeout_s = timeout_s
-        self._last_data = self.pool.loop.time()
-        self._timer = self.pool.loop.call_later(timeout_s, self._check_idle)
+        now = self._last_data = self.pool.loop.time()
+        if self._timer is None or self._timer_at > now + timeout_s:  # else it fires in time, then re-arms
+            self._cancel_timer()
+            self._arm(now + timeout_s)
         if len(body) < 64 * 1024:
             self.transport.write(head + body)
         else:
@@ -223,8 +234,12 @@ class Connection(asyncio.Protocol):
 
     async def read(self) -> bytes:
         """The whole answer's body (status and headers are on the connection)."""
-        while not self._complete:
-            await self._wait()
+        while not self.complete:
+            await self.next_event()
+        return self.take_body()
+
+    def take_body(self) -> bytes:
+        """The body read so far, taken off the connection."""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
         return body
@@ -232,7 +247,7 @@ class Connection(asyncio.Protocol):
     async def open(self) -> None:
         """Return once the answer's head has arrived."""
         while not self._head_done:
-            await self._wait()
+            await self.next_event()
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives; UpstreamError when it is cut off or stalls."""
@@ -246,14 +261,13 @@ class Connection(asyncio.Protocol):
                 for part in parts:
                     yield part
                 continue
-            if self._complete:
+            if self.complete:
                 return
-            await self._wait()
+            await self.next_event()
 
     def release(self) -> None:
         """Back to the pool when the answer was read to its end and may be kept alive, else closed."""
-        self._cancel_timer()
-        if self._complete and self.reusable and self._error is None:
+        if self.complete and self.reusable and self._error is None:
             self.pool.put(self)
         elif self.transport is not None:
             self.transport.abort()  # unread bytes (or a broken answer): this connection cannot be reused
@@ -272,12 +286,16 @@ class Pool:
         self._open: set[Connection] = set()
         self.closed = False
 
-    async def connection(self, *, fresh: bool = False) -> tuple[Connection, bool]:
-        """An idle connection (and True: it was reused), else a new one (False)."""
-        while self._idle and not fresh:
+    def idle(self) -> Connection | None:
+        """A kept-alive connection that is still open, or None."""
+        while self._idle:
             conn = self._idle.pop()
             if conn.transport is not None and not conn.transport.is_closing():
-                return conn, True
+                return conn
+        return None
+
+    async def connect(self) -> Connection:
+        """A new connection."""
         try:
             _, conn = await asyncio.wait_for(
                 self.loop.create_connection(lambda: Connection(self), self.host, self.port),
@@ -286,7 +304,7 @@ class Pool:
         except (OSError, TimeoutError) as exc:
             raise UpstreamConnectError(f"cannot connect to {self.authority}: {exc}") from exc
         self._open.add(conn)
-        return conn, False
+        return conn
 
     def put(self, conn: Connection) -> None:
         if self.closed or len(self._idle) >= self.max_idle:
@@ -314,27 +332,32 @@ class Pool:
         method: str,
         path: str,
         body: bytes,
-        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        headers: dict[str, str] | Iterable[tuple[str, str]],
         timeout_s: float,
         stream: bool,
     ) -> Connection:
         # A kept-alive connection closed by the container before it answered is retried once on a new
         # connection; so is a refused connection (a container restarting).
-        fields = headers.items() if isinstance(headers, Mapping) else headers
+        fields = headers.items() if isinstance(headers, dict) else headers
         head = encode_head(method, path, self.authority, fields, len(body))
         for attempt in (1, 2):
-            try:
-                conn, _reused = await self.connection(fresh=attempt == 2)
-            except UpstreamConnectError:
-                if attempt == 2:
-                    raise
-                continue
+            # An idle connection is taken without a coroutine (no await): the usual case.
+            conn = self.idle() if attempt == 1 else None
+            if conn is None:
+                try:
+                    conn = await self.connect()
+                except UpstreamConnectError:
+                    if attempt == 2:
+                        raise
+                    continue
             conn.send(head, body, timeout_s, stream=stream)
             try:
                 if stream:
                     await conn.open()
-                else:
-                    conn.content = await conn.read()
+                else:  # Connection.read, without a coroutine of its own
+                    while not conn.complete:
+                        await conn.next_event()
+                    conn.content = conn.take_body()
                 return conn
             except UpstreamClosed as exc:
                 conn.release()
@@ -351,7 +374,7 @@ class Pool:
         path: str,
         *,
         body: bytes = b"",
-        headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        headers: dict[str, str] | Iterable[tuple[str, str]] = (),
         timeout_s: float,
     ) -> tuple[int, Headers, bytes]:
         """One request, its answer read whole: (status, headers, body)."""
@@ -366,7 +389,7 @@ class Pool:
         path: str,
         *,
         body: bytes = b"",
-        headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        headers: dict[str, str] | Iterable[tuple[str, str]] = (),
         timeout_s: float,
     ) -> Connection:
         """One request, returned once the answer's head arrived: its status and headers are on the

@@ -175,6 +175,8 @@ def session_variant(
     variants: Sequence[ProductionVariant], session_id: str | None
 ) -> ProductionVariant | None:
     """The variant holding the live session ``session_id``, or None (any variant may take the request)."""
+    if session_id is None:
+        return None
     for variant in variants:
         if variant.sticky.holds(session_id):
             return variant

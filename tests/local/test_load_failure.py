@@ -207,3 +207,32 @@ def test_a_components_start_limit_is_its_own_health_check_timeout() -> None:
     )
     assert iris.startup_limit.startswith("inference component 'iris' sets no container_startup_health_check")
     assert tabular.stop_grace_s == 30.0  # SageMaker's SIGTERM-to-SIGKILL interval
+
+
+def test_a_container_that_exits_while_serving_is_named_and_the_gateway_keeps_serving(
+    tmp_path: Path, client_error
+) -> None:
+    model = _model(tmp_path / "model", HEALTHY)
+    with tarfile.open(tmp_path / "model.tar.gz", "w:gz") as archive:
+        archive.add(model / "code", arcname="code")
+    (tmp_path / "healthy.yaml").write_text(CONFIG)
+    with LocalEndpoint(tmp_path / "healthy.yaml", root=tmp_path, python=sys.executable) as endpoint:
+        runtime = endpoint.client()
+
+        def call() -> dict:
+            return runtime.invoke_endpoint(
+                EndpointName=endpoint.name, ContentType="application/json", Body=b"1"
+            )
+
+        assert call()["Body"].read() == b'"ok"'
+        (variant,) = endpoint.runtime.variants
+        (process,) = variant.processes
+        assert process._proc is not None
+        stop_group(process._proc, grace_s=0)  # the container dies under the endpoint (SIGKILL at once)
+        for _ in range(2):  # the same answer each time: the gateway does not fall over
+            client_error(
+                call,
+                "ServiceUnavailable",
+                "Container primary of variant only is not running; restart the local",
+            )
+        assert endpoint.serving
