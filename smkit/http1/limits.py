@@ -74,9 +74,9 @@ class HeadBounds:
             f"of one header; {FIX}."
         )
 
-    def headers_complete(self, fields: list[tuple[bytes, bytes]]) -> None:
-        """The head's ``fields`` (names lower-case) are all parsed: their number and their bytes in all are
-        checked.
+    def headers_complete(self, fields: list[tuple[bytes, bytes]], size: int) -> None:
+        """The head's ``fields`` (names lower-case; ``size`` bytes of names and values) are all parsed:
+        their number and their bytes in all are checked.
 
         Checked once here, not per field (the server relays every request's head, so this runs per
         request): while a head is still arriving its bytes are bounded by :meth:`unfinished` after every
@@ -91,13 +91,14 @@ class HeadBounds:
             raise HeadTooLarge(
                 f"More than {limits.fields} request header fields (at {_shown(name)}); send fewer."
             )
-        room = limits.headers
-        for name, value in fields:
-            room -= len(name) + len(value) + 4
-            if room < 0:
-                raise HeadTooLarge(
-                    f"Request headers over {limits.headers} bytes in all (at {_shown(name)}); {FIX}."
-                )
+        if size + 4 * len(fields) > limits.headers:
+            room = limits.headers
+            for name, value in fields:
+                room -= len(name) + len(value) + 4
+                if room < 0:
+                    raise HeadTooLarge(
+                        f"Request headers over {limits.headers} bytes in all (at {_shown(name)}); {FIX}."
+                    )
 
     def unfinished(self) -> str | None:
         """After a read was parsed: why the head still unfinished cannot fit, or None.
