@@ -184,7 +184,7 @@ bench-synth: package-config ## Synth every config in one process vs one config -
 bench-streaming: setup ## Streamed answers: first byte and per-chunk overhead vs the handler's own clock (serve, local endpoint) -> bench/results/streaming.json
 	$(PY) -m bench.streaming --nice -10 $(BENCH_ARGS)
 
-bench-local-gateway: setup ## Local gateway's own CPU per call, p50/p99 and req/s vs the container directly, raw client and boto3, this tree vs the baseline commit -> bench/results/local_gateway.json, BENCHMARKS.md
+bench-local-gateway: setup ## Local gateway's own CPU and instructions per call, p50/p99 and req/s vs the container directly, raw client and boto3, this tree vs the baseline commit -> bench/results/local_gateway.json, BENCHMARKS.md
 	$(PY) -m bench.local_gateway $(BENCH_ARGS)
 
 bench-local: bench-local-gateway ## Alias of bench-local-gateway

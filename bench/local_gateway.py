@@ -23,6 +23,10 @@ process's CPU time (``/proc/PID/task/*/schedstat``, every thread of the gateway 
 containers') over the raw 8-caller run, divided by the requests. Targets: gateway CPU per request
 <= 0.5 ms; raw throughput through the gateway >= 0.5x direct at 8 callers; p50 at 1 caller <= direct +
 0.5 ms.
+
+Where valgrind is installed, each gateway is also run once under callgrind and the user-space instructions
+its process executes per relayed call (raw client, 8 callers) are counted: a figure that does not move with
+the machine's load, for comparing two versions of the gateway's code.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import argparse
 import asyncio
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -65,6 +70,7 @@ from smkit.client.invoke import runtime_client
 # The last commit whose gateway ran on Starlette, uvicorn and httpx.
 BASELINE = "57131468db503b9fe1e04bc725c43cdca8df97f2"
 CONCURRENCY = 8
+INSTRUCTION_CALLS = 1000  # calls counted under callgrind (about 50 times slower than without)
 WORKERS = 2
 PAYLOAD = REPO_ROOT / "model_code" / "tabular" / "samples" / "request.csv"
 HANDLER = """
@@ -127,9 +133,20 @@ class Gateway:
 
 
 @contextmanager
-def _local_endpoint(config: Path, tree: Path) -> Iterator[Gateway]:
+def _local_endpoint(config: Path, tree: Path, wrapper: Sequence[str] = ()) -> Iterator[Gateway]:
+    """``smkit local-endpoint`` of ``config`` with smkit imported from ``tree`` (run under ``wrapper``)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "smkit.cli", "local-endpoint", "--config", str(config), "--port", "0"]
+        [
+            *wrapper,
+            sys.executable,
+            "-m",
+            "smkit.cli",
+            "local-endpoint",
+            "--config",
+            str(config),
+            "--port",
+            "0",
+        ]
         + ["--workers", str(WORKERS), "--python", sys.executable],
         cwd=config.parent,
         stdout=subprocess.DEVNULL,
@@ -279,6 +296,37 @@ def _boto3(url: str, name: str, body: bytes, requests: int, concurrency: int) ->
     return _stats(latencies, wall, cpu, {"concurrency": concurrency})
 
 
+def _instructions(config: Path, tree: Path, body: bytes, requests: int) -> float | None:
+    """User-space instructions the gateway process executes per relayed call at 8 callers, counted by
+    valgrind's callgrind (None where valgrind is not installed).
+
+    A count, not a time: the same code gives the same figure on a busy or a quiet machine, where its CPU
+    time on a shared VM moves by a third between runs. Only the measured calls are counted (callgrind's
+    instrumentation is switched on after a warm-up and off after them); the containers run outside valgrind.
+    """
+    valgrind, control = shutil.which("valgrind"), shutil.which("callgrind_control")
+    if valgrind is None or control is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-gateway-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        wrapper = [valgrind, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+        with _local_endpoint(config, tree, wrapper) as gateway:
+            path = f"/endpoints/{gateway.name}/invocations"
+            _raw(gateway.gateway, path, body, 300, CONCURRENCY)
+            pid = str(gateway.proc.pid)
+            subprocess.run([control, "--instr=on", pid], check=True, capture_output=True)
+            _raw(gateway.gateway, path, body, requests, CONCURRENCY)
+            subprocess.run([control, "--instr=off", pid], check=True, capture_output=True)
+            subprocess.run([control, "--dump", pid], check=True, capture_output=True)
+        counted = [
+            int(line.split()[1])
+            for dump in Path(tmp).glob("callgrind.out*")
+            for line in dump.read_text().splitlines()
+            if line.startswith("totals:")
+        ]
+    return max(counted, default=0) / requests
+
+
 def _median_round(rounds: list[dict[str, float]]) -> dict[str, float]:
     """Each figure's median over the rounds (a gateway row's ``throughput_vs_direct`` and
     ``p50_over_direct_ms`` pair it with the direct run of its own round, so a slower or faster spell of the
@@ -357,7 +405,11 @@ def run(requests: int, baseline: str, rounds: int) -> dict[str, Any]:
         for label, tree in trees.items():
             with _local_endpoint(config, tree) as gateway:
                 result = _measure_gateway(gateway, body, requests, rounds)
-            report["gateways"][label] = {"paths": result, "verdict": _verdict(result)}
+            report["gateways"][label] = {
+                "paths": result,
+                "verdict": _verdict(result),
+                "instructions_per_call": _instructions(config, tree, body, INSTRUCTION_CALLS),
+            }
     report["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
@@ -385,14 +437,16 @@ def _table(report: dict[str, Any]) -> str:
     lines += [
         "",
         "| gateway | gateway CPU/req ms (<= 0.5) | raw req/s vs direct, 8 callers (>= 0.5) "
-        "| p50 over direct, 1 caller, ms (<= 0.5) | boto3's own CPU/call ms |",
-        "|---|---:|---:|---:|---:|",
+        "| p50 over direct, 1 caller, ms (<= 0.5) | boto3's own CPU/call ms | gateway instructions/call |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for label, entry in report["gateways"].items():
         v = entry["verdict"]
+        counted = entry.get("instructions_per_call")
+        instructions = f"{counted:,.0f}" if counted else "(no valgrind)"
         lines.append(
             f"| {label} | {v['gateway_cpu_per_request_ms']:.2f} | {v['throughput_ratio_c8']:.2f} "
-            f"| {v['p50_over_direct_c1_ms']:.2f} | {v['boto3_cpu_per_request_ms']:.2f} |"
+            f"| {v['p50_over_direct_c1_ms']:.2f} | {v['boto3_cpu_per_request_ms']:.2f} | {instructions} |"
         )
     return "\n".join(lines)
 

@@ -39,19 +39,18 @@ class Response(NamedTuple):
 
 JSON = b"application/json"
 
-_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)  # the variant and version bits
-_UUID4_SET = (0x8000 << 48) | (4 << 76)  # RFC 4122 variant, version 4
 # Its own generator: a caller's random.seed() does not make ids repeat; seeded again in a forked child.
 _IDS = random.Random()
 os.register_at_fork(after_in_child=_IDS.seed)
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}  # RFC 4122: 10xx
 
 
 def new_request_id() -> str:
     """A new ``x-amzn-RequestId``: a random (version 4) UUID in its text form, as ``str(uuid.uuid4())``
     writes it, without building a :class:`uuid.UUID` and without a ``getrandom`` system call per id (an id
     names a call, it guards no secret; the gateway makes one per call it relays)."""
-    digits = "%032x" % (_IDS.getrandbits(128) & _UUID4_CLEAR | _UUID4_SET)
-    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    digits = _IDS.randbytes(16).hex()
+    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{_VARIANT_DIGIT[digits[16]]}{digits[17:20]}-{digits[20:]}"
 
 
 class RuntimeApiError(Exception):

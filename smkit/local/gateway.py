@@ -126,7 +126,11 @@ class Gateway(Handler):
         self.max_body = max(
             [REALTIME_PAYLOAD_LIMIT, ASYNC_INLINE_BODY_LIMIT, *(e.payload_limit for e in endpoints.values())]
         )
-        self._tasks: set[asyncio.Task[None]] = set()
+        # The name of this gateway's invocation tasks: asyncio keeps every task of the loop (all_tasks), so
+        # cancel() finds them by name, with no set and done-callback of its own on every relayed call.
+        self.task_name = f"smkit gateway {id(self):x} invocation"
+        # Invocations whose client left and that run on: held here, as their request no longer holds them.
+        self._orphans: set[asyncio.Task[None]] = set()
 
     # --- dispatch ---------------------------------------------------------------------------------------
 
@@ -169,10 +173,7 @@ class Gateway(Handler):
             job.close()
             request.respond(*_method_not_allowed(b"POST"))
             return
-        task = asyncio.get_running_loop().create_task(job)
-        request.app = task
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        request.app = asyncio.get_running_loop().create_task(job, name=self.task_name)
 
     def waiting(self, request: Request) -> None:
         # The bidirectional refusal is answered before any body: a client of that API streams its events
@@ -186,13 +187,18 @@ class Gateway(Handler):
         # The client left: a streamed answer stops reading its container (the relay closes the stream);
         # a plain invocation runs to its end, as the container's work is under way anyway.
         task = request.app
-        if request.streaming and task is not None:
+        if task is None or task.done():
+            return
+        if request.streaming:
             task.cancel()
+        else:
+            self._orphans.add(task)
+            task.add_done_callback(self._orphans.discard)
 
     async def cancel(self) -> None:
         """Cancel the invocations still running once the server has stopped (after its grace period) and
         wait for them to end: their container connections are closed before the containers stop."""
-        tasks = list(self._tasks)
+        tasks = [task for task in asyncio.all_tasks() if task.get_name() == self.task_name]
         for task in tasks:
             task.cancel()
         if tasks:

@@ -40,6 +40,10 @@ _INFERENCE_ID = INFERENCE_ID.lower()
 _INFERENCE_COMPONENT = INFERENCE_COMPONENT.lower()
 _SESSION_ID = SESSION_ID.lower()
 
+# Field names already decoded: clients send the same few names in every request.
+_NAMES: dict[bytes, str] = {}
+_MAX_NAMES = 1024
+
 # The account the local endpoint pretends to live in: moto's default account.
 LOCAL_ACCOUNT = "123456789012"
 
@@ -68,7 +72,12 @@ class Headers(dict[str, str]):
         """
         headers = cls()
         for name, value in reversed(pairs):
-            headers[name.decode("latin-1")] = value.decode("latin-1")  # dict's own __setitem__
+            key = _NAMES.get(name)
+            if key is None:
+                key = name.decode("latin-1")
+                if len(_NAMES) < _MAX_NAMES:
+                    _NAMES[name] = key
+            headers[key] = value.decode("latin-1")  # dict's own __setitem__
         return headers
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -113,18 +122,20 @@ class Invocation:
         The asynchronous and streaming operations send Accept as ``X-Amzn-SageMaker-Accept``.
         """
         get = headers.lowered  # by lower-case name: this runs once per call the gateway relays
+        # The fields in their declared order, positionally: keyword arguments cost the generated __init__
+        # more than all the lookups together.
         return cls(
-            body=body,
-            stream=stream,
-            content_type=get(_ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
-            accept=get(_ASYNC_ACCEPT if asynchronous or stream else "accept"),
-            custom_attributes=get(_CUSTOM_ATTRIBUTES),
-            target_model=get(_TARGET_MODEL),
-            target_variant=get(_TARGET_VARIANT),
-            target_container=get(_TARGET_CONTAINER),
-            inference_id=get(_INFERENCE_ID),
-            inference_component=get(_INFERENCE_COMPONENT),
-            session_id=get(_SESSION_ID),
+            body,
+            get(_ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
+            get(_ASYNC_ACCEPT if asynchronous or stream else "accept"),
+            get(_CUSTOM_ATTRIBUTES),
+            get(_TARGET_MODEL),
+            get(_TARGET_VARIANT),
+            get(_TARGET_CONTAINER),
+            get(_INFERENCE_ID),
+            get(_INFERENCE_COMPONENT),
+            get(_SESSION_ID),
+            stream,
         )
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:
