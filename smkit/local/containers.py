@@ -304,10 +304,12 @@ class ContainerProcess:
         status, answer, content = await self.pool.request(
             method, path, body=body or b"", headers=headers or (), timeout_s=timeout_s
         )
+        # Positionally, in the fields' order (status, body, content_type, custom_attributes, stream,
+        # session_headers), read by lower-case name: this runs once per relayed call.
         return ContainerReply(
             status,
             content,
-            dict.get(answer, "content-type"),  # by lower-case name (Headers.lowered), once per relayed call
+            dict.get(answer, "content-type"),
             dict.get(answer, _CUSTOM_ATTRIBUTES),
             None,
             session_headers(answer),
