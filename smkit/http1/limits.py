@@ -80,9 +80,9 @@ class HeadBounds:
         their number and their bytes in all are checked.
 
         Checked once here, not per field (the server relays every request's head, so this runs per
-        request): while a head is still arriving its bytes are bounded by :meth:`unfinished` after every
-        read, so a per-field count would hold no less. The message names the field at which the bound was
-        crossed.
+        request): while a head is still arriving, the bytes read are held within :attr:`unfinished_room`
+        after every read, so a per-field count would hold no less. The message names the field at which the
+        bound was crossed.
         """
         self.in_head = False
         self.read = 0
@@ -101,20 +101,17 @@ class HeadBounds:
                         f"Request headers over {limits.headers} bytes in all (at {_shown(name)}); {FIX}."
                     )
 
-    def unfinished(self) -> str | None:
-        """After a read was parsed: why the head still unfinished cannot fit, or None.
+    def unfinished_too_large(self) -> str:
+        """Why a head still unfinished after more than :attr:`unfinished_room` bytes were read cannot fit.
 
-        Counted after parsing: one read may hold a whole head and the start of a large body, which is no
-        head over its limit. (The parser skips the call while :attr:`read` is within
-        :attr:`unfinished_room`.)
+        The parser compares after parsing each read: one read may hold a whole head and the start of a
+        large body, which is no head over its limit.
         """
         limits = self.limits
-        if self.in_head and self.read > self.unfinished_room:
-            return (
-                f"Request head over {limits.unfinished} bytes and not finished (limits: request line "
-                f"{limits.request_line}, headers {limits.headers}); {FIX}."
-            )
-        return None
+        return (
+            f"Request head over {limits.unfinished} bytes and not finished (limits: request line "
+            f"{limits.request_line}, headers {limits.headers}); {FIX}."
+        )
 
 
 def _shown(name: bytes) -> str:

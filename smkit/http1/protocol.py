@@ -341,9 +341,7 @@ class HTTP1Protocol(asyncio.Protocol):
         if self.requests and not self.requests[-1].complete:
             self.handler.waiting(self.requests[-1])
         if bounds.in_head and bounds.read > bounds.unfinished_room:
-            unfinished = bounds.unfinished()
-            if unfinished is not None:
-                self.refuse(400, HEAD_TOO_LARGE, unfinished)
+            self.refuse(400, HEAD_TOO_LARGE, bounds.unfinished_too_large())
 
     def refuse(self, status: int, kind: str, message: str) -> None:
         """Answer ``status`` in the server's refusal shape and close the connection."""

@@ -58,7 +58,6 @@ COMPONENTS = "inference-components/"
 _INVOKED_VARIANT = INVOKED_VARIANT.encode()
 _REQUEST_ID = REQUEST_ID_HEADER.encode()
 _CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.encode()
-_CUSTOM_ATTRIBUTES_KEY = CUSTOM_ATTRIBUTES.lower()  # Headers' key
 _NOT_FOUND = Response(404, [(b"content-type", b"text/plain; charset=utf-8")], b"Not Found")
 BIDIRECTIONAL_MESSAGE = (
     "InvokeEndpointWithBidirectionalStream (sagemaker-runtime-http2) is not emulated by the local "
@@ -69,7 +68,7 @@ BIDIRECTIONAL_MESSAGE = (
 
 
 def _check_headers(headers: Headers) -> None:
-    custom = dict.get(headers, _CUSTOM_ATTRIBUTES_KEY)
+    custom = headers.get(CUSTOM_ATTRIBUTES)
     if custom is not None and (len(custom) > CUSTOM_ATTRIBUTES_LIMIT or not custom.isascii()):
         raise validation_error(
             f"CustomAttributes must be at most {CUSTOM_ATTRIBUTES_LIMIT} visible US-ASCII characters "

@@ -10,9 +10,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
@@ -95,7 +94,7 @@ async def call_container(
         raise service_unavailable(
             f"Container {source} of variant {scope.variant} did not answer: {exc}"
         ) from exc
-    if not 200 <= reply.status < 300:  # reply.ok, without a property call per relayed call
+    if not reply.ok:
         raise scope.container_error(reply, source=source, process=process)
     return reply
 
@@ -157,9 +156,8 @@ class SingleContainer:
         """What the container receives besides the body (a subclass adds its own, e.g. an adapter's)."""
         return invocation.container_headers(content_type=invocation.content_type, accept=invocation.accept)
 
-    def invoke(self, invocation: Invocation, scope: Scope) -> Coroutine[Any, Any, ContainerReply]:
-        # The call itself, awaited by the caller: no coroutine of its own on every relayed call.
-        return call_container(
+    async def invoke(self, invocation: Invocation, scope: Scope) -> ContainerReply:
+        return await call_container(
             self.process,
             "/invocations",
             invocation.body,

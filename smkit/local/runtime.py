@@ -420,9 +420,9 @@ class EndpointRuntime:
                 return variant
         raise KeyError(name)
 
-    def _pick(self, invocation: Invocation) -> tuple[ProductionVariant, Scope]:
+    async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """The variant that takes ``invocation`` (its session's, TargetVariant, else by weight) and its
-        scope; ValidationError for headers this endpoint refuses."""
+        reply; ValidationError for headers this endpoint refuses."""
         reject_inference_component(invocation)
         variant = session_variant(self.variants, invocation.session_id) or choose_variant(
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
@@ -431,10 +431,6 @@ class EndpointRuntime:
         scope = self._scopes.get(variant.name)
         if scope is None:
             scope = self._scopes[variant.name] = Scope(self.name, variant.name, self.settings.region)
-        return variant, scope
-
-    async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
-        variant, scope = self._pick(invocation)
         return variant.name, await variant.invoke(invocation, scope)
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
@@ -445,9 +441,7 @@ class EndpointRuntime:
                 f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
                 "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
             )
-        picked, scope = self._pick(invocation)
-        reply = await picked.invoke(invocation, scope)
-        variant = picked.name
+        variant, reply = await self._route(invocation)
         if self.capture is not None and reply.stream is None:  # a stream is not captured (docs/streaming.md)
             await asyncio.to_thread(
                 self.capture.record,

@@ -236,10 +236,6 @@ class Connection(asyncio.Protocol):
         """The whole answer's body (status and headers are on the connection)."""
         while not self.complete:
             await self.next_event()
-        return self.take_body()
-
-    def take_body(self) -> bytes:
-        """The body read so far, taken off the connection."""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
         self._body = []
         return body
@@ -354,10 +350,8 @@ class Pool:
             try:
                 if stream:
                     await conn.open()
-                else:  # Connection.read, without a coroutine of its own
-                    while not conn.complete:
-                        await conn.next_event()
-                    conn.content = conn.take_body()
+                else:
+                    conn.content = await conn.read()
                 return conn
             except UpstreamClosed as exc:
                 conn.release()
