@@ -193,15 +193,26 @@ class Request:
         return None
 
     # -- plain responses -------------------------------------------------------------------------
-    def respond(self, status: int, headers: Headers = (), body: bytes = b"", *, close: bool = False) -> None:
+    def respond(
+        self,
+        status: int,
+        headers: Headers = (),
+        body: bytes = b"",
+        *,
+        close: bool = False,
+        lines: bytes = b"",
+    ) -> None:
         """Send a whole response: ``content-length``, ``date`` and (when closing) ``connection`` are added.
 
         ``headers`` must not hold those framing fields. ValueError for an unknown status or a bad header.
+        ``lines``: header lines already encoded and checked by the caller (:func:`response_head`).
         """
         if self.answered:
             return
         close = close or not self.keep_alive
-        head = response_head(status, headers, length=len(body), close=close, date=self.conn.server.date())
+        head = response_head(
+            status, headers, length=len(body), close=close, date=self.conn.server.date(), lines=lines
+        )
         self.answered = True  # after the head is built: a bad header leaves the request to be answered
         self.conn.responded(self, head, body, close)
 

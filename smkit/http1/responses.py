@@ -107,15 +107,17 @@ def response_head(
     chunked: bool = False,
     close: bool = False,
     date: bytes = b"",
+    lines: bytes = b"",
 ) -> bytes:
     """A whole response head, ending with the blank line.
 
     ``length`` writes ``content-length``; ``chunked`` writes ``transfer-encoding: chunked`` (give neither for
     a body ended by the close); ``close`` writes ``connection: close``; ``date`` is a prepared header line
-    (:class:`DateLine`). ``headers`` must not hold these framing fields themselves.
+    (:class:`DateLine`). ``headers`` must not hold these framing fields themselves. ``lines`` are header
+    lines the caller has encoded and checked itself (each ``name: value\r\n``), written before ``headers``.
     """
     line = STATUS_LINES.get(status) or status_line(status)  # status_line: the error for an unknown one
-    parts = [line, date, header_lines(headers)]
+    parts = [line, date, lines, header_lines(headers)]
     if length is not None:
         parts.append(b"content-length: %d\r\n" % length)
     elif chunked:

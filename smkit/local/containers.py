@@ -38,7 +38,7 @@ from smkit.contract import (
     STOP_GRACE_S,
     RuntimeSettings,
 )
-from smkit.local.sessions import session_headers
+from smkit.local.sessions import RESPONSE_FIELDS
 from smkit.local.upstream import Connection, Pool, UpstreamConnectError, UpstreamError
 from smkit.process import (
     HOST,
@@ -55,6 +55,7 @@ from smkit.readiness import PingTally
 
 log = logging.getLogger(__name__)
 _CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.lower()
+_CUSTOM_ATTRIBUTES_FIELD = _CUSTOM_ATTRIBUTES.encode()
 
 # Variables a local container gets beyond its resolved Environment (smkit.config.resolved), and why each is
 # needed here although the template does not carry it (tests/local/test_parity.py holds the rest equal).
@@ -137,6 +138,27 @@ class ContainerReply:
     def ok(self) -> bool:
         """True for a 2xx answer."""
         return 200 <= self.status < 300
+
+
+def whole_reply(status: int, fields: list[tuple[bytes, bytes]], content: bytes) -> ContainerReply:
+    """The reply of an answer read whole, from its head fields as parsed (lower-case names, bytes): its
+    Content-Type, custom attributes and session fields, the first of repeated ones (as
+    :class:`~smkit.local.protocol.Headers` keeps). One pass, nothing else decoded: this runs once per call
+    the gateway relays."""
+    content_type = custom = None
+    sessions: dict[str, str] = {}
+    for name, value in fields:
+        if name == b"content-type":
+            if content_type is None:
+                content_type = value.decode("latin-1")
+        elif name == _CUSTOM_ATTRIBUTES_FIELD:
+            if custom is None:
+                custom = value.decode("latin-1")
+        elif name in RESPONSE_FIELDS and value:
+            sessions.setdefault(RESPONSE_FIELDS[name], value.decode("latin-1"))
+    # Positionally, in the fields' order (status, body, content_type, custom_attributes, stream,
+    # session_headers).
+    return ContainerReply(status, content, content_type, custom, None, sessions)
 
 
 class ContainerProcess:
@@ -301,19 +323,10 @@ class ContainerProcess:
         if json_body is not None:
             body = json.dumps(json_body).encode()
             headers = {**(headers or {}), "Content-Type": "application/json"}
-        status, answer, content = await self.pool.request(
+        status, fields, content = await self.pool.request(
             method, path, body=body or b"", headers=headers or (), timeout_s=timeout_s
         )
-        # Positionally, in the fields' order (status, body, content_type, custom_attributes, stream,
-        # session_headers), read by lower-case name: this runs once per relayed call.
-        return ContainerReply(
-            status,
-            content,
-            dict.get(answer, "content-type"),
-            dict.get(answer, _CUSTOM_ATTRIBUTES),
-            None,
-            session_headers(answer),
-        )
+        return whole_reply(status, fields, content)
 
     async def open_stream(
         self, path: str, *, body: bytes, headers: dict[str, str], timeout_s: float = INVOCATION_TIMEOUT_S

@@ -35,6 +35,7 @@ from smkit.contract import (
     REALTIME_PAYLOAD_LIMIT,
 )
 from smkit.http1 import Handler, Request
+from smkit.http1.responses import header_lines
 from smkit.local.auth import Verifier
 from smkit.local.errors import (
     ERROR_TYPE_HEADER,
@@ -57,6 +58,7 @@ ENDPOINTS = "/endpoints/"
 COMPONENTS = "inference-components/"
 _INVOKED_VARIANT = INVOKED_VARIANT.encode()
 _REQUEST_ID = REQUEST_ID_HEADER.encode()
+_REQUEST_ID_LINE = _REQUEST_ID + b": "
 _CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.encode()
 _NOT_FOUND = Response(404, [(b"content-type", b"text/plain; charset=utf-8")], b"Not Found")
 BIDIRECTIONAL_MESSAGE = (
@@ -67,8 +69,7 @@ BIDIRECTIONAL_MESSAGE = (
 )
 
 
-def _check_headers(headers: Headers) -> None:
-    custom = headers.get(CUSTOM_ATTRIBUTES)
+def _check_custom_attributes(custom: str | None) -> None:
     if custom is not None and (len(custom) > CUSTOM_ATTRIBUTES_LIMIT or not custom.isascii()):
         raise validation_error(
             f"CustomAttributes must be at most {CUSTOM_ATTRIBUTES_LIMIT} visible US-ASCII characters "
@@ -87,6 +88,18 @@ def authenticate(verifier: Verifier, request: Request, headers: Headers, body: b
         headers=headers,
         body=body,
     )
+
+
+# The success head's own lines, by variant name: the name is checked once (it is a config name, the
+# pattern of VariantName), then every call to the variant reuses its line.
+_VARIANT_LINES: dict[str, bytes] = {}
+
+
+def _variant_line(variant: str) -> bytes:
+    line = _VARIANT_LINES.get(variant)
+    if line is None:
+        line = _VARIANT_LINES[variant] = header_lines([(_INVOKED_VARIANT, variant)])
+    return line
 
 
 def _unknown_endpoint(name: str) -> RuntimeApiError:
@@ -210,25 +223,26 @@ class Gateway(Handler):
         try:
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            headers = Headers.of(request.headers)
             if self.verifier is not None:
-                authenticate(self.verifier, request, headers, body)
+                authenticate(self.verifier, request, Headers.of(request.headers), body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(headers)
-            variant, reply = await endpoint.invoke(Invocation.from_headers(headers, body))
-            fields: list[tuple[bytes | str, bytes | str]] = [
-                (_INVOKED_VARIANT, variant),
-                (_REQUEST_ID, request_id),
-            ]
+            invocation = Invocation.from_fields(request.headers, body)
+            _check_custom_attributes(invocation.custom_attributes)
+            variant, reply = await endpoint.invoke(invocation)
+            # The head's lines, encoded here: the variant's line is checked once per variant, the request
+            # id is ours, and the Content-Type is the container's as llhttp parsed it (a parsed value holds
+            # no CR, LF or other control character). What else the container sent is checked as usual.
+            lines = _variant_line(variant) + _REQUEST_ID_LINE + request_id.encode() + b"\r\n"
             if reply.content_type:
-                fields.append((b"content-type", reply.content_type))
+                lines += b"content-type: " + reply.content_type.encode("latin-1") + b"\r\n"
+            fields: list[tuple[bytes | str, bytes | str]] = []
             if reply.custom_attributes is not None:
                 fields.append((_CUSTOM_ATTRIBUTES, reply.custom_attributes))
             fields.extend(
                 reply.session_headers.items()
             )  # NewSessionId, ClosedSessionId (smkit/local/sessions.py)
-            request.respond(200, fields, reply.body)
+            request.respond(200, fields, reply.body, lines=lines)
             return
         except RuntimeApiError as err:
             answer = err.to_response(request_id)
@@ -246,7 +260,7 @@ class Gateway(Handler):
             endpoint = self.endpoints.get(name)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(headers)
+            _check_custom_attributes(headers.get(CUSTOM_ATTRIBUTES))
             queued = endpoint.submit(headers, body)
             fields: list[tuple[bytes | str, bytes | str]] = [
                 (b"content-type", JSON),
@@ -267,13 +281,12 @@ class Gateway(Handler):
         try:
             endpoint = self.endpoints.get(name)
             body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            headers = Headers.of(request.headers)
             if self.verifier is not None:
-                authenticate(self.verifier, request, headers, body)
+                authenticate(self.verifier, request, Headers.of(request.headers), body)
             if endpoint is None:
                 raise _unknown_endpoint(name)
-            _check_headers(headers)
-            invocation = Invocation.from_headers(headers, body, stream=True)
+            invocation = Invocation.from_fields(request.headers, body, stream=True)
+            _check_custom_attributes(invocation.custom_attributes)
             variant, reply = await endpoint.invoke(invocation)
             stream = reply.stream
             if stream is None:

@@ -40,6 +40,27 @@ _INFERENCE_ID = INFERENCE_ID.lower()
 _INFERENCE_COMPONENT = INFERENCE_COMPONENT.lower()
 _SESSION_ID = SESSION_ID.lower()
 
+
+def _wire_names(asynchronous: bool, stream: bool) -> tuple[str, ...]:
+    """The lower-case header names of Invocation's fields from ``content_type`` to ``session_id``, in order."""
+    return (
+        _ASYNC_CONTENT_TYPE if asynchronous else "content-type",
+        _ASYNC_ACCEPT if asynchronous or stream else "accept",
+        _CUSTOM_ATTRIBUTES,
+        _TARGET_MODEL,
+        _TARGET_VARIANT,
+        _TARGET_CONTAINER,
+        _INFERENCE_ID,
+        _INFERENCE_COMPONENT,
+        _SESSION_ID,
+    )
+
+
+# Field name (bytes) -> its index among Invocation's fields (body is 0), for InvokeEndpoint and
+# InvokeEndpointWithResponseStream.
+_INVOKE_SLOTS = {name.encode(): slot for slot, name in enumerate(_wire_names(False, False), start=1)}
+_STREAM_SLOTS = {name.encode(): slot for slot, name in enumerate(_wire_names(False, True), start=1)}
+
 # Field names already decoded: clients send the same few names in every request.
 _NAMES: dict[bytes, str] = {}
 _MAX_NAMES = 1024
@@ -121,22 +142,26 @@ class Invocation:
 
         The asynchronous and streaming operations send Accept as ``X-Amzn-SageMaker-Accept``.
         """
-        get = headers.lowered  # by lower-case name: this runs once per call the gateway relays
-        # The fields in their declared order, positionally: keyword arguments cost the generated __init__
-        # more than all the lookups together.
-        return cls(
-            body,
-            get(_ASYNC_CONTENT_TYPE if asynchronous else "content-type"),
-            get(_ASYNC_ACCEPT if asynchronous or stream else "accept"),
-            get(_CUSTOM_ATTRIBUTES),
-            get(_TARGET_MODEL),
-            get(_TARGET_VARIANT),
-            get(_TARGET_CONTAINER),
-            get(_INFERENCE_ID),
-            get(_INFERENCE_COMPONENT),
-            get(_SESSION_ID),
-            stream,
-        )
+        get = headers.lowered  # by lower-case name
+        # The fields in their declared order, positionally (keyword arguments cost the generated __init__
+        # more than all the lookups together).
+        values: list[Any] = [body, *(get(name) for name in _wire_names(asynchronous, stream)), stream]
+        return cls(*values)
+
+    @classmethod
+    def from_fields(
+        cls, fields: Sequence[tuple[bytes, bytes]], body: bytes, *, stream: bool = False
+    ) -> Invocation:
+        """:meth:`from_headers` of InvokeEndpoint (InvokeEndpointWithResponseStream) read straight from the
+        ``(name, value)`` byte pairs a parser gives (lower-case names): one pass that decodes only the
+        fields it keeps, the first of repeated ones. The gateway reads every call it relays this way."""
+        slots = _STREAM_SLOTS if stream else _INVOKE_SLOTS
+        values: list[Any] = [body, None, None, None, None, None, None, None, None, None, stream]
+        for name, value in fields:
+            slot = slots.get(name)
+            if slot is not None and values[slot] is None:
+                values[slot] = value.decode("latin-1")
+        return cls(*values)
 
     def container_headers(self, *, content_type: str | None, accept: str | None) -> dict[str, str]:
         """The headers that reach a container (docs/hosting-contract.md): Content-Type, Accept, custom attributes."""

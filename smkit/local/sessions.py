@@ -26,7 +26,6 @@ from typing import Any
 
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
 from smkit.local.errors import RuntimeApiError, validation_error
-from smkit.local.protocol import Headers
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (
@@ -44,7 +43,8 @@ NEW_SESSION_VALUE_PATTERN = (
 _NEW_SESSION_VALUE = re.compile(r"^([^;]+);\sExpires=(.+)$")
 # Headers of a container's answer that go through to the client.
 RESPONSE_HEADERS = (NEW_SESSION_ID, CLOSED_SESSION_ID)
-_RESPONSE_KEYS = tuple((name, name.lower()) for name in RESPONSE_HEADERS)
+# The same, by the lower-case name a parser gives (bytes) -> the name the client receives.
+RESPONSE_FIELDS = {name.lower().encode(): name for name in RESPONSE_HEADERS}
 
 
 def check_session_id(value: str | None, *, stream: bool) -> None:
@@ -67,16 +67,6 @@ def check_session_id(value: str | None, *, stream: bool) -> None:
             f"1 validation error detected: Value '{value}' at 'sessionId' failed to satisfy constraint: "
             f"Member must satisfy regular expression pattern: {pattern}{hint}"
         )
-
-
-def session_headers(headers: Headers) -> dict[str, str]:
-    """The session headers of a container's answer."""
-    found = {}
-    for name, key in _RESPONSE_KEYS:  # by lower-case name: this runs once per call the gateway relays
-        value = dict.get(headers, key)
-        if value:
-            found[name] = value
-    return found
 
 
 @dataclass

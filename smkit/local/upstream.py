@@ -72,8 +72,8 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
-        self.headers = Headers()  # the answer's, once its head has arrived
-        self._fields: list[tuple[bytes, bytes]] = []  # the head's fields as parsed, names lower-case
+        self.fields: list[tuple[bytes, bytes]] = []  # the answer's head fields as parsed, names lower-case
+        self._headers: Headers | None = None  # decoded from fields when first asked for
         self._body: list[bytes] = []
         self._buffered = 0
         self._paused = False
@@ -134,10 +134,9 @@ class Connection(asyncio.Protocol):
     # --- llhttp callbacks --------------------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._fields.append((name.lower(), value))  # decoded together when the head ends
+        self.fields.append((name.lower(), value))  # decoded only if asked for (headers)
 
     def on_headers_complete(self) -> None:
-        self.headers = Headers.of(self._fields)
         self.status = self.parser.get_status_code()
         self._head_done = True
         if self._streaming:
@@ -210,12 +209,20 @@ class Connection(asyncio.Protocol):
 
     # --- one exchange --------------------------------------------------------------------------------
 
+    @property
+    def headers(self) -> Headers:
+        """The answer's head fields by name (empty until its head has arrived)."""
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = Headers.of(self.fields)
+        return headers
+
     def send(self, head: bytes, body: bytes, timeout_s: float, *, stream: bool) -> None:
         """Write the request; the answer is awaited with :meth:`read` or :meth:`open`."""
         assert self.transport is not None
         self.status = 0
-        self.headers = Headers()
-        self._fields = []
+        self.fields = []
+        self._headers = None
         self._body = []
         self._buffered = 0
         self._streaming = stream
@@ -370,12 +377,13 @@ class Pool:
         body: bytes = b"",
         headers: dict[str, str] | Iterable[tuple[str, str]] = (),
         timeout_s: float,
-    ) -> tuple[int, Headers, bytes]:
-        """One request, its answer read whole: (status, headers, body)."""
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One request, its answer read whole: (status, head fields as parsed with lower-case names, body).
+        The fields are left undecoded: the gateway reads two or three of them per call it relays."""
         conn = await self._send(method, path, body, headers, timeout_s, stream=False)
         content, conn.content = conn.content, b""
         conn.release()
-        return conn.status, conn.headers, content
+        return conn.status, conn.fields, content
 
     async def open_stream(
         self,
