@@ -185,7 +185,9 @@ class Gateway(Handler):
             job.close()
             request.respond(*_method_not_allowed(b"POST"))
             return
-        request.app = asyncio.get_running_loop().create_task(job, name=self.task_name)
+        # The connection's loop, not asyncio.get_running_loop(): Python 3.11's checks the process id with a
+        # getpid() system call on every call.
+        request.app = request.conn.loop.create_task(job, name=self.task_name)
 
     def waiting(self, request: Request) -> None:
         # The bidirectional refusal is answered before any body: a client of that API streams its events
