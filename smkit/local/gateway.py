@@ -185,8 +185,8 @@ class Gateway(Handler):
             job.close()
             request.respond(*_method_not_allowed(b"POST"))
             return
-        # The connection's loop, not asyncio.get_running_loop(): Python 3.11's checks the process id with a
-        # getpid() system call on every call.
+        # The connection's loop, not asyncio.get_running_loop(): in Python 3.11 that function checks the
+        # process id with a getpid() system call each time it is called.
         request.app = request.conn.loop.create_task(job, name=self.task_name)
 
     def waiting(self, request: Request) -> None:
