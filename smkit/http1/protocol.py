@@ -210,11 +210,11 @@ class Request:
         if self.answered:
             return
         close = close or not self.keep_alive
+        # Built before respond_raw marks the request answered: a bad header leaves it to be answered.
         head = response_head(
             status, headers, length=len(body), close=close, date=self.conn.server.date(), lines=lines
         )
-        self.answered = True  # after the head is built: a bad header leaves the request to be answered
-        self.conn.responded(self, head, body, close)
+        self.respond_raw(head, body, close=close)
 
     def respond_raw(self, head: bytes, body: bytes = b"", *, close: bool = False) -> None:
         """Send a response whose ``head`` (ending with the blank line) is prepared; later calls are ignored.

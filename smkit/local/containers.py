@@ -54,8 +54,7 @@ from smkit.process import (
 from smkit.readiness import PingTally
 
 log = logging.getLogger(__name__)
-_CUSTOM_ATTRIBUTES = CUSTOM_ATTRIBUTES.lower()
-_CUSTOM_ATTRIBUTES_FIELD = _CUSTOM_ATTRIBUTES.encode()
+_CUSTOM_ATTRIBUTES_FIELD = CUSTOM_ATTRIBUTES.lower().encode()
 
 # Variables a local container gets beyond its resolved Environment (smkit.config.resolved), and why each is
 # needed here although the template does not carry it (tests/local/test_parity.py holds the rest equal).
@@ -338,16 +337,16 @@ class ContainerProcess:
         """
         started = time.monotonic()
         conn = await self.pool.open_stream("POST", path, body=body, headers=headers, timeout_s=timeout_s)
-        content_type = conn.headers.get("content-type")
-        custom = conn.headers.get(CUSTOM_ATTRIBUTES)
         if not 200 <= conn.status < 300:
             try:
                 content = await conn.read()
             finally:
                 conn.release()
-            return ContainerReply(conn.status, content, content_type, custom)
+            return whole_reply(conn.status, conn.fields, content)
+        head = whole_reply(conn.status, conn.fields, b"")
         stream = ContainerStream(conn, limit_s=self.invocation_limit_s, started=started)
-        return ContainerReply(conn.status, b"", content_type, custom, stream=stream)
+        # A streamed answer passes on no session fields (InvokeEndpointWithResponseStream returns none).
+        return ContainerReply(conn.status, b"", head.content_type, head.custom_attributes, stream=stream)
 
     @property
     def invocation_limit_s(self) -> float:

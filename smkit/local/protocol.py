@@ -61,10 +61,6 @@ def _wire_names(asynchronous: bool, stream: bool) -> tuple[str, ...]:
 _INVOKE_SLOTS = {name.encode(): slot for slot, name in enumerate(_wire_names(False, False), start=1)}
 _STREAM_SLOTS = {name.encode(): slot for slot, name in enumerate(_wire_names(False, True), start=1)}
 
-# Field names already decoded: clients send the same few names in every request.
-_NAMES: dict[bytes, str] = {}
-_MAX_NAMES = 1024
-
 # The account the local endpoint pretends to live in: moto's default account.
 LOCAL_ACCOUNT = "123456789012"
 
@@ -88,17 +84,11 @@ class Headers(dict[str, str]):
     def of(cls, pairs: Sequence[tuple[bytes, bytes]]) -> Headers:
         """From ``(name, value)`` byte pairs whose names are already lower-case (as a parser gives them).
 
-        Filled from the last pair to the first, so the first of repeated fields is the one kept, with no
-        membership test per field (the gateway does this once per call it relays).
+        Filled from the last pair to the first, so the first of repeated fields is the one kept.
         """
         headers = cls()
         for name, value in reversed(pairs):
-            key = _NAMES.get(name)
-            if key is None:
-                key = name.decode("latin-1")
-                if len(_NAMES) < _MAX_NAMES:
-                    _NAMES[name] = key
-            headers[key] = value.decode("latin-1")  # dict's own __setitem__
+            headers[name.decode("latin-1")] = value.decode("latin-1")  # dict's own __setitem__
         return headers
 
     def get(self, name: str, default: Any = None) -> Any:

@@ -29,11 +29,10 @@ from collections.abc import AsyncIterator, Iterable
 
 import httptools
 
-from smkit.local.protocol import Headers
-
 HIGH_WATER = 256 * 1024  # unread body bytes of a streamed answer before the socket is paused
 MAX_IDLE = 16  # idle connections kept per container
 CONNECT_TIMEOUT_S = 5.0
+_FRAMING = (b"content-length", b"transfer-encoding")  # fields that frame a body; without them, the close does
 
 
 class UpstreamError(Exception):
@@ -73,7 +72,6 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.status = 0
         self.fields: list[tuple[bytes, bytes]] = []  # the answer's head fields as parsed, names lower-case
-        self._headers: Headers | None = None  # decoded from fields when first asked for
         self._body: list[bytes] = []
         self._buffered = 0
         self._paused = False
@@ -113,8 +111,7 @@ class Connection(asyncio.Protocol):
         self.reusable = False
         self._cancel_timer()
         self.pool.forget(self)
-        headers = self.headers
-        if self._head_done and "content-length" not in headers and "transfer-encoding" not in headers:
+        if self._head_done and not any(name in _FRAMING for name, _ in self.fields):
             # A body framed by the close alone (RFC 9112 section 6.3): the close is its end.
             self.complete = True
             self._wake()
@@ -134,7 +131,7 @@ class Connection(asyncio.Protocol):
     # --- llhttp callbacks --------------------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.fields.append((name.lower(), value))  # decoded only if asked for (headers)
+        self.fields.append((name.lower(), value))  # decoded by whoever reads them (containers.whole_reply)
 
     def on_headers_complete(self) -> None:
         self.status = self.parser.get_status_code()
@@ -209,20 +206,11 @@ class Connection(asyncio.Protocol):
 
     # --- one exchange --------------------------------------------------------------------------------
 
-    @property
-    def headers(self) -> Headers:
-        """The answer's head fields by name (empty until its head has arrived)."""
-        headers = self._headers
-        if headers is None:
-            headers = self._headers = Headers.of(self.fields)
-        return headers
-
     def send(self, head: bytes, body: bytes, timeout_s: float, *, stream: bool) -> None:
         """Write the request; the answer is awaited with :meth:`read` or :meth:`open`."""
         assert self.transport is not None
         self.status = 0
         self.fields = []
-        self._headers = None
         self._body = []
         self._buffered = 0
         self._streaming = stream
@@ -240,7 +228,7 @@ class Connection(asyncio.Protocol):
             self.transport.writelines((head, body))
 
     async def read(self) -> bytes:
-        """The whole answer's body (status and headers are on the connection)."""
+        """The whole answer's body (status and head fields are on the connection)."""
         while not self.complete:
             await self.next_event()
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
@@ -394,7 +382,7 @@ class Pool:
         headers: dict[str, str] | Iterable[tuple[str, str]] = (),
         timeout_s: float,
     ) -> Connection:
-        """One request, returned once the answer's head arrived: its status and headers are on the
+        """One request, returned once the answer's head arrived: its status and head fields are on the
         connection; read the body with :meth:`Connection.chunks` (or :meth:`Connection.read`), then
         :meth:`Connection.release` it."""
         return await self._send(method, path, body, headers, timeout_s, stream=True)
