@@ -8,6 +8,7 @@ get there.
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from serving_models import write_model
 from waiting import wait_until
 
 from smkit.serving.env import ServingEnv, ServingEnvError
+
+METRICS = ("smkit_requests_in_flight", "smkit_queue_depth", "smkit_workers_busy")
 
 # Threads: each request counts itself in, then waits until WANT requests are inside this process at once
 # or the release file exists; it answers how many were inside at most, and its process id.
@@ -158,6 +161,32 @@ def test_the_same_handler_runs_one_at_a_time_with_the_setting_off(tmp_path: Path
         assert inside.read_text().count("in") == 2
     finally:
         assert server.stop() == 0
+
+
+def test_metrics_count_the_requests_running_side_by_side(tmp_path: Path) -> None:
+    server = _serve(tmp_path, THREADED, concurrency=4)
+    try:
+        with ThreadPoolExecutor(3) as calls:
+            held = [calls.submit(server.invoke, "99", "text/plain") for _ in range(3)]  # wait for release
+
+            def three_in() -> dict[str, float] | None:
+                if inside_count(tmp_path) < 3:  # each is in the worker's scoreboard before its handler runs
+                    return None
+                text = server.request("GET", "/metrics").body.decode()
+                found = dict(re.findall(r"^(smkit_[a-z_]+) ([0-9.e+]+)$", text, re.M))
+                return {name: float(found.get(name, "nan")) for name in METRICS}
+
+            gauges = wait_until(three_in, timeout=server.answer_bound(), what="3 requests inside the worker")
+            (tmp_path / "release").touch()
+            assert [f.result().status for f in held] == [200] * 3
+        assert gauges == {"smkit_requests_in_flight": 3, "smkit_queue_depth": 0, "smkit_workers_busy": 1}
+    finally:
+        assert server.stop() == 0
+
+
+def inside_count(tmp_path: Path) -> int:
+    inside = tmp_path / "inside"
+    return inside.read_text().count("in") if inside.exists() else 0
 
 
 def test_a_thread_past_its_deadline_is_interrupted_and_the_worker_serves_on(tmp_path: Path) -> None:
