@@ -104,9 +104,13 @@ def test_the_documented_one_way_rules_hold() -> None:
     assert "smkit.serving" not in edges["smkit.packaging"], "packaging never imports serving"
     for name in ("stacks", "smkit.cdk"):
         assert name not in edges["scripts"], "scripts reach stack names through the synthesized assembly"
-    assert edges.get("smkit.aws", frozenset()) == frozenset(), "smkit.aws (AWS facts) imports nothing of smkit"
+    assert edges.get("smkit.aws", frozenset()) == frozenset(), (
+        "smkit.aws (AWS facts) imports nothing of smkit"
+    )
     for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.storage"):
-        assert edges.get(bottom, frozenset()) <= {"smkit.contract", "smkit.aws"}, f"{bottom} is a bottom layer"
+        assert edges.get(bottom, frozenset()) <= {"smkit.contract", "smkit.aws"}, (
+            f"{bottom} is a bottom layer"
+        )
 
 
 def test_constructs_read_aws_facts_from_the_facts_layer() -> None:
