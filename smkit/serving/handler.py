@@ -15,10 +15,11 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import CoroutineType
 from typing import Any
 
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
-from smkit.serving import codecs, integrity
+from smkit.serving import awaiting, codecs, integrity
 from smkit.serving.context import Context
 from smkit.serving.env import VAR_BATCH_SIZE, ServingEnv
 from smkit.serving.errors import (
@@ -50,9 +51,10 @@ class Hook:
     takes_context: bool
 
     def __call__(self, context: Context | None, *args: Any) -> Any:
-        if self.takes_context:
-            return self.func(*args, context)
-        return self.func(*args)
+        result = self.func(*args, context) if self.takes_context else self.func(*args)
+        if type(result) is CoroutineType:  # an ``async def`` hook: awaited on the worker's loop
+            return awaiting.result(result)
+        return result
 
 
 def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
@@ -78,12 +80,36 @@ class Reply:
 
 
 def error_reply(exc: BaseException, *, debug: bool) -> Reply:
-    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
+    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode), or the
+    message itself when the handler raised a JSON document as its message.
+
+    The toolkit's body is the message, then a newline and the traceback (``Transformer.handle_error``):
+    a handler that raises ``ValueError('{"error": "..."}')`` (as JumpStart's scripts do) gives clients that
+    JSON first. smkit sends that document alone, as ``application/json``, instead of escaping it inside its
+    own envelope (docs/handler-semantics.md, "Where smkit differs").
+    """
     status = status_of(exc)
-    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
+    message = message_of(exc)
+    if not isinstance(exc, InferenceError) and _json_document(message):
+        return Reply(status, message.encode("utf-8"), codecs.JSON)
+    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message}
     if debug:
         payload["traceback"] = "".join(traceback.format_exception(exc))
     return Reply(status, json.dumps(payload).encode(), codecs.JSON)
+
+
+def _json_document(message: str) -> bool:
+    """Whether ``message`` is a JSON object or array (a plain sentence never is)."""
+    text = message.strip()
+    if not (text.startswith("{") and text.endswith("}")) and not (
+        text.startswith("[") and text.endswith("]")
+    ):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _to_bytes(body: Any) -> bytes:
@@ -199,6 +225,8 @@ class ModelHandler:
             result = self._batch.func(inputs, self.model, contexts)
         else:
             result = self._batch.func(inputs, self.model)
+        if type(result) is CoroutineType:
+            result = awaiting.result(result)
         if not isinstance(result, list | tuple) or len(result) != len(inputs):
             got = f"{len(result)} predictions" if isinstance(result, list | tuple) else type(result).__name__
             raise InferenceError(
