@@ -35,10 +35,11 @@ TRAFFIC_ROUTING_URL = (
     "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
     "aws-properties-sagemaker-endpoint-trafficroutingconfig.html"
 )
-# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits.
+# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits; it is
+# 600-28800 (botocore's BlueGreenUpdatePolicy member and the CloudFormation schema of AWS::SageMaker::Endpoint).
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html
 BLUE_GREEN_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html"
-MAX_EXECUTION_TIMEOUT = 14400
+MAX_EXECUTION_TIMEOUT = 28800
 # Instance types with local NVMe instance storage: their volumes are encrypted by the instance's hardware
 # module and CreateEndpointConfig rejects a KmsKeyId for them. A "d" after the generation marks instance
 # storage (m5d, c6id, g4dn, p4d); the alternatives list the families without that mark.
