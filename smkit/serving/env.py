@@ -12,6 +12,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.h
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -47,7 +48,15 @@ VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
+VAR_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"
+MAX_WORKER_CONCURRENCY = 1024  # threads per worker; each holds a scoreboard slot
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
+# GET /metrics (docs/observability.md): on by default; its path; how many multi-model names get a label.
+VAR_METRICS = "SMKIT_METRICS"
+VAR_METRICS_PATH = "SMKIT_METRICS_PATH"
+VAR_METRICS_MAX_MODELS = "SMKIT_METRICS_MAX_MODELS"
+DEFAULT_METRICS_PATH = "/metrics"
+DEFAULT_METRICS_MAX_MODELS = 32
 # Stateful sessions, named as AWS's model-hosting-container-standards package names them
 # (docs/sessions-and-adapters.md).
 VAR_ENABLE_STATEFUL_SESSIONS = "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"
@@ -112,6 +121,11 @@ class ServingEnv:
             arrive once its headers have; a stalled upload is answered 408 and its connection closed.
         worker_retries: ``SMKIT_WORKER_RETRIES`` (default 3): failed model loads in a row (``model_fn``
             raised, or the worker died while loading) a worker slot retries, after 1, 1, 2, 3, 5, ... s.
+        worker_concurrency: ``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once. Above
+            1 the handler declares that its hooks may run concurrently (they wait on I/O: a feature store,
+            another endpoint): each request runs on a thread of its own, an ``async def`` hook is awaited
+            on the worker's event loop (docs/serving-runtime.md, "Handlers that wait"). Single-model
+            serving without dynamic batching only.
         worker_python: ``SMKIT_WORKER_PYTHON``: the interpreter that runs the model workers (default:
             the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
@@ -127,6 +141,12 @@ class ServingEnv:
         sessions_expiration_seconds: ``SAGEMAKER_SESSIONS_EXPIRATION`` (default 1200): a session's lifetime.
         sessions_path: ``SAGEMAKER_SESSIONS_PATH``: where each session gets a scratch directory (default
             ``/dev/shm/sagemaker_sessions``, else the temp directory).
+        metrics: ``SMKIT_METRICS`` (default true): serve Prometheus metrics and count requests for them;
+            false: the path answers 404 as any unknown path does (docs/observability.md).
+        metrics_path: ``SMKIT_METRICS_PATH`` (default ``/metrics``, what SageMaker scrapes unless
+            ``ContainerMetricsConfig`` names another path).
+        metrics_max_models: ``SMKIT_METRICS_MAX_MODELS`` (default 32): multi-model ``TargetModel`` names
+            that get a ``model`` label of their own; later ones are counted as ``_other``.
     """
 
     port: int = DEFAULT_PORT
@@ -146,6 +166,7 @@ class ServingEnv:
     queue_size: int = DEFAULT_QUEUE_SIZE
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     worker_retries: int = DEFAULT_WORKER_RETRIES
+    worker_concurrency: int = 1
     worker_python: str | None = None
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
@@ -156,6 +177,9 @@ class ServingEnv:
     stateful_sessions: bool = False
     sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
     sessions_path: str | None = None
+    metrics: bool = True
+    metrics_path: str = DEFAULT_METRICS_PATH
+    metrics_max_models: int = DEFAULT_METRICS_MAX_MODELS
 
     @property
     def workers(self) -> int | None:
@@ -229,6 +253,7 @@ class ServingEnv:
                 VAR_PROGRAM, program, "must be a file name inside model_dir/code", "use e.g. inference.py"
             )
         level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
+        concurrency = _concurrency(env, settings, multi_model=_flag(env, VAR_MULTI_MODEL, False))
         return cls(
             port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
             multi_model=_flag(env, VAR_MULTI_MODEL, False),
@@ -251,6 +276,7 @@ class ServingEnv:
                 or DEFAULT_BODY_TIMEOUT_SECONDS
             ),
             worker_retries=int(_int(env, VAR_WORKER_RETRIES, DEFAULT_WORKER_RETRIES, minimum=0) or 0),
+            worker_concurrency=concurrency,
             worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
@@ -264,7 +290,67 @@ class ServingEnv:
                 or DEFAULT_SESSIONS_EXPIRATION_SECONDS
             ),
             sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
+            metrics=_flag(env, VAR_METRICS, True),
+            metrics_path=_metrics_path(env.get(VAR_METRICS_PATH, "").strip() or DEFAULT_METRICS_PATH),
+            metrics_max_models=int(
+                _int(env, VAR_METRICS_MAX_MODELS, DEFAULT_METRICS_MAX_MODELS, minimum=1)
+                or DEFAULT_METRICS_MAX_MODELS
+            ),
         )
+
+
+def _concurrency(env: Mapping[str, str], settings: contract.RuntimeSettings, *, multi_model: bool) -> int:
+    """``SMKIT_WORKER_CONCURRENCY``: 1 unless set; above 1 only where a worker can run requests side by side."""
+    value = int(_int(env, VAR_WORKER_CONCURRENCY, 1, minimum=1) or 1)
+    if value > MAX_WORKER_CONCURRENCY:
+        raise ServingEnvError(
+            VAR_WORKER_CONCURRENCY,
+            env[VAR_WORKER_CONCURRENCY],
+            f"is more than {MAX_WORKER_CONCURRENCY} requests per worker",
+            f"use at most {MAX_WORKER_CONCURRENCY}, with more workers (SAGEMAKER_MODEL_SERVER_WORKERS) if needed",
+        )
+    if value > 1 and multi_model:
+        raise ServingEnvError(
+            VAR_WORKER_CONCURRENCY,
+            env[VAR_WORKER_CONCURRENCY],
+            "cannot serve multi-model mode (SAGEMAKER_MULTI_MODEL=true): models load and unload inside requests",
+            f"unset {VAR_WORKER_CONCURRENCY} (or set it to 1), or serve the model alone",
+        )
+    if value > 1 and settings.batch_size > 1:
+        raise ServingEnvError(
+            VAR_WORKER_CONCURRENCY,
+            env[VAR_WORKER_CONCURRENCY],
+            f"cannot be combined with dynamic batching ({VAR_BATCH_SIZE}={settings.batch_size}): a batching "
+            "worker already holds a batch of requests at once",
+            f"unset {VAR_WORKER_CONCURRENCY} for a CPU-bound model that batches, or unset {VAR_BATCH_SIZE} "
+            "for a handler that waits on I/O",
+        )
+    return value
+
+
+# The runtime's own routes: the metrics cannot take one of them.
+_RESERVED_PATHS = ("/ping", "/invocations", "/execution-parameters", "/models", "/adapters")
+
+
+def _metrics_path(path: str) -> str:
+    """``SMKIT_METRICS_PATH``, checked as AWS's ``MetricsEndpointPath`` is: a ``/`` then letters, digits,
+    ``/``, ``_``, ``-``, ``.``, at most 256 characters
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsEndpoint.html)."""
+    if len(path) > 256 or not re.fullmatch(r"/[A-Za-z0-9/_.\-]*", path):
+        raise ServingEnvError(
+            VAR_METRICS_PATH,
+            path,
+            "must start with / and hold only letters, digits, /, _, - and . (at most 256 characters)",
+            "use e.g. SMKIT_METRICS_PATH=/metrics",
+        )
+    if any(path == p or path.startswith(p + "/") for p in _RESERVED_PATHS):
+        raise ServingEnvError(
+            VAR_METRICS_PATH,
+            path,
+            "is one of the runtime's own routes",
+            "use e.g. SMKIT_METRICS_PATH=/metrics",
+        )
+    return path
 
 
 def _default_budget() -> int:
