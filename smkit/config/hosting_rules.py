@@ -11,15 +11,14 @@ import math
 import re
 from collections.abc import Iterable
 
+from smkit.aws.instances import NEURON, NVIDIA_GPU, accelerator, split
+from smkit.aws.limits import BATCH_PERCENT
 from smkit.config.components import ADAPTERS, ROLLING, SCHEDULING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
-# MaximumBatchSize (and RollbackMaximumBatchSize) of a rolling update: 5-50% of the variant's instances, or
-# of the component's copies. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html
-BATCH_PERCENT = (5, 50)
 ROLLING_POLICY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html"
 # InferenceComponentContainerSpecification.ArtifactUrl, AWS's sentence (botocore's documentation of the member):
 ADAPTER_ARCHIVE = "This path must point to a single gzip compressed tar archive (.tar.gz suffix)."
@@ -32,10 +31,7 @@ COMPONENT_BATCH = "The value must be between 5% to 50% of the copy count of the 
 # deployments exclude serverless and multi-variant endpoints.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html
 EXCLUSIONS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html"
-INF1 = re.compile(r"^ml\.inf1\.")
 # GPU AMIs need an NVIDIA instance (ml.g*, ml.p*); the Neuron AMI an Inferentia / Trainium one.
-GPU_INSTANCE = re.compile(r"^ml\.(g\d|p\d)")
-NEURON_INSTANCE = re.compile(r"^ml\.(inf\d|trn\d)")
 # CapacityReservationConfig.MlReservationArn: arn:PARTITION:sagemaker:REGION:ACCOUNT:TYPE/ID.
 RESERVATION_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]*):")
 EULA_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html"
@@ -77,7 +73,7 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"strategy (all-at-once, canary, linear) ({EXCLUSIONS_URL})",
         )
     for i, v in enumerate(ep.variants):
-        if INF1.match(v.instance_type):
+        if (split(v.instance_type) or ("",))[0] == "inf1":
             yield Issue(
                 f"endpoint.variants[{i}].instance_type",
                 v.instance_type,
@@ -205,8 +201,7 @@ def variant_hosting(cfg: DeploymentConfig) -> Iterable[Issue]:
         ami = v.inference_ami_version
         if ami is not None:
             neuron = "neuron" in ami
-            fits = NEURON_INSTANCE if neuron else GPU_INSTANCE
-            if not fits.match(v.instance_type):
+            if accelerator(v.instance_type) != (NEURON if neuron else NVIDIA_GPU):
                 kind = (
                     "an Inferentia/Trainium (ml.inf2.*, ml.trn1.*)"
                     if neuron

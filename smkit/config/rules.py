@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.aws.limits import MAX_CONTAINERS, MAX_ENV_BYTES, MAX_ENV_ENTRIES, MAX_ENV_TOTAL_BYTES
 from smkit.config.containers import DlcImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
@@ -29,8 +30,6 @@ from smkit.contract import (
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
 ASYNC_INPUT_PREFIX = "async/input"
-MAX_ENV_ENTRIES = 100
-MAX_ENV_BYTES = 1024
 # ContainerDefinition.Environment, AWS's sentences (botocore's documentation of the member):
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
 ENV_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
@@ -39,7 +38,6 @@ ENV_MODEL_COMBINED = (
     "If you pass multiple containers to a CreateModel request, then the maximum length of all of their maps, "
     "combined, is also 32 KB."
 )
-MAX_ENV_TOTAL_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,11 @@ def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
     n = len(cfg.model.containers)
     if cfg.endpoint.type == "multi-container":
         if n < 2:
-            yield Issue("model.containers", f"{n} container(s)", "multi-container needs 2 to 15 containers")
+            yield Issue(
+                "model.containers",
+                f"{n} container(s)",
+                f"multi-container needs 2 to {MAX_CONTAINERS} containers",
+            )
         if cfg.model.inference_mode is None:
             yield Issue(
                 "model.inference_mode",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, cast
 
-from smkit.config.component_rules import instance_size
+from smkit.aws.instances import instance
 from smkit.config.components import ComputeRequirements, InferenceComponentSpec
 from smkit.config.containers import Container
 from smkit.config.endpoint import DataCapture, Variant
@@ -103,8 +103,8 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
 
 
 def _vcpus(instance_type: str) -> int | None:
-    size = instance_size(instance_type)
-    return size[0] if size else None
+    found = instance(instance_type)
+    return found.vcpus if found else None
 
 
 def _shadow_variants(cfg: DeploymentConfig) -> tuple[ResolvedVariant, ...]:
