@@ -216,12 +216,13 @@ def add_inference_components(
             scope,
             "Monitoring",
             endpoint=endpoint,
-            components=components,
+            # An adapter's traffic has metrics of its own (InferenceComponentName): the same alarms as a base's.
+            components={**components, **adapters},
             thresholds=mapping.thresholds(deployment),
             encryption_key=encryption_key,
             subscribers=mapping.subscribers(deployment),
         )
-        for name, component in components.items():
+        for name, component in components.items():  # an adapter has no rolling update of its own
             component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
         # SageMaker reads the alarms a component's rolling update names with the execution role; no
         # grant for alarms nothing names.

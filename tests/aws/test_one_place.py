@@ -36,6 +36,8 @@ OWN_BOUNDS = {
     "smkit/contract.py:DRAIN_LIMIT": "how much of an oversize body the runtime reads before closing",
     "smkit/local/eventstream.py:MAX_PART_BYTES": "the local gateway's event-stream part size",
     "smkit/bounded.py:MIN_IDLE_S": "an idle timer's floor",
+    "smkit/config/engine_checks.py:DEFAULT_MAX_LORA_RANK": "vLLM's default --max-lora-rank (vLLM's, not AWS's)",
+    "smkit/config/model_files.py:MAX_JSON_BYTES": "the JSON files of a model folder the loader reads",
     "smkit/batch/request.py:WAIT_MAX_ATTEMPTS": "how long the CLI polls a transform job",
     "smkit/contract.py:DEFAULT_MAX_BATCH_DELAY_MS": "dynamic batching's delay (AWS's PyTorch toolkit default)",
     "smkit/local/upstream.py:MAX_IDLE": "idle connections the local gateway keeps per container",

@@ -56,7 +56,7 @@ def test_the_cli_says_why_without_a_traceback(tmp_path: Path) -> None:
 
     data = yaml.safe_load((CONFIG_DIR / "llm.yaml").read_text())
     data["image"]["uri"] = LMI
-    data["model"]["containers"][0]["environment"] = {}
+    data["model"]["containers"][0]["environment"] = {"OPTION_ENABLE_LORA": "true"}  # the adapter needs it
     (tmp_path / "lmi.yaml").write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(main, ["local-endpoint", "--config", str(tmp_path / "lmi.yaml")])
     assert result.exit_code == 1

@@ -5,6 +5,7 @@ cache and a LoRA adapter (config/llm.yaml)."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,26 @@ def test_capacity_reservation_and_eula(tmp_path: Path) -> None:
             )
         },
     )
+
+
+def test_the_adapter_component_gets_the_same_alarms_as_its_base(synthesized: SynthesizedApp) -> None:
+    """5XX rate, 4XX rate and p99 latency on the adapter's own InferenceComponentName metrics."""
+    template = synthesized.template_json("llm")
+    names = {
+        ("adapter" if "BaseInferenceComponentName" in r["Properties"]["Specification"] else "base"): r[
+            "Properties"
+        ]["InferenceComponentName"]
+        for r in _components(template).values()
+    }
+    alarms = [r for r in template["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+
+    def watched(name: dict[str, Any]) -> list[str]:
+        mentions = json.dumps(name)
+        return sorted(
+            "5XX" if "5XX" in json.dumps(a) else "4XX" if "4XX" in json.dumps(a) else "p99"
+            for a in alarms
+            if mentions in json.dumps(a["Properties"]) and "NoCapacity" not in json.dumps(a)
+        )
+
+    assert watched(names["base"]) == ["4XX", "5XX", "p99"]
+    assert watched(names["adapter"]) == watched(names["base"])
