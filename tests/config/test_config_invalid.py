@@ -550,6 +550,26 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "endpoint.inference_components.instance_scaling.scale_in",
         "'idle-release' or 'consolidation'",
     ),
+    (
+        # 40 variables of 1,000-byte values: each within 1024 bytes, 40 KB together.
+        "env-over-32-kb",
+        "realtime.yaml",
+        _set("model.containers.0.environment", {f"SETTING_{i:02d}": "x" * 1000 for i in range(40)}),
+        "model.containers[0].environment",
+        "The maximum length of all keys and values in the map, combined, is 32 KB.",
+    ),
+    (
+        # Two containers of 20 KB each: within 32 KB apiece, over it as the one Model they make.
+        "env-over-32-kb-per-model",
+        "multi-container.yaml",
+        _both(
+            _set("model.containers.0.environment", {f"A_{i:02d}": "x" * 1000 for i in range(20)}),
+            _set("model.containers.1.environment", {f"B_{i:02d}": "x" * 1000 for i in range(20)}),
+        ),
+        "model.containers",
+        "If you pass multiple containers to a CreateModel request, then the maximum length of all of their "
+        "maps, combined, is also 32 KB.",
+    ),
 ]
 
 
