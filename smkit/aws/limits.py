@@ -51,6 +51,14 @@ MAX_NAME_LENGTH = 63
 # CreateModel Containers: at most 15 (FROM_MODELS).
 MAX_CONTAINERS = 15
 
+# --- HTTP front doors ---
+# Application Load Balancers: request line 16 KiB, a single header 16 KiB, the entire request header 64 KiB
+# (a request over any of them is answered 400). SageMaker Runtime documents no limits of its own.
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html#http-headers-quotas
+ALB_REQUEST_LINE = 16 * 1024
+ALB_HEADER_FIELD = 16 * 1024
+ALB_REQUEST_HEADERS = 64 * 1024
+
 # --- Batch transform ---
 # MaxPayloadInMB: default 6, at most 100, and MaxConcurrentTransforms x MaxPayloadInMB <= 100.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTransformJob.html
