@@ -332,6 +332,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "model.containers[0].environment.SAGEMAKER_MODEL_SERVER_WORKERS",
         "is not a whole number",
     ),
+    (
+        "env-worker-concurrency-too-high",
+        "realtime.yaml",
+        _set("model.containers.0.environment.SMKIT_WORKER_CONCURRENCY", "5000"),
+        "model.containers[0].environment.SMKIT_WORKER_CONCURRENCY",
+        "is more than 1024 requests per worker; use at most 1024",
+    ),
     ("missing-endpoint", "realtime.yaml", _delete("endpoint"), "endpoint", "required key is missing"),
     (
         "gpu-instance-with-cpu-image",
