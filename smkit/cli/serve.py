@@ -65,9 +65,9 @@ def serve(
     smkit serve --model build/tf_insurance.tar.gz --mode tfs
     """
     from smkit.modelenv import envs_enabled
-    from smkit.serving.launch import LaunchRequest
-    from smkit.serving.launch import serve as run
-    from smkit.serving.server import exit_now
+    from smkit.serving.front.launch import LaunchRequest
+    from smkit.serving.front.launch import serve as run
+    from smkit.serving.front.server import exit_now
 
     if multi_model is None and not constant:
         import os

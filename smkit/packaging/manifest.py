@@ -55,7 +55,7 @@ class Manifest:
     uncompressed_dir: str | None = None
     warnings: tuple[str, ...] = field(default=())
     # Pickle globals allowed beyond the framework tables (security.artifacts.allow_globals); the serving
-    # runtime's check before model_fn reads them from here (smkit/serving/integrity.py).
+    # runtime's check before model_fn reads them from here (smkit/serving/worker/integrity.py).
     pickle_allow: tuple[str, ...] = field(default=())
 
     @property

@@ -6,7 +6,7 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from smkit.serving.launch import LaunchRequest, serve
+from smkit.serving.front.launch import LaunchRequest, serve
 
 
 def parser() -> argparse.ArgumentParser:
@@ -63,6 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from smkit.serving.server import exit_now
+    from smkit.serving.front.server import exit_now
 
     exit_now(main())

@@ -26,13 +26,13 @@ from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
 from smkit.cpus import available_cpus
+from smkit.hosting.env import ServingEnv
 from smkit.llm.engine import CONTAINER_MODEL_DIR, SERVER_MODULE
 from smkit.local.artifacts import extract_archive
 from smkit.local.components import ComponentEndpointRuntime, create_runtime
 from smkit.local.containers import LOCAL_ONLY, ContainerLaunch, ContainerProcess
 from smkit.local.engines import EngineProcess
 from smkit.local.runtime import EndpointRuntime, LocalSettings
-from smkit.serving.env import ServingEnv
 
 PORT = 8080
 LOCAL_CPUS = available_cpus().count

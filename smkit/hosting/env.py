@@ -1,0 +1,275 @@
+"""The serving environment, read once into a frozen typed object.
+
+Every ``SAGEMAKER_*`` and ``SMKIT_*`` variable the runtime honours is named in this module or in
+:mod:`smkit.contract`. Those that other parts of the kit read from a container's environment too (the
+invocation timeout, payload limit, profile, workers, start-up timeout, dynamic batching) are read by
+:class:`smkit.contract.RuntimeSettings`, whose values :class:`ServingEnv` carries as ``settings``; this
+module reads the rest. Sources: docs/hosting-contract.md (hosting contract, payload limits, toolkit variables),
+docs/multi-model.md;
+https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from smkit import contract
+
+MIB = contract.MIB
+
+# Names of the variables (one table, so a grep finds every one; SageMaker's own, and smkit's own that
+# other packages set, are defined in smkit.contract).
+VAR_PORT = contract.BIND_TO_PORT
+VAR_MULTI_MODEL = contract.MULTI_MODEL
+VAR_PROGRAM = contract.PROGRAM
+VAR_WORKERS = contract.MODEL_SERVER_WORKERS
+VAR_TIMEOUT_SECONDS = contract.MODEL_SERVER_TIMEOUT_SECONDS
+VAR_TIMEOUT = contract.MODEL_SERVER_TIMEOUT
+VAR_DEFAULT_ACCEPT = contract.DEFAULT_INVOCATIONS_ACCEPT
+VAR_MAX_PAYLOAD_MB = contract.MAX_PAYLOAD_IN_MB
+VAR_STARTUP_TIMEOUT = contract.STARTUP_TIMEOUT
+VAR_BATCH = contract.BATCH
+VAR_BATCH_STRATEGY = contract.BATCH_STRATEGY
+VAR_MAX_CONCURRENT_TRANSFORMS = contract.MAX_CONCURRENT_TRANSFORMS
+VAR_BATCH_SIZE = contract.TS_BATCH_SIZE
+VAR_MAX_BATCH_DELAY = contract.TS_MAX_BATCH_DELAY
+VAR_LOG_LEVEL = contract.CONTAINER_LOG_LEVEL
+VAR_MODEL_DIR = contract.MODEL_DIR
+VAR_PROFILE = contract.SMKIT_PROFILE
+VAR_DEBUG = "SMKIT_DEBUG"
+VAR_MME_BUDGET_MB = "SMKIT_MME_MEMORY_BUDGET_MB"
+VAR_MODEL_CACHE = contract.SMKIT_MODEL_CACHE_SETTING
+VAR_INSTALL_REQUIREMENTS = "SMKIT_INSTALL_REQUIREMENTS"
+VAR_REQUIREMENTS_DIR = contract.SMKIT_REQUIREMENTS_DIR
+VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
+VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
+VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
+VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
+VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
+# Stateful sessions, named as AWS's model-hosting-container-standards package names them
+# (docs/sessions-and-adapters.md).
+VAR_ENABLE_STATEFUL_SESSIONS = "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"
+VAR_SESSIONS_EXPIRATION = "SAGEMAKER_SESSIONS_EXPIRATION"
+VAR_SESSIONS_PATH = "SAGEMAKER_SESSIONS_PATH"
+DEFAULT_SESSIONS_EXPIRATION_SECONDS = 1200
+# Set by the front end for each model worker it starts: what to serve, as JSON (smkit/serving/front/pool.py).
+VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
+# No longer read: every worker is a fresh process that loads the model itself. A value set by an older
+# deployment is reported once at start (smkit/serving/front/launch.py) and changes nothing.
+VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
+# pytorch | xgboost | sklearn | huggingface: apply that AWS framework image's default handlers (the local endpoint sets it
+# for configs whose image is one; docs/handler-semantics.md).
+VAR_FRAMEWORK = contract.SMKIT_FRAMEWORK
+FRAMEWORKS = contract.FRAMEWORKS
+# The Hugging Face inference toolkit's variables (docs/hugging-face.md).
+VAR_HF_TASK = contract.HF_TASK
+VAR_HF_MODEL_ID = contract.HF_MODEL_ID
+VAR_HF_TRUST_REMOTE_CODE = contract.HF_TRUST_REMOTE_CODE
+
+DEFAULT_PORT = contract.DEFAULT_PORT
+DEFAULT_MODEL_DIR = contract.DEFAULT_MODEL_DIR
+DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on AWS framework images
+DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
+DEFAULT_WORKER_RETRIES = 3  # failed loads in a row a worker slot retries (smkit/serving/front/lifecycle.py)
+
+# A serving variable holds a value the runtime cannot use; the message names it, the value and the fix.
+ServingEnvError = contract.SettingError
+_flag = contract.read_flag
+_number = contract.read_number
+_int = contract.read_int
+_choice = contract.read_choice
+
+
+@dataclass(frozen=True)
+class ServingEnv:
+    """Everything the serving runtime reads from the environment.
+
+    Attributes:
+        port: ``SAGEMAKER_BIND_TO_PORT`` or 8080.
+        multi_model: ``SAGEMAKER_MULTI_MODEL=true`` selects the multi-model container API (docs/multi-model.md).
+        program: ``SAGEMAKER_PROGRAM``, the handler module file in ``model_dir/code`` (default inference.py).
+        settings: the invocation timeout, payload limit, profile, workers (None: one per CPU the container
+            may use, smkit/cpus.py), model start-up timeout and dynamic batching
+            (:class:`smkit.contract.RuntimeSettings`); the properties of the same names read them.
+        default_accept: ``SAGEMAKER_DEFAULT_INVOCATIONS_ACCEPT`` or ``application/json``.
+        batch / batch_strategy / max_concurrent_transforms: batch-transform settings for
+            ``GET /execution-parameters``.
+        debug: ``SMKIT_DEBUG=true`` adds the traceback to 500 bodies (off by default).
+        mme_memory_budget_bytes: ``SMKIT_MME_MEMORY_BUDGET_MB``; the resident size all loaded models
+            (times the worker count) may take before least-recently-used models are unloaded.
+            Default: 70 % of physical memory.
+        model_cache_enabled: ``SMKIT_MODEL_CACHE_SETTING=Disabled`` mirrors
+            ``MultiModelConfig.ModelCacheSetting=Disabled``: a model is unloaded after every call.
+        install_requirements: ``SMKIT_INSTALL_REQUIREMENTS`` (default true): pip-install an unsatisfied
+            ``code/requirements.txt`` before loading the model.
+        requirements_dir: ``SMKIT_REQUIREMENTS_DIR``: where those installs go (default: a temp dir).
+        access_log: ``SMKIT_ACCESS_LOG`` (default true): one JSON line per request on stderr.
+        queue_size: ``SMKIT_QUEUE_SIZE`` (default 100): requests that may wait for a free worker; one
+            more is answered 503.
+        body_timeout_seconds: ``SMKIT_BODY_TIMEOUT_SECONDS`` (default 60): time for a request body to
+            arrive once its headers have; a stalled upload is answered 408 and its connection closed.
+        worker_retries: ``SMKIT_WORKER_RETRIES`` (default 3): failed model loads in a row (``model_fn``
+            raised, or the worker died while loading) a worker slot retries, after 1, 1, 2, 3, 5, ... s.
+        worker_python: ``SMKIT_WORKER_PYTHON``: the interpreter that runs the model workers (default:
+            the one running the server), e.g. a venv holding the model's own requirements.
+        log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
+        model_dir: ``SM_MODEL_DIR`` or /opt/ml/model, the model the image serves by default.
+        framework: ``SMKIT_FRAMEWORK`` (pytorch, xgboost, sklearn, huggingface): that AWS framework image's
+            default handlers stand in for missing hooks; None: the toolkit's generic defaults, or the
+            Hugging Face ones when ``HF_TASK`` / ``HF_MODEL_ID`` is set (:attr:`huggingface`).
+        hf_task: ``HF_TASK``, the transformers pipeline task (else inferred from ``config.json``).
+        hf_model_id: ``HF_MODEL_ID``: a folder holding a saved model to load instead of the model data.
+        hf_trust_remote_code: ``HF_TRUST_REMOTE_CODE`` (default false).
+        stateful_sessions: ``SAGEMAKER_ENABLE_STATEFUL_SESSIONS`` (default false): answer
+            ``{"requestType": "NEW_SESSION" | "CLOSE"}`` and route a session's requests to one worker.
+        sessions_expiration_seconds: ``SAGEMAKER_SESSIONS_EXPIRATION`` (default 1200): a session's lifetime.
+        sessions_path: ``SAGEMAKER_SESSIONS_PATH``: where each session gets a scratch directory (default
+            ``/dev/shm/sagemaker_sessions``, else the temp directory).
+    """
+
+    port: int = DEFAULT_PORT
+    multi_model: bool = False
+    program: str = contract.DEFAULT_PROGRAM
+    settings: contract.RuntimeSettings = field(default_factory=contract.RuntimeSettings)
+    default_accept: str = contract.DEFAULT_ACCEPT
+    batch: bool = False
+    batch_strategy: str = "MULTI_RECORD"
+    max_concurrent_transforms: int | None = None
+    debug: bool = False
+    mme_memory_budget_bytes: int = 0
+    model_cache_enabled: bool = True
+    install_requirements: bool = True
+    requirements_dir: str | None = None
+    access_log: bool = True
+    queue_size: int = DEFAULT_QUEUE_SIZE
+    body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
+    worker_retries: int = DEFAULT_WORKER_RETRIES
+    worker_python: str | None = None
+    log_level: str = "INFO"
+    model_dir: str = DEFAULT_MODEL_DIR
+    framework: str | None = None
+    hf_task: str | None = None
+    hf_model_id: str | None = None
+    hf_trust_remote_code: bool = False
+    stateful_sessions: bool = False
+    sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
+    sessions_path: str | None = None
+
+    @property
+    def workers(self) -> int | None:
+        """``SAGEMAKER_MODEL_SERVER_WORKERS`` (:class:`~smkit.contract.RuntimeSettings`)."""
+        return self.settings.workers
+
+    @property
+    def timeout_seconds(self) -> float:
+        """The per-invocation limit (:attr:`smkit.contract.RuntimeSettings.invocation_timeout_s`)."""
+        return self.settings.invocation_timeout_s
+
+    @property
+    def startup_timeout_seconds(self) -> float:
+        """``SAGEMAKER_STARTUP_TIMEOUT``: one model's load limit."""
+        return self.settings.startup_timeout_s
+
+    @property
+    def profile(self) -> str:
+        """``SMKIT_PROFILE``."""
+        return self.settings.profile
+
+    @property
+    def max_payload_bytes(self) -> int:
+        """``SAGEMAKER_MAX_PAYLOAD_IN_MB`` x 1 MiB, else the profile's limit."""
+        return self.settings.max_payload_bytes
+
+    @property
+    def batch_size(self) -> int:
+        """``SAGEMAKER_TS_BATCH_SIZE``."""
+        return self.settings.batch_size
+
+    @property
+    def max_batch_delay_ms(self) -> float:
+        """``SAGEMAKER_TS_MAX_BATCH_DELAY``."""
+        return self.settings.max_batch_delay_ms
+
+    @property
+    def batching(self) -> bool:
+        """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
+        return self.settings.batching
+
+    @property
+    def huggingface(self) -> bool:
+        """The Hugging Face defaults apply: AWS's Hugging Face image, or ``HF_TASK`` / ``HF_MODEL_ID`` set."""
+        if self.framework is not None:
+            return self.framework == "huggingface"
+        return contract.uses_huggingface_defaults(
+            {VAR_HF_TASK: self.hf_task or "", VAR_HF_MODEL_ID: self.hf_model_id or ""}
+        )
+
+    @property
+    def module_name(self) -> str:
+        """The handler module's import name (``inference`` for ``inference.py``)."""
+        return self.program[:-3] if self.program.endswith(".py") else self.program
+
+    @property
+    def max_payload_mb(self) -> int:
+        """The payload limit in whole MiB, as ``/execution-parameters`` reports it."""
+        return max(1, self.max_payload_bytes // MIB)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> ServingEnv:
+        """Read and validate the variables; raise :class:`ServingEnvError` naming a bad one."""
+        env = os.environ if environ is None else environ
+        settings = contract.RuntimeSettings.from_environment(env)
+        budget_mb = _number(env, VAR_MME_BUDGET_MB, None, minimum=1)
+        budget = int(budget_mb * MIB) if budget_mb is not None else _default_budget()
+        program = env.get(VAR_PROGRAM, "").strip() or contract.DEFAULT_PROGRAM
+        if "/" in program or "\\" in program:
+            raise ServingEnvError(
+                VAR_PROGRAM, program, "must be a file name inside model_dir/code", "use e.g. inference.py"
+            )
+        level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
+        return cls(
+            port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
+            multi_model=_flag(env, VAR_MULTI_MODEL, False),
+            program=program,
+            settings=settings,
+            default_accept=env.get(VAR_DEFAULT_ACCEPT, "").strip() or contract.DEFAULT_ACCEPT,
+            batch=_flag(env, VAR_BATCH, False),
+            batch_strategy=env.get(VAR_BATCH_STRATEGY, "").strip() or "MULTI_RECORD",
+            max_concurrent_transforms=_int(env, VAR_MAX_CONCURRENT_TRANSFORMS, None, minimum=1),
+            debug=_flag(env, VAR_DEBUG, False),
+            mme_memory_budget_bytes=budget,
+            model_cache_enabled=_choice(env, VAR_MODEL_CACHE, "Enabled", ("Enabled", "Disabled"))
+            == "Enabled",
+            install_requirements=_flag(env, VAR_INSTALL_REQUIREMENTS, True),
+            requirements_dir=env.get(VAR_REQUIREMENTS_DIR) or None,
+            access_log=_flag(env, VAR_ACCESS_LOG, True),
+            queue_size=int(_int(env, VAR_QUEUE_SIZE, DEFAULT_QUEUE_SIZE, minimum=1) or DEFAULT_QUEUE_SIZE),
+            body_timeout_seconds=float(
+                _number(env, VAR_BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_SECONDS, minimum=0.001)
+                or DEFAULT_BODY_TIMEOUT_SECONDS
+            ),
+            worker_retries=int(_int(env, VAR_WORKER_RETRIES, DEFAULT_WORKER_RETRIES, minimum=0) or 0),
+            worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
+            log_level=level.upper() if not level.isdigit() else level,
+            model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
+            framework=_choice(env, VAR_FRAMEWORK, "", FRAMEWORKS) or None,
+            hf_task=env.get(VAR_HF_TASK, "").strip() or None,
+            hf_model_id=env.get(VAR_HF_MODEL_ID, "").strip() or None,
+            hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
+            stateful_sessions=_flag(env, VAR_ENABLE_STATEFUL_SESSIONS, False),
+            sessions_expiration_seconds=int(
+                _int(env, VAR_SESSIONS_EXPIRATION, DEFAULT_SESSIONS_EXPIRATION_SECONDS, minimum=1)
+                or DEFAULT_SESSIONS_EXPIRATION_SECONDS
+            ),
+            sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
+        )
+
+
+def _default_budget() -> int:
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        physical = 4096 * MIB
+    return int(physical * 0.7)
