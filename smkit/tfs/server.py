@@ -26,7 +26,7 @@ from typing import Any
 from smkit.archive import ArchiveError, safe_extract
 from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.cpus import available_cpus
-from smkit.serving.worker.modules import PYTHONPATH, child_path
+from smkit.hosting.childpath import PYTHONPATH, child_path
 from smkit.tfs import defaults, frontend
 from smkit.tfs import threads as tf_threading
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
@@ -142,7 +142,7 @@ def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -
     """``code/`` and ``code/lib`` on ``sys.path``; ``code/requirements.txt`` installed unless ``lib`` exists.
 
     The same directories go on ``PYTHONPATH`` for any interpreter the handler starts (a subprocess, a
-    ``spawn`` pool), as the serving runtime does (smkit/serving/worker/modules.py).
+    ``spawn`` pool), as the serving runtime does (smkit/hosting/childpath.py).
     """
     code = model_dir / CODE_DIR
     paths = [str(code)]

@@ -25,7 +25,7 @@ from smkit.serving.front import lifecycle
 from smkit.serving.front.lifecycle import GAVE_UP, READY, RETRYING, STILL_LOADING, STOPPED, Lifecycle
 from smkit.serving.front.pool import PoolOptions, WorkerPool
 from smkit.serving.wire import ipc
-from smkit.serving.worker.handler import Reply
+from smkit.serving.wire.reply import Reply
 
 WAIT_S = 30.0  # an upper bound for a wait that fails the test, never a timing under test
 

@@ -126,7 +126,7 @@ def test_missing_model_fn_asks_for_one(tmp_path: Path) -> None:
 
 
 def test_error_bodies_hide_the_traceback_unless_debug() -> None:
-    from smkit.serving.worker.handler import error_reply
+    from smkit.serving.wire.reply import error_reply
 
     try:
         raise RuntimeError("inner detail")

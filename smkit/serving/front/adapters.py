@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from smkit import contract
-from smkit.serving.front import pinning
 from smkit.serving.front.protocol import Exchange
 from smkit.serving.front.relay import WholeReply
+from smkit.serving.wire import messages
 from smkit.serving.wire.errors import BadRequest, InferenceError, MethodNotAllowed
-from smkit.serving.worker import routes
-from smkit.serving.worker.handler import Reply, error_reply
+from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
     from smkit.serving.front.frontend import FrontEnd
@@ -111,7 +110,7 @@ class Adapters:
     @property
     def serving(self) -> bool:
         """A ready worker's handler defines ``load_adapter_fn``."""
-        return bool(self.pool.pinning.ready_slots(pinning.FEATURE_ADAPTERS))
+        return bool(self.pool.pinning.ready_slots(messages.FEATURE_ADAPTERS))
 
     def check(self, exchange: Exchange) -> None:
         """404 when the request selects an adapter that is not registered."""
@@ -121,7 +120,7 @@ class Adapters:
 
     def api(self, exchange: Exchange) -> None:
         """``POST /adapters`` and ``DELETE /adapters/{name}``."""
-        slots = self.pool.pinning.ready_slots(pinning.FEATURE_ADAPTERS)
+        slots = self.pool.pinning.ready_slots(messages.FEATURE_ADAPTERS)
         if not slots:
             raise InferenceError(
                 f"no such path {exchange.path!r}: this model serves no adapter API; define "
@@ -156,7 +155,7 @@ class Adapters:
             if failed:
                 loaded = [slot for slot, reply in replies.items() if reply.status == 200]
                 if loaded:
-                    self._broadcast(routes.ADAPTER_UNLOAD, {"name": name}, loaded, lambda _: None)
+                    self._broadcast(messages.ADAPTER_UNLOAD, {"name": name}, loaded, lambda _: None)
                 self.front.answer(exchange, failed[0], self.front.pid)
                 return
             self.names[name] = src
@@ -164,7 +163,7 @@ class Adapters:
                 exchange, Reply(200, f"Adapter {shown} registered".encode(), TEXT), self.front.pid
             )
 
-        self._broadcast(routes.ADAPTER_LOAD, {"name": name, "src": src}, slots, done)
+        self._broadcast(messages.ADAPTER_LOAD, {"name": name, "src": src}, slots, done)
 
     def _unregister(self, exchange: Exchange, name: str, slots: list[int]) -> None:
         if name not in self.names:
@@ -181,7 +180,7 @@ class Adapters:
                 exchange, Reply(200, f"Adapter {shown} unregistered".encode(), TEXT), self.front.pid
             )
 
-        self._broadcast(routes.ADAPTER_UNLOAD, {"name": name}, slots, done)
+        self._broadcast(messages.ADAPTER_UNLOAD, {"name": name}, slots, done)
 
     def _broadcast(
         self, path: str, payload: dict[str, str], slots: list[int], done: Callable[[dict[int, Reply]], None]
@@ -191,6 +190,6 @@ class Adapters:
         headers = [(b"content-type", contract.JSON.encode())]
         for slot in slots:
             try:
-                self.pool.submit(routes.INTERNAL, path, headers, [body], slot, gather, slot=slot)
+                self.pool.submit(messages.INTERNAL, path, headers, [body], slot, gather, slot=slot)
             except InferenceError as exc:
                 gather.answer(slot, error_reply(exc, debug=False), self.front.pid)

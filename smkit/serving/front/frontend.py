@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from smkit.contract import READINESS_PROBE_AGENT
+from smkit.contract import JSON, READINESS_PROBE_AGENT
 from smkit.hosting.env import ServingEnv
 from smkit.http1 import Handler, Request, status_line
 from smkit.http1.responses import header_name, header_value
@@ -33,14 +33,13 @@ from smkit.serving.front.protocol import Exchange
 from smkit.serving.front.relay import StreamControl
 from smkit.serving.front.sessions import Sessions
 from smkit.serving.wire.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
-from smkit.serving.worker import codecs
-from smkit.serving.worker.bidi import BIDI_PATH
-from smkit.serving.worker.handler import Reply, error_reply
+from smkit.serving.wire.messages import BIDI_PATH
+from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
     from smkit.serving.front.websocket import WebSocketSession
 
-HEALTHY = Reply(200, b'{"status": "Healthy"}\n', codecs.JSON)
+HEALTHY = Reply(200, b'{"status": "Healthy"}\n', JSON)
 # Access-log lines are written together at most this often: one write per batch, not per request.
 LOG_FLUSH_SECONDS = 0.05
 # Body reads past SMKIT_BODY_TIMEOUT_SECONDS are looked for this often (a tenth of the limit when that
@@ -332,7 +331,7 @@ class FrontEnd(Handler):
             "BatchStrategy": self.env.batch_strategy,
             "MaxPayloadInMB": self.env.max_payload_mb,
         }
-        return Reply(200, json.dumps(payload).encode(), codecs.JSON)
+        return Reply(200, json.dumps(payload).encode(), JSON)
 
 
 def _too_large(size: int, limit: int) -> str:

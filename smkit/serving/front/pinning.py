@@ -24,12 +24,8 @@ from typing import Any
 from smkit.serving.front.relay import Job
 from smkit.serving.wire import ipc
 from smkit.serving.wire.errors import InferenceError
-from smkit.serving.worker.handler import error_reply
-
-# Keys of the worker's configuration and of its REDY frame.
-CONFIG_FD = "pinned_fd"
-FEATURE_PINNED = "pinned"  # the worker reads its own queue
-FEATURE_ADAPTERS = "adapters"  # the handler defines load_adapter_fn / unload_adapter_fn
+from smkit.serving.wire.messages import CONFIG_FD, FEATURE_ADAPTERS, FEATURE_PINNED
+from smkit.serving.wire.reply import error_reply
 
 
 class Pinning:

@@ -39,11 +39,9 @@ from smkit.hosting.env import VAR_WORKER_CONFIG
 from smkit.process import describe_exit, signal_process
 from smkit.serving.front import lifecycle, pinning, relay
 from smkit.serving.front.relay import Job
-from smkit.serving.wire import ipc
-from smkit.serving.wire.errors import InferenceError, ModelNotReady, queue_timeout
-from smkit.serving.worker import streams
-from smkit.serving.worker.deadline import timeout_error
-from smkit.serving.worker.handler import Reply, error_reply
+from smkit.serving.wire import ipc, messages
+from smkit.serving.wire.errors import InferenceError, ModelNotReady, queue_timeout, timeout_error
+from smkit.serving.wire.reply import Reply, error_reply
 
 log = logging.getLogger("smkit.serving")
 WORKER_MODULE = "smkit.serving.worker.model_worker"
@@ -314,7 +312,7 @@ class WorkerPool:
             return
         if tag in relay.STREAM_TAGS:
             relay.stream_frame(self.jobs, channel, tag, data, body)
-            if tag == streams.DONE:
+            if tag == messages.DONE:
                 if self.backlog:
                     self._flush_backlog()
                 self.pinning.replied(channel.worker.slot, 0)

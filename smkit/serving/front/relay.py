@@ -14,11 +14,10 @@ import abc
 import asyncio
 from typing import Any, Protocol
 
-from smkit.serving.wire import ipc
-from smkit.serving.worker import streams
-from smkit.serving.worker.handler import Reply
+from smkit.serving.wire import ipc, messages
+from smkit.serving.wire.reply import Reply
 
-STREAM_TAGS = frozenset({streams.STREAM, streams.CHUNK, streams.DONE})
+STREAM_TAGS = frozenset({messages.STREAM, messages.CHUNK, messages.DONE})
 
 
 class Channel(Protocol):
@@ -87,14 +86,14 @@ class StreamControl:
         """A frame about this job to the worker (a bidirectional session's messages)."""
         transport = self.channel.transport
         if transport is not None and not transport.is_closing():
-            transport.write(ipc.frame(tag, streams.JOB_ID.pack(self.job_id), body))
+            transport.write(ipc.frame(tag, messages.STREAM_JOB_ID.pack(self.job_id), body))
 
     def cancel(self) -> None:
         """The client is gone or timed out: drain the worker and tell it to stop the handler."""
         self.resume()
         transport = self.channel.transport
         if transport is not None and not transport.is_closing():
-            transport.write(ipc.frame(streams.CANCEL, streams.JOB_ID.pack(self.job_id)))
+            transport.write(ipc.frame(messages.CANCEL, messages.STREAM_JOB_ID.pack(self.job_id)))
 
 
 class Job:
@@ -140,11 +139,11 @@ class Job:
 
 def stream_frame(jobs: dict[int, Job], channel: Channel, tag: bytes, data: bytes, body: bytes) -> None:
     """Pass one stream frame of ``channel``'s worker on to its job's recipient."""
-    if tag == streams.CHUNK:
-        job = jobs.get(streams.JOB_ID.unpack(data)[0])
+    if tag == messages.CHUNK:
+        job = jobs.get(messages.STREAM_JOB_ID.unpack(data)[0])
         if job is not None and job.control is not None:
             job.recipient.stream_chunk(job.token, body)
-    elif tag == streams.STREAM:
+    elif tag == messages.STREAM:
         job_id, status, content_type, headers, pid = ipc.parse_reply(data)
         job = jobs.get(job_id)
         if job is None or job.answered:  # answered 504 already: drop the stream, stop the handler
@@ -154,8 +153,8 @@ def stream_frame(jobs: dict[int, Job], channel: Channel, tag: bytes, data: bytes
         job.control = StreamControl(job_id, channel)
         job.recipient.stream_start(job.token, Reply(status, body, content_type, headers), pid, job.control)
     else:  # DONE
-        job = jobs.pop(streams.JOB_ID.unpack(data)[0], None)
+        job = jobs.pop(messages.STREAM_JOB_ID.unpack(data)[0], None)
         if job is not None and job.control is not None:
             job.control.resume()
             job.control = None
-            job.recipient.stream_end(job.token, streams.describe(body) if body else None)
+            job.recipient.stream_end(job.token, messages.describe_done(body) if body else None)

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 from smkit import contract
 from smkit.serving.front.protocol import Exchange
 from smkit.serving.front.relay import StreamControl, WholeReply
+from smkit.serving.wire import messages
 from smkit.serving.wire.errors import BadRequest, InferenceError, ModelNotReady
-from smkit.serving.worker import routes
-from smkit.serving.worker.handler import Reply, error_reply
+from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
     from smkit.serving.front.frontend import FrontEnd
@@ -209,7 +209,7 @@ class Sessions:
             header = {contract.NEW_SESSION_ID: expires_header(session_id, expires)}
             return Reply(200, f"Session {session_id} created".encode(), TEXT, header)
 
-        self._send(routes.SESSION_START, session_id, directory, slot, exchange, _Then(self.front, created))
+        self._send(messages.SESSION_START, session_id, directory, slot, exchange, _Then(self.front, created))
 
     def _close(self, exchange: Exchange, session: Session) -> None:
         def closed(reply: Reply) -> Reply:
@@ -220,7 +220,7 @@ class Sessions:
             return Reply(200, f"Session {session.id} closed".encode(), TEXT, header)
 
         self._send(
-            routes.SESSION_CLOSE,
+            messages.SESSION_CLOSE,
             session.id,
             session.directory,
             session.slot,
@@ -233,14 +233,14 @@ class Sessions:
     ) -> None:
         body = json.dumps({"session_id": session_id, "session_dir": directory}).encode()
         headers = [(b"content-type", contract.JSON.encode())]
-        self.pool.submit(routes.INTERNAL, path, headers, [body], token, recipient, slot=slot)
+        self.pool.submit(messages.INTERNAL, path, headers, [body], token, recipient, slot=slot)
 
     def _expire(self, session_id: str) -> None:
         session = self._forget(session_id)
         if session is not None and session.slot in self.pool.pinning.features:
             try:
                 self._send(
-                    routes.SESSION_CLOSE, session.id, session.directory, session.slot, session.id, _Quiet()
+                    messages.SESSION_CLOSE, session.id, session.directory, session.slot, session.id, _Quiet()
                 )
             except InferenceError as exc:  # the queue is full: the hook is skipped, the session is gone
                 log.warning("session %s expired; session_close_fn not run: %s", session_id, exc)

@@ -31,8 +31,8 @@ from websockets.http11 import Request as HandshakeRequest
 from websockets.server import ServerProtocol
 
 from smkit.http1 import Request, response_head
-from smkit.serving.worker import bidi, streams
-from smkit.serving.worker.handler import Reply, error_reply
+from smkit.serving.wire import messages
+from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
     from smkit.serving.front.frontend import FrontEnd
@@ -85,7 +85,7 @@ class WebSocketSession(asyncio.Protocol):
             refused = front.pool.accepting()
             if refused is not None:
                 raise refused
-            front.pool.submit("GET", bidi.BIDI_PATH, request.headers, [], None, self)
+            front.pool.submit("GET", messages.BIDI_PATH, request.headers, [], None, self)
         except Exception as exc:  # noqa: BLE001 - a refused handshake
             self.answer(None, error_reply(exc, debug=False), 0)
 
@@ -120,7 +120,7 @@ class WebSocketSession(asyncio.Protocol):
         if self.ended or self.transport.is_closing():
             return
         self.messages_out += 1
-        if data[:1] == bidi.TEXT:
+        if data[:1] == messages.TEXT:
             self.ws.send_text(data[1:])
         else:
             self.ws.send_binary(data[1:])
@@ -174,7 +174,7 @@ class WebSocketSession(asyncio.Protocol):
                 self.ws.fail(1007, "a text message that is not UTF-8")
                 return
         self.messages_in += 1
-        control.send(streams.MESSAGE, (bidi.TEXT if self._text else bidi.BINARY) + data)
+        control.send(messages.MESSAGE, (messages.TEXT if self._text else messages.BINARY) + data)
 
     def eof_received(self) -> bool | None:
         self.ws.receive_eof()

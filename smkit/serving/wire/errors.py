@@ -78,6 +78,14 @@ def queue_timeout(limit: float, waited: float) -> InvocationTimeout:
     )
 
 
+def timeout_error(seconds: float) -> InvocationTimeout:
+    """The 504 of an invocation that ran past ``seconds``, whoever noticed (the worker or the front end)."""
+    return InvocationTimeout(
+        f"the model did not answer within {seconds:g} s "
+        "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS); raise the limit or speed up the handler"
+    )
+
+
 class InsufficientMemory(InferenceError, status=507, error_type="InsufficientStorage"):
     """A model cannot fit in the multi-model memory budget even alone (507, docs/multi-model.md)."""
 

@@ -38,9 +38,9 @@ from typing import Any
 
 from smkit.serving.wire import ipc
 from smkit.serving.wire.errors import queue_timeout
+from smkit.serving.wire.reply import error_reply
 from smkit.serving.worker import deadline
 from smkit.serving.worker.context import RequestHeaders
-from smkit.serving.worker.handler import error_reply
 from smkit.serving.worker.routes import WorkerRequest, WorkerRoutes
 
 Received = tuple[ipc.JobMeta, bytes]

@@ -1,7 +1,7 @@
 """Bidirectional streaming, worker side: one WebSocket session runs the model's ``bidirectional_fn``.
 
 The front end (:mod:`smkit.serving.front.websocket`) queues a session like a request (path
-:data:`BIDI_PATH`); the worker that takes it calls ``bidirectional_fn(model, messages[, context])``, which
+:data:`~smkit.serving.wire.messages.BIDI_PATH`); the worker that takes it calls ``bidirectional_fn(model, messages[, context])``, which
 must return an async iterator (an ``async def`` with ``yield``). ``messages`` is an async iterator of
 what the client sends (``str`` for text frames, ``bytes`` for binary ones); it ends when the client closes.
 Every item the handler yields is sent at once: ``str`` as a text frame, ``bytes`` as a binary frame,
@@ -23,13 +23,10 @@ import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from smkit.serving.wire import ipc
+from smkit.serving.wire import ipc, messages
 from smkit.serving.wire.errors import InferenceError, message_of
+from smkit.serving.wire.messages import BINARY, TEXT
 from smkit.serving.worker import codecs, streams
-
-BIDI_PATH = "/invocations-bidirectional-stream"
-TEXT = b"t"
-BINARY = b"b"
 
 
 def encode_message(item: Any) -> bytes:
@@ -79,9 +76,9 @@ def serve_session(
         ipc.send_frame(sock, ipc.REPLY, meta, body)
         return
     start(math.inf)
-    ipc.send_frame(sock, streams.STREAM, head())
+    ipc.send_frame(sock, messages.STREAM, head())
     error = streams.event_loop().run_until_complete(_run(sock, cancels, job_id, source, inbox))
-    ipc.send_frame(sock, streams.DONE, streams.JOB_ID.pack(job_id), error)
+    ipc.send_frame(sock, messages.DONE, messages.STREAM_JOB_ID.pack(job_id), error)
 
 
 async def _run(
@@ -92,7 +89,7 @@ async def _run(
     inbox: asyncio.Queue[bytes | None],
 ) -> bytes:
     loop = asyncio.get_running_loop()
-    ident = streams.JOB_ID.pack(job_id)
+    ident = messages.STREAM_JOB_ID.pack(job_id)
     gone = asyncio.Event()
 
     def readable() -> None:
@@ -105,11 +102,11 @@ async def _run(
             inbox.put_nowait(None)
             return
         for tag, meta, body in frames:
-            if streams.JOB_ID.unpack_from(meta)[0] != job_id:
+            if messages.STREAM_JOB_ID.unpack_from(meta)[0] != job_id:
                 continue  # a cancel of an earlier stream, already over
-            if tag == streams.MESSAGE:
+            if tag == messages.MESSAGE:
                 inbox.put_nowait(body)
-            elif tag == streams.CANCEL:
+            elif tag == messages.CANCEL:
                 gone.set()
                 inbox.put_nowait(None)
 
@@ -120,7 +117,7 @@ async def _run(
         async for item in source:
             if gone.is_set():
                 break
-            await loop.sock_sendall(sock, ipc.frame(streams.CHUNK, ident, encode_message(item)))
+            await loop.sock_sendall(sock, ipc.frame(messages.CHUNK, ident, encode_message(item)))
     except Exception as exc:  # noqa: BLE001 - ends the session with an error
         error = f"{type(exc).__name__}: {message_of(exc)}".encode("utf-8", "replace")
     finally:

@@ -18,7 +18,7 @@ import threading
 import time
 from types import FrameType, TracebackType
 
-from smkit.serving.wire.errors import InvocationTimeout
+from smkit.serving.wire.errors import timeout_error
 
 _state = {"seconds": 0.0}
 _job = {"until": 0.0}  # the running job's deadline (time.monotonic); 0: none
@@ -38,14 +38,6 @@ def extend_job(seconds: float) -> None:
 def job_until() -> float:
     """The running job's deadline (0: none)."""
     return _job["until"]
-
-
-def timeout_error(seconds: float) -> InvocationTimeout:
-    """The 504 of an invocation that ran past ``seconds``, whoever noticed (the worker or the front end)."""
-    return InvocationTimeout(
-        f"the model did not answer within {seconds:g} s "
-        "(SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS); raise the limit or speed up the handler"
-    )
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:

@@ -8,23 +8,15 @@ the :class:`~smkit.serving.worker.context.Context` as its last argument.
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
 from smkit.hosting.env import VAR_BATCH_SIZE, ServingEnv
-from smkit.serving.wire.errors import (
-    BadRequest,
-    InferenceError,
-    InvocationTimeout,
-    message_of,
-    status_of,
-    type_of,
-)
+from smkit.serving.wire.errors import BadRequest, InferenceError, InvocationTimeout
+from smkit.serving.wire.reply import Reply, error_reply
 from smkit.serving.worker import codecs, integrity
 from smkit.serving.worker.context import Context
 from smkit.serving.worker.frameworks import framework_defaults
@@ -58,24 +50,11 @@ def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
     return Hook(name, func, passes_context(name, describe(func)))
 
 
-@dataclass
-class Reply:
-    """A protocol-neutral response; ``stream`` set: the body is streamed from it (docs/streaming.md)."""
+@dataclass(kw_only=True)
+class StreamedReply(Reply):
+    """A reply whose body is streamed from ``stream`` (docs/streaming.md); ``body`` stays empty."""
 
-    status: int
-    body: bytes
-    content_type: str
-    headers: dict[str, str] = field(default_factory=dict)
-    stream: Stream | None = None
-
-
-def error_reply(exc: BaseException, *, debug: bool) -> Reply:
-    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
-    status = status_of(exc)
-    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
-    if debug:
-        payload["traceback"] = "".join(traceback.format_exception(exc))
-    return Reply(status, json.dumps(payload).encode(), codecs.JSON)
+    stream: Stream
 
 
 def _to_bytes(body: Any) -> bytes:
@@ -312,10 +291,11 @@ class ModelHandler:
             payload, response_type = result
         else:
             payload, response_type = result, accept
+        reply: Reply
         if is_stream(payload):
             assert self.user_module is not None
             active = self.user_module.active if self.isolated else None
-            reply = Reply(200, b"", str(response_type), stream=Stream(payload, active))
+            reply = StreamedReply(200, b"", str(response_type), stream=Stream(payload, active))
         else:
             reply = Reply(200, _to_bytes(payload), str(response_type))
         if context is not None:
@@ -376,7 +356,7 @@ class ModelHandler:
 
     @staticmethod
     def _whole(reply: Reply) -> Reply:
-        if reply.stream is not None:
+        if isinstance(reply, StreamedReply):
             close = getattr(reply.stream.source, "close", None)  # a generator: run its finally blocks
             if callable(close):
                 close()

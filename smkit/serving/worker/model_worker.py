@@ -28,12 +28,12 @@ from typing import Any
 
 from smkit.hosting.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.process import die_with_parent
-from smkit.serving.front import pinning
-from smkit.serving.wire import ipc
+from smkit.serving.wire import ipc, messages
 from smkit.serving.wire.errors import InferenceError, queue_timeout
+from smkit.serving.wire.reply import error_reply
 from smkit.serving.worker import batching, bidi, deadline, streams
 from smkit.serving.worker.context import RequestHeaders
-from smkit.serving.worker.handler import ModelHandler, Reply, error_reply
+from smkit.serving.worker.handler import ModelHandler, StreamedReply
 from smkit.serving.worker.routes import WorkerRequest, WorkerRoutes
 
 log = logging.getLogger("smkit.serving.worker")
@@ -110,7 +110,7 @@ def _load(
         ipc.send_frame(sock, ipc.READY, ipc.encode_json(failure))
         return None
     features = _features(router, env)
-    if env.batching and features[pinning.FEATURE_PINNED]:
+    if env.batching and features[messages.FEATURE_PINNED]:
         message = (
             f"{VAR_BATCH_SIZE}={env.batch_size} (dynamic batching) cannot serve a handler that takes part in "
             f"stateful sessions ({VAR_ENABLE_STATEFUL_SESSIONS}) or defines adapter hooks (load_adapter_fn): "
@@ -126,7 +126,7 @@ def _features(router: WorkerRoutes, env: ServingEnv) -> dict[str, bool]:
     """What this worker takes part in (smkit/serving/front/pinning.py): read its own queue when it does."""
     adapters = router.handler is not None and router.handler.has_adapter_hooks
     pinned = router.handler is not None and (env.stateful_sessions or adapters)
-    return {pinning.FEATURE_PINNED: pinned, pinning.FEATURE_ADAPTERS: adapters}
+    return {messages.FEATURE_PINNED: pinned, messages.FEATURE_ADAPTERS: adapters}
 
 
 def serve(
@@ -195,7 +195,7 @@ class _JobRunner:
         now = time.monotonic()
         if now >= until:
             reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
-        elif path == bidi.BIDI_PATH and method == "GET":
+        elif path == messages.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
             _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
             board.finish(slot)
@@ -205,7 +205,7 @@ class _JobRunner:
             board.run(slot, job_id)
             deadline.start_job(until)
             reply = router.dispatch(WorkerRequest(method, path, RequestHeaders.from_raw(headers), body))
-        if reply.stream is None:
+        if not isinstance(reply, StreamedReply):
             out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
         else:
@@ -265,14 +265,13 @@ def _stream(
     sock: socket.socket,
     cancels: streams.Cancels,
     job_id: int,
-    reply: Reply,
+    reply: StreamedReply,
     pid: int,
     until: float,
     timeout: float,
     debug: bool,
 ) -> None:
     """Send a streamed reply; the job's scoreboard deadline ``until`` bounds the whole stream."""
-    assert reply.stream is not None
 
     def failed(exc: BaseException) -> tuple[bytes, bytes]:
         error = error_reply(exc, debug=debug)
@@ -316,8 +315,8 @@ def main() -> int:
         router = _load(config, env, sock, board)
         if router is not None:
             pinned = None
-            if _features(router, env)[pinning.FEATURE_PINNED] and pinning.CONFIG_FD in config:
-                pinned = socket.socket(fileno=int(config[pinning.CONFIG_FD]))
+            if _features(router, env)[messages.FEATURE_PINNED] and messages.CONFIG_FD in config:
+                pinned = socket.socket(fileno=int(config[messages.CONFIG_FD]))
                 pinned.setblocking(True)
             serve(queue, sock, board, int(config["slot"]), router, pinned)
     return 0

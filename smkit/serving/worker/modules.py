@@ -29,14 +29,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from smkit.hosting.childpath import PYTHONPATH, child_path
+
 _counter = itertools.count(1)
-PYTHONPATH = "PYTHONPATH"
-
-
-def child_path(roots: tuple[str, ...], previous: str | None) -> str:
-    """``PYTHONPATH`` for interpreters a handler starts: ``roots`` first, then what was there before."""
-    rest = [entry for entry in (previous or "").split(os.pathsep) if entry and entry not in roots]
-    return os.pathsep.join([*roots, *rest])
 
 
 def _top_level_names(directory: str) -> set[str]:

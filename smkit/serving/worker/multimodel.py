@@ -29,7 +29,8 @@ from smkit.serving.wire.errors import (
     ModelNotFound,
 )
 from smkit.serving.wire.registry import LoadedModel, Registry
-from smkit.serving.worker.handler import ModelHandler, Reply
+from smkit.serving.wire.reply import Reply
+from smkit.serving.worker.handler import ModelHandler
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 T = TypeVar("T")

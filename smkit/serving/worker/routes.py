@@ -17,22 +17,17 @@ from typing import TYPE_CHECKING, Any
 from smkit import contract
 from smkit.hosting.env import ServingEnv
 from smkit.serving.wire.errors import BadRequest, InferenceError, MethodNotAllowed, ModelNotFound
+from smkit.serving.wire.messages import ADAPTER_LOAD, ADAPTER_UNLOAD, INTERNAL, SESSION_CLOSE, SESSION_START
+from smkit.serving.wire.reply import Reply, error_reply
 from smkit.serving.worker import codecs
 from smkit.serving.worker.context import RequestHeaders
 from smkit.serving.worker.deadline import deadline
-from smkit.serving.worker.handler import ModelHandler, Reply, error_reply
+from smkit.serving.worker.handler import ModelHandler
 
 if TYPE_CHECKING:
     from smkit.serving.worker.multimodel import ModelCache
 
 TARGET_MODEL = contract.TARGET_MODEL.lower()
-# Routes only the front end sends (sessions and adapters, smkit/serving/front/sessions.py and adapters.py): their
-# method is one no HTTP client can send (the parser accepts only the standard methods).
-INTERNAL = "SMKIT"
-SESSION_START = "/session/start"
-SESSION_CLOSE = "/session/close"
-ADAPTER_LOAD = "/adapter/load"
-ADAPTER_UNLOAD = "/adapter/unload"
 
 
 @dataclass

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import struct
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import AbstractContextManager
@@ -32,17 +31,10 @@ from types import GeneratorType
 from typing import Any
 
 from smkit.serving.wire import ipc
-from smkit.serving.wire.errors import message_of
+from smkit.serving.wire.errors import message_of, timeout_error
+from smkit.serving.wire.messages import CANCEL, CHUNK, DONE, STREAM, STREAM_JOB_ID
 from smkit.serving.worker import codecs
-from smkit.serving.worker.deadline import deadline, timeout_error
-
-STREAM = b"STRM"  # head of a streamed reply: reply_meta, body = the first chunk
-CHUNK = b"CHNK"  # one chunk: meta = job id
-DONE = b"DONE"  # end of a stream: meta = job id, body = the error message (empty: complete)
-CANCEL = b"CANC"  # front end -> worker: the client is gone, stop the stream (meta = job id)
-MESSAGE = b"MESG"  # front end -> worker: a WebSocket message of a session (meta = job id)
-JOB_ID = struct.Struct("!Q")
-
+from smkit.serving.worker.deadline import deadline
 
 # Answers that are never streams, recognised without the (slower) ABC checks.
 _PLAIN = frozenset({bytes, str, dict, list, tuple, int, float, bool, type(None), bytearray})
@@ -174,7 +166,7 @@ class Cancels:
                 break
             for tag, meta, _ in frames:
                 if tag == CANCEL:
-                    self.cancelled.add(JOB_ID.unpack(meta)[0])
+                    self.cancelled.add(STREAM_JOB_ID.unpack(meta)[0])
         if not self.cancelled:
             return False
         cancelled = job_id in self.cancelled
@@ -206,7 +198,7 @@ def send_stream(
         ipc.send_frame(sock, ipc.REPLY, meta, body)
         return
     ipc.send_frame(sock, STREAM, head(), first)
-    ident = JOB_ID.pack(job_id)
+    ident = STREAM_JOB_ID.pack(job_id)
     error = b""
     try:
         for chunk in chunks:
@@ -218,8 +210,3 @@ def send_stream(
     finally:
         chunks.close()
     ipc.send_frame(sock, DONE, ident, error)
-
-
-def describe(error: bytes) -> str:
-    """A DONE frame's error text."""
-    return error.decode("utf-8", "replace")

@@ -1,0 +1,35 @@
+"""A reply as both sides of the runtime hold it: status, body, content type, extra headers.
+
+The worker sends one per request in a ``RPLY`` frame (:mod:`smkit.serving.wire.ipc`); the front end
+rebuilds it from that frame and writes it to the client, or makes its own (``/ping``, errors it answers
+itself). A streamed answer is the worker's :class:`smkit.serving.worker.handler.StreamedReply`.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from smkit.contract import JSON
+from smkit.serving.wire.errors import message_of, status_of, type_of
+
+
+@dataclass
+class Reply:
+    """A protocol-neutral response."""
+
+    status: int
+    body: bytes
+    content_type: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def error_reply(exc: BaseException, *, debug: bool) -> Reply:
+    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
+    status = status_of(exc)
+    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
+    if debug:
+        payload["traceback"] = "".join(traceback.format_exception(exc))
+    return Reply(status, json.dumps(payload).encode(), JSON)
