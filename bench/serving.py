@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +77,21 @@ class Setup:
     smkit_python: Path | None
 
 
-def _smkit(name: str, setup: Setup, port: int, args: Sequence[str]) -> ServerSpec:
+def _smkit(
+    name: str, setup: Setup, port: int, args: Sequence[str], env: dict[str, str] | None = None
+) -> ServerSpec:
     assert setup.smkit_python is not None
-    return smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
+    spec = smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
+    return replace(spec, env={**spec.env, **(env or {})})
 
 
 SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
     "smkit": lambda setup, model, port: _smkit("smkit", setup, port, ["--model", str(model)]),
     "constant": lambda setup, model, port: _smkit("constant", setup, port, ["--constant"]),
+    # The same server with /metrics off: what the metrics cost (docs/observability.md).
+    "smkit-metrics-off": lambda setup, model, port: _smkit(
+        "smkit-metrics-off", setup, port, ["--model", str(model)], {"SMKIT_METRICS": "false"}
+    ),
     "toolkit": lambda setup, model, port: toolkit_spec(
         name="toolkit",
         model_dir=model,
@@ -259,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
         model_dir = extract_model(args.model, work / "model")
         smkit_python = None
-        if {"smkit", "constant"} & set(args.server_names):
+        if {"smkit", "constant", "smkit-metrics-off"} & set(args.server_names):
             smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
         setup = Setup(
             model_dir=model_dir,

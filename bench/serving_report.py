@@ -10,7 +10,9 @@ SERVER_LABELS = {
     "smkit": "smkit (front end + model workers, example model)",
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
+    "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
 }
+METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
@@ -115,8 +117,38 @@ def targets(
                 "target": "(info)",
                 "met": None,
             }
+    if "smkit-metrics-off" in servers:
+        out.update(metrics_cost(servers, rounds))
     cold = ours["cold_start_ping_s"]
     out["cold_start_s"] = {"value": cold, "target": "<= 1.0", "met": cold <= 1.0}
+    return out
+
+
+def metrics_cost(servers: dict[str, Any], rounds: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """Server CPU per request and throughput with metrics on over off, per concurrency level."""
+    out: dict[str, Any] = {}
+    on, off = servers["smkit"]["runs"], servers["smkit-metrics-off"]["runs"]
+    for level in on:
+        if level not in off:
+            continue
+        cpu = on[level]["server_cpu_us_per_request"] / off[level]["server_cpu_us_per_request"]
+        out[f"metrics_on_over_off_server_cpu_per_request_c{level}"] = {
+            "value": round(cpu, 3),
+            "target": f"<= {METRICS_COST_TARGET}",
+            "met": cpu <= METRICS_COST_TARGET,
+        }
+        rps = on[level]["throughput_rps"] / off[level]["throughput_rps"]
+        out[f"metrics_on_over_off_throughput_c{level}"] = {
+            "value": round(rps, 3),
+            "target": "(info)",
+            "met": None,
+        }
+        if rounds and len(rounds.get("smkit", [])) > 1:
+            pairs = zip(rounds["smkit"], rounds.get("smkit-metrics-off", []), strict=False)
+            out[f"metrics_on_over_off_server_cpu_per_request_c{level}"]["per_round"] = [
+                round(a["runs"][level]["server_cpu_s"] / b["runs"][level]["server_cpu_s"], 3)
+                for a, b in pairs
+            ]
     return out
 
 

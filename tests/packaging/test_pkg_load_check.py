@@ -94,7 +94,9 @@ def test_the_off_switch_serves_a_changed_model(extracted: Path, tmp_path: Path) 
 def test_direct_calls_name_every_refusal(extracted: Path) -> None:
     verify_model_dir(str(extracted), {})
     joblib.dump({"f": ModelFileError}, extracted / "extra.pkl")
-    with pytest.raises(ModelFileError, match=r"extra\.pkl: its pickle imports smkit\.serving\.integrity\."):
+    with pytest.raises(
+        ModelFileError, match=r"extra\.pkl: its pickle imports smkit\.serving\.worker\.integrity\."
+    ):
         verify_model_dir(str(extracted), {})
     verify_model_dir(str(extracted), {VAR_PICKLE_ALLOW: "smkit.serving.worker.integrity.ModelFileError"})
     with pytest.raises(ModelFileError, match=r"pickle allow entry 'bad entry' is not module\.name"):

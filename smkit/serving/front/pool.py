@@ -117,6 +117,19 @@ class Worker:
     killed: bool = False
     channel: _Channel | None = None
     reaped: bool = False  # its exit was collected (once, by the loss of its channel or by the pool's stop)
+    started_at: float = field(default_factory=time.monotonic)
+
+
+class Observer(Protocol):
+    """What the pool reports for ``/metrics`` (:class:`smkit.serving.front.metrics.Metrics`)."""
+
+    def worker_started(self, restart: bool) -> None: ...
+
+    def worker_exited(self, during: str) -> None: ...
+
+    def worker_loaded(self, load_seconds: float | None, since_start: float) -> None: ...
+
+    def load_failed(self) -> None: ...
 
 
 class _Channel(asyncio.BufferedProtocol):
@@ -169,6 +182,7 @@ class WorkerPool:
         # Per-worker queues for jobs that must reach one worker (sessions, adapters):
         # smkit/serving/front/pinning.py.
         self.pinning = pinning.Pinning()
+        self.observer: Observer | None = None  # the front end's metrics, when they are on
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -305,7 +319,7 @@ class WorkerPool:
             job_id, status, content_type, headers, pid = ipc.parse_reply(data)
             job = self.jobs.pop(job_id, None)
             if job is not None:
-                job.answer(Reply(status, body, content_type, headers), pid)
+                job.answer(Reply(status, body, content_type, headers, timings=ipc.reply_timings(data)), pid)
             if self.backlog:
                 self._flush_backlog()
             self.pinning.replied(channel.worker.slot, job_id)
@@ -320,13 +334,18 @@ class WorkerPool:
         worker = channel.worker
         meta = json.loads(data)
         if tag == ipc.READY and self.workers[worker.slot] is worker:
+            observer = self.observer
             if meta["ok"]:
                 self.pinning.ready(worker.slot, meta)
                 self.life.ready(worker.slot)
                 self._flush_backlog()
+                if observer is not None:
+                    observer.worker_loaded(meta.get("load_seconds"), time.monotonic() - worker.started_at)
             else:
                 self.life.load_failed(worker.slot, str(meta["error"]))
                 self._log_load_failure(meta)
+                if observer is not None:
+                    observer.load_failed()
 
     def _log_load_failure(self, meta: dict[str, Any]) -> None:
         """The load error with its traceback, once per distinct traceback: the retries of every slot
@@ -354,6 +373,12 @@ class WorkerPool:
         jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
         self.board.clear(slot)
         after = None
+        if self.observer is not None:
+            state = self.life.slots[slot].state if self.workers[slot] is worker else lifecycle.READY
+            during = (
+                "stopping" if self.life.stopping else "serving" if state == lifecycle.READY else "loading"
+            )
+            self.observer.worker_exited(during)
         if self.workers[slot] is worker:
             wait = self._waits.pop(slot, None)
             if wait is not None:
@@ -385,7 +410,7 @@ class WorkerPool:
         if self.life.stopping:
             return
         load_at = time.clock_gettime(time.CLOCK_MONOTONIC) + delay if delay > 0 else None
-        worker, sock = self._popen(slot, load_at)
+        worker, sock = self._popen(slot, load_at, restart=True)
         if load_at is not None:
             self._waits[slot] = self.loop.call_later(delay, self._loading, worker)
         self.loop.create_task(self._connect(worker, sock))
@@ -409,7 +434,9 @@ class WorkerPool:
         for worker, sock in launched:
             await self._connect(worker, sock)
 
-    def _popen(self, slot: int, load_at: float | None = None) -> tuple[Worker, socket.socket]:
+    def _popen(
+        self, slot: int, load_at: float | None = None, restart: bool = False
+    ) -> tuple[Worker, socket.socket]:
         parent_end, child_end = socket.socketpair()
         pinned_fd = self.pinning.open(slot)
         config = {
@@ -436,6 +463,8 @@ class WorkerPool:
             os.close(pinned_fd)
         parent_end.setblocking(False)
         worker = Worker(slot, proc)
+        if self.observer is not None:
+            self.observer.worker_started(restart)
         self.workers[slot] = worker
         if load_at is None:
             self.life.started(slot)  # a retry stays "retrying" until its back-off is over (_loading)

@@ -24,6 +24,9 @@ class Reply:
     body: bytes
     content_type: str
     headers: dict[str, str] = field(default_factory=dict)
+    # Seconds in the queue, input_fn, predict_fn (or transform_fn, a batch's predict_batch_fn), output_fn
+    # (NaN: did not run), and the batch size (smkit.serving.wire.ipc.TIMINGS; docs/observability.md).
+    timings: tuple[float, float, float, float, int] | None = None
 
 
 def error_reply(exc: BaseException, *, debug: bool) -> Reply:

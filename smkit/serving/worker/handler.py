@@ -8,9 +8,11 @@ the :class:`~smkit.serving.worker.context.Context` as its last argument.
 from __future__ import annotations
 
 import inspect
+import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
@@ -22,6 +24,9 @@ from smkit.serving.worker.context import Context
 from smkit.serving.worker.frameworks import framework_defaults
 from smkit.serving.worker.modules import UserModule, forget, import_user_module
 from smkit.serving.worker.streams import Stream, is_stream
+
+_clock = time.perf_counter
+NAN = math.nan
 
 CHAIN_HOOKS = CHAIN
 # Hooks of stateful sessions and LoRA adapters, all optional (docs/sessions-and-adapters.md).
@@ -240,11 +245,19 @@ class ModelHandler:
             return hook(context, self.model, messages)
 
     def invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
-        """Run one request through the hooks; any exception becomes an error :class:`Reply`."""
+        """Run one request through the hooks; any exception becomes an error :class:`Reply`.
+
+        The reply's ``timings`` hold the seconds each hook took, also of a failed request up to its failure.
+        """
+        # input_fn, predict_fn, output_fn seconds; then the phase running now and when it started.
+        phases = [NAN, NAN, NAN, 0, _clock()]
         try:
-            return self._invoke(body, headers)
+            reply = self._invoke(body, headers, phases)
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
-            return error_reply(exc, debug=self.env.debug)
+            reply = error_reply(exc, debug=self.env.debug)
+            phases[int(phases[3])] = _clock() - phases[4]  # the phase that failed, until it failed
+        reply.timings = (NAN, phases[0], phases[1], phases[2], 0)
+        return reply
 
     def _prepare(
         self, body: bytes, headers: Mapping[str, str]
@@ -267,23 +280,31 @@ class ModelHandler:
         )
         return data, content_type, accept, context
 
-    def _invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+    def _invoke(self, body: bytes, headers: Mapping[str, str], phases: list[float]) -> Reply:
+        """The hooks' reply; ``phases`` gets each hook's seconds (and the phase running, for a failure)."""
         data, content_type, accept, context = self._prepare(body, headers)
         assert self.user_module is not None
         with self.user_module.active():
             if self._transform is not None:
+                phases[3] = 1
                 result = self._transform(context, self.model, data, content_type, accept)
+                phases[1] = _clock() - phases[4]
             else:
                 assert self._chain is not None
                 input_fn, predict_fn, output_fn = self._chain
                 decoded = input_fn(context, data, content_type)
+                now = _clock()
+                phases[0], phases[3], phases[4] = now - phases[4], 1, now
                 prediction = predict_fn(context, decoded, self.model)
+                now = _clock()
+                phases[1], phases[3], phases[4] = now - phases[4], 2, now
                 if self._default_output and is_stream(prediction):
                     result = (
                         prediction  # streamed items are encoded one by one (smkit.serving.worker.streams)
                     )
                 else:
                     result = output_fn(context, prediction, accept)
+                    phases[2] = _clock() - phases[4]
         return self._reply(result, accept, context)
 
     def _reply(self, result: Any, accept: str, context: Context | None) -> Reply:
@@ -317,11 +338,13 @@ class ModelHandler:
         assert self._chain is not None and self.user_module is not None
         input_fn, _, output_fn = self._chain
         replies: list[Reply | None] = [None] * len(requests)
+        inputs, outputs, batch = [NAN] * len(requests), [NAN] * len(requests), [NAN]
+        ready: list[tuple[int, Any, str, Context | None]] = []
         debug = self.env.debug
         try:
             with self.user_module.active():
-                ready: list[tuple[int, Any, str, Context | None]] = []
                 for i, (body, headers) in enumerate(requests):
+                    started = _clock()
                     try:
                         data, content_type, accept, context = self._prepare(body, headers)
                         ready.append((i, input_fn(context, data, content_type), accept, context))
@@ -329,6 +352,8 @@ class ModelHandler:
                         raise
                     except Exception as exc:  # noqa: BLE001 - this request's own error, not its batch's
                         replies[i] = error_reply(exc, debug=debug)
+                    inputs[i] = _clock() - started
+                started = _clock()
                 try:
                     predictions = (
                         self._predict_batch([r[1] for r in ready], [r[3] for r in ready]) if ready else []
@@ -340,7 +365,9 @@ class ModelHandler:
                     for i, *_ in ready:
                         replies[i] = failed
                     predictions = []
+                batch[0] = _clock() - started
                 for (i, _, accept, context), prediction in zip(ready, predictions, strict=False):
+                    started = _clock()
                     try:
                         replies[i] = self._whole(
                             self._reply(output_fn(context, prediction, accept), accept, context)
@@ -349,10 +376,17 @@ class ModelHandler:
                         raise
                     except Exception as exc:  # noqa: BLE001
                         replies[i] = error_reply(exc, debug=debug)
+                    outputs[i] = _clock() - started
         except InvocationTimeout as exc:
             timed_out = error_reply(exc, debug=False)
-            return [timed_out if r is None else r for r in replies]
-        return [r if r is not None else error_reply(InferenceError("no reply"), debug=False) for r in replies]
+            replies = [timed_out if r is None else r for r in replies]
+        done = [r if r is not None else error_reply(InferenceError("no reply"), debug=False) for r in replies]
+        batched = {r[0] for r in ready}
+        # One Reply may answer several requests (a failed batch): each gets its own timings.
+        return [
+            replace(r, timings=(NAN, inputs[i], batch[0] if i in batched else NAN, outputs[i], 0))
+            for i, r in enumerate(done)
+        ]
 
     @staticmethod
     def _whole(reply: Reply) -> Reply:

@@ -97,6 +97,7 @@ def _on_term(signum: int, frame: Any) -> None:
 def _load(
     config: dict[str, Any], env: ServingEnv, sock: socket.socket, board: ipc.Scoreboard
 ) -> WorkerRoutes | None:
+    started = time.perf_counter()
     try:
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
         if router.handler is not None:
@@ -118,7 +119,8 @@ def _load(
         )
         ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
         return None
-    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid(), **features}))
+    loaded = {"ok": True, "pid": os.getpid(), "load_seconds": time.perf_counter() - started, **features}
+    ipc.send_frame(sock, ipc.READY, ipc.encode_json(loaded))
     return router
 
 
@@ -193,8 +195,9 @@ class _JobRunner:
         _Stop.busy = True
         (job_id, queued_at, until, method, path, headers), body = received
         now = time.monotonic()
+        waited = now - queued_at
         if now >= until:
-            reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
+            reply = error_reply(queue_timeout(timeout, waited), debug=False)
         elif path == messages.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
             _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
@@ -205,11 +208,14 @@ class _JobRunner:
             board.run(slot, job_id)
             deadline.start_job(until)
             reply = router.dispatch(WorkerRequest(method, path, RequestHeaders.from_raw(headers), body))
+        timings = ipc.worker_timings(waited, reply.timings)
         if not isinstance(reply, StreamedReply):
-            out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
+            out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
         else:
-            _stream(sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug)
+            _stream(
+                sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug, timings
+            )
         deadline.start_job(0.0)
         board.finish(slot)
         _Stop.busy = False
@@ -270,6 +276,7 @@ def _stream(
     until: float,
     timeout: float,
     debug: bool,
+    timings: ipc.Timings = ipc.NO_TIMINGS,
 ) -> None:
     """Send a streamed reply; the job's scoreboard deadline ``until`` bounds the whole stream."""
 
@@ -281,7 +288,7 @@ def _stream(
         sock,
         cancels,
         job_id,
-        lambda: ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid),
+        lambda: ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings),
         reply.stream,
         until,
         timeout,
