@@ -233,6 +233,19 @@ def test_the_tf_serving_runtime_imports_no_serving_module() -> None:
     assert launchers == {"smkit.serving.launcher"}, launchers
 
 
+def test_no_circle_between_the_files_of_the_runtimes() -> None:
+    # A feature of the front end (sessions, adapters, WebSocket, metrics) takes the narrow interface it
+    # uses (smkit.serving.front.relay.Client, a pool, a callable), not the FrontEnd that holds it.
+    for package in ("smkit.serving", "smkit.tfs", "smkit.hosting"):
+        edges = {
+            module: frozenset(m for m in imported if _within(m, package))
+            for module, imported in module_graph().items()
+            if _within(module, package)
+        }
+        found = cycle(edges)
+        assert found is None, " -> ".join(found or [])
+
+
 def worker_imports() -> set[str]:
     """Every smkit module a model-worker process can import, on any code path."""
     seen: set[str] = set()

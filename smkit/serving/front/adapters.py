@@ -33,7 +33,8 @@ from smkit.serving.wire.errors import BadRequest, InferenceError, MethodNotAllow
 from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
-    from smkit.serving.front.frontend import FrontEnd
+    from smkit.serving.front.pool import WorkerPool
+    from smkit.serving.front.relay import Client
 
 PREFIX = "/adapters"
 ADAPTER_HEADER = contract.ADAPTER_IDENTIFIER.lower().encode()
@@ -101,9 +102,9 @@ class _Gather(WholeReply):
 class Adapters:
     """The registered adapters of one front end."""
 
-    def __init__(self, front: FrontEnd) -> None:
-        self.front = front
-        self.pool = front.pool
+    def __init__(self, pool: WorkerPool, client: Client) -> None:
+        self.pool = pool
+        self.client = client
         self.names: dict[str, str] = {}  # name -> src
         self.pool.pinning.config[CONFIG_KEY] = self.names
 
@@ -156,11 +157,11 @@ class Adapters:
                 loaded = [slot for slot, reply in replies.items() if reply.status == 200]
                 if loaded:
                     self._broadcast(messages.ADAPTER_UNLOAD, {"name": name}, loaded, lambda _: None)
-                self.front.answer(exchange, failed[0], self.front.pid)
+                self.client.answer(exchange, failed[0], self.client.pid)
                 return
             self.names[name] = src
-            self.front.answer(
-                exchange, Reply(200, f"Adapter {shown} registered".encode(), TEXT), self.front.pid
+            self.client.answer(
+                exchange, Reply(200, f"Adapter {shown} registered".encode(), TEXT), self.client.pid
             )
 
         self._broadcast(messages.ADAPTER_LOAD, {"name": name, "src": src}, slots, done)
@@ -173,11 +174,11 @@ class Adapters:
         def done(replies: dict[int, Reply]) -> None:
             failed = [reply for reply in replies.values() if reply.status != 200]
             if failed:
-                self.front.answer(exchange, failed[0], self.front.pid)
+                self.client.answer(exchange, failed[0], self.client.pid)
                 return
             self.names.pop(name, None)
-            self.front.answer(
-                exchange, Reply(200, f"Adapter {shown} unregistered".encode(), TEXT), self.front.pid
+            self.client.answer(
+                exchange, Reply(200, f"Adapter {shown} unregistered".encode(), TEXT), self.client.pid
             )
 
         self._broadcast(messages.ADAPTER_UNLOAD, {"name": name}, slots, done)
@@ -192,4 +193,4 @@ class Adapters:
             try:
                 self.pool.submit(messages.INTERNAL, path, headers, [body], slot, gather, slot=slot)
             except InferenceError as exc:
-                gather.answer(slot, error_reply(exc, debug=False), self.front.pid)
+                gather.answer(slot, error_reply(exc, debug=False), self.client.pid)

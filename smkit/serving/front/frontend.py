@@ -89,8 +89,8 @@ class FrontEnd(Handler):
             "/execution-parameters": self._execution_parameters,
         }
         # Stateful sessions and the adapter API (docs/sessions-and-adapters.md).
-        self.sessions = Sessions(self) if env.stateful_sessions and not env.multi_model else None
-        self.adapters = Adapters(self)
+        self.sessions = Sessions(pool, self, env) if env.stateful_sessions and not env.multi_model else None
+        self.adapters = Adapters(pool, self)
         # GET /metrics, answered here like /ping (docs/observability.md); None: SMKIT_METRICS=false.
         self.metrics: Metrics | None = None
         if env.metrics:
@@ -110,7 +110,7 @@ class FrontEnd(Handler):
     def upgraded(self, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
         from smkit.serving.front import websocket
 
-        websocket.WebSocketSession(self, request, transport, rest)
+        websocket.WebSocketSession(self.pool, self.log_session, request, transport, rest)
 
     def log_session(
         self, path: str, status: int, started: float, session: WebSocketSession, error: str | None

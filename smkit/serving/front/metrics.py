@@ -31,7 +31,7 @@ import math
 import time
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
@@ -43,7 +43,9 @@ from smkit.serving.front import lifecycle
 
 if TYPE_CHECKING:
     from smkit.http1 import Request
-    from smkit.serving.front.frontend import FrontEnd
+    from smkit.serving.front.adapters import Adapters
+    from smkit.serving.front.pool import WorkerPool
+    from smkit.serving.front.sessions import Sessions
     from smkit.serving.wire.reply import Reply
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
@@ -102,6 +104,19 @@ class _Histogram:
         return out
 
 
+class Observed(Protocol):
+    """What the metrics read of the front end at scrape time."""
+
+    @property
+    def pool(self) -> WorkerPool: ...
+
+    @property
+    def sessions(self) -> Sessions | None: ...
+
+    @property
+    def adapters(self) -> Adapters: ...
+
+
 class Metrics(Collector):
     """The front end's metrics: what :class:`~smkit.serving.front.frontend.FrontEnd` and the pool report, and
     ``GET /metrics``.
@@ -113,7 +128,7 @@ class Metrics(Collector):
         path: the path the metrics are served on (``SMKIT_METRICS_PATH``).
     """
 
-    def __init__(self, front: FrontEnd, *, multi_model: bool, max_models: int, path: str) -> None:
+    def __init__(self, front: Observed, *, multi_model: bool, max_models: int, path: str) -> None:
         self.front = front
         self.multi_model = multi_model
         self.max_models = max_models

@@ -42,6 +42,13 @@ class Recipient(Protocol):
     def stream_end(self, token: Any, error: str | None) -> None: ...
 
 
+class Client(Recipient, Protocol):
+    """The front end as its features (sessions, adapters) see it: the recipient that answers the client
+    a token stands for, and its own process id, which goes with the answers it makes itself."""
+
+    pid: int
+
+
 class WholeReply(abc.ABC):
     """A recipient that takes a reply whole (a control request of the front end's own): a stream it is
     handed is cancelled at its start, and its head is the answer."""

@@ -41,7 +41,9 @@ from smkit.serving.wire.errors import BadRequest, InferenceError, ModelNotReady
 from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
-    from smkit.serving.front.frontend import FrontEnd
+    from smkit.hosting.env import ServingEnv
+    from smkit.serving.front.pool import WorkerPool
+    from smkit.serving.front.relay import Client
 
 log = logging.getLogger("smkit.serving")
 NEW_SESSION = "NEW_SESSION"
@@ -119,12 +121,12 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
 class _Then(WholeReply):
     """A recipient that turns the worker's reply into the client's (session create and close)."""
 
-    def __init__(self, front: FrontEnd, then: Callable[[Reply], Reply]) -> None:
-        self.front = front
+    def __init__(self, client: Client, then: Callable[[Reply], Reply]) -> None:
+        self.client = client
         self.then = then
 
     def answer(self, token: Any, reply: Reply, pid: int) -> None:
-        self.front.answer(token, self.then(reply), pid)
+        self.client.answer(token, self.then(reply), pid)
 
 
 class _Quiet(WholeReply):
@@ -148,11 +150,11 @@ def _message(reply: Reply) -> str:
 class Sessions:
     """The session table of one front end."""
 
-    def __init__(self, front: FrontEnd) -> None:
-        self.front = front
-        self.pool = front.pool
-        self.lifetime = front.env.sessions_expiration_seconds
-        self.root = session_root(front.env.sessions_path)
+    def __init__(self, pool: WorkerPool, client: Client, env: ServingEnv) -> None:
+        self.pool = pool
+        self.client = client
+        self.lifetime = env.sessions_expiration_seconds
+        self.root = session_root(env.sessions_path)
         self.table: dict[str, Session] = {}
         self._turn = itertools.count()
         self.pool.pinning.on_exit.append(self._worker_exited)
@@ -171,7 +173,7 @@ class Sessions:
                 exchange.headers,
                 exchange.chunks,
                 exchange,
-                self.front,
+                self.client,
                 slot=session.slot,
             )
         elif kind == NEW_SESSION:
@@ -209,7 +211,7 @@ class Sessions:
             header = {contract.NEW_SESSION_ID: expires_header(session_id, expires)}
             return Reply(200, f"Session {session_id} created".encode(), TEXT, header)
 
-        self._send(messages.SESSION_START, session_id, directory, slot, exchange, _Then(self.front, created))
+        self._send(messages.SESSION_START, session_id, directory, slot, exchange, _Then(self.client, created))
 
     def _close(self, exchange: Exchange, session: Session) -> None:
         def closed(reply: Reply) -> Reply:
@@ -225,7 +227,7 @@ class Sessions:
             session.directory,
             session.slot,
             exchange,
-            _Then(self.front, closed),
+            _Then(self.client, closed),
         )
 
     def _send(

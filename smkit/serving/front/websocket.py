@@ -24,6 +24,7 @@ connection cannot take more, the worker's stream is paused (back-pressure).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from websockets.frames import Frame, Opcode
@@ -35,19 +36,28 @@ from smkit.serving.wire import messages
 from smkit.serving.wire.reply import Reply, error_reply
 
 if TYPE_CHECKING:
-    from smkit.serving.front.frontend import FrontEnd
+    from smkit.serving.front.pool import WorkerPool
     from smkit.serving.front.relay import StreamControl
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from the client; a larger one is closed with 1009
 MAX_REASON = 120  # a close reason must fit a control frame (125 bytes)
 CLOSE_TIMEOUT = 10.0  # seconds the client has to answer the closing handshake
+# The front end's access-log line of a session, when it ends: path, status, start, session, error.
+SessionLog = Callable[[str, int, float, "WebSocketSession", str | None], None]
 
 
 class WebSocketSession(asyncio.Protocol):
     """One WebSocket session: the connection's protocol and the pool's recipient of the worker's frames."""
 
-    def __init__(self, front: FrontEnd, request: Request, transport: asyncio.Transport, rest: bytes) -> None:
-        self.front = front
+    def __init__(
+        self,
+        pool: WorkerPool,
+        log_session: SessionLog,
+        request: Request,
+        transport: asyncio.Transport,
+        rest: bytes,
+    ) -> None:
+        self.log_session = log_session
         self.path = request.path
         self.started = request.started
         self.transport = transport
@@ -82,10 +92,10 @@ class WebSocketSession(asyncio.Protocol):
             return
         self._response = response
         try:
-            refused = front.pool.accepting()
+            refused = pool.accepting()
             if refused is not None:
                 raise refused
-            front.pool.submit("GET", messages.BIDI_PATH, request.headers, [], None, self)
+            pool.submit("GET", messages.BIDI_PATH, request.headers, [], None, self)
         except Exception as exc:  # noqa: BLE001 - a refused handshake
             self.answer(None, error_reply(exc, debug=False), 0)
 
@@ -228,4 +238,4 @@ class WebSocketSession(asyncio.Protocol):
     def _log(self, error: str | None) -> None:
         if not self.logged:
             self.logged = True
-            self.front.log_session(self.path, self.status, self.started, self, error)
+            self.log_session(self.path, self.status, self.started, self, error)
