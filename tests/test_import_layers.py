@@ -246,6 +246,23 @@ def test_no_circle_between_the_files_of_the_runtimes() -> None:
         assert found is None, " -> ".join(found or [])
 
 
+def test_contract_names_are_not_re_aliased() -> None:
+    # A variable name of the hosting contract has one spelling: smkit.contract.<NAME>, never a second
+    # module-level name bound to it (VAR_PORT = contract.BIND_TO_PORT) that a grep for the first misses.
+    found = [
+        f"{path.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}"
+        for path in sorted((REPO / "smkit").rglob("*.py"))
+        if path.name != "contract.py"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "contract"
+        and node.value.attr.isupper()
+    ]
+    assert found == [], "\n".join(found)
+
+
 def worker_imports() -> set[str]:
     """Every smkit module a model-worker process can import, on any code path."""
     seen: set[str] = set()

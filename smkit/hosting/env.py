@@ -18,37 +18,15 @@ from dataclasses import dataclass, field
 
 from smkit import contract
 
-MIB = contract.MIB
-
-# Names of the variables (one table, so a grep finds every one; SageMaker's own, and smkit's own that
-# other packages set, are defined in smkit.contract).
-VAR_PORT = contract.BIND_TO_PORT
-VAR_MULTI_MODEL = contract.MULTI_MODEL
-VAR_PROGRAM = contract.PROGRAM
-VAR_WORKERS = contract.MODEL_SERVER_WORKERS
-VAR_TIMEOUT_SECONDS = contract.MODEL_SERVER_TIMEOUT_SECONDS
-VAR_TIMEOUT = contract.MODEL_SERVER_TIMEOUT
-VAR_DEFAULT_ACCEPT = contract.DEFAULT_INVOCATIONS_ACCEPT
-VAR_MAX_PAYLOAD_MB = contract.MAX_PAYLOAD_IN_MB
-VAR_STARTUP_TIMEOUT = contract.STARTUP_TIMEOUT
-VAR_BATCH = contract.BATCH
-VAR_BATCH_STRATEGY = contract.BATCH_STRATEGY
-VAR_MAX_CONCURRENT_TRANSFORMS = contract.MAX_CONCURRENT_TRANSFORMS
-VAR_BATCH_SIZE = contract.TS_BATCH_SIZE
-VAR_MAX_BATCH_DELAY = contract.TS_MAX_BATCH_DELAY
-VAR_LOG_LEVEL = contract.CONTAINER_LOG_LEVEL
-VAR_MODEL_DIR = contract.MODEL_DIR
-VAR_PROFILE = contract.SMKIT_PROFILE
+# Names of the variables only the serving runtime reads. SageMaker's own, and smkit's own that other
+# packages set or read too, are defined in smkit.contract and named from there (never re-aliased here).
 VAR_DEBUG = "SMKIT_DEBUG"
 VAR_MME_BUDGET_MB = "SMKIT_MME_MEMORY_BUDGET_MB"
-VAR_MODEL_CACHE = contract.SMKIT_MODEL_CACHE_SETTING
 VAR_INSTALL_REQUIREMENTS = "SMKIT_INSTALL_REQUIREMENTS"
-VAR_REQUIREMENTS_DIR = contract.SMKIT_REQUIREMENTS_DIR
 VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
-VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
 # GET /metrics (docs/observability.md): on by default; its path; how many multi-model names get a label.
 VAR_METRICS = "SMKIT_METRICS"
 VAR_METRICS_PATH = "SMKIT_METRICS_PATH"
@@ -68,15 +46,8 @@ VAR_WORKER_CONFIG = "SMKIT_WORKER_CONFIG"
 VAR_LOAD_AFTER_FORK = "SMKIT_LOAD_AFTER_FORK"
 # pytorch | xgboost | sklearn | huggingface: apply that AWS framework image's default handlers (the local endpoint sets it
 # for configs whose image is one; docs/handler-semantics.md).
-VAR_FRAMEWORK = contract.SMKIT_FRAMEWORK
-FRAMEWORKS = contract.FRAMEWORKS
 # The Hugging Face inference toolkit's variables (docs/hugging-face.md).
-VAR_HF_TASK = contract.HF_TASK
-VAR_HF_MODEL_ID = contract.HF_MODEL_ID
-VAR_HF_TRUST_REMOTE_CODE = contract.HF_TRUST_REMOTE_CODE
 
-DEFAULT_PORT = contract.DEFAULT_PORT
-DEFAULT_MODEL_DIR = contract.DEFAULT_MODEL_DIR
 DEFAULT_QUEUE_SIZE = 100  # Multi Model Server's default job queue size, as on AWS framework images
 DEFAULT_BODY_TIMEOUT_SECONDS = 60.0
 DEFAULT_WORKER_RETRIES = 3  # failed loads in a row a worker slot retries (smkit/serving/front/lifecycle.py)
@@ -142,7 +113,7 @@ class ServingEnv:
             that get a ``model`` label of their own; later ones are counted as ``_other``.
     """
 
-    port: int = DEFAULT_PORT
+    port: int = contract.DEFAULT_PORT
     multi_model: bool = False
     program: str = contract.DEFAULT_PROGRAM
     settings: contract.RuntimeSettings = field(default_factory=contract.RuntimeSettings)
@@ -161,7 +132,7 @@ class ServingEnv:
     worker_retries: int = DEFAULT_WORKER_RETRIES
     worker_python: str | None = None
     log_level: str = "INFO"
-    model_dir: str = DEFAULT_MODEL_DIR
+    model_dir: str = contract.DEFAULT_MODEL_DIR
     framework: str | None = None
     hf_task: str | None = None
     hf_model_id: str | None = None
@@ -219,7 +190,7 @@ class ServingEnv:
         if self.framework is not None:
             return self.framework == "huggingface"
         return contract.uses_huggingface_defaults(
-            {VAR_HF_TASK: self.hf_task or "", VAR_HF_MODEL_ID: self.hf_model_id or ""}
+            {contract.HF_TASK: self.hf_task or "", contract.HF_MODEL_ID: self.hf_model_id or ""}
         )
 
     @property
@@ -230,7 +201,7 @@ class ServingEnv:
     @property
     def max_payload_mb(self) -> int:
         """The payload limit in whole MiB, as ``/execution-parameters`` reports it."""
-        return max(1, self.max_payload_bytes // MIB)
+        return max(1, self.max_payload_bytes // contract.MIB)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> ServingEnv:
@@ -238,28 +209,36 @@ class ServingEnv:
         env = os.environ if environ is None else environ
         settings = contract.RuntimeSettings.from_environment(env)
         budget_mb = _number(env, VAR_MME_BUDGET_MB, None, minimum=1)
-        budget = int(budget_mb * MIB) if budget_mb is not None else _default_budget()
-        program = env.get(VAR_PROGRAM, "").strip() or contract.DEFAULT_PROGRAM
+        budget = int(budget_mb * contract.MIB) if budget_mb is not None else _default_budget()
+        program = env.get(contract.PROGRAM, "").strip() or contract.DEFAULT_PROGRAM
         if "/" in program or "\\" in program:
             raise ServingEnvError(
-                VAR_PROGRAM, program, "must be a file name inside model_dir/code", "use e.g. inference.py"
+                contract.PROGRAM,
+                program,
+                "must be a file name inside model_dir/code",
+                "use e.g. inference.py",
             )
-        level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
+        level = env.get(contract.CONTAINER_LOG_LEVEL, "").strip() or "INFO"
         return cls(
-            port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
-            multi_model=_flag(env, VAR_MULTI_MODEL, False),
+            port=int(
+                _int(env, contract.BIND_TO_PORT, contract.DEFAULT_PORT, minimum=1) or contract.DEFAULT_PORT
+            ),
+            multi_model=_flag(env, contract.MULTI_MODEL, False),
             program=program,
             settings=settings,
-            default_accept=env.get(VAR_DEFAULT_ACCEPT, "").strip() or contract.DEFAULT_ACCEPT,
-            batch=_flag(env, VAR_BATCH, False),
-            batch_strategy=env.get(VAR_BATCH_STRATEGY, "").strip() or "MULTI_RECORD",
-            max_concurrent_transforms=_int(env, VAR_MAX_CONCURRENT_TRANSFORMS, None, minimum=1),
+            default_accept=env.get(contract.DEFAULT_INVOCATIONS_ACCEPT, "").strip()
+            or contract.DEFAULT_ACCEPT,
+            batch=_flag(env, contract.BATCH, False),
+            batch_strategy=env.get(contract.BATCH_STRATEGY, "").strip() or "MULTI_RECORD",
+            max_concurrent_transforms=_int(env, contract.MAX_CONCURRENT_TRANSFORMS, None, minimum=1),
             debug=_flag(env, VAR_DEBUG, False),
             mme_memory_budget_bytes=budget,
-            model_cache_enabled=_choice(env, VAR_MODEL_CACHE, "Enabled", ("Enabled", "Disabled"))
+            model_cache_enabled=_choice(
+                env, contract.SMKIT_MODEL_CACHE_SETTING, "Enabled", ("Enabled", "Disabled")
+            )
             == "Enabled",
             install_requirements=_flag(env, VAR_INSTALL_REQUIREMENTS, True),
-            requirements_dir=env.get(VAR_REQUIREMENTS_DIR) or None,
+            requirements_dir=env.get(contract.SMKIT_REQUIREMENTS_DIR) or None,
             access_log=_flag(env, VAR_ACCESS_LOG, True),
             queue_size=int(_int(env, VAR_QUEUE_SIZE, DEFAULT_QUEUE_SIZE, minimum=1) or DEFAULT_QUEUE_SIZE),
             body_timeout_seconds=float(
@@ -267,13 +246,13 @@ class ServingEnv:
                 or DEFAULT_BODY_TIMEOUT_SECONDS
             ),
             worker_retries=int(_int(env, VAR_WORKER_RETRIES, DEFAULT_WORKER_RETRIES, minimum=0) or 0),
-            worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
+            worker_python=env.get(contract.SMKIT_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
-            model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
-            framework=_choice(env, VAR_FRAMEWORK, "", FRAMEWORKS) or None,
-            hf_task=env.get(VAR_HF_TASK, "").strip() or None,
-            hf_model_id=env.get(VAR_HF_MODEL_ID, "").strip() or None,
-            hf_trust_remote_code=_flag(env, VAR_HF_TRUST_REMOTE_CODE, False),
+            model_dir=env.get(contract.MODEL_DIR, "").strip() or contract.DEFAULT_MODEL_DIR,
+            framework=_choice(env, contract.SMKIT_FRAMEWORK, "", contract.FRAMEWORKS) or None,
+            hf_task=env.get(contract.HF_TASK, "").strip() or None,
+            hf_model_id=env.get(contract.HF_MODEL_ID, "").strip() or None,
+            hf_trust_remote_code=_flag(env, contract.HF_TRUST_REMOTE_CODE, False),
             stateful_sessions=_flag(env, VAR_ENABLE_STATEFUL_SESSIONS, False),
             sessions_expiration_seconds=int(
                 _int(env, VAR_SESSIONS_EXPIRATION, DEFAULT_SESSIONS_EXPIRATION_SECONDS, minimum=1)
@@ -318,5 +297,5 @@ def _default_budget() -> int:
     try:
         physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError):
-        physical = 4096 * MIB
+        physical = 4096 * contract.MIB
     return int(physical * 0.7)

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import smkit
+from smkit import contract
 from smkit.archive import ArchiveError, safe_extract
 from smkit.cpus import available_cpus
 from smkit.hosting import requirements
-from smkit.hosting.env import VAR_LOAD_AFTER_FORK, VAR_WORKER_PYTHON, ServingEnv, ServingEnvError
+from smkit.hosting.env import VAR_LOAD_AFTER_FORK, ServingEnv, ServingEnvError
 from smkit.serving.front.constant import write_constant_model
 from smkit.serving.front.threads import plan_threads
 from smkit.serving.wire.registry import Registry
@@ -135,7 +136,7 @@ def listen(host: str, port: int) -> socket.socket:
 def _check_python(python: str) -> None:
     if not (os.path.isfile(python) and os.access(python, os.X_OK)):
         raise LaunchError(
-            f"{VAR_WORKER_PYTHON}={python!r}: no such executable; pass the python of a venv "
+            f"{contract.SMKIT_WORKER_PYTHON}={python!r}: no such executable; pass the python of a venv "
             "(e.g. /opt/model-env/bin/python) or unset it to use the server's own interpreter"
         )
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from smkit import contract
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
-from smkit.hosting.env import VAR_BATCH_SIZE, ServingEnv
+from smkit.hosting.env import ServingEnv
 from smkit.serving.wire.errors import BadRequest, InferenceError, InvocationTimeout
 from smkit.serving.wire.reply import Reply, error_reply
 from smkit.serving.worker import codecs, integrity
@@ -396,7 +397,7 @@ class ModelHandler:
                 close()
             raise InferenceError(
                 "output_fn returned a stream for a batched request; a batch answers whole bodies. Stream "
-                f"from predict_fn with batching off ({VAR_BATCH_SIZE} unset or 1)"
+                f"from predict_fn with batching off ({contract.TS_BATCH_SIZE} unset or 1)"
             )
         return reply
 
@@ -406,9 +407,9 @@ def _check_batching(batch: Callable[..., Any] | None, env: ServingEnv) -> None:
     if batch is None and env.batching:
         raise HookError(
             BATCH_HOOK,
-            f"is not defined, but batching is on ({VAR_BATCH_SIZE}={env.batch_size})",
+            f"is not defined, but batching is on ({contract.TS_BATCH_SIZE}={env.batch_size})",
             f"define predict_batch_fn(inputs, model) in code/inference.py, returning one prediction per "
-            f"input, or unset {VAR_BATCH_SIZE} (or set it to 1)",
+            f"input, or unset {contract.TS_BATCH_SIZE} (or set it to 1)",
         )
     if batch is not None and (inspect.isgeneratorfunction(batch) or inspect.isasyncgenfunction(batch)):
         raise HookError(

@@ -22,8 +22,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from smkit.contract import read_flag
 from smkit.digest import sha256_file
-from smkit.hosting.env import _flag
 from smkit.pickle_allow import Allow, entry_problem, known_as
 from smkit.pickle_scan import ScanError, is_candidate, scan_file
 
@@ -43,7 +43,7 @@ class ModelFileError(Exception):
 def verify_model_dir(model_dir: str, environ: Mapping[str, str] | None = None) -> None:
     """Check ``model_dir`` as the module docstring says; raise :class:`ModelFileError` naming the file."""
     env = os.environ if environ is None else environ
-    if not _flag(env, VAR_VERIFY, True):
+    if not read_flag(env, VAR_VERIFY, True):
         log.warning("%s=%s: model files are not checked before they load", VAR_VERIFY, env.get(VAR_VERIFY))
         return
     root = Path(model_dir)

@@ -26,7 +26,8 @@ import time
 import traceback
 from typing import Any
 
-from smkit.hosting.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
+from smkit import contract
+from smkit.hosting.env import VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.process import die_with_parent
 from smkit.serving.wire import ipc, messages
 from smkit.serving.wire.errors import InferenceError, queue_timeout
@@ -113,9 +114,9 @@ def _load(
     features = _features(router, env)
     if env.batching and features[messages.FEATURE_PINNED]:
         message = (
-            f"{VAR_BATCH_SIZE}={env.batch_size} (dynamic batching) cannot serve a handler that takes part in "
+            f"{contract.TS_BATCH_SIZE}={env.batch_size} (dynamic batching) cannot serve a handler that takes part in "
             f"stateful sessions ({VAR_ENABLE_STATEFUL_SESSIONS}) or defines adapter hooks (load_adapter_fn): "
-            f"a batch mixes requests that must reach one worker; unset {VAR_BATCH_SIZE} or the session setting"
+            f"a batch mixes requests that must reach one worker; unset {contract.TS_BATCH_SIZE} or the session setting"
         )
         ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
         return None
