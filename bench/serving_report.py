@@ -11,8 +11,11 @@ SERVER_LABELS = {
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
     "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
+    "gunicorn": "nginx + gunicorn sync workers + Flask (AWS's bring-your-own-container sample)",
+    "fastapi": "FastAPI + uvicorn",
 }
 METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
+PEERS = ("toolkit", "gunicorn", "fastapi")
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
@@ -213,6 +216,51 @@ def profile_targets(
     return out
 
 
+def _ratios(rounds: dict[str, list[dict[str, Any]]], peer: str, key: str, level: str) -> list[float]:
+    """smkit / ``peer`` of ``key`` per round (the servers of a round ran back to back)."""
+    pairs = zip(rounds.get("smkit", []), rounds.get(peer, []), strict=False)
+    return [
+        round(a["runs"][level][key] / b["runs"][level][key], 2) for a, b in pairs if b["runs"][level][key]
+    ]
+
+
+def peer_table(result: dict[str, Any]) -> list[str]:
+    """One row per shape, peer and concurrency: both servers' numbers and smkit's ratio with its spread."""
+    raw = {**(result.get("raw_profile_rounds") or {}), "example": result.get("raw_rounds") or {}}
+    profiles = result.get("profiles") or {}
+    lines = [
+        "",
+        "smkit against each peer, same handler, same workers, same client, servers alternated every round "
+        "(ratio: smkit / peer, median of the rounds' ratios with their range; throughput above 1 and p99 "
+        "below 1 favour smkit).",
+        "",
+        "| shape | peer | concurrency | smkit req/s | peer req/s | throughput ratio (rounds) | smkit p99 (ms) "
+        "| peer p99 (ms) | p99 ratio (rounds) | smkit /ping p99 (ms) | peer /ping p99 (ms) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for shape, servers in profiles.items():
+        ours = servers.get("smkit")
+        if ours is None:
+            continue
+        for peer in (p for p in PEERS if p in servers):
+            for level, run in servers[peer]["runs"].items():
+                mine = ours["runs"][level]
+                cells = []
+                for key in ("throughput_rps", "p99_ms"):
+                    values = _ratios(raw.get(shape, {}), peer, key, level)
+                    cells.append(
+                        f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+                        if values
+                        else "-"
+                    )
+                lines.append(
+                    f"| {shape} | {peer} | {level} | {mine['throughput_rps']:.1f} | {run['throughput_rps']:.1f} | "
+                    f"{cells[0]} | {mine['p99_ms']:.1f} | {run['p99_ms']:.1f} | {cells[1]} | "
+                    f"{mine.get('ping_p99_ms', 0):.1f} | {run.get('ping_p99_ms', 0):.1f} |"
+                )
+    return lines
+
+
 def _profile_tables(result: dict[str, Any]) -> list[str]:
     profiles = result.get("profiles") or {}
     if not profiles:
@@ -297,4 +345,5 @@ def markdown(result: dict[str, Any]) -> str:
             value = f"{t['value']} (rounds: {', '.join(map(str, spread))})" if spread else t["value"]
             lines.append(f"| {key} | {value} | {t['target']} | {met} |")
     lines += _profile_tables(result)
+    lines += peer_table(result)
     return "\n".join(lines)

@@ -2,8 +2,8 @@
 
 Environment variables, ports, timeouts, payload limits, HTTP header names and media types, as
 docs/hosting-contract.md, docs/serverless-async.md and docs/batch-transform.md describe them. The serving
-runtime, the local endpoint, batch transform, the packager and the client import them from here.
-Standard library only.
+runtime, the local endpoint, batch transform, the packager and the client import them from here; the limits
+AWS sets are defined in :mod:`smkit.aws.limits` and named here too. Standard library only.
 
 Sources: https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html,
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html,
@@ -14,6 +14,44 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from smkit.aws.limits import (
+    ASYNC_INLINE_BODY_LIMIT,
+    ASYNC_PAYLOAD_LIMIT,
+    BATCH_DEFAULT_MAX_PAYLOAD_MB,
+    BATCH_MAX_PAYLOAD_MB,
+    CUSTOM_ATTRIBUTES_LIMIT,
+    DEFAULT_ASYNC_INVOCATION_TIMEOUT_S,
+    DEFAULT_REQUEST_TTL_S,
+    INVOCATION_TIMEOUT_RANGE_S,
+    INVOCATION_TIMEOUT_S,
+    MAX_TOKEN_SECONDS,
+    MIB,
+    PING_TIMEOUT_S,
+    REALTIME_PAYLOAD_LIMIT,
+    REQUEST_TTL_RANGE_S,
+    SERVERLESS_PAYLOAD_LIMIT,
+    STARTUP_HEALTH_CHECK_RANGE_S,
+)
+
+__all__ = [
+    "ASYNC_INLINE_BODY_LIMIT",
+    "ASYNC_PAYLOAD_LIMIT",
+    "BATCH_DEFAULT_MAX_PAYLOAD_MB",
+    "BATCH_MAX_PAYLOAD_MB",
+    "CUSTOM_ATTRIBUTES_LIMIT",
+    "DEFAULT_ASYNC_INVOCATION_TIMEOUT_S",
+    "DEFAULT_REQUEST_TTL_S",
+    "INVOCATION_TIMEOUT_RANGE_S",
+    "INVOCATION_TIMEOUT_S",
+    "MAX_TOKEN_SECONDS",
+    "MIB",
+    "PING_TIMEOUT_S",
+    "REALTIME_PAYLOAD_LIMIT",
+    "REQUEST_TTL_RANGE_S",
+    "SERVERLESS_PAYLOAD_LIMIT",
+    "STARTUP_HEALTH_CHECK_RANGE_S",
+]
 
 # Environment variables the platform or the SageMaker SDK sets and containers read.
 BIND_TO_PORT = "SAGEMAKER_BIND_TO_PORT"
@@ -63,9 +101,6 @@ READINESS_PROBE_AGENT = "smkit-readiness-probe"
 LOAD_FAILED = "the model failed to load"
 
 # Timeouts, in seconds.
-PING_TIMEOUT_S = 2.0  # each GET /ping
-INVOCATION_TIMEOUT_S = 60.0  # each POST /invocations
-STARTUP_HEALTH_CHECK_RANGE_S = (60, 3600)  # ContainerStartupHealthCheckTimeoutInSeconds
 # SageMaker documents no default for a variant that sets no ContainerStartupHealthCheckTimeoutInSeconds;
 # the local endpoint and local batch transform wait this long for /ping then.
 DEFAULT_STARTUP_HEALTH_CHECK_S = 120.0
@@ -76,13 +111,6 @@ IN_FLIGHT_GRACE_S = 20.0
 DEFAULT_STARTUP_TIMEOUT_S = 360.0  # SAGEMAKER_STARTUP_TIMEOUT: one model's load (docs/multi-model.md)
 
 # Payload limits, in bytes unless named otherwise.
-MIB = 1024 * 1024
-REALTIME_PAYLOAD_LIMIT = 6 * MIB  # 6,291,456: InvokeEndpoint
-SERVERLESS_PAYLOAD_LIMIT = 4 * MIB
-ASYNC_PAYLOAD_LIMIT = 1024 * MIB  # InvokeEndpointAsync input object in S3
-ASYNC_INLINE_BODY_LIMIT = 128_000
-BATCH_DEFAULT_MAX_PAYLOAD_MB = 6
-BATCH_MAX_PAYLOAD_MB = 100  # also the ceiling of MaxConcurrentTransforms x MaxPayloadInMB
 # An oversize request body is read and dropped up to this many bytes past its limit, so the client gets
 # its 413 instead of a broken pipe (the serving runtime, the local gateway); beyond that the connection is
 # closed unread.
@@ -104,11 +132,6 @@ FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow", "huggingface")
 DEFAULT_BATCH_SIZE = 1
 DEFAULT_MAX_BATCH_DELAY_MS = 100.0
 
-# InvokeEndpointAsync ranges and defaults, in seconds.
-REQUEST_TTL_RANGE_S = (60, 21_600)
-INVOCATION_TIMEOUT_RANGE_S = (1, 3_600)
-DEFAULT_REQUEST_TTL_S = 21_600
-DEFAULT_ASYNC_INVOCATION_TIMEOUT_S = 900
 
 # HTTP headers of the SageMaker Runtime API (botocore ``sagemaker-runtime`` 2017-05-13). The first two
 # also reach the container.
@@ -135,7 +158,6 @@ NEW_SESSION_ID = "X-Amzn-SageMaker-New-Session-Id"
 CLOSED_SESSION_ID = "X-Amzn-SageMaker-Closed-Session-Id"
 ADAPTER_IDENTIFIER = "X-Amzn-SageMaker-Adapter-Identifier"
 ADAPTER_ALIAS = "X-Amzn-SageMaker-Adapter-Alias"
-CUSTOM_ATTRIBUTES_LIMIT = 1024  # visible US-ASCII characters
 
 # Media types.
 JSON = "application/json"
@@ -172,11 +194,6 @@ def charset(value: str | None, default: str = "utf-8") -> str:
         if key.strip().lower() == "charset" and val.strip():
             return val.strip().strip('"')
     return default
-
-
-# A bearer token of the OpenAI-compatible route lives at most 12 hours (smkit/local/auth.py, smkit token).
-# https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html
-MAX_TOKEN_SECONDS = 12 * 3600
 
 
 # --- The container's settings, read from its environment in one place ---------------------------------------

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from smkit.aws.instances import INSTANCE_TYPE
 from smkit.config.base import Frozen
 from smkit.config.scaling import Autoscaling
 
@@ -82,7 +83,7 @@ class ComputeForInstanceType(Frozen):
     """One entry of InferenceComponent.Specifications: the copy's reservation on one instance pool's type."""
 
     instance_type: str = Field(
-        pattern=r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$",
+        pattern=INSTANCE_TYPE,
         description=f"InstanceType: one of the variant's instance_pools types. {SPECIFICATIONS}",
     )
     compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements on this type. {RESOURCES}")
@@ -294,7 +295,7 @@ class ShadowVariant(Frozen):
 
     name: str = Field(pattern=COMPONENT_NAME, description=f"VariantName of the shadow variant. {SHADOW}")
     instance_type: str = Field(
-        pattern=r"^ml\.[a-z0-9]+\.[a-z0-9]+$",
+        pattern=INSTANCE_TYPE,
         description=f"InstanceType, e.g. ml.m5.large. Required. {SHADOW}",
     )
     initial_instance_count: int = Field(

@@ -12,18 +12,17 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, model_validator
 
+from smkit.aws.instances import INSTANCE_TYPE
+from smkit.aws.limits import MAX_INSTANCE_POOLS
 from smkit.config.base import AWS_NAME, Frozen
 from smkit.config.components import InferenceComponentsSpec, ShadowVariant
 from smkit.config.scaling import Autoscaling
 
-# Family, optional hyphenated qualifier (ml.p6-b200.48xlarge), size.
-INSTANCE_TYPE = r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$"
 VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 CAPACITY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCapacityReservationConfig.html"
 ROLLING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html"
 POOLS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"
 POOL_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InstancePool.html"
-MAX_INSTANCE_POOLS = 5
 CAPTURE_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CaptureContentTypeHeader.html"
 # ProductionVariant.InferenceAmiVersion: the AMIs SageMaker offers (driver / CUDA / Neuron versions).
 InferenceAmiVersion = Literal[

@@ -11,26 +11,20 @@ import math
 import re
 from collections.abc import Iterable
 
+from smkit.aws.instances import NEURON, NVIDIA_GPU, accelerator, split
+from smkit.aws.limits import BATCH_PERCENT, MAX_EXECUTION_TIMEOUT
 from smkit.config.components import ADAPTERS, ROLLING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
-# MaximumBatchSize (and RollbackMaximumBatchSize) of a rolling update: 5-50% of the variant's instances, or
-# of the component's copies. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html
-BATCH_PERCENT = (5, 50)
 ROLLING_POLICY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html"
-# BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: at most 14400; RollingUpdatePolicy: at most 28800.
-BLUE_GREEN_MAX_TIMEOUT = 14400
 # Deployment guardrails do not apply to Inf1 instances (they fall back to all at once), and rolling
 # deployments exclude serverless and multi-variant endpoints.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html
 EXCLUSIONS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html"
-INF1 = re.compile(r"^ml\.inf1\.")
 # GPU AMIs need an NVIDIA instance (ml.g*, ml.p*); the Neuron AMI an Inferentia / Trainium one.
-GPU_INSTANCE = re.compile(r"^ml\.(g\d|p\d)")
-NEURON_INSTANCE = re.compile(r"^ml\.(inf\d|trn\d)")
 # CapacityReservationConfig.MlReservationArn: arn:PARTITION:sagemaker:REGION:ACCOUNT:TYPE/ID.
 RESERVATION_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]*):")
 EULA_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html"
@@ -51,12 +45,12 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
         if (
             d.max_execution_timeout_seconds is not None
-            and d.max_execution_timeout_seconds > BLUE_GREEN_MAX_TIMEOUT
+            and d.max_execution_timeout_seconds > MAX_EXECUTION_TIMEOUT
         ):
             yield Issue(
                 f"{path}.max_execution_timeout_seconds",
                 d.max_execution_timeout_seconds,
-                f"a blue/green deployment may run at most {BLUE_GREEN_MAX_TIMEOUT} s; lower it, or use strategy: "
+                f"a blue/green deployment may run at most {MAX_EXECUTION_TIMEOUT} s; lower it, or use strategy: "
                 f"rolling (up to 28800 s) ({ROLLING_POLICY_URL})",
             )
         return
@@ -82,7 +76,7 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"strategy (all-at-once, canary, linear) ({EXCLUSIONS_URL})",
         )
     for i, v in enumerate(ep.variants):
-        if INF1.match(v.instance_type):
+        if (split(v.instance_type) or ("",))[0] == "inf1":
             yield Issue(
                 f"endpoint.variants[{i}].instance_type",
                 v.instance_type,
@@ -178,8 +172,7 @@ def variant_hosting(cfg: DeploymentConfig) -> Iterable[Issue]:
         ami = v.inference_ami_version
         if ami is not None:
             neuron = "neuron" in ami
-            fits = NEURON_INSTANCE if neuron else GPU_INSTANCE
-            if not fits.match(v.instance_type):
+            if accelerator(v.instance_type) != (NEURON if neuron else NVIDIA_GPU):
                 kind = (
                     "an Inferentia/Trainium (ml.inf2.*, ml.trn1.*)"
                     if neuron

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from smkit.aws import instances
 from smkit.config import (
     aws_rules,
     base,
@@ -50,7 +51,7 @@ from smkit.config.rules import Issue
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
     base.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
-    endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
+    instances.INSTANCE_TYPE: instances.INSTANCE_TYPE_HINT,
     containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
     security.PICKLE_GLOBAL: "module.name of a pickle global (e.g. mypackage.model.MyModel), or module:name with * wildcards",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.aws.limits import MAX_CONTAINERS, MAX_ENV_BYTES, MAX_ENV_ENTRIES
 from smkit.config.containers import DlcImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
@@ -29,8 +30,6 @@ from smkit.contract import (
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
 ASYNC_INPUT_PREFIX = "async/input"
-MAX_ENV_ENTRIES = 100
-MAX_ENV_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,11 @@ def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
     n = len(cfg.model.containers)
     if cfg.endpoint.type == "multi-container":
         if n < 2:
-            yield Issue("model.containers", f"{n} container(s)", "multi-container needs 2 to 15 containers")
+            yield Issue(
+                "model.containers",
+                f"{n} container(s)",
+                f"multi-container needs 2 to {MAX_CONTAINERS} containers",
+            )
         if cfg.model.inference_mode is None:
             yield Issue(
                 "model.inference_mode",

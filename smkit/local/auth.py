@@ -39,12 +39,13 @@ from botocore.awsrequest import AWSRequest
 from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials
 
+from smkit.aws.limits import MAX_SIGNATURE_SKEW_S
 from smkit.contract import MAX_TOKEN_SECONDS
 from smkit.local.errors import RuntimeApiError
 
 SERVICE = "sagemaker"  # the signing name of sagemaker-runtime (botocore's service model: signingName)
 ALGORITHM = "AWS4-HMAC-SHA256"
-MAX_SKEW = dt.timedelta(minutes=5)  # the service's window around its own clock
+MAX_SKEW = dt.timedelta(seconds=MAX_SIGNATURE_SKEW_S)  # the service's window around its own clock
 TOKEN_PREFIX = "sagemaker-api-key-"
 TOKEN_HOST = "sagemaker.amazonaws.com"
 TOKEN_ACTION = "CallWithBearerToken"

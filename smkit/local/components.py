@@ -29,6 +29,7 @@ from smkit.local.errors import validation_error
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
 from smkit.local.runtime import EndpointRuntime, LocalSettings
+from smkit.local.sessions import check_session_id
 from smkit.local.variants import ProductionVariant
 
 log = logging.getLogger(__name__)
@@ -261,6 +262,9 @@ class ComponentEndpointRuntime(EndpointRuntime):
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint with InferenceComponentName: the variant's name and the component's answer."""
+        # The API's own check of SessionId, as on every other endpoint kind (smkit.local.variants): a malformed
+        # id, or NEW_SESSION on a response stream, never reaches the component's container.
+        check_session_id(invocation.session_id, stream=invocation.stream)
         name = invocation.inference_component
         if name is None:
             raise validation_error(MISSING)

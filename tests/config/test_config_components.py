@@ -253,4 +253,5 @@ def test_instance_sizes_of_the_table() -> None:
     assert instance_size("ml.m5.xlarge") == (4, 16384, 0)
     assert instance_size("ml.c5.9xlarge") == (36, 73728, 0)
     assert instance_size("ml.g5.12xlarge") == (48, 196608, 4)
-    assert instance_size("ml.inf2.xlarge") is None  # unknown sizes are not checked
+    assert instance_size("ml.inf2.xlarge") == (4, 16384, 1)
+    assert instance_size("ml.m5.3xlarge") is None  # no such size: not checked

@@ -382,7 +382,7 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "shadow-volume-on-instance-storage",
         "realtime-shadow.yaml",
         _both(
-            _set("endpoint.shadow_variants.0.instance_type", "ml.c6id.large"),
+            _set("endpoint.shadow_variants.0.instance_type", "ml.c5d.large"),
             _set("endpoint.shadow_variants.0.volume_size_gb", 30),
         ),
         "endpoint.shadow_variants[0].volume_size_gb",

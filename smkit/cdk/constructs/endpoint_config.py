@@ -7,7 +7,6 @@ https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sage
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
@@ -16,9 +15,10 @@ import aws_cdk as cdk
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
+from smkit.aws.limits import SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.model import VpcSettings
-from smkit.config.aws_rules import INSTANCE_STORE, volume_message
 
 
 class ConfigEnum(enum.Enum):
@@ -67,7 +67,7 @@ class InstanceType:
     @staticmethod
     def of(name: str) -> InstanceType:
         """The instance type ``name`` (``ml.<family>.<size>``)."""
-        if not INSTANCE_TYPE.match(name):
+        if not INSTANCE_TYPE_RE.match(name):
             raise ValueError(f"instance type {name!r}: give a SageMaker hosting type such as 'ml.m5.large'")
         return InstanceType(name)
 
@@ -75,12 +75,10 @@ class InstanceType:
         return self.name
 
 
-INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
 KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
 )
-SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # docs/serverless-async.md
 
 
 def seconds_of(duration: cdk.Duration | None) -> int | None:
@@ -189,7 +187,7 @@ class AsyncSettings:
 class EndpointConfiguration(Construct):
     """An EndpointConfig with a generated name, its volumes encrypted with ``kms_key_arn``.
 
-    Instance types with local NVMe storage (``INSTANCE_STORE``) get no volume KmsKeyId: their storage is
+    Instance types with local NVMe storage (:func:`smkit.aws.instances.has_instance_storage`) get no volume KmsKeyId: their storage is
     hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
 
     Without ``model_name`` it is the config of an endpoint hosting inference components: one variant with
@@ -224,12 +222,12 @@ class EndpointConfiguration(Construct):
         volume_problems = [
             f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
             for v in (*variants, *shadow_variants)
-            if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name)
+            if v.volume_size is not None and has_instance_storage(v.instance_type.name)
         ] + [
             f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
             for v in variants
             for t in v.instance_types[1:]
-            if v.volume_size is not None and INSTANCE_STORE.match(t)
+            if v.volume_size is not None and has_instance_storage(t)
         ]
         if volume_problems:
             raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
@@ -246,7 +244,7 @@ class EndpointConfiguration(Construct):
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
         self.shadow_variant_names = [v.name for v in shadow_variants]
         self.instance_storage = any(
-            INSTANCE_STORE.match(t) for v in (*variants, *shadow_variants) for t in v.instance_types
+            has_instance_storage(t) for v in (*variants, *shadow_variants) for t in v.instance_types
         )
         self.resource = sagemaker.CfnEndpointConfig(
             self,
@@ -427,7 +425,7 @@ def _validate_component_pool(
         p.removeprefix(f"variant {v.name!r}: ")
         for p in pool_problems(v.name, v.pools, v.provision_timeout_seconds)
     )
-    if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name):
+    if v.volume_size is not None and has_instance_storage(v.instance_type.name):
         problems.append(f"volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}")
     if problems:
         raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))

@@ -22,11 +22,9 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
 from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
-
-MAX_NAME = 63  # InferenceComponentName pattern ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$
-MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms: 1-10 items
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,7 @@ class InferenceComponent(Construct):
             raise ValueError(
                 f"Invalid inference component {id_!r}: copies={copies} (must be >= 1 at creation)"
             )
-        self.component_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
+        self.component_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME_LENGTH, separator="-")
         self._rolling_update = rolling_update
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         startup = None

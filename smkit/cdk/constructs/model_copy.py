@@ -18,21 +18,20 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3_deployment
 from constructs import Construct
 
+from smkit.aws.limits import LAMBDA_EPHEMERAL_MB
 from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
 from smkit.cdk.constructs.execution_role import acknowledge_grant
 from smkit.contract import MIB
 
-# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.
-# Lambda's ephemeral storage is 512-10240 MB:
-# https://docs.aws.amazon.com/lambda/latest/dg/configuration-ephemeral-storage.html
-EPHEMERAL_MB = (512, 10240)
+# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom, within
+# Lambda's ephemeral storage (smkit.aws.limits.LAMBDA_EPHEMERAL_MB).
 HEADROOM_MB = 512
 
 
 def ephemeral_storage_mb(path: Path, size: int) -> int:
     """/tmp the copy handler needs for ``size`` bytes of model data: zipped plus extracted, plus headroom."""
     need = math.ceil(2 * size / MIB) + HEADROOM_MB
-    low, high = EPHEMERAL_MB
+    low, high = LAMBDA_EPHEMERAL_MB
     if need > high:
         raise ValueError(
             f"model_data.path {path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "

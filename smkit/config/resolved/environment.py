@@ -4,7 +4,7 @@ The stacks write exactly this into the Model; the local endpoint starts the cont
 plus the variables the platform itself provides and the local stand-ins listed in
 :data:`smkit.local.containers.LOCAL_ONLY`. Besides the config's own ``environment``:
 
-- ``SMKIT_PROFILE`` (every container): ``realtime``, ``serverless`` or ``async`` from ``endpoint.type``;
+- ``SMKIT_PROFILE`` (every container but an LLM engine's, which reads none of the kit's variables): ``realtime``, ``serverless`` or ``async`` from ``endpoint.type``;
   the serving runtime picks its request payload limit from it (6 MiB, 4 MiB, 1 GiB: async requests are
   read from S3, https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference.html). Without it the
   image on an async endpoint would answer 413 to bodies SageMaker accepts.
@@ -33,10 +33,21 @@ def profile_of(endpoint_type: str) -> str:
 
 
 def container_environment(
-    written: Mapping[str, str], *, endpoint_type: str, multi_model: bool, cache_enabled: bool
+    written: Mapping[str, str],
+    *,
+    endpoint_type: str,
+    multi_model: bool,
+    cache_enabled: bool,
+    serving_runtime: bool = True,
 ) -> dict[str, str]:
-    """The full Environment of one container: the config's ``written`` variables, then the kit's."""
+    """The full Environment of one container: the config's ``written`` variables, then the kit's.
+
+    ``serving_runtime``: False for an LLM engine's image (vLLM, LMI), whose server reads none of the kit's
+    variables: its Environment is the config's alone.
+    """
     env = dict(written)
+    if not serving_runtime:
+        return env
     env.setdefault(SMKIT_PROFILE, profile_of(endpoint_type))
     if multi_model:
         env.setdefault(SMKIT_MODEL_CACHE_SETTING, "Enabled" if cache_enabled else "Disabled")

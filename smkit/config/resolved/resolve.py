@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, cast
 
-from smkit.config.component_rules import instance_size
+from smkit.aws.instances import instance
 from smkit.config.components import ComputeRequirements, InferenceComponentSpec
 from smkit.config.containers import Container
 from smkit.config.endpoint import DataCapture, Variant
+from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
 from smkit.config.models import DeploymentConfig
@@ -102,8 +103,8 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
 
 
 def _vcpus(instance_type: str) -> int | None:
-    size = instance_size(instance_type)
-    return size[0] if size else None
+    found = instance(instance_type)
+    return found.vcpus if found else None
 
 
 def _shadow_variants(cfg: DeploymentConfig) -> tuple[ResolvedVariant, ...]:
@@ -217,6 +218,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
             endpoint_type=endpoint_type,
             multi_model=data.kind == "multi-model",
             cache_enabled=data.cache_enabled,
+            serving_runtime=not (image.source == "dlc" and image.uri and engine_repository(image.uri)),
         )
         containers.append(
             ResolvedContainer(

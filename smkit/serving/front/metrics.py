@@ -320,10 +320,15 @@ class Metrics(Collector):
 
     def _gauges(self) -> Iterator[Any]:
         pool = self.front.pool
-        running = 0
+        running = busy = 0  # requests running (a batch's each), workers running any
         for worker in pool.workers:
-            if worker is not None and pool.board.running(worker.slot)[0]:
-                running += (1 + len(pool.board.held(worker.slot))) if pool.board.extra else 1
+            if worker is None:
+                continue
+            before = running
+            for place in pool.board_slots(worker.slot):  # one per request it may run at once
+                if pool.board.running(place)[0]:
+                    running += (1 + len(pool.board.held(place))) if pool.board.extra else 1
+            busy += running > before
         in_flight = len(pool.jobs)
         yield GaugeMetricFamily(
             "smkit_requests_in_flight", "Requests queued or running in a worker now", value=in_flight
@@ -344,7 +349,7 @@ class Metrics(Collector):
         for state, count in states.items():
             workers.add_metric([state.replace(" ", "_")], count)
         yield workers
-        yield GaugeMetricFamily("smkit_workers_busy", "Workers running a request now", value=running)
+        yield GaugeMetricFamily("smkit_workers_busy", "Workers running a request now", value=busy)
         sessions = self.front.sessions
         if sessions is not None:
             yield GaugeMetricFamily(

@@ -5,7 +5,9 @@ itself: nothing is forked from a process that has loaded a library, so OpenMP or
 always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
 (the kernel's: :mod:`smkit.serving.wire.ipc`); whichever worker is free takes the next one. At most
 ``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
-batch of up to ``batch_size`` with batching on (smkit/serving/worker/batching.py; the queue holds that many more).
+batch of up to ``batch_size`` with batching on (smkit/serving/worker/batching.py; the queue holds that many more),
+or up to ``concurrency`` requests side by side (``SMKIT_WORKER_CONCURRENCY``, smkit/serving/worker/concurrency.py;
+each has a scoreboard slot of its own).
 
 Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) count from a request's arrival, as SageMaker's
 do: the client gets 504 at that moment whether its request is still queued or running. A worker never
@@ -93,6 +95,8 @@ class PoolOptions:
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
         retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
         batch_size: jobs one worker may hold at once (``SAGEMAKER_TS_BATCH_SIZE``; smkit/serving/worker/batching.py).
+        concurrency: requests one worker runs at once (``SMKIT_WORKER_CONCURRENCY``;
+            smkit/serving/worker/concurrency.py).
         start: starts a worker process.
     """
 
@@ -105,6 +109,7 @@ class PoolOptions:
     kill_grace: float = 2.0
     retries: int = lifecycle.DEFAULT_RETRIES
     batch_size: int = 1
+    concurrency: int = 1
     start: Starter = field(default=start_process, compare=False)
 
 
@@ -174,7 +179,8 @@ class WorkerPool:
         self._queue_out.setblocking(False)
         with contextlib.suppress(OSError):
             self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
-        self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
+        # One scoreboard slot per request a worker may run: worker slot s has slots s*c .. s*c+c-1.
+        self.board = ipc.Scoreboard.create(options.workers * options.concurrency, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._waits: dict[int, asyncio.TimerHandle] = {}  # retries waiting out their back-off, by slot
         self._reaping: set[asyncio.Task[None]] = set()  # exits being collected (each logs its one line)
@@ -204,6 +210,10 @@ class WorkerPool:
         reason = self.life.accepting()
         return None if reason is None else ModelNotReady(reason)
 
+    def board_slots(self, slot: int) -> range:
+        """The scoreboard slots of the worker in ``slot``: one per request it may run at once."""
+        return range(slot * self.options.concurrency, (slot + 1) * self.options.concurrency)
+
     # -- requests ------------------------------------------------------------------------------------
     def submit(
         self,
@@ -219,7 +229,8 @@ class WorkerPool:
 
         ``slot``: only the worker in that slot may take it (:mod:`smkit.serving.front.pinning`).
         """
-        running = self.options.workers * self.options.batch_size  # a worker runs up to a batch at once
+        # A worker runs up to a batch, or up to ``concurrency`` requests, at once.
+        running = self.options.workers * self.options.batch_size * self.options.concurrency
         if len(self.jobs) >= running + self.options.queue_size:
             waiting = len(self.jobs) - running
             raise QueueFull(
@@ -275,12 +286,14 @@ class WorkerPool:
         running: dict[int, tuple[Worker, float]] = {}
         for worker in self.workers:
             if worker is not None:
-                job_id, extra = self.board.running(worker.slot)
-                if job_id:
-                    running[job_id] = (worker, extra)
-                    for held in self.board.held(worker.slot) if self.board.extra else ():
-                        running[held] = (worker, extra)  # a batch runs as one
+                for slot in self.board_slots(worker.slot):
+                    job_id, extra = self.board.running(slot)
+                    if job_id:
+                        running[job_id] = (worker, extra)
+                        for held in self.board.held(slot) if self.board.extra else ():
+                            running[held] = (worker, extra)  # a batch runs as one
         grace = self.options.kill_grace
+        stuck: dict[int, int] = {}  # worker slot -> its requests past deadline and grace
         for job in list(self.jobs.values()):
             if now < job.until:
                 break  # jobs are in arrival order, and every deadline is arrival + the same timeout
@@ -292,7 +305,11 @@ class WorkerPool:
                 worker = holder[0]
                 job.fail(error_reply(timeout_error(self.options.timeout), debug=False), worker.proc.pid)
                 if now >= due + grace and not worker.killed:
-                    self._kill(worker)
+                    # A worker running requests side by side is killed once none of its threads can
+                    # serve: one request stuck in C code costs the others nothing.
+                    stuck[worker.slot] = stuck.get(worker.slot, 0) + 1
+                    if stuck[worker.slot] >= self.options.concurrency:
+                        self._kill(worker)
             else:
                 waited = now - job.queued_at
                 job.fail(error_reply(queue_timeout(self.options.timeout, waited), debug=False), os.getpid())
@@ -368,10 +385,11 @@ class WorkerPool:
             return
         worker.reaped = True
         slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
-        # Every write of the dead process is visible now: the job it held is known exactly.
-        held = [self.board.taken(slot), *self.board.held(slot)]  # a batch: every job of it
+        # Every write of the dead process is visible now: the jobs it held are known exactly.
+        held = [i for s in self.board_slots(slot) for i in (self.board.taken(s), *self.board.held(s))]
         jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
-        self.board.clear(slot)
+        for s in self.board_slots(slot):
+            self.board.clear(s)
         after = None
         if self.observer is not None:
             state = self.life.slots[slot].state if self.workers[slot] is worker else lifecycle.READY
@@ -447,8 +465,9 @@ class WorkerPool:
             "queue_fd": self._queue.fileno(),
             "board_fd": self.board.fd,
             "slot": slot,
-            "slots": self.options.workers,
+            "slots": self.options.workers * self.options.concurrency,
             "board_batch": self.options.batch_size,
+            "concurrency": self.options.concurrency,
             "parent": os.getpid(),
         }
         environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smkit.contract import JSON
-from smkit.serving.wire.errors import message_of, status_of, type_of
+from smkit.serving.wire.errors import InferenceError, message_of, status_of, type_of
 
 
 @dataclass
@@ -30,9 +30,33 @@ class Reply:
 
 
 def error_reply(exc: BaseException, *, debug: bool) -> Reply:
-    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
+    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode), or the
+    message itself when the handler raised a JSON document as its message.
+
+    The toolkit's body is the message, then a newline and the traceback (``Transformer.handle_error``):
+    a handler that raises ``ValueError('{"error": "..."}')`` (as JumpStart's scripts do) gives clients that
+    JSON first. smkit sends that document alone, as ``application/json``, instead of escaping it inside its
+    own envelope (docs/handler-semantics.md, "Where smkit differs").
+    """
     status = status_of(exc)
-    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
+    message = message_of(exc)
+    if not isinstance(exc, InferenceError) and _json_document(message):
+        return Reply(status, message.encode("utf-8"), JSON)
+    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message}
     if debug:
         payload["traceback"] = "".join(traceback.format_exception(exc))
     return Reply(status, json.dumps(payload).encode(), JSON)
+
+
+def _json_document(message: str) -> bool:
+    """Whether ``message`` is a JSON object or array (a plain sentence never is)."""
+    text = message.strip()
+    if not (text.startswith("{") and text.endswith("}")) and not (
+        text.startswith("[") and text.endswith("]")
+    ):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

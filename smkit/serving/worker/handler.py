@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import CoroutineType
 from typing import Any
 
 from smkit import contract
@@ -20,7 +21,7 @@ from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, pas
 from smkit.hosting.env import ServingEnv
 from smkit.serving.wire.errors import BadRequest, InferenceError, InvocationTimeout
 from smkit.serving.wire.reply import Reply, error_reply
-from smkit.serving.worker import codecs, integrity
+from smkit.serving.worker import awaiting, codecs, integrity
 from smkit.serving.worker.context import Context
 from smkit.serving.worker.frameworks import framework_defaults
 from smkit.serving.worker.modules import UserModule, forget, import_user_module
@@ -43,9 +44,10 @@ class Hook:
     takes_context: bool
 
     def __call__(self, context: Context | None, *args: Any) -> Any:
-        if self.takes_context:
-            return self.func(*args, context)
-        return self.func(*args)
+        result = self.func(*args, context) if self.takes_context else self.func(*args)
+        if type(result) is CoroutineType:  # an ``async def`` hook: awaited on the worker's loop
+            return awaiting.result(result)
+        return result
 
 
 def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
@@ -176,6 +178,8 @@ class ModelHandler:
             result = self._batch.func(inputs, self.model, contexts)
         else:
             result = self._batch.func(inputs, self.model)
+        if type(result) is CoroutineType:
+            result = awaiting.result(result)
         if not isinstance(result, list | tuple) or len(result) != len(inputs):
             got = f"{len(result)} predictions" if isinstance(result, list | tuple) else type(result).__name__
             raise InferenceError(

@@ -1,7 +1,8 @@
 """A model worker: ``python -m smkit.serving.worker.model_worker``, started fresh by the front end.
 
 The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
-front end it is ready, then takes one request at a time from the queue all workers share, runs it
+front end it is ready, then takes one request at a time from the queue all workers share (or up to
+``SMKIT_WORKER_CONCURRENCY`` at once, each on a thread: :mod:`smkit.serving.worker.concurrency`), runs it
 through :class:`~smkit.serving.worker.routes.WorkerRoutes` and sends the reply back on its own socket (the channels
 of :mod:`smkit.serving.wire.ipc`, inherited from the front end). It imports only
 the standard library and smkit's handler-side modules, so it can run under the model's own Python
@@ -24,7 +25,7 @@ import socket
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, cast
 
 from smkit import contract
 from smkit.hosting.env import VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
@@ -32,7 +33,7 @@ from smkit.process import die_with_parent
 from smkit.serving.wire import ipc, messages
 from smkit.serving.wire.errors import InferenceError, queue_timeout
 from smkit.serving.wire.reply import error_reply
-from smkit.serving.worker import batching, bidi, deadline, streams
+from smkit.serving.worker import batching, bidi, concurrency, deadline, streams
 from smkit.serving.worker.context import RequestHeaders
 from smkit.serving.worker.handler import ModelHandler, StreamedReply
 from smkit.serving.worker.routes import WorkerRequest, WorkerRoutes
@@ -148,6 +149,16 @@ def serve(
     client has had its 504 from the front end. With batching on (``SAGEMAKER_TS_BATCH_SIZE`` > 1) the
     worker forms batches from the same queue (:mod:`smkit.serving.worker.batching`).
     """
+    width = router.env.worker_concurrency
+    if width > 1:
+        # ``slot`` is the worker's; its scoreboard slots are one per request it may run (smkit/serving/front/pool.py).
+        slots = range(slot * width, (slot + 1) * width)
+        shared = ipc.JobReader(queue, board.landing(slots[0]))
+        mine = ipc.JobReader(pinned, board.landing(slots[0])) if pinned is not None else None
+        frames, cancels = cast(socket.socket, concurrency.FrameSocket(sock)), streams.Cancels(sock)
+        runners = {s: _JobRunner(frames, cancels, board, s, router, session_sock=sock).run for s in slots}
+        concurrency.serve(shared, mine, board, slots, runners)
+        return
     reader = ipc.JobReader(queue, board.landing(slot))
     own = ipc.JobReader(pinned, board.landing(slot)) if pinned is not None else None
     job = _JobRunner(sock, streams.Cancels(sock), board, slot, router)
@@ -175,8 +186,10 @@ class _JobRunner:
         board: ipc.Scoreboard,
         slot: int,
         router: WorkerRoutes,
+        session_sock: socket.socket | None = None,
     ) -> None:
         self.sock = sock
+        self.session_sock = sock if session_sock is None else session_sock  # a session drives it itself
         self.cancels = cancels
         self.board = board
         self.slot = slot
@@ -201,7 +214,8 @@ class _JobRunner:
             reply = error_reply(queue_timeout(timeout, waited), debug=False)
         elif path == messages.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
-            _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
+            headers_ = RequestHeaders.from_raw(headers)
+            _session(self.session_sock, cancels, job_id, router, headers_, pid, board, slot)
             board.finish(slot)
             _Stop.busy = False
             return
@@ -217,6 +231,7 @@ class _JobRunner:
             _stream(
                 sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug, timings
             )
+            cancels.forget(job_id)
         deadline.start_job(0.0)
         board.finish(slot)
         _Stop.busy = False
