@@ -216,16 +216,20 @@ def add_inference_components(
             scope,
             "Monitoring",
             endpoint=endpoint,
-            components=components,
+            # An adapter's traffic has metrics of its own (InferenceComponentName): the same alarms as a base's.
+            components={**components, **adapters},
             thresholds=mapping.thresholds(deployment),
             encryption_key=encryption_key,
             subscribers=mapping.subscribers(deployment),
         )
-        for name, component in components.items():
+        for name, component in components.items():  # an adapter has no rolling update of its own
             component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
-        # SageMaker reads the rollback alarms with the execution role.
-        grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"))
-        grant.apply_before(*components.values())
+        # SageMaker reads the alarms a component's rolling update names with the execution role; no
+        # grant for alarms nothing names.
+        named = [a for c in components.values() for a in c.named_rollback_alarms]
+        if named:
+            grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"), named)
+            grant.apply_before(*components.values())
     return ComponentParts(endpoint_config, endpoint, models, {**components, **adapters}, scaling, monitoring)
 
 

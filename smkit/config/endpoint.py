@@ -233,7 +233,7 @@ class Deployment(Frozen):
         None,
         ge=600,
         le=28800,
-        description="MaximumExecutionTimeoutInSeconds: blue/green 600-14400, rolling 600-28800. Default: unset.",
+        description="MaximumExecutionTimeoutInSeconds: 600-28800 (blue/green and rolling). Default: unset.",
     )
     auto_rollback: bool = True
 

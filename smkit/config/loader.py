@@ -33,6 +33,7 @@ from smkit.config import (
     components,
     containers,
     endpoint,
+    engine_checks,
     engine_settings,
     hosting_rules,
     image_rules,
@@ -206,9 +207,13 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     ]
     if issues:
         raise ConfigError(source, issues)
+    absolute = cfg if base_dir is None else _resolved(cfg, base_dir)
+    engine = engine_checks.review(absolute, base_dir)
+    if engine.issues:
+        raise ConfigError(source, engine.issues)
+    absolute._notices = tuple(engine.notices)
     if base_dir is None:
-        return cfg
-    absolute = _resolved(cfg, base_dir)
+        return absolute
     missing = _missing_image_requirements(absolute)
     if missing:
         raise ConfigError(source, missing)

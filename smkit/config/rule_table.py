@@ -160,7 +160,7 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "execution-timeout",
-        "MaximumExecutionTimeoutInSeconds exceeds the waits (blue/green at most 14400 s)",
+        "MaximumExecutionTimeoutInSeconds exceeds the waits (600-28800 s, blue/green and rolling)",
         ((EP, "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"),),
         "smkit.config.aws_rules.execution_timeout; smkit.config.hosting_rules.rolling_deployment",
         "Maximum execution timeout for the deployment. Note that the timeout value should be larger than the "
@@ -209,12 +209,13 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "environment-size",
-        "a container's Environment has at most 100 entries of at most 1024 characters",
+        "a container's Environment: at most 100 entries, 1024 bytes per key and value, 32 KB combined per "
+        "container and per Model",
         ((MODEL, "PrimaryContainer.Environment"), (MODEL, "Containers[].Environment")),
         "smkit.config.rules.environments",
-        "Map Entries: Maximum number of 100 items. Key/Value Length Constraints: Maximum length of 1024.",
+        "The maximum length of all keys and values in the map, combined, is 32 KB.",
         API + "API_ContainerDefinition.html",
-        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-too-long]",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-over-32-kb]",
     ),
     Row(
         "image-region",
@@ -257,19 +258,21 @@ ROWS: tuple[Row, ...] = (
         "adapter-data",
         "an adapter's ArtifactUrl is in S3 and stays readable by the role across releases",
         ((IC, "Specification.Container.ArtifactUrl"),),
-        "smkit.config.hosting_rules.adapters; ServingStack previous_s3_uris; emulator moto_access",
-        "The Amazon S3 path where the model artifacts, which result from model training, are stored.",
-        DG + "realtime-endpoints-adapt.html",
-        "tests/stacks/test_aws_template_rules.py::test_new_s3_prefix_keeps_the_recorded_releases_readable",
+        "smkit.config.hosting_rules.adapters (one .tar.gz object); ServingStack previous_s3_uris; emulator "
+        "moto_access",
+        "This path must point to a single gzip compressed tar archive (.tar.gz suffix).",
+        API + "API_InferenceComponentContainerSpecification.html",
+        "tests/config/test_config_hosting.py::test_an_adapters_weights_are_one_tar_gz_archive",
     ),
     Row(
         "component-rolling-batch",
-        "an inference component's rolling batch is 5-50% of its copies",
+        "an inference component's rolling batch, in copies or percent, is 5-50% of the fewest copies it may run "
+        "with, and at least one copy",
         ((IC, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"),),
         "smkit.config.hosting_rules.component_rolling_batch",
         "The value must be between 5% to 50% of the copy count of the inference component.",
         API + "API_InferenceComponentRollingUpdatePolicy.html",
-        "tests/config/test_config_hosting.py",
+        "tests/config/test_config_hosting.py::test_component_rolling_batch_against_the_copy_count",
     ),
     Row(
         "managed-scaling",
@@ -331,7 +334,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "az-balance",
-        "AvailabilityZoneBalance: MaxImbalance 0-100, EnforcementMode PERMISSIVE, set with the PlacementStrategy",
+        "AvailabilityZoneBalance: MaxImbalance 0-100 and stated with every PlacementStrategy (AWS's default is 0), "
+        "EnforcementMode PERMISSIVE",
         (
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
@@ -340,12 +344,11 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
             (IC, "Specifications[].SchedulingConfig.PlacementStrategy"),
         ),
-        "smkit.config.components.Scheduling (Field(ge=0, le=100)); inference_component.specification "
-        "(PERMISSIVE, the only mode)",
-        "MaxImbalance: The maximum allowed difference in the number of inference component copies between any two "
-        "Availability Zones (0-100; EnforcementMode: PERMISSIVE).",
-        API + "API_InferenceComponentSchedulingConfig.html",
-        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[az-imbalance-over-100]",
+        "smkit.config.components.Scheduling (Field(ge=0, le=100)); smkit.config.hosting_rules.placement "
+        "(required with placement); inference_component.specification (PERMISSIVE, the only mode)",
+        "Default value: 0.",
+        API + "API_InferenceComponentAvailabilityZoneBalance.html",
+        "tests/config/test_config_hosting.py::test_placement_states_the_availability_zone_balance",
     ),
     Row(
         "ic-specifications",

@@ -47,7 +47,7 @@ from smkit.local.errors import (
     new_request_id,
     validation_error,
 )
-from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions
+from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions, unserved_openai_path
 from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
 from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events, relay
@@ -178,6 +178,9 @@ class Gateway(Handler):
             return
         elif self.tokens is not None and (component := _chat_target(operation)) is not None:
             job = chat_completions(request, self.endpoints, self.tokens, name, component or None)
+        elif self.tokens is not None and _openai_path(operation):
+            request.respond(*unserved_openai_path(name, operation).to_response())
+            return
         else:
             request.respond(*_NOT_FOUND)
             return
@@ -322,6 +325,13 @@ class Gateway(Handler):
             (_REQUEST_ID, new_request_id().encode()),
         ]
         return Response(400, headers, body)
+
+
+def _openai_path(operation: str) -> bool:
+    """Whether ``operation`` is under an endpoint's or a component's ``openai/`` prefix."""
+    if operation.startswith(COMPONENTS):
+        operation = operation[len(COMPONENTS) :].partition("/")[2]
+    return operation.startswith("openai/")
 
 
 def _chat_target(operation: str) -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serving_harness import Response, start_server
+from serving_harness import Response, start_server, wait_ready
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 from cases import ANSWERS, CASES, HERE, REQUESTS, Case  # noqa: E402
@@ -96,7 +96,10 @@ def test_published_handler_answers_as_the_toolkit(case: Case, tmp_path: Path) ->
         tmp_path,
         ["--model", str(model), "--workers", "1"],
         env={"SAGEMAKER_PROGRAM": case.program, "SAGEMAKER_MODEL_SERVER_WORKERS": "1"},
+        ready=False,
     )
+    # Importing scikit-learn on two busy cores can take long: wait as long as the server itself would.
+    wait_ready(server, timeout=server.answer_bound(loading=True))
     recorded = RECORDED["cases"][case.name]
     equal, explained, unexplained = [], [], []
     try:

@@ -176,6 +176,13 @@ class InferenceComponent(Construct):
         self._rollback_alarms.extend(alarms)
         self.resource.deployment_config = self._deployment_config()
 
+    @property
+    def named_rollback_alarms(self) -> list[cloudwatch.IAlarm]:
+        """The alarms the component's AutoRollbackConfiguration names (none without a rolling update that rolls
+        back on alarms): what SageMaker reads with the execution role."""
+        r = self._rolling_update
+        return list(self._rollback_alarms) if r is not None and r.auto_rollback else []
+
     def metric(self, metric_name: str, *, statistic: str = "Sum") -> cloudwatch.Metric:
         """A one-minute ``AWS/SageMaker`` invocation metric of this component (InferenceComponentName).
 

@@ -36,6 +36,12 @@ CONFIG_FD = "pinned_fd"
 FEATURE_PINNED = "pinned"  # the worker reads its own queue
 FEATURE_ADAPTERS = "adapters"  # the handler defines load_adapter_fn / unload_adapter_fn
 
+# The worker template (smkit/serving/worker/template.py) and the front end that asks it for workers
+# (smkit/serving/front/forking.py).
+TEMPLATE_NAME = "smkit-template"  # its process name (/proc/PID/comm); a worker's is "smkit-worker"
+# Configuration keys naming the descriptors a worker inherits, in the order they travel (SCM_RIGHTS).
+FD_KEYS = ("fd", "queue_fd", "board_fd", CONFIG_FD)
+
 
 def describe_done(error: bytes) -> str:
     """A ``DONE`` frame's error text."""
