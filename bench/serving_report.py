@@ -224,6 +224,28 @@ def _ratios(rounds: dict[str, list[dict[str, Any]]], peer: str, key: str, level:
     ]
 
 
+def _cold_starts(rounds: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Process start to the first 200 invocation of the example model, every server, every round."""
+    lines = [
+        "",
+        "Cold start, process start to the first 200 invocation of the example model (s), per round:",
+        "",
+        "| server | rounds | median | smkit / server (rounds) |",
+        "| --- | --- | ---: | --- |",
+    ]
+    ours = [r["cold_start_first_invocation_s"] for r in rounds["smkit"]]
+    for name, per in rounds.items():
+        if name not in ("smkit", *PEERS):
+            continue
+        times = [r["cold_start_first_invocation_s"] for r in per]
+        ratios = [round(a / b, 2) for a, b in zip(ours, times, strict=False) if b]
+        lines.append(
+            f"| {name} | {', '.join(f'{t:.3f}' for t in times)} | {statistics.median(times):.3f} | "
+            f"{', '.join(map(str, ratios)) if name != 'smkit' else '-'} |"
+        )
+    return [*lines, ""]
+
+
 def peer_table(result: dict[str, Any]) -> list[str]:
     """One row per shape, peer and concurrency: both servers' numbers and smkit's ratio with its spread."""
     raw = {**(result.get("raw_profile_rounds") or {}), "example": result.get("raw_rounds") or {}}
@@ -238,6 +260,9 @@ def peer_table(result: dict[str, Any]) -> list[str]:
         "| peer p99 (ms) | p99 ratio (rounds) | smkit /ping p99 (ms) | peer /ping p99 (ms) |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    starts = raw.get("example", {})
+    if "smkit" in starts:
+        lines[1:1] = _cold_starts(starts)
     for shape, servers in profiles.items():
         ours = servers.get("smkit")
         if ours is None:

@@ -85,7 +85,12 @@ HF_TRUST_REMOTE_CODE = "HF_TRUST_REMOTE_CODE"  # pipeline(trust_remote_code=...)
 # for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
 # The runtime's other SMKIT_* variables are named in smkit/serving/env.py.
 SMKIT_PROFILE = "SMKIT_PROFILE"  # realtime | serverless | async | batch: which payload limit applies
+# Where the serving runtime serves its Prometheus metrics (docs/observability.md).
+SMKIT_METRICS_PATH = "SMKIT_METRICS_PATH"
 SMKIT_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"  # the model workers' interpreter (the model's environment)
+# Requests one model worker runs at once, for handlers that wait on I/O (docs/serving-runtime.md).
+SMKIT_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"
+MAX_WORKER_CONCURRENCY = 1024  # threads per worker; each holds a scoreboard slot
 SMKIT_FRAMEWORK = "SMKIT_FRAMEWORK"  # an AWS framework image's default handlers to apply
 SMKIT_MODEL_CACHE_SETTING = "SMKIT_MODEL_CACHE_SETTING"  # MultiModelConfig.ModelCacheSetting
 SMKIT_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"  # where the model's requirements.txt were installed
@@ -295,6 +300,8 @@ class RuntimeSettings:
         startup_timeout_s: ``SAGEMAKER_STARTUP_TIMEOUT``: how long one model may take to load (360 s).
         batch_size: ``SAGEMAKER_TS_BATCH_SIZE`` (default 1: no dynamic batching).
         max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100), at most the invocation timeout.
+        worker_concurrency: ``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once, for
+            handlers that wait on I/O; above 1 refused with dynamic batching and in multi-model mode.
         in_flight_grace_s: how long requests in flight may finish after SIGTERM (not a variable: it fits
             inside the platform's :data:`STOP_GRACE_S`).
     """
@@ -306,6 +313,7 @@ class RuntimeSettings:
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     batch_size: int = DEFAULT_BATCH_SIZE
     max_batch_delay_ms: float = DEFAULT_MAX_BATCH_DELAY_MS
+    worker_concurrency: int = 1
     in_flight_grace_s: float = IN_FLIGHT_GRACE_S
 
     @property
@@ -335,7 +343,38 @@ class RuntimeSettings:
             startup_timeout_s=startup,
             batch_size=batch_size,
             max_batch_delay_ms=batch_delay,
+            worker_concurrency=_concurrency(environ, batch_size),
         )
+
+
+def _concurrency(environ: Mapping[str, str], batch_size: int) -> int:
+    """``SMKIT_WORKER_CONCURRENCY``: 1 unless set; above 1 only where a worker can run requests side by side."""
+    name = SMKIT_WORKER_CONCURRENCY
+    value = int(read_int(environ, name, 1, minimum=1) or 1)
+    if value > MAX_WORKER_CONCURRENCY:
+        raise SettingError(
+            name,
+            environ[name],
+            f"is more than {MAX_WORKER_CONCURRENCY} requests per worker",
+            f"use at most {MAX_WORKER_CONCURRENCY}, with more workers ({MODEL_SERVER_WORKERS}) if needed",
+        )
+    if value > 1 and read_flag(environ, MULTI_MODEL, False):
+        raise SettingError(
+            name,
+            environ[name],
+            f"cannot serve multi-model mode ({MULTI_MODEL}=true): models load and unload inside requests",
+            f"unset {name} (or set it to 1), or serve the model alone",
+        )
+    if value > 1 and batch_size > 1:
+        raise SettingError(
+            name,
+            environ[name],
+            f"cannot be combined with dynamic batching ({TS_BATCH_SIZE}={batch_size}): a batching worker "
+            "already holds a batch of requests at once",
+            f"unset {name} for a CPU-bound model that batches, or unset {TS_BATCH_SIZE} for a handler that "
+            "waits on I/O",
+        )
+    return value
 
 
 def _batching(environ: Mapping[str, str], timeout: float) -> tuple[int, float]:

@@ -51,6 +51,14 @@ MAX_NAME_LENGTH = 63
 # CreateModel Containers: at most 15 (FROM_MODELS).
 MAX_CONTAINERS = 15
 
+# --- HTTP front doors ---
+# Application Load Balancers: request line 16 KiB, a single header 16 KiB, the entire request header 64 KiB
+# (a request over any of them is answered 400). SageMaker Runtime documents no limits of its own.
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html#http-headers-quotas
+ALB_REQUEST_LINE = 16 * 1024
+ALB_HEADER_FIELD = 16 * 1024
+ALB_REQUEST_HEADERS = 64 * 1024
+
 # --- Batch transform ---
 # MaxPayloadInMB: default 6, at most 100, and MaxConcurrentTransforms x MaxPayloadInMB <= 100.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateTransformJob.html
@@ -72,6 +80,10 @@ MAX_INVOCATIONS_RETRIES = 3
 # (FROM_MODELS).
 MAX_ENV_ENTRIES = 100
 MAX_ENV_BYTES = 1024
+# ... and "The maximum length of all keys and values in the map, combined, is 32 KB.", per container and per
+# CreateModel request (botocore's documentation of the member).
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
+MAX_ENV_TOTAL_BYTES = 32 * 1024
 # ProductionVariantServerlessConfig.MemorySizeInMB: 1024-6144 (FROM_MODELS) in 1 GB steps.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantServerlessConfig.html
 SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)
@@ -84,9 +96,10 @@ MAX_ROLLBACK_ALARMS = 10
 # https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-sagemaker-endpoint-trafficroutingconfig.html
 CANARY_MAX_PERCENT = 50
 LINEAR_PERCENT = (10, 50)
-# BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds, as the rules check it today.
+# BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600-28800, as RollingUpdatePolicy's (FROM_MODELS;
+# the CloudFormation schema of AWS::SageMaker::Endpoint says the same).
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html
-MAX_EXECUTION_TIMEOUT = 14400
+MAX_EXECUTION_TIMEOUT = 28800
 # MaximumBatchSize (and RollbackMaximumBatchSize) of a rolling update: 5-50% of the variant's instances, or of
 # the component's copies. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html
 BATCH_PERCENT = (5, 50)
@@ -130,6 +143,10 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
     "MAX_INVOCATIONS_RETRIES": (("sagemaker", "ModelClientConfig", "InvocationsMaxRetries", "max"),),
     "MAX_ENV_ENTRIES": (("sagemaker", "ContainerDefinition", "Environment", "max"),),
     "MAX_ROLLBACK_ALARMS": (("sagemaker", "AutoRollbackConfig", "Alarms", "max"),),
+    "MAX_EXECUTION_TIMEOUT": (
+        ("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
+        ("sagemaker", "RollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
+    ),
     "MAX_NAME_LENGTH": (
         ("sagemaker", "CreateEndpointInput", "EndpointName", "max"),
         ("sagemaker", "CreateInferenceComponentInput", "InferenceComponentName", "max"),

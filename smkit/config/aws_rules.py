@@ -42,7 +42,8 @@ TRAFFIC_ROUTING_URL = (
     "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
     "aws-properties-sagemaker-endpoint-trafficroutingconfig.html"
 )
-# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits.
+# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits; it is
+# 600-28800 (botocore's BlueGreenUpdatePolicy member and the CloudFormation schema of AWS::SageMaker::Endpoint).
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html
 BLUE_GREEN_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html"
 # Instance pools: "Instance pools support both real-time and asynchronous inference endpoints. You can use them

@@ -402,6 +402,7 @@ def _fit(
     kv = per_token * context if per_token is not None and context is not None else 0
     budget = hardware.gpu_memory_gb * GIB // hardware.gpus * parallel * utilization
     if weights + kv <= budget:
+        _sequences(engine, instance_type, budget - weights, kv, context, out)
         return
     util_name = engine.name_of("gpu_memory_utilization")
     need = (
@@ -425,6 +426,23 @@ def _fit(
             f"the model does not fit: it needs {need}, more than {have}; {', or '.join(fixes)} ({VLLM_MEMORY})",
         )
     )
+
+
+def _sequences(
+    engine: _Engine, instance_type: str, room: float, per_sequence: int, context: int | None, out: Review
+) -> None:
+    """A notice when the configured number of sequences, each of the full context, exceeds the KV cache's room:
+    the engine starts, and queues (or preempts) what does not fit."""
+    configured = _number(engine, "max_num_seqs", int, out)
+    if configured is None or not per_sequence:
+        return
+    fit = int(room // per_sequence)
+    if fit < configured:
+        out.notices.append(
+            f"container {engine.name!r} on {instance_type}: the KV cache has room for {fit} sequences of "
+            f"{context} tokens, fewer than {engine.name_of('max_num_seqs')}={int(configured)}; the engine runs "
+            "more only while they are shorter, and queues the rest"
+        )
 
 
 def _with_gpus(count: int, family: str) -> str:

@@ -48,12 +48,11 @@ VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
-VAR_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"
-MAX_WORKER_CONCURRENCY = 1024  # threads per worker; each holds a scoreboard slot
+VAR_WORKER_CONCURRENCY = contract.SMKIT_WORKER_CONCURRENCY
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
 # GET /metrics (docs/observability.md): on by default; its path; how many multi-model names get a label.
 VAR_METRICS = "SMKIT_METRICS"
-VAR_METRICS_PATH = "SMKIT_METRICS_PATH"
+VAR_METRICS_PATH = contract.SMKIT_METRICS_PATH
 VAR_METRICS_MAX_MODELS = "SMKIT_METRICS_MAX_MODELS"
 DEFAULT_METRICS_PATH = "/metrics"
 DEFAULT_METRICS_MAX_MODELS = 32
@@ -121,11 +120,6 @@ class ServingEnv:
             arrive once its headers have; a stalled upload is answered 408 and its connection closed.
         worker_retries: ``SMKIT_WORKER_RETRIES`` (default 3): failed model loads in a row (``model_fn``
             raised, or the worker died while loading) a worker slot retries, after 1, 1, 2, 3, 5, ... s.
-        worker_concurrency: ``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once. Above
-            1 the handler declares that its hooks may run concurrently (they wait on I/O: a feature store,
-            another endpoint): each request runs on a thread of its own, an ``async def`` hook is awaited
-            on the worker's event loop (docs/serving-runtime.md, "Handlers that wait"). Single-model
-            serving without dynamic batching only.
         worker_python: ``SMKIT_WORKER_PYTHON``: the interpreter that runs the model workers (default:
             the one running the server), e.g. a venv holding the model's own requirements.
         log_level: ``SAGEMAKER_CONTAINER_LOG_LEVEL`` (Python numeric level or name), default INFO.
@@ -166,7 +160,6 @@ class ServingEnv:
     queue_size: int = DEFAULT_QUEUE_SIZE
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     worker_retries: int = DEFAULT_WORKER_RETRIES
-    worker_concurrency: int = 1
     worker_python: str | None = None
     log_level: str = "INFO"
     model_dir: str = DEFAULT_MODEL_DIR
@@ -217,6 +210,14 @@ class ServingEnv:
         return self.settings.max_batch_delay_ms
 
     @property
+    def worker_concurrency(self) -> int:
+        """``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once. Above 1 the handler
+        declares that its hooks may run side by side (they wait on I/O: a feature store, another endpoint):
+        each request runs on a thread of its own, an ``async def`` hook is awaited on the worker's event
+        loop (docs/serving-runtime.md, "Handlers that wait")."""
+        return self.settings.worker_concurrency
+
+    @property
     def batching(self) -> bool:
         """Dynamic batching is on: ``SAGEMAKER_TS_BATCH_SIZE`` above 1."""
         return self.settings.batching
@@ -253,7 +254,6 @@ class ServingEnv:
                 VAR_PROGRAM, program, "must be a file name inside model_dir/code", "use e.g. inference.py"
             )
         level = env.get(VAR_LOG_LEVEL, "").strip() or "INFO"
-        concurrency = _concurrency(env, settings, multi_model=_flag(env, VAR_MULTI_MODEL, False))
         return cls(
             port=int(_int(env, VAR_PORT, DEFAULT_PORT, minimum=1) or DEFAULT_PORT),
             multi_model=_flag(env, VAR_MULTI_MODEL, False),
@@ -276,7 +276,6 @@ class ServingEnv:
                 or DEFAULT_BODY_TIMEOUT_SECONDS
             ),
             worker_retries=int(_int(env, VAR_WORKER_RETRIES, DEFAULT_WORKER_RETRIES, minimum=0) or 0),
-            worker_concurrency=concurrency,
             worker_python=env.get(VAR_WORKER_PYTHON, "").strip() or None,
             log_level=level.upper() if not level.isdigit() else level,
             model_dir=env.get(VAR_MODEL_DIR, "").strip() or DEFAULT_MODEL_DIR,
@@ -297,35 +296,6 @@ class ServingEnv:
                 or DEFAULT_METRICS_MAX_MODELS
             ),
         )
-
-
-def _concurrency(env: Mapping[str, str], settings: contract.RuntimeSettings, *, multi_model: bool) -> int:
-    """``SMKIT_WORKER_CONCURRENCY``: 1 unless set; above 1 only where a worker can run requests side by side."""
-    value = int(_int(env, VAR_WORKER_CONCURRENCY, 1, minimum=1) or 1)
-    if value > MAX_WORKER_CONCURRENCY:
-        raise ServingEnvError(
-            VAR_WORKER_CONCURRENCY,
-            env[VAR_WORKER_CONCURRENCY],
-            f"is more than {MAX_WORKER_CONCURRENCY} requests per worker",
-            f"use at most {MAX_WORKER_CONCURRENCY}, with more workers (SAGEMAKER_MODEL_SERVER_WORKERS) if needed",
-        )
-    if value > 1 and multi_model:
-        raise ServingEnvError(
-            VAR_WORKER_CONCURRENCY,
-            env[VAR_WORKER_CONCURRENCY],
-            "cannot serve multi-model mode (SAGEMAKER_MULTI_MODEL=true): models load and unload inside requests",
-            f"unset {VAR_WORKER_CONCURRENCY} (or set it to 1), or serve the model alone",
-        )
-    if value > 1 and settings.batch_size > 1:
-        raise ServingEnvError(
-            VAR_WORKER_CONCURRENCY,
-            env[VAR_WORKER_CONCURRENCY],
-            f"cannot be combined with dynamic batching ({VAR_BATCH_SIZE}={settings.batch_size}): a batching "
-            "worker already holds a batch of requests at once",
-            f"unset {VAR_WORKER_CONCURRENCY} for a CPU-bound model that batches, or unset {VAR_BATCH_SIZE} "
-            "for a handler that waits on I/O",
-        )
-    return value
 
 
 # The runtime's own routes: the metrics cannot take one of them.

@@ -74,7 +74,9 @@ class PyTorchDefaults(DefaultHandlers):
 
         array = codecs.decode(input_data, content_type)
         media = (content_type or "").split(";")[0].strip().lower()
-        tensor = torch.as_tensor(np.asarray(array, dtype=np.float32) if media in TEXT_TYPES else array)
+        # As the image: torch.FloatTensor for JSON and CSV (a structured array from mixed CSV columns fails
+        # there, 500), torch.from_numpy for NPY.
+        tensor = torch.FloatTensor(array) if media in TEXT_TYPES else torch.as_tensor(np.asarray(array))
         return tensor.to(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
     def default_predict_fn(self, data: Any, model: Any) -> Any:

@@ -202,6 +202,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 retries=env.worker_retries,
                 batch_size=env.batch_size,
                 concurrency=env.worker_concurrency,
+                template=True,
                 environ={**base, **threads.added},
             )
         )

@@ -1,4 +1,5 @@
-"""A model worker: ``python -m smkit.serving.model_worker``, started fresh by the front end.
+"""A model worker: forked from the worker template (smkit/serving/template.py), or started fresh by the
+front end as ``python -m smkit.serving.model_worker``; either way a process no library has been loaded in.
 
 The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
 front end it is ready, then takes one request at a time from the queue all workers share (or up to
@@ -27,7 +28,7 @@ import time
 import traceback
 from typing import Any, cast
 
-from smkit.process import die_with_parent
+from smkit.process import die_with_parent, name_process
 from smkit.serving import batching, bidi, concurrency, deadline, ipc, pinning, streams
 from smkit.serving.context import RequestHeaders
 from smkit.serving.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
@@ -36,6 +37,7 @@ from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.routes import WorkerRequest, WorkerRoutes
 
 log = logging.getLogger("smkit.serving.worker")
+WORKER_NAME = "smkit-worker"  # the process name ps and top show (/proc/PID/comm)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -313,6 +315,7 @@ def _stream(
 def main() -> int:
     """Run the worker described by ``SMKIT_WORKER_CONFIG``."""
     config = json.loads(os.environ[VAR_WORKER_CONFIG])
+    name_process(WORKER_NAME)  # forked from the template, it would keep the template's name
     _die_with_parent(int(config["parent"]))
     # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -343,10 +346,15 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
+def flush() -> None:
+    """Before ``os._exit``: the log handlers and the standard streams."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+
+
+if __name__ == "__main__":
+    code = main()
+    flush()
     os._exit(code)  # no interpreter teardown: with large ML libraries loaded it costs seconds of CPU

@@ -1,8 +1,10 @@
 """The model-worker pool of the front end: fresh worker processes, one shared bounded queue, deadlines.
 
-Every worker is a new interpreter (``python -m smkit.serving.model_worker``) that loads the model
-itself: nothing is forked from a process that has loaded a library, so OpenMP or CUDA thread pools are
-always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
+Every worker loads the model itself: it is forked from the worker template, a process that has imported
+the runtime and nothing else (smkit/serving/template.py, smkit/serving/forking.py), or started as a new
+interpreter (``python -m smkit.serving.model_worker``) where the template cannot be used. Nothing is forked
+from a process that has loaded a library, so OpenMP or CUDA thread pools are always created in the process
+that uses them. Requests wait in one FIFO queue that every worker reads
 (the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
 ``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
 batch of up to ``batch_size`` with batching on (smkit/serving/batching.py; the queue holds that many more),
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from smkit.process import describe_exit, signal_process
-from smkit.serving import ipc, lifecycle, pinning, relay, streams
+from smkit.serving import forking, ipc, lifecycle, pinning, relay, streams
 from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, ModelNotReady, queue_timeout
@@ -61,9 +63,11 @@ class QueueFull(InferenceError, status=503, error_type="ServiceUnavailable"):
 
 
 class Process(Protocol):
-    """A worker process as the pool uses it (``subprocess.Popen``; the tests' fake processes)."""
+    """A worker process as the pool uses it (``subprocess.Popen``, a worker the template forked
+    (smkit/serving/forking.py); the tests' fake processes)."""
 
-    pid: int
+    @property
+    def pid(self) -> int: ...
 
     def poll(self) -> int | None: ...
 
@@ -97,6 +101,8 @@ class PoolOptions:
         batch_size: jobs one worker may hold at once (``SAGEMAKER_TS_BATCH_SIZE``; smkit/serving/batching.py).
         concurrency: requests one worker runs at once (``SMKIT_WORKER_CONCURRENCY``;
             smkit/serving/concurrency.py).
+        template: fork workers from a template process that has imported the runtime and nothing else
+            (smkit/serving/template.py) instead of starting each with ``start``.
         start: starts a worker process.
     """
 
@@ -110,6 +116,7 @@ class PoolOptions:
     retries: int = lifecycle.DEFAULT_RETRIES
     batch_size: int = 1
     concurrency: int = 1
+    template: bool = False
     start: Starter = field(default=start_process, compare=False)
 
 
@@ -188,6 +195,7 @@ class WorkerPool:
         # Per-worker queues for jobs that must reach one worker (sessions, adapters):
         # smkit/serving/pinning.py.
         self.pinning = pinning.Pinning()
+        self._template: forking.Template | None = None
         self.observer: Observer | None = None  # the front end's metrics, when they are on
 
     @property
@@ -443,6 +451,11 @@ class WorkerPool:
     # -- processes -----------------------------------------------------------------------------------
     def launch(self) -> None:
         """Start every worker process now (they load in parallel while the front end starts)."""
+        if self.options.template:
+            try:
+                self._template = forking.Template(self.options.python, self.options.environ)
+            except OSError as exc:
+                log.info("workers start as new interpreters: %s", exc)
         for slot in range(self.options.workers):
             self._launched.append(self._popen(slot))
 
@@ -470,13 +483,16 @@ class WorkerPool:
             "concurrency": self.options.concurrency,
             "parent": os.getpid(),
         }
-        environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
         try:
-            proc = self.options.start(
-                [self.options.python, "-m", WORKER_MODULE],
-                environ,
-                (child_end.fileno(), self._queue.fileno(), self.board.fd, pinned_fd),
-            )
+            proc: Process
+            if self._template is not None and not self._template.broken:
+                proc = self._template.fork(config)
+            else:
+                proc = self.options.start(
+                    [self.options.python, "-m", WORKER_MODULE],
+                    {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)},
+                    (child_end.fileno(), self._queue.fileno(), self.board.fd, pinned_fd),
+                )
         finally:
             child_end.close()
             os.close(pinned_fd)
@@ -521,3 +537,5 @@ class WorkerPool:
             await self._reap(worker)
         if self._reaping:
             await asyncio.gather(*self._reaping, return_exceptions=True)
+        if self._template is not None:
+            await self.loop.run_in_executor(None, self._template.stop)

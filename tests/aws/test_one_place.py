@@ -28,6 +28,7 @@ INSTANCE_NAME = re.compile(r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$")
 SIZE_NAME = re.compile(r"^(medium|\d*xlarge|large)$")
 BOUND_WORDS = re.compile(r"(^|_)(LIMIT|LIMITS|MAX|MIN|RANGE|PERCENT)(_|$)")
 RUNTIME_INTERNALS = (SMKIT / "serving", SMKIT / "http1")
+UNITS = {"KIB", "MIB", "GIB", "MEGABYTE", "KB", "MB", "GB"}
 # The kit's own bounds (not AWS's): module:name -> what it bounds.
 OWN_BOUNDS = {
     "smkit/packaging/inspection.py:MAX_MANIFEST_BYTES": "the size of a model archive's manifest the kit reads",
@@ -55,8 +56,11 @@ def _numeric(node: ast.expr) -> bool:
     """A number written in place: a literal, arithmetic of literals, or a tuple/list of such."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, int | float) and not isinstance(node.value, bool)
-    if isinstance(node, ast.BinOp):
-        return _numeric(node.left) and _numeric(node.right)
+    if isinstance(node, ast.BinOp):  # 6 * MIB counts: a unit times a number is a number written in place
+        sides = (node.left, node.right)
+        return all(_numeric(s) or (isinstance(s, ast.Name) and s.id in UNITS) for s in sides) and any(
+            _numeric(s) for s in sides
+        )
     if isinstance(node, ast.UnaryOp):
         return _numeric(node.operand)
     if isinstance(node, ast.Tuple | ast.List):
@@ -121,7 +125,7 @@ def test_the_scan_finds_each_kind(tmp_path: Path) -> None:
         'UNITS = {"large": 1, "xlarge": 2}\n'
         "MAX_ENV_ENTRIES = 100\n"
         "BATCH_PERCENT = (5, 50)\n"
-        "PAYLOAD_LIMIT = 6 * 1024 * 1024\n"
+        "PAYLOAD_LIMIT = 6 * MIB\n"
         "IMPORTED_MAX = MAX_ENV_ENTRIES\n"
         'EXAMPLE = "ml.m5.large"\n'
     )

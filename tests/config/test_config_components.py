@@ -59,7 +59,7 @@ def _second_variant(data: dict[str, Any]) -> None:
 
 def _rolling(**changes: Any) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _ic(data)["rolling_update"].update(changes)
+        _ic(data).setdefault("rolling_update", {"batch_copies": 1}).update(changes)
 
     return mutate
 

@@ -236,3 +236,17 @@ def test_smkit_synth_refuses_before_any_cdk_and_prints_what_it_did_not_check(tmp
     assert result.returncode != 0
     assert "SM_VLLM_ENABLE_LORA" in result.stderr and 'set SM_VLLM_ENABLE_LORA: "true"' in result.stderr
     assert not out.exists()
+
+
+def test_more_full_length_sequences_than_the_kv_cache_holds_is_a_notice(tmp_path: Path) -> None:
+    # Qwen2.5-0.5B: 12 KiB of KV cache per token; 32768 tokens per sequence is 0.4 GiB, so ~50 fit in an A10G.
+    model = write_model(tmp_path / "qwen", QWEN_05B, 494_000_000)
+    cfg = load_config(
+        llm_config(
+            tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "32768", "SM_VLLM_MAX_NUM_SEQS": "256"}
+        )
+    )
+    assert any(
+        "room for" in n and "sequences of 32768 tokens, fewer than SM_VLLM_MAX_NUM_SEQS=256" in n
+        for n in cfg.notices
+    ), cfg.notices

@@ -36,7 +36,11 @@ def test_the_lmi_image_is_refused_with_the_reason_and_the_way_out() -> None:
 def test_adapter_components_on_the_kits_image_are_refused() -> None:
     data = yaml.safe_load((CONFIG_DIR / "inference-components.yaml").read_text())
     data["endpoint"]["inference_components"]["components"].append(
-        {"name": "tabular-tuned", "base_component": "tabular", "artifact_url": "s3://my-adapters/tuned/"}
+        {
+            "name": "tabular-tuned",
+            "base_component": "tabular",
+            "artifact_url": "s3://my-adapters/tuned.tar.gz",
+        }
     )
     config = parse_config(data, source="test", base_dir=CONFIG_DIR)
     with pytest.raises(

@@ -37,19 +37,19 @@ def test_llm_has_an_adapter_component_on_its_base(synthesized: SynthesizedApp) -
     spec = adapter["Properties"]["Specification"]
     assert spec == {
         "BaseInferenceComponentName": base["Properties"]["InferenceComponentName"],
-        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support/"},
+        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support.tar.gz"},
     }
     assert "RuntimeConfig" not in adapter["Properties"]  # it runs in the base's copies
     assert base_id in adapter.get("DependsOn", [])
     base_spec = base["Properties"]["Specification"]
     assert base_spec["SchedulingConfig"] == {
         "PlacementStrategy": "BINPACK",
-        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE"},
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 100},
     }
     assert base_spec["DataCacheConfig"] == {"EnableCaching": True}
     assert base_spec["ComputeResourceRequirements"]["NumberOfAcceleratorDevicesRequired"] == 1
-    policy = base["Properties"]["DeploymentConfig"]["RollingUpdatePolicy"]
-    assert policy["MaximumBatchSize"] == {"Type": "COPY_COUNT", "Value": 1}
+    # qwen runs 0 or 1 copy: no rolling batch is 5-50% of that, so llm.yaml has no rolling policy.
+    assert "DeploymentConfig" not in base["Properties"]
 
 
 def test_llm_pins_the_inference_ami_and_reads_weights_and_adapter_from_s3(
@@ -101,7 +101,7 @@ def test_llm_pins_the_inference_ami_and_reads_weights_and_adapter_from_s3(
                                 "Sid": "ReadAdapterQwenSupport",
                                 "Action": "s3:GetObject",
                                 # llm.yaml names its region: the partition is literal.
-                                "Resource": "arn:aws:s3:::my-llm-weights/adapters/support/*",
+                                "Resource": "arn:aws:s3:::my-llm-weights/adapters/support.tar.gz",
                             }
                         )
                     ]
