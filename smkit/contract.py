@@ -85,6 +85,8 @@ HF_TRUST_REMOTE_CODE = "HF_TRUST_REMOTE_CODE"  # pipeline(trust_remote_code=...)
 # for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
 # The runtime's other SMKIT_* variables are named in smkit/hosting/env.py.
 SMKIT_PROFILE = "SMKIT_PROFILE"  # realtime | serverless | async | batch: which payload limit applies
+# Where the serving runtime serves its Prometheus metrics (docs/observability.md).
+SMKIT_METRICS_PATH = "SMKIT_METRICS_PATH"
 SMKIT_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"  # the model workers' interpreter (the model's environment)
 # Requests one model worker runs at once, for handlers that wait on I/O (docs/serving-runtime.md).
 SMKIT_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"

@@ -378,6 +378,68 @@ ROWS: tuple[Row, ...] = (
         "tests/stacks/test_day2_pairs.py::test_day2_pair[capacity-pool]",
     ),
     Row(
+        "metrics-publish-frequency",
+        "MetricsConfig.MetricPublishFrequencyInSeconds is one of 10, 30, 60, 120, 180, 240, 300",
+        ((EC, "MetricsConfig.MetricPublishFrequencyInSeconds"),),
+        "smkit.config.endpoint.EndpointMetrics (publish_frequency_seconds: Literal); EndpointConfiguration",
+        "The interval, in seconds, at which metrics are published to Amazon CloudWatch. Defaults to 60. Valid "
+        "values: 10, 30, 60, 120, 180, 240, 300.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_setting_names_its_path",
+    ),
+    Row(
+        "detailed-observability-default",
+        "MetricsConfig is written with each value explicit; EnableDetailedObservability defaults to true",
+        ((EC, "MetricsConfig.EnableDetailedObservability"), (EC, "MetricsConfig.EnableEnhancedMetrics")),
+        "smkit.config.endpoint.EndpointMetrics (defaults: true, false, 60); EndpointConfiguration",
+        "The default value for new endpoint configurations is True. For existing endpoint configurations "
+        "created before this feature, the value is False unless explicitly set.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_every_endpoint_config_has_metrics_config_with_each_value_explicit",
+    ),
+    Row(
+        "metrics-endpoint-path",
+        "MetricsEndpointPath starts with / and holds letters, digits, /, _, -, . (at most 256 characters)",
+        (
+            (IC, "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+            (IC, "Specifications[].Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+        ),
+        "smkit.config.components.InferenceComponentSpec.metrics_path (pattern, max_length); the runtime's "
+        "SMKIT_METRICS_PATH (smkit.hosting.env)",
+        "The path must start with / and can contain alphanumeric characters, forward slashes, underscores, "
+        "hyphens, and periods. Maximum length is 256 characters.",
+        API + "API_MetricsEndpoint.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_path_names_its_path",
+    ),
+    Row(
+        "container-metrics-one-endpoint",
+        "ContainerMetricsConfig.MetricsEndpoints holds at most one endpoint",
+        (
+            (
+                IC,
+                "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricPublishFrequencyInSeconds",
+            ),
+        ),
+        "smkit.cdk.constructs.inference_component.MetricsEndpoint (one path per component)",
+        "You can specify a maximum of 1 endpoint.",
+        API + "API_ContainerMetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_component_with_its_own_metrics_path_gets_container_metrics_config",
+    ),
+    Row(
+        "core-dump-kms",
+        "a core dump encrypted with a KMS key needs the execution role's use of that key",
+        (
+            (EC, "ProductionVariants[].CoreDumpConfig.KmsKeyId"),
+            (EC, "ProductionVariants[].CoreDumpConfig.DestinationS3Uri"),
+        ),
+        "smkit.cdk.mapping.core_dump_uri (the data bucket) and EndpointBucket.grant_write (the role's PutObject; "
+        "the key's grant to the role)",
+        "If you use a KMS key ID or an alias of your KMS key, the SageMaker execution role must include "
+        "permissions to call kms:Encrypt.",
+        API + "API_ProductionVariantCoreDumpConfig.html",
+        "tests/stacks/test_observability.py::test_core_dumps_go_to_the_data_bucket_with_the_key_and_the_role_may_write_them",
+    ),
+    Row(
         "capacity-available",
         "the account's quota and the region's capacity allow the instances",
         ((EC, "ProductionVariants[].InitialInstanceCount"),),

@@ -308,7 +308,8 @@ def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def written_prefixes(cfg: DeploymentConfig) -> list[str]:
-    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure)."""
+    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure, core
+    dumps)."""
     out = []
     capture = cfg.endpoint.data_capture
     if capture is not None and capture.enabled and cfg.endpoint.type != "serverless":
@@ -316,6 +317,10 @@ def written_prefixes(cfg: DeploymentConfig) -> list[str]:
     if cfg.endpoint.type == "async" and cfg.endpoint.async_ is not None:
         a = cfg.endpoint.async_
         out += [ASYNC_INPUT_PREFIX, a.output_prefix.strip("/"), a.failure_prefix.strip("/")]
+    if cfg.endpoint.type != "serverless":
+        for v in cfg.endpoint.variants:
+            if v.core_dumps is not None and v.core_dumps.prefix.strip("/") not in out:
+                out.append(v.core_dumps.prefix.strip("/"))
     return out
 
 

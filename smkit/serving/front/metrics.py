@@ -117,6 +117,17 @@ class Observed(Protocol):
     def adapters(self) -> Adapters: ...
 
 
+class _Place:
+    """The counters of one route and model: answers by status, durations, and the model's phases."""
+
+    __slots__ = ("statuses", "duration", "phases")
+
+    def __init__(self, phases: tuple[_Histogram, ...]) -> None:
+        self.statuses: dict[int, int] = {}
+        self.duration = _Histogram(len(LATENCY_BUCKETS))
+        self.phases = phases
+
+
 class Metrics(Collector):
     """The front end's metrics: what :class:`~smkit.serving.front.frontend.FrontEnd` and the pool report, and
     ``GET /metrics``.
@@ -133,11 +144,10 @@ class Metrics(Collector):
         self.multi_model = multi_model
         self.max_models = max_models
         self.path = path
-        self._routes: dict[str, str] = {}
+        self._by_path: dict[str, _Place] = {}  # single model: path -> its route's counters
         self._models: set[str] = set()
-        self._requests: dict[tuple[str, int, str], int] = {}
-        self._durations: dict[tuple[str, str], _Histogram] = {}
-        self._phases: dict[tuple[str, str], _Histogram] = {}
+        self._places: dict[tuple[str, str], _Place] = {}  # (route, model) -> its counters
+        self._phases: dict[str, tuple[_Histogram, ...]] = {}  # model -> one histogram per phase
         self._batches = _Histogram(len(BATCH_BUCKETS))
         self._started = time.monotonic()
         self.registry = CollectorRegistry(auto_describe=False)
@@ -192,38 +202,51 @@ class Metrics(Collector):
 
     # -- the hot path: one call per answered request ----------------------------------------------------
     def record(self, request: Request, status: int, timings: Any, duration: float) -> None:
-        """Count one answered request: ``status``, its ``duration`` (s) and the worker's ``timings``."""
-        route = self._routes.get(request.path)
-        if route is None:
-            route = route_of(request.path, self.path)
-            if len(self._routes) < MAX_CACHED_PATHS:
-                self._routes[request.path] = route
-        model = self.model_of(request) if self.multi_model else ""
-        key = (route, status, model)
-        requests = self._requests
-        requests[key] = requests.get(key, 0) + 1
-        hist_key = (route, model)
-        hist = self._durations.get(hist_key)
-        if hist is None:
-            hist = self._durations[hist_key] = _Histogram(len(LATENCY_BUCKETS))
+        """Count one answered request: ``status``, its ``duration`` (s) and the worker's ``timings``.
+
+        Written out rather than looped: it runs on every request (``bench/metrics_instructions.py``).
+        """
+        if self.multi_model:
+            place = self._place(request.path, self.model_of(request))
+        else:
+            place = self._by_path.get(request.path) or self._place(request.path, "")
+        statuses = place.statuses
+        statuses[status] = statuses.get(status, 0) + 1
+        hist = place.duration
         hist.counts[bisect_left(LATENCY_BUCKETS, duration)] += 1
         hist.total += duration
-        if timings is not None:
-            self._record_timings(model, timings)
-
-    def _record_timings(self, model: str, timings: Any) -> None:
-        phases = self._phases
-        for phase, seconds in zip(PHASES, timings, strict=False):
-            if seconds == seconds:  # not NaN: the phase ran
-                hist = phases.get((phase, model))
-                if hist is None:
-                    hist = phases[(phase, model)] = _Histogram(len(LATENCY_BUCKETS))
-                hist.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-                hist.total += seconds
-        batch = timings[4]
+        if timings is None:
+            return
+        waited, decoded, predicted, encoded, batch = timings
+        wait, inputs, predict, output = place.phases
+        if waited == waited:  # not NaN: the phase ran
+            wait.counts[bisect_left(LATENCY_BUCKETS, waited)] += 1
+            wait.total += waited
+        if decoded == decoded:
+            inputs.counts[bisect_left(LATENCY_BUCKETS, decoded)] += 1
+            inputs.total += decoded
+        if predicted == predicted:
+            predict.counts[bisect_left(LATENCY_BUCKETS, predicted)] += 1
+            predict.total += predicted
+        if encoded == encoded:
+            output.counts[bisect_left(LATENCY_BUCKETS, encoded)] += 1
+            output.total += encoded
         if batch:
             self._batches.counts[bisect_left(BATCH_BUCKETS, batch)] += 1
             self._batches.total += batch
+
+    def _place(self, path: str, model: str) -> _Place:
+        """The counters of ``path``'s route and ``model`` (made on first use; looked up by path after)."""
+        key = (route_of(path, self.path), model)
+        place = self._places.get(key)
+        if place is None:
+            phases = self._phases.get(model)
+            if phases is None:
+                phases = self._phases[model] = tuple(_Histogram(len(LATENCY_BUCKETS)) for _ in PHASES)
+            place = self._places[key] = _Place(phases)
+        if not model and len(self._by_path) < MAX_CACHED_PATHS:
+            self._by_path[path] = place
+        return place
 
     def model_of(self, request: Request) -> str:
         """The request's ``TargetModel`` (header, or ``/models/{name}/invoke``), bounded."""
@@ -278,14 +301,15 @@ class Metrics(Collector):
             "Requests answered, by route, HTTP status and model",
             labels=["route", "status", "model"],
         )
-        for (route, status, model), count in sorted(self._requests.items()):
-            requests.add_metric([route, str(status), model], count)
+        for (route, model), place in sorted(self._places.items()):
+            for status, count in sorted(place.statuses.items()):
+                requests.add_metric([route, str(status), model], count)
         yield requests
         yield self._family(
             "smkit_request_duration_seconds",
             "Seconds from a request's arrival (its body read) to its answer (a stream: its last chunk)",
             ["route", "model"],
-            self._durations,
+            {key: place.duration for key, place in self._places.items()},
             LATENCY_BUCKETS,
         )
         yield self._family(
@@ -293,7 +317,12 @@ class Metrics(Collector):
             "Seconds of each phase in the worker: queue_wait (arrival to the worker taking it), input_fn, "
             "predict_fn (transform_fn, or a batch's predict_batch_fn), output_fn",
             ["phase", "model"],
-            self._phases,
+            {
+                (phase, model): hist
+                for model, hists in self._phases.items()
+                for phase, hist in zip(PHASES, hists, strict=True)
+                if hist.total or any(hist.counts)
+            },
             LATENCY_BUCKETS,
         )
         batches = HistogramMetricFamily(
