@@ -29,7 +29,6 @@ VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
 # GET /metrics (docs/observability.md): on by default; its path; how many multi-model names get a label.
 VAR_METRICS = "SMKIT_METRICS"
-VAR_METRICS_PATH = contract.SMKIT_METRICS_PATH
 VAR_METRICS_MAX_MODELS = "SMKIT_METRICS_MAX_MODELS"
 DEFAULT_METRICS_PATH = "/metrics"
 DEFAULT_METRICS_MAX_MODELS = 32
@@ -268,7 +267,9 @@ class ServingEnv:
             ),
             sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
             metrics=_flag(env, VAR_METRICS, True),
-            metrics_path=_metrics_path(env.get(VAR_METRICS_PATH, "").strip() or DEFAULT_METRICS_PATH),
+            metrics_path=_metrics_path(
+                env.get(contract.SMKIT_METRICS_PATH, "").strip() or DEFAULT_METRICS_PATH
+            ),
             metrics_max_models=int(
                 _int(env, VAR_METRICS_MAX_MODELS, DEFAULT_METRICS_MAX_MODELS, minimum=1)
                 or DEFAULT_METRICS_MAX_MODELS
@@ -286,14 +287,14 @@ def _metrics_path(path: str) -> str:
     (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsEndpoint.html)."""
     if len(path) > 256 or not re.fullmatch(r"/[A-Za-z0-9/_.\-]*", path):
         raise ServingEnvError(
-            VAR_METRICS_PATH,
+            contract.SMKIT_METRICS_PATH,
             path,
             "must start with / and hold only letters, digits, /, _, - and . (at most 256 characters)",
             "use e.g. SMKIT_METRICS_PATH=/metrics",
         )
     if any(path == p or path.startswith(p + "/") for p in _RESERVED_PATHS):
         raise ServingEnvError(
-            VAR_METRICS_PATH,
+            contract.SMKIT_METRICS_PATH,
             path,
             "is one of the runtime's own routes",
             "use e.g. SMKIT_METRICS_PATH=/metrics",
