@@ -17,7 +17,7 @@ from typing import Any
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.image_rules import ACCELERATED
-from smkit.config.model_data_rules import s3_model_data
+from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 from smkit.config.scaling import variant_paths
@@ -404,6 +404,7 @@ AWS_RULES = (
     log_retention,
     image_regions,
     s3_model_data,
+    model_package_data,
 )
 
 
