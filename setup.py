@@ -1,4 +1,4 @@
-"""Packages of the wheel, beside pyproject.toml (which holds everything else).
+"""Packages of the wheel, beside pyproject.toml (which holds everything else, package data included).
 
 The serving image's files (``container/Dockerfile``, and the ``container/requirements*.txt`` and
 ``container/sbom.cdx.json`` that ``make lock`` writes from uv.lock) stay where the repository keeps them and ship as the package data
@@ -12,5 +12,4 @@ from setuptools import find_namespace_packages, setup
 setup(
     packages=[*find_namespace_packages(include=["smkit", "smkit.*"]), "smkit.container"],
     package_dir={"smkit.container": "container"},
-    package_data={"smkit.container": ["Dockerfile", "requirements*.txt", "sbom.cdx.json"]},
 )

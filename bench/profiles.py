@@ -5,7 +5,10 @@ Three profiles, served by every server from the same model directory:
 - ``example``: the packaged example model (``build/model.tar.gz``), hooks of ~50-80 us.
 - ``cpu20ms``: ``predict_fn`` burns 20 ms of its own thread's CPU (``time.thread_time``: other threads
   of a worker process do not shorten it), like a mid-size tree ensemble or a small network.
-- ``sleep1s``: ``predict_fn`` sleeps 1 s (I/O-bound: a remote call, a GPU wait).
+- ``sleep1s``: ``predict_fn`` sleeps 1 s (I/O-bound: a remote call, a GPU wait). smkit serves it as its
+  user would: with ``SMKIT_WORKER_CONCURRENCY=32`` (docs/serving-runtime.md, "Handlers that wait").
+- ``sleep1s-async``: the same wait written as ``async def predict_fn`` awaiting ``asyncio.sleep(1)``
+  (smkit awaits it on the worker's event loop; the peers run it with ``asyncio.run`` on their threads).
 
 The two synthetic profiles define ``input_fn`` and ``output_fn`` themselves, so every server runs the same
 Python for them and only the runtime differs. Their request counts per level are smaller: at 2 workers
@@ -26,6 +29,7 @@ from bench.common import LOOPBACK
 from bench.load import percentile
 
 SYNTHETIC = """
+import asyncio
 import json
 import time
 
@@ -38,7 +42,7 @@ def input_fn(data, content_type):
     return data
 
 
-def predict_fn(data, model):
+{kind}def predict_fn(data, model):
 {body}
     return [1.0]
 
@@ -51,6 +55,10 @@ CPU_20MS = """    end = time.thread_time() + 0.020
     while time.thread_time() < end:
         spins += 1"""
 SLEEP_1S = "    time.sleep(1.0)"
+SLEEP_1S_ASYNC = "    await asyncio.sleep(1.0)"
+BODIES = {"cpu20ms": ("", CPU_20MS), "sleep1s": ("", SLEEP_1S), "sleep1s-async": ("async ", SLEEP_1S_ASYNC)}
+# The setting a user of a model that waits gives smkit: requests per worker at once.
+WAITING_ENV = {"SMKIT_WORKER_CONCURRENCY": "32"}
 
 
 @dataclass(frozen=True)
@@ -60,12 +68,14 @@ class Profile:
     name: str
     label: str
     requests: dict[int, int] | None  # None: the --requests option, for every level
+    smkit_env: tuple[tuple[str, str], ...] = ()  # what the model's container environment sets for smkit
 
     def capped(self, most: int) -> Profile:
         """This profile with at most ``most`` requests per level (0: unchanged)."""
         if most <= 0 or self.requests is None:
             return self
-        return Profile(self.name, self.label, {level: min(n, most) for level, n in self.requests.items()})
+        capped = {level: min(n, most) for level, n in self.requests.items()}
+        return Profile(self.name, self.label, capped, self.smkit_env)
 
     def count(self, level: int, default: int) -> int:
         """Requests for ``level``."""
@@ -77,7 +87,10 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "example": Profile("example", "example model", None),
     "cpu20ms": Profile("cpu20ms", "predict_fn burns 20 ms CPU", {1: 100, 8: 300, 32: 400}),
-    "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", {1: 5, 8: 24, 32: 64}),
+    "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", {1: 5, 8: 24, 32: 64}, tuple(WAITING_ENV.items())),
+    "sleep1s-async": Profile(
+        "sleep1s-async", "async predict_fn awaits 1 s", {1: 5, 8: 24, 32: 64}, tuple(WAITING_ENV.items())
+    ),
 }
 
 
@@ -85,11 +98,11 @@ def write_profile_model(name: str, example_dir: Path, dest: Path) -> Path:
     """The model directory for profile ``name`` (the example's own for ``example``)."""
     if name == "example":
         return example_dir
-    body = CPU_20MS if name == "cpu20ms" else SLEEP_1S
+    kind, body = BODIES[name]
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "code").mkdir(parents=True)
-    (dest / "code" / "inference.py").write_text(SYNTHETIC.format(body=body).lstrip())
+    (dest / "code" / "inference.py").write_text(SYNTHETIC.format(kind=kind, body=body).lstrip())
     # The example's requirements, so every profile runs in the same benchmark venvs.
     requirements = example_dir / "code" / "requirements.txt"
     if requirements.is_file():

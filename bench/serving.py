@@ -1,4 +1,5 @@
-"""Serving benchmark: smkit vs the official toolkit + Multi Model Server vs a bare handler on smkit.
+"""Serving benchmark: smkit vs its peers (the toolkit + Multi Model Server, nginx + gunicorn + Flask,
+FastAPI + uvicorn: bench/peers.py) vs a bare handler on smkit.
 
     python -m bench.serving                # full run: writes bench/results/serving.json + BENCHMARKS.md
     python -m bench.serving --requests 20 --servers smkit --out smoke.json --no-markdown   # smoke
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from bench.example_model import (
 )
 from bench.hogs import cpu_hogs
 from bench.load import Request, closed_loop, invoke_once
+from bench.peers import PEER_PINS, fastapi_spec, gunicorn_spec, nginx_binary, peers_python
 from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
 from bench.serving_report import aggregate, markdown, profile_targets, targets
@@ -77,14 +79,31 @@ class Setup:
     smkit_python: Path | None
 
 
-def _smkit(name: str, setup: Setup, port: int, args: Sequence[str]) -> ServerSpec:
+def _smkit(
+    name: str, setup: Setup, port: int, args: Sequence[str], env: dict[str, str] | None = None
+) -> ServerSpec:
     assert setup.smkit_python is not None
-    return smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
+    spec = smkit_spec(name=name, python=setup.smkit_python, args=args, port=port, workers=setup.workers)
+    return replace(spec, env={**spec.env, **(env or {})})
 
 
 SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
     "smkit": lambda setup, model, port: _smkit("smkit", setup, port, ["--model", str(model)]),
     "constant": lambda setup, model, port: _smkit("constant", setup, port, ["--constant"]),
+    # The same server with /metrics off: what the metrics cost (docs/observability.md).
+    "smkit-metrics-off": lambda setup, model, port: _smkit(
+        "smkit-metrics-off", setup, port, ["--model", str(model)], {"SMKIT_METRICS": "false"}
+    ),
+    "gunicorn": lambda setup, model, port: gunicorn_spec(
+        name="gunicorn",
+        model_dir=model,
+        work_dir=setup.work_dir / "gunicorn",
+        port=port,
+        workers=setup.workers,
+    ),
+    "fastapi": lambda setup, model, port: fastapi_spec(
+        name="fastapi", model_dir=model, work_dir=setup.work_dir / "fastapi", port=port, workers=setup.workers
+    ),
     "toolkit": lambda setup, model, port: toolkit_spec(
         name="toolkit",
         model_dir=model,
@@ -137,6 +156,8 @@ def measure_server(
 ) -> dict[str, Any]:
     """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
     spec = SPEC_BUILDERS[name](setup, model_dir or setup.model_dir, free_port(LOOPBACK, below=PORTS_BELOW))
+    if name == "smkit" and profile.smkit_env:
+        spec = replace(spec, env={**spec.env, **dict(profile.smkit_env)})
     load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
         cold_ping = server.cold_start_s
@@ -191,6 +212,11 @@ def measure_server(
     }
 
 
+def _nginx_version(binary: str) -> str:
+    done = subprocess.run([binary, "-v"], capture_output=True, text=True)
+    return (done.stderr or done.stdout).strip()
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.serving", description=__doc__.splitlines()[0])
     p.add_argument(
@@ -203,7 +229,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", default="1,8,32", help="comma list of concurrency levels")
     p.add_argument("--workers", type=int, default=2, help="worker processes for every server")
     p.add_argument(
-        "--servers", default="smkit,toolkit,constant", help=f"comma list of {', '.join(SPEC_BUILDERS)}"
+        "--servers",
+        default="smkit,toolkit,gunicorn,fastapi,constant",
+        help=f"comma list of {', '.join(SPEC_BUILDERS)}",
     )
     p.add_argument(
         "--floor-calls", type=int, default=2000, help="calls for the handler-floor measurement (0: skip)"
@@ -259,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
         model_dir = extract_model(args.model, work / "model")
         smkit_python = None
-        if {"smkit", "constant"} & set(args.server_names):
+        if {"smkit", "constant", "smkit-metrics-off"} & set(args.server_names):
             smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
         setup = Setup(
             model_dir=model_dir,
@@ -317,6 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         versions["smkit"] = package_versions(setup.smkit_python)
     if "toolkit" in args.server_names:
         versions["toolkit"] = {**package_versions(toolkit_python(setup.model_dir)), "java": java_version()}
+    if {"gunicorn", "fastapi"} & set(args.server_names):
+        versions["peers"] = {**package_versions(peers_python(setup.model_dir)), "pins": list(PEER_PINS)}
+        nginx = nginx_binary()
+        versions["peers"]["nginx"] = _nginx_version(nginx) if nginx else "not installed: gunicorn alone"
     servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items() if rounds}
     profiles = {
         profile: {name: aggregate(rounds, args.levels) for name, rounds in by_server.items()}

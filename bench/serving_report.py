@@ -10,7 +10,12 @@ SERVER_LABELS = {
     "smkit": "smkit (front end + model workers, example model)",
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
+    "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
+    "gunicorn": "nginx + gunicorn sync workers + Flask (AWS's bring-your-own-container sample)",
+    "fastapi": "FastAPI + uvicorn",
 }
+METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
+PEERS = ("toolkit", "gunicorn", "fastapi")
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
@@ -115,8 +120,38 @@ def targets(
                 "target": "(info)",
                 "met": None,
             }
+    if "smkit-metrics-off" in servers:
+        out.update(metrics_cost(servers, rounds))
     cold = ours["cold_start_ping_s"]
     out["cold_start_s"] = {"value": cold, "target": "<= 1.0", "met": cold <= 1.0}
+    return out
+
+
+def metrics_cost(servers: dict[str, Any], rounds: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """Server CPU per request and throughput with metrics on over off, per concurrency level."""
+    out: dict[str, Any] = {}
+    on, off = servers["smkit"]["runs"], servers["smkit-metrics-off"]["runs"]
+    for level in on:
+        if level not in off:
+            continue
+        cpu = on[level]["server_cpu_us_per_request"] / off[level]["server_cpu_us_per_request"]
+        out[f"metrics_on_over_off_server_cpu_per_request_c{level}"] = {
+            "value": round(cpu, 3),
+            "target": f"<= {METRICS_COST_TARGET}",
+            "met": cpu <= METRICS_COST_TARGET,
+        }
+        rps = on[level]["throughput_rps"] / off[level]["throughput_rps"]
+        out[f"metrics_on_over_off_throughput_c{level}"] = {
+            "value": round(rps, 3),
+            "target": "(info)",
+            "met": None,
+        }
+        if rounds and len(rounds.get("smkit", [])) > 1:
+            pairs = zip(rounds["smkit"], rounds.get("smkit-metrics-off", []), strict=False)
+            out[f"metrics_on_over_off_server_cpu_per_request_c{level}"]["per_round"] = [
+                round(a["runs"][level]["server_cpu_s"] / b["runs"][level]["server_cpu_s"], 3)
+                for a, b in pairs
+            ]
     return out
 
 
@@ -179,6 +214,76 @@ def profile_targets(
                     "met": bound >= 0.95,
                 }
     return out
+
+
+def _ratios(rounds: dict[str, list[dict[str, Any]]], peer: str, key: str, level: str) -> list[float]:
+    """smkit / ``peer`` of ``key`` per round (the servers of a round ran back to back)."""
+    pairs = zip(rounds.get("smkit", []), rounds.get(peer, []), strict=False)
+    return [
+        round(a["runs"][level][key] / b["runs"][level][key], 2) for a, b in pairs if b["runs"][level][key]
+    ]
+
+
+def _cold_starts(rounds: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Process start to the first 200 invocation of the example model, every server, every round."""
+    lines = [
+        "",
+        "Cold start, process start to the first 200 invocation of the example model (s), per round:",
+        "",
+        "| server | rounds | median | smkit / server (rounds) |",
+        "| --- | --- | ---: | --- |",
+    ]
+    ours = [r["cold_start_first_invocation_s"] for r in rounds["smkit"]]
+    for name, per in rounds.items():
+        if name not in ("smkit", *PEERS):
+            continue
+        times = [r["cold_start_first_invocation_s"] for r in per]
+        ratios = [round(a / b, 2) for a, b in zip(ours, times, strict=False) if b]
+        lines.append(
+            f"| {name} | {', '.join(f'{t:.3f}' for t in times)} | {statistics.median(times):.3f} | "
+            f"{', '.join(map(str, ratios)) if name != 'smkit' else '-'} |"
+        )
+    return [*lines, ""]
+
+
+def peer_table(result: dict[str, Any]) -> list[str]:
+    """One row per shape, peer and concurrency: both servers' numbers and smkit's ratio with its spread."""
+    raw = {**(result.get("raw_profile_rounds") or {}), "example": result.get("raw_rounds") or {}}
+    profiles = result.get("profiles") or {}
+    lines = [
+        "",
+        "smkit against each peer, same handler, same workers, same client, servers alternated every round "
+        "(ratio: smkit / peer, median of the rounds' ratios with their range; throughput above 1 and p99 "
+        "below 1 favour smkit).",
+        "",
+        "| shape | peer | concurrency | smkit req/s | peer req/s | throughput ratio (rounds) | smkit p99 (ms) "
+        "| peer p99 (ms) | p99 ratio (rounds) | smkit /ping p99 (ms) | peer /ping p99 (ms) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    starts = raw.get("example", {})
+    if "smkit" in starts:
+        lines[1:1] = _cold_starts(starts)
+    for shape, servers in profiles.items():
+        ours = servers.get("smkit")
+        if ours is None:
+            continue
+        for peer in (p for p in PEERS if p in servers):
+            for level, run in servers[peer]["runs"].items():
+                mine = ours["runs"][level]
+                cells = []
+                for key in ("throughput_rps", "p99_ms"):
+                    values = _ratios(raw.get(shape, {}), peer, key, level)
+                    cells.append(
+                        f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+                        if values
+                        else "-"
+                    )
+                lines.append(
+                    f"| {shape} | {peer} | {level} | {mine['throughput_rps']:.1f} | {run['throughput_rps']:.1f} | "
+                    f"{cells[0]} | {mine['p99_ms']:.1f} | {run['p99_ms']:.1f} | {cells[1]} | "
+                    f"{mine.get('ping_p99_ms', 0):.1f} | {run.get('ping_p99_ms', 0):.1f} |"
+                )
+    return lines
 
 
 def _profile_tables(result: dict[str, Any]) -> list[str]:
@@ -265,4 +370,5 @@ def markdown(result: dict[str, Any]) -> str:
             value = f"{t['value']} (rounds: {', '.join(map(str, spread))})" if spread else t["value"]
             lines.append(f"| {key} | {value} | {t['target']} | {met} |")
     lines += _profile_tables(result)
+    lines += peer_table(result)
     return "\n".join(lines)

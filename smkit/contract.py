@@ -2,8 +2,8 @@
 
 Environment variables, ports, timeouts, payload limits, HTTP header names and media types, as
 docs/hosting-contract.md, docs/serverless-async.md and docs/batch-transform.md describe them. The serving
-runtime, the local endpoint, batch transform, the packager and the client import them from here.
-Standard library only.
+runtime, the local endpoint, batch transform, the packager and the client import them from here; the limits
+AWS sets are defined in :mod:`smkit.aws.limits` and named here too. Standard library only.
 
 Sources: https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html,
 https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html,
@@ -14,6 +14,44 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from smkit.aws.limits import (
+    ASYNC_INLINE_BODY_LIMIT,
+    ASYNC_PAYLOAD_LIMIT,
+    BATCH_DEFAULT_MAX_PAYLOAD_MB,
+    BATCH_MAX_PAYLOAD_MB,
+    CUSTOM_ATTRIBUTES_LIMIT,
+    DEFAULT_ASYNC_INVOCATION_TIMEOUT_S,
+    DEFAULT_REQUEST_TTL_S,
+    INVOCATION_TIMEOUT_RANGE_S,
+    INVOCATION_TIMEOUT_S,
+    MAX_TOKEN_SECONDS,
+    MIB,
+    PING_TIMEOUT_S,
+    REALTIME_PAYLOAD_LIMIT,
+    REQUEST_TTL_RANGE_S,
+    SERVERLESS_PAYLOAD_LIMIT,
+    STARTUP_HEALTH_CHECK_RANGE_S,
+)
+
+__all__ = [
+    "ASYNC_INLINE_BODY_LIMIT",
+    "ASYNC_PAYLOAD_LIMIT",
+    "BATCH_DEFAULT_MAX_PAYLOAD_MB",
+    "BATCH_MAX_PAYLOAD_MB",
+    "CUSTOM_ATTRIBUTES_LIMIT",
+    "DEFAULT_ASYNC_INVOCATION_TIMEOUT_S",
+    "DEFAULT_REQUEST_TTL_S",
+    "INVOCATION_TIMEOUT_RANGE_S",
+    "INVOCATION_TIMEOUT_S",
+    "MAX_TOKEN_SECONDS",
+    "MIB",
+    "PING_TIMEOUT_S",
+    "REALTIME_PAYLOAD_LIMIT",
+    "REQUEST_TTL_RANGE_S",
+    "SERVERLESS_PAYLOAD_LIMIT",
+    "STARTUP_HEALTH_CHECK_RANGE_S",
+]
 
 # Environment variables the platform or the SageMaker SDK sets and containers read.
 BIND_TO_PORT = "SAGEMAKER_BIND_TO_PORT"
@@ -47,7 +85,12 @@ HF_TRUST_REMOTE_CODE = "HF_TRUST_REMOTE_CODE"  # pipeline(trust_remote_code=...)
 # for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
 # The runtime's other SMKIT_* variables are named in smkit/serving/env.py.
 SMKIT_PROFILE = "SMKIT_PROFILE"  # realtime | serverless | async | batch: which payload limit applies
+# Where the serving runtime serves its Prometheus metrics (docs/observability.md).
+SMKIT_METRICS_PATH = "SMKIT_METRICS_PATH"
 SMKIT_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"  # the model workers' interpreter (the model's environment)
+# Requests one model worker runs at once, for handlers that wait on I/O (docs/serving-runtime.md).
+SMKIT_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"
+MAX_WORKER_CONCURRENCY = 1024  # threads per worker; each holds a scoreboard slot
 SMKIT_FRAMEWORK = "SMKIT_FRAMEWORK"  # an AWS framework image's default handlers to apply
 SMKIT_MODEL_CACHE_SETTING = "SMKIT_MODEL_CACHE_SETTING"  # MultiModelConfig.ModelCacheSetting
 SMKIT_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"  # where the model's requirements.txt were installed
@@ -63,9 +106,6 @@ READINESS_PROBE_AGENT = "smkit-readiness-probe"
 LOAD_FAILED = "the model failed to load"
 
 # Timeouts, in seconds.
-PING_TIMEOUT_S = 2.0  # each GET /ping
-INVOCATION_TIMEOUT_S = 60.0  # each POST /invocations
-STARTUP_HEALTH_CHECK_RANGE_S = (60, 3600)  # ContainerStartupHealthCheckTimeoutInSeconds
 # SageMaker documents no default for a variant that sets no ContainerStartupHealthCheckTimeoutInSeconds;
 # the local endpoint and local batch transform wait this long for /ping then.
 DEFAULT_STARTUP_HEALTH_CHECK_S = 120.0
@@ -76,13 +116,6 @@ IN_FLIGHT_GRACE_S = 20.0
 DEFAULT_STARTUP_TIMEOUT_S = 360.0  # SAGEMAKER_STARTUP_TIMEOUT: one model's load (docs/multi-model.md)
 
 # Payload limits, in bytes unless named otherwise.
-MIB = 1024 * 1024
-REALTIME_PAYLOAD_LIMIT = 6 * MIB  # 6,291,456: InvokeEndpoint
-SERVERLESS_PAYLOAD_LIMIT = 4 * MIB
-ASYNC_PAYLOAD_LIMIT = 1024 * MIB  # InvokeEndpointAsync input object in S3
-ASYNC_INLINE_BODY_LIMIT = 128_000
-BATCH_DEFAULT_MAX_PAYLOAD_MB = 6
-BATCH_MAX_PAYLOAD_MB = 100  # also the ceiling of MaxConcurrentTransforms x MaxPayloadInMB
 # An oversize request body is read and dropped up to this many bytes past its limit, so the client gets
 # its 413 instead of a broken pipe (the serving runtime, the local gateway); beyond that the connection is
 # closed unread.
@@ -104,11 +137,6 @@ FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow", "huggingface")
 DEFAULT_BATCH_SIZE = 1
 DEFAULT_MAX_BATCH_DELAY_MS = 100.0
 
-# InvokeEndpointAsync ranges and defaults, in seconds.
-REQUEST_TTL_RANGE_S = (60, 21_600)
-INVOCATION_TIMEOUT_RANGE_S = (1, 3_600)
-DEFAULT_REQUEST_TTL_S = 21_600
-DEFAULT_ASYNC_INVOCATION_TIMEOUT_S = 900
 
 # HTTP headers of the SageMaker Runtime API (botocore ``sagemaker-runtime`` 2017-05-13). The first two
 # also reach the container.
@@ -135,7 +163,6 @@ NEW_SESSION_ID = "X-Amzn-SageMaker-New-Session-Id"
 CLOSED_SESSION_ID = "X-Amzn-SageMaker-Closed-Session-Id"
 ADAPTER_IDENTIFIER = "X-Amzn-SageMaker-Adapter-Identifier"
 ADAPTER_ALIAS = "X-Amzn-SageMaker-Adapter-Alias"
-CUSTOM_ATTRIBUTES_LIMIT = 1024  # visible US-ASCII characters
 
 # Media types.
 JSON = "application/json"
@@ -172,11 +199,6 @@ def charset(value: str | None, default: str = "utf-8") -> str:
         if key.strip().lower() == "charset" and val.strip():
             return val.strip().strip('"')
     return default
-
-
-# A bearer token of the OpenAI-compatible route lives at most 12 hours (smkit/local/auth.py, smkit token).
-# https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html
-MAX_TOKEN_SECONDS = 12 * 3600
 
 
 # --- The container's settings, read from its environment in one place ---------------------------------------
@@ -278,6 +300,8 @@ class RuntimeSettings:
         startup_timeout_s: ``SAGEMAKER_STARTUP_TIMEOUT``: how long one model may take to load (360 s).
         batch_size: ``SAGEMAKER_TS_BATCH_SIZE`` (default 1: no dynamic batching).
         max_batch_delay_ms: ``SAGEMAKER_TS_MAX_BATCH_DELAY`` (default 100), at most the invocation timeout.
+        worker_concurrency: ``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once, for
+            handlers that wait on I/O; above 1 refused with dynamic batching and in multi-model mode.
         in_flight_grace_s: how long requests in flight may finish after SIGTERM (not a variable: it fits
             inside the platform's :data:`STOP_GRACE_S`).
     """
@@ -289,6 +313,7 @@ class RuntimeSettings:
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     batch_size: int = DEFAULT_BATCH_SIZE
     max_batch_delay_ms: float = DEFAULT_MAX_BATCH_DELAY_MS
+    worker_concurrency: int = 1
     in_flight_grace_s: float = IN_FLIGHT_GRACE_S
 
     @property
@@ -318,7 +343,38 @@ class RuntimeSettings:
             startup_timeout_s=startup,
             batch_size=batch_size,
             max_batch_delay_ms=batch_delay,
+            worker_concurrency=_concurrency(environ, batch_size),
         )
+
+
+def _concurrency(environ: Mapping[str, str], batch_size: int) -> int:
+    """``SMKIT_WORKER_CONCURRENCY``: 1 unless set; above 1 only where a worker can run requests side by side."""
+    name = SMKIT_WORKER_CONCURRENCY
+    value = int(read_int(environ, name, 1, minimum=1) or 1)
+    if value > MAX_WORKER_CONCURRENCY:
+        raise SettingError(
+            name,
+            environ[name],
+            f"is more than {MAX_WORKER_CONCURRENCY} requests per worker",
+            f"use at most {MAX_WORKER_CONCURRENCY}, with more workers ({MODEL_SERVER_WORKERS}) if needed",
+        )
+    if value > 1 and read_flag(environ, MULTI_MODEL, False):
+        raise SettingError(
+            name,
+            environ[name],
+            f"cannot serve multi-model mode ({MULTI_MODEL}=true): models load and unload inside requests",
+            f"unset {name} (or set it to 1), or serve the model alone",
+        )
+    if value > 1 and batch_size > 1:
+        raise SettingError(
+            name,
+            environ[name],
+            f"cannot be combined with dynamic batching ({TS_BATCH_SIZE}={batch_size}): a batching worker "
+            "already holds a batch of requests at once",
+            f"unset {name} for a CPU-bound model that batches, or unset {TS_BATCH_SIZE} for a handler that "
+            "waits on I/O",
+        )
+    return value
 
 
 def _batching(environ: Mapping[str, str], timeout: float) -> tuple[int, float]:

@@ -41,6 +41,8 @@ from smkit.contract import PING_TIMEOUT_S, READINESS_PROBE_AGENT
 HOST = "127.0.0.1"
 POLL_S = 0.05
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NAME = 15
 
 # Groups started here and not stopped yet: killed when this interpreter exits, whatever way it exits.
 _live_groups: set[int] = set()
@@ -137,6 +139,28 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
     if libc is None:
         return False
     return bool(libc.prctl(_PR_SET_PDEATHSIG, sig) == 0)
+
+
+def adopt_orphans() -> bool:
+    """Become the reaper of this process's orphaned descendants (Linux only): a process forked by a child
+    whose parent then exits becomes this process's child, which it can wait for. False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = _libc()
+    if libc is None:
+        return False
+    return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0)
+
+
+def name_process(name: str) -> bool:
+    """Set this process's name as ``ps -o comm``, ``top`` and ``/proc/PID/comm`` show it (Linux only, at
+    most 15 bytes; children forked later inherit it). False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = _libc()
+    if libc is None:
+        return False
+    return bool(libc.prctl(_PR_SET_NAME, name.encode()[:15]) == 0)
 
 
 def _die_with_parent_preexec() -> None:

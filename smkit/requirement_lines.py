@@ -64,6 +64,29 @@ def file_lines(path: str | Path) -> list[str]:
     return requirement_lines(Path(path).read_text(encoding="utf-8"))
 
 
+# Where SageMaker puts the model data; a requirement line may name a file there by its absolute path, as
+# JumpStart's scripts name the wheels they ship (/opt/ml/model/code/lib/<name>/<wheel>), which pip installs
+# once the model sits there (https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.html).
+MODEL_DIR_PREFIX = "/opt/ml/model/"
+
+
+def localized_text(text: str, model_dir: str | Path) -> str | None:
+    """``text`` with every line that names a file under ``/opt/ml/model/`` rewritten to the same file under
+    ``model_dir`` (the model folder as it sits here), or None when no line needs it (or ``model_dir`` is
+    ``/opt/ml/model`` itself)."""
+    root = Path(model_dir).absolute()
+    if str(root) == MODEL_DIR_PREFIX.rstrip("/"):
+        return None
+    changed = False
+    out: list[str] = []
+    for line in requirement_lines(text):
+        if line.startswith(MODEL_DIR_PREFIX):
+            line = str(root / line[len(MODEL_DIR_PREFIX) :])
+            changed = True
+        out.append(line)
+    return "\n".join(out) + "\n" if changed else None
+
+
 def installed_versions(distributions: Iterable[tuple[str, str | None]]) -> dict[str, str | None]:
     """``{canonical name: version}`` of ``(name, version)`` pairs; the first of two spellings of a name wins
     (as the first distribution on ``sys.path`` is the one imported)."""

@@ -104,8 +104,24 @@ def test_the_documented_one_way_rules_hold() -> None:
     assert "smkit.serving" not in edges["smkit.packaging"], "packaging never imports serving"
     for name in ("stacks", "smkit.cdk"):
         assert name not in edges["scripts"], "scripts reach stack names through the synthesized assembly"
+    assert edges.get("smkit.aws", frozenset()) == frozenset(), (
+        "smkit.aws (AWS facts) imports nothing of smkit"
+    )
     for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.storage"):
-        assert edges.get(bottom, frozenset()) <= {"smkit.contract"}, f"{bottom} is a bottom layer"
+        assert edges.get(bottom, frozenset()) <= {"smkit.contract", "smkit.aws"}, (
+            f"{bottom} is a bottom layer"
+        )
+
+
+def test_constructs_read_aws_facts_from_the_facts_layer() -> None:
+    # Constructs take no config: AWS's numbers (instance hardware, limits) come from smkit.aws.
+    config = {
+        f"{path.relative_to(REPO)}: {name}"
+        for path in sorted((REPO / "smkit" / "cdk" / "constructs").rglob("*.py"))
+        for name in _module_imports(path)
+        if name.startswith("smkit.config") and name != "smkit.config.storage"  # the bucket's own tag name
+    }
+    assert config == set(), "\n".join(sorted(config))
 
 
 def test_smkit_cdk_is_the_top_of_the_library_and_the_only_part_that_imports_cdk() -> None:

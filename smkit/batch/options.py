@@ -11,6 +11,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from smkit.aws.limits import (
+    DEFAULT_INVOCATIONS_TIMEOUT_S,
+    DEFAULT_MAX_CONCURRENT_TRANSFORMS,
+    FILTER_MAX_LENGTH,
+    INVOCATIONS_TIMEOUT_RANGE_S,
+    MAX_INVOCATIONS_RETRIES,
+)
 from smkit.contract import (
     BATCH_DEFAULT_MAX_PAYLOAD_MB,
     BATCH_MAX_PAYLOAD_MB,
@@ -62,10 +69,6 @@ class CompressionType(enum.StrEnum):
 DEFAULT_MAX_PAYLOAD_MB = BATCH_DEFAULT_MAX_PAYLOAD_MB
 MAX_PAYLOAD_MB_LIMIT = BATCH_MAX_PAYLOAD_MB
 CONCURRENCY_X_PAYLOAD_LIMIT = BATCH_MAX_PAYLOAD_MB
-DEFAULT_MAX_CONCURRENT_TRANSFORMS = 1
-DEFAULT_INVOCATIONS_TIMEOUT_S = 600
-MAX_INVOCATIONS_RETRIES = 3
-FILTER_MAX_LENGTH = 63
 MEGABYTE = 1024 * 1024
 
 # Content types DataProcessing can parse, by family (batch-transform-data-processing.html: JSON and CSV only).
@@ -224,10 +227,11 @@ def _check_ranges(o: TransformOptions, local: bool) -> list[str]:
             f" exceeds {CONCURRENCY_X_PAYLOAD_LIMIT}: SageMaker requires their product <= "
             f"{CONCURRENCY_X_PAYLOAD_LIMIT}; lower one of them"
         )
-    if o.invocations_timeout_s < 1 or o.invocations_timeout_s > 3600:
+    low, high = INVOCATIONS_TIMEOUT_RANGE_S
+    if not low <= o.invocations_timeout_s <= high:
         out.append(
             f"ModelClientConfig.InvocationsTimeoutInSeconds {o.invocations_timeout_s} is out of range: "
-            "it is 1-3600"
+            f"it is {low}-{high}"
         )
     if not 0 <= o.invocations_max_retries <= MAX_INVOCATIONS_RETRIES:
         out.append(

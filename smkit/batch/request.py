@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from smkit.aws.instances import INSTANCE_TYPE_RE
 from smkit.batch.options import (
     AssembleWith,
     CompressionType,
@@ -24,7 +25,6 @@ from smkit.batch.options import (
 )
 
 JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9]+\.[a-z0-9]+$")
 DEFAULT_INSTANCE_TYPE = "ml.m5.large"
 
 
@@ -128,7 +128,7 @@ def _target_problems(target: JobTarget) -> list[str]:
             f"TransformJobName {target.job_name!r} is not valid: 1-63 letters, digits and "
             "hyphens, starting and ending with a letter or digit"
         )
-    if not INSTANCE_TYPE.match(target.instance_type):
+    if not INSTANCE_TYPE_RE.match(target.instance_type):
         problems.append(
             f"InstanceType {target.instance_type!r} is not a SageMaker instance type; use e.g. ml.m5.large"
         )

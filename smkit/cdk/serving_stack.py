@@ -33,6 +33,9 @@ from smkit.config.model_data_rules import previous_s3_reads
 from smkit.config.resolved import ResolvedDeployment
 from smkit.config.rules import ASYNC_INPUT_PREFIX
 
+# AWS Config's managed rule on production variants of one instance.
+PROD_INSTANCE_COUNT_URL = "https://docs.aws.amazon.com/config/latest/developerguide/sagemaker-endpoint-config-prod-instance-count.html"
+
 
 class ServingStack(cdk.Stack):
     """Everything one SageMaker endpoint needs, built from ``deployment``.
@@ -104,11 +107,12 @@ class ServingStack(cdk.Stack):
             "EndpointConfig",
             model_name=self._model(specs, vpc).model_name,
             kms_key_arn=self.encryption.key_arn,
-            variants=mapping.instance_variants(d),
+            variants=mapping.instance_variants(d, self.storage),
             shadow_variants=self._shadow_variants(specs, vpc),
             serverless=mapping.serverless_variant(d),
             data_capture=mapping.data_capture(d, self.storage),
             async_inference=self.async_settings,
+            metrics=mapping.metrics_settings(d),
         )
         if d.asynchronous is not None:
             self.storage.grant_read(self.execution_role, ASYNC_INPUT_PREFIX)
@@ -140,6 +144,7 @@ class ServingStack(cdk.Stack):
             else None,
         )
         self._warn_unsubscribed(d)
+        self._warn_single_instance(d)
         self._plan_update(d)
 
     def _containers(
@@ -256,6 +261,21 @@ class ServingStack(cdk.Stack):
                 "--notification-endpoint ADDRESS)",
             )
 
+    def _warn_single_instance(self, deployment: ResolvedDeployment) -> None:
+        """``environment: prod`` with a production variant of one instance: say what AWS Config will report."""
+        if deployment.environment != "prod" or deployment.endpoint_kind == "serverless":
+            return
+        single = [v.name for v in deployment.variants if v.initial_instance_count < 2]
+        if single:
+            cdk.Annotations.of(self).add_warning_v2(
+                "smkit:prod-single-instance",
+                f"environment: prod, but variant(s) {', '.join(single)} start with one instance: one instance is "
+                "one Availability Zone, and AWS Config's managed rule sagemaker-endpoint-config-prod-instance-count "
+                'reports this endpoint config NON_COMPLIANT (AWS: "The rule is NON_COMPLIANT if production '
+                'variants InitialInstanceCount is equal to 1."); set initial_instance_count: 2 or more '
+                f"({PROD_INSTANCE_COUNT_URL})",
+            )
+
     def _outputs(
         self,
         variant_names: Sequence[str],
@@ -293,7 +313,10 @@ class ServingStack(cdk.Stack):
             encryption_key=self.encryption.key,
             vpc=vpc,
             logs=self.logs,
+            storage=self.storage,
         )
+        if deployment.written_prefixes:  # core dumps
+            self.storage.grant_write(self.execution_role, deployment.written_prefixes)
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))
@@ -309,6 +332,7 @@ class ServingStack(cdk.Stack):
             f"{name}={component.component_name}" for name, component in parts.components.items()
         )
         self._warn_unsubscribed(deployment)
+        self._warn_single_instance(deployment)
         self._plan_update(deployment)
         self._outputs(
             parts.endpoint_config.variant_names,

@@ -63,10 +63,13 @@ def _describe(endpoint: object) -> str:
     lines.append(
         f'  boto3.client("sagemaker-runtime", endpoint_url="{endpoint.url}", region_name="{endpoint.settings.region}")'
     )
-    lines.append(
-        f'  OpenAI(base_url="{endpoint.openai_base_url()}", api_key=<smkit token --region '
-        f"{endpoint.settings.region}>)"
-    )
+    # An inference-component endpoint's OpenAI route is per component: the endpoint's own refuses the call.
+    components = list(getattr(runtime, "components", {})) or [None]
+    for component in components:
+        lines.append(
+            f'  OpenAI(base_url="{endpoint.openai_base_url(component)}", api_key=<smkit token --region '
+            f"{endpoint.settings.region}>)"
+        )
     if endpoint.verifies_signatures:
         lines.append(
             "  SigV4 signatures are checked (--verify-signatures, or local.verify_signatures in the config)"

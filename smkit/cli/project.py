@@ -203,7 +203,8 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
 
     Archives older than their model_code/ sources are packaged again first.
     """
-    _load(config_path)
+    for notice in _load(config_path).notices:
+        say(f"note: {notice}")
     ensure_archives(config_path)
     env = _app_environment(config_path, output, context)
     result = subprocess.run([sys.executable, "-m", APP_MODULE], env=env, check=False)

@@ -2,68 +2,57 @@
 
 Each rule is a pure function ``(cfg) -> Iterable[Issue]`` like those in :mod:`smkit.config.rules`; the
 loader applies both tables. Every message names the limit, the fix and the page. The stacks import the tables here
-(:data:`INSTANCE_STORE`, :func:`rollback_alarm_count`) instead of keeping their own copies.
+(:func:`rollback_alarm_count`) instead of keeping their own copies; AWS's numbers (instance hardware, limits)
+come from :mod:`smkit.aws`.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from smkit.aws.instances import (
+    VARIANT_URL,
+    accelerator,
+    has_instance_storage,
+    hosting_instance_types,
+    is_burstable,
+    volume_message,
+)
+from smkit.aws.limits import (
+    CANARY_MAX_PERCENT,
+    LINEAR_PERCENT,
+    LOG_RETENTION_DAYS,
+    MAX_EXECUTION_TIMEOUT,
+    MAX_ROLLBACK_ALARMS,
+)
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
-from smkit.config.image_rules import ACCELERATED
 from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 from smkit.config.scaling import variant_paths
 
-# AutoRollbackConfig.Alarms: 1 to 10 alarms.
-# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AutoRollbackConfig.html
-MAX_ROLLBACK_ALARMS = 10
 # Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
 ROLLBACK_ALARMS_PER_VARIANT = 2
-# CanarySize <= 50% and LinearStepSize 10-50% of the new fleet's capacity.
-# https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-sagemaker-endpoint-trafficroutingconfig.html
-CANARY_MAX_PERCENT = 50
-LINEAR_PERCENT = (10, 50)
 TRAFFIC_ROUTING_URL = (
     "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
     "aws-properties-sagemaker-endpoint-trafficroutingconfig.html"
 )
-# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits.
+# MaximumExecutionTimeoutInSeconds must exceed the total of TerminationWaitInSeconds and the waits; it is
+# 600-28800 (botocore's BlueGreenUpdatePolicy member and the CloudFormation schema of AWS::SageMaker::Endpoint).
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html
 BLUE_GREEN_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html"
-MAX_EXECUTION_TIMEOUT = 14400
-# Instance types with local NVMe instance storage: their volumes are encrypted by the instance's hardware
-# module and CreateEndpointConfig rejects a KmsKeyId for them. A "d" after the generation marks instance
-# storage (m5d, c6id, g4dn, p4d); the alternatives list the families without that mark.
-# https://docs.aws.amazon.com/sagemaker/latest/dg/host-instance-storage.html
-INSTANCE_STORE = re.compile(
-    r"^ml\.(?:[a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|gr6|p5|p5e|p5en|p6-b200|p6e-gb200|trn1|trn1n|trn2)\."
-)
-# ProductionVariant.VolumeSizeInGB: "Currently only Amazon EBS gp2 storage volumes are supported." Instance types
-# with local NVMe storage (INSTANCE_STORE) have no EBS ML storage volume, so CreateEndpointConfig refuses a size
-# for them (AWS's own SDK drops the setting for these families).
-VARIANT_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
-EBS_ONLY = "Currently only Amazon EBS gp2 storage volumes are supported"
 # Instance pools: "Instance pools support both real-time and asynchronous inference endpoints. You can use them
 # with single-model endpoints and with inference components." (POOLS_URL)
 POOL_ENDPOINT_TYPES = ("realtime", "async", "inference-components")
 POOLS_SENTENCE = "Instance pools support both real-time and asynchronous inference endpoints"
 # Burstable ml.t2/ml.t3 instances cannot be scalable targets (ml.trn* can).
 # https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html
-BURSTABLE = re.compile(r"^ml\.t\d+[a-z]*\.")
 AUTOSCALING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html"
-# CloudWatch Logs accepts only these retention periods (PutRetentionPolicy retentionInDays).
-# https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html
-LOG_RETENTION_DAYS = (
-    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
-)  # fmt: skip
 # SageMaker pulls an image only from an ECR registry in the endpoint's own region.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-containers-inference-private.html
 IMAGE_REGION = re.compile(r"^\d{12}\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
@@ -157,7 +146,7 @@ def kms_key(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
     for path, v in variant_paths(cfg):
-        burstable = [t for t in pool_types(v) if BURSTABLE.match(t)]
+        burstable = [t for t in pool_types(v) if is_burstable(t)]
         if v.autoscaling is not None and burstable:
             yield Issue(
                 f"{path}.instance_type" if burstable[0] == v.instance_type else f"{path}.instance_pools",
@@ -165,17 +154,6 @@ def burstable_autoscaling(cfg: DeploymentConfig) -> Iterable[Issue]:
                 "burstable ml.t* instances cannot autoscale; pick e.g. ml.m5.large or remove autoscaling "
                 f"({AUTOSCALING_URL})",
             )
-
-
-@functools.cache
-def hosting_instance_types() -> frozenset[str]:
-    """The instance types SageMaker hosts endpoints on: botocore's model of ``ProductionVariantInstanceType``
-    (the SageMaker API's own enum; one list for every region, so a type a region lacks passes here and fails at
-    CreateEndpointConfig). The emulator checks against the same list."""
-    import botocore.session
-
-    model = botocore.session.get_session().get_service_model("sagemaker")
-    return frozenset(model.shape_for("ProductionVariantInstanceType").enum)
 
 
 def instance_types(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -197,13 +175,6 @@ def instance_types(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 def _pools(cfg: DeploymentConfig) -> list[tuple[str, Variant]]:
     return [(f"endpoint.variants[{i}]", v) for i, v in enumerate(cfg.endpoint.variants)]
-
-
-def accelerator(instance_type: str) -> str:
-    """``NVIDIA GPU``, ``Neuron`` or ``CPU``: what an image for ``instance_type`` is built for."""
-    if not ACCELERATED.match(instance_type):
-        return "CPU"
-    return "Neuron" if re.match(r"^ml\.(inf|trn)", instance_type) else "NVIDIA GPU"
 
 
 def instance_pools(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -319,7 +290,7 @@ def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
     variants and the instance pool of an inference-component endpoint alike."""
     for path, v in variant_paths(cfg):
         size = getattr(v, "volume_size_gb", None)
-        stored = [t for t in pool_types(v) if INSTANCE_STORE.match(t)]
+        stored = [t for t in pool_types(v) if has_instance_storage(t)]
         if size is not None and stored:
             yield Issue(f"{path}.volume_size_gb", size, volume_message(stored[0]))
 
@@ -327,15 +298,6 @@ def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
 def pool_types(v: Variant | ShadowVariant) -> tuple[str, ...]:
     """Every instance type ``v`` may run on (its instance pools', or its one type)."""
     return v.pool_types if isinstance(v, Variant) else (v.instance_type,)
-
-
-def volume_message(instance_type: str) -> str:
-    """Why ``VolumeSizeInGB`` is refused for ``instance_type`` (an :data:`INSTANCE_STORE` type), and the fix."""
-    return (
-        f"{instance_type} has local NVMe instance storage and no EBS volume to size (VolumeSizeInGB: "
-        f'"{EBS_ONLY}"); remove volume_size_gb, the instance\'s own storage holds the model '
-        f"({VARIANT_URL})"
-    )
 
 
 def retained_counts(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -1,15 +1,15 @@
 """Cross-field rules of inference-component endpoints and shadow variants (part of :data:`rules.RULES`).
 
-Limits come from the API reference pages linked in :mod:`smkit.config.components`; instance sizes from
-https://aws.amazon.com/sagemaker/pricing/ (vCPUs and memory per ML instance type).
+Limits come from the API reference pages linked in :mod:`smkit.config.components`; instance sizes from the
+instance catalogue (:mod:`smkit.aws.instances`).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
+from smkit.aws.instances import instance
 from smkit.config.components import (
     CREATE_IC,
     MANAGED_SCALING,
@@ -25,50 +25,12 @@ from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
 PATH = "endpoint.inference_components"
-# vCPUs and GiB of memory per "unit" (one .large) of the general, compute and memory optimized families.
-FAMILY_UNIT = {"m": (2, 8), "c": (2, 4), "r": (2, 16)}
-SIZE_UNITS = {
-    "large": 1,
-    "xlarge": 2,
-    "2xlarge": 4,
-    "4xlarge": 8,
-    "8xlarge": 16,
-    "9xlarge": 18,
-    "12xlarge": 24,
-    "16xlarge": 32,
-    "18xlarge": 36,
-    "24xlarge": 48,
-    "32xlarge": 64,
-}
-# GPU instances: (vCPUs, GiB, GPUs).
-GPU_INSTANCES = {
-    "ml.g5.xlarge": (4, 16, 1),
-    "ml.g5.2xlarge": (8, 32, 1),
-    "ml.g5.4xlarge": (16, 64, 1),
-    "ml.g5.8xlarge": (32, 128, 1),
-    "ml.g5.12xlarge": (48, 192, 4),
-    "ml.g5.16xlarge": (64, 256, 1),
-    "ml.g5.24xlarge": (96, 384, 4),
-    "ml.g5.48xlarge": (192, 768, 8),
-    "ml.g6.xlarge": (4, 16, 1),
-    "ml.g6.2xlarge": (8, 32, 1),
-    "ml.g6.12xlarge": (48, 192, 4),
-    "ml.g6.48xlarge": (192, 768, 8),
-}
-FAMILY = re.compile(r"^ml\.([mcr])[5-8][a-z]*\.([0-9]*x?large)$")
 
 
 def instance_size(instance_type: str) -> tuple[int, int, int] | None:
-    """``(vCPUs, memory MiB, accelerators)`` of a known instance type, else None."""
-    if instance_type in GPU_INSTANCES:
-        cpus, gib, gpus = GPU_INSTANCES[instance_type]
-        return cpus, gib * 1024, gpus
-    match = FAMILY.match(instance_type)
-    if match is None or match.group(2) not in SIZE_UNITS:
-        return None
-    units = SIZE_UNITS[match.group(2)]
-    cpus, gib = FAMILY_UNIT[match.group(1)]
-    return cpus * units, gib * units * 1024, 0
+    """``(vCPUs, memory MiB, accelerators)`` of ``instance_type`` (:mod:`smkit.aws.instances`), else None."""
+    found = instance(instance_type)
+    return None if found is None else (found.vcpus, found.memory_mib, found.accelerators)
 
 
 def shadow_containers(cfg: DeploymentConfig) -> set[str]:
@@ -174,6 +136,13 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
         path = f"{PATH}.components[{i}]"
         yield from _copy_scaling(path, component.copies, component.autoscaling)
         yield from _per_instance_type(path, component, variant.pool_types, bool(variant.instance_pools))
+        if component.metrics_path is not None and component.base_component is not None:
+            yield Issue(
+                f"{path}.metrics_path",
+                component.metrics_path,
+                "an adapter runs in its base component's container, which serves the metrics; set metrics_path "
+                f"on the base component {component.base_component!r} instead",
+            )
         compute = component.compute
         if compute is None:
             continue  # an adapter (smkit.config.hosting_rules)

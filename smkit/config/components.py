@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from smkit.aws.instances import INSTANCE_TYPE
 from smkit.config.base import Frozen
 from smkit.config.scaling import Autoscaling
 
@@ -82,7 +83,7 @@ class ComputeForInstanceType(Frozen):
     """One entry of InferenceComponent.Specifications: the copy's reservation on one instance pool's type."""
 
     instance_type: str = Field(
-        pattern=r"^ml\.[a-z0-9]+(-[a-z0-9]+)*\.[a-z0-9]+$",
+        pattern=INSTANCE_TYPE,
         description=f"InstanceType: one of the variant's instance_pools types. {SPECIFICATIONS}",
     )
     compute: ComputeRequirements = Field(description=f"ComputeResourceRequirements on this type. {RESOURCES}")
@@ -142,8 +143,9 @@ class Scheduling(Frozen):
         ge=0,
         le=100,
         description="AvailabilityZoneBalance.MaxImbalance: largest difference in copies between two "
-        "Availability Zones (EnforcementMode PERMISSIVE, the only mode; CloudFormation requires the block). "
-        f"Default: unset. {SCHEDULING}",
+        "Availability Zones (EnforcementMode PERMISSIVE, the only mode). Required with placement: CloudFormation "
+        "requires AvailabilityZoneBalance with PlacementStrategy, and AWS's own default is 0 (zones kept equal); "
+        f"100 lets the placement pack freely. {SCHEDULING}",
     )
 
 
@@ -175,8 +177,9 @@ class InferenceComponentSpec(Frozen):
     )
     artifact_url: str | None = Field(
         None,
-        description="Adapters only: s3://BUCKET/PREFIX/ of the LoRA adapter's weights in the endpoint's region "
-        f"(Specification.Container.ArtifactUrl). {ADAPTERS}",
+        description="Adapters only: s3://BUCKET/KEY.tar.gz, one gzip-compressed tar archive of the LoRA "
+        "adapter's folder, in the endpoint's region (Specification.Container.ArtifactUrl; AWS: \"This path must "
+        f'point to a single gzip compressed tar archive (.tar.gz suffix)."). {ADAPTERS}',
     )
 
     @property
@@ -222,6 +225,16 @@ class InferenceComponentSpec(Frozen):
     )
     autoscaling: CopyScaling | None = Field(
         None, description=f"Copy autoscaling. Default: none (fixed copies). {SCALE_TO_ZERO}"
+    )
+    metrics_path: str | None = Field(
+        None,
+        max_length=256,
+        pattern=r"^/[A-Za-z0-9/_.\-]*$",
+        description="Where the component's container serves Prometheus metrics, when not /metrics: the template "
+        "gets Specification.Container.ContainerMetricsConfig with this MetricsEndpointPath (and the endpoint's "
+        "publish frequency), and smkit's runtime serves its metrics there (SMKIT_METRICS_PATH). Not for "
+        "adapters. Default: unset (/metrics on port 8080, what SageMaker scrapes without the setting). "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerMetricsConfig.html",
     )
 
 
@@ -294,7 +307,7 @@ class ShadowVariant(Frozen):
 
     name: str = Field(pattern=COMPONENT_NAME, description=f"VariantName of the shadow variant. {SHADOW}")
     instance_type: str = Field(
-        pattern=r"^ml\.[a-z0-9]+\.[a-z0-9]+$",
+        pattern=INSTANCE_TYPE,
         description=f"InstanceType, e.g. ml.m5.large. Required. {SHADOW}",
     )
     initial_instance_count: int = Field(

@@ -11,26 +11,27 @@ import math
 import re
 from collections.abc import Iterable
 
-from smkit.config.components import ADAPTERS, ROLLING
+from smkit.aws.instances import NEURON, NVIDIA_GPU, accelerator, split
+from smkit.aws.limits import BATCH_PERCENT
+from smkit.config.components import ADAPTERS, ROLLING, SCHEDULING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
-# MaximumBatchSize (and RollbackMaximumBatchSize) of a rolling update: 5-50% of the variant's instances, or
-# of the component's copies. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html
-BATCH_PERCENT = (5, 50)
 ROLLING_POLICY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html"
-# BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: at most 14400; RollingUpdatePolicy: at most 28800.
-BLUE_GREEN_MAX_TIMEOUT = 14400
+# InferenceComponentContainerSpecification.ArtifactUrl, AWS's sentence (botocore's documentation of the member):
+ADAPTER_ARCHIVE = "This path must point to a single gzip compressed tar archive (.tar.gz suffix)."
+ADAPTER_ARCHIVE_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentContainerSpecification.html"
+# InferenceComponentAvailabilityZoneBalance.MaxImbalance, AWS's sentence:
+AZ_DEFAULT = "Default value: 0."
+# InferenceComponentRollingUpdatePolicy.MaximumBatchSize, AWS's sentence:
+COMPONENT_BATCH = "The value must be between 5% to 50% of the copy count of the inference component."
 # Deployment guardrails do not apply to Inf1 instances (they fall back to all at once), and rolling
 # deployments exclude serverless and multi-variant endpoints.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html
 EXCLUSIONS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html"
-INF1 = re.compile(r"^ml\.inf1\.")
 # GPU AMIs need an NVIDIA instance (ml.g*, ml.p*); the Neuron AMI an Inferentia / Trainium one.
-GPU_INSTANCE = re.compile(r"^ml\.(g\d|p\d)")
-NEURON_INSTANCE = re.compile(r"^ml\.(inf\d|trn\d)")
 # CapacityReservationConfig.MlReservationArn: arn:PARTITION:sagemaker:REGION:ACCOUNT:TYPE/ID.
 RESERVATION_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]*):")
 EULA_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html"
@@ -49,16 +50,6 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
                     getattr(d, field),
                     f"applies only to strategy: rolling, not {d.strategy}",
                 )
-        if (
-            d.max_execution_timeout_seconds is not None
-            and d.max_execution_timeout_seconds > BLUE_GREEN_MAX_TIMEOUT
-        ):
-            yield Issue(
-                f"{path}.max_execution_timeout_seconds",
-                d.max_execution_timeout_seconds,
-                f"a blue/green deployment may run at most {BLUE_GREEN_MAX_TIMEOUT} s; lower it, or use strategy: "
-                f"rolling (up to 28800 s) ({ROLLING_POLICY_URL})",
-            )
         return
     ep = cfg.endpoint
     if ep.type in ("serverless", "inference-components"):
@@ -82,7 +73,7 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
             f"strategy (all-at-once, canary, linear) ({EXCLUSIONS_URL})",
         )
     for i, v in enumerate(ep.variants):
-        if INF1.match(v.instance_type):
+        if (split(v.instance_type) or ("",))[0] == "inf1":
             yield Issue(
                 f"endpoint.variants[{i}].instance_type",
                 v.instance_type,
@@ -157,18 +148,50 @@ def _rolling_timeout(cfg: DeploymentConfig, instances: int) -> Iterable[Issue]:
 
 
 def component_rolling_batch(cfg: DeploymentConfig) -> Iterable[Issue]:
-    """Inference-component rolling updates: the batch is 5-50% of the component's copies."""
+    """Inference-component rolling updates: the batch, in copies or percent, is 5-50% of the copy count of
+    every component it rolls, and at least one copy.
+
+    AWS (InferenceComponentRollingUpdatePolicy.MaximumBatchSize): "The value must be between 5% to 50% of the
+    copy count of the inference component." The copy count a component has when it is updated is any it may
+    run with: ``copies`` at creation and, when autoscaled, ``min_copies`` to ``max_copies``; the batch must fit
+    the smallest. A component that may be at 0 copies, or at 1 (no whole copy is 50% of one), cannot be rolled;
+    SageMaker's default update then replaces its copies.
+    """
     spec = cfg.endpoint.inference_components
     if spec is None or spec.rolling_update is None:
         return
     low, high = BATCH_PERCENT
-    percent = spec.rolling_update.batch_percent
+    rolling = spec.rolling_update
+    path = "endpoint.inference_components.rolling_update"
+    percent, copies = rolling.batch_percent, rolling.batch_copies
+    if (percent is None) == (copies is None):
+        return  # smkit.config.component_rules
     if percent is not None and not low <= percent <= high:
         yield Issue(
-            "endpoint.inference_components.rolling_update.batch_percent",
+            f"{path}.batch_percent",
             percent,
             f"must be {low}-{high}% of the component's copies; use e.g. 25 ({ROLLING})",
         )
+        return
+    for i, c in enumerate(spec.components):
+        if c.base_component is not None:
+            continue  # an adapter runs in its base's copies and has no rolling update of its own
+        fewest = min(c.copies, c.autoscaling.min_copies) if c.autoscaling else c.copies
+        field = "batch_percent" if percent is not None else "batch_copies"
+        value = percent if percent is not None else copies
+        # The batch at ``fewest`` copies, in copies: a percent of it, or the count given.
+        batch = fewest * percent / 100 if percent is not None else float(copies or 0)
+        if fewest * high < 100 or batch < 1 or batch * 100 > high * fewest or batch * 100 < low * fewest:
+            where = f"endpoint.inference_components.components[{i}]"
+            yield Issue(
+                f"{path}.{field}",
+                value,
+                f"component {c.name!r} may run with {fewest} cop{'y' if fewest == 1 else 'ies'} ({where}), and "
+                f"AWS: {COMPONENT_BATCH!r} A batch of at least one copy needs every rolled component at "
+                f"{math.ceil(100 / high)} copies or more: raise its copies (and min_copies), set "
+                f"{field} within {low}-{high}% of its copies, or remove rolling_update (SageMaker's default "
+                f"update replaces the copies) ({ROLLING})",
+            )
 
 
 def variant_hosting(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -178,8 +201,7 @@ def variant_hosting(cfg: DeploymentConfig) -> Iterable[Issue]:
         ami = v.inference_ami_version
         if ami is not None:
             neuron = "neuron" in ami
-            fits = NEURON_INSTANCE if neuron else GPU_INSTANCE
-            if not fits.match(v.instance_type):
+            if accelerator(v.instance_type) != (NEURON if neuron else NVIDIA_GPU):
                 kind = (
                     "an Inferentia/Trainium (ml.inf2.*, ml.trn1.*)"
                     if neuron
@@ -266,7 +288,14 @@ def adapters(cfg: DeploymentConfig) -> Iterable[Issue]:
             yield Issue(
                 f"{path}.artifact_url",
                 c.artifact_url,
-                f"an adapter needs its LoRA weights in S3: s3://BUCKET/PREFIX/ or s3://BUCKET/KEY.tar.gz ({ADAPTERS})",
+                f"an adapter needs its LoRA weights in S3 as one archive: s3://BUCKET/KEY.tar.gz ({ADAPTERS})",
+            )
+        elif not c.artifact_url.endswith(".tar.gz"):
+            yield Issue(
+                f"{path}.artifact_url",
+                c.artifact_url,
+                f"AWS: {ADAPTER_ARCHIVE!r} Archive the adapter's folder (tar -czf adapter.tar.gz -C FOLDER .), "
+                f"upload it and give s3://BUCKET/KEY.tar.gz ({ADAPTER_ARCHIVE_URL})",
             )
         for field in ADAPTER_SHARED_FIELDS:
             if field in c.model_fields_set:
@@ -278,7 +307,36 @@ def adapters(cfg: DeploymentConfig) -> Iterable[Issue]:
                 )
 
 
-HOSTING_RULES = (rolling_deployment, component_rolling_batch, variant_hosting, model_access, adapters)
+def placement(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """A component's ``scheduling`` states both its placement and its Availability Zone balance.
+
+    CloudFormation's SchedulingConfig requires AvailabilityZoneBalance with PlacementStrategy, and AWS's default
+    MaxImbalance is 0 (copies kept equal across zones), which a ``placement: binpack`` alone would silently
+    ask for. ``max_az_imbalance`` is therefore required with ``placement``.
+    """
+    spec = cfg.endpoint.inference_components
+    if spec is None:
+        return
+    for i, c in enumerate(spec.components):
+        if c.scheduling is not None and c.scheduling.max_az_imbalance is None:
+            yield Issue(
+                f"endpoint.inference_components.components[{i}].scheduling.max_az_imbalance",
+                None,
+                f"placement: {c.scheduling.placement} also sets the copies' Availability Zone balance "
+                "(CloudFormation requires AvailabilityZoneBalance with PlacementStrategy) and AWS's default "
+                f"MaxImbalance is 0 (AWS: {AZ_DEFAULT!r}); choose it: max_az_imbalance: 0 keeps zones equal, 1 "
+                f"allows one copy of difference, 100 lets the placement pack freely ({SCHEDULING})",
+            )
+
+
+HOSTING_RULES = (
+    rolling_deployment,
+    component_rolling_batch,
+    variant_hosting,
+    model_access,
+    adapters,
+    placement,
+)
 
 
 def check(cfg: DeploymentConfig) -> list[Issue]:

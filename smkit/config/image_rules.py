@@ -7,9 +7,9 @@ Each rule is a pure function ``(cfg) -> Iterable[Issue]``; :data:`IMAGE_RULES` i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from smkit.aws.instances import is_accelerated
 from smkit.config.containers import BuildImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue, Rule
@@ -51,9 +51,6 @@ def image_tags(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
-# Instance families with a GPU (g*, p*) or an AWS accelerator (inf*, trn*: Neuron images), which the kit's
-# CPU-only image cannot use: https://aws.amazon.com/sagemaker/pricing/ (instance types per family).
-ACCELERATED = re.compile(r"^ml\.(g\d|p\d|inf\d|trn\d)")
 GPU_IMAGE_EXAMPLE = (
     "763104351884.dkr.ecr.REGION.amazonaws.com/pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
 )
@@ -71,7 +68,7 @@ def gpu_images(cfg: DeploymentConfig) -> Iterable[Issue]:
         return
     for i, v in enumerate(cfg.endpoint.variants):
         for j, instance_type in enumerate(v.pool_types):
-            if not ACCELERATED.match(instance_type):
+            if not is_accelerated(instance_type):
                 continue
             pools = sorted(v.instance_pools or (), key=lambda p: p.priority)
             yield Issue(

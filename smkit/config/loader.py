@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from smkit.aws import instances
 from smkit.config import (
     aws_rules,
     base,
@@ -32,6 +33,7 @@ from smkit.config import (
     components,
     containers,
     endpoint,
+    engine_checks,
     engine_settings,
     hosting_rules,
     image_rules,
@@ -50,7 +52,7 @@ from smkit.config.rules import Issue
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
     base.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
-    endpoint.INSTANCE_TYPE: "an ml.* instance type such as ml.m5.large",
+    instances.INSTANCE_TYPE: instances.INSTANCE_TYPE_HINT,
     containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
     security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
     security.PICKLE_GLOBAL: "module.name of a pickle global (e.g. mypackage.model.MyModel), or module:name with * wildcards",
@@ -205,9 +207,13 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     ]
     if issues:
         raise ConfigError(source, issues)
+    absolute = cfg if base_dir is None else _resolved(cfg, base_dir)
+    engine = engine_checks.review(absolute, base_dir)
+    if engine.issues:
+        raise ConfigError(source, engine.issues)
+    absolute._notices = tuple(engine.notices)
     if base_dir is None:
-        return cfg
-    absolute = _resolved(cfg, base_dir)
+        return absolute
     missing = _missing_image_requirements(absolute)
     if missing:
         raise ConfigError(source, missing)

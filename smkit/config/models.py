@@ -52,6 +52,13 @@ class DeploymentConfig(Frozen):
     )
     # The resolved deployment load_config built (smkit.config.resolved.deployment_of reads it).
     _resolved: Any = PrivateAttr(None)
+    # What load_config could not check (smkit.config.engine_checks): said by smkit synth, never silent.
+    _notices: tuple[str, ...] = PrivateAttr(())
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """What the loader could not check for lack of inputs on this machine (weights only in S3, ...)."""
+        return self._notices
 
     def image_of(self, container: Container) -> ImageSource:
         """The image section ``container`` runs: its own ``image``, else the deployment's."""

@@ -160,7 +160,7 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "execution-timeout",
-        "MaximumExecutionTimeoutInSeconds exceeds the waits (blue/green at most 14400 s)",
+        "MaximumExecutionTimeoutInSeconds exceeds the waits (600-28800 s, blue/green and rolling)",
         ((EP, "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"),),
         "smkit.config.aws_rules.execution_timeout; smkit.config.hosting_rules.rolling_deployment",
         "Maximum execution timeout for the deployment. Note that the timeout value should be larger than the "
@@ -209,12 +209,13 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "environment-size",
-        "a container's Environment has at most 100 entries of at most 1024 characters",
+        "a container's Environment: at most 100 entries, 1024 bytes per key and value, 32 KB combined per "
+        "container and per Model",
         ((MODEL, "PrimaryContainer.Environment"), (MODEL, "Containers[].Environment")),
         "smkit.config.rules.environments",
-        "Map Entries: Maximum number of 100 items. Key/Value Length Constraints: Maximum length of 1024.",
+        "The maximum length of all keys and values in the map, combined, is 32 KB.",
         API + "API_ContainerDefinition.html",
-        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-too-long]",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-over-32-kb]",
     ),
     Row(
         "image-region",
@@ -257,19 +258,21 @@ ROWS: tuple[Row, ...] = (
         "adapter-data",
         "an adapter's ArtifactUrl is in S3 and stays readable by the role across releases",
         ((IC, "Specification.Container.ArtifactUrl"),),
-        "smkit.config.hosting_rules.adapters; ServingStack previous_s3_uris; emulator moto_access",
-        "The Amazon S3 path where the model artifacts, which result from model training, are stored.",
-        DG + "realtime-endpoints-adapt.html",
-        "tests/stacks/test_aws_template_rules.py::test_new_s3_prefix_keeps_the_recorded_releases_readable",
+        "smkit.config.hosting_rules.adapters (one .tar.gz object); ServingStack previous_s3_uris; emulator "
+        "moto_access",
+        "This path must point to a single gzip compressed tar archive (.tar.gz suffix).",
+        API + "API_InferenceComponentContainerSpecification.html",
+        "tests/config/test_config_hosting.py::test_an_adapters_weights_are_one_tar_gz_archive",
     ),
     Row(
         "component-rolling-batch",
-        "an inference component's rolling batch is 5-50% of its copies",
+        "an inference component's rolling batch, in copies or percent, is 5-50% of the fewest copies it may run "
+        "with, and at least one copy",
         ((IC, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"),),
         "smkit.config.hosting_rules.component_rolling_batch",
         "The value must be between 5% to 50% of the copy count of the inference component.",
         API + "API_InferenceComponentRollingUpdatePolicy.html",
-        "tests/config/test_config_hosting.py",
+        "tests/config/test_config_hosting.py::test_component_rolling_batch_against_the_copy_count",
     ),
     Row(
         "managed-scaling",
@@ -331,7 +334,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "az-balance",
-        "AvailabilityZoneBalance: MaxImbalance 0-100, EnforcementMode PERMISSIVE, set with the PlacementStrategy",
+        "AvailabilityZoneBalance: MaxImbalance 0-100 and stated with every PlacementStrategy (AWS's default is 0), "
+        "EnforcementMode PERMISSIVE",
         (
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.EnforcementMode"),
             (IC, "Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
@@ -340,12 +344,11 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
             (IC, "Specifications[].SchedulingConfig.PlacementStrategy"),
         ),
-        "smkit.config.components.Scheduling (Field(ge=0, le=100)); inference_component.specification "
-        "(PERMISSIVE, the only mode)",
-        "MaxImbalance: The maximum allowed difference in the number of inference component copies between any two "
-        "Availability Zones (0-100; EnforcementMode: PERMISSIVE).",
-        API + "API_InferenceComponentSchedulingConfig.html",
-        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[az-imbalance-over-100]",
+        "smkit.config.components.Scheduling (Field(ge=0, le=100)); smkit.config.hosting_rules.placement "
+        "(required with placement); inference_component.specification (PERMISSIVE, the only mode)",
+        "Default value: 0.",
+        API + "API_InferenceComponentAvailabilityZoneBalance.html",
+        "tests/config/test_config_hosting.py::test_placement_states_the_availability_zone_balance",
     ),
     Row(
         "ic-specifications",
@@ -373,6 +376,68 @@ ROWS: tuple[Row, ...] = (
         "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
         "aws-resource-sagemaker-endpointconfig.html",
         "tests/stacks/test_day2_pairs.py::test_day2_pair[capacity-pool]",
+    ),
+    Row(
+        "metrics-publish-frequency",
+        "MetricsConfig.MetricPublishFrequencyInSeconds is one of 10, 30, 60, 120, 180, 240, 300",
+        ((EC, "MetricsConfig.MetricPublishFrequencyInSeconds"),),
+        "smkit.config.endpoint.EndpointMetrics (publish_frequency_seconds: Literal); EndpointConfiguration",
+        "The interval, in seconds, at which metrics are published to Amazon CloudWatch. Defaults to 60. Valid "
+        "values: 10, 30, 60, 120, 180, 240, 300.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_setting_names_its_path",
+    ),
+    Row(
+        "detailed-observability-default",
+        "MetricsConfig is written with each value explicit; EnableDetailedObservability defaults to true",
+        ((EC, "MetricsConfig.EnableDetailedObservability"), (EC, "MetricsConfig.EnableEnhancedMetrics")),
+        "smkit.config.endpoint.EndpointMetrics (defaults: true, false, 60); EndpointConfiguration",
+        "The default value for new endpoint configurations is True. For existing endpoint configurations "
+        "created before this feature, the value is False unless explicitly set.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_every_endpoint_config_has_metrics_config_with_each_value_explicit",
+    ),
+    Row(
+        "metrics-endpoint-path",
+        "MetricsEndpointPath starts with / and holds letters, digits, /, _, -, . (at most 256 characters)",
+        (
+            (IC, "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+            (IC, "Specifications[].Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+        ),
+        "smkit.config.components.InferenceComponentSpec.metrics_path (pattern, max_length); the runtime's "
+        "SMKIT_METRICS_PATH (smkit.serving.env)",
+        "The path must start with / and can contain alphanumeric characters, forward slashes, underscores, "
+        "hyphens, and periods. Maximum length is 256 characters.",
+        API + "API_MetricsEndpoint.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_path_names_its_path",
+    ),
+    Row(
+        "container-metrics-one-endpoint",
+        "ContainerMetricsConfig.MetricsEndpoints holds at most one endpoint",
+        (
+            (
+                IC,
+                "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricPublishFrequencyInSeconds",
+            ),
+        ),
+        "smkit.cdk.constructs.inference_component.MetricsEndpoint (one path per component)",
+        "You can specify a maximum of 1 endpoint.",
+        API + "API_ContainerMetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_component_with_its_own_metrics_path_gets_container_metrics_config",
+    ),
+    Row(
+        "core-dump-kms",
+        "a core dump encrypted with a KMS key needs the execution role's use of that key",
+        (
+            (EC, "ProductionVariants[].CoreDumpConfig.KmsKeyId"),
+            (EC, "ProductionVariants[].CoreDumpConfig.DestinationS3Uri"),
+        ),
+        "smkit.cdk.mapping.core_dump_uri (the data bucket) and EndpointBucket.grant_write (the role's PutObject; "
+        "the key's grant to the role)",
+        "If you use a KMS key ID or an alias of your KMS key, the SageMaker execution role must include "
+        "permissions to call kms:Encrypt.",
+        API + "API_ProductionVariantCoreDumpConfig.html",
+        "tests/stacks/test_observability.py::test_core_dumps_go_to_the_data_bucket_with_the_key_and_the_role_may_write_them",
     ),
     Row(
         "capacity-available",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.aws.limits import MAX_CONTAINERS, MAX_ENV_BYTES, MAX_ENV_ENTRIES, MAX_ENV_TOTAL_BYTES
 from smkit.config.containers import DlcImage
 from smkit.config.models import DeploymentConfig
 from smkit.config.scaling import variant_paths
@@ -29,8 +30,14 @@ from smkit.contract import (
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
 ASYNC_INPUT_PREFIX = "async/input"
-MAX_ENV_ENTRIES = 100
-MAX_ENV_BYTES = 1024
+# ContainerDefinition.Environment, AWS's sentences (botocore's documentation of the member):
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
+ENV_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
+ENV_COMBINED = "The maximum length of all keys and values in the map, combined, is 32 KB."
+ENV_MODEL_COMBINED = (
+    "If you pass multiple containers to a CreateModel request, then the maximum length of all of their maps, "
+    "combined, is also 32 KB."
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,11 @@ def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
     n = len(cfg.model.containers)
     if cfg.endpoint.type == "multi-container":
         if n < 2:
-            yield Issue("model.containers", f"{n} container(s)", "multi-container needs 2 to 15 containers")
+            yield Issue(
+                "model.containers",
+                f"{n} container(s)",
+                f"multi-container needs 2 to {MAX_CONTAINERS} containers",
+            )
         if cfg.model.inference_mode is None:
             yield Issue(
                 "model.inference_mode",
@@ -297,7 +308,8 @@ def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def written_prefixes(cfg: DeploymentConfig) -> list[str]:
-    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure)."""
+    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure, core
+    dumps)."""
     out = []
     capture = cfg.endpoint.data_capture
     if capture is not None and capture.enabled and cfg.endpoint.type != "serverless":
@@ -305,6 +317,10 @@ def written_prefixes(cfg: DeploymentConfig) -> list[str]:
     if cfg.endpoint.type == "async" and cfg.endpoint.async_ is not None:
         a = cfg.endpoint.async_
         out += [ASYNC_INPUT_PREFIX, a.output_prefix.strip("/"), a.failure_prefix.strip("/")]
+    if cfg.endpoint.type != "serverless":
+        for v in cfg.endpoint.variants:
+            if v.core_dumps is not None and v.core_dumps.prefix.strip("/") not in out:
+                out.append(v.core_dumps.prefix.strip("/"))
     return out
 
 
@@ -326,9 +342,11 @@ def storage_lifecycle(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
-    """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value (docs/hosting-contract.md);
-    the variables the serving runtime reads hold values it can use (:class:`smkit.contract.RuntimeSettings`,
-    the reader the container itself uses)."""
+    """ContainerDefinition.Environment: <= 100 entries, 1024 bytes per key and value, 32 KB of keys and values
+    per container and per Model (a multi-container endpoint's one Model holds every container) (docs/hosting-
+    contract.md); the variables the serving runtime reads hold values it can use
+    (:class:`smkit.contract.RuntimeSettings`, the reader the container itself uses)."""
+    model_total = 0
     for i, c in enumerate(cfg.model.containers):
         path = f"model.containers[{i}].environment"
         try:
@@ -344,6 +362,38 @@ def environments(cfg: DeploymentConfig) -> Iterable[Issue]:
                     f"{len(value.encode())} bytes",
                     f"keys and values <= {MAX_ENV_BYTES} bytes",
                 )
+        total = environment_bytes(cfg, i)
+        model_total += total
+        if total > MAX_ENV_TOTAL_BYTES:
+            yield Issue(
+                path,
+                f"{total} bytes",
+                f"AWS: {ENV_COMBINED!r} Move large values into the model data (a file the handler reads) "
+                f"({ENV_URL})",
+            )
+    if cfg.endpoint.type == "multi-container" and model_total > MAX_ENV_TOTAL_BYTES:
+        yield Issue(
+            "model.containers",
+            f"{model_total} bytes",
+            f"AWS: {ENV_MODEL_COMBINED!r} The containers of a multi-container endpoint are one Model; move large "
+            f"values into the model data ({ENV_URL})",
+        )
+
+
+def environment_bytes(cfg: DeploymentConfig, index: int) -> int:
+    """Bytes of the keys and values of the Environment the stacks write for container ``index``: the config's,
+    its batching variables and the kit's own (counted at their longest)."""
+    # Imported here: smkit.config.resolved reads this module's rules when it is imported.
+    from smkit.config.resolved.environment import container_environment
+
+    c = cfg.model.containers[index]
+    env = container_environment(
+        {**(c.batching.environment() if c.batching else {}), **c.environment},
+        endpoint_type=cfg.endpoint.type,
+        multi_model=cfg.endpoint.type == "multi-model",
+        cache_enabled=False,
+    )
+    return sum(len(k.encode()) + len(v.encode()) for k, v in env.items())
 
 
 def batching(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -54,6 +54,8 @@ AWS_DOCS: dict[str, str] = {
     "AsyncSpec": f"{SM}/APIReference/API_AsyncInferenceConfig.html",
     "Deployment": f"{SM}/dg/deployment-guardrails.html",
     "DataCapture": f"{SM}/APIReference/API_DataCaptureConfig.html",
+    "EndpointMetrics": f"{SM}/APIReference/API_MetricsConfig.html",
+    "CoreDumps": f"{SM}/APIReference/API_ProductionVariantCoreDumpConfig.html",
     "InferenceComponentsSpec": f"{SM}/dg/realtime-endpoints-deploy-models.html",
     "InstanceScaling": f"{SM}/APIReference/API_ProductionVariantManagedInstanceScaling.html",
     "InferenceComponentSpec": f"{CFN}/aws-resource-sagemaker-inferencecomponent.html",

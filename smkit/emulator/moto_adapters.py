@@ -50,7 +50,7 @@ def current_instance_types() -> None:
     from moto.sagemaker import models as sm
     from moto.sagemaker.exceptions import ValidationError
 
-    from smkit.config.aws_rules import hosting_instance_types
+    from smkit.aws.instances import hosting_instance_types
 
     valid = hosting_instance_types()
 
@@ -90,7 +90,7 @@ def ebs_only_volumes() -> None:
     from moto.sagemaker import models as sm
     from moto.sagemaker.exceptions import ValidationError
 
-    from smkit.config.aws_rules import EBS_ONLY, INSTANCE_STORE, VARIANT_URL
+    from smkit.aws.instances import EBS_ONLY, VARIANT_URL, has_instance_storage
 
     previous = sm.SageMakerModelBackend.validate_production_variants
 
@@ -99,7 +99,7 @@ def ebs_only_volumes() -> None:
     ) -> None:
         for variant in production_variants:
             types = [str(p.get("InstanceType")) for p in variant.get("InstancePools") or ()]
-            stored = [t for t in [str(variant.get("InstanceType", "")), *types] if INSTANCE_STORE.match(t)]
+            stored = [t for t in [str(variant.get("InstanceType", "")), *types] if has_instance_storage(t)]
             instance_type = stored[0] if stored else ""
             if "VolumeSizeInGB" in variant and instance_type:
                 raise ValidationError(

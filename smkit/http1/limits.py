@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from smkit.aws.limits import ALB_HEADER_FIELD, ALB_REQUEST_HEADERS, ALB_REQUEST_LINE
+
 FIX = "send large data in the body, not in headers or the URL"
 
 
@@ -27,9 +29,9 @@ FIX = "send large data in the body, not in headers or the URL"
 class HeadLimits:
     """The bounds of one request head, in bytes (a field counts ``name: value`` and its CRLF)."""
 
-    request_line: int = 16 * 1024
-    header_field: int = 16 * 1024
-    headers: int = 64 * 1024
+    request_line: int = ALB_REQUEST_LINE
+    header_field: int = ALB_HEADER_FIELD
+    headers: int = ALB_REQUEST_HEADERS
     fields: int = 100
 
     @property

@@ -1,22 +1,28 @@
 """Build a tiny Llama model folder and a LoRA adapter for it, from random weights, with no download.
 
-Run with the engine environment's interpreter (it needs torch, transformers, tokenizers and peft, which
-the engine environment installs from its lock; smkit.llm.engine)::
+Run with smkit's interpreter (a pip install of smkit is enough)::
 
-    <engine python> -m smkit.llm.tiny OUT_DIR
+    python -m smkit.llm.tiny OUT_DIR
 
-writes ``OUT_DIR/model`` (``config.json``, ``model.safetensors``, ``tokenizer.json`` with a chat template:
-the layout AWS's vLLM image reads from ``/opt/ml/model``) and ``OUT_DIR/adapter`` (``adapter_config.json``,
-``adapter_model.safetensors``: what PEFT saves and vLLM's LoRA loader reads). The shapes are the smallest
-vLLM's CPU attention takes (head size 64: hidden 256 over 4 heads; 16 is refused), in the architecture of
-AWS's examples (Llama-style decoder). The tokenizer is a byte-level BPE trained here on a short text.
-Weights are seeded, so the folder is the same on every run.
+It needs torch, transformers, tokenizers and peft, which the engine environment installs from its lock
+(smkit.llm.engine): run where they are missing, it builds (once) or reuses that environment and runs this
+file there by its path. The file imports nothing of smkit, so the engine's interpreter, which has no smkit,
+runs it as it is. It writes ``OUT_DIR/model`` (``config.json``, ``model.safetensors``, ``tokenizer.json``
+with a chat template: the layout AWS's vLLM image reads from ``/opt/ml/model``) and ``OUT_DIR/adapter``
+(``adapter_config.json``, ``adapter_model.safetensors``: what PEFT saves and vLLM's LoRA loader reads). The
+shapes are the smallest vLLM's CPU attention takes (head size 64: hidden 256 over 4 heads; 16 is refused),
+in the architecture of AWS's examples (Llama-style decoder). The tokenizer is a byte-level BPE trained here
+on a short text. Weights are seeded, so the folder is the same on every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 HIDDEN = 256
@@ -119,11 +125,23 @@ def build(out: Path) -> dict[str, str]:
     return {"model": str(model_dir), "adapter": str(adapter_dir)}
 
 
+# What the builder imports; all are in the engine environment's lock.
+NEEDS = ("torch", "transformers", "tokenizers", "peft")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("out", type=Path, help="directory to write model/ and adapter/ into")
     args = parser.parse_args()
+    if any(importlib.util.find_spec(name) is None for name in NEEDS):
+        # smkit's own interpreter: run this file in the engine environment (-I: nothing of this one leaks in).
+        from smkit.llm.engine import engine_python
+
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        command = [engine_python(), "-I", str(Path(__file__).resolve()), str(args.out.resolve())]
+        raise SystemExit(subprocess.run(command, env=env, check=False).returncode)
     print(json.dumps(build(args.out)))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ One :class:`Verifier` checks both, against the credentials the local endpoint kn
   5-minute clock-skew window, the payload hash and the signature itself.
   https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-troubleshooting.html
 - **Bearer tokens** (``Authorization: Bearer sagemaker-api-key-<base64>``) of the OpenAI-compatible route:
-  base64 of a SigV4-presigned URL of ``Action=CallWithBearerToken`` on ``sagemaker.amazonaws.com``, valid up
+  base64 of a SigV4-presigned URL of ``Action=CallWithBearerToken`` on ``sagemaker.amazonaws.com`` without its
+  scheme, valid up
   to 12 hours, as aws/sagemaker-python-sdk's ``sagemaker.core.token_generator`` makes them. Always checked
   on that route: well-formed, not expired, scoped to this region and service, signed by a known key.
   https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html
@@ -39,12 +40,13 @@ from botocore.awsrequest import AWSRequest
 from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials
 
+from smkit.aws.limits import MAX_SIGNATURE_SKEW_S
 from smkit.contract import MAX_TOKEN_SECONDS
 from smkit.local.errors import RuntimeApiError
 
 SERVICE = "sagemaker"  # the signing name of sagemaker-runtime (botocore's service model: signingName)
 ALGORITHM = "AWS4-HMAC-SHA256"
-MAX_SKEW = dt.timedelta(minutes=5)  # the service's window around its own clock
+MAX_SKEW = dt.timedelta(seconds=MAX_SIGNATURE_SKEW_S)  # the service's window around its own clock
 TOKEN_PREFIX = "sagemaker-api-key-"
 TOKEN_HOST = "sagemaker.amazonaws.com"
 TOKEN_ACTION = "CallWithBearerToken"
@@ -347,8 +349,9 @@ def make_token(
 ) -> str:
     """A SageMaker bearer token, made as aws/sagemaker-python-sdk's ``sagemaker.core.token_generator`` makes
     it: ``sagemaker-api-key-`` + base64 of a presigned ``POST https://sagemaker.amazonaws.com/?Action=
-    CallWithBearerToken`` URL (SigV4 query signature, signing name ``sagemaker``; temporary credentials put
-    their session token in the URL as ``X-Amz-Security-Token``), then ``&Version=1``."""
+    CallWithBearerToken`` URL without its ``https://`` (SigV4 query signature, signing name ``sagemaker``;
+    temporary credentials put their session token in the URL as ``X-Amz-Security-Token``), then
+    ``&Version=1``."""
     if not 0 < expires_s <= MAX_TOKEN_SECONDS:
         raise ValueError(
             f"expires_s={expires_s}: a bearer token lives 1 s to {MAX_TOKEN_SECONDS} s (12 hours)"

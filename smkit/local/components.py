@@ -26,9 +26,11 @@ from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.engines import AdapterRouter, EngineProcess
 from smkit.local.errors import validation_error
+from smkit.local.metrics import Target
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
 from smkit.local.runtime import EndpointRuntime, LocalSettings
+from smkit.local.sessions import check_session_id
 from smkit.local.variants import ProductionVariant
 
 log = logging.getLogger(__name__)
@@ -241,6 +243,19 @@ class ComponentEndpointRuntime(EndpointRuntime):
         own = [c.process for n, c in self.components.items() if n not in self.adapters]
         return [*super()._processes(), *own]
 
+    def metric_targets(self) -> list[Target]:
+        variant = self.variants[0].name if self.variants else ""
+        own = [
+            Target(
+                {"variant": variant, "inference_component": n, "container": c.process.label},
+                c.process.port,
+                c.process.spec.environment,
+            )
+            for n, c in self.components.items()
+            if n not in self.adapters
+        ]
+        return [*super().metric_targets(), *own]
+
     def component(self, name: str) -> LocalComponent:
         """The component called ``name`` (KeyError when there is none)."""
         return self.components[name]
@@ -261,6 +276,9 @@ class ComponentEndpointRuntime(EndpointRuntime):
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint with InferenceComponentName: the variant's name and the component's answer."""
+        # The API's own check of SessionId, as on every other endpoint kind (smkit.local.variants): a malformed
+        # id, or NEW_SESSION on a response stream, never reaches the component's container.
+        check_session_id(invocation.session_id, stream=invocation.stream)
         name = invocation.inference_component
         if name is None:
             raise validation_error(MISSING)

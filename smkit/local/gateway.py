@@ -47,7 +47,9 @@ from smkit.local.errors import (
     new_request_id,
     validation_error,
 )
-from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions
+from smkit.local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from smkit.local.metrics import endpoint_metrics
+from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions, unserved_openai_path
 from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
 from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events, relay
@@ -176,8 +178,17 @@ class Gateway(Handler):
             else:
                 request.respond(*self._bidirectional())
             return
+        elif operation == "metrics":  # each container's Prometheus metrics (smkit/local/metrics.py)
+            if request.method != "GET":
+                request.respond(*_method_not_allowed(b"GET"))
+                return
+            request.app = request.conn.loop.create_task(self._metrics(request, name), name=self.task_name)
+            return
         elif self.tokens is not None and (component := _chat_target(operation)) is not None:
             job = chat_completions(request, self.endpoints, self.tokens, name, component or None)
+        elif self.tokens is not None and _openai_path(operation):
+            request.respond(*unserved_openai_path(name, operation).to_response())
+            return
         else:
             request.respond(*_NOT_FOUND)
             return
@@ -219,6 +230,15 @@ class Gateway(Handler):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- routes ---------------------------------------------------------------------------------------------
+
+    async def _metrics(self, request: Request, name: str) -> None:
+        endpoint = self.endpoints.get(name)
+        if endpoint is None:
+            request.respond(*_NOT_FOUND)
+            return
+        body = await endpoint_metrics(endpoint.metric_targets())
+        if not request.answered:
+            request.respond(200, [(b"content-type", METRICS_CONTENT_TYPE.encode())], body)
 
     async def _invoke(self, request: Request, name: str) -> None:
         request_id = new_request_id()
@@ -322,6 +342,13 @@ class Gateway(Handler):
             (_REQUEST_ID, new_request_id().encode()),
         ]
         return Response(400, headers, body)
+
+
+def _openai_path(operation: str) -> bool:
+    """Whether ``operation`` is under an endpoint's or a component's ``openai/`` prefix."""
+    if operation.startswith(COMPONENTS):
+        operation = operation[len(COMPONENTS) :].partition("/")[2]
+    return operation.startswith("openai/")
 
 
 def _chat_target(operation: str) -> str | None:

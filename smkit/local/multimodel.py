@@ -16,6 +16,7 @@ import re
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
+from smkit.aws.limits import TARGET_MODEL_MAX_LEN
 from smkit.contract import TARGET_MODEL
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, model_not_ready, validation_error
@@ -24,7 +25,6 @@ from smkit.local.routers import Scope, call_container, reject_target_container
 
 # A load that takes longer answers 429 and continues (docs/multi-model.md).
 LOAD_WAIT_S = 60.0
-TARGET_MODEL_MAX_LEN = 1024  # service model: TargetModelHeader max length
 
 
 def model_name_for(target: str) -> str:

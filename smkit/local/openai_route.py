@@ -40,6 +40,22 @@ log = logging.getLogger(__name__)
 CHAT_COMPLETIONS = "openai/v1/chat/completions"
 
 
+def unserved_openai_path(name: str, operation: str) -> RuntimeApiError:
+    """The answer to an OpenAI path other than chat completions (``/v1/models``, ``/v1/completions``, ...):
+    SageMaker's OpenAI-compatible route serves chat completions only; the error names that route."""
+    component = ""
+    if operation.startswith("inference-components/"):
+        component = "/inference-components/" + operation.split("/", 2)[1]
+    route = f"POST /endpoints/{name}{component}/{CHAT_COMPLETIONS}"
+    return RuntimeApiError(
+        "UnknownOperationException",
+        f"/endpoints/{name}/{operation} is not served: SageMaker's OpenAI-compatible route is {route} only "
+        "(https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html); "
+        "call it with the OpenAI client's chat.completions.create",
+        status=404,
+    )
+
+
 def _media_type(content_type: str) -> str:
     if content_type.startswith("text/") and "charset=" not in content_type.lower():
         return content_type + "; charset=utf-8"

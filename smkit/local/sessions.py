@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from smkit.aws.limits import MAX_SESSION_ID
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
 from smkit.local.errors import RuntimeApiError, validation_error
 
@@ -35,7 +36,6 @@ ENABLE_STATEFUL_SESSIONS = (
 # for InvokeEndpoint, SessionIdHeader for InvokeEndpointWithResponseStream), at most 256 characters.
 SESSION_ID_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
 NEW_OR_ID_PATTERN = r"^(NEW_SESSION)$|^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
-MAX_SESSION_ID = 256
 # The runtime API's NewSessionResponseHeader pattern: what the container must answer.
 NEW_SESSION_VALUE_PATTERN = (
     r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*;\sExpires=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"

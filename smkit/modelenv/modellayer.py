@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
@@ -28,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from smkit.modelenv import uvtool
 from smkit.modelenv.builder import COMPLETE, ImageLayer, _locked, _say, cache_root, ensure_writable, touch
 from smkit.modelenv.image import ImageRuntime, ModelEnvError
+from smkit.requirement_lines import localized_text
 from smkit.serving import requirements as model_requirements
 
 MODELS_DIR = "models"
@@ -86,6 +88,25 @@ def check_wheels(wheels: Path) -> list[Path]:
     return files
 
 
+@contextlib.contextmanager
+def local_requirements(requirements: Path, model_dir: Path) -> Iterator[Path]:
+    """``requirements``, or a copy whose lines naming ``/opt/ml/model/...`` name the same files under
+    ``model_dir`` (:func:`smkit.requirement_lines.localized_text`), for as long as the block runs."""
+    try:
+        text = requirements.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        yield requirements  # resolving reports the file's problem
+        return
+    localized = localized_text(text, model_dir)
+    if localized is None:
+        yield requirements
+        return
+    with tempfile.TemporaryDirectory(prefix="smkit-requirements-") as tmp:
+        local = Path(tmp) / "requirements.txt"
+        local.write_text(localized, encoding="utf-8")
+        yield local
+
+
 def resolve(requirements: Path, interpreter: str, *, progress: bool) -> tuple[list[str], list[str]]:
     """``uv pip compile`` of the file for ``interpreter``: (its index options, its pins)."""
     output = uvtool.run_uv(
@@ -132,7 +153,8 @@ def model_layer(model_dir: Path, image: ImageLayer, runtime: ImageRuntime, *, pr
         options: list[str] = []
         pins = wheel_pins(wheels)
     else:
-        options, pins = resolve(requirements, image.python, progress=False)
+        with local_requirements(requirements, model_dir) as local:
+            options, pins = resolve(local, image.python, progress=False)
     added = sorted(pin for pin in pins if pin not in provided)
     key_data = {"image": image.key, "python": runtime.python, "pins": added}
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from smkit import hftasks
-from smkit.contract import HF_MODEL_ID, HF_TASK, HF_TRUST_REMOTE_CODE
+from smkit.contract import HF_MODEL_ID, HF_TASK, HF_TRUST_REMOTE_CODE, SettingError, read_flag
 from smkit.packaging.errors import PackagingError
 
 PROBE_SOURCE = (Path(__file__).with_name("_hf_probe.py")).read_text(encoding="utf-8")
 HANDLER_PROBE = Path(__file__).with_name("_probe.py")  # its _environment() names what ran the check
-TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +52,12 @@ def check_pipeline(
     label = f"artifacts folder {artifacts_dir}"
     task = container_env.get(HF_TASK, "").strip() or None
     model_id = container_env.get(HF_MODEL_ID, "").strip() or None
+    try:  # the runtime's reader (smkit.serving.env): a value it refuses is refused here too
+        trust_remote_code = read_flag(container_env, HF_TRUST_REMOTE_CODE, False)
+    except SettingError as exc:
+        raise PackagingError(
+            label, str(exc), "fix it in model.containers[].environment of the config"
+        ) from None
     try:
         source = hftasks.model_source(str(artifacts_dir.resolve()), model_id)
         task = task or hftasks.infer_task(source)
@@ -68,7 +73,7 @@ def check_pipeline(
         "model_dir": str(artifacts_dir.resolve()),
         "model_id": model_id,
         "task": task,
-        "trust_remote_code": container_env.get(HF_TRUST_REMOTE_CODE, "").strip().lower() in TRUE_WORDS,
+        "trust_remote_code": trust_remote_code,
         "extra_paths": list(extra_paths),
     }
     with tempfile.TemporaryDirectory(prefix="smkit-hf-probe-") as tmp:

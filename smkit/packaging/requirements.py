@@ -10,10 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 
 from smkit.packaging.errors import PackagingError
-from smkit.requirement_lines import installed_versions, is_satisfied, numbered_lines
+from smkit.requirement_lines import MODEL_DIR_PREFIX, installed_versions, is_satisfied, numbered_lines
 
 EXAMPLE = "numpy==2.4.6"
 
@@ -50,6 +56,9 @@ def parse_requirements(path: Path, *, label: str) -> list[Requirement]:
                 f"pip option {line!r} is not supported in model requirements",
                 f"list packages as PEP 508 lines such as {EXAMPLE!r}; put index settings in the image",
             )
+        if line.startswith(MODEL_DIR_PREFIX):
+            parsed.append(_model_file(line, path.parent, where))
+            continue
         try:
             parsed.append(Requirement(line))
         except InvalidRequirement as exc:
@@ -59,6 +68,31 @@ def parse_requirements(path: Path, *, label: str) -> list[Requirement]:
                 f"write one PEP 508 requirement per line, e.g. {EXAMPLE!r}",
             ) from exc
     return parsed
+
+
+def _model_file(line: str, code_dir: Path, where: str) -> Requirement:
+    """A line naming a wheel or sdist by where SageMaker extracts the model (``/opt/ml/model/code/lib/x.whl``):
+    ``name @ file:///opt/ml/model/...``; a file under ``code/`` must be in the code folder."""
+    file_name = line.rsplit("/", 1)[-1]
+    try:
+        if file_name.endswith(".whl"):
+            name = str(parse_wheel_filename(file_name)[0])
+        else:
+            name = str(parse_sdist_filename(file_name)[0])
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        raise PackagingError(
+            where,
+            f"{line!r} names no wheel or source distribution file",
+            "name a .whl (or .tar.gz) file by its path under /opt/ml/model, or write a PEP 508 requirement",
+        ) from None
+    code_prefix = f"{MODEL_DIR_PREFIX}code/"
+    if line.startswith(code_prefix) and not (code_dir / line[len(code_prefix) :]).is_file():
+        raise PackagingError(
+            where,
+            f"{line!r} names code/{line[len(code_prefix) :]}, which is not in the code folder {code_dir}",
+            "put the file there (SageMaker extracts the model to /opt/ml/model), or fix the path",
+        )
+    return Requirement(f"{name} @ file://{line}")
 
 
 def unsatisfied(requirements: list[Requirement], installed: dict[str, str | None]) -> list[Unsatisfied]:

@@ -18,12 +18,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from smkit.aws.limits import SSM_STANDARD_LIMIT
 from smkit.release.aws import client
 
 RELEASE_HISTORY = 10
-# A standard SSM String parameter holds at most 4 KB.
-# https://docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html
-SSM_STANDARD_LIMIT = 4096
 
 
 @dataclass(frozen=True)

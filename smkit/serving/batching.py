@@ -131,22 +131,26 @@ def _run(
     """Answer every job of ``batch``: 504 for those past their deadline, one batched call for the rest."""
     pid = os.getpid()
     now = time.monotonic()
-    live: list[tuple[int, WorkerRequest]] = []
+    live: list[tuple[int, WorkerRequest, float]] = []
     until = math.inf
     for ((job_id, queued_at, job_until, method, path, _), body), headers in batch:
         if now >= job_until:  # its client has had its 504 from the front end
             reply = error_reply(queue_timeout(router.env.timeout_seconds, now - queued_at), debug=False)
-            meta = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
+            timings = ipc.worker_timings(now - queued_at, None)
+            meta = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings)
             ipc.send_frame(sock, ipc.REPLY, meta, reply.body)
         else:
-            live.append((job_id, WorkerRequest(method, path, headers, body)))
+            live.append((job_id, WorkerRequest(method, path, headers, body), now - queued_at))
             until = min(until, job_until)
     if not live:
         return
     board.run(slot, live[0][0])  # the front end counts every job the slot holds as running with it
     deadline.start_job(until)
-    replies = router.dispatch_batch(key, [request for _, request in live])
-    for (job_id, _), reply in zip(live, replies, strict=True):
-        meta = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
+    replies = router.dispatch_batch(key, [request for _, request, _ in live])
+    size = len(live)  # on the batch's first reply: one batch-size observation per batch
+    for (job_id, _, waited), reply in zip(live, replies, strict=True):
+        timings = ipc.worker_timings(waited, reply.timings, size)
+        size = 0
+        meta = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings)
         ipc.send_frame(sock, ipc.REPLY, meta, reply.body)
     deadline.start_job(0.0)

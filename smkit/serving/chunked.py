@@ -9,7 +9,7 @@ full, so back-pressure reaches the worker's handler.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from smkit.serving.relay import StreamControl
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class StreamState:
     """A response being streamed (docs/streaming.md), kept as the request's ``app`` data."""
 
-    __slots__ = ("control", "status", "pid", "chunks", "first_byte")
+    __slots__ = ("control", "status", "pid", "chunks", "first_byte", "timings")
 
     def __init__(self, control: StreamControl, status: int, pid: int) -> None:
         self.control = control
@@ -26,3 +26,4 @@ class StreamState:
         self.pid = pid
         self.chunks = 0
         self.first_byte = 0.0  # time.perf_counter() when the head and first chunk were written
+        self.timings: Any = None  # the worker's measurements (smkit.serving.ipc.TIMINGS)

@@ -1,10 +1,11 @@
 """Codec tables: content type -> decoder, accept type -> encoder, and Accept resolution.
 
 Behaviour follows the sagemaker-inference toolkit's ``decoder``/``encoder`` modules (docs/handler-semantics.md)
-with two deliberate differences (numpy is imported on first use, so a model worker whose environment
-lacks it still serves handlers that never touch these codecs): ``.npy``/``.npz`` bodies are read with ``allow_pickle=False`` (the
-toolkit's ``allow_pickle=True`` runs arbitrary code from the request), and undecodable bodies raise
-:class:`~smkit.serving.errors.BadRequest` (400) instead of a 500.
+with three deliberate differences (numpy is imported on first use, so a model worker whose environment
+lacks it still serves handlers that never touch these codecs): ``.npy``/``.npz`` bodies are read with
+``allow_pickle=False`` (the toolkit's ``allow_pickle=True`` runs arbitrary code from the request),
+undecodable bodies raise :class:`~smkit.serving.errors.BadRequest` (400) instead of a 500, and a prediction
+holding NaN or an infinity is refused (500) instead of encoded as invalid JSON.
 """
 
 from __future__ import annotations
@@ -44,23 +45,47 @@ def decode_json(data: str | bytes, content_type: str | None) -> Any:
 
 
 def decode_csv(data: str | bytes, content_type: str | None) -> Any:
-    """CSV rows -> float array, as ``np.genfromtxt(delimiter=",")``; ragged rows are a 400.
+    """``np.genfromtxt(body, dtype=None, delimiter=",")``, the toolkit's CSV decoder; ragged rows are a 400.
 
-    ``np.loadtxt`` (C parser) is tried first: for well-formed numeric CSV it returns the same array as
-    ``genfromtxt`` at a fraction of the cost; anything it refuses goes through ``genfromtxt`` so blanks
-    and non-numbers still become ``nan`` exactly as in the toolkit.
+    ``dtype=None`` types each column by its contents: integer columns stay integers, a single type for every
+    column gives a plain array, and columns of different types give a structured array (``1,2,abc`` is one
+    record of two integers and a string, which no model takes as numbers). NumPy's faster ``loadtxt`` is used
+    where it provably returns the same array: every value an integer, or every column holding a value that is
+    not a whole number (so ``genfromtxt`` would have typed it float).
     """
     import numpy as np
 
     text = _text(data, content_type)
+    if text.strip():
+        try:
+            return np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64)
+        except (ValueError, OverflowError):
+            pass
+        try:
+            floats = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64)
+        except ValueError:
+            floats = None
+        if floats is not None and _every_column_fractional(floats, text):
+            return floats
     try:
-        return np.loadtxt(io.StringIO(text), delimiter=",", dtype=float)
-    except ValueError:
-        pass
-    try:
-        return np.genfromtxt(io.StringIO(text), delimiter=",")
-    except ValueError as exc:
+        return np.genfromtxt(io.StringIO(text), dtype=None, delimiter=",")
+    except (ValueError, TypeError) as exc:  # TypeError: NumPy 2 fails so on some columns of int and text
         raise BadRequest(f"body is not rectangular CSV: {exc}".replace("\n", " ").strip()) from None
+
+
+def _every_column_fractional(values: Any, text: str) -> bool:
+    """Each column of a ``loadtxt`` result holds a value that is not a whole number (NaN and inf count)."""
+    import numpy as np
+
+    if values.size == 0 or "#" in text:  # comment lines make a 1-D result's orientation unknowable here
+        return False
+    with np.errstate(invalid="ignore"):
+        fractional = np.mod(values, 1) != 0  # NaN and inf give NaN, which is != 0
+    if values.ndim == 2:
+        return bool(fractional.any(axis=0).all())
+    if "\n" in text.strip():  # one column over several rows: any fractional value types the column
+        return bool(fractional.any())
+    return bool(fractional.all())  # one row: each value is a column of its own
 
 
 def decode_npy(data: str | bytes, content_type: str | None) -> Any:
@@ -109,11 +134,26 @@ def _tolist(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+# A prediction holding NaN or an infinity has no JSON form (RFC 8259 section 6): the toolkit's
+# json.dumps writes the bare tokens NaN / Infinity, which a JSON parser refuses; smkit answers 500 instead.
+NOT_JSON = (
+    "the prediction holds NaN or an infinity, which JSON cannot carry (RFC 8259 section 6); replace them in "
+    "predict_fn or output_fn (e.g. numpy.nan_to_num, or None for a missing value), or answer another Accept "
+    "type such as text/csv"
+)
+
+
 def encode_json(value: Any) -> str:
-    """``json.dumps`` with arrays converted through ``tolist`` (toolkit ``_array_to_json``)."""
-    if hasattr(value, "tolist") and not isinstance(value, list | dict | str):
-        return json.dumps(value.tolist())  # numpy arrays and scalars, torch tensors
-    return json.dumps(value, default=_tolist)
+    """``json.dumps`` with arrays converted through ``tolist`` (toolkit ``_array_to_json``); NaN and
+    infinities are refused with a 500 (:data:`NOT_JSON`) instead of written as invalid JSON."""
+    try:
+        if hasattr(value, "tolist") and not isinstance(value, list | dict | str):
+            return json.dumps(value.tolist(), allow_nan=False)  # numpy arrays and scalars, torch tensors
+        return json.dumps(value, default=_tolist, allow_nan=False)
+    except ValueError as exc:
+        if "Out of range float values" not in str(exc):
+            raise
+        raise InferenceError(NOT_JSON) from None
 
 
 def encode_csv(value: Any) -> str:

@@ -8,16 +8,29 @@ from typing import Any
 from smkit.serving import codecs
 from smkit.serving.errors import InferenceError
 
+# The toolkit's messages for a missing model_fn / predict_fn, on one line
+# (sagemaker-inference 1.10.1 src/sagemaker_inference/default_inference_handler.py): log searches and
+# runbooks that match them match smkit's too.
+TOOLKIT_NO_MODEL_FN = (
+    "Please provide a model_fn implementation. "
+    "See documentation for model_fn at https://sagemaker.readthedocs.io/en/stable/"
+)
+TOOLKIT_NO_PREDICT_FN = (
+    "Please provide a predict_fn implementation. "
+    "See documentation for predict_fn at https://sagemaker.readthedocs.io/en/stable/"
+)
+
 
 class MissingHook(InferenceError):
     """A required hook is absent and has no usable default."""
 
 
 class DefaultHandlers:
-    """The toolkit's ``DefaultInferenceHandler``, with the JSON/CSV/NPY/NPZ codec tables.
+    """The kit's image: the toolkit's ``DefaultInferenceHandler`` with its JSON/CSV/NPY/NPZ codec tables.
 
-    ``default_predict_fn`` calls ``model.predict(data)`` when the model has one (what the framework
-    images' defaults do for scikit-learn/XGBoost style models), else asks for a ``predict_fn``.
+    One addition: ``default_predict_fn`` calls ``model.predict(data)`` when the model has one (what the
+    scikit-learn and XGBoost images' defaults do), else fails with the toolkit's own message. The defaults
+    of each image a config can name are tabled in docs/handler-semantics.md (smkit/serving/frameworks.py).
     """
 
     # Whether default_output_fn also answers a streamed prediction (else the runtime encodes its items).
@@ -35,23 +48,19 @@ class DefaultHandlers:
                 "by a transformers pipeline, set HF_TASK (e.g. text-classification) in the container's "
                 "environment (docs/hugging-face.md)"
             )
-        raise MissingHook(
-            "Please provide a model_fn implementation in code/inference.py "
-            "(def model_fn(model_dir): return the loaded model). "
-            f"See https://sagemaker.readthedocs.io/en/stable/{hint}"
-        )
+        raise MissingHook(f"{TOOLKIT_NO_MODEL_FN} (def model_fn(model_dir) in code/inference.py){hint}")
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:
         """Decode the body by Content-Type (JSON, CSV, NPY, NPZ); 415 for other types, 400 when broken."""
         return codecs.decode(input_data, content_type)
 
     def default_predict_fn(self, data: Any, model: Any) -> Any:
-        """``model.predict(data)`` when available."""
+        """``model.predict(data)`` when the model has a ``predict`` method, else the toolkit's message."""
         predict = getattr(model, "predict", None)
-        if predict is None:
+        if not callable(predict):
             raise MissingHook(
-                "Please provide a predict_fn implementation in code/inference.py "
-                "(def predict_fn(data, model): ...); the loaded model has no predict method"
+                f"{TOOLKIT_NO_PREDICT_FN} (the loaded {type(model).__name__} has no predict method: "
+                "def predict_fn(data, model) in code/inference.py)"
             )
         return predict(data)
 

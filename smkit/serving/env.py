@@ -12,6 +12,7 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-inference-code.h
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -47,7 +48,14 @@ VAR_ACCESS_LOG = "SMKIT_ACCESS_LOG"
 VAR_QUEUE_SIZE = "SMKIT_QUEUE_SIZE"
 VAR_BODY_TIMEOUT = "SMKIT_BODY_TIMEOUT_SECONDS"
 VAR_WORKER_RETRIES = "SMKIT_WORKER_RETRIES"
+VAR_WORKER_CONCURRENCY = contract.SMKIT_WORKER_CONCURRENCY
 VAR_WORKER_PYTHON = contract.SMKIT_WORKER_PYTHON
+# GET /metrics (docs/observability.md): on by default; its path; how many multi-model names get a label.
+VAR_METRICS = "SMKIT_METRICS"
+VAR_METRICS_PATH = contract.SMKIT_METRICS_PATH
+VAR_METRICS_MAX_MODELS = "SMKIT_METRICS_MAX_MODELS"
+DEFAULT_METRICS_PATH = "/metrics"
+DEFAULT_METRICS_MAX_MODELS = 32
 # Stateful sessions, named as AWS's model-hosting-container-standards package names them
 # (docs/sessions-and-adapters.md).
 VAR_ENABLE_STATEFUL_SESSIONS = "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"
@@ -127,6 +135,12 @@ class ServingEnv:
         sessions_expiration_seconds: ``SAGEMAKER_SESSIONS_EXPIRATION`` (default 1200): a session's lifetime.
         sessions_path: ``SAGEMAKER_SESSIONS_PATH``: where each session gets a scratch directory (default
             ``/dev/shm/sagemaker_sessions``, else the temp directory).
+        metrics: ``SMKIT_METRICS`` (default true): serve Prometheus metrics and count requests for them;
+            false: the path answers 404 as any unknown path does (docs/observability.md).
+        metrics_path: ``SMKIT_METRICS_PATH`` (default ``/metrics``, what SageMaker scrapes unless
+            ``ContainerMetricsConfig`` names another path).
+        metrics_max_models: ``SMKIT_METRICS_MAX_MODELS`` (default 32): multi-model ``TargetModel`` names
+            that get a ``model`` label of their own; later ones are counted as ``_other``.
     """
 
     port: int = DEFAULT_PORT
@@ -156,6 +170,9 @@ class ServingEnv:
     stateful_sessions: bool = False
     sessions_expiration_seconds: int = DEFAULT_SESSIONS_EXPIRATION_SECONDS
     sessions_path: str | None = None
+    metrics: bool = True
+    metrics_path: str = DEFAULT_METRICS_PATH
+    metrics_max_models: int = DEFAULT_METRICS_MAX_MODELS
 
     @property
     def workers(self) -> int | None:
@@ -191,6 +208,14 @@ class ServingEnv:
     def max_batch_delay_ms(self) -> float:
         """``SAGEMAKER_TS_MAX_BATCH_DELAY``."""
         return self.settings.max_batch_delay_ms
+
+    @property
+    def worker_concurrency(self) -> int:
+        """``SMKIT_WORKER_CONCURRENCY`` (default 1): requests one worker runs at once. Above 1 the handler
+        declares that its hooks may run side by side (they wait on I/O: a feature store, another endpoint):
+        each request runs on a thread of its own, an ``async def`` hook is awaited on the worker's event
+        loop (docs/serving-runtime.md, "Handlers that wait")."""
+        return self.settings.worker_concurrency
 
     @property
     def batching(self) -> bool:
@@ -264,7 +289,38 @@ class ServingEnv:
                 or DEFAULT_SESSIONS_EXPIRATION_SECONDS
             ),
             sessions_path=env.get(VAR_SESSIONS_PATH, "").strip() or None,
+            metrics=_flag(env, VAR_METRICS, True),
+            metrics_path=_metrics_path(env.get(VAR_METRICS_PATH, "").strip() or DEFAULT_METRICS_PATH),
+            metrics_max_models=int(
+                _int(env, VAR_METRICS_MAX_MODELS, DEFAULT_METRICS_MAX_MODELS, minimum=1)
+                or DEFAULT_METRICS_MAX_MODELS
+            ),
         )
+
+
+# The runtime's own routes: the metrics cannot take one of them.
+_RESERVED_PATHS = ("/ping", "/invocations", "/execution-parameters", "/models", "/adapters")
+
+
+def _metrics_path(path: str) -> str:
+    """``SMKIT_METRICS_PATH``, checked as AWS's ``MetricsEndpointPath`` is: a ``/`` then letters, digits,
+    ``/``, ``_``, ``-``, ``.``, at most 256 characters
+    (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsEndpoint.html)."""
+    if len(path) > 256 or not re.fullmatch(r"/[A-Za-z0-9/_.\-]*", path):
+        raise ServingEnvError(
+            VAR_METRICS_PATH,
+            path,
+            "must start with / and hold only letters, digits, /, _, - and . (at most 256 characters)",
+            "use e.g. SMKIT_METRICS_PATH=/metrics",
+        )
+    if any(path == p or path.startswith(p + "/") for p in _RESERVED_PATHS):
+        raise ServingEnvError(
+            VAR_METRICS_PATH,
+            path,
+            "is one of the runtime's own routes",
+            "use e.g. SMKIT_METRICS_PATH=/metrics",
+        )
+    return path
 
 
 def _default_budget() -> int:

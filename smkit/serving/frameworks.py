@@ -9,8 +9,13 @@ Read from the images' own sources (docs/handler-semantics.md):
 - XGBoost (aws/sagemaker-xgboost-container, ``serving.py`` and ``encoder.py``): ``input_fn`` decodes
   ``text/csv`` and ``text/libsvm`` into a ``DMatrix``; ``predict_fn`` is
   ``model.predict(data, validate_features=False)``; no default ``model_fn``.
-- scikit-learn (aws/sagemaker-scikit-learn-container, ``serving.py``): the generic defaults, JSON and CSV
-  decoded as float32; no default ``model_fn``.
+- scikit-learn (aws/sagemaker-scikit-learn-container, ``serving.py`` on sagemaker-containers 2.8.6.post2):
+  CSV read by ``csv.reader`` and squeezed (:func:`csv_rows`), JSON and CSV cast to float32,
+  ``model.predict``; no default ``model_fn``.
+- the kit's image (no ``SMKIT_FRAMEWORK``): the toolkit's decoders (``genfromtxt(dtype=None)`` for CSV),
+  ``model.predict`` when the model has one (:mod:`smkit.serving.defaults`).
+
+The table of them all, with the toolkit's own defaults, is in docs/handler-semantics.md.
 - Hugging Face (aws/sagemaker-huggingface-inference-toolkit): a ``transformers.pipeline`` chosen by
   ``HF_TASK`` (:mod:`smkit.serving.huggingface`). The kit's image applies them too when ``HF_TASK`` or
   ``HF_MODEL_ID`` is set, and there ``text-generation`` can stream.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from smkit.contract import charset
 from smkit.serving import codecs
 from smkit.serving.defaults import DefaultHandlers, MissingHook
 from smkit.serving.env import ServingEnv
@@ -68,7 +74,9 @@ class PyTorchDefaults(DefaultHandlers):
 
         array = codecs.decode(input_data, content_type)
         media = (content_type or "").split(";")[0].strip().lower()
-        tensor = torch.as_tensor(np.asarray(array, dtype=np.float32) if media in TEXT_TYPES else array)
+        # As the image: torch.FloatTensor for JSON and CSV (a structured array from mixed CSV columns fails
+        # there, 500), torch.from_numpy for NPY.
+        tensor = torch.FloatTensor(array) if media in TEXT_TYPES else torch.as_tensor(np.asarray(array))
         return tensor.to(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
 
     def default_predict_fn(self, data: Any, model: Any) -> Any:
@@ -132,14 +140,47 @@ def _libsvm(text: str) -> np.ndarray:
 
 
 class SklearnDefaults(DefaultHandlers):
-    """AWS's scikit-learn image: JSON and CSV decoded as float32."""
+    """AWS's scikit-learn image: JSON and CSV decoded by sagemaker-containers 2.8.6.post2, cast to float32.
+
+    The image serves a single model with ``sagemaker_sklearn_container.serving`` on sagemaker-containers
+    (aws/sagemaker-scikit-learn-container ``src/sagemaker_sklearn_container/serving.py``,
+    ``requirements.txt``): its CSV decoder is not ``genfromtxt`` but ``csv.reader`` rows made one array and
+    squeezed (``_encoders.csv_to_numpy``), so a one-row body is a 1-D array and an empty field is not a
+    number; ``default_input_fn`` then casts to float32, which fails for text (500).
+    """
 
     def default_input_fn(self, input_data: str | bytes, content_type: str | None) -> Any:
+        """JSON: ``np.array(json.loads(body))``; CSV: :func:`csv_rows`; then ``astype(float32)``."""
         import numpy as np
 
-        array = codecs.decode(input_data, content_type)
-        media = (content_type or "").split(";")[0].strip().lower()
-        return np.asarray(array, dtype=np.float32) if media in TEXT_TYPES else array
+        media = codecs.media_type(content_type)
+        if media == codecs.CSV:
+            array = csv_rows(input_data, content_type)
+        else:
+            array = codecs.decode(input_data, content_type)
+        return np.asarray(array).astype(np.float32) if media in TEXT_TYPES else array
+
+
+def csv_rows(data: str | bytes, content_type: str | None) -> Any:
+    """sagemaker-containers' ``csv_to_numpy``: ``csv.reader`` rows -> ``np.array(rows).squeeze()``, then
+    ``astype(None)`` (float64), keeping the strings when a field is not a number; ragged rows are a 400."""
+    import csv
+    import io
+
+    import numpy as np
+
+    text = data if isinstance(data, str) else data.decode(charset(content_type), "replace")
+    try:
+        rows = list(
+            csv.reader(io.StringIO(text), delimiter=",", quotechar='"', doublequote=True, strict=True)
+        )
+        array = np.array(rows).squeeze()
+    except (csv.Error, ValueError) as exc:
+        raise BadRequest(f"body is not rectangular CSV: {exc}") from None
+    try:
+        return array.astype(None)
+    except ValueError:
+        return array
 
 
 DEFAULTS: dict[str | None, type[DefaultHandlers]] = {

@@ -32,6 +32,7 @@ from smkit.serving.chunked import StreamState
 from smkit.serving.env import ServingEnv
 from smkit.serving.errors import InferenceError, MethodNotAllowed, PayloadTooLarge
 from smkit.serving.handler import Reply, error_reply
+from smkit.serving.metrics import Metrics
 from smkit.serving.pool import WorkerPool
 from smkit.serving.protocol import Exchange
 from smkit.serving.relay import StreamControl
@@ -91,6 +92,17 @@ class FrontEnd(Handler):
         # Stateful sessions and the adapter API (docs/sessions-and-adapters.md).
         self.sessions = Sessions(self) if env.stateful_sessions and not env.multi_model else None
         self.adapters = Adapters(self)
+        # GET /metrics, answered here like /ping (docs/observability.md); None: SMKIT_METRICS=false.
+        self.metrics: Metrics | None = None
+        if env.metrics:
+            multi = env.multi_model or pool.options.config.get("mode") == "multi"  # or --multi-model DIR
+            self.metrics = Metrics(
+                self, multi_model=multi, max_models=env.metrics_max_models, path=env.metrics_path
+            )
+            self._local[env.metrics_path] = self.metrics.scrape
+            pool.observer = self.metrics
+            for _ in pool.pids():  # launched before the front end was made (smkit/serving/launch.py)
+                self.metrics.worker_started(restart=False)
 
     def wants_upgrade(self, request: Request) -> bool:
         """A WebSocket on /invocations-bidirectional-stream (smkit.serving.websocket) takes the connection."""
@@ -185,6 +197,9 @@ class FrontEnd(Handler):
             reply = error_reply(InferenceError(f"the handler's response cannot be sent: {exc}"), debug=False)
             head, close = self._head(exchange, reply, close)
         exchange.respond_raw(head, reply.body, close=close)
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.record(exchange, reply.status, reply.timings, time.perf_counter() - exchange.started)
         if self.env.access_log and not (exchange.path == "/ping" and OWN_PROBE in exchange.headers):
             self._log(exchange, reply, pid)
 
@@ -204,6 +219,7 @@ class FrontEnd(Handler):
             self.answer(exchange, error_reply(error, debug=False), pid)
             return
         state = StreamState(control, reply.status, pid)
+        state.timings = reply.timings
         exchange.app = state
         exchange.stream_raw(head, reply.body, close=close, flow=control)  # a full buffer pauses the worker
         if exchange.ended:  # the client is gone
@@ -211,6 +227,8 @@ class FrontEnd(Handler):
             return
         state.first_byte = time.perf_counter()
         state.chunks = 1 if reply.body else 0
+        if self.metrics is not None:
+            self.metrics.stream_started(exchange, state.first_byte - exchange.started)
 
     def stream_chunk(self, exchange: Exchange, data: bytes) -> None:
         if data and not exchange.ended:
@@ -223,6 +241,11 @@ class FrontEnd(Handler):
         if state is None or not exchange.streaming or exchange.ended:
             return
         exchange.finish(error)
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.record(exchange, state.status, state.timings, time.perf_counter() - exchange.started)
+            if error is not None:
+                metrics.stream_failed(exchange)
         if self.env.access_log:
             self._log_stream(exchange, state, error)
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import CoroutineType
 from typing import Any
 
 from smkit.hooks import BATCH_HOOK, CHAIN, HookError, check_chain, describe, passes_context
-from smkit.serving import codecs, integrity
+from smkit.serving import awaiting, codecs, integrity
 from smkit.serving.context import Context
 from smkit.serving.env import VAR_BATCH_SIZE, ServingEnv
 from smkit.serving.errors import (
@@ -30,6 +33,9 @@ from smkit.serving.errors import (
 from smkit.serving.frameworks import framework_defaults
 from smkit.serving.modules import UserModule, forget, import_user_module
 from smkit.serving.streams import Stream, is_stream
+
+_clock = time.perf_counter
+NAN = math.nan
 
 CHAIN_HOOKS = CHAIN
 # Hooks of stateful sessions and LoRA adapters, all optional (docs/sessions-and-adapters.md).
@@ -45,9 +51,10 @@ class Hook:
     takes_context: bool
 
     def __call__(self, context: Context | None, *args: Any) -> Any:
-        if self.takes_context:
-            return self.func(*args, context)
-        return self.func(*args)
+        result = self.func(*args, context) if self.takes_context else self.func(*args)
+        if type(result) is CoroutineType:  # an ``async def`` hook: awaited on the worker's loop
+            return awaiting.result(result)
+        return result
 
 
 def bind_hook(name: str, func: Callable[..., Any]) -> Hook:
@@ -67,15 +74,42 @@ class Reply:
     content_type: str
     headers: dict[str, str] = field(default_factory=dict)
     stream: Stream | None = None
+    # Seconds in the queue, input_fn, predict_fn (or transform_fn, a batch's predict_batch_fn), output_fn
+    # (NaN: did not run), and the batch size (smkit.serving.ipc.TIMINGS; docs/observability.md).
+    timings: tuple[float, float, float, float, int] | None = None
 
 
 def error_reply(exc: BaseException, *, debug: bool) -> Reply:
-    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode)."""
+    """A JSON error body ``{"code", "type", "message"}`` (plus ``traceback`` in debug mode), or the
+    message itself when the handler raised a JSON document as its message.
+
+    The toolkit's body is the message, then a newline and the traceback (``Transformer.handle_error``):
+    a handler that raises ``ValueError('{"error": "..."}')`` (as JumpStart's scripts do) gives clients that
+    JSON first. smkit sends that document alone, as ``application/json``, instead of escaping it inside its
+    own envelope (docs/handler-semantics.md, "Where smkit differs").
+    """
     status = status_of(exc)
-    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message_of(exc)}
+    message = message_of(exc)
+    if not isinstance(exc, InferenceError) and _json_document(message):
+        return Reply(status, message.encode("utf-8"), codecs.JSON)
+    payload: dict[str, Any] = {"code": status, "type": type_of(exc, status), "message": message}
     if debug:
         payload["traceback"] = "".join(traceback.format_exception(exc))
     return Reply(status, json.dumps(payload).encode(), codecs.JSON)
+
+
+def _json_document(message: str) -> bool:
+    """Whether ``message`` is a JSON object or array (a plain sentence never is)."""
+    text = message.strip()
+    if not (text.startswith("{") and text.endswith("}")) and not (
+        text.startswith("[") and text.endswith("]")
+    ):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _to_bytes(body: Any) -> bytes:
@@ -191,6 +225,8 @@ class ModelHandler:
             result = self._batch.func(inputs, self.model, contexts)
         else:
             result = self._batch.func(inputs, self.model)
+        if type(result) is CoroutineType:
+            result = awaiting.result(result)
         if not isinstance(result, list | tuple) or len(result) != len(inputs):
             got = f"{len(result)} predictions" if isinstance(result, list | tuple) else type(result).__name__
             raise InferenceError(
@@ -261,11 +297,19 @@ class ModelHandler:
             return hook(context, self.model, messages)
 
     def invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
-        """Run one request through the hooks; any exception becomes an error :class:`Reply`."""
+        """Run one request through the hooks; any exception becomes an error :class:`Reply`.
+
+        The reply's ``timings`` hold the seconds each hook took, also of a failed request up to its failure.
+        """
+        # input_fn, predict_fn, output_fn seconds; then the phase running now and when it started.
+        phases = [NAN, NAN, NAN, 0, _clock()]
         try:
-            return self._invoke(body, headers)
+            reply = self._invoke(body, headers, phases)
         except Exception as exc:  # noqa: BLE001 - every failure must become a response
-            return error_reply(exc, debug=self.env.debug)
+            reply = error_reply(exc, debug=self.env.debug)
+            phases[int(phases[3])] = _clock() - phases[4]  # the phase that failed, until it failed
+        reply.timings = (NAN, phases[0], phases[1], phases[2], 0)
+        return reply
 
     def _prepare(
         self, body: bytes, headers: Mapping[str, str]
@@ -288,21 +332,29 @@ class ModelHandler:
         )
         return data, content_type, accept, context
 
-    def _invoke(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+    def _invoke(self, body: bytes, headers: Mapping[str, str], phases: list[float]) -> Reply:
+        """The hooks' reply; ``phases`` gets each hook's seconds (and the phase running, for a failure)."""
         data, content_type, accept, context = self._prepare(body, headers)
         assert self.user_module is not None
         with self.user_module.active():
             if self._transform is not None:
+                phases[3] = 1
                 result = self._transform(context, self.model, data, content_type, accept)
+                phases[1] = _clock() - phases[4]
             else:
                 assert self._chain is not None
                 input_fn, predict_fn, output_fn = self._chain
                 decoded = input_fn(context, data, content_type)
+                now = _clock()
+                phases[0], phases[3], phases[4] = now - phases[4], 1, now
                 prediction = predict_fn(context, decoded, self.model)
+                now = _clock()
+                phases[1], phases[3], phases[4] = now - phases[4], 2, now
                 if self._default_output and is_stream(prediction):
                     result = prediction  # streamed items are encoded one by one (smkit.serving.streams)
                 else:
                     result = output_fn(context, prediction, accept)
+                    phases[2] = _clock() - phases[4]
         return self._reply(result, accept, context)
 
     def _reply(self, result: Any, accept: str, context: Context | None) -> Reply:
@@ -335,11 +387,13 @@ class ModelHandler:
         assert self._chain is not None and self.user_module is not None
         input_fn, _, output_fn = self._chain
         replies: list[Reply | None] = [None] * len(requests)
+        inputs, outputs, batch = [NAN] * len(requests), [NAN] * len(requests), [NAN]
+        ready: list[tuple[int, Any, str, Context | None]] = []
         debug = self.env.debug
         try:
             with self.user_module.active():
-                ready: list[tuple[int, Any, str, Context | None]] = []
                 for i, (body, headers) in enumerate(requests):
+                    started = _clock()
                     try:
                         data, content_type, accept, context = self._prepare(body, headers)
                         ready.append((i, input_fn(context, data, content_type), accept, context))
@@ -347,6 +401,8 @@ class ModelHandler:
                         raise
                     except Exception as exc:  # noqa: BLE001 - this request's own error, not its batch's
                         replies[i] = error_reply(exc, debug=debug)
+                    inputs[i] = _clock() - started
+                started = _clock()
                 try:
                     predictions = (
                         self._predict_batch([r[1] for r in ready], [r[3] for r in ready]) if ready else []
@@ -358,7 +414,9 @@ class ModelHandler:
                     for i, *_ in ready:
                         replies[i] = failed
                     predictions = []
+                batch[0] = _clock() - started
                 for (i, _, accept, context), prediction in zip(ready, predictions, strict=False):
+                    started = _clock()
                     try:
                         replies[i] = self._whole(
                             self._reply(output_fn(context, prediction, accept), accept, context)
@@ -367,10 +425,17 @@ class ModelHandler:
                         raise
                     except Exception as exc:  # noqa: BLE001
                         replies[i] = error_reply(exc, debug=debug)
+                    outputs[i] = _clock() - started
         except InvocationTimeout as exc:
             timed_out = error_reply(exc, debug=False)
-            return [timed_out if r is None else r for r in replies]
-        return [r if r is not None else error_reply(InferenceError("no reply"), debug=False) for r in replies]
+            replies = [timed_out if r is None else r for r in replies]
+        done = [r if r is not None else error_reply(InferenceError("no reply"), debug=False) for r in replies]
+        batched = {r[0] for r in ready}
+        # One Reply may answer several requests (a failed batch): each gets its own timings.
+        return [
+            replace(r, timings=(NAN, inputs[i], batch[0] if i in batched else NAN, outputs[i], 0))
+            for i, r in enumerate(done)
+        ]
 
     @staticmethod
     def _whole(reply: Reply) -> Reply:

@@ -12,8 +12,9 @@ Three channels:
   (``SCM_RIGHTS``).
 - **One stream socketpair per worker** for frames back to the front end (the same 12-byte header, the
   metadata and the body): ``REDY`` (once: loaded or failed, compact JSON) and ``RPLY`` (a reply: a
-  ``!QHIH`` struct of job id, status, worker pid and content-type length, the content type, then the
-  reply's extra headers as JSON, empty when there are none, as for nearly every reply). A streamed reply
+  ``!QHIH`` struct of job id, status, worker pid and content-type length, the :data:`TIMINGS` of the
+  request's phases in the worker, the content type, then the reply's extra headers as JSON, empty when
+  there are none, as for nearly every reply). A streamed reply
   is ``STRM``/``CHNK``/``DONE`` instead, and the front end writes ``CANC`` and ``MESG`` frames the other
   way on the same socket (:mod:`smkit.serving.streams`, :mod:`smkit.serving.bidi`).
 - **The scoreboard**: a shared file of one 16-byte slot per worker (:class:`Scoreboard`): which job the
@@ -40,6 +41,12 @@ READY = b"REDY"
 JOB = b"JOB_"
 REPLY = b"RPLY"
 REPLY_HEAD = struct.Struct("!QHIH")
+# What a worker measured of a request, after REPLY_HEAD (docs/observability.md): seconds it waited in the
+# queue, in input_fn, in predict_fn (transform_fn; a batch's predict_batch_fn) and in output_fn (NaN: the
+# phase did not run), and the size of the batch it was served in (on the batch's first reply only; 0: none).
+TIMINGS = struct.Struct("=ffffH")
+Timings = tuple[float, float, float, float, int]
+NO_TIMINGS: Timings = (math.nan, math.nan, math.nan, math.nan, 0)
 JOB_ID = struct.Struct("=Q")  # first in a job message: received straight into the taker's scoreboard slot
 INLINE_BODY = 64 * 1024  # larger bodies go in a file, so a job message always fits the socket buffer
 MAX_JOB_MESSAGE = 256 * 1024  # header + metadata (request heads are bounded to 64 KiB) + inline body
@@ -178,20 +185,44 @@ def _read_file(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def reply_meta(job_id: int, status: int, content_type: str, headers: dict[str, str], pid: int) -> bytes:
-    """Metadata of a ``RPLY`` frame."""
+def reply_meta(
+    job_id: int,
+    status: int,
+    content_type: str,
+    headers: dict[str, str],
+    pid: int,
+    timings: Timings = NO_TIMINGS,
+) -> bytes:
+    """Metadata of a ``RPLY`` frame (also a stream's ``STRM`` head)."""
     kind = content_type.encode("utf-8", "surrogatepass")
     extra = _dumps(headers).encode("utf-8", "surrogatepass") if headers else b""
-    return REPLY_HEAD.pack(job_id, status, pid, len(kind)) + kind + extra
+    return REPLY_HEAD.pack(job_id, status, pid, len(kind)) + TIMINGS.pack(*timings) + kind + extra
+
+
+_KIND_AT = REPLY_HEAD.size + TIMINGS.size
 
 
 def parse_reply(meta: bytes) -> tuple[int, int, str, dict[str, str], int]:
     """``(job id, status, content type, headers, worker pid)`` of a ``RPLY`` frame."""
     job_id, status, pid, size = REPLY_HEAD.unpack_from(meta)
-    end = REPLY_HEAD.size + size
-    content_type = meta[REPLY_HEAD.size : end].decode("utf-8", "surrogatepass")
+    end = _KIND_AT + size
+    content_type = meta[_KIND_AT:end].decode("utf-8", "surrogatepass")
     headers = json.loads(meta[end:]) if len(meta) > end else {}
     return job_id, status, content_type, headers, pid
+
+
+def worker_timings(
+    waited: float, phases: tuple[float, float, float, float, int] | None, batch: int = 0
+) -> Timings:
+    """A reply's :data:`TIMINGS`: the queue wait, the phases the handler measured, the batch size."""
+    if phases is None:
+        return (waited, math.nan, math.nan, math.nan, batch)
+    return (waited, phases[1], phases[2], phases[3], batch)
+
+
+def reply_timings(meta: bytes) -> Timings:
+    """The :data:`TIMINGS` of a ``RPLY`` (or ``STRM``) frame."""
+    return TIMINGS.unpack_from(meta, REPLY_HEAD.size)
 
 
 def send_frame(sock: socket.socket, tag: bytes, meta: bytes, body: bytes = b"") -> None:

@@ -201,6 +201,8 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 queue_size=env.queue_size,
                 retries=env.worker_retries,
                 batch_size=env.batch_size,
+                concurrency=env.worker_concurrency,
+                template=True,
                 environ={**base, **threads.added},
             )
         )

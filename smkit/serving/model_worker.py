@@ -1,7 +1,9 @@
-"""A model worker: ``python -m smkit.serving.model_worker``, started fresh by the front end.
+"""A model worker: forked from the worker template (smkit/serving/template.py), or started fresh by the
+front end as ``python -m smkit.serving.model_worker``; either way a process no library has been loaded in.
 
 The worker loads the model itself (``model_fn`` runs here, never in a process that forks), tells the
-front end it is ready, then takes one request at a time from the queue all workers share, runs it
+front end it is ready, then takes one request at a time from the queue all workers share (or up to
+``SMKIT_WORKER_CONCURRENCY`` at once, each on a thread: :mod:`smkit.serving.concurrency`), runs it
 through :class:`~smkit.serving.routes.WorkerRoutes` and sends the reply back on its own socket (the channels
 of :mod:`smkit.serving.ipc`, inherited from the front end). It imports only
 the standard library and smkit's handler-side modules, so it can run under the model's own Python
@@ -24,10 +26,10 @@ import socket
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, cast
 
-from smkit.process import die_with_parent
-from smkit.serving import batching, bidi, deadline, ipc, pinning, streams
+from smkit.process import die_with_parent, name_process
+from smkit.serving import batching, bidi, concurrency, deadline, ipc, pinning, streams
 from smkit.serving.context import RequestHeaders
 from smkit.serving.env import VAR_BATCH_SIZE, VAR_ENABLE_STATEFUL_SESSIONS, VAR_WORKER_CONFIG, ServingEnv
 from smkit.serving.errors import InferenceError, queue_timeout
@@ -35,6 +37,7 @@ from smkit.serving.handler import ModelHandler, Reply, error_reply
 from smkit.serving.routes import WorkerRequest, WorkerRoutes
 
 log = logging.getLogger("smkit.serving.worker")
+WORKER_NAME = "smkit-worker"  # the process name ps and top show (/proc/PID/comm)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -95,6 +98,7 @@ def _on_term(signum: int, frame: Any) -> None:
 def _load(
     config: dict[str, Any], env: ServingEnv, sock: socket.socket, board: ipc.Scoreboard
 ) -> WorkerRoutes | None:
+    started = time.perf_counter()
     try:
         router = _multi(config, env, board) if config["mode"] == "multi" else _single(config, env)
         if router.handler is not None:
@@ -116,7 +120,8 @@ def _load(
         )
         ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": False, "error": message, "pid": os.getpid()}))
         return None
-    ipc.send_frame(sock, ipc.READY, ipc.encode_json({"ok": True, "pid": os.getpid(), **features}))
+    loaded = {"ok": True, "pid": os.getpid(), "load_seconds": time.perf_counter() - started, **features}
+    ipc.send_frame(sock, ipc.READY, ipc.encode_json(loaded))
     return router
 
 
@@ -143,6 +148,16 @@ def serve(
     client has had its 504 from the front end. With batching on (``SAGEMAKER_TS_BATCH_SIZE`` > 1) the
     worker forms batches from the same queue (:mod:`smkit.serving.batching`).
     """
+    width = router.env.worker_concurrency
+    if width > 1:
+        # ``slot`` is the worker's; its scoreboard slots are one per request it may run (smkit/serving/pool.py).
+        slots = range(slot * width, (slot + 1) * width)
+        shared = ipc.JobReader(queue, board.landing(slots[0]))
+        mine = ipc.JobReader(pinned, board.landing(slots[0])) if pinned is not None else None
+        frames, cancels = cast(socket.socket, concurrency.FrameSocket(sock)), streams.Cancels(sock)
+        runners = {s: _JobRunner(frames, cancels, board, s, router, session_sock=sock).run for s in slots}
+        concurrency.serve(shared, mine, board, slots, runners)
+        return
     reader = ipc.JobReader(queue, board.landing(slot))
     own = ipc.JobReader(pinned, board.landing(slot)) if pinned is not None else None
     job = _JobRunner(sock, streams.Cancels(sock), board, slot, router)
@@ -170,8 +185,10 @@ class _JobRunner:
         board: ipc.Scoreboard,
         slot: int,
         router: WorkerRoutes,
+        session_sock: socket.socket | None = None,
     ) -> None:
         self.sock = sock
+        self.session_sock = sock if session_sock is None else session_sock  # a session drives it itself
         self.cancels = cancels
         self.board = board
         self.slot = slot
@@ -191,11 +208,13 @@ class _JobRunner:
         _Stop.busy = True
         (job_id, queued_at, until, method, path, headers), body = received
         now = time.monotonic()
+        waited = now - queued_at
         if now >= until:
-            reply = error_reply(queue_timeout(timeout, now - queued_at), debug=False)
+            reply = error_reply(queue_timeout(timeout, waited), debug=False)
         elif path == bidi.BIDI_PATH and method == "GET":
             board.run(slot, job_id)
-            _session(sock, cancels, job_id, router, RequestHeaders.from_raw(headers), pid, board, slot)
+            headers_ = RequestHeaders.from_raw(headers)
+            _session(self.session_sock, cancels, job_id, router, headers_, pid, board, slot)
             board.finish(slot)
             _Stop.busy = False
             return
@@ -203,11 +222,15 @@ class _JobRunner:
             board.run(slot, job_id)
             deadline.start_job(until)
             reply = router.dispatch(WorkerRequest(method, path, RequestHeaders.from_raw(headers), body))
+        timings = ipc.worker_timings(waited, reply.timings)
         if reply.stream is None:
-            out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid)
+            out = ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings)
             ipc.send_frame(sock, ipc.REPLY, out, reply.body)
         else:
-            _stream(sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug)
+            _stream(
+                sock, cancels, job_id, reply, pid, deadline.job_until(), timeout, router.env.debug, timings
+            )
+            cancels.forget(job_id)
         deadline.start_job(0.0)
         board.finish(slot)
         _Stop.busy = False
@@ -268,6 +291,7 @@ def _stream(
     until: float,
     timeout: float,
     debug: bool,
+    timings: ipc.Timings = ipc.NO_TIMINGS,
 ) -> None:
     """Send a streamed reply; the job's scoreboard deadline ``until`` bounds the whole stream."""
     assert reply.stream is not None
@@ -280,7 +304,7 @@ def _stream(
         sock,
         cancels,
         job_id,
-        lambda: ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid),
+        lambda: ipc.reply_meta(job_id, reply.status, reply.content_type, reply.headers, pid, timings),
         reply.stream,
         until,
         timeout,
@@ -291,6 +315,7 @@ def _stream(
 def main() -> int:
     """Run the worker described by ``SMKIT_WORKER_CONFIG``."""
     config = json.loads(os.environ[VAR_WORKER_CONFIG])
+    name_process(WORKER_NAME)  # forked from the template, it would keep the template's name
     _die_with_parent(int(config["parent"]))
     # The front end stops workers; a terminal's Ctrl-C reaches the whole process group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -321,10 +346,15 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
+def flush() -> None:
+    """Before ``os._exit``: the log handlers and the standard streams."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+
+
+if __name__ == "__main__":
+    code = main()
+    flush()
     os._exit(code)  # no interpreter teardown: with large ML libraries loaded it costs seconds of CPU

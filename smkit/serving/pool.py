@@ -1,11 +1,15 @@
 """The model-worker pool of the front end: fresh worker processes, one shared bounded queue, deadlines.
 
-Every worker is a new interpreter (``python -m smkit.serving.model_worker``) that loads the model
-itself: nothing is forked from a process that has loaded a library, so OpenMP or CUDA thread pools are
-always created in the process that uses them. Requests wait in one FIFO queue that every worker reads
+Every worker loads the model itself: it is forked from the worker template, a process that has imported
+the runtime and nothing else (smkit/serving/template.py, smkit/serving/forking.py), or started as a new
+interpreter (``python -m smkit.serving.model_worker``) where the template cannot be used. Nothing is forked
+from a process that has loaded a library, so OpenMP or CUDA thread pools are always created in the process
+that uses them. Requests wait in one FIFO queue that every worker reads
 (the kernel's: :mod:`smkit.serving.ipc`); whichever worker is free takes the next one. At most
 ``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
-batch of up to ``batch_size`` with batching on (smkit/serving/batching.py; the queue holds that many more).
+batch of up to ``batch_size`` with batching on (smkit/serving/batching.py; the queue holds that many more),
+or up to ``concurrency`` requests side by side (``SMKIT_WORKER_CONCURRENCY``, smkit/serving/concurrency.py;
+each has a scoreboard slot of its own).
 
 Deadlines (``SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS``) count from a request's arrival, as SageMaker's
 do: the client gets 504 at that moment whether its request is still queued or running. A worker never
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from smkit.process import describe_exit, signal_process
-from smkit.serving import ipc, lifecycle, pinning, relay, streams
+from smkit.serving import forking, ipc, lifecycle, pinning, relay, streams
 from smkit.serving.deadline import timeout_error
 from smkit.serving.env import VAR_WORKER_CONFIG
 from smkit.serving.errors import InferenceError, ModelNotReady, queue_timeout
@@ -59,9 +63,11 @@ class QueueFull(InferenceError, status=503, error_type="ServiceUnavailable"):
 
 
 class Process(Protocol):
-    """A worker process as the pool uses it (``subprocess.Popen``; the tests' fake processes)."""
+    """A worker process as the pool uses it (``subprocess.Popen``, a worker the template forked
+    (smkit/serving/forking.py); the tests' fake processes)."""
 
-    pid: int
+    @property
+    def pid(self) -> int: ...
 
     def poll(self) -> int | None: ...
 
@@ -93,6 +99,10 @@ class PoolOptions:
         kill_grace: seconds after the deadline before a worker that has not answered is killed.
         retries: failed loads in a row a worker slot retries (``SMKIT_WORKER_RETRIES``).
         batch_size: jobs one worker may hold at once (``SAGEMAKER_TS_BATCH_SIZE``; smkit/serving/batching.py).
+        concurrency: requests one worker runs at once (``SMKIT_WORKER_CONCURRENCY``;
+            smkit/serving/concurrency.py).
+        template: fork workers from a template process that has imported the runtime and nothing else
+            (smkit/serving/template.py) instead of starting each with ``start``.
         start: starts a worker process.
     """
 
@@ -105,6 +115,8 @@ class PoolOptions:
     kill_grace: float = 2.0
     retries: int = lifecycle.DEFAULT_RETRIES
     batch_size: int = 1
+    concurrency: int = 1
+    template: bool = False
     start: Starter = field(default=start_process, compare=False)
 
 
@@ -117,6 +129,19 @@ class Worker:
     killed: bool = False
     channel: _Channel | None = None
     reaped: bool = False  # its exit was collected (once, by the loss of its channel or by the pool's stop)
+    started_at: float = field(default_factory=time.monotonic)
+
+
+class Observer(Protocol):
+    """What the pool reports for ``/metrics`` (:class:`smkit.serving.metrics.Metrics`)."""
+
+    def worker_started(self, restart: bool) -> None: ...
+
+    def worker_exited(self, during: str) -> None: ...
+
+    def worker_loaded(self, load_seconds: float | None, since_start: float) -> None: ...
+
+    def load_failed(self) -> None: ...
 
 
 class _Channel(asyncio.BufferedProtocol):
@@ -161,7 +186,8 @@ class WorkerPool:
         self._queue_out.setblocking(False)
         with contextlib.suppress(OSError):
             self._queue_out.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, QUEUE_BUFFER_BYTES)
-        self.board = ipc.Scoreboard.create(options.workers, options.batch_size)
+        # One scoreboard slot per request a worker may run: worker slot s has slots s*c .. s*c+c-1.
+        self.board = ipc.Scoreboard.create(options.workers * options.concurrency, options.batch_size)
         self._sweeper: asyncio.TimerHandle | None = None
         self._waits: dict[int, asyncio.TimerHandle] = {}  # retries waiting out their back-off, by slot
         self._reaping: set[asyncio.Task[None]] = set()  # exits being collected (each logs its one line)
@@ -169,6 +195,8 @@ class WorkerPool:
         # Per-worker queues for jobs that must reach one worker (sessions, adapters):
         # smkit/serving/pinning.py.
         self.pinning = pinning.Pinning()
+        self._template: forking.Template | None = None
+        self.observer: Observer | None = None  # the front end's metrics, when they are on
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -190,6 +218,10 @@ class WorkerPool:
         reason = self.life.accepting()
         return None if reason is None else ModelNotReady(reason)
 
+    def board_slots(self, slot: int) -> range:
+        """The scoreboard slots of the worker in ``slot``: one per request it may run at once."""
+        return range(slot * self.options.concurrency, (slot + 1) * self.options.concurrency)
+
     # -- requests ------------------------------------------------------------------------------------
     def submit(
         self,
@@ -205,7 +237,8 @@ class WorkerPool:
 
         ``slot``: only the worker in that slot may take it (:mod:`smkit.serving.pinning`).
         """
-        running = self.options.workers * self.options.batch_size  # a worker runs up to a batch at once
+        # A worker runs up to a batch, or up to ``concurrency`` requests, at once.
+        running = self.options.workers * self.options.batch_size * self.options.concurrency
         if len(self.jobs) >= running + self.options.queue_size:
             waiting = len(self.jobs) - running
             raise QueueFull(
@@ -261,12 +294,14 @@ class WorkerPool:
         running: dict[int, tuple[Worker, float]] = {}
         for worker in self.workers:
             if worker is not None:
-                job_id, extra = self.board.running(worker.slot)
-                if job_id:
-                    running[job_id] = (worker, extra)
-                    for held in self.board.held(worker.slot) if self.board.extra else ():
-                        running[held] = (worker, extra)  # a batch runs as one
+                for slot in self.board_slots(worker.slot):
+                    job_id, extra = self.board.running(slot)
+                    if job_id:
+                        running[job_id] = (worker, extra)
+                        for held in self.board.held(slot) if self.board.extra else ():
+                            running[held] = (worker, extra)  # a batch runs as one
         grace = self.options.kill_grace
+        stuck: dict[int, int] = {}  # worker slot -> its requests past deadline and grace
         for job in list(self.jobs.values()):
             if now < job.until:
                 break  # jobs are in arrival order, and every deadline is arrival + the same timeout
@@ -278,7 +313,11 @@ class WorkerPool:
                 worker = holder[0]
                 job.fail(error_reply(timeout_error(self.options.timeout), debug=False), worker.proc.pid)
                 if now >= due + grace and not worker.killed:
-                    self._kill(worker)
+                    # A worker running requests side by side is killed once none of its threads can
+                    # serve: one request stuck in C code costs the others nothing.
+                    stuck[worker.slot] = stuck.get(worker.slot, 0) + 1
+                    if stuck[worker.slot] >= self.options.concurrency:
+                        self._kill(worker)
             else:
                 waited = now - job.queued_at
                 job.fail(error_reply(queue_timeout(self.options.timeout, waited), debug=False), os.getpid())
@@ -305,7 +344,7 @@ class WorkerPool:
             job_id, status, content_type, headers, pid = ipc.parse_reply(data)
             job = self.jobs.pop(job_id, None)
             if job is not None:
-                job.answer(Reply(status, body, content_type, headers), pid)
+                job.answer(Reply(status, body, content_type, headers, timings=ipc.reply_timings(data)), pid)
             if self.backlog:
                 self._flush_backlog()
             self.pinning.replied(channel.worker.slot, job_id)
@@ -320,13 +359,18 @@ class WorkerPool:
         worker = channel.worker
         meta = json.loads(data)
         if tag == ipc.READY and self.workers[worker.slot] is worker:
+            observer = self.observer
             if meta["ok"]:
                 self.pinning.ready(worker.slot, meta)
                 self.life.ready(worker.slot)
                 self._flush_backlog()
+                if observer is not None:
+                    observer.worker_loaded(meta.get("load_seconds"), time.monotonic() - worker.started_at)
             else:
                 self.life.load_failed(worker.slot, str(meta["error"]))
                 self._log_load_failure(meta)
+                if observer is not None:
+                    observer.load_failed()
 
     def _log_load_failure(self, meta: dict[str, Any]) -> None:
         """The load error with its traceback, once per distinct traceback: the retries of every slot
@@ -349,11 +393,18 @@ class WorkerPool:
             return
         worker.reaped = True
         slot, pid, exit_text = worker.slot, worker.proc.pid, describe_exit(status)
-        # Every write of the dead process is visible now: the job it held is known exactly.
-        held = [self.board.taken(slot), *self.board.held(slot)]  # a batch: every job of it
+        # Every write of the dead process is visible now: the jobs it held are known exactly.
+        held = [i for s in self.board_slots(slot) for i in (self.board.taken(s), *self.board.held(s))]
         jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
-        self.board.clear(slot)
+        for s in self.board_slots(slot):
+            self.board.clear(s)
         after = None
+        if self.observer is not None:
+            state = self.life.slots[slot].state if self.workers[slot] is worker else lifecycle.READY
+            during = (
+                "stopping" if self.life.stopping else "serving" if state == lifecycle.READY else "loading"
+            )
+            self.observer.worker_exited(during)
         if self.workers[slot] is worker:
             wait = self._waits.pop(slot, None)
             if wait is not None:
@@ -385,7 +436,7 @@ class WorkerPool:
         if self.life.stopping:
             return
         load_at = time.clock_gettime(time.CLOCK_MONOTONIC) + delay if delay > 0 else None
-        worker, sock = self._popen(slot, load_at)
+        worker, sock = self._popen(slot, load_at, restart=True)
         if load_at is not None:
             self._waits[slot] = self.loop.call_later(delay, self._loading, worker)
         self.loop.create_task(self._connect(worker, sock))
@@ -400,6 +451,11 @@ class WorkerPool:
     # -- processes -----------------------------------------------------------------------------------
     def launch(self) -> None:
         """Start every worker process now (they load in parallel while the front end starts)."""
+        if self.options.template:
+            try:
+                self._template = forking.Template(self.options.python, self.options.environ)
+            except OSError as exc:
+                log.info("workers start as new interpreters: %s", exc)
         for slot in range(self.options.workers):
             self._launched.append(self._popen(slot))
 
@@ -409,7 +465,9 @@ class WorkerPool:
         for worker, sock in launched:
             await self._connect(worker, sock)
 
-    def _popen(self, slot: int, load_at: float | None = None) -> tuple[Worker, socket.socket]:
+    def _popen(
+        self, slot: int, load_at: float | None = None, restart: bool = False
+    ) -> tuple[Worker, socket.socket]:
         parent_end, child_end = socket.socketpair()
         pinned_fd = self.pinning.open(slot)
         config = {
@@ -420,22 +478,28 @@ class WorkerPool:
             "queue_fd": self._queue.fileno(),
             "board_fd": self.board.fd,
             "slot": slot,
-            "slots": self.options.workers,
+            "slots": self.options.workers * self.options.concurrency,
             "board_batch": self.options.batch_size,
+            "concurrency": self.options.concurrency,
             "parent": os.getpid(),
         }
-        environ = {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)}
         try:
-            proc = self.options.start(
-                [self.options.python, "-m", WORKER_MODULE],
-                environ,
-                (child_end.fileno(), self._queue.fileno(), self.board.fd, pinned_fd),
-            )
+            proc: Process
+            if self._template is not None and not self._template.broken:
+                proc = self._template.fork(config)
+            else:
+                proc = self.options.start(
+                    [self.options.python, "-m", WORKER_MODULE],
+                    {**self.options.environ, VAR_WORKER_CONFIG: json.dumps(config)},
+                    (child_end.fileno(), self._queue.fileno(), self.board.fd, pinned_fd),
+                )
         finally:
             child_end.close()
             os.close(pinned_fd)
         parent_end.setblocking(False)
         worker = Worker(slot, proc)
+        if self.observer is not None:
+            self.observer.worker_started(restart)
         self.workers[slot] = worker
         if load_at is None:
             self.life.started(slot)  # a retry stays "retrying" until its back-off is over (_loading)
@@ -473,3 +537,5 @@ class WorkerPool:
             await self._reap(worker)
         if self._reaping:
             await asyncio.gather(*self._reaping, return_exceptions=True)
+        if self._template is not None:
+            await self.loop.run_in_executor(None, self._template.stop)

@@ -151,7 +151,8 @@ def stream_frame(jobs: dict[int, Job], channel: Channel, tag: bytes, data: bytes
             return
         job.answered = True
         job.control = StreamControl(job_id, channel)
-        job.recipient.stream_start(job.token, Reply(status, body, content_type, headers), pid, job.control)
+        reply = Reply(status, body, content_type, headers, timings=ipc.reply_timings(data))
+        job.recipient.stream_start(job.token, reply, pid, job.control)
     else:  # DONE
         job = jobs.pop(streams.JOB_ID.unpack(data)[0], None)
         if job is not None and job.control is not None:

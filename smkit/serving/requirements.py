@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from smkit.requirement_lines import file_lines, installed_versions, is_satisfied
+from smkit.requirement_lines import file_lines, installed_versions, is_satisfied, localized_text
 
 WHEELS_DIR = "wheels"  # code/wheels: vendored wheels for an offline install
 BYTECODE_GLOB = "bytecode.*.zip"  # code/wheels/bytecode.<cache tag>.zip (smkit/packaging/bytecode.py)
@@ -267,7 +267,7 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
                 if code == 0 and wheels is not None:
                     add_bytecode(wheels, staging)
             else:
-                command = pip_install_command(python, path, staging, wheels)
+                command = pip_install_command(python, _local_file(path, model_dir, staging), staging, wheels)
                 if quiet:
                     command.insert(command.index("install") + 1, "--quiet")
                 code, tail = run_pip(command, show=not quiet, env=offline_environ() if wheels else None)
@@ -287,6 +287,21 @@ def install(model_dir: str, target: str, *, python: str = sys.executable, quiet:
             os.rename(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{staging}.requirements.txt")
+
+
+def _local_file(path: str, model_dir: str, staging: str) -> str:
+    """``path``, or a copy beside ``staging`` whose lines naming ``/opt/ml/model/...`` name the same files
+    under ``model_dir``, where the model sits here (:func:`smkit.requirement_lines.localized_text`)."""
+    with open(path, encoding="utf-8") as handle:
+        localized = localized_text(handle.read(), model_dir)
+    if localized is None:
+        return path
+    local = f"{staging}.requirements.txt"
+    with open(local, "w", encoding="utf-8") as handle:
+        handle.write(localized)
+    return local
 
 
 def ensure(

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import socket
 import struct
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import AbstractContextManager
@@ -134,7 +135,8 @@ class Stream:
 
 
 _END = object()
-_state: dict[str, Any] = {"loop": None, "timeout": 0.0}
+_state: dict[str, Any] = {"timeout": 0.0}
+_loops = threading.local()  # an event loop per thread: a worker may run streams side by side
 
 
 def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
@@ -147,38 +149,49 @@ def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
-    """One event loop per worker for async handlers (created on first use, reused)."""
-    loop = _state["loop"]
+    """The thread's event loop for async streams and sessions (created on first use, reused)."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_loops, "loop", None)
     if loop is None or loop.is_closed():
-        loop = _state["loop"] = asyncio.new_event_loop()
+        loop = _loops.loop = asyncio.new_event_loop()
     return loop
 
 
 class Cancels:
-    """The front end's ``CANC`` frames on a worker's socket, read without blocking between chunks."""
+    """The front end's ``CANC`` frames on a worker's socket, read without blocking between chunks.
+
+    Several streams may poll at once (a worker running requests side by side): reads take turns.
+    """
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.frames = ipc.FrameReceiver()
         self.cancelled: set[int] = set()
+        self.lock = threading.Lock()
 
     def poll(self, job_id: int) -> bool:
         """True when the front end has cancelled ``job_id``."""
-        while True:
-            try:
-                frames = self.frames.receive(self.sock, socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                break
-            if frames is None:
-                break
-            for tag, meta, _ in frames:
-                if tag == CANCEL:
-                    self.cancelled.add(JOB_ID.unpack(meta)[0])
-        if not self.cancelled:
-            return False
-        cancelled = job_id in self.cancelled
-        self.cancelled = {j for j in self.cancelled if j > job_id}  # earlier jobs are over
-        return cancelled
+        with self.lock:
+            while True:
+                try:
+                    frames = self.frames.receive(self.sock, socket.MSG_DONTWAIT)
+                except (BlockingIOError, InterruptedError):
+                    break
+                if frames is None:
+                    break
+                for tag, meta, _ in frames:
+                    if tag == CANCEL:
+                        self.cancelled.add(JOB_ID.unpack(meta)[0])
+            if not self.cancelled:
+                return False
+            cancelled = job_id in self.cancelled
+            self.cancelled.discard(job_id)
+            return cancelled
+
+    def forget(self, job_id: int) -> None:
+        """``job_id`` is over: a cancel that came too late for it is dropped."""
+        if self.cancelled:
+            with self.lock:
+                self.cancelled.discard(job_id)
 
 
 def send_stream(

@@ -244,12 +244,14 @@ def serve(
     scratch = tempfile.mkdtemp(prefix="smkit-tfs-")
     sockets: list[socket.socket] = []
     try:
-        front_port = port or int(environ.get(BIND_TO_PORT, str(DEFAULT_PORT)))
+        # --port 0 is a free port the system picks, as for the serving runtime (smkit serve).
+        front_port = port if port is not None else int(environ.get(BIND_TO_PORT, str(DEFAULT_PORT)))
         threads = max(4, 2 * available_cpus().count)
         # The container port is bound first (a taken port fails now, not after loading) and listens once
         # the models are loaded: until then connections are refused, as before the container starts nginx.
         front = _bind(host, front_port)
         sockets.append(front)
+        front_port = int(front.getsockname()[1])
         rest, ports = rest_listener(front_port, environ)
         sockets.append(rest)
         app = build(model_directory(model, scratch), environ, ports, threads)

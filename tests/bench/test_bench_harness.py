@@ -176,7 +176,10 @@ def test_serving_rejects_unknown_server_name(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2
-    assert "--servers nginx: unknown; choose from smkit, constant, toolkit" in done.stderr
+    assert (
+        "--servers nginx: unknown; choose from smkit, constant, smkit-metrics-off, gunicorn, fastapi, toolkit"
+        in done.stderr
+    )
     assert not (tmp_path / "x.json").exists()
 
 

@@ -14,6 +14,7 @@ import csv
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import numpy as np
 import pytest
 
 from smkit import __version__
+from smkit.dockerimage import kit_context_files
 from smkit.dockerimage.copies import missing_sources
 
 pytestmark = pytest.mark.slow
@@ -33,20 +35,49 @@ REPO = Path(__file__).resolve().parents[2]
 UV = REPO / ".venv" / "bin" / "uv"
 
 
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bin/ folder of a venv with the wheel's ``smkit[all]``, built once for all xdist workers."""
-    shared = tmp_path_factory.getbasetemp().parent / "smkit-wheel"
+def _shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One folder per run: under xdist the workers' base folders share a parent, without xdist it is the run's own.
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "smkit-wheel"
     shared.mkdir(exist_ok=True)
+    return shared
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a copy of the checkout's files (tracked or not ignored), as from a fresh clone: a
+    build in the checkout would take files from a stale build/lib or smkit.egg-info. Once for all workers."""
+    shared = _shared(tmp_path_factory)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "built").exists():
+            listed = subprocess.run(
+                ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                check=True, capture_output=True,
+            ).stdout.decode().split("\0")  # fmt: skip
+            source = shared / "source"
+            for name in filter(None, listed):
+                if (REPO / name).is_file():
+                    (source / name).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(REPO / name, source / name)
+            env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+            subprocess.run([str(UV), "build", "--wheel", "--quiet", "-o", str(shared / "dist"), str(source)],
+                           check=True, env=env)  # fmt: skip
+            (shared / "built").touch()
+    (built,) = (shared / "dist").glob("smkit-*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ folder of a venv with the wheel's ``smkit[all]``, built once for all xdist workers."""
+    shared = _shared(tmp_path_factory)
     venv = shared / "venv"
     with open(shared / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (shared / "done").exists():
             env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
             run = [str(UV)]
-            subprocess.run([*run, "build", "--wheel", "--quiet", "-o", str(shared / "dist"), str(REPO)],
-                           check=True, env=env)  # fmt: skip
-            (wheel,) = (shared / "dist").glob("smkit-*.whl")
             constraints = shared / "constraints.txt"
             exported = subprocess.run(
                 [*run, "export", "--frozen", "--no-hashes", "--no-emit-project", "--extra", "all",
@@ -134,13 +165,28 @@ def _check_synth(bin_dir: Path, project: Path, config: str) -> None:
     assert (staged / "container" / "requirements.txt").is_file()
 
 
-def test_the_wheel_holds_one_top_level_package(installed: Path) -> None:
+def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
     """smkit only: a top-level ``stacks`` (or any other) package would clash with the user's own."""
-    (wheel,) = (installed.parent.parent / "dist").glob("smkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {name.split("/")[0] for name in names} == {"smkit", f"smkit-{__version__}.dist-info"}
     assert {"smkit/cdk/__init__.py", "smkit/cdk/app.py", "smkit/container/Dockerfile"} <= names
-    assert "smkit/container/sbom.cdx.json" in names  # the kit image copies it (container/Dockerfile)
+
+
+def test_the_wheel_holds_every_file_the_kit_reads(wheel: Path) -> None:
+    """Every file under smkit/ (modules, the engine's lock, scaffold templates, ...) and every file the kit's
+    image copies from container/ is in the wheel: the suite runs from the checkout and would not notice."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    package = REPO / "smkit"
+    wanted = {
+        f"smkit/{path.relative_to(package).as_posix()}"
+        for path in package.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")
+    }
+    # What smkit.dockerimage stages from container/ (the image's Dockerfile, pins and SBOM).
+    wanted |= {name.replace("container/", "smkit/container/", 1)
+               for name in kit_context_files() if name.startswith("container/")}  # fmt: skip
+    assert "smkit/llm/requirements-vllm-cpu.txt" in wanted
+    assert sorted(wanted - names) == []
 
 
 def _names_no_checkout(project: Path) -> None:

@@ -59,7 +59,7 @@ def _second_variant(data: dict[str, Any]) -> None:
 
 def _rolling(**changes: Any) -> Mutation:
     def mutate(data: dict[str, Any]) -> None:
-        _ic(data)["rolling_update"].update(changes)
+        _ic(data).setdefault("rolling_update", {"batch_copies": 1}).update(changes)
 
     return mutate
 
@@ -253,4 +253,5 @@ def test_instance_sizes_of_the_table() -> None:
     assert instance_size("ml.m5.xlarge") == (4, 16384, 0)
     assert instance_size("ml.c5.9xlarge") == (36, 73728, 0)
     assert instance_size("ml.g5.12xlarge") == (48, 196608, 4)
-    assert instance_size("ml.inf2.xlarge") is None  # unknown sizes are not checked
+    assert instance_size("ml.inf2.xlarge") == (4, 16384, 1)
+    assert instance_size("ml.m5.3xlarge") is None  # no such size: not checked

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from config_harness import raw
+from config_harness import CONFIG_DIR, raw
 
 from smkit.config import ConfigError, parse_config
 
@@ -99,21 +99,70 @@ def test_rolling_is_not_for_serverless_or_components() -> None:
     _rejected(data, "endpoint.deployment.strategy", "rolling_update")
 
 
-def test_rolling_fields_on_blue_green_and_its_longer_timeout() -> None:
+def test_rolling_fields_on_blue_green_and_its_timeout_range() -> None:
     data = raw("realtime.yaml")
     data["endpoint"]["deployment"]["batch_percent"] = 20
     _rejected(data, "endpoint.deployment.batch_percent", "only to strategy: rolling, not canary")
+    # BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds is 600-28800, as the rolling policy's
+    # (botocore's model and the CloudFormation schema): 20000 s is AWS's to take.
     data = raw("realtime.yaml")
     data["endpoint"]["deployment"]["max_execution_timeout_seconds"] = 20000
-    _rejected(data, "endpoint.deployment.max_execution_timeout_seconds", "at most 14400", "rolling")
+    assert parse_config(data, source="test").endpoint.deployment.max_execution_timeout_seconds == 20000
+    data["endpoint"]["deployment"]["max_execution_timeout_seconds"] = 28801
+    _rejected(data, "endpoint.deployment.max_execution_timeout_seconds", "less than or equal to 28800")
     ok = _deployment(max_execution_timeout_seconds=20000)
     assert parse_config(ok, source="test").endpoint.deployment.max_execution_timeout_seconds == 20000
 
 
 def test_component_rolling_batch_percent_range() -> None:
-    data = raw("inference-components.yaml")
+    data = raw("capacity.yaml")
     data["endpoint"]["inference_components"]["rolling_update"] = {"batch_percent": 75}
     _rejected(data, "endpoint.inference_components.rolling_update.batch_percent", "5-50%", "copies")
+
+
+COMPONENT_BATCH = "The value must be between 5% to 50% of the copy count of the inference component."
+
+
+@pytest.mark.parametrize(
+    "config,rolling,copies,refused",
+    [
+        # llm.yaml's base component runs 0 or 1 copy: no batch of copies is 5-50% of that.
+        ("llm.yaml", {"batch_copies": 1}, None, True),
+        ("llm.yaml", {"batch_percent": 50}, None, True),
+        # inference-components.yaml's components scale to zero.
+        ("inference-components.yaml", {"batch_copies": 1}, None, True),
+        # capacity.yaml runs two fixed copies: one is 50%, two are 100%.
+        ("capacity.yaml", {"batch_copies": 1}, None, False),
+        ("capacity.yaml", {"batch_copies": 2}, None, True),
+        ("capacity.yaml", {"batch_percent": 50}, None, False),
+        ("capacity.yaml", {"batch_percent": 25}, None, True),  # half a copy
+        ("capacity.yaml", {"batch_copies": 1}, 30, True),  # one copy is 3% of 30
+        ("capacity.yaml", {"batch_copies": 3}, 30, False),
+    ],
+)  # fmt: skip
+def test_component_rolling_batch_against_the_copy_count(
+    config: str, rolling: Data, copies: int | None, refused: bool
+) -> None:
+    data = raw(config)
+    spec = data["endpoint"]["inference_components"]
+    spec["rolling_update"] = rolling
+    if copies is not None:
+        spec["components"][0]["copies"] = copies
+    field = "batch_copies" if "batch_copies" in rolling else "batch_percent"
+    if refused:
+        line = _rejected(data, f"endpoint.inference_components.rolling_update.{field}", COMPONENT_BATCH)
+        assert "remove rolling_update" in line
+    else:
+        assert parse_config(data, source="test").endpoint.inference_components is not None
+
+
+def test_shipped_component_configs_roll_only_what_they_can() -> None:
+    """llm.yaml and inference-components.yaml scale to zero: no rolling policy (the reason in a comment);
+    capacity.yaml rolls its two copies one at a time."""
+    for name in ("llm.yaml", "inference-components.yaml"):
+        assert "rolling_update" not in raw(name)["endpoint"]["inference_components"]
+        assert "No rolling_update: a rolling batch must be 5-50%" in (CONFIG_DIR / name).read_text()
+    assert raw("capacity.yaml")["endpoint"]["inference_components"]["rolling_update"]["batch_copies"] == 1
 
 
 def test_inference_ami_must_fit_the_instance() -> None:
@@ -177,9 +226,39 @@ def test_an_adapter_names_a_base_component_and_its_weights() -> None:
     _rejected(copy.deepcopy(llm), f"{ADAPTER}.base_component", "one of qwen")
     _components(llm)[1]["base_component"] = "qwen"
     _components(llm)[1]["artifact_url"] = "https://example.com/adapter"
-    _rejected(copy.deepcopy(llm), f"{ADAPTER}.artifact_url", "s3://BUCKET/PREFIX/")
+    _rejected(copy.deepcopy(llm), f"{ADAPTER}.artifact_url", "s3://BUCKET/KEY.tar.gz")
     _components(llm)[1].pop("artifact_url")
     _rejected(llm, f"{ADAPTER}.artifact_url", "LoRA weights in S3")
+
+
+def test_an_adapters_weights_are_one_tar_gz_archive() -> None:
+    """AWS's sentence on InferenceComponentContainerSpecification.ArtifactUrl, quoted in the refusal."""
+    llm = raw("llm.yaml")
+    assert _components(llm)[1]["artifact_url"].endswith(".tar.gz")
+    for prefix in ("s3://my-llm-weights/adapters/support/", "s3://my-llm-weights/adapters/support.zip"):
+        _components(llm)[1]["artifact_url"] = prefix
+        line = _rejected(
+            copy.deepcopy(llm),
+            f"{ADAPTER}.artifact_url",
+            "This path must point to a single gzip compressed tar archive (.tar.gz suffix).",
+            "tar -czf",
+        )
+        assert prefix in line
+
+
+def test_placement_states_the_availability_zone_balance() -> None:
+    """CloudFormation requires AvailabilityZoneBalance with PlacementStrategy and AWS's MaxImbalance defaults
+    to 0: placement alone would ask for zones kept equal without saying so."""
+    llm = raw("llm.yaml")
+    assert _components(llm)[0]["scheduling"] == {"placement": "binpack", "max_az_imbalance": 100}
+    _components(llm)[0]["scheduling"] = {"placement": "binpack"}
+    _rejected(
+        llm,
+        "endpoint.inference_components.components[0].scheduling.max_az_imbalance",
+        "placement: binpack",
+        "default MaxImbalance is 0",
+        "max_az_imbalance: 0 keeps zones equal",
+    )
 
 
 @pytest.mark.parametrize(

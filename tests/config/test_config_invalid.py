@@ -332,6 +332,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "model.containers[0].environment.SAGEMAKER_MODEL_SERVER_WORKERS",
         "is not a whole number",
     ),
+    (
+        "env-worker-concurrency-too-high",
+        "realtime.yaml",
+        _set("model.containers.0.environment.SMKIT_WORKER_CONCURRENCY", "5000"),
+        "model.containers[0].environment.SMKIT_WORKER_CONCURRENCY",
+        "is more than 1024 requests per worker; use at most 1024",
+    ),
     ("missing-endpoint", "realtime.yaml", _delete("endpoint"), "endpoint", "required key is missing"),
     (
         "gpu-instance-with-cpu-image",
@@ -382,7 +389,7 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "shadow-volume-on-instance-storage",
         "realtime-shadow.yaml",
         _both(
-            _set("endpoint.shadow_variants.0.instance_type", "ml.c6id.large"),
+            _set("endpoint.shadow_variants.0.instance_type", "ml.c5d.large"),
             _set("endpoint.shadow_variants.0.volume_size_gb", 30),
         ),
         "endpoint.shadow_variants[0].volume_size_gb",
@@ -549,6 +556,26 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         _set("endpoint.inference_components.instance_scaling.scale_in", "drain"),
         "endpoint.inference_components.instance_scaling.scale_in",
         "'idle-release' or 'consolidation'",
+    ),
+    (
+        # 40 variables of 1,000-byte values: each within 1024 bytes, 40 KB together.
+        "env-over-32-kb",
+        "realtime.yaml",
+        _set("model.containers.0.environment", {f"SETTING_{i:02d}": "x" * 1000 for i in range(40)}),
+        "model.containers[0].environment",
+        "The maximum length of all keys and values in the map, combined, is 32 KB.",
+    ),
+    (
+        # Two containers of 20 KB each: within 32 KB apiece, over it as the one Model they make.
+        "env-over-32-kb-per-model",
+        "multi-container.yaml",
+        _both(
+            _set("model.containers.0.environment", {f"A_{i:02d}": "x" * 1000 for i in range(20)}),
+            _set("model.containers.1.environment", {f"B_{i:02d}": "x" * 1000 for i in range(20)}),
+        ),
+        "model.containers",
+        "If you pass multiple containers to a CreateModel request, then the maximum length of all of their "
+        "maps, combined, is also 32 KB.",
     ),
 ]
 

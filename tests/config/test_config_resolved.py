@@ -180,3 +180,12 @@ def test_the_resolved_deployment_keeps_no_public_reference_to_the_config(name: s
     d = deployment_of(load_config(CONFIG_DIR / name))
     public = {f for f in vars(d) if not f.startswith("_")}
     assert not any(type(getattr(d, f)).__name__ == "DeploymentConfig" for f in public)
+
+
+def test_an_llm_engines_environment_is_the_configs_alone() -> None:
+    """vLLM's server reads none of the kit's variables: SMKIT_PROFILE goes to the kit's runtime only."""
+    llm = deployment_of(load_config(CONFIG_DIR / "llm.yaml"))
+    (engine,) = llm.containers
+    assert dict(engine.environment) == raw("llm.yaml")["model"]["containers"][0]["environment"]
+    kit = deployment_of(load_config(CONFIG_DIR / "realtime.yaml"))
+    assert all(c.environment["SMKIT_PROFILE"] == "realtime" for c in kit.containers)

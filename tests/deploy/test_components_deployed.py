@@ -158,7 +158,7 @@ def test_llm_adapter_runs_on_its_base_component(
     adapter = sagemaker.describe_inference_component(InferenceComponentName=names["qwen-support"])
     assert adapter["Specification"] == {
         "BaseInferenceComponentName": names["qwen"],
-        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support/"},
+        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support.tar.gz"},
     }
     base = sagemaker.describe_inference_component(InferenceComponentName=names["qwen"])
     assert base["Specification"]["SchedulingConfig"]["PlacementStrategy"] == "BINPACK"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,18 @@ def upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
     return f"s3://{bucket}/{prefix}/"
 
 
+def upload_archive(s3: Any, folder: Path, bucket: str, key: str) -> str:
+    """``folder`` as one gzip-compressed tar archive at ``s3://bucket/key`` (an adapter's ArtifactUrl must be
+    one: smkit.config.hosting_rules.adapters); the object's URI."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.add(path, arcname=path.relative_to(folder).as_posix())
+    s3.put_object(Bucket=bucket, Key=key, Body=data.getvalue())
+    return f"s3://{bucket}/{key}"
+
+
 def llm_config(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> DeploymentConfig:
     """config/llm.yaml with the tiny model and adapter (in the S3 stand-in) in place of the weights."""
     return parse_config(
@@ -48,5 +62,5 @@ def llm_data(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> dic
     }
     for component in data["endpoint"]["inference_components"]["components"]:
         if component.get("base_component"):
-            component["artifact_url"] = upload(s3, tiny["adapter"], bucket, "adapters/support")
+            component["artifact_url"] = upload_archive(s3, tiny["adapter"], bucket, "adapters/support.tar.gz")
     return data

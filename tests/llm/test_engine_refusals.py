@@ -3,7 +3,9 @@ and the way out: a model larger than the free memory, a CPU without AVX2, a mode
 
 from __future__ import annotations
 
+import json
 import platform
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,10 @@ def test_a_model_larger_than_the_free_memory_is_refused_with_the_numbers(tmp_pat
     model = tmp_path / "big"
     model.mkdir()
     (model / "config.json").write_text("{}")
+    (model / "tokenizer.json").write_text("{}")
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
     with open(model / "model.safetensors", "wb") as weights:  # sparse: no disk is used
+        weights.write(struct.pack("<Q", len(header)) + header)
         weights.truncate(free + 2**30)
     endpoint = LocalEndpoint(_config(model), root=tmp_path)
     with pytest.raises(LocalEndpointError) as caught:

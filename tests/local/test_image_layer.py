@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from smkit.modelenv import ImageRuntime, dlc_runtime
 from smkit.modelenv.builder import CONTAINER_DIR, image_requirements
 
@@ -32,9 +34,29 @@ def test_a_framework_image_gets_its_framework_and_not_the_kits_extra_file(tmp_pa
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
     (tmp_path / "requirements-extra.txt").write_text("lightgbm==4.7.0\n")
     runtime = dlc_runtime(PYTORCH)
-    assert image_requirements(runtime, container_dir=tmp_path) == ["numpy==2.4.6", "torch==2.6.0.*"]
+    # The image's serving toolkit (sagemaker_inference too) and what its Dockerfile adds.
+    image = ["sagemaker-pytorch-inference==2.0.25", "scikit-learn", "pandas"]
+    assert image_requirements(runtime, container_dir=tmp_path) == ["numpy==2.4.6", "torch==2.6.0.*", *image]
     # A model pinning its own torch keeps that pin (no second torch in the layer).
-    assert image_requirements(runtime, "torch==2.13.0\n", container_dir=tmp_path) == ["numpy==2.4.6"]
+    assert image_requirements(runtime, "torch==2.13.0\n", container_dir=tmp_path) == ["numpy==2.4.6", *image]
+    # ... and so does one naming the toolkit (no second sagemaker_inference package).
+    assert image_requirements(runtime, "sagemaker-inference==1.10.1\n", container_dir=tmp_path) == [
+        "numpy==2.4.6",
+        "torch==2.6.0.*",
+        *image[1:],
+    ]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3",
+        "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1",
+    ],
+)
+def test_the_sklearn_and_xgboost_images_carry_sagemaker_inference(tmp_path: Path, uri: str) -> None:
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    assert "sagemaker-inference==1.5.5" in image_requirements(dlc_runtime(uri), container_dir=tmp_path)
 
 
 def test_a_hugging_face_image_ships_torch_and_transformers_at_its_tags_versions(tmp_path: Path) -> None:

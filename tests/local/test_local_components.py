@@ -187,3 +187,31 @@ def test_local_endpoint_banner_lists_the_components(endpoint):
     assert "local endpoint tabular-components (inference-components)" in banner
     assert "inference component tabular: main-tabular pid " in banner
     assert "inference component iris: main-iris pid " in banner and "(scales to zero)" in banner
+
+
+@pytest.mark.parametrize(
+    ("session_id", "stream", "pattern"),
+    [
+        ("bad id!", False, "Member must satisfy regular expression pattern"),
+        ("NEW_SESSION", True, "a session is created with invoke_endpoint, not with a response stream"),
+        ("a" * 257, False, "Member must have length less than or equal to 256"),
+    ],
+)
+def test_a_session_id_the_api_refuses_is_a_validation_error_on_components_too(
+    endpoint, runtime, client_error, session_id, stream, pattern
+):
+    """The same check as on a model's variants (tests/local/test_local_sessions.py), before the container."""
+    before = endpoint.runtime.components["iris"].invocations
+    call = runtime.invoke_endpoint_with_response_stream if stream else runtime.invoke_endpoint
+    client_error(
+        lambda: call(
+            EndpointName=endpoint.name,
+            InferenceComponentName="iris",
+            ContentType="text/csv",
+            Body=b"1,2,3,4",
+            SessionId=session_id,
+        ),
+        "ValidationError",
+        pattern,
+    )
+    assert endpoint.runtime.components["iris"].invocations == before

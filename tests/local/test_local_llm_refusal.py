@@ -36,7 +36,11 @@ def test_the_lmi_image_is_refused_with_the_reason_and_the_way_out() -> None:
 def test_adapter_components_on_the_kits_image_are_refused() -> None:
     data = yaml.safe_load((CONFIG_DIR / "inference-components.yaml").read_text())
     data["endpoint"]["inference_components"]["components"].append(
-        {"name": "tabular-tuned", "base_component": "tabular", "artifact_url": "s3://my-adapters/tuned/"}
+        {
+            "name": "tabular-tuned",
+            "base_component": "tabular",
+            "artifact_url": "s3://my-adapters/tuned.tar.gz",
+        }
     )
     config = parse_config(data, source="test", base_dir=CONFIG_DIR)
     with pytest.raises(
@@ -52,7 +56,7 @@ def test_the_cli_says_why_without_a_traceback(tmp_path: Path) -> None:
 
     data = yaml.safe_load((CONFIG_DIR / "llm.yaml").read_text())
     data["image"]["uri"] = LMI
-    data["model"]["containers"][0]["environment"] = {}
+    data["model"]["containers"][0]["environment"] = {"OPTION_ENABLE_LORA": "true"}  # the adapter needs it
     (tmp_path / "lmi.yaml").write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(main, ["local-endpoint", "--config", str(tmp_path / "lmi.yaml")])
     assert result.exit_code == 1

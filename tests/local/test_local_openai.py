@@ -18,6 +18,7 @@ from chat_handler import COMPONENTS, REALTIME, project
 from sagemaker.core.token_generator import generate_token
 from sagemaker.core.token_generator.token_generator import _generate_token
 
+from smkit.cli.local import _describe
 from smkit.local import LocalEndpoint
 from smkit.local.auth import BAD_SIGNATURE, make_token
 
@@ -213,3 +214,27 @@ def test_sigv4_is_not_checked_unless_asked(endpoint):
     assert (
         json.loads(reply["Body"].read())["choices"][0]["message"]["content"] == "echo: hello local endpoint"
     )
+
+
+@pytest.mark.parametrize("component", [None, "talker"])
+def test_other_openai_paths_answer_in_the_runtimes_error_shape_naming_the_route(
+    endpoint, components, component
+):
+    """/v1/models, /v1/completions, ...: SageMaker serves chat completions only; the error says so."""
+    ep = components if component else endpoint
+    client = _client(ep, component)
+    with pytest.raises(openai.NotFoundError) as info:
+        client.models.list()
+    response = info.value.response
+    assert response.headers["x-amzn-ErrorType"] == "UnknownOperationException"
+    route = ep.openai_base_url(component).removeprefix(ep.url) + "/chat/completions"
+    assert f"OpenAI-compatible route is POST {route} only" in response.json()["message"]
+    with pytest.raises(openai.NotFoundError):
+        client.completions.create(model="", prompt="hello")
+    assert client.chat.completions.create(model="", messages=MESSAGES).choices  # still serving
+
+
+def test_the_banner_prints_each_components_openai_base_url(components):
+    banner = _describe(components)
+    assert f'OpenAI(base_url="{components.openai_base_url("talker")}"' in banner
+    assert f'OpenAI(base_url="{components.openai_base_url()}"' not in banner

@@ -4,6 +4,8 @@ accepts; its options' errors name the option, the value and the fix."""
 from __future__ import annotations
 
 import base64
+import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -73,3 +75,16 @@ def test_no_credentials_is_an_error_naming_the_fix(tmp_path):
     result = _token("--region", "us-east-1", env=env)
     assert result.exit_code == 1
     assert "no AWS credentials found" in result.output and "pass --local" in result.output
+
+
+def test_the_doc_describes_the_token_smkit_makes():
+    """docs/openai-compatible.md's decoded token is what ``smkit token`` encodes: the URL without its scheme."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "openai-compatible.md").read_text()
+    section = doc[doc.index("## Bearer tokens") :]
+    section = section[: section.index("\n## ", 1) if "\n## " in section[1:] else len(section)]
+    (decoded,) = re.findall(r"the decoded token reads `([^`]+)`", section.replace("\n", " "))
+    head, _, tail = decoded.partition("...")
+    token = _token("--local", "--region", "us-east-1").output.strip()
+    url = base64.b64decode(token[len(TOKEN_PREFIX) :]).decode()
+    assert url.startswith(head) and url.endswith(tail), (decoded, url)
+    assert "base64 of a SigV4-presigned URL without its scheme" in " ".join(section.split())

@@ -19,6 +19,7 @@ from waiting import wait_until
 
 from smkit.process import free_port, ping
 from smkit.serving.env import ServingEnv
+from smkit.serving.forking import TEMPLATE_NAME
 from smkit.serving.pool import PoolOptions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,10 +104,11 @@ class Server:
         return env.timeout_seconds + (env.startup_timeout_seconds if loading else 0.0) + KILL_GRACE
 
     def children(self) -> list[int]:
+        """The server's model workers: its child processes but the template they fork from."""
         found: list[int] = []
         for task in Path(f"/proc/{self.proc.pid}/task").glob("*/children"):
             found.extend(int(pid) for pid in task.read_text().split())
-        return found
+        return [pid for pid in found if _name(pid) != TEMPLATE_NAME]
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 25.0) -> int:
         if self.proc.poll() is None:
@@ -117,6 +119,13 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         return int(self.proc.returncode)
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def start_server(

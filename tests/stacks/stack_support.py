@@ -80,6 +80,9 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     byo = _yaml("realtime.yaml")
     byo["name"] = "tabular-byo"
     byo["image"] = {"source": "ecr", "tag": "v1.2.3"}
+    # Opt-in core dumps (data bucket, KMS key) and SSM access: clean under cdk-nag and cfn-lint.
+    byo["endpoint"]["variants"][0]["core_dumps"] = {"prefix": "crashes"}
+    byo["endpoint"]["variants"][0]["ssm_access"] = True
     byo["security"] = {
         "kms": {"key_arn": SUPPLIED_KEY},
         "vpc": {
@@ -138,7 +141,16 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     }
     rolling["endpoint"]["data_capture"]["json_content_types"] = ["application/json", "application/jsonlines"]
     rolling["endpoint"]["data_capture"]["csv_content_types"] = []
+    # A component whose container serves its metrics on a path of its own; enhanced metrics every 10 s.
+    observed = _yaml("inference-components.yaml")
+    observed["name"] = "tabular-components-observed"
+    observed["endpoint"]["inference_components"]["components"][1]["metrics_path"] = "/server/metrics"
+    observed["endpoint"]["metrics"] = {"enhanced_metrics": True, "publish_frequency_seconds": 10}
+    observed["endpoint"]["variants"][0]["core_dumps"] = {}
     return {
+        "components-observed": parse_config(
+            observed, source="derived components-observed", base_dir=CONFIG_DIR
+        ),
         "realtime-rolling": parse_config(rolling, source="derived realtime-rolling", base_dir=CONFIG_DIR),
         "async-tuned": parse_config(tuned, source="derived async-tuned", base_dir=CONFIG_DIR),
         "multi-model-uncached": parse_config(

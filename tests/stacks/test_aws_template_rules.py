@@ -115,13 +115,13 @@ def test_new_s3_prefix_keeps_the_recorded_releases_readable(tmp_path: Path) -> N
     data = yaml.safe_load((CONFIG_DIR / "llm.yaml").read_text())
     data["model"]["containers"][0]["model_data"]["uri"] = "s3://my-llm-weights/qwen2.5-0.5b-instruct-v2/"
     data["endpoint"]["inference_components"]["components"][1]["artifact_url"] = (
-        "s3://my-llm-weights/adapters/support-v2/"
+        "s3://my-llm-weights/adapters/support-v2.tar.gz"
     )
     config = tmp_path / "llm.yaml"
     config.write_text(yaml.safe_dump(data))
     previous = [
         "s3://my-llm-weights/qwen2.5-0.5b-instruct/",
-        "s3://my-llm-weights/adapters/support/",
+        "s3://my-llm-weights/adapters/support.tar.gz",
         "s3://my-llm-weights/qwen2.5-0.5b-instruct-v2/",  # the current one: granted once
     ]
     context = {**cdk_context(), "config": str(config), PREVIOUS_S3_CONTEXT: json.dumps(previous)}
@@ -130,13 +130,10 @@ def test_new_s3_prefix_keeps_the_recorded_releases_readable(tmp_path: Path) -> N
     assert isinstance(added, ServingStacks)
     template = app.synth().get_stack_by_name(added.serving.stack_name).template
     readable = _readable(template)
-    for prefix in (
-        "qwen2.5-0.5b-instruct",
-        "qwen2.5-0.5b-instruct-v2",
-        "adapters/support",
-        "adapters/support-v2",
-    ):
+    for prefix in ("qwen2.5-0.5b-instruct", "qwen2.5-0.5b-instruct-v2"):
         assert f"arn:aws:s3:::my-llm-weights/{prefix}/*" in readable, readable
+    for archive in ("adapters/support.tar.gz", "adapters/support-v2.tar.gz"):
+        assert f"arn:aws:s3:::my-llm-weights/{archive}" in readable, readable
 
 
 def test_previous_s3_context_that_is_not_a_list_is_refused(tmp_path: Path) -> None:

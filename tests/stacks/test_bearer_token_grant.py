@@ -46,7 +46,15 @@ def test_bearer_token_grant_is_its_own_policy_and_clean(tmp_path: Path) -> None:
         "AWS::IAM::ManagedPolicy",
         {
             "PolicyDocument": {
-                "Statement": [{"Action": "sagemaker:CallWithBearerToken", "Effect": "Allow", "Resource": "*"}]
+                "Statement": [
+                    {
+                        "Action": "sagemaker:CallWithBearerToken",
+                        "Effect": "Allow",
+                        "Resource": "*",
+                        # As AWS's managed policy AmazonSageMakerJobRuntimeAccess limits it.
+                        "Condition": {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}},
+                    }
+                ]
             }
         },
     )

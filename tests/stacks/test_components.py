@@ -79,9 +79,16 @@ def test_each_component_reserves_its_resources_on_the_variant(synthesized: Synth
                 },
                 "StartupParameters": {"ContainerStartupHealthCheckTimeoutInSeconds": 300},
             },
+            # Both components scale to zero: no rolling batch is 5-50% of their copies.
+            "DeploymentConfig": Match.absent(),
+        },
+    )
+    synthesized.template("capacity").has_resource_properties(
+        COMPONENT,
+        {
             "DeploymentConfig": {
                 "RollingUpdatePolicy": {
-                    "MaximumBatchSize": {"Type": "COPY_COUNT", "Value": 1},
+                    "MaximumBatchSize": {"Type": "COPY_COUNT", "Value": 1},  # 50% of its 2 copies
                     "WaitIntervalInSeconds": 120,
                 },
                 "AutoRollbackConfiguration": {

@@ -15,11 +15,11 @@ import yaml
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, cdk_context
 
+from smkit.aws.instances import has_instance_storage
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import DeploymentGuardrails, DeploymentStrategy, InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import (
-    INSTANCE_STORE,
     CaptureMode,
     DataCaptureSettings,
     EndpointConfiguration,
@@ -300,11 +300,13 @@ def test_ecr_image_uses_this_deployments_repository() -> None:
         ("ml.g4dn.xlarge", True),
         ("ml.g5.2xlarge", True),
         ("ml.p4d.24xlarge", True),
-        ("ml.c6id.large", True),
+        ("ml.r7gd.large", True),
+        ("ml.p6e-gb200.36xlarge", True),
+        ("ml.g7e.2xlarge", False),  # not in the table: not claimed
     ],
 )
 def test_instance_store_families(instance_type: str, local: bool) -> None:
-    assert bool(INSTANCE_STORE.match(instance_type)) is local
+    assert has_instance_storage(instance_type) is local
 
 
 def _volume_on_instance_storage(kind: str) -> None:

@@ -14,9 +14,9 @@ import yaml
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
+from smkit.aws.instances import has_instance_storage
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, parse_config
-from smkit.config.aws_rules import INSTANCE_STORE
 from smkit.config.resolved import deployment_of
 
 ALARM = "AWS::CloudWatch::Alarm"
@@ -170,7 +170,7 @@ def test_kms_alias_arn_is_refused() -> None:
 
 @pytest.mark.parametrize("instance_type", ["ml.trn2.48xlarge", "ml.p6-b200.48xlarge", "ml.g6e.xlarge"])
 def test_instance_storage_families(instance_type: str) -> None:
-    assert INSTANCE_STORE.match(instance_type)
+    assert has_instance_storage(instance_type)
 
 
 def test_hyphenated_and_trainium_instance_types_are_accepted_and_autoscale() -> None:

@@ -5,6 +5,7 @@ cache and a LoRA adapter (config/llm.yaml)."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,19 +37,19 @@ def test_llm_has_an_adapter_component_on_its_base(synthesized: SynthesizedApp) -
     spec = adapter["Properties"]["Specification"]
     assert spec == {
         "BaseInferenceComponentName": base["Properties"]["InferenceComponentName"],
-        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support/"},
+        "Container": {"ArtifactUrl": "s3://my-llm-weights/adapters/support.tar.gz"},
     }
     assert "RuntimeConfig" not in adapter["Properties"]  # it runs in the base's copies
     assert base_id in adapter.get("DependsOn", [])
     base_spec = base["Properties"]["Specification"]
     assert base_spec["SchedulingConfig"] == {
         "PlacementStrategy": "BINPACK",
-        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE"},
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 100},
     }
     assert base_spec["DataCacheConfig"] == {"EnableCaching": True}
     assert base_spec["ComputeResourceRequirements"]["NumberOfAcceleratorDevicesRequired"] == 1
-    policy = base["Properties"]["DeploymentConfig"]["RollingUpdatePolicy"]
-    assert policy["MaximumBatchSize"] == {"Type": "COPY_COUNT", "Value": 1}
+    # qwen runs 0 or 1 copy: no rolling batch is 5-50% of that, so llm.yaml has no rolling policy.
+    assert "DeploymentConfig" not in base["Properties"]
 
 
 def test_llm_pins_the_inference_ami_and_reads_weights_and_adapter_from_s3(
@@ -100,7 +101,7 @@ def test_llm_pins_the_inference_ami_and_reads_weights_and_adapter_from_s3(
                                 "Sid": "ReadAdapterQwenSupport",
                                 "Action": "s3:GetObject",
                                 # llm.yaml names its region: the partition is literal.
-                                "Resource": "arn:aws:s3:::my-llm-weights/adapters/support/*",
+                                "Resource": "arn:aws:s3:::my-llm-weights/adapters/support.tar.gz",
                             }
                         )
                     ]
@@ -187,3 +188,26 @@ def test_capacity_reservation_and_eula(tmp_path: Path) -> None:
             )
         },
     )
+
+
+def test_the_adapter_component_gets_the_same_alarms_as_its_base(synthesized: SynthesizedApp) -> None:
+    """5XX rate, 4XX rate and p99 latency on the adapter's own InferenceComponentName metrics."""
+    template = synthesized.template_json("llm")
+    names = {
+        ("adapter" if "BaseInferenceComponentName" in r["Properties"]["Specification"] else "base"): r[
+            "Properties"
+        ]["InferenceComponentName"]
+        for r in _components(template).values()
+    }
+    alarms = [r for r in template["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+
+    def watched(name: dict[str, Any]) -> list[str]:
+        mentions = json.dumps(name)
+        return sorted(
+            "5XX" if "5XX" in json.dumps(a) else "4XX" if "4XX" in json.dumps(a) else "p99"
+            for a in alarms
+            if mentions in json.dumps(a["Properties"]) and "NoCapacity" not in json.dumps(a)
+        )
+
+    assert watched(names["base"]) == ["4XX", "5XX", "p99"]
+    assert watched(names["adapter"]) == watched(names["base"])

@@ -14,8 +14,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 from stack_support import ROOT, SynthesizedApp
 
+from smkit.aws.limits import LAMBDA_EPHEMERAL_MB
 from smkit.cdk.constructs.execution_role import ExecutionRole
-from smkit.cdk.constructs.model_copy import EPHEMERAL_MB, HEADROOM_MB, ephemeral_storage_mb
+from smkit.cdk.constructs.model_copy import HEADROOM_MB, ephemeral_storage_mb
 from smkit.cdk.constructs.model_data import ModelData
 from smkit.contract import MIB
 
@@ -109,7 +110,7 @@ def test_execution_role_reads_every_release_of_the_archive_and_decrypts_with_the
 
 def test_archive_copy_handler_gets_ephemeral_storage_for_the_archive(synthesized: SynthesizedApp) -> None:
     need = ephemeral_storage_mb(ARCHIVE, ARCHIVE.stat().st_size)
-    assert need == max(EPHEMERAL_MB[0], -(-2 * ARCHIVE.stat().st_size // MIB) + HEADROOM_MB)
+    assert need == max(LAMBDA_EPHEMERAL_MB[0], -(-2 * ARCHIVE.stat().st_size // MIB) + HEADROOM_MB)
     functions = _resources(synthesized.template_json("realtime"), "AWS::Lambda::Function").values()
     assert [f["Properties"]["EphemeralStorage"]["Size"] for f in functions] == [need]
 

@@ -10,7 +10,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match
 from stack_support import SynthesizedApp
 
-from smkit.config.aws_rules import INSTANCE_STORE
+from smkit.aws.instances import has_instance_storage
 
 STATEFUL_NAME_PROPERTIES = {
     "AWS::SageMaker::Model": "ModelName",
@@ -80,7 +80,7 @@ def test_every_endpoint_config_is_kms_encrypted(synthesized: SynthesizedApp) -> 
     assert len(configs) == len(synthesized.configs)
     for where, config in configs:
         types = [v.get("InstanceType", "") for v in config["Properties"]["ProductionVariants"]]
-        if any(INSTANCE_STORE.match(t) for t in types):
+        if any(has_instance_storage(t) for t in types):
             # NVMe instance storage (llm.yaml's ml.g5) is hardware-encrypted; SageMaker refuses a KmsKeyId.
             assert "KmsKeyId" not in config["Properties"], where
             continue

@@ -126,3 +126,18 @@ def test_rest_port_is_8501_or_another_free_one_and_the_safe_range_is_honoured() 
     assert (ports.grpc, ports.rest) == (low, low + 1)
     with pytest.raises(StartError, match="SAGEMAKER_SAFE_PORT_RANGE='9000' is not LOW-HIGH"):
         rest_listener(8080, {"SAGEMAKER_SAFE_PORT_RANGE": "9000"})
+
+
+def test_port_0_is_a_free_port_not_the_containers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--port 0`` binds a port the system picks, as ``smkit serve`` does, even while the container port
+    (``SAGEMAKER_BIND_TO_PORT``, default 8080) is taken, e.g. by a local endpoint."""
+    import socket
+
+    from smkit.tfs.server import serve
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        environ = {"SAGEMAKER_BIND_TO_PORT": str(taken.getsockname()[1])}
+        assert serve(str(tmp_path), port=0, environ=environ) == 1
+    stderr = capsys.readouterr().err
+    assert "cannot listen" not in stderr
+    assert "no SavedModel bundles found" in stderr  # it got past binding, to the (empty) model folder

@@ -36,9 +36,9 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from smkit.aws.instances import is_burstable
 from smkit.cdk.constructs.endpoint_config import InstanceType
 from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
-from smkit.config.aws_rules import BURSTABLE
 
 # Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
 # without it CDK would create an unused IAM role per target.
@@ -233,7 +233,7 @@ def _validate(what: str, s: ScalingSettings, instance_type: InstanceType | None)
     problems = []
     if not isinstance(s.kind, ScalingTarget):
         problems.append(f"kind={s.kind!r} (one of {[k.name for k in ScalingTarget]})")
-    if instance_type is not None and BURSTABLE.match(instance_type.name):
+    if instance_type is not None and is_burstable(instance_type.name):
         problems.append(f"instance_type={instance_type.name!r}: burstable ml.t* instances cannot autoscale")
     floor = 0 if s.kind in (ScalingTarget.BACKLOG_PER_INSTANCE, ScalingTarget.INVOCATIONS_PER_COPY) else 1
     if s.min_capacity < floor:

@@ -15,6 +15,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.limits import MAX_NAME_LENGTH
 from smkit.cdk.constructs.endpoint_config import ConfigEnum
 from smkit.cdk.constructs.endpoint_config import seconds_of as _seconds
 from smkit.cdk.constructs.endpoint_interface import (
@@ -26,7 +27,6 @@ from smkit.cdk.constructs.endpoint_interface import (
 
 # VariantPropertyType values taken from the new EndpointConfig even with RetainAllVariantProperties.
 NOT_RETAINED = ("DesiredWeight", "DataCaptureConfig")
-MAX_NAME = 63  # EndpointName pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}
 
 
 class DeploymentStrategy(ConfigEnum):
@@ -116,10 +116,14 @@ class InferenceEndpoint(EndpointMetrics, Construct):
                 "Invalid deployment: a rolling update, and only a rolling update, needs a batch size"
             )
         if kind:
-            base = cdk.Names.unique_resource_name(self, max_length=MAX_NAME - len(kind) - 1, separator="-")
+            base = cdk.Names.unique_resource_name(
+                self, max_length=MAX_NAME_LENGTH - len(kind) - 1, separator="-"
+            )
             self.endpoint_name = f"{base}-{kind}"
         else:
-            self.endpoint_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
+            self.endpoint_name = cdk.Names.unique_resource_name(
+                self, max_length=MAX_NAME_LENGTH, separator="-"
+            )
         self._deployment = deployment
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         self.resource = sagemaker.CfnEndpoint(

@@ -7,7 +7,6 @@ https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-sage
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
@@ -16,9 +15,10 @@ import aws_cdk as cdk
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
+from smkit.aws.limits import SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.model import VpcSettings
-from smkit.config.aws_rules import INSTANCE_STORE, volume_message
 
 
 class ConfigEnum(enum.Enum):
@@ -67,7 +67,7 @@ class InstanceType:
     @staticmethod
     def of(name: str) -> InstanceType:
         """The instance type ``name`` (``ml.<family>.<size>``)."""
-        if not INSTANCE_TYPE.match(name):
+        if not INSTANCE_TYPE_RE.match(name):
             raise ValueError(f"instance type {name!r}: give a SageMaker hosting type such as 'ml.m5.large'")
         return InstanceType(name)
 
@@ -75,12 +75,10 @@ class InstanceType:
         return self.name
 
 
-INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
 KMS_REASON = (
     "The endpoint uses instances with local NVMe storage, which the instance's hardware module encrypts; "
     "SageMaker rejects a KmsKeyId for them. Capture and async output are still written with the KMS key."
 )
-SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)  # docs/serverless-async.md
 
 
 def seconds_of(duration: cdk.Duration | None) -> int | None:
@@ -125,6 +123,10 @@ class InstanceVariant:
     instance_pools: tuple[tuple[InstanceType, int], ...] = ()
     instance_provision_timeout: cdk.Duration | None = None
     managed_instance_scaling: ManagedInstanceScaling | None = None
+    # CoreDumpConfig.DestinationS3Uri (encrypted with the config's key) and EnableSSMAccess.
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html
+    core_dump_s3_uri: str | None = None
+    ssm_access: bool = False
 
     @property
     def instance_types(self) -> tuple[str, ...]:
@@ -142,6 +144,20 @@ class InstanceVariant:
     @property
     def provision_timeout_seconds(self) -> int | None:
         return _seconds(self.instance_provision_timeout)
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """MetricsConfig of the endpoint config, each value written explicitly. The defaults are AWS's for a new
+    endpoint configuration (detailed observability on since June 17, 2026; enhanced metrics off; every 60 s).
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html"""
+
+    detailed_observability: bool = True
+    enhanced_metrics: bool = False
+    publish_frequency_seconds: int = 60
+
+
+PUBLISH_FREQUENCIES = (10, 30, 60, 120, 180, 240, 300)  # MetricPublishFrequencyInSeconds' valid values
 
 
 @dataclass(frozen=True)
@@ -189,7 +205,7 @@ class AsyncSettings:
 class EndpointConfiguration(Construct):
     """An EndpointConfig with a generated name, its volumes encrypted with ``kms_key_arn``.
 
-    Instance types with local NVMe storage (``INSTANCE_STORE``) get no volume KmsKeyId: their storage is
+    Instance types with local NVMe storage (:func:`smkit.aws.instances.has_instance_storage`) get no volume KmsKeyId: their storage is
     hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
 
     Without ``model_name`` it is the config of an endpoint hosting inference components: one variant with
@@ -215,8 +231,15 @@ class EndpointConfiguration(Construct):
         execution_role_arn: str | None = None,
         network_isolation: bool | None = None,
         vpc: VpcSettings | None = None,
+        metrics: MetricsSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        metrics = metrics or MetricsSettings()
+        if metrics.publish_frequency_seconds not in PUBLISH_FREQUENCIES:
+            raise ValueError(
+                f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
+                f"(one of {PUBLISH_FREQUENCIES})"
+            )
         if model_name is None:
             _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
         else:
@@ -224,12 +247,12 @@ class EndpointConfiguration(Construct):
         volume_problems = [
             f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
             for v in (*variants, *shadow_variants)
-            if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name)
+            if v.volume_size is not None and has_instance_storage(v.instance_type.name)
         ] + [
             f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
             for v in variants
             for t in v.instance_types[1:]
-            if v.volume_size is not None and INSTANCE_STORE.match(t)
+            if v.volume_size is not None and has_instance_storage(t)
         ]
         if volume_problems:
             raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
@@ -242,11 +265,11 @@ class EndpointConfiguration(Construct):
             assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
         else:
-            production = [_instance(model_name, v) for v in variants]
+            production = [_instance(model_name, v, kms_key_arn) for v in variants]
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
         self.shadow_variant_names = [v.name for v in shadow_variants]
         self.instance_storage = any(
-            INSTANCE_STORE.match(t) for v in (*variants, *shadow_variants) for t in v.instance_types
+            has_instance_storage(t) for v in (*variants, *shadow_variants) for t in v.instance_types
         )
         self.resource = sagemaker.CfnEndpointConfig(
             self,
@@ -255,7 +278,13 @@ class EndpointConfiguration(Construct):
             kms_key_id=None if self.instance_storage else kms_key_arn,
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
-            shadow_production_variants=[_instance(model_name, v) for v in shadow_variants] or None,
+            shadow_production_variants=[_instance(model_name, v, kms_key_arn) for v in shadow_variants]
+            or None,
+            metrics_config=sagemaker.CfnEndpointConfig.MetricsConfigProperty(
+                enable_detailed_observability=metrics.detailed_observability,
+                enable_enhanced_metrics=metrics.enhanced_metrics,
+                metric_publish_frequency_in_seconds=metrics.publish_frequency_seconds,
+            ),
             execution_role_arn=execution_role_arn,
             enable_network_isolation=network_isolation,
             vpc_config=(
@@ -348,7 +377,7 @@ def instance_pools(
 
 
 def _instance(
-    model_name: str | None, v: InstanceVariant
+    model_name: str | None, v: InstanceVariant, kms_key_arn: str | None = None
 ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
     """A ProductionVariant; without ``model_name`` the model-less pool of an inference-component endpoint."""
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
@@ -372,6 +401,14 @@ def _instance(
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_config=capacity_reservation(v.capacity_reservation_arn),
         managed_instance_scaling=_managed_scaling(v.managed_instance_scaling),
+        core_dump_config=(
+            sagemaker.CfnEndpointConfig.CoreDumpConfigProperty(
+                destination_s3_uri=v.core_dump_s3_uri, kms_key_id=kms_key_arn
+            )
+            if v.core_dump_s3_uri
+            else None
+        ),
+        enable_ssm_access=True if v.ssm_access else None,
     )
 
 
@@ -427,7 +464,7 @@ def _validate_component_pool(
         p.removeprefix(f"variant {v.name!r}: ")
         for p in pool_problems(v.name, v.pools, v.provision_timeout_seconds)
     )
-    if v.volume_size is not None and INSTANCE_STORE.match(v.instance_type.name):
+    if v.volume_size is not None and has_instance_storage(v.instance_type.name):
         problems.append(f"volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}")
     if problems:
         raise ValueError(f"Invalid inference-component variant {v.name!r}: " + "; ".join(problems))

@@ -26,6 +26,9 @@ INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
 # The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
 # (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html).
 BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
+# The condition AWS's own managed policy puts on that "*": resources of the caller's own account only
+# (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerJobRuntimeAccess.html).
+BEARER_TOKEN_CONDITION = {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}
 DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # CreateEndpoint's EndpointName pattern
 
@@ -225,7 +228,8 @@ def grant_invoke(grantee: iam.IGrantable, endpoint_arn: str, *, with_bearer_toke
     """InvokeEndpoint / InvokeEndpointAsync on one endpoint; ``with_bearer_token`` adds
     ``sagemaker:CallWithBearerToken``, which the OpenAI-compatible route needs besides InvokeEndpoint.
 
-    That action takes no resource, so its statement names ``*``; the InvokeEndpoint statement still names
+    That action takes no resource, so its statement names ``*``, limited as AWS's own managed policy limits it
+    (``aws:ResourceAccount`` equal to the caller's account); the InvokeEndpoint statement still names
     this endpoint only, which bounds what a leaked token can reach (docs/openai-compatible.md). It is a
     customer-managed policy of its own attached to the grantee's role (or user, or group), so the cdk-nag
     acknowledgement of its ``*`` covers that one statement and nothing else the grantee is given.
@@ -240,10 +244,17 @@ def _grant_bearer_token(grantee: iam.IGrantable) -> None:
     principal = grantee.grant_principal
     attach = getattr(principal, "add_managed_policy", None)
     if not isinstance(principal, Construct) or attach is None:
-        iam.Grant.add_to_principal(grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"])
+        iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=[BEARER_TOKEN_ACTION],
+            resource_arns=["*"],
+            conditions=BEARER_TOKEN_CONDITION,
+        )
         return
     if principal.node.try_find_child("SageMakerBearerToken") is None:  # one per grantee, for every endpoint
-        statement = iam.PolicyStatement(actions=[BEARER_TOKEN_ACTION], resources=["*"])
+        statement = iam.PolicyStatement(
+            actions=[BEARER_TOKEN_ACTION], resources=["*"], conditions=BEARER_TOKEN_CONDITION
+        )
         policy = iam.ManagedPolicy(principal, "SageMakerBearerToken", statements=[statement])
         attach(policy)
         acknowledge(

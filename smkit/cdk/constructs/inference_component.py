@@ -22,11 +22,9 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
 from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
-
-MAX_NAME = 63  # InferenceComponentName pattern ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$
-MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration.Alarms: 1-10 items
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,29 @@ class ComponentPlacement:
     placement: PlacementStrategy | None = None
     max_az_imbalance: int | None = None
     data_cache: bool | None = None
+
+
+@dataclass(frozen=True)
+class MetricsEndpoint:
+    """Specification.Container.ContainerMetricsConfig: the path where the component's container serves
+    Prometheus metrics, and how often SageMaker publishes them (10, 30, 60, 120, 180, 240 or 300 s).
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerMetricsConfig.html"""
+
+    path: str
+    publish_frequency_seconds: int = 60
+
+    def property(self) -> sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty:
+        c = sagemaker.CfnInferenceComponent
+        return c.InferenceComponentContainerSpecificationProperty(
+            container_metrics_config=c.ContainerMetricsConfigProperty(
+                metrics_endpoints=[
+                    c.MetricsEndpointProperty(
+                        metrics_endpoint_path=self.path,
+                        metric_publish_frequency_in_seconds=self.publish_frequency_seconds,
+                    )
+                ]
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -106,8 +127,15 @@ class InferenceComponent(Construct):
         placement: ComponentPlacement | None = None,
         adapter: AdapterSource | None = None,
         per_instance_type: Sequence[tuple[str, ComponentCompute]] = (),
+        metrics_endpoint: MetricsEndpoint | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        if metrics_endpoint is not None and adapter is not None:
+            raise ValueError(
+                f"Invalid inference component {id_!r}: an adapter runs in its base component's container; "
+                "give metrics_endpoint to the base component"
+            )
+        container = metrics_endpoint.property() if metrics_endpoint is not None else None
         if (adapter is None) == (model_name is None or compute is None):
             raise ValueError(
                 f"Invalid inference component {id_!r}: give model_name and compute, or adapter (not both)"
@@ -116,7 +144,7 @@ class InferenceComponent(Construct):
             raise ValueError(
                 f"Invalid inference component {id_!r}: copies={copies} (must be >= 1 at creation)"
             )
-        self.component_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME, separator="-")
+        self.component_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME_LENGTH, separator="-")
         self._rolling_update = rolling_update
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         startup = None
@@ -144,12 +172,12 @@ class InferenceComponent(Construct):
             specification=(
                 None
                 if per_instance_type
-                else _specification(model_name, compute, startup, placement, adapter)
+                else _specification(model_name, compute, startup, placement, adapter, container)
             ),
             # One entry per instance type of a pooled variant, in place of Specification.
             # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html
             specifications=[
-                _for_instance_type(instance_type, model_name, c, startup, placement)
+                _for_instance_type(instance_type, model_name, c, startup, placement, container)
                 for instance_type, c in per_instance_type
             ]
             or None,
@@ -177,6 +205,13 @@ class InferenceComponent(Construct):
             )
         self._rollback_alarms.extend(alarms)
         self.resource.deployment_config = self._deployment_config()
+
+    @property
+    def named_rollback_alarms(self) -> list[cloudwatch.IAlarm]:
+        """The alarms the component's AutoRollbackConfiguration names (none without a rolling update that rolls
+        back on alarms): what SageMaker reads with the execution role."""
+        r = self._rolling_update
+        return list(self._rollback_alarms) if r is not None and r.auto_rollback else []
 
     def metric(self, metric_name: str, *, statistic: str = "Sum") -> cloudwatch.Metric:
         """A one-minute ``AWS/SageMaker`` invocation metric of this component (InferenceComponentName).
@@ -223,11 +258,20 @@ def _for_instance_type(
     compute: ComponentCompute,
     startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     placement: ComponentPlacement | None,
+    container: sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty | None = None,
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty:
     single = _specification(model_name, compute, startup, placement, None)
-    return sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty(
+    c = sagemaker.CfnInferenceComponent
+    return c.InferenceComponentSpecificationForInstanceTypeProperty(
         instance_type=instance_type,
         model_name=single.model_name,
+        container=(
+            c.InferenceComponentContainerSpecificationForInstanceTypeProperty(
+                container_metrics_config=container.container_metrics_config
+            )
+            if container is not None
+            else None
+        ),
         compute_resource_requirements=single.compute_resource_requirements,
         startup_parameters=single.startup_parameters,
         scheduling_config=single.scheduling_config,
@@ -241,6 +285,7 @@ def _specification(
     startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     placement: ComponentPlacement | None,
     adapter: AdapterSource | None,
+    container: sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty | None = None,
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
     spec = sagemaker.CfnInferenceComponent
     if adapter is not None:
@@ -254,6 +299,7 @@ def _specification(
     p = placement or ComponentPlacement()
     return spec.InferenceComponentSpecificationProperty(
         model_name=model_name,
+        container=container,
         compute_resource_requirements=spec.InferenceComponentComputeResourceRequirementsProperty(
             min_memory_required_in_mb=int(compute.min_memory.to_mebibytes()),
             max_memory_required_in_mb=(

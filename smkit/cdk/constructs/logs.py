@@ -17,8 +17,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from smkit.aws.limits import LOG_RETENTION_DAYS
 from smkit.cdk.constructs.execution_role import grant_statement
-from smkit.config.aws_rules import LOG_RETENTION_DAYS
 
 ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
 COMPONENT_LOG_PREFIX = "/aws/sagemaker/InferenceComponents/"

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from smkit.aws.limits import MAX_CONTAINERS
 from smkit.cdk.constructs.model_data import BoundModelData
 
-MAX_CONTAINERS = 15  # docs/multi-container.md
 INFERENCE_MODES = {"serial": "Serial", "direct": "Direct"}
 
 

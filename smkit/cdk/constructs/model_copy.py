@@ -9,30 +9,33 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
+import jsii
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_s3_deployment as s3_deployment
-from constructs import Construct
+from constructs import Construct, IConstruct
 
+from smkit.aws.limits import LAMBDA_EPHEMERAL_MB
 from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
 from smkit.cdk.constructs.execution_role import acknowledge_grant
 from smkit.contract import MIB
 
-# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom.
-# Lambda's ephemeral storage is 512-10240 MB:
-# https://docs.aws.amazon.com/lambda/latest/dg/configuration-ephemeral-storage.html
-EPHEMERAL_MB = (512, 10240)
+# Where every copy goes in the endpoint bucket; the copy handler may write and delete only there.
+MODELS_PREFIX = "models/"
+# The copy handler downloads the zipped set and extracts it in /tmp: room for both, plus headroom, within
+# Lambda's ephemeral storage (smkit.aws.limits.LAMBDA_EPHEMERAL_MB).
 HEADROOM_MB = 512
 
 
 def ephemeral_storage_mb(path: Path, size: int) -> int:
     """/tmp the copy handler needs for ``size`` bytes of model data: zipped plus extracted, plus headroom."""
     need = math.ceil(2 * size / MIB) + HEADROOM_MB
-    low, high = EPHEMERAL_MB
+    low, high = LAMBDA_EPHEMERAL_MB
     if need > high:
         raise ValueError(
             f"model_data.path {path}: {size / MIB:.0f} MB of model data needs {need} MB of /tmp to copy "
@@ -100,7 +103,7 @@ def copy_into_bucket(
     prefix is never pruned nor deleted, so a rollback finds its release's objects where they were."""
     holder = Construct(scope, id_)
     asset = s3_assets.Asset(holder, "Asset", path=str(asset_path), exclude=exclude)
-    prefix = f"models/{id_}/{asset.asset_hash}/"
+    prefix = f"{MODELS_PREFIX}{id_}/{asset.asset_hash}/"
     deployment = s3_deployment.BucketDeployment(
         holder,
         "Upload",
@@ -115,7 +118,7 @@ def copy_into_bucket(
         log_group=log_group,
     )
     _acknowledge_deployment_handler(deployment, bucket)
-    return ModelCopy(prefix, deployment, f"models/{id_}/", bucket)
+    return ModelCopy(prefix, deployment, f"{MODELS_PREFIX}{id_}/", bucket)
 
 
 HANDLER_REASONS = {
@@ -144,13 +147,15 @@ def _acknowledge_deployment_handler(
     policy_resource = policy.node.default_child if policy is not None else None
     if isinstance(function_resource, cdk.CfnResource) and isinstance(policy_resource, cdk.CfnResource):
         function_resource.add_override("DependsOn", [policy_resource.logical_id])
+    if isinstance(policy, iam.Policy) and isinstance(policy_resource, cdk.CfnResource):
+        _models_only(policy, policy_resource, deployment_bucket)
     acknowledge(handler, HANDLER_REASONS)
     partition, region, account = nag_environment(deployment)
     copy = (
-        "CDK's BucketDeployment grants its copy handler these on the bootstrap asset bucket and on the whole "
-        "endpoint bucket: read, write and delete of every object there, including captured requests and async "
-        "results (CDK offers no per-prefix grant). The handler runs only during deployments, copies only into "
-        "its content-hashed models/ prefix and never prunes (prune=False, retain_on_delete=True)."
+        "CDK's BucketDeployment grants its copy handler these on the bootstrap asset bucket (read) and on the "
+        "endpoint bucket, where this kit narrows the objects to the models/ prefix (captured requests and async "
+        "results are out of its reach). The handler runs only during deployments, copies only into its "
+        "content-hashed models/ prefix and never prunes (prune=False, retain_on_delete=True)."
     )
     findings = [
         "Action::kms:GenerateDataKey*",
@@ -161,6 +166,7 @@ def _acknowledge_deployment_handler(
         "Action::s3:GetObject*",
         "Action::s3:List*",
         f"Resource::<{logical_id_of(deployment_bucket)}.Arn>/*",
+        f"Resource::<{logical_id_of(deployment_bucket)}.Arn>/{MODELS_PREFIX}*",
         f"Resource::arn:{partition}:s3:::cdk-hnb659fds-assets-{account}-{region}/*",
     ]
     reasons = {f"AwsSolutions-IAM5[{f}]": copy for f in findings}
@@ -170,3 +176,40 @@ def _acknowledge_deployment_handler(
     reasons["HIPAA.Security-IAMNoInlinePolicy"] = inline
     reasons["NIST.800.53.R5-IAMNoInlinePolicy"] = inline
     acknowledge(deployment.handler_role, reasons)
+
+
+@jsii.implements(cdk.IAspect)
+class _ModelsOnly:
+    """Narrows the copy handler policy's objects of the endpoint bucket to ``models/*`` once it is complete."""
+
+    def __init__(self, policy: iam.Policy, resource: cdk.CfnResource, bucket: s3.IBucket) -> None:
+        self._policy, self._resource, self._bucket = policy, resource, bucket
+
+    def visit(self, node: IConstruct) -> None:
+        if node.node.path != self._policy.node.path:
+            return
+        stack = cdk.Stack.of(self._policy)
+        every = stack.resolve(self._bucket.arn_for_objects("*"))
+        models = stack.resolve(self._bucket.arn_for_objects(f"{MODELS_PREFIX}*"))
+        document = _replaced(stack.resolve(self._policy.document), every, models)
+        self._resource.add_property_override("PolicyDocument", document)
+
+
+def _replaced(value: Any, old: Any, new: Any) -> Any:
+    if value == old:
+        return new
+    if isinstance(value, dict):
+        return {k: _replaced(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, old, new) for v in value]
+    return value
+
+
+def _models_only(policy: iam.Policy, resource: cdk.CfnResource, bucket: s3.IBucket) -> None:
+    """Narrow the copy handler's read, write and delete on the endpoint bucket to the models/ prefix.
+
+    BucketDeployment grants its handler ``grantReadWrite`` on every object of the destination bucket, data
+    capture and async results included; the handler writes only under models/ (prune=False), so the policy
+    names ``<bucket ARN>/models/*`` in place of ``<bucket ARN>/*`` (an aspect: once every statement is in)."""
+    if not any(isinstance(a, _ModelsOnly) for a in cdk.Aspects.of(policy).all):
+        cdk.Aspects.of(policy).add(_ModelsOnly(policy, resource, bucket))

@@ -245,17 +245,23 @@ class EndpointMonitoring(Construct):
             if a in self._by_key.get(name, []) or a in self._by_key.get(f"{name}NewFleet", [])
         ]
 
-    def grant_describe_rollback_alarms(self, grantee: iam.IGrantable) -> iam.Grant:
-        """``cloudwatch:DescribeAlarms`` on the rollback alarms, which SageMaker reads with the execution role
+    def grant_describe_rollback_alarms(
+        self, grantee: iam.IGrantable, alarms: Sequence[cloudwatch.IAlarm] | None = None
+    ) -> iam.Grant:
+        """``cloudwatch:DescribeAlarms`` on the rollback alarms a deployment configuration names (``alarms``;
+        default: all of :attr:`rollback_alarms`), which SageMaker reads with the execution role
         (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html). Give the
         role's :meth:`~smkit.cdk.constructs.execution_role.ExecutionRole.separate_policy`: the alarms watch
         the endpoint config that names the Model, which waits for the role's access policies."""
+        named = list(self.rollback_alarms if alarms is None else alarms)
+        if not named:
+            raise ValueError("grant_describe_rollback_alarms: no alarm is named, so nothing is to be read")
         return grant_statement(
             grantee,
             iam.PolicyStatement(
                 sid="RollbackAlarms",
                 actions=["cloudwatch:DescribeAlarms"],
-                resources=[a.alarm_arn for a in self.rollback_alarms],
+                resources=[a.alarm_arn for a in named],
             ),
         )
 

@@ -55,6 +55,24 @@ PACKAGE_DISTRIBUTIONS = {
     "tensorflow": ("tensorflow", "tensorflow-cpu"),
     "transformers": ("transformers",),
 }
+# What else an AWS framework image installs that handlers import by name: its serving toolkit
+# (``from sagemaker_inference import encoder``, as JumpStart's scripts do) at the version the image ships, and
+# the libraries its Dockerfile adds. Each: the requirement and the distributions that provide it (a model's
+# requirements naming one of them win).
+# - PyTorch: aws/deep-learning-containers pytorch/inference/docker/2.6/py3/Dockerfile.cpu installs
+#   sagemaker-pytorch-inference at SM_TOOLKIT_VERSION (2.0.25 in Dockerfile.sagemaker.cpu.core_packages.json;
+#   that distribution carries the sagemaker_inference package too), scikit-learn and pandas.
+# - scikit-learn: aws/sagemaker-scikit-learn-container requirements.txt (sagemaker-inference==1.5.5, pandas).
+# - XGBoost: aws/sagemaker-xgboost-container requirements.txt (sagemaker-inference==1.5.5).
+IMAGE_PACKAGES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "pytorch": (
+        ("sagemaker-pytorch-inference==2.0.25", ("sagemaker-pytorch-inference", "sagemaker-inference")),
+        ("scikit-learn", ("scikit-learn",)),
+        ("pandas", ("pandas",)),
+    ),
+    "sklearn": (("sagemaker-inference==1.5.5", ("sagemaker-inference",)), ("pandas", ("pandas",))),
+    "xgboost": (("sagemaker-inference==1.5.5", ("sagemaker-inference",)),),
+}
 # Images whose tags do not name their Python: the version their Dockerfiles install
 # (aws/sagemaker-xgboost-container docker/*/base/Dockerfile.cpu PYTHON_VERSION).
 TAG_PYTHON = {("xgboost", "1.7"): "3.10", ("xgboost", "3.0"): "3.10"}
@@ -89,14 +107,16 @@ class ImageRuntime:
 
     @property
     def framework_requirements(self) -> list[tuple[str, tuple[str, ...]]]:
-        """``[("torch==2.6.0.*", ("torch",))]``: each framework package the image ships, and its distributions."""
+        """``[("torch==2.6.0.*", ("torch",)), ...]``: each framework package the image ships, then its serving
+        toolkit and libraries (:data:`IMAGE_PACKAGES`), and the distributions of each."""
         if self.framework is None:
             return []
         versions = [self.framework_version, self.transformers_version]
-        return [
+        packages = [
             (f"{package}=={version}.*" if version else package, PACKAGE_DISTRIBUTIONS[package])
             for package, version in zip(FRAMEWORK_PACKAGES[self.framework], versions, strict=False)
         ]
+        return [*packages, *IMAGE_PACKAGES.get(self.framework, ())]
 
 
 @dataclass(frozen=True)

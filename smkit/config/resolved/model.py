@@ -18,7 +18,14 @@ from smkit.config.components import (
     InstanceScaling,
     RollingUpdate,
 )
-from smkit.config.endpoint import AsyncSpec, DataCapture, Deployment, InstancePool, ServerlessSpec
+from smkit.config.endpoint import (
+    AsyncSpec,
+    DataCapture,
+    Deployment,
+    EndpointMetrics,
+    InstancePool,
+    ServerlessSpec,
+)
 from smkit.config.local_options import LocalOptions
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
@@ -154,6 +161,8 @@ class ResolvedVariant:
             ProductionVariant's settings as configured (None / empty: not set).
         pool_types: every instance type the variant may run on: its pools' by priority, else its one
             instance type (empty: serverless).
+        core_dump_prefix: the data bucket's prefix of the variant's CoreDumpConfig (None: no core dumps).
+        ssm_access: EnableSSMAccess.
     """
 
     name: str
@@ -173,6 +182,8 @@ class ResolvedVariant:
     instance_pools: tuple[InstancePool, ...] = ()
     instance_provision_timeout_s: int | None = None
     pool_types: tuple[str, ...] = ()
+    core_dump_prefix: str | None = None
+    ssm_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -269,6 +280,7 @@ class ResolvedDeployment:
         local: the local endpoint's own options.
         local_refusal: why the local endpoint does not run this deployment (None: it does).
         pipeline: the delivery pipeline (None: no pipeline section).
+        metrics: the endpoint config's MetricsConfig (docs/observability.md).
     """
 
     endpoint_type: EndpointType
@@ -300,6 +312,7 @@ class ResolvedDeployment:
     local: LocalOptions
     local_refusal: str | None
     pipeline: PipelineSpec | None
+    metrics: EndpointMetrics = field(default_factory=EndpointMetrics)
     # The validated config this was resolved from: only smkit.config.resolved.deployment_of reads it, to
     # know whether a config's cached resolution is its own (a model_copy carries the cache along).
     _source: object = field(default=None, repr=False, compare=False)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, cast
 
-from smkit.config.component_rules import instance_size
+from smkit.aws.instances import instance
 from smkit.config.components import ComputeRequirements, InferenceComponentSpec
 from smkit.config.containers import Container
 from smkit.config.endpoint import DataCapture, Variant
+from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
 from smkit.config.models import DeploymentConfig
@@ -100,14 +101,16 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
             instance_pools=tuple(v.instance_pools or ()),
             instance_provision_timeout_s=v.instance_provision_timeout_seconds,
             pool_types=v.pool_types,
+            core_dump_prefix=v.core_dumps.prefix.strip("/") if v.core_dumps else None,
+            ssm_access=v.ssm_access,
         )
         for v in ep.variants
     )
 
 
 def _vcpus(instance_type: str) -> int | None:
-    size = instance_size(instance_type)
-    return size[0] if size else None
+    found = instance(instance_type)
+    return found.vcpus if found else None
 
 
 def _shadow_variants(cfg: DeploymentConfig) -> tuple[ResolvedVariant, ...]:
@@ -213,6 +216,11 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
     endpoint_type = cfg.endpoint.type
     isolation = cfg.model.network_isolation
     containers = []
+    # A component's metrics path (ContainerMetricsConfig) is where its container's runtime serves them.
+    ics = cfg.endpoint.inference_components
+    metrics_paths = {
+        ic.container: ic.metrics_path for ic in (ics.components if ics else ()) if ic.metrics_path
+    }
     for c in cfg.model.containers:
         data = model_data(c, base_dir=base_dir, endpoint_type=endpoint_type)
         image = images[c.name]
@@ -221,6 +229,8 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
             endpoint_type=endpoint_type,
             multi_model=data.kind == "multi-model",
             cache_enabled=data.cache_enabled,
+            metrics_path=metrics_paths.get(c.name),
+            serving_runtime=not (image.source == "dlc" and image.uri and engine_repository(image.uri)),
         )
         containers.append(
             ResolvedContainer(
@@ -269,5 +279,6 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         local=cfg.local,
         local_refusal=refusal(cfg),
         pipeline=cfg.pipeline,
+        metrics=cfg.endpoint.metrics,
         _source=cfg,
     )

@@ -1,0 +1,39 @@
+"""Each limit that AWS's API models hold is the model's number (botocore, installed with the kit)."""
+
+from __future__ import annotations
+
+import pytest
+
+from smkit.aws import limits
+from smkit.aws.service_models import member, shape
+
+
+@pytest.mark.parametrize("name", sorted(limits.FROM_MODELS))
+def test_limit_is_the_models(name: str) -> None:
+    value = getattr(limits, name)
+    reads = limits.FROM_MODELS[name]
+    read = [getattr(member(service, structure, field), bound) for service, structure, field, bound in reads]
+    if isinstance(value, tuple):
+        assert value == tuple(read), f"{name}: {value} but the model says {read}"
+    else:
+        assert {value} == set(read), f"{name}: {value} but the model says {read}"
+
+
+def test_environment_keys_and_values() -> None:
+    env = shape("sagemaker", "EnvironmentMap")
+    assert env.metadata["max"] == limits.MAX_ENV_ENTRIES
+    assert env.key.metadata["max"] == env.value.metadata["max"] == limits.MAX_ENV_BYTES
+
+
+def test_serverless_memory_sizes_span_the_models_range() -> None:
+    size = member("sagemaker", "ProductionVariantServerlessConfig", "MemorySizeInMB")
+    assert (limits.SERVERLESS_MEMORY_MB[0], limits.SERVERLESS_MEMORY_MB[-1]) == (size.min, size.max)
+
+
+def test_defaults_are_the_ones_the_models_documentation_states() -> None:
+    timeout = member("sagemaker", "ModelClientConfig", "InvocationsTimeoutInSeconds").documentation
+    retries = member("sagemaker", "ModelClientConfig", "InvocationsMaxRetries").documentation
+    assert f"The default value is {limits.DEFAULT_INVOCATIONS_TIMEOUT_S}." in timeout
+    assert f"The default value is {limits.MAX_INVOCATIONS_RETRIES}." in retries
+    transforms = member("sagemaker", "CreateTransformJobRequest", "MaxConcurrentTransforms").documentation
+    assert f"the default value is <code>{limits.DEFAULT_MAX_CONCURRENT_TRANSFORMS}</code>" in transforms

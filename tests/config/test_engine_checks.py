@@ -1,0 +1,252 @@
+"""Engine settings that cannot work are refused at load and at ``smkit synth``, naming the setting, the value
+and the fix (smkit/config/engine_checks.py); what cannot be checked here is said.
+
+The configs are the shipped config/llm.yaml as a user edits it. Model folders are written here as a
+Hugging Face save writes them (config.json, a safetensors header, tokenizer.json), without the engine: a
+large model's weights are a sparse file, so its size costs no disk.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from smkit.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM = ROOT / "config" / "llm.yaml"
+
+# The shapes of two real checkpoints' config.json (Qwen2.5-0.5B-Instruct, Llama-2-13B).
+QWEN_05B = {
+    "architectures": ["Qwen2ForCausalLM"],
+    "hidden_size": 896,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 24,
+    "max_position_embeddings": 32768,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 151936,
+}
+LLAMA_13B = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 5120,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 40,
+    "num_hidden_layers": 40,
+    "max_position_embeddings": 4096,
+    "torch_dtype": "float16",
+    "vocab_size": 32000,
+}
+
+
+def write_model(
+    folder: Path, config: dict[str, Any] | None, parameters: int, *, tokenizer: bool = True
+) -> Path:
+    """A model folder: config.json, one safetensors file of ``parameters`` 16-bit weights, tokenizer.json."""
+    folder.mkdir(parents=True)
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    header = json.dumps(
+        {"model.weight": {"dtype": "BF16", "shape": [parameters], "data_offsets": [0, 2 * parameters]}}
+    ).encode()
+    with (folder / "model.safetensors").open("wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.truncate(8 + len(header) + 2 * parameters)  # sparse: the size without the bytes
+    if tokenizer:
+        (folder / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
+    return folder
+
+
+def write_adapter(folder: Path, rank: int) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(
+        json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 16})
+    )
+    (folder / "adapter_model.safetensors").write_bytes(b"")
+    return folder
+
+
+def llm_config(
+    tmp_path: Path, *, model: Path | None = None, env: dict[str, Any] | None = None, **variant: Any
+) -> Path:
+    """config/llm.yaml with the model folder ``model`` (else its S3 weights), engine settings ``env`` (None
+    values removed) and variant fields changed."""
+    data = yaml.safe_load(LLM.read_text(encoding="utf-8"))
+    container = data["model"]["containers"][0]
+    if model is not None:
+        container["model_data"] = {"source": "prefix", "path": str(model)}
+    for name, value in (env or {}).items():
+        if value is None:
+            container["environment"].pop(name, None)
+        else:
+            container["environment"][name] = value
+    data["endpoint"]["variants"][0].update(variant)
+    path = tmp_path / "my-llm.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def refusal(config: Path) -> str:
+    with pytest.raises(ConfigError) as err:
+        load_config(config)
+    return str(err.value)
+
+
+def test_the_shipped_config_loads_and_says_what_it_could_not_check() -> None:
+    notices = load_config(LLM).notices
+    assert any("'qwen-support'" in n and "SM_VLLM_MAX_LORA_RANK" in n and "only in S3" in n for n in notices)
+    assert any("'qwen'" in n and "only in S3" in n and "GPU memory" in n for n in notices)
+
+
+def test_adapter_on_a_base_with_lora_off(tmp_path: Path) -> None:
+    message = refusal(llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": None}))
+    assert "model.containers[0].environment.SM_VLLM_ENABLE_LORA: None" in message
+    assert "adapter component 'qwen-support'" in message and 'set SM_VLLM_ENABLE_LORA: "true"' in message
+
+
+def test_adapter_on_a_base_with_lora_false(tmp_path: Path) -> None:
+    message = refusal(llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": "false"}))
+    assert "SM_VLLM_ENABLE_LORA: 'false'" in message
+
+
+def test_adapter_without_runtime_lora_updating(tmp_path: Path) -> None:
+    message = refusal(llm_config(tmp_path, env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": None}))
+    assert "model.containers[0].environment.VLLM_ALLOW_RUNTIME_LORA_UPDATING: None" in message
+    assert "404" in message and 'set VLLM_ALLOW_RUNTIME_LORA_UPDATING: "true"' in message
+
+
+def test_model_folder_without_config_json(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "qwen", None, 1000)
+    message = refusal(llm_config(tmp_path, model=model))
+    assert f"model.containers[0].model_data.path: '{model}'" in message
+    assert "has no config.json" in message and "save_pretrained()" in message
+
+
+def test_model_folder_without_tokenizer(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "qwen", QWEN_05B, 1000, tokenizer=False)
+    message = refusal(llm_config(tmp_path, model=model))
+    assert "has no tokenizer files (one of tokenizer.json" in message
+
+
+def test_context_longer_than_the_models(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "llama", LLAMA_13B, 1000)
+    message = refusal(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "8192"}))
+    assert "model.containers[0].environment.SM_VLLM_MAX_MODEL_LEN: '8192'" in message
+    assert "longer than the model's context of 4096 tokens" in message and 'at most "4096"' in message
+
+
+def test_model_larger_than_the_gpu(tmp_path: Path) -> None:
+    # 13 billion 16-bit weights (26 GB) on one A10G of 24 GB.
+    model = write_model(tmp_path / "llama", LLAMA_13B, 13_000_000_000)
+    message = refusal(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "4096"}))
+    assert "endpoint.variants[0].instance_type: 'ml.g5.2xlarge': the model does not fit" in message
+    assert "24.2 GiB of weights + 3.1 GiB of KV cache for one 4096-token sequence" in message
+    assert "1 of ml.g5.2xlarge's 1 x 24 GiB A10G GPUs x SM_VLLM_GPU_MEMORY_UTILIZATION 0.9" in message
+    assert "pick an instance type with more GPU memory (e.g. ml.g7.2xlarge)" in message
+
+
+def test_a_model_that_fits_loads(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "qwen", QWEN_05B, 494_000_000)
+    cfg = load_config(llm_config(tmp_path, model=model))
+    assert not any("'qwen':" in n for n in cfg.notices)  # the model was checked
+
+
+def test_memory_utilization_decides(tmp_path: Path) -> None:
+    # 20 GB of weights fit 24 GB at 0.9, not at 0.5.
+    model = write_model(tmp_path / "big", {**LLAMA_13B, "max_position_embeddings": 2048}, 10_000_000_000)
+    load_config(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "1024"}))
+    message = refusal(
+        llm_config(
+            tmp_path,
+            model=model,
+            env={"SM_VLLM_MAX_MODEL_LEN": "1024", "SM_VLLM_GPU_MEMORY_UTILIZATION": "0.5"},
+        )
+    )
+    assert "does not fit" in message and "SM_VLLM_GPU_MEMORY_UTILIZATION 0.5" in message
+
+
+def test_tensor_parallelism_over_more_gpus_than_the_instance_has(tmp_path: Path) -> None:
+    message = refusal(llm_config(tmp_path, env={"SM_VLLM_TENSOR_PARALLEL_SIZE": "4"}))
+    assert "model.containers[0].environment.SM_VLLM_TENSOR_PARALLEL_SIZE: '4'" in message
+    assert "ml.g5.2xlarge" in message and 'at most "1"' in message and "ml.g5.12xlarge" in message
+
+
+def test_adapter_rank_over_the_engines_maximum(tmp_path: Path) -> None:
+    from smkit.config.engine_checks import review
+
+    adapter = write_adapter(tmp_path / "support", rank=8)
+    cfg = load_config(llm_config(tmp_path, env={"SM_VLLM_MAX_LORA_RANK": "4"}))
+    spec = cfg.endpoint.inference_components
+    assert spec is not None
+    local = spec.components[1].model_copy(update={"artifact_url": str(adapter)})
+    edited = cfg.model_copy(
+        update={
+            "endpoint": cfg.endpoint.model_copy(
+                update={
+                    "inference_components": spec.model_copy(
+                        update={"components": (spec.components[0], local)}
+                    )
+                }
+            )
+        }
+    )
+    issues = [str(i) for i in review(edited).issues]
+    assert any(
+        "SM_VLLM_MAX_LORA_RANK: '4'" in i
+        and "rank 8 (r in its adapter_config.json)" in i
+        and '"8" or more' in i
+        for i in issues
+    ), issues
+    archive = tmp_path / "support.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(adapter, arcname=".")
+    archived = local.model_copy(update={"artifact_url": str(archive)})
+    edited = edited.model_copy(
+        update={
+            "endpoint": edited.endpoint.model_copy(
+                update={
+                    "inference_components": spec.model_copy(
+                        update={"components": (spec.components[0], archived)}
+                    )
+                }
+            )
+        }
+    )
+    assert any("rank 8" in str(i) for i in review(edited).issues)
+
+
+def test_smkit_synth_refuses_before_any_cdk_and_prints_what_it_did_not_check(tmp_path: Path) -> None:
+    config = llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": None})
+    out = tmp_path / "cdk.out"
+    result = subprocess.run(
+        [sys.executable, "-m", "smkit.cli", "synth", "--config", str(config), "--output", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0
+    assert "SM_VLLM_ENABLE_LORA" in result.stderr and 'set SM_VLLM_ENABLE_LORA: "true"' in result.stderr
+    assert not out.exists()
+
+
+def test_more_full_length_sequences_than_the_kv_cache_holds_is_a_notice(tmp_path: Path) -> None:
+    # Qwen2.5-0.5B: 12 KiB of KV cache per token; 32768 tokens per sequence is 0.4 GiB, so ~50 fit in an A10G.
+    model = write_model(tmp_path / "qwen", QWEN_05B, 494_000_000)
+    cfg = load_config(
+        llm_config(
+            tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "32768", "SM_VLLM_MAX_NUM_SEQS": "256"}
+        )
+    )
+    assert any(
+        "room for" in n and "sequences of 32768 tokens, fewer than SM_VLLM_MAX_NUM_SEQS=256" in n
+        for n in cfg.notices
+    ), cfg.notices

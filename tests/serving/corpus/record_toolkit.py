@@ -1,0 +1,85 @@
+"""Record the official stack's answers to the corpus: ``python tests/serving/corpus/record_toolkit.py``.
+
+Serves every case of ``cases.py`` with sagemaker-inference 1.10.1 on Multi Model Server 1.1.11 (Java 17;
+bench/reference.py builds the venv ``bench/.venvs/toolkit-corpus`` with the toolkit pins and this
+environment's scikit-learn, NumPy, SciPy, pandas and joblib, so the same pickles load), sends it every
+request of :data:`cases.REQUESTS` on 127.0.0.1 and writes ``toolkit_answers.json``: status, Content-Type
+and body of each answer. Run once when a case or a request changes; the test only reads the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import http.client
+import json
+import shutil
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path[0:0] = [str(REPO), str(Path(__file__).resolve().parent)]
+
+from cases import ANSWERS, CASES, HERE, REQUESTS  # noqa: E402
+
+from bench.common import LOOPBACK, PORTS_BELOW, ManagedServer  # noqa: E402
+from bench.envs import ensure_venv  # noqa: E402
+from bench.reference import TOOLKIT_PINS, toolkit_spec  # noqa: E402
+from smkit.process import free_port  # noqa: E402
+
+SHARED = ("scikit-learn", "numpy", "scipy", "pandas", "joblib")
+
+
+def model_folder(case_name: str, build: object, root: Path) -> Path:
+    model = root / case_name
+    shutil.copytree(HERE / case_name / "code", model / "code")
+    build(model)  # type: ignore[operator]
+    return model
+
+
+def answer(port: int, body: bytes, content_type: str, accept: str) -> dict[str, object]:
+    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=60)
+    try:
+        conn.request(
+            "POST", "/invocations", body=body, headers={"Content-Type": content_type, "Accept": accept}
+        )
+        reply = conn.getresponse()
+        data = reply.read()
+    finally:
+        conn.close()
+    try:
+        text: dict[str, str] = {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        text = {"base64": base64.b64encode(data).decode()}
+    return {"status": reply.status, "content_type": reply.getheader("Content-Type"), **text}
+
+
+def main() -> None:
+    pins = [*TOOLKIT_PINS, *(f"{name}=={metadata.version(name)}" for name in SHARED)]
+    python = ensure_venv("toolkit-corpus", pins)
+    recorded: dict[str, object] = {"stack": list(pins), "cases": {}}
+    with tempfile.TemporaryDirectory(prefix="smkit-corpus-") as tmp:
+        for case in CASES:
+            model = model_folder(case.name, case.build, Path(tmp) / "models")
+            work = Path(tmp) / "work" / case.name
+            work.mkdir(parents=True)
+            port = free_port(LOOPBACK, below=PORTS_BELOW)  # MMS refuses ports from 32767
+            spec = toolkit_spec(
+                name=case.name, model_dir=model, work_dir=work, port=port, workers=1, python=python
+            )
+            spec = dataclasses.replace(spec, env={**spec.env, "SAGEMAKER_PROGRAM": case.program})
+            server = ManagedServer(spec, work / "server.log")
+            try:
+                server.wait_ready()
+                answers = {r.name: answer(port, r.body, r.content_type, r.accept) for r in REQUESTS}
+            finally:
+                server.stop()
+            recorded["cases"][case.name] = answers  # type: ignore[index]
+            print(f"{case.name}: {sorted({a['status'] for a in answers.values()})}", flush=True)
+    ANSWERS.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

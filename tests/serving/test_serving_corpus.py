@@ -1,0 +1,120 @@
+"""Published ``inference.py`` files, served by smkit, answer as the official toolkit answered them.
+
+Each case of tests/serving/corpus/cases.py is a handler file as its authors published it (checked here by
+its git blob id) with tiny weights built in the test; ``toolkit_answers.json`` holds what sagemaker-inference
+1.10.1 on Multi Model Server 1.1.11 answered to every request (``record_toolkit.py`` wrote it once). smkit
+must give the same status, and for a success the same Content-Type and body; for an error its message is
+the toolkit's (the toolkit's body is the message, a newline and the traceback). The only answers allowed
+to differ are the deliberate differences docs/handler-semantics.md lists, each named below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serving_harness import Response, start_server, wait_ready
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
+from cases import ANSWERS, CASES, HERE, REQUESTS, Case  # noqa: E402
+
+TRACEBACK = "\nTraceback (most recent call last):"
+RECORDED: dict[str, Any] = json.loads(ANSWERS.read_text(encoding="utf-8"))
+
+# docs/handler-semantics.md, "Where smkit differs from the images, on purpose".
+UNSUPPORTED_TYPE = "a Content-Type no decoder knows: 415, where the toolkit answers 500"
+KIT_PREDICT = "the kit's image calls model.predict when there is no predict_fn; the toolkit asks for one"
+UNDECODABLE = "a body its decoder cannot read: 400, where the toolkit answers 500"
+COMPACT_JSON = "a dict or list a hook returns is compact JSON; Multi Model Server indents it by 2"
+
+
+def blob_id(path: Path) -> str:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def toolkit_message(text: str) -> str:
+    return text.split(TRACEBACK, 1)[0]
+
+
+def smkit_message(answer: Response) -> str:
+    document = answer.json()
+    if isinstance(document, dict) and set(document) == {"code", "type", "message"}:
+        return str(document["message"])
+    return answer.body.decode()  # a handler's own JSON message, as it wrote it
+
+
+def difference(recorded: dict[str, Any], answer: Response) -> str | None:
+    """Which listed difference explains ``answer`` not being ``recorded`` (None: none does)."""
+    message = toolkit_message(recorded.get("text", ""))
+    if recorded["status"] == 500 and answer.status == 415 and "is not supported by this framework" in message:
+        return UNSUPPORTED_TYPE
+    if recorded["status"] == 500 and "Please provide a predict_fn" in message:
+        return KIT_PREDICT  # smkit's model.predict answers, or fails as the model does
+    if recorded["status"] == answer.status == 200 and recorded["content_type"] == "application/json":
+        document = json.loads(answer.body)
+        if (
+            recorded["text"] == json.dumps(document, indent=2)
+            and answer.body == json.dumps(document).encode()
+        ):
+            return COMPACT_JSON
+    if recorded["status"] == 500 and answer.status == 400:
+        return UNDECODABLE
+    return None
+
+
+def same(recorded: dict[str, Any], answer: Response) -> bool:
+    if answer.status != recorded["status"]:
+        return False
+    if answer.status != 200:
+        return smkit_message(answer) == toolkit_message(recorded["text"])
+    media = (recorded["content_type"] or "").split(";")[0].strip()
+    return bool(
+        answer.headers.get("content-type", "").split(";")[0].strip() == media
+        and answer.body.decode("utf-8", "replace") == recorded.get("text")
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_published_handler_file_is_unedited(case: Case) -> None:
+    [handler] = (HERE / case.name / "code").iterdir()
+    assert handler.name == case.program and case.path.endswith(case.program)
+    assert blob_id(handler) == case.blob, f"{handler} differs from {case.source} {case.path}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_published_handler_answers_as_the_toolkit(case: Case, tmp_path: Path) -> None:
+    model = tmp_path / case.name
+    shutil.copytree(HERE / case.name / "code", model / "code")
+    case.build(model)
+    server = start_server(
+        tmp_path,
+        ["--model", str(model), "--workers", "1"],
+        env={"SAGEMAKER_PROGRAM": case.program, "SAGEMAKER_MODEL_SERVER_WORKERS": "1"},
+        ready=False,
+    )
+    # Importing scikit-learn on two busy cores can take long: wait as long as the server itself would.
+    wait_ready(server, timeout=server.answer_bound(loading=True))
+    recorded = RECORDED["cases"][case.name]
+    equal, explained, unexplained = [], [], []
+    try:
+        for request in REQUESTS:
+            answer = server.invoke(request.body, request.content_type, request.accept)
+            expected = recorded[request.name]
+            if same(expected, answer):
+                equal.append(request.name)
+            elif (why := difference(expected, answer)) is not None:
+                explained.append((request.name, why))
+            else:
+                unexplained.append((request.name, expected, answer.status, answer.body[:300]))
+    finally:
+        server.stop()
+    assert not unexplained, unexplained
+    # A handler with only model_fn gets "Please provide a predict_fn" from the toolkit for every request;
+    # there smkit's model.predict is what is compared (a listed difference), elsewhere answers must agree.
+    assert equal or {why for _, why in explained} == {KIT_PREDICT, UNSUPPORTED_TYPE}, explained
