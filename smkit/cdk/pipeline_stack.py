@@ -46,6 +46,7 @@ from smkit.cdk.pipeline_parts import (
     wildcard_reasons,
 )
 from smkit.cdk.serving_stage import ServingStage
+from smkit.config.model_data_rules import package_arn
 from smkit.config.pipeline import PipelineSpec, StageTarget
 from smkit.config.resolved import ResolvedDeployment
 
@@ -79,12 +80,15 @@ class PipelineCommands:
     ``install`` runs in the install phase of the synth and smoke-test steps; ``synth`` must leave the cloud
     assembly of ``-c pipeline=true`` in ``cdk.out``; ``smoke_test`` runs after the staging deploy with
     ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and ``SMOKE_TEST_ROLE_ARN`` set (the role it may assume to invoke
-    the staged endpoint). https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
+    the staged endpoint). ``cli`` is how a step calls the smkit CLI that ``install`` installed (``smkit
+    approved`` before each stage of a config that deploys model packages, smkit.registry).
+    https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
     """
 
     install: tuple[str, ...]
     synth: tuple[str, ...]
     smoke_test: tuple[str, ...]
+    cli: str = "smkit"
 
     @classmethod
     def for_project(cls, config_file: str, *, smkit_version: str | None = None) -> PipelineCommands:
@@ -132,6 +136,7 @@ def add_pipeline(
         synth_commands=commands.synth,
         smoke_test_commands=commands.smoke_test,
         cli_version=cli_version,
+        smkit_cli=commands.cli,
     )
 
 
@@ -146,6 +151,8 @@ class PipelineStack(cdk.Stack):
     :param smoke_test_commands: run after the staging deploy with ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and
         ``SMOKE_TEST_ROLE_ARN`` (the staging role that may invoke the endpoint) in the environment.
     :param cli_version: the AWS CDK CLI version the self-mutation runs (pin it, :func:`cdk_cli_version`).
+    :param smkit_cli: how the steps call the smkit CLI (``smkit approved`` before each stage when the model
+        names model packages).
 
     :class:`PipelineCommands` ``.for_project(config_file)`` gives the commands of a project made by
     ``smkit init``.
@@ -162,6 +169,7 @@ class PipelineStack(cdk.Stack):
         synth_commands: Sequence[str],
         smoke_test_commands: Sequence[str],
         cli_version: str,
+        smkit_cli: str = "smkit",
         **kwargs: Any,
     ) -> None:
         for name, given in (
@@ -265,14 +273,35 @@ class PipelineStack(cdk.Stack):
                 iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[access.role.role_arn])
             ],
         )
-        self.pipeline.add_stage(self.staging, post=[self.smoke_test])
+        self.package_checks: list[pipelines.CodeBuildStep] = []
+        staging_check = self._package_check(
+            "Staging",
+            deployment,
+            f"{smkit_cli} approved --config {config_file}",
+            install_commands,
+            spec.staging,
+        )
+        self.pipeline.add_stage(
+            self.staging, pre=[staging_check] if staging_check else None, post=[self.smoke_test]
+        )
 
         self.production = self._stage("Production", deployment, "prod", spec.production)
         self.approval = pipelines.ManualApprovalStep(
             "PromoteToProduction",
             comment=f"Staging endpoint of {deployment.name} passed its smoke test. Promote to production?",
         )
-        self.pipeline.add_stage(self.production, pre=[self.approval])
+        production_check = self._package_check(
+            "Production",
+            deployment,
+            f"{smkit_cli} approved --config {config_file}",
+            install_commands,
+            spec.production,
+        )
+        if production_check is not None:  # after the approval: the version's status when it is promoted
+            production_check.add_step_dependency(self.approval)
+        self.pipeline.add_stage(
+            self.production, pre=[self.approval, *([production_check] if production_check else [])]
+        )
         self.pipeline.build_pipeline()
         self._tidy_template()
         self._acknowledge()
@@ -299,6 +328,37 @@ class PipelineStack(cdk.Stack):
             env=cdk.Environment(account=target.account, region=target.region),
         )
         return stage
+
+    def _package_check(
+        self,
+        id_: str,
+        deployment: ResolvedDeployment,
+        command: str,
+        install_commands: Sequence[str],
+        target: StageTarget,
+    ) -> pipelines.CodeBuildStep | None:
+        """``command`` (``smkit approved --config FILE``) before a stage whose model names model packages (None
+        when it names none): the stage deploys only Approved versions, as ``smkit deploy`` does
+        (smkit.registry). The step's role may describe exactly those versions (a registry of another account grants it in its group's resource
+        policy: https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-ram.html)."""
+        packages = [c.model_data.package for c in deployment.containers if c.model_data.package]
+        if not packages:
+            return None
+        arns = [
+            package_arn(p, partition=self.partition, region=target.region, account=target.account)
+            for p in packages
+        ]
+        step = pipelines.CodeBuildStep(
+            f"ModelPackageApproved{id_}",
+            input=self.source,
+            install_commands=list(install_commands),
+            commands=[f"{command} --account {target.account} --region {target.region}"],
+            role_policy_statements=[
+                iam.PolicyStatement(actions=["sagemaker:DescribeModelPackage"], resources=arns)
+            ],
+        )
+        self.package_checks.append(step)
+        return step
 
     def _tidy_template(self) -> None:
         """Two cfn-lint findings on CDK Pipelines' output, fixed rather than ignored.

@@ -64,13 +64,20 @@ def _definitions(template: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _definition_of(container: ResolvedContainer, definitions: list[dict[str, Any]]) -> dict[str, Any]:
     """The ContainerDefinition whose model data is this container's (uploaded under its construct id)."""
-    marker = container.model_data.uri or f"models/ModelData{pascal(container.name)}/"
+    data = container.model_data
+    marker = (
+        data.package
+        if data.kind == "model-package"
+        else data.uri or f"models/ModelData{pascal(container.name)}/"
+    )
     found = [d for d in definitions if marker in json.dumps(d)]
     assert found, f"no ContainerDefinition for container {container.name}"
     return found[0]
 
 
 def _template_kind(definition: dict[str, Any]) -> str:
+    if "ModelPackageName" in definition:
+        return "model-package"
     if definition.get("Mode") == "MultiModel":
         return "multi-model"
     source = definition.get("ModelDataSource", {}).get("S3DataSource")
@@ -82,6 +89,11 @@ def _template_kind(definition: dict[str, Any]) -> str:
 
 
 def _local_kind(runtime: EndpointRuntime, process: ContainerProcess) -> str:
+    container = runtime.deployment.container(process.spec.name)
+    if container.model_data.kind == "model-package":
+        # The local endpoint serves the registry version's own data (smkit.registry.served_packages,
+        # tests/deploy/test_model_registry.py); what it downloads is the registry's, not the config's.
+        return "model-package"
     if process.spec.multi_model:
         return "multi-model"
     return "archive" if str(process.spec.model_dir) in runtime.archives else "prefix"
