@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from smkit.cdk.pipeline_parts import (
     wildcard_reasons,
 )
 from smkit.cdk.serving_stage import ServingStage
+from smkit.config.day2 import DeployedEndpoint, pipeline_refusal
 from smkit.config.model_data_rules import package_arn
 from smkit.config.pipeline import PipelineSpec, StageTarget
 from smkit.config.resolved import ResolvedDeployment
@@ -116,12 +117,17 @@ def add_pipeline(
     cli_version: str,
     project_root: Path,
     commands: PipelineCommands | Callable[[str], PipelineCommands] | None = None,
+    deployed: Mapping[str, DeployedEndpoint] | None = None,
+    previous_s3_uris: Sequence[str] = (),
 ) -> PipelineStack:
     """Add the pipeline stack of ``deployment`` to ``app`` (what ``-c pipeline=true`` selects in app.py).
 
     ``config_path`` is the file ``deployment`` was loaded from; ``commands`` are the steps' commands, or a
     function of the config file (relative to ``project_root``) returning them; default
-    :meth:`PipelineCommands.for_project`.
+    :meth:`PipelineCommands.for_project`. ``deployed``: the endpoint each stage (``staging``, ``prod``) runs now,
+    as recorded; each stage's update is planned as ``smkit deploy`` plans it (smkit.config.day2), and one the
+    pipeline cannot deploy is refused naming the procedure. ``previous_s3_uris``: S3 data of recorded releases
+    the stages' execution roles keep reading.
     """
     inside = config_path.is_relative_to(project_root)
     config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
@@ -136,6 +142,8 @@ def add_pipeline(
         synth_commands=commands.synth,
         smoke_test_commands=commands.smoke_test,
         cli_version=cli_version,
+        deployed=deployed or {},
+        previous_s3_uris=previous_s3_uris,
         smkit_cli=commands.cli,
     )
 
@@ -151,6 +159,10 @@ class PipelineStack(cdk.Stack):
     :param smoke_test_commands: run after the staging deploy with ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and
         ``SMOKE_TEST_ROLE_ARN`` (the staging role that may invoke the endpoint) in the environment.
     :param cli_version: the AWS CDK CLI version the self-mutation runs (pin it, :func:`cdk_cli_version`).
+    :param deployed: the endpoint each stage (``staging``, ``prod``) runs now, as recorded: a renamed variant
+        is deployed without DeploymentConfig (as ``smkit deploy`` does), an instance-type change of an
+        autoscaled variant is refused (ValueError naming the procedure, :func:`smkit.config.day2.pipeline_refusal`).
+    :param previous_s3_uris: S3 data of recorded releases the stages' execution roles keep reading.
     :param smkit_cli: how the steps call the smkit CLI (``smkit approved`` before each stage when the model
         names model packages).
 
@@ -169,9 +181,19 @@ class PipelineStack(cdk.Stack):
         synth_commands: Sequence[str],
         smoke_test_commands: Sequence[str],
         cli_version: str,
+        deployed: Mapping[str, DeployedEndpoint] | None = None,
+        previous_s3_uris: Sequence[str] = (),
         smkit_cli: str = "smkit",
         **kwargs: Any,
     ) -> None:
+        self._deployed = dict(deployed or {})
+        self._previous_s3_uris = tuple(previous_s3_uris)
+        self._config_file = config_file
+        unknown = sorted(set(self._deployed) - {"staging", "prod"})
+        if unknown:
+            raise ValueError(
+                f"deployed endpoints of stages {', '.join(unknown)}: the pipeline's stages are staging and prod"
+            )
         for name, given in (
             ("install_commands", install_commands),
             ("synth_commands", synth_commands),
@@ -326,7 +348,12 @@ class PipelineStack(cdk.Stack):
             id_,
             deployment=staged,
             env=cdk.Environment(account=target.account, region=target.region),
+            previous_s3_uris=self._previous_s3_uris,
+            deployed=self._deployed.get(environment),
         )
+        refusal = pipeline_refusal(stage.stacks.serving.update_plan, environment, self._config_file)
+        if refusal:
+            raise ValueError(refusal)
         return stage
 
     def _package_check(

@@ -167,10 +167,17 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
     except (ClientError, ReleaseError):  # nothing deployed yet
         return None
+    variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
+    targets = client("application-autoscaling").describe_scalable_targets(
+        ServiceNamespace="sagemaker",
+        ResourceIds=[f"endpoint/{name}/variant/{v['VariantName']}" for v in variants],
+    )["ScalableTargets"]
     deployed = DeployedEndpoint(
         name=name,
         production=tuple(v["VariantName"] for v in config["ProductionVariants"]),
         shadow=tuple(v["VariantName"] for v in config.get("ShadowProductionVariants", [])),
+        instance_types={v["VariantName"]: v["InstanceType"] for v in variants if v.get("InstanceType")},
+        autoscaled=tuple(sorted(str(t["ResourceId"]).rsplit("/", 1)[-1] for t in targets)),
     )
     return f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
 
