@@ -87,6 +87,9 @@ MODEL_DATA = {
 
 def model_data(data: ResolvedModelData) -> ModelData:
     """The model data source of one container."""
+    if data.kind == "model-package":
+        assert data.package is not None and data.uri is not None  # smkit.config.model_data_rules
+        return ModelData.from_model_package(data.package, data_uri=data.uri, kms_key_arn=data.kms_key_arn)
     if data.uri is not None:
         return ModelData.from_s3(
             data.uri,

@@ -243,7 +243,10 @@ class ServingStack(cdk.Stack):
 
     def _plan_update(self, deployment: ResolvedDeployment) -> None:
         """Leave DeploymentConfig out of an update that changes the variant names (it would fail)."""
-        self.update_plan = plan_update(self.deployed, deployment.variant_names, self.endpoint.endpoint_name)
+        types = {v.name: v.instance_type for v in (*deployment.variants, *deployment.shadow_variants)}
+        self.update_plan = plan_update(
+            self.deployed, deployment.variant_names, self.endpoint.endpoint_name, instance_types=types
+        )
         if not self.update_plan.deployment_config:
             self.endpoint.resource.add_property_deletion_override("DeploymentConfig")
             cdk.Annotations.of(self).add_warning_v2(

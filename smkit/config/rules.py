@@ -398,7 +398,7 @@ def environment_bytes(cfg: DeploymentConfig, index: int) -> int:
 
 def batching(cfg: DeploymentConfig) -> Iterable[Issue]:
     """``batching`` is not also written as its variables, and waits no longer than the invocation timeout
-    (the serving runtime refuses both at start: smkit/serving/env.py)."""
+    (the serving runtime refuses both at start: smkit/hosting/env.py)."""
     for i, c in enumerate(cfg.model.containers):
         if c.batching is None:
             continue

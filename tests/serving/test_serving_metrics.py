@@ -19,7 +19,7 @@ from serving_harness import Response, Server, start_server
 from serving_models import write_model
 from waiting import wait_until
 
-from smkit.serving.env import ServingEnv, ServingEnvError
+from smkit.hosting.env import ServingEnv, ServingEnvError
 
 WAIT_S = 60.0  # an upper bound for a wait that fails the test, never a timing under test
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from smkit.contract import MODEL_SERVER_WORKERS, SMKIT_METRICS_PATH, SMKIT_MODEL_CACHE_SETTING, SMKIT_PROFILE
 
-# endpoint.type -> the serving runtime's profile (smkit/serving/env.py); every other type is realtime.
+# endpoint.type -> the serving runtime's profile (smkit/hosting/env.py); every other type is realtime.
 PROFILES = {"serverless": "serverless", "async": "async"}
 
 

@@ -35,7 +35,7 @@ from smkit.config.security import Kms, Repository, Vpc
 from smkit.config.storage import StorageSpec
 from smkit.contract import uses_huggingface_defaults
 
-DataKind = Literal["archive", "prefix", "multi-model"]
+DataKind = Literal["archive", "prefix", "multi-model", "model-package"]
 EndpointType = Literal[
     "realtime", "serverless", "multi-model", "multi-container", "async", "inference-components"
 ]
@@ -49,9 +49,13 @@ class ResolvedModelData:
     Attributes:
         kind: ``archive`` (one ``model.tar.gz``, ``ModelDataUrl``), ``prefix`` (uncompressed,
             ``S3DataType: S3Prefix``, ``CompressionType: None``) or ``multi-model`` (the prefix of a
-            multi-model endpoint's ``*.tar.gz`` models, container ``Mode: MultiModel``).
+            multi-model endpoint's ``*.tar.gz`` models, container ``Mode: MultiModel``) or ``model-package``
+            (a model registry version, ``ModelPackageName``: its image and data are the package's).
         path: the absolute local file or directory (None: the data is already in S3).
-        uri: the S3 URI of data already in S3 (None: local data the stacks upload).
+        uri: the S3 URI of data already in S3 (None: local data the stacks upload); for a model package, the
+            prefix its model data is under.
+        package: the model package version (``model-package`` only): an ARN, or ``GROUP/VERSION`` in the
+            deployment's account and region.
         kms_key_arn: the key encrypting data already in S3, if any.
         cache_enabled: ``MultiModelConfig.ModelCacheSetting`` (multi-model only).
         accept_eula: ``ModelAccessConfig.AcceptEula`` of an uncompressed prefix in S3 (gated weights).
@@ -63,6 +67,7 @@ class ResolvedModelData:
     kms_key_arn: str | None = None
     cache_enabled: bool = True
     accept_eula: bool = False
+    package: str | None = None
 
     @property
     def compression(self) -> Literal["Gzip", "None"]:

@@ -42,6 +42,10 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
     """The kind and location of a container's model data (the config rules have checked the forms)."""
     data = container.model_data
     cache = data.cache != "disabled"
+    if data.source == "model-package":
+        return ResolvedModelData(
+            "model-package", uri=data.uri, kms_key_arn=data.kms_key_arn, package=data.package
+        )
     if data.source == "s3":
         assert data.uri is not None  # smkit.config.model_data_rules checked its form
         kind = cast(DataKind, s3_kind(data.uri, multi_model_endpoint=endpoint_type == "multi-model"))
