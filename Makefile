@@ -75,6 +75,15 @@ test: setup bytecode lint package-model ## Every gate but the real framework mod
 test-frameworks: setup bytecode package-model ## Real LightGBM, XGBoost, PyTorch, TensorFlow and Hugging Face models and the vLLM engine, each in its own environment (smkit's cache, built once); CI runs it after make test
 	$(PY) -m pytest -m frameworks $(PYTEST_ARGS)
 
+# The documented journeys (docs/journeys/*.sh, word for word the docs' blocks: tests/test_journeys.py), each run
+# from the wheel in an empty folder: the wheel built from a copy of the checkout, smkit[all] installed into a
+# fresh venv outside it. JOURNEYS=NAME runs one; JOURNEY_PYTHON=python3.13 installs into that interpreter.
+JOURNEYS ?=
+JOURNEY_PYTHON ?= $(PY)
+.PHONY: test-journeys
+test-journeys: setup ## Each docs/journeys/*.sh from the built wheel, in an empty folder (CI runs it)
+	$(PY) -m scripts.journeys --python $(JOURNEY_PYTHON) $(JOURNEYS)
+
 # MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.
 MODEL ?=
 package-model: setup bytecode ## Train the examples and build their archives; MODEL=NAME: only model_code/NAME -> build/NAME/

@@ -7,8 +7,8 @@ Per answered request the runtime records one counter and five histogram observat
 queue wait, input_fn, predict_fn, output_fn). Measured, in one process each, CPU per request of:
 
 - **worker protocol, own accumulators** (what the runtime does): the worker packs its phase times into the
-  reply's frame (``smkit.serving.ipc.TIMINGS``) and the front end unpacks them and counts them into plain
-  lists (:meth:`smkit.serving.metrics.Metrics.record`); the exposition goes through prometheus_client.
+  reply's frame (``smkit.serving.wire.ipc.TIMINGS``) and the front end unpacks them and counts them into plain
+  lists (:meth:`smkit.serving.front.metrics.Metrics.record`); the exposition goes through prometheus_client.
 - **worker protocol, prometheus_client objects**: the same, observing into ``Counter``/``Histogram`` children.
 - **multiprocess mode**: each worker observes into prometheus_client's metrics backed by mmap files
   (``PROMETHEUS_MULTIPROC_DIR``); the front end reads every worker's files at each scrape.
@@ -38,7 +38,7 @@ PHASES = (0.00012, 0.0003, 0.0009, 0.00008)  # a fast model's queue wait, input_
 MULTIPROCESS_WORKER = r"""
 import os, sys, time
 from prometheus_client import Counter, Histogram
-from smkit.serving.metrics import LATENCY_BUCKETS
+from smkit.serving.front.metrics import LATENCY_BUCKETS
 n = int(sys.argv[1])
 requests = Counter("smkit_requests", "r", ["route", "status", "model"])
 duration = Histogram("smkit_request_duration_seconds", "d", ["route", "model"], buckets=LATENCY_BUCKETS)
@@ -66,8 +66,8 @@ class _Request:
 
 def own_accumulators(n: int) -> tuple[float, float, float]:
     """(front end us per request, worker us per request, scrape ms) of the runtime's own way."""
-    from smkit.serving import ipc
-    from smkit.serving.metrics import Metrics
+    from smkit.serving.front.metrics import Metrics
+    from smkit.serving.wire import ipc
 
     class _Pool:
         workers: list[Any] = []
@@ -108,8 +108,8 @@ def client_objects(n: int) -> float:
     """Front end us per request observing into prometheus_client's own Counter and Histogram children."""
     from prometheus_client import CollectorRegistry, Counter, Histogram
 
-    from smkit.serving import ipc
-    from smkit.serving.metrics import LATENCY_BUCKETS
+    from smkit.serving.front.metrics import LATENCY_BUCKETS
+    from smkit.serving.wire import ipc
 
     registry = CollectorRegistry()
     requests = Counter("r", "r", ["route", "status", "model"], registry=registry)

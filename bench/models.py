@@ -58,13 +58,15 @@ from bench.models_report import aggregate, markdown, targets
 from bench.reference import TOOLKIT_PINS, toolkit_spec
 from smkit.cpus import available_cpus
 from smkit.process import free_port
-from smkit.serving.threads import THREAD_VARIABLES
+from smkit.serving.front.threads import THREAD_VARIABLES
 
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
 CONTENT_TYPE = "application/octet-stream"
 SERVERS = ("smkit", "smkit-1thread", "smkit-share", "smkit-machine", "toolkit")
-WORKER_MARKERS = ("smkit.serving.model_worker", "model_service_worker")
-WORKER_NAME = "smkit-worker"  # the process name of smkit's model workers (smkit/serving/model_worker.py)
+WORKER_MARKERS = ("smkit.serving.worker.model_worker", "model_service_worker")
+WORKER_NAME = (
+    "smkit-worker"  # the process name of smkit's model workers (smkit/serving/worker/model_worker.py)
+)
 
 
 def venvs(args: argparse.Namespace) -> tuple[Path, Path | None]:

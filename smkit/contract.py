@@ -83,8 +83,10 @@ HF_TRUST_REMOTE_CODE = "HF_TRUST_REMOTE_CODE"  # pipeline(trust_remote_code=...)
 
 # Variables of smkit's own serving runtime (docs/serving-runtime.md) that other parts of the library set
 # for a runtime they start: the local endpoint, local batch transform, the model environments, the CLI.
-# The runtime's other SMKIT_* variables are named in smkit/serving/env.py.
+# The runtime's other SMKIT_* variables are named in smkit/hosting/env.py.
 SMKIT_PROFILE = "SMKIT_PROFILE"  # realtime | serverless | async | batch: which payload limit applies
+# Where the serving runtime serves its Prometheus metrics (docs/observability.md).
+SMKIT_METRICS_PATH = "SMKIT_METRICS_PATH"
 SMKIT_WORKER_PYTHON = "SMKIT_WORKER_PYTHON"  # the model workers' interpreter (the model's environment)
 # Requests one model worker runs at once, for handlers that wait on I/O (docs/serving-runtime.md).
 SMKIT_WORKER_CONCURRENCY = "SMKIT_WORKER_CONCURRENCY"
@@ -128,7 +130,7 @@ PROFILE_PAYLOAD_LIMITS: Mapping[str, int] = {
     "batch": BATCH_DEFAULT_MAX_PAYLOAD_MB * MIB,
 }
 PROFILES = tuple(PROFILE_PAYLOAD_LIMITS)
-# The AWS framework images whose default handlers SMKIT_FRAMEWORK applies (smkit/serving/frameworks.py).
+# The AWS framework images whose default handlers SMKIT_FRAMEWORK applies (smkit/serving/worker/frameworks.py).
 FRAMEWORKS = ("pytorch", "xgboost", "sklearn", "tensorflow", "huggingface")
 
 # Dynamic batching defaults, as AWS's PyTorch toolkit (ts_environment.py): 1 is no batching.
@@ -284,7 +286,7 @@ def read_choice(environ: Mapping[str, str], name: str, default: str, choices: tu
 class RuntimeSettings:
     """What a container's environment says about how it serves: the one reader of these variables.
 
-    The serving runtime reads its own environment with it (smkit/serving/env.py); the local endpoint and
+    The serving runtime reads its own environment with it (smkit/hosting/env.py); the local endpoint and
     local batch transform read each container's resolved environment with it before starting the container,
     so a bad value stops them with the same message the container would print; the config rules read a
     container's ``environment`` with it.

@@ -1,6 +1,6 @@
 """Which ``transformers.pipeline`` serves a saved Hugging Face model, and loading it: one rule for all.
 
-Used by the serving runtime's Hugging Face defaults (smkit/serving/huggingface.py) and by the packager's
+Used by the serving runtime's Hugging Face defaults (smkit/serving/worker/huggingface.py) and by the packager's
 check, whose probe loads this file by path into the model's environment (so: standard library only, no
 smkit imports; transformers and torch are imported when a pipeline is loaded).
 

@@ -273,9 +273,9 @@ def log_tail(path: Path | None, lines: int = 20) -> str:
     return "\n".join(text) or "(empty)"
 
 
-# A record of the runtime's log starts with its time stamp (smkit/serving/launch.py's logging format).
+# A record of the runtime's log starts with its time stamp (smkit/serving/front/launch.py's logging format).
 RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
-LOAD_ERROR_RECORD = "model load failed in worker"  # smkit/serving/pool.py
+LOAD_ERROR_RECORD = "model load failed in worker"  # smkit/serving/front/pool.py
 
 
 def load_error_record(log_path: Path | None) -> str | None:

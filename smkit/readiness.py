@@ -4,7 +4,7 @@ Used by the local endpoint's containers and local batch transform (through :mod:
 probes carry ``User-Agent:`` :data:`~smkit.contract.READINESS_PROBE_AGENT`, which the runtime does not
 access-log (a start polls every 50 ms); instead a failed wait is summarized in one line,
 ``/ping 503 x 37 in 6.2 s: <the runtime's reason>``. A runtime whose every worker slot has given up
-loading the model answers 503 with :data:`~smkit.contract.LOAD_FAILED` (smkit/serving/lifecycle.py):
+loading the model answers 503 with :data:`~smkit.contract.LOAD_FAILED` (smkit/serving/front/lifecycle.py):
 waiting longer cannot help, so :meth:`PingTally.observe` raises :class:`~smkit.process.LoadFailed` at once.
 
 Standard library only.

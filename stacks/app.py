@@ -23,6 +23,7 @@ def pipeline_commands(config_file: str) -> PipelineCommands:
         install=PIPELINE_INSTALL_COMMANDS,
         synth=tuple(pipeline_synth_commands(config_file)),
         smoke_test=tuple(pipeline_smoke_test_commands(config_file)),
+        cli=".venv/bin/smkit",
     )
 
 

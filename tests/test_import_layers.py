@@ -9,6 +9,9 @@ out: nothing imports an entry point, so it cannot close a cycle.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -160,6 +163,157 @@ def test_the_repository_app_uses_only_the_public_api() -> None:
 def test_the_graph_sees_lazy_imports() -> None:
     # smkit.cli imports most commands inside functions; they must be edges all the same.
     assert {"smkit.serving", "smkit.emulator", "smkit.local"} <= graph()["smkit.cli"]
+
+
+# --- The serving runtime by process (smkit/serving/__init__.py): front end, worker, and what they share. ---
+
+FRONT, WORKER, WIRE = "smkit.serving.front", "smkit.serving.worker", "smkit.serving.wire"
+# What a model-worker process may import of smkit: its own package, the wire, the hosting environment and
+# the bottom layers (docs/serving-runtime.md, "The workers' Python environment"). Nothing of the front end,
+# its HTTP server, the TF Serving runtime, the config or the CDK.
+WORKER_BUDGET = (
+    WORKER,
+    WIRE,
+    "smkit.hosting",
+    "smkit.archive",
+    "smkit.aws.limits",
+    "smkit.contract",
+    "smkit.digest",
+    "smkit.hftasks",
+    "smkit.hooks",
+    "smkit.pickle_allow",
+    "smkit.pickle_scan",
+    "smkit.process",
+    "smkit.requirement_lines",
+    "smkit.storage",
+)
+
+
+def _module_file(module: str) -> Path | None:
+    path = REPO.joinpath(*module.split("."))
+    return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
+
+
+@cache
+def module_graph() -> dict[str, frozenset[str]]:
+    """smkit module -> the smkit modules it imports (function-level and ``TYPE_CHECKING`` imports included);
+    ``from package import module`` counts as importing the module."""
+    edges: dict[str, frozenset[str]] = {}
+    for path in sorted((REPO / "smkit").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+                found |= {f"{node.module}.{alias.name}" for alias in node.names}
+        edges[module] = frozenset(m for m in found if m.startswith("smkit.") and _module_file(m))
+    return edges
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def crossings(source: str, target: str) -> list[str]:
+    """Imports from a module of package ``source`` of a module of package ``target``."""
+    return sorted(
+        f"{module} imports {imported}"
+        for module, imported_modules in module_graph().items()
+        if _within(module, source)
+        for imported in imported_modules
+        if _within(imported, target)
+    )
+
+
+def test_the_front_end_and_the_worker_never_import_each_other() -> None:
+    assert crossings(FRONT, WORKER) == [], "the front end talks to workers in smkit.serving.wire frames"
+    assert crossings(WORKER, FRONT) == [], "a worker process knows nothing of the front end"
+    for side in (
+        FRONT,
+        WORKER,
+        "smkit.serving.launcher",
+        "smkit.serving.__main__",
+        "smkit.serving.entrypoint",
+    ):
+        assert crossings(WIRE, side) == [], "the wire is below both sides"
+
+
+def test_the_tf_serving_runtime_imports_no_serving_module() -> None:
+    # One launcher (smkit/serving/launcher.py) chooses the runtime; what both need is below both.
+    assert crossings("smkit.tfs", "smkit.serving") == []
+    for runtime in (FRONT, WORKER, WIRE):
+        assert crossings(runtime, "smkit.tfs") == [], "only the launcher knows both runtimes"
+    assert crossings("smkit.hosting", "smkit.serving") == crossings("smkit.hosting", "smkit.tfs") == []
+    launchers = {module.split(" ")[0] for module in crossings("smkit.serving", "smkit.tfs")}
+    assert launchers == {"smkit.serving.launcher"}, launchers
+
+
+def test_no_circle_between_the_files_of_the_runtimes() -> None:
+    # A feature of the front end (sessions, adapters, WebSocket, metrics) takes the narrow interface it
+    # uses (smkit.serving.front.relay.Client, a pool, a callable), not the FrontEnd that holds it.
+    for package in ("smkit.serving", "smkit.tfs", "smkit.hosting"):
+        edges = {
+            module: frozenset(m for m in imported if _within(m, package))
+            for module, imported in module_graph().items()
+            if _within(module, package)
+        }
+        found = cycle(edges)
+        assert found is None, " -> ".join(found or [])
+
+
+def test_contract_names_are_not_re_aliased() -> None:
+    # A variable name of the hosting contract has one spelling: smkit.contract.<NAME>, never a second
+    # module-level name bound to it (VAR_PORT = contract.BIND_TO_PORT) that a grep for the first misses.
+    found = [
+        f"{path.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}"
+        for path in sorted((REPO / "smkit").rglob("*.py"))
+        if path.name != "contract.py"
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "contract"
+        and node.value.attr.isupper()
+    ]
+    assert found == [], "\n".join(found)
+
+
+def worker_imports() -> set[str]:
+    """Every smkit module a model-worker process can import, on any code path."""
+    seen: set[str] = set()
+    todo = [f"{WORKER}.model_worker"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += module_graph().get(module, frozenset())
+    return seen
+
+
+def test_what_a_worker_process_may_import() -> None:
+    outside = sorted(
+        module
+        for module in worker_imports() - {"smkit", "smkit.serving"}
+        if not any(_within(module, allowed) for allowed in WORKER_BUDGET)
+    )
+    assert outside == [], "outside the worker's import budget (WORKER_BUDGET): " + ", ".join(outside)
+
+
+def test_a_worker_starts_on_the_standard_library_alone() -> None:
+    # -S: no site-packages, so the model's own environment needs none of the server's libraries
+    # (NumPy and the archive's isal are imported on first use only).
+    probe = (
+        "import sys; import smkit.serving.worker.model_worker; "
+        "print(*sorted({m.split('.')[0] for m in sys.modules} - {*sys.stdlib_module_names, '__main__'}))"
+    )
+    env = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["smkit"]
 
 
 # --- The resolved deployment (smkit/config/resolved): the stacks and the local endpoint read, never decide. ---

@@ -16,10 +16,10 @@ from smkit import contract
 from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import TransformOptions
 from smkit.contract import MIB, RuntimeSettings, SettingError
+from smkit.hosting.env import ServingEnv
 from smkit.local.containers import ContainerLaunch, ContainerProcess
 from smkit.packaging.requirements import unsatisfied
 from smkit.requirement_lines import installed_versions, is_satisfied
-from smkit.serving.env import ServingEnv
 
 
 def test_defaults_are_the_platforms() -> None:
@@ -123,7 +123,7 @@ def test_the_packager_check_finds_a_requirement_installed_under_another_spelling
 
 def test_every_part_names_the_same_frameworks() -> None:
     from smkit.config.resolved.images import FRAMEWORK_PACKAGES, FRAMEWORK_REPOSITORIES
-    from smkit.serving.frameworks import DEFAULTS
+    from smkit.serving.worker.frameworks import DEFAULTS
 
     assert set(contract.FRAMEWORKS) == set(FRAMEWORK_REPOSITORIES.values()) == set(FRAMEWORK_PACKAGES)
     assert set(DEFAULTS) == {None, *contract.FRAMEWORKS}

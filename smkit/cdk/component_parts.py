@@ -34,6 +34,7 @@ from smkit.cdk.constructs.inference_component import (
     ComponentPlacement,
     CopyBatchUnit,
     InferenceComponent,
+    MetricsEndpoint,
     PlacementStrategy,
     RollingUpdateSettings,
 )
@@ -41,6 +42,7 @@ from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
 from smkit.cdk.constructs.model_data import grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
+from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config.components import ComputeRequirements, RollingUpdate
 from smkit.config.resolved import ResolvedComponents, ResolvedDeployment, ResolvedVariant
 
@@ -91,8 +93,10 @@ def per_instance_type(spec: ResolvedComponents, name: str) -> list[tuple[str, Co
     return [(t, _compute(c)) for t, c in spec.specifications.get(name, ())]
 
 
-def component_variant(v: ResolvedVariant, spec: ResolvedComponents) -> InstanceVariant:
-    """The instance pool of the endpoint."""
+def component_variant(
+    v: ResolvedVariant, spec: ResolvedComponents, storage: EndpointBucket | None = None
+) -> InstanceVariant:
+    """The instance pool of the endpoint (core dumps go to ``storage``)."""
     assert v.instance_type is not None, "an inference-component endpoint runs on instances"
     return InstanceVariant(
         name=v.name,
@@ -111,6 +115,8 @@ def component_variant(v: ResolvedVariant, spec: ResolvedComponents) -> InstanceV
         capacity_reservation_arn=v.capacity_reservation_arn,
         instance_pools=tuple((InstanceType.of(p.instance_type), p.priority) for p in v.instance_pools),
         instance_provision_timeout=mapping.seconds(v.instance_provision_timeout_s),
+        core_dump_s3_uri=mapping.core_dump_uri(v, storage),
+        ssm_access=v.ssm_access,
     )
 
 
@@ -124,6 +130,7 @@ def add_inference_components(
     encryption_key: kms.IKey,
     vpc: VpcSettings | None,
     logs: DeploymentLogs,
+    storage: EndpointBucket | None = None,
 ) -> ComponentParts:
     """Add the models, endpoint config, endpoint, components, scaling and alarms of ``deployment``; each base
     component's log group in ``logs`` (an adapter logs in its base component's)."""
@@ -146,11 +153,12 @@ def add_inference_components(
     endpoint_config = EndpointConfiguration(
         scope,
         "EndpointConfig",
-        variants=[component_variant(deployment.variants[0], spec)],
+        variants=[component_variant(deployment.variants[0], spec, storage)],
         execution_role_arn=role.role_arn,
         kms_key_arn=kms_key_arn,
         network_isolation=deployment.network_isolation,
         vpc=vpc,
+        metrics=mapping.metrics_settings(deployment),
     )
     # SageMaker starts the components' containers with this role: its policy must be in place first.
     endpoint_config.resource.node.add_dependency(role.policy)
@@ -184,6 +192,11 @@ def add_inference_components(
                 data_cache=ic.data_cache,
             ),
             per_instance_type=per_instance_type(spec, ic.name),
+            metrics_endpoint=(
+                MetricsEndpoint(ic.metrics_path, deployment.metrics.publish_frequency_seconds)
+                if ic.metrics_path
+                else None
+            ),
         )
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.

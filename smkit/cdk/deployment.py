@@ -6,7 +6,9 @@ that ECR image tag instead of the file's ``build`` or ``ecr`` image, smkit/confi
 ``pipeline=true`` (the CDK Pipelines stack instead of the serving stacks) and ``previous_s3_uris`` (a JSON
 list of the S3 model data and adapter weights recorded releases ran, which the execution role keeps reading;
 ``smkit deploy`` passes it from the release history) and ``deployed_endpoint`` (the endpoint SageMaker runs
-now, smkit.config.day2; ``smkit deploy`` reads it). :data:`FEATURE_FLAGS` are the
+now, smkit.config.day2; ``smkit deploy`` reads it); with ``pipeline=true``, ``deployed_endpoints`` (the
+endpoint each stage runs now, as recorded: ``{"staging": {...}, "prod": {...}}``) plans each stage's update
+the same way. :data:`FEATURE_FLAGS` are the
 aws-cdk-lib feature flags every smkit template is synthesized with; pass them as the ``cdk.App``'s context
 so a project without a cdk.json synthesizes the same templates.
 """
@@ -27,7 +29,12 @@ from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.config import ConfigError, load_deployment
 from smkit.config.day2 import DeployedEndpoint
-from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, IMAGE_TAG_CONTEXT, PREVIOUS_S3_CONTEXT
+from smkit.config.overrides import (
+    DEPLOYED_ENDPOINT_CONTEXT,
+    DEPLOYED_ENDPOINTS_CONTEXT,
+    IMAGE_TAG_CONTEXT,
+    PREVIOUS_S3_CONTEXT,
+)
 
 DEFAULT_CONFIG = "config/realtime.yaml"
 # aws-cdk-lib feature flags (https://docs.aws.amazon.com/cdk/v2/guide/featureflags.html); the
@@ -80,6 +87,8 @@ def add_deployment(
                 cli_version=CDK_CLI_VERSION,
                 project_root=root,
                 commands=pipeline_commands,
+                deployed=deployed_endpoints(app),
+                previous_s3_uris=previous_s3_uris(app),
             )
         else:
             deployed = app.node.try_get_context(DEPLOYED_ENDPOINT_CONTEXT)
@@ -109,3 +118,20 @@ def previous_s3_uris(app: cdk.App) -> list[str]:
     if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
         raise ValueError(f"context {PREVIOUS_S3_CONTEXT}: {value!r} is not a JSON list of S3 URIs")
     return uris
+
+
+def deployed_endpoints(app: cdk.App) -> dict[str, DeployedEndpoint]:
+    """The ``deployed_endpoints`` context: stage (``staging``, ``prod``) -> the endpoint it runs now."""
+    value = app.node.try_get_context(DEPLOYED_ENDPOINTS_CONTEXT)
+    if value is None or value == "":
+        return {}
+    try:
+        data = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"context {DEPLOYED_ENDPOINTS_CONTEXT}: {value!r} is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"context {DEPLOYED_ENDPOINTS_CONTEXT}: {value!r} is not "
+            '{"staging": {"name": ENDPOINT, "production": [VARIANT, ...], ...}, "prod": {...}}'
+        )
+    return {str(stage): DeployedEndpoint.from_json(record) for stage, record in data.items()}

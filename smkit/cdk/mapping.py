@@ -18,6 +18,7 @@ from smkit.cdk.constructs.endpoint_config import (
     DataCaptureSettings,
     InstanceType,
     InstanceVariant,
+    MetricsSettings,
     RoutingStrategy,
     ServerlessVariant,
 )
@@ -86,6 +87,9 @@ MODEL_DATA = {
 
 def model_data(data: ResolvedModelData) -> ModelData:
     """The model data source of one container."""
+    if data.kind == "model-package":
+        assert data.package is not None and data.uri is not None  # smkit.config.model_data_rules
+        return ModelData.from_model_package(data.package, data_uri=data.uri, kms_key_arn=data.kms_key_arn)
     if data.uri is not None:
         return ModelData.from_s3(
             data.uri,
@@ -105,8 +109,10 @@ def _instance_type(v: ResolvedVariant) -> str:
     return v.instance_type
 
 
-def instance_variants(deployment: ResolvedDeployment) -> list[InstanceVariant]:
-    """Instance-backed production variants (empty for serverless)."""
+def instance_variants(
+    deployment: ResolvedDeployment, storage: EndpointBucket | None = None
+) -> list[InstanceVariant]:
+    """Instance-backed production variants (empty for serverless); core dumps go to ``storage``."""
     if deployment.serverless is not None:
         return []
     return [
@@ -123,9 +129,30 @@ def instance_variants(deployment: ResolvedDeployment) -> list[InstanceVariant]:
             capacity_reservation_arn=v.capacity_reservation_arn,
             instance_pools=tuple((InstanceType.of(p.instance_type), p.priority) for p in v.instance_pools),
             instance_provision_timeout=seconds(v.instance_provision_timeout_s),
+            core_dump_s3_uri=core_dump_uri(v, storage),
+            ssm_access=v.ssm_access,
         )
         for v in deployment.variants
     ]
+
+
+def core_dump_uri(variant: ResolvedVariant, storage: EndpointBucket | None) -> str | None:
+    """CoreDumpConfig.DestinationS3Uri of ``variant`` in the endpoint bucket (None: no core dumps)."""
+    if variant.core_dump_prefix is None:
+        return None
+    if storage is None:
+        raise ValueError(f"variant {variant.name!r}: core dumps need the endpoint's bucket")
+    return storage.s3_uri(variant.core_dump_prefix)
+
+
+def metrics_settings(deployment: ResolvedDeployment) -> MetricsSettings:
+    """The endpoint config's MetricsConfig (docs/observability.md)."""
+    m = deployment.metrics
+    return MetricsSettings(
+        detailed_observability=m.detailed_observability,
+        enhanced_metrics=m.enhanced_metrics,
+        publish_frequency_seconds=m.publish_frequency_seconds,
+    )
 
 
 def shadow_variant(shadow: ResolvedVariant, *, model_name: str) -> InstanceVariant:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ from smkit.cdk.pipeline_parts import (
     wildcard_reasons,
 )
 from smkit.cdk.serving_stage import ServingStage
+from smkit.config.day2 import DeployedEndpoint, pipeline_refusal
+from smkit.config.model_data_rules import package_arn
 from smkit.config.pipeline import PipelineSpec, StageTarget
 from smkit.config.resolved import ResolvedDeployment
 
@@ -79,12 +81,15 @@ class PipelineCommands:
     ``install`` runs in the install phase of the synth and smoke-test steps; ``synth`` must leave the cloud
     assembly of ``-c pipeline=true`` in ``cdk.out``; ``smoke_test`` runs after the staging deploy with
     ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and ``SMOKE_TEST_ROLE_ARN`` set (the role it may assume to invoke
-    the staged endpoint). https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
+    the staged endpoint). ``cli`` is how a step calls the smkit CLI that ``install`` installed (``smkit
+    approved`` before each stage of a config that deploys model packages, smkit.registry).
+    https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
     """
 
     install: tuple[str, ...]
     synth: tuple[str, ...]
     smoke_test: tuple[str, ...]
+    cli: str = "smkit"
 
     @classmethod
     def for_project(cls, config_file: str, *, smkit_version: str | None = None) -> PipelineCommands:
@@ -112,12 +117,17 @@ def add_pipeline(
     cli_version: str,
     project_root: Path,
     commands: PipelineCommands | Callable[[str], PipelineCommands] | None = None,
+    deployed: Mapping[str, DeployedEndpoint] | None = None,
+    previous_s3_uris: Sequence[str] = (),
 ) -> PipelineStack:
     """Add the pipeline stack of ``deployment`` to ``app`` (what ``-c pipeline=true`` selects in app.py).
 
     ``config_path`` is the file ``deployment`` was loaded from; ``commands`` are the steps' commands, or a
     function of the config file (relative to ``project_root``) returning them; default
-    :meth:`PipelineCommands.for_project`.
+    :meth:`PipelineCommands.for_project`. ``deployed``: the endpoint each stage (``staging``, ``prod``) runs now,
+    as recorded; each stage's update is planned as ``smkit deploy`` plans it (smkit.config.day2), and one the
+    pipeline cannot deploy is refused naming the procedure. ``previous_s3_uris``: S3 data of recorded releases
+    the stages' execution roles keep reading.
     """
     inside = config_path.is_relative_to(project_root)
     config_file = (config_path.relative_to(project_root) if inside else config_path).as_posix()
@@ -132,6 +142,9 @@ def add_pipeline(
         synth_commands=commands.synth,
         smoke_test_commands=commands.smoke_test,
         cli_version=cli_version,
+        deployed=deployed or {},
+        previous_s3_uris=previous_s3_uris,
+        smkit_cli=commands.cli,
     )
 
 
@@ -146,6 +159,12 @@ class PipelineStack(cdk.Stack):
     :param smoke_test_commands: run after the staging deploy with ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and
         ``SMOKE_TEST_ROLE_ARN`` (the staging role that may invoke the endpoint) in the environment.
     :param cli_version: the AWS CDK CLI version the self-mutation runs (pin it, :func:`cdk_cli_version`).
+    :param deployed: the endpoint each stage (``staging``, ``prod``) runs now, as recorded: a renamed variant
+        is deployed without DeploymentConfig (as ``smkit deploy`` does), an instance-type change of an
+        autoscaled variant is refused (ValueError naming the procedure, :func:`smkit.config.day2.pipeline_refusal`).
+    :param previous_s3_uris: S3 data of recorded releases the stages' execution roles keep reading.
+    :param smkit_cli: how the steps call the smkit CLI (``smkit approved`` before each stage when the model
+        names model packages).
 
     :class:`PipelineCommands` ``.for_project(config_file)`` gives the commands of a project made by
     ``smkit init``.
@@ -162,8 +181,19 @@ class PipelineStack(cdk.Stack):
         synth_commands: Sequence[str],
         smoke_test_commands: Sequence[str],
         cli_version: str,
+        deployed: Mapping[str, DeployedEndpoint] | None = None,
+        previous_s3_uris: Sequence[str] = (),
+        smkit_cli: str = "smkit",
         **kwargs: Any,
     ) -> None:
+        self._deployed = dict(deployed or {})
+        self._previous_s3_uris = tuple(previous_s3_uris)
+        self._config_file = config_file
+        unknown = sorted(set(self._deployed) - {"staging", "prod"})
+        if unknown:
+            raise ValueError(
+                f"deployed endpoints of stages {', '.join(unknown)}: the pipeline's stages are staging and prod"
+            )
         for name, given in (
             ("install_commands", install_commands),
             ("synth_commands", synth_commands),
@@ -265,14 +295,35 @@ class PipelineStack(cdk.Stack):
                 iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[access.role.role_arn])
             ],
         )
-        self.pipeline.add_stage(self.staging, post=[self.smoke_test])
+        self.package_checks: list[pipelines.CodeBuildStep] = []
+        staging_check = self._package_check(
+            "Staging",
+            deployment,
+            f"{smkit_cli} approved --config {config_file}",
+            install_commands,
+            spec.staging,
+        )
+        self.pipeline.add_stage(
+            self.staging, pre=[staging_check] if staging_check else None, post=[self.smoke_test]
+        )
 
         self.production = self._stage("Production", deployment, "prod", spec.production)
         self.approval = pipelines.ManualApprovalStep(
             "PromoteToProduction",
             comment=f"Staging endpoint of {deployment.name} passed its smoke test. Promote to production?",
         )
-        self.pipeline.add_stage(self.production, pre=[self.approval])
+        production_check = self._package_check(
+            "Production",
+            deployment,
+            f"{smkit_cli} approved --config {config_file}",
+            install_commands,
+            spec.production,
+        )
+        if production_check is not None:  # after the approval: the version's status when it is promoted
+            production_check.add_step_dependency(self.approval)
+        self.pipeline.add_stage(
+            self.production, pre=[self.approval, *([production_check] if production_check else [])]
+        )
         self.pipeline.build_pipeline()
         self._tidy_template()
         self._acknowledge()
@@ -297,8 +348,44 @@ class PipelineStack(cdk.Stack):
             id_,
             deployment=staged,
             env=cdk.Environment(account=target.account, region=target.region),
+            previous_s3_uris=self._previous_s3_uris,
+            deployed=self._deployed.get(environment),
         )
+        refusal = pipeline_refusal(stage.stacks.serving.update_plan, environment, self._config_file)
+        if refusal:
+            raise ValueError(refusal)
         return stage
+
+    def _package_check(
+        self,
+        id_: str,
+        deployment: ResolvedDeployment,
+        command: str,
+        install_commands: Sequence[str],
+        target: StageTarget,
+    ) -> pipelines.CodeBuildStep | None:
+        """``command`` (``smkit approved --config FILE``) before a stage whose model names model packages (None
+        when it names none): the stage deploys only Approved versions, as ``smkit deploy`` does
+        (smkit.registry). The step's role may describe exactly those versions (a registry of another account grants it in its group's resource
+        policy: https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-ram.html)."""
+        packages = [c.model_data.package for c in deployment.containers if c.model_data.package]
+        if not packages:
+            return None
+        arns = [
+            package_arn(p, partition=self.partition, region=target.region, account=target.account)
+            for p in packages
+        ]
+        step = pipelines.CodeBuildStep(
+            f"ModelPackageApproved{id_}",
+            input=self.source,
+            install_commands=list(install_commands),
+            commands=[f"{command} --account {target.account} --region {target.region}"],
+            role_policy_statements=[
+                iam.PolicyStatement(actions=["sagemaker:DescribeModelPackage"], resources=arns)
+            ],
+        )
+        self.package_checks.append(step)
+        return step
 
     def _tidy_template(self) -> None:
         """Two cfn-lint findings on CDK Pipelines' output, fixed rather than ignored.

@@ -107,11 +107,12 @@ class ServingStack(cdk.Stack):
             "EndpointConfig",
             model_name=self._model(specs, vpc).model_name,
             kms_key_arn=self.encryption.key_arn,
-            variants=mapping.instance_variants(d),
+            variants=mapping.instance_variants(d, self.storage),
             shadow_variants=self._shadow_variants(specs, vpc),
             serverless=mapping.serverless_variant(d),
             data_capture=mapping.data_capture(d, self.storage),
             async_inference=self.async_settings,
+            metrics=mapping.metrics_settings(d),
         )
         if d.asynchronous is not None:
             self.storage.grant_read(self.execution_role, ASYNC_INPUT_PREFIX)
@@ -242,7 +243,10 @@ class ServingStack(cdk.Stack):
 
     def _plan_update(self, deployment: ResolvedDeployment) -> None:
         """Leave DeploymentConfig out of an update that changes the variant names (it would fail)."""
-        self.update_plan = plan_update(self.deployed, deployment.variant_names, self.endpoint.endpoint_name)
+        types = {v.name: v.instance_type for v in (*deployment.variants, *deployment.shadow_variants)}
+        self.update_plan = plan_update(
+            self.deployed, deployment.variant_names, self.endpoint.endpoint_name, instance_types=types
+        )
         if not self.update_plan.deployment_config:
             self.endpoint.resource.add_property_deletion_override("DeploymentConfig")
             cdk.Annotations.of(self).add_warning_v2(
@@ -312,7 +316,10 @@ class ServingStack(cdk.Stack):
             encryption_key=self.encryption.key,
             vpc=vpc,
             logs=self.logs,
+            storage=self.storage,
         )
+        if deployment.written_prefixes:  # core dumps
+            self.storage.grant_write(self.execution_role, deployment.written_prefixes)
         self.endpoint = parts.endpoint
         self.components = parts.components
         self.endpoint.resource.node.add_dependency(self.logs.add_endpoint_group(self.endpoint.endpoint_name))

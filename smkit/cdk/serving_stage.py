@@ -110,9 +110,13 @@ class ServingStage(cdk.Stage):
         *,
         deployment: ResolvedDeployment,
         compliance_checks: bool = True,
+        previous_s3_uris: Sequence[str] = (),
+        deployed: DeployedEndpoint | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, id_, **kwargs)
-        self.stacks = add_serving_stacks(self, deployment=deployment)
+        self.stacks = add_serving_stacks(
+            self, deployment=deployment, previous_s3_uris=previous_s3_uris, deployed=deployed
+        )
         if compliance_checks:
             add_compliance_checks(self)

@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "cache": "smkit.cli.cache:cache",
     "config-schema": "smkit.cli.schema:config_schema",
     "token": "smkit.cli.token:token",
+    "approved": "smkit.cli.registry:approved",
+    "top": "smkit.cli.top:top",
 }
 
 SUMMARIES: dict[str, str] = {
@@ -59,6 +61,10 @@ SUMMARIES: dict[str, str] = {
     "smkit/config/schema.py).",
     "token": "Print a bearer token: pass it as ``api_key`` of an OpenAI client whose ``base_url`` is "
     "``<runtime URL>/endpoints/<name>/openai/v1``.",
+    "approved": "Exit 1, naming each, unless every model package the config deploys is Approved in the "
+    "registry and runs the config's image on data under its uri.",
+    "top": "Show a running endpoint live from its Prometheus metrics: per variant, container and model, "
+    "requests per second, errors, p50/p99 of each phase, queue depth and workers.",
 }
 
 

@@ -64,22 +64,24 @@ def serve(
     smkit serve --multi-model build/models
     smkit serve --model build/tf_insurance.tar.gz --mode tfs
     """
+    import os
+
     from smkit.modelenv import envs_enabled
-    from smkit.serving.launch import LaunchRequest
-    from smkit.serving.launch import serve as run
-    from smkit.serving.server import exit_now
+    from smkit.serving import launcher
+    from smkit.serving.front.launch import LaunchRequest
+    from smkit.serving.front.server import exit_now
 
-    if multi_model is None and not constant:
-        import os
-
-        from smkit.tfs.select import model_source, use_tfs
-
-        if use_tfs(mode, model, os.environ):
-            from smkit.tfs.server import serve as serve_tfs
-
-            exit_now(serve_tfs(model_source(model, os.environ), host=host, port=port))
-
-    if model is not None and not constant and (envs_enabled() or python):
+    request = LaunchRequest(
+        model=model,
+        multi_model=multi_model,
+        host=host,
+        port=port,
+        workers=workers,
+        constant=constant,
+        exit_on_load_failure=True,
+    )
+    tfs = launcher.uses_tfs(request, mode)
+    if not tfs and model is not None and not constant and (envs_enabled() or python):
         # The model workers run in the model's environment (docs/serving-runtime.md, SMKIT_WORKER_PYTHON).
         from smkit.cli.envopts import target
         from smkit.contract import SMKIT_WORKER_PYTHON
@@ -100,13 +102,4 @@ def serve(
         if env.python != sys.executable:
             os.environ[SMKIT_WORKER_PYTHON] = env.python
 
-    request = LaunchRequest(
-        model=model,
-        multi_model=multi_model,
-        host=host,
-        port=port,
-        workers=workers,
-        constant=constant,
-        exit_on_load_failure=True,
-    )
-    exit_now(run(request))
+    exit_now(launcher.serve(request, mode="tfs" if tfs else "toolkit"))

@@ -31,7 +31,7 @@ from smkit.aws.limits import (
 )
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
-from smkit.config.model_data_rules import s3_model_data
+from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 from smkit.config.scaling import variant_paths
@@ -366,6 +366,7 @@ AWS_RULES = (
     log_retention,
     image_regions,
     s3_model_data,
+    model_package_data,
 )
 
 

@@ -136,6 +136,13 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
         path = f"{PATH}.components[{i}]"
         yield from _copy_scaling(path, component.copies, component.autoscaling)
         yield from _per_instance_type(path, component, variant.pool_types, bool(variant.instance_pools))
+        if component.metrics_path is not None and component.base_component is not None:
+            yield Issue(
+                f"{path}.metrics_path",
+                component.metrics_path,
+                "an adapter runs in its base component's container, which serves the metrics; set metrics_path "
+                f"on the base component {component.base_component!r} instead",
+            )
         compute = component.compute
         if compute is None:
             continue  # an adapter (smkit.config.hosting_rules)

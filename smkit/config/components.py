@@ -226,6 +226,16 @@ class InferenceComponentSpec(Frozen):
     autoscaling: CopyScaling | None = Field(
         None, description=f"Copy autoscaling. Default: none (fixed copies). {SCALE_TO_ZERO}"
     )
+    metrics_path: str | None = Field(
+        None,
+        max_length=256,
+        pattern=r"^/[A-Za-z0-9/_.\-]*$",
+        description="Where the component's container serves Prometheus metrics, when not /metrics: the template "
+        "gets Specification.Container.ContainerMetricsConfig with this MetricsEndpointPath (and the endpoint's "
+        "publish frequency), and smkit's runtime serves its metrics there (SMKIT_METRICS_PATH). Not for "
+        "adapters. Default: unset (/metrics on port 8080, what SageMaker scrapes without the setting). "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerMetricsConfig.html",
+    )
 
 
 class InstanceScaling(Frozen):

@@ -80,20 +80,32 @@ class ModelDataSpec(Frozen):
       (``ModelDataUrl``), ``uri`` ending ``/`` an uncompressed prefix (or, on a multi-model endpoint, the
       prefix of its ``*.tar.gz`` models). The bucket must be in the endpoint's region
       (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html).
+    - ``model-package``: a version of the model registry (``package``: its ARN, or ``GROUP/VERSION`` in the
+      deployment's account and region), deployed as ``ModelPackageName``: the image and model data are the
+      package's. ``uri`` is the S3 prefix its model data is under (what the execution role may read) and the
+      container's image the package's image URI (what it may pull); ``smkit deploy`` checks both against the
+      registry and deploys only an ``Approved`` package (docs/model-registry.md).
     """
 
-    source: Literal["archive", "prefix", "multi-model", "s3"]
+    source: Literal["archive", "prefix", "multi-model", "s3", "model-package"]
     path: str | None = Field(
         None, min_length=1, description="Local path relative to the config file (not for source: s3)."
     )
     uri: str | None = Field(
         None,
-        description="source: s3 only: s3://BUCKET/KEY.tar.gz (an archive) or s3://BUCKET/PREFIX/ "
-        "(uncompressed, or a multi-model endpoint's models); the bucket must be in the endpoint's region.",
+        description="source: s3: s3://BUCKET/KEY.tar.gz (an archive) or s3://BUCKET/PREFIX/ "
+        "(uncompressed, or a multi-model endpoint's models); the bucket must be in the endpoint's region. "
+        "source: model-package: s3://BUCKET/PREFIX/ holding the package's model data (the role's read grant).",
+    )
+    package: str | None = Field(
+        None,
+        description="source: model-package only: the model package version, as its ARN "
+        "(arn:aws:sagemaker:REGION:ACCOUNT:model-package/GROUP/VERSION) or GROUP/VERSION.",
     )
     kms_key_arn: str | None = Field(
         None,
-        description="source: s3 only: the KMS key encrypting the source objects (SSE-KMS), for kms:Decrypt.",
+        description="source: s3 or model-package: the KMS key encrypting the source objects (SSE-KMS), for "
+        "kms:Decrypt.",
     )
     cache: Literal["enabled", "disabled"] | None = Field(
         None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."

@@ -35,6 +35,12 @@ InferenceAmiVersion = Literal[
 INFERENCE_AMI_VERSIONS: tuple[str, ...] = get_args(InferenceAmiVersion)
 # MlReservationArn (CapacityReservationConfig): arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID.
 ML_RESERVATION_ARN = r"^arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z0-9\-]{1,14}/\S+$"
+METRICS_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html"
+CORE_DUMP_URL = (
+    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html"
+)
+# MetricsConfig.MetricPublishFrequencyInSeconds and MetricsEndpoint.MetricPublishFrequencyInSeconds.
+PublishFrequency = Literal[10, 30, 60, 120, 180, 240, 300]
 # CaptureContentTypeHeader entries: a media type such as text/csv.
 MEDIA_TYPE = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*\/[a-zA-Z0-9](-*[a-zA-Z0-9.])*$"
 
@@ -65,6 +71,45 @@ def _type_or_pools(schema: dict[str, Any]) -> None:
     """JSON Schema: instance_type or instance_pools, exactly one (the model fills instance_type from the pools)."""
     schema["required"] = [r for r in schema.get("required", []) if r != "instance_type"]
     schema["allOf"] = [{"oneOf": [{"required": ["instance_type"]}, {"required": ["instance_pools"]}]}]
+
+
+class EndpointMetrics(Frozen):
+    """MetricsConfig of the endpoint config, written into every template with each value explicit.
+
+    The defaults are AWS's for a new endpoint configuration: detailed observability on (since June 17, 2026),
+    enhanced metrics off, publishing every 60 s. With detailed observability SageMaker scrapes each
+    container's Prometheus endpoint (``/metrics`` on port 8080, which smkit's runtime serves:
+    docs/observability.md). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html
+    """
+
+    detailed_observability: bool = Field(
+        True,
+        description="EnableDetailedObservability: container metrics scraped from /metrics, per-GPU and per-instance "
+        f"host metrics, component placement metrics. Default: true (AWS's default). {METRICS_URL}",
+    )
+    enhanced_metrics: bool = Field(
+        False,
+        description="EnableEnhancedMetrics: utilization and invocation metrics per instance and container "
+        f"(InstanceId, ContainerId dimensions). Default: false (AWS's default). {METRICS_URL}",
+    )
+    publish_frequency_seconds: PublishFrequency = Field(
+        60,
+        description="MetricPublishFrequencyInSeconds: 10, 30, 60, 120, 180, 240 or 300. Default: 60 (AWS's "
+        f"default). {METRICS_URL}",
+    )
+
+
+class CoreDumps(Frozen):
+    """ProductionVariant.CoreDumpConfig: SageMaker writes a crashed container's core dump to the deployment's
+    data bucket under ``prefix``, encrypted with the deployment's KMS key; the execution role gets
+    ``s3:PutObject`` there.
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html"""
+
+    prefix: str = Field(
+        "core-dumps",
+        pattern=r"^[\w!\-.*'()/]+$",
+        description=f"Prefix of the data bucket the core dumps go to. Default: core-dumps. {CORE_DUMP_URL}",
+    )
 
 
 class Variant(Frozen):
@@ -121,6 +166,16 @@ class Variant(Frozen):
         None, description=f"CapacityReservationConfig. Default: unset (on-demand capacity). {CAPACITY_URL}"
     )
     autoscaling: Autoscaling | None = None
+    core_dumps: CoreDumps | None = Field(
+        None,
+        description="CoreDumpConfig: where SageMaker writes a crashed container's core dump (the data bucket, "
+        f"the deployment's KMS key). Default: unset (no core dumps). {CORE_DUMP_URL}",
+    )
+    ssm_access: bool = Field(
+        False,
+        description="EnableSSMAccess: a shell into the variant's containers through AWS Systems Manager. "
+        f"Default: false (AWS's default). {VARIANT_URL}",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -268,6 +323,10 @@ class EndpointSpec(Frozen):
     async_: AsyncSpec | None = Field(None, alias="async")
     deployment: Deployment = Field(default_factory=lambda: Deployment())
     data_capture: DataCapture | None = None
+    metrics: EndpointMetrics = Field(
+        default_factory=lambda: EndpointMetrics(),
+        description=f"MetricsConfig of the endpoint config (always written, each value explicit). {METRICS_URL}",
+    )
     inference_components: InferenceComponentsSpec | None = Field(
         None,
         description="inference-components only: instance scaling and the components (smkit.config.components).",

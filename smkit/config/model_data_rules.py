@@ -11,6 +11,12 @@
 
 A bucket's region cannot be known at synth; only a key ARN's region can, and an SSE-KMS object's key is in
 its bucket's region, so a key from another region gives the bucket away.
+
+``source: model-package`` names a model registry version: ContainerDefinition.ModelPackageName, whose
+pattern (botocore's ``VersionedArnOrName``, :data:`MODEL_PACKAGE_NAME`) takes a package ARN or a name with
+an optional ``/VERSION``; smkit takes versioned packages only (a registry package is a version of a group):
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html and
+https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-deploy.html
 """
 
 from __future__ import annotations
@@ -30,6 +36,26 @@ KMS_ARN_URL = "https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam
 S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(?P<key>\S+)$")
 KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):\d{12}:key/[\w-]+$")
 ARCHIVE_SUFFIX = ".tar.gz"
+REGISTRY_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-deploy.html"
+# ContainerDefinition.ModelPackageName: botocore's VersionedArnOrName pattern, word for word
+# (tests/config/test_config_model_package.py compares it with the installed service model).
+MODEL_PACKAGE_NAME = (
+    r"(arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z\-]*\/)?([a-zA-Z0-9]([a-zA-Z0-9-]){0,62})"
+    r"(?<!-)(\/[0-9]{1,9})?"
+)
+# A version of a registry group, as an ARN or GROUP/VERSION.
+PACKAGE_VERSION = re.compile(
+    r"^(?:arn:(?P<partition>aws[a-z-]*):sagemaker:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):model-package/)?"
+    r"(?P<group>[a-zA-Z0-9](?:[a-zA-Z0-9-]){0,62})(?<!-)/(?P<version>[0-9]{1,9})$"
+)
+
+
+def package_arn(package: str, *, partition: str, region: str, account: str) -> str:
+    """The ARN of ``package`` (an ARN, or ``GROUP/VERSION`` of ``account`` and ``region``), as the template
+    spells it (smkit.cdk.constructs.model_data.package_arn)."""
+    if package.startswith("arn:"):
+        return package
+    return f"arn:{partition}:sagemaker:{region}:{account}:model-package/{package}"
 
 
 def s3_kind(uri: str, *, multi_model_endpoint: bool) -> str | None:
@@ -63,6 +89,15 @@ def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
     mme = cfg.endpoint.type == "multi-model"
     for i, c in enumerate(cfg.model.containers):
         data, field = c.model_data, f"model.containers[{i}].model_data"
+        if data.source == "model-package":
+            continue  # model_package_data
+        if data.package is not None:
+            yield Issue(
+                f"{field}.package",
+                data.package,
+                "package applies only to source: model-package (a model registry version); remove it or set "
+                "source: model-package",
+            )
         if data.source != "s3":
             if data.path is None:
                 yield Issue(f"{field}.path", None, f"source {data.source} needs a local path")
@@ -135,3 +170,58 @@ def _key(arn: str, field: str, *, region: str | None) -> Iterable[Issue]:
             f"{region}; SageMaker reads model data only from a bucket in the endpoint's region: copy the "
             f"model data to a {region} bucket ({CONTAINER_URL})",
         )
+
+
+def model_package_data(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """``source: model-package``: a versioned package (ARN or GROUP/VERSION) in the deployment's region, the
+    S3 prefix of its model data, an image URI (``image.source: dlc``: the package's image), on a realtime,
+    serverless or async endpoint."""
+    for i, c in enumerate(cfg.model.containers):
+        data, field = c.model_data, f"model.containers[{i}].model_data"
+        if data.source != "model-package":
+            continue
+        if data.path is not None:
+            yield Issue(f"{field}.path", data.path, "a model package brings its own model data; remove path")
+        match = PACKAGE_VERSION.match(data.package or "")
+        if data.package is None or match is None:
+            yield Issue(
+                f"{field}.package",
+                data.package,
+                "name a model package version: arn:aws:sagemaker:REGION:ACCOUNT:model-package/GROUP/VERSION "
+                f"or GROUP/VERSION (e.g. churn/3; `aws sagemaker list-model-packages --model-package-group-name "
+                f"GROUP` lists them) ({REGISTRY_URL})",
+            )
+        elif cfg.region is not None and match["region"] is not None and match["region"] != cfg.region:
+            yield Issue(
+                f"{field}.package",
+                data.package,
+                f"the package is in {match['region']} and the deployment in {cfg.region}; CreateModel takes a "
+                f"package of the endpoint's region: copy it into a {cfg.region} group ({REGISTRY_URL})",
+            )
+        if data.uri is None or not S3_URI.match(data.uri) or not data.uri.endswith("/"):
+            yield Issue(
+                f"{field}.uri",
+                data.uri,
+                "give the S3 prefix the package's model data is under, ending with / (e.g. the training "
+                "jobs' output prefix s3://BUCKET/churn/): the execution role may read it, and smkit deploy "
+                "checks the package's ModelDataUrl is there",
+            )
+        if data.kms_key_arn is not None:
+            yield from _key(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
+        image = cfg.image_of(c)
+        if image.source != "dlc":
+            where = f"model.containers[{i}].image" if c.image is not None else "image"
+            yield Issue(
+                f"{where}.source",
+                image.source,
+                "a model package runs the image it names: give it as image: {source: dlc, uri: "
+                "<the package's InferenceSpecification.Containers[0].Image>} (the execution role may pull "
+                "it; smkit deploy checks they are the same)",
+            )
+        if cfg.endpoint.type in ("multi-model", "inference-components"):
+            yield Issue(
+                f"{field}.source",
+                "model-package",
+                f"smkit deploys a model package on a realtime, serverless or async endpoint, not on "
+                f"endpoint.type {cfg.endpoint.type}",
+            )

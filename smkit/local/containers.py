@@ -72,6 +72,8 @@ LOCAL_ONLY: dict[str, str] = {
     "VLLM_CPU_KVCACHE_SPACE": "vLLM's CPU build sizes its KV cache in GiB of host memory; on AWS the GPU "
     "build takes a fraction of GPU memory (SM_VLLM_GPU_MEMORY_UTILIZATION)",
     "HF_HUB_OFFLINE": "the local engine serves the config's model folder and downloads nothing from a hub",
+    "SAGEMAKER_MODEL_PATH": "the folder of the custom handler file (model.py): the model folder, which is "
+    "/opt/ml/model in the image and elsewhere on this machine",
 }
 
 

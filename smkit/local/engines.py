@@ -26,6 +26,7 @@ from smkit.llm.engine import (
     ENGINE_STARTUP_S,
     KV_CACHE_GIB,
     KV_CACHE_VAR,
+    MODEL_PATH_VAR,
     OFFLINE_VAR,
     SERVER_MODULE,
     SMALLER_MODEL,
@@ -33,7 +34,9 @@ from smkit.llm.engine import (
     cpu_refusal,
     engine_python,
     local_engine,
+    local_model_path,
     memory_refusal,
+    requirements_refusal,
 )
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerLaunch, ContainerProcess
@@ -64,7 +67,7 @@ class EngineProcess(ContainerProcess):
 
     def prepare(self, *, python: str | None = None) -> None:
         """Check this machine can run the engine and the model, then use the engine environment."""
-        refusal = cpu_refusal()
+        refusal = cpu_refusal() or requirements_refusal(self.spec.model_dir)
         if refusal is None:
             kv_cache = float(os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
             refusal = memory_refusal(self.spec.model_dir, kv_cache)
@@ -81,6 +84,8 @@ class EngineProcess(ContainerProcess):
         env = super().container_environment(port)
         env.setdefault(KV_CACHE_VAR, os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
         env[OFFLINE_VAR] = "1"
+        # The custom handler file (model.py) is read from the model folder, /opt/ml/model on AWS.
+        env[MODEL_PATH_VAR] = local_model_path(self.spec.environment, self.spec.model_dir)
         return env
 
     def command(self, port: int) -> list[str]:

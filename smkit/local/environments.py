@@ -2,12 +2,12 @@
 
 A single model runs in its model environment (the image layer plus its model layer). A multi-model
 container runs in the image layer alone, as on AWS: each model installs its own ``code/requirements.txt``
-when it is first loaded (smkit.serving.multimodel, into the cache's ``requirements`` folder), so a handler
+when it is first loaded (smkit.serving.worker.multimodel, into the cache's ``requirements`` folder), so a handler
 importing a package that neither the image nor its requirements provide fails to load here as it would on
 the endpoint, with the same error a single model gets.
 
 Network isolation is honoured as on AWS: an archive that vendors wheels (``code/wheels``) is installed
-from them offline (smkit.serving.requirements). One that does not can only run if the image already
+from them offline (smkit.hosting.requirements). One that does not can only run if the image already
 satisfies its ``code/requirements.txt``; the container could not install the rest at start, so the local
 endpoint refuses to start it, naming the lines and the fixes.
 """
@@ -19,6 +19,7 @@ import tarfile
 from pathlib import Path
 
 from smkit.contract import SMKIT_FRAMEWORK
+from smkit.hosting import requirements
 from smkit.local.artifacts import ArtifactError
 from smkit.modelenv import (
     ImageRuntime,
@@ -29,7 +30,6 @@ from smkit.modelenv import (
     model_environment,
 )
 from smkit.modelenv.provided import unmet_by_image
-from smkit.serving import requirements
 from smkit.tfs.layout import inspect_layout
 
 

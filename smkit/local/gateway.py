@@ -47,6 +47,8 @@ from smkit.local.errors import (
     new_request_id,
     validation_error,
 )
+from smkit.local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from smkit.local.metrics import endpoint_metrics
 from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions, unserved_openai_path
 from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
@@ -176,6 +178,12 @@ class Gateway(Handler):
             else:
                 request.respond(*self._bidirectional())
             return
+        elif operation == "metrics":  # each container's Prometheus metrics (smkit/local/metrics.py)
+            if request.method != "GET":
+                request.respond(*_method_not_allowed(b"GET"))
+                return
+            request.app = request.conn.loop.create_task(self._metrics(request, name), name=self.task_name)
+            return
         elif self.tokens is not None and (component := _chat_target(operation)) is not None:
             job = chat_completions(request, self.endpoints, self.tokens, name, component or None)
         elif self.tokens is not None and _openai_path(operation):
@@ -222,6 +230,15 @@ class Gateway(Handler):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- routes ---------------------------------------------------------------------------------------------
+
+    async def _metrics(self, request: Request, name: str) -> None:
+        endpoint = self.endpoints.get(name)
+        if endpoint is None:
+            request.respond(*_NOT_FOUND)
+            return
+        body = await endpoint_metrics(endpoint.metric_targets())
+        if not request.answered:
+            request.respond(200, [(b"content-type", METRICS_CONTENT_TYPE.encode())], body)
 
     async def _invoke(self, request: Request, name: str) -> None:
         request_id = new_request_id()

@@ -39,6 +39,7 @@ from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerR
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
 from smkit.local.errors import validation_error
+from smkit.local.metrics import Target
 from smkit.local.multimodel import MultiModel
 from smkit.local.protocol import Headers, Invocation
 from smkit.local.routers import (
@@ -379,6 +380,14 @@ class EndpointRuntime:
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             raise errors[0]
+
+    def metric_targets(self) -> list[Target]:
+        """Every container SageMaker would scrape, with the labels of where it runs (smkit/local/metrics.py)."""
+        return [
+            Target({"variant": variant.name, "container": p.label}, p.port, p.spec.environment)
+            for variant in self._all_variants()
+            for p in variant.processes
+        ]
 
     def _processes(self) -> list[ContainerProcess]:
         """Every container process the endpoint starts: production and shadow variants'."""

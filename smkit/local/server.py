@@ -31,6 +31,7 @@ from smkit.local.components import create_runtime
 from smkit.local.gateway import Gateway
 from smkit.local.limits import service_refusal
 from smkit.local.runtime import LocalSettings
+from smkit.registry import RegistryError, served_packages
 
 if TYPE_CHECKING:
     from typing import Self
@@ -83,6 +84,12 @@ class LocalEndpoint:
         if not region_given and self.deployment.region:
             # ARNs and notifications name the config's region.
             self.settings = dataclasses.replace(self.settings, region=self.deployment.region)
+        try:  # a model package runs the image and model data its registry version names
+            self.deployment = served_packages(
+                self.deployment, region=self.settings.region, endpoint_url=self.settings.s3_endpoint_url
+            )
+        except RegistryError as exc:
+            raise LocalEndpointError(f"endpoint {name or self.deployment.name}: {exc}") from None
         self.runtime = create_runtime(self.deployment, name=name, settings=self.settings)
         self.requested_port = port
         self.port: int | None = None

@@ -30,7 +30,7 @@ from smkit.local.errors import RuntimeApiError, validation_error
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (
-    "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"  # the container's variable (smkit/serving/env.py)
+    "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"  # the container's variable (smkit/hosting/env.py)
 )
 # The runtime API's SessionId patterns (botocore sagemaker-runtime 2017-05-13: SessionIdOrNewSessionConstantHeader
 # for InvokeEndpoint, SessionIdHeader for InvokeEndpointWithResponseStream), at most 256 characters.

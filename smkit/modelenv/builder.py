@@ -18,7 +18,7 @@ Two layers, as in the serving image, both built by uv (:mod:`smkit.modelenv.uvto
    ``smkit train`` (a model folder), ``smkit package`` (the same folder with its vendored wheels), ``serve``,
    ``local-endpoint`` and ``batch-transform --local`` (the archive) resolve to the same set and so share
    one layer. The serving runtime looks for a model's install where it would put it
-   (``SMKIT_REQUIREMENTS_DIR``, :func:`smkit.serving.requirements.target_dir`): that path is a link to the
+   (``SMKIT_REQUIREMENTS_DIR``, :func:`smkit.hosting.requirements.target_dir`): that path is a link to the
    layer, so the runtime finds it satisfied.
 
 A layer is written into a staging folder and renamed into place with a completion record, so a build that
@@ -48,10 +48,10 @@ from packaging.utils import canonicalize_name
 import smkit
 from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.dockerimage import container_dir
+from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
 from smkit.modelenv.image import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
-from smkit.serving import requirements as model_requirements
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
 SOURCE_VAR = "SMKIT_SOURCE_PATH"

@@ -78,7 +78,7 @@ def entries(root: Path) -> list[Entry]:
         for path in sorted(base.iterdir()):
             if path.name.endswith((".lock", ".txt")) or (kind != "link" and not path.is_dir()):
                 continue
-            if path.name == ".uv-cache":  # the serving runtime's uv cache (smkit.serving.requirements)
+            if path.name == ".uv-cache":  # the serving runtime's uv cache (smkit.hosting.requirements)
                 found.append(Entry("uv", path, _size(path), path.stat().st_mtime, "ok"))
                 continue
             found.append(_entry(kind, path))

@@ -26,11 +26,11 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
 from smkit.modelenv.builder import COMPLETE, ImageLayer, _locked, _say, cache_root, ensure_writable, touch
 from smkit.modelenv.image import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import localized_text
-from smkit.serving import requirements as model_requirements
 
 MODELS_DIR = "models"
 

@@ -1,7 +1,7 @@
 """Which lines of a model's ``code/requirements.txt`` the image does not provide.
 
 The serving runtime installs only when some line is unmet by the image's installed distributions
-(smkit.serving.requirements.plan); this asks the same question of the image layer's interpreter, so the
+(smkit.hosting.requirements.plan); this asks the same question of the image layer's interpreter, so the
 packager (vendor wheels or not) and the local endpoint (refuse an isolated container or not) agree with
 what the container does at start.
 """
@@ -18,7 +18,7 @@ from smkit.requirement_lines import requirement_lines
 # Run by the image layer's interpreter (smkit is linked into it).
 _PROBE = (
     "import json, sys\n"
-    "from smkit.serving.requirements import unsatisfied\n"
+    "from smkit.hosting.requirements import unsatisfied\n"
     "print(json.dumps(list(unsatisfied(json.loads(sys.argv[1])))))\n"
 )
 

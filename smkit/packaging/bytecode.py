@@ -12,7 +12,7 @@ three).
 the wheel's own bytes into a *checked-hash* ``.pyc`` (PEP 552, https://peps.python.org/pep-0552/) and stored
 in ``code/wheels/bytecode.<cache tag>.zip`` (``bytecode.cpython-311.zip``) under the path it has in an
 install folder (``sklearn/__pycache__/base.cpython-311.pyc``). The runtime extracts them next to the
-installed sources (:func:`smkit.serving.requirements.add_bytecode`). At import Python compares the source
+installed sources (:func:`smkit.hosting.requirements.add_bytecode`). At import Python compares the source
 hash each file records with the installed source and compiles the source instead when they differ, so a
 file can only be used for the very source it was compiled from; an interpreter of another version ignores
 them (its cache tag differs).

@@ -52,7 +52,7 @@ def check_pipeline(
     label = f"artifacts folder {artifacts_dir}"
     task = container_env.get(HF_TASK, "").strip() or None
     model_id = container_env.get(HF_MODEL_ID, "").strip() or None
-    try:  # the runtime's reader (smkit.serving.env): a value it refuses is refused here too
+    try:  # the runtime's reader (smkit.hosting.env): a value it refuses is refused here too
         trust_remote_code = read_flag(container_env, HF_TRUST_REMOTE_CODE, False)
     except SettingError as exc:
         raise PackagingError(

@@ -17,14 +17,35 @@ from smkit.packaging.savedmodel import SavedModelReport
 FORMAT = "smkit.model-archive/1"
 
 
-def checked_with(handler: dict[str, Any] | None) -> list[str]:
-    """The line naming the interpreter and exact package versions the handler was checked with, if recorded."""
-    checked = (handler or {}).get("checked_with")
+# Frameworks a summary names when the check environment holds them (with the model's own requirements).
+FRAMEWORKS = (
+    "catboost", "lightgbm", "numpy", "onnxruntime", "pandas", "scikit-learn", "tensorflow", "tensorflow-cpu",
+    "torch", "transformers", "xgboost", "xgboost-cpu",
+)  # fmt: skip
+
+
+def checked_summary(handler: dict[str, Any]) -> str | None:
+    """One line on the interpreter and packages the handler was checked with: the Python version, how many
+    packages, the versions of the model's requirements and frameworks among them; every pin stays in the
+    manifest (``handler.checked_with``), not on the screen."""
+    checked = handler.get("checked_with")
     if not checked:
-        return []
-    packages = checked.get("packages", {})
-    listed = ", ".join(f"{name}=={version}" for name, version in packages.items())
-    return [f"checked with: Python {checked.get('python')}, {len(packages)} packages: {listed}"]
+        return None
+    packages: dict[str, str] = checked.get("packages", {})
+    wanted = {str(r).split("==")[0].split("[")[0].strip().lower() for r in handler.get("requirements", [])}
+    wanted |= set(FRAMEWORKS)
+    named = ", ".join(f"{name}=={version}" for name, version in packages.items() if name.lower() in wanted)
+    among = f", among them {named}" if named else ""
+    return (
+        f"checked with: Python {checked.get('python')}, {len(packages)} packages{among} "
+        "(every version: smkit-manifest.json, handler.checked_with)"
+    )
+
+
+def checked_with(handler: dict[str, Any] | None) -> list[str]:
+    """The line naming the interpreter and package versions the handler was checked with, if recorded."""
+    line = checked_summary(handler or {})
+    return [line] if line else []
 
 
 @dataclass(frozen=True)
@@ -55,7 +76,7 @@ class Manifest:
     uncompressed_dir: str | None = None
     warnings: tuple[str, ...] = field(default=())
     # Pickle globals allowed beyond the framework tables (security.artifacts.allow_globals); the serving
-    # runtime's check before model_fn reads them from here (smkit/serving/integrity.py).
+    # runtime's check before model_fn reads them from here (smkit/serving/worker/integrity.py).
     pickle_allow: tuple[str, ...] = field(default=())
 
     @property
@@ -117,13 +138,7 @@ class Manifest:
         if self.handler:
             hooks = ", ".join(self.handler.get("hooks", []))
             lines.append(f"handler: {self.handler.get('form')} form ({hooks})")
-            checked = self.handler.get("checked_with")
-            if checked:
-                packages = checked.get("packages", {})
-                listed = ", ".join(f"{name}=={version}" for name, version in packages.items())
-                lines.append(
-                    f"checked with: Python {checked.get('python')}, {len(packages)} packages: {listed}"
-                )
+            lines.extend(checked_with(self.handler))
             for label, signatures in self.handler.get("saved_models", {}).items():
                 lines.extend(
                     f"saved model: {line}" for line in SavedModelReport(label, signatures).describe()

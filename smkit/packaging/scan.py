@@ -4,7 +4,7 @@ Every file of the archive that may hold a pickle (pickle, joblib, torch's zip of
 :mod:`smkit.pickle_scan`) is read without loading it, and every global it would import must match an entry of
 :mod:`smkit.pickle_allow` (the framework tables plus ``security.artifacts.allow_globals``). It runs before the
 handler check, which calls ``model_fn`` and so would load the file. The serving runtime repeats the check
-before ``model_fn`` (smkit/serving/integrity.py). docs/security.md says what it does and does not catch.
+before ``model_fn`` (smkit/serving/worker/integrity.py). docs/security.md says what it does and does not catch.
 """
 
 from __future__ import annotations

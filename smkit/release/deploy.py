@@ -18,6 +18,7 @@ from smkit.config import ConfigError, load_deployment
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
 from smkit.config.resolved import ResolvedDeployment
+from smkit.registry import RegistryError, require_deployable
 from smkit.release import cdk, model_copies, scaling
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.records import (
@@ -84,6 +85,7 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
     if request.dry_run:
         run_all([*commands, deploy_synthesized], dry_run=True, cwd=request.root)
         return None
+    approved_packages(deployment)
     run_all(commands, dry_run=False, cwd=request.root)
     extra = [
         c
@@ -111,6 +113,27 @@ def deploy(request: DeployRequest, *, note: str) -> str | None:
         note=note,
         timeout_s=request.timeout_s,
     )
+
+
+def approved_packages(deployment: ResolvedDeployment) -> None:
+    """Refuse a model package that is not ``Approved`` in the registry of the deploying account, or whose image
+    or data prefix is not the config's (smkit.registry); nothing to read when the config names no package."""
+    if not any(c.model_data.kind == "model-package" for c in deployment.containers):
+        return
+    sts = client("sts", deployment.region)
+    identity = sts.get_caller_identity()
+    partition = identity["Arn"].split(":")[1]
+    sagemaker = client("sagemaker", deployment.region)
+    try:
+        require_deployable(
+            deployment,
+            sagemaker,
+            partition=partition,
+            region=deployment.region or sagemaker.meta.region_name,
+            account=deployment.account or identity["Account"],
+        )
+    except RegistryError as exc:
+        raise ReleaseError(str(exc)) from None
 
 
 def previous_data_context(deployment: ResolvedDeployment, assembly: Path) -> str | None:
@@ -144,10 +167,17 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
         config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
     except (ClientError, ReleaseError):  # nothing deployed yet
         return None
+    variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
+    targets = client("application-autoscaling").describe_scalable_targets(
+        ServiceNamespace="sagemaker",
+        ResourceIds=[f"endpoint/{name}/variant/{v['VariantName']}" for v in variants],
+    )["ScalableTargets"]
     deployed = DeployedEndpoint(
         name=name,
         production=tuple(v["VariantName"] for v in config["ProductionVariants"]),
         shadow=tuple(v["VariantName"] for v in config.get("ShadowProductionVariants", [])),
+        instance_types={v["VariantName"]: v["InstanceType"] for v in variants if v.get("InstanceType")},
+        autoscaled=tuple(sorted(str(t["ResourceId"]).rsplit("/", 1)[-1] for t in targets)),
     )
     return f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
 

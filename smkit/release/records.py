@@ -26,11 +26,12 @@ RELEASE_HISTORY = 10
 
 @dataclass(frozen=True)
 class DeployedContainer:
-    """What one container of the deployed Model runs: the image URI and its model data location."""
+    """What one container of the deployed Model runs: the image URI and its model data location; for a model
+    package (``data_type: model-package``) ``image`` is the version's ARN, which names both."""
 
     image: str
     model_data: str | None
-    data_type: str = "archive"  # archive | prefix | multi-model, as in the config's model_data.source
+    data_type: str = "archive"  # archive | prefix | multi-model | model-package, as the config's source
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,10 @@ def previous_s3_uris(history: list[Release], *, own_bucket: str | None) -> list[
 
 
 def _deployed_container(definition: Mapping[str, Any]) -> DeployedContainer:
+    if "ModelPackageName" in definition:
+        return DeployedContainer(
+            image=definition["ModelPackageName"], model_data=None, data_type="model-package"
+        )
     source = definition.get("ModelDataSource", {}).get("S3DataSource")
     if source:
         return DeployedContainer(image=definition["Image"], model_data=source["S3Uri"], data_type="prefix")

@@ -114,6 +114,9 @@ def rollback_config(data: Mapping[str, Any], release: Release, *, root: Path) ->
         )
     pinned = []
     for index, (spec, recorded) in enumerate(zip(containers, release.containers, strict=True)):
+        if recorded.data_type == "model-package":  # the version names its image and data
+            pinned.append({**spec, "model_data": {**spec["model_data"], "package": recorded.image}})
+            continue
         local = fetch_model_data(recorded, root / ARTIFACT_DIR / str(index))
         model_data = {**spec["model_data"], "path": str(local.resolve())}
         entry = {**spec, "model_data": model_data}

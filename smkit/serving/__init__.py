@@ -1,11 +1,17 @@
-"""The Java-free SageMaker serving runtime.
+"""The Java-free SageMaker serving runtime: two kinds of process and the protocol between them.
 
-Processes: :mod:`~smkit.serving.server` runs the front end (:mod:`~smkit.serving.frontend`, HTTP on
-:mod:`smkit.http1`, ``/ping``) and a pool of model workers (:mod:`~smkit.serving.pool`), each a fresh
-``python -m smkit.serving.model_worker`` talking :mod:`~smkit.serving.ipc` frames. In a worker, layers
-go one way: :mod:`~smkit.serving.routes` -> :mod:`~smkit.serving.handler` (hook lifecycle, error ->
-status) -> :mod:`~smkit.serving.defaults` (default hooks) -> :mod:`~smkit.serving.codecs` (content-type
-tables). :mod:`~smkit.serving.env` reads the environment once; :mod:`~smkit.serving.launch` resolves what
-to serve. Start it with ``python -m smkit.serving --model build/model.tar.gz`` or ``smkit serve``.
+- :mod:`smkit.serving.front`: the front-end process. :mod:`~smkit.serving.front.server` runs the HTTP
+  front end (:mod:`~smkit.serving.front.frontend` on :mod:`smkit.http1`, ``/ping``) and the pool of model
+  workers (:mod:`~smkit.serving.front.pool`); :mod:`~smkit.serving.front.launch` resolves what to serve.
+- :mod:`smkit.serving.worker`: a model-worker process (``python -m smkit.serving.worker.model_worker``).
+  Layers go one way: :mod:`~smkit.serving.worker.routes` -> :mod:`~smkit.serving.worker.handler` (hook
+  lifecycle, error -> status) -> :mod:`~smkit.serving.worker.defaults` (default hooks) ->
+  :mod:`~smkit.serving.worker.codecs` (content-type tables).
+- :mod:`smkit.serving.wire`: what both sides share: the frames between them
+  (:mod:`~smkit.serving.wire.ipc`), errors with their HTTP status, the multi-model registry.
+
+The front end and the worker never import each other (tests/test_import_layers.py). Both read the
+environment through :mod:`smkit.hosting`, as the TensorFlow Serving runtime (:mod:`smkit.tfs`) does.
+Start it with ``python -m smkit.serving --model build/model.tar.gz`` or ``smkit serve``.
 See docs/serving-runtime.md.
 """

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 
-from smkit.serving.launch import LaunchRequest, serve
+from smkit.serving.front.launch import LaunchRequest
+from smkit.serving.launcher import serve
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,14 +43,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.workers is not None and args.workers < 1:
         parser().error(f"--workers {args.workers}: must be >= 1")
-    # TF Serving form (smkit/tfs): a separate runtime, chosen before the toolkit runtime starts.
-    if args.multi_model is None and not args.constant:
-        from smkit.tfs.select import model_source, use_tfs
-
-        if use_tfs(args.mode, args.model, os.environ):
-            from smkit.tfs.server import serve as serve_tfs
-
-            return serve_tfs(model_source(args.model, os.environ), host=args.host, port=args.port)
     request = LaunchRequest(
         model=args.model,
         multi_model=args.multi_model,
@@ -59,10 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         workers=args.workers,
         constant=args.constant,
     )
-    return serve(request)
+    return serve(request, mode=args.mode)
 
 
 if __name__ == "__main__":
-    from smkit.serving.server import exit_now
+    from smkit.serving.front.server import exit_now
 
     exit_now(main())

@@ -26,7 +26,7 @@ from typing import Any
 from smkit.archive import ArchiveError, safe_extract
 from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.cpus import available_cpus
-from smkit.serving.modules import PYTHONPATH, child_path
+from smkit.hosting.childpath import PYTHONPATH, child_path
 from smkit.tfs import defaults, frontend
 from smkit.tfs import threads as tf_threading
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
@@ -142,7 +142,7 @@ def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -
     """``code/`` and ``code/lib`` on ``sys.path``; ``code/requirements.txt`` installed unless ``lib`` exists.
 
     The same directories go on ``PYTHONPATH`` for any interpreter the handler starts (a subprocess, a
-    ``spawn`` pool), as the serving runtime does (smkit/serving/modules.py).
+    ``spawn`` pool), as the serving runtime does (smkit/hosting/childpath.py).
     """
     code = model_dir / CODE_DIR
     paths = [str(code)]
@@ -152,7 +152,7 @@ def prepare_code(model_dir: Path, install: bool, requirements_dir: str | None) -
         if (code / "requirements.txt").is_file():
             log.warning("loading modules in '%s', ignoring requirements.txt", lib)
     else:
-        from smkit.serving import requirements
+        from smkit.hosting import requirements
 
         try:
             paths += requirements.ensure(str(model_dir), install=install, base_dir=requirements_dir)
@@ -197,7 +197,7 @@ def _bind(host: str, port: int, *, quiet: bool = False, listen: bool = False) ->
 
 def build(model_dir: Path, environ: Mapping[str, str], ports: Ports, threads: int) -> TfsApp:
     """Find and load the models, import the handler: the app, ready to serve."""
-    from smkit.serving.env import ServingEnv, ServingEnvError
+    from smkit.hosting.env import ServingEnv, ServingEnvError
     from smkit.tfs.models import ModelStore
 
     models = find_models(model_dir)

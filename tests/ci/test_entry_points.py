@@ -82,7 +82,12 @@ def test_gates_are_the_steps_of_make_test() -> None:
         *[s for s in steps if s in _recipe("package-model")],
         pytest_line.replace('-m "not frameworks"', "-m frameworks"),
     ]
-    assert (REPO / ".ci" / "run").read_text().splitlines()[-2:] == ["make test", "make test-frameworks"]
+    # CI then runs the documented journeys from the built wheel (scripts/journeys.py).
+    assert (REPO / ".ci" / "run").read_text().splitlines()[-3:] == [
+        "make test",
+        "make test-frameworks",
+        "make test-journeys",
+    ]
     assert gates.gate_commands()[2] == ".venv/bin/python -m pytest"
 
 

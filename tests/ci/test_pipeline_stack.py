@@ -495,3 +495,73 @@ def test_init_project_pipeline_passes_cdk_nag_and_cfn_lint(user_project: tuple[P
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- a config deploying a model registry version --------------------------------------------------------
+
+
+PACKAGE_IMAGE = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-xgboost:1.7-1"
+
+
+@pytest.fixture(scope="module")
+def with_package(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """The pipeline of config/realtime.yaml deploying model package version churn/3."""
+    folder = tmp_path_factory.mktemp("package-pipeline")
+    data = yaml.safe_load((REPO / CONFIG_FILE).read_text())
+    data["image"] = {"source": "dlc", "uri": PACKAGE_IMAGE}
+    data["model"]["containers"][0]["model_data"] = {
+        "source": "model-package",
+        "package": "churn/3",
+        "uri": "s3://training-output-eu/churn/",
+    }
+    config = folder / "package.yaml"
+    config.write_text(yaml.safe_dump(data))
+    done = subprocess.run(
+        [sys.executable, "-c", SYNTH_SCRIPT, str(folder / "cdk.out"), str(config)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    template = json.loads((folder / "cdk.out" / f"{STACK}.template.json").read_text())
+    return Synthesized(outdir=folder / "cdk.out", template=template)
+
+
+def test_each_stage_deploys_a_package_only_once_smkit_finds_it_approved(with_package: Synthesized) -> None:
+    pipeline = yaml.safe_load((REPO / CONFIG_FILE).read_text())["pipeline"]
+    for stage, target in (("Staging", pipeline["staging"]), ("Production", pipeline["production"])):
+        actions = with_package.stage(stage)["Actions"]
+        (check,) = [a for a in actions if a["Name"] == f"ModelPackageApproved{stage}"]
+        deploys = [a for a in actions if a["ActionTypeId"]["Category"] == "Deploy"]
+        assert deploys and all(d["RunOrder"] > check["RunOrder"] for d in deploys)
+        spec = with_package.buildspec(check["Configuration"]["ProjectName"])
+        (command,) = spec["phases"]["build"]["commands"]
+        assert command.startswith(".venv/bin/smkit approved --config ")  # after make setup
+        assert command.endswith(f"--account {target['account']} --region {target['region']}")
+        arn = f":sagemaker:{target['region']}:{target['account']}:model-package/churn/3"
+        grants = [
+            s
+            for p in with_package.resources("AWS::IAM::Policy").values()
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+            if s["Action"] == "sagemaker:DescribeModelPackage"
+        ]
+        assert any(arn in json.dumps(s["Resource"]) for s in grants), grants
+    production = with_package.stage("Production")["Actions"]
+    (approval,) = [a for a in production if a["ActionTypeId"]["Category"] == "Approval"]
+    (check,) = [a for a in production if a["Name"] == "ModelPackageApprovedProduction"]
+    assert check["RunOrder"] > approval["RunOrder"]  # the status when the version is promoted
+
+
+def test_the_package_pipeline_is_clean_under_cdk_nag_and_cfn_lint(with_package: Synthesized) -> None:
+    report = json.loads((with_package.outdir / "policy-validation-report.json").read_text())
+    assert report["pluginReports"] == []
+    templates = sorted(str(p) for p in with_package.outdir.rglob("*.template.json"))
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), *templates],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -11,7 +11,7 @@ from config_harness import CONFIG_DIR, raw
 
 from smkit.config import ConfigError, parse_config
 from smkit.config.resolved import deployment_of
-from smkit.serving.env import ServingEnv
+from smkit.hosting.env import ServingEnv
 
 
 def _with_batching(batching: dict[str, Any], **environment: str) -> dict[str, Any]:

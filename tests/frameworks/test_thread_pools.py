@@ -23,7 +23,7 @@ from serving_harness import REPO, start_server, wait_ready
 from smkit.config import load_config
 from smkit.local import LocalEndpoint
 from smkit.modelenv import ModelEnvironment
-from smkit.serving.threads import THREAD_VARIABLES
+from smkit.serving.front.threads import THREAD_VARIABLES
 
 REPORTER = """
 import ctypes

@@ -88,7 +88,7 @@ def test_torchscript_model_without_handler_serves_with_the_pytorch_images_defaul
         client = endpoint.client()
         for content_type, body in (
             ("application/json", json.dumps(ROWS)),
-            ("text/csv", "1,2,3,4\n0.5,-1,0,2\n"),
+            ("text/csv", "1.0,2.0,3.0,4.0\n0.5,-1.0,0.0,2.0\n"),
         ):
             answer = client.invoke_endpoint(
                 EndpointName="torchscript-only",
@@ -97,3 +97,9 @@ def test_torchscript_model_without_handler_serves_with_the_pytorch_images_defaul
                 Body=body,
             )
             np.testing.assert_allclose(json.loads(answer["Body"].read()), expected, rtol=1e-5)
+        # The image decodes CSV with np.genfromtxt(dtype=None): a column of integers next to one of floats
+        # makes a structured array, which torch.FloatTensor refuses (500), on AWS as here.
+        with pytest.raises(client.exceptions.ModelError, match=r"server error \(500\)"):
+            client.invoke_endpoint(
+                EndpointName="torchscript-only", ContentType="text/csv", Body="1,2,3,4\n0.5,-1,0,2\n"
+            )

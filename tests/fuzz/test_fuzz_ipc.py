@@ -1,4 +1,4 @@
-"""The frame protocol between the front end and its workers (smkit/serving/ipc.py), fed arbitrary bytes.
+"""The frame protocol between the front end and its workers (smkit/serving/wire/ipc.py), fed arbitrary bytes.
 
 :class:`FrameReceiver` is the front end's end of every worker socket. Whatever bytes arrive, in whatever
 pieces: it never raises, every frame it returns is exactly what the bytes say (re-encoding the frames gives
@@ -15,7 +15,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from smkit.serving import ipc
+from smkit.serving.wire import ipc
 
 HEADER = ipc.HEADER
 

@@ -25,7 +25,7 @@ import pytest
 from smkit.http1 import Flow, Handler, Request, Server
 from smkit.http1.protocol import message_refusal
 from smkit.local.limits import service_refusal
-from smkit.serving.protocol import runtime_refusal
+from smkit.serving.front.protocol import runtime_refusal
 
 TIMEOUT = 30.0  # a bound on a hang, never a measured time
 

@@ -1,6 +1,6 @@
 """A model whose ``model_fn`` raises: the local endpoint, ``smkit serve`` and local batch stop as soon as
 every worker slot has given up, say why once (the exception with its traceback), exit non-zero, and the
-kit's own ``/ping`` probes do not flood the output (smkit/readiness.py, smkit/serving/lifecycle.py)."""
+kit's own ``/ping`` probes do not flood the output (smkit/readiness.py, smkit/serving/front/lifecycle.py)."""
 
 from __future__ import annotations
 

@@ -191,3 +191,38 @@ def test_data_capture_writes_the_sampled_share_in_sagemakers_format(endpoint, ru
         assert record["captureData"]["endpointOutput"]["observedContentType"] == "application/json"
         assert "predictions" in json.loads(record["captureData"]["endpointOutput"]["data"])
         assert set(record["eventMetadata"]) >= {"eventId", "inferenceTime", "inferenceId"}
+
+
+def test_each_containers_metrics_are_served_as_sagemaker_scrapes_them(endpoint, runtime, sample):
+    """GET /endpoints/NAME/metrics: every container's /metrics, labelled with its variant and container."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def invocations() -> dict[str, float]:
+        url = f"{endpoint.url}/endpoints/{endpoint.name}/metrics"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+            text = response.read().decode()
+        counts: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name == "smkit_requests_total" and s.labels["route"] == "/invocations":
+                    assert s.labels["container"]  # every sample says where it came from
+                    counts[s.labels["variant"]] = counts.get(s.labels["variant"], 0.0) + s.value
+        return counts
+
+    before = invocations()
+    seen = Counter()
+    for _ in range(6):
+        resp = runtime.invoke_endpoint(
+            EndpointName=endpoint.name,
+            ContentType="text/csv",
+            Body=sample("tabular", REQUEST),
+            TargetVariant="compute-optimized",
+        )
+        seen[resp["InvokedProductionVariant"]] += 1
+    after = invocations()
+    assert seen == {"compute-optimized": 6}
+    assert after.get("compute-optimized", 0) - before.get("compute-optimized", 0) == 6
+    assert after.get("general-purpose", 0) == before.get("general-purpose", 0)

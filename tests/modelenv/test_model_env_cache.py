@@ -21,12 +21,12 @@ from click.testing import CliRunner
 import smkit
 from smkit.cli import main
 from smkit.dockerimage import container_dir
+from smkit.hosting import requirements
 from smkit.modelenv import CACHE_VAR, ModelEnvError, cache_root, model_environment
 from smkit.modelenv.builder import COMPLETE, SOURCE_VAR, image_layer
 from smkit.modelenv.cache import entries, prune
 from smkit.modelenv.image import ImageRuntime
 from smkit.packaging.vendor import VendorTarget, vendor_wheels
-from smkit.serving import requirements
 
 REQUIREMENT = "threadpoolctl==3.8.0\n"
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from smkit.hosting import requirements
 from smkit.packaging import build_archive
 from smkit.packaging.vendor import VendorTarget
-from smkit.serving import requirements
 
 HANDLER = """
 import threadpoolctl

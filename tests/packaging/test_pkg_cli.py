@@ -39,6 +39,9 @@ def test_package_then_inspect(tiny: Model) -> None:
     # What the archive was checked with, recorded at build time: the interpreter and exact versions.
     assert f"checked with: Python {platform.python_version()}" in stdout
     assert f"numpy=={metadata.version('numpy')}" in stdout
+    # A summary, not every pin of the environment (those stay in the manifest): no test tool is listed.
+    assert "(every version: smkit-manifest.json, handler.checked_with)" in stdout
+    assert f"pytest=={metadata.version('pytest')}" not in stdout
     code, stdout, _ = _run("inspect", "--no-handler-check", str(out))
     assert code == 0 and "handler:" not in stdout
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from smkit.hosting.env import ServingEnv, ServingEnvError
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hfcheck import check_pipeline
-from smkit.serving.env import ServingEnv, ServingEnvError
 
 
 def _check(folder: Path, value: str) -> None:

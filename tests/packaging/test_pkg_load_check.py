@@ -1,4 +1,4 @@
-"""The serving runtime's check before model_fn (smkit/serving/integrity.py), on a packaged and extracted model.
+"""The serving runtime's check before model_fn (smkit/serving/worker/integrity.py), on a packaged and extracted model.
 
 A real server on 127.0.0.1 (``python -m smkit.serving --model DIR``, what the image and the local endpoint
 run): the packaged model loads; a file changed after packaging, and a joblib file importing ``os.system``
@@ -19,7 +19,7 @@ from pkg_harness import Model
 
 from smkit.archive import safe_extract
 from smkit.packaging import build_archive
-from smkit.serving.integrity import VAR_PICKLE_ALLOW, VAR_VERIFY, ModelFileError, verify_model_dir
+from smkit.serving.worker.integrity import VAR_PICKLE_ALLOW, VAR_VERIFY, ModelFileError, verify_model_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serving"))  # serving_harness
 
@@ -94,9 +94,11 @@ def test_the_off_switch_serves_a_changed_model(extracted: Path, tmp_path: Path) 
 def test_direct_calls_name_every_refusal(extracted: Path) -> None:
     verify_model_dir(str(extracted), {})
     joblib.dump({"f": ModelFileError}, extracted / "extra.pkl")
-    with pytest.raises(ModelFileError, match=r"extra\.pkl: its pickle imports smkit\.serving\.integrity\."):
+    with pytest.raises(
+        ModelFileError, match=r"extra\.pkl: its pickle imports smkit\.serving\.worker\.integrity\."
+    ):
         verify_model_dir(str(extracted), {})
-    verify_model_dir(str(extracted), {VAR_PICKLE_ALLOW: "smkit.serving.integrity.ModelFileError"})
+    verify_model_dir(str(extracted), {VAR_PICKLE_ALLOW: "smkit.serving.worker.integrity.ModelFileError"})
     with pytest.raises(ModelFileError, match=r"pickle allow entry 'bad entry' is not module\.name"):
         verify_model_dir(str(extracted), {VAR_PICKLE_ALLOW: "bad entry"})
     (extracted / "weights.txt").unlink()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
+from smkit.hosting import requirements
 from smkit.packaging.manifest import ArchiveInfo, Manifest, ManifestEntry
 from smkit.packaging.report import size_report
 from smkit.packaging.vendor import VendorTarget, pinned_versions, vendor_wheels
-from smkit.serving import requirements
 
 LINES = "joblib==1.6.0\nthreadpoolctl==3.8.0\n"
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from waiting import wait_until
 
+from smkit.hosting.env import ServingEnv
 from smkit.process import free_port, ping
-from smkit.serving.env import ServingEnv
-from smkit.serving.forking import TEMPLATE_NAME
-from smkit.serving.pool import PoolOptions
+from smkit.serving.front.pool import PoolOptions
+from smkit.serving.wire.messages import TEMPLATE_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_GRACE = PoolOptions.__dataclass_fields__["kill_grace"].default

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 
 from smkit import hftasks
 from smkit.cli import main
-from smkit.serving import hfcodecs
-from smkit.serving.defaults import DefaultHandlers, MissingHook
-from smkit.serving.env import ServingEnv
-from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
-from smkit.serving.frameworks import framework_defaults
-from smkit.serving.huggingface import HuggingFaceDefaults
+from smkit.hosting.env import ServingEnv
+from smkit.serving.wire.errors import BadRequest, NotAcceptable, UnsupportedMediaType
+from smkit.serving.worker import hfcodecs
+from smkit.serving.worker.defaults import DefaultHandlers, MissingHook
+from smkit.serving.worker.frameworks import framework_defaults
+from smkit.serving.worker.huggingface import HuggingFaceDefaults
 
 REPO = Path(__file__).resolve().parents[2]
 

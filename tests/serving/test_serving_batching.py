@@ -21,7 +21,7 @@ from waiting import wait_until
 from websockets.sync.client import connect
 
 from smkit.hooks import HookError, HookSignatureError, check_chain, describe, passes_context
-from smkit.serving.env import ServingEnv, ServingEnvError
+from smkit.hosting.env import ServingEnv, ServingEnvError
 
 WAIT_S = 60.0  # an upper bound for a wait that fails the test, never a timing under test
 BATCH = 3
@@ -54,7 +54,7 @@ def predict_batch_fn(inputs, model):
 def output_fn(prediction, accept):
     if accept == "text/event-stream":
         return (str(x) for x in prediction)
-    from smkit.serving.codecs import encode
+    from smkit.serving.worker.codecs import encode
 
     return encode(prediction, accept)
 

@@ -17,7 +17,7 @@ from serving_harness import Response, Server, start_server
 from serving_models import write_model
 from waiting import wait_until
 
-from smkit.serving.env import ServingEnv, ServingEnvError
+from smkit.hosting.env import ServingEnv, ServingEnvError
 
 METRICS = ("smkit_requests_in_flight", "smkit_queue_depth", "smkit_workers_busy")
 

@@ -18,10 +18,10 @@ import pytest
 from serving_harness import start_server
 
 from smkit.hooks import HookSignatureError
+from smkit.hosting.env import ServingEnv
 from smkit.packaging import PackagingError, build_archive
 from smkit.packaging.handler import check_handler
-from smkit.serving.env import ServingEnv
-from smkit.serving.handler import ModelHandler
+from smkit.serving.worker.handler import ModelHandler
 
 BASE = {
     "model_fn": "def model_fn(model_dir):\n    return {'scale': 2}\n",

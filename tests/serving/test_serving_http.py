@@ -190,7 +190,7 @@ def test_oversize_body_is_413_then_good(chain_server: Server) -> None:
 
 
 def test_body_past_the_inline_limit_reaches_the_worker_whole(chain_server: Server) -> None:
-    """A body over 64 KiB travels to the worker outside the queue's message (smkit/serving/ipc.py)."""
+    """A body over 64 KiB travels to the worker outside the queue's message (smkit/serving/wire/ipc.py)."""
     rows = 20_000  # 80 KB of CSV
     response = chain_server.invoke("\n".join(f"{i},1" for i in range(rows)))
     assert response.status == 200, response.body

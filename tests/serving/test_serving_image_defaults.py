@@ -28,9 +28,9 @@ import pytest
 from serving_harness import Server, start_server
 from serving_models import write_model
 
-from smkit.serving import codecs
-from smkit.serving.defaults import TOOLKIT_NO_MODEL_FN, TOOLKIT_NO_PREDICT_FN
-from smkit.serving.errors import BadRequest
+from smkit.serving.wire.errors import BadRequest
+from smkit.serving.worker import codecs
+from smkit.serving.worker.defaults import TOOLKIT_NO_MODEL_FN, TOOLKIT_NO_PREDICT_FN
 
 HANDLER = """
 import numpy as np

@@ -19,7 +19,7 @@ from serving_harness import Response, Server, start_server
 from serving_models import write_model
 from waiting import wait_until
 
-from smkit.serving.env import ServingEnv, ServingEnvError
+from smkit.hosting.env import ServingEnv, ServingEnvError
 
 WAIT_S = 60.0  # an upper bound for a wait that fails the test, never a timing under test
 
@@ -278,3 +278,81 @@ def test_bad_metrics_settings_are_named(variable: str, raw: str, message: str) -
     with pytest.raises(ServingEnvError) as caught:
         ServingEnv.from_environ({variable: raw})
     assert str(caught.value) == message
+
+
+CRASHING = """
+import json
+import os
+
+
+def model_fn(model_dir):
+    return "model"
+
+
+def input_fn(body, content_type):
+    return json.loads(body)
+
+
+def predict_fn(data, model):
+    if data.get("die"):
+        os._exit(3)  # the worker dies holding the request
+    return data
+"""
+
+FAILING = """
+def model_fn(model_dir):
+    raise RuntimeError("weights missing on purpose")
+"""
+
+
+def test_a_worker_that_dies_serving_is_counted_and_replaced(tmp_path: Path) -> None:
+    model = write_model(tmp_path, "crashing", CRASHING)
+    server = start_server(tmp_path, ["--model", str(model)], env={"SAGEMAKER_MODEL_SERVER_WORKERS": "1"})
+    try:
+        assert _json(server, {"die": True}).status == 500
+
+        def replaced() -> Samples | None:
+            _, samples = scrape(server)
+            return (
+                samples
+                if value(samples, "smkit_workers", state="ready") == 1
+                and value(samples, "smkit_worker_starts_total") == 2
+                else None
+            )
+
+        samples = wait_until(replaced, timeout=WAIT_S, what="the replacement worker to load")
+        assert value(samples, "smkit_worker_exits_total", during="serving") == 1
+        assert value(samples, "smkit_worker_restarts_total") == 1
+        assert value(samples, "smkit_model_load_seconds_count") == 2
+        assert value(samples, "smkit_requests_total", route="/invocations", status="500", model="") == 1
+        assert _json(server, {"x": 1}).status == 200
+    finally:
+        server.stop()
+
+
+def test_a_model_that_fails_to_load_is_counted_while_ping_says_503(tmp_path: Path) -> None:
+    """The failed /ping at CREATE: /metrics answers while /ping is 503 and counts the failed loads."""
+    model = write_model(tmp_path, "failing", FAILING)
+    server = start_server(
+        tmp_path,
+        ["--model", str(model)],
+        env={"SAGEMAKER_MODEL_SERVER_WORKERS": "1", "SMKIT_WORKER_RETRIES": "1"},
+        ready=False,
+    )
+    try:
+
+        def given_up() -> Samples | None:
+            answer = server.try_request("GET", "/metrics")
+            if answer is None:
+                return None
+            _, samples = scrape(server)
+            return samples if value(samples, "smkit_workers", state="gave_up") == 1 else None
+
+        samples = wait_until(given_up, timeout=WAIT_S, what="the slot to be given up")
+        assert value(samples, "smkit_model_load_failures_total") == 2  # the load and its one retry
+        assert value(samples, "smkit_worker_exits_total", during="loading") >= 1
+        assert value(samples, "smkit_model_load_seconds_count") == 0
+        ping = server.request("GET", "/ping")
+        assert ping.status == 503 and "weights missing on purpose" in ping.json()["message"]
+    finally:
+        server.stop()

@@ -12,7 +12,7 @@ import pytest
 from serving_harness import Server, make_tarball, start_server
 from serving_models import Models, write_model
 
-from smkit.serving import requirements
+from smkit.hosting import requirements
 
 
 def load(server: Server, name: str, url: str) -> tuple[int, dict]:

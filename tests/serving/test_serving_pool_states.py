@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
-from smkit.serving import ipc, lifecycle
-from smkit.serving.env import VAR_WORKER_CONFIG
-from smkit.serving.handler import Reply
-from smkit.serving.lifecycle import GAVE_UP, READY, RETRYING, STILL_LOADING, STOPPED, Lifecycle
-from smkit.serving.pool import PoolOptions, WorkerPool
+from smkit.hosting.env import VAR_WORKER_CONFIG
+from smkit.serving.front import lifecycle
+from smkit.serving.front.lifecycle import GAVE_UP, READY, RETRYING, STILL_LOADING, STOPPED, Lifecycle
+from smkit.serving.front.pool import PoolOptions, WorkerPool
+from smkit.serving.wire import ipc
+from smkit.serving.wire.reply import Reply
 
 WAIT_S = 30.0  # an upper bound for a wait that fails the test, never a timing under test
 

@@ -326,9 +326,9 @@ def test_a_failing_start_hook_is_424_and_a_dead_worker_takes_its_sessions(tmp_pa
 
 
 def test_a_job_for_a_worker_that_is_gone_is_answered_500_at_once() -> None:
-    from smkit.serving.handler import Reply
-    from smkit.serving.pinning import Pinning
-    from smkit.serving.relay import Job
+    from smkit.serving.front.pinning import Pinning
+    from smkit.serving.front.relay import Job
+    from smkit.serving.wire.reply import Reply
 
     answers: list[Reply] = []
 

@@ -19,9 +19,9 @@ from waiting import wait_until
 from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import connect
 
-from smkit.serving.pool import Job, PoolOptions, Worker, WorkerPool
-from smkit.serving.relay import StreamControl
-from smkit.serving.streams import encode_item, is_stream
+from smkit.serving.front.pool import Job, PoolOptions, Worker, WorkerPool
+from smkit.serving.front.relay import StreamControl
+from smkit.serving.worker.streams import encode_item, is_stream
 
 
 class ChunkedReader:

@@ -1,4 +1,4 @@
-"""Workers forked from the worker template (smkit/serving/template.py): what a worker's model_fn finds.
+"""Workers forked from the worker template (smkit/serving/worker/template.py): what a worker's model_fn finds.
 
 The template must hand each worker a process in which nothing but the runtime has been imported and no
 thread has run, and the worker must be the front end's own child (so it is waited for and replaced as
@@ -16,7 +16,7 @@ from serving_harness import start_server
 from serving_models import write_model
 from waiting import wait_until
 
-from smkit.serving.forking import TEMPLATE_NAME
+from smkit.serving.wire.messages import TEMPLATE_NAME
 
 # model_fn records what the process holds before the model's code runs; transform_fn reports it.
 REPORTER = """

@@ -1,4 +1,4 @@
-"""Thread pools per model worker (smkit.serving.threads): the rule, and what a real worker's handler sees."""
+"""Thread pools per model worker (smkit.serving.front.threads): the rule, and what a real worker's handler sees."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from serving_harness import start_server
 
 from smkit.cpus import available_cpus
-from smkit.serving.threads import THREAD_VARIABLES, plan_threads
+from smkit.serving.front.threads import THREAD_VARIABLES, plan_threads
 
 # The handler reports its environment and the size of NumPy's OpenBLAS pool (the wheel's own library).
 REPORTER = """

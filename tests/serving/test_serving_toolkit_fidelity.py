@@ -19,8 +19,8 @@ import scipy.sparse
 from serving_harness import Server, start_server
 from serving_models import write_model
 
-from smkit.serving import codecs
-from smkit.serving.errors import InferenceError
+from smkit.serving.wire.errors import InferenceError
+from smkit.serving.worker import codecs
 
 HANDLER = """
 class ToolkitStyleError(Exception):

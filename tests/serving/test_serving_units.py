@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from serving_models import Models
 
-from smkit.serving import codecs
-from smkit.serving.context import Context
-from smkit.serving.env import ServingEnv, ServingEnvError
-from smkit.serving.errors import BadRequest, NotAcceptable, UnsupportedMediaType
-from smkit.serving.handler import ModelHandler
+from smkit.hosting.env import ServingEnv, ServingEnvError
+from smkit.serving.wire.errors import BadRequest, NotAcceptable, UnsupportedMediaType
+from smkit.serving.worker import codecs
+from smkit.serving.worker.context import Context
+from smkit.serving.worker.handler import ModelHandler
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,7 @@ def test_missing_model_fn_asks_for_one(tmp_path: Path) -> None:
 
 
 def test_error_bodies_hide_the_traceback_unless_debug() -> None:
-    from smkit.serving.handler import error_reply
+    from smkit.serving.wire.reply import error_reply
 
     try:
         raise RuntimeError("inner detail")
@@ -139,7 +139,7 @@ def test_error_bodies_hide_the_traceback_unless_debug() -> None:
 
 def test_frame_receiver_reads_frames_in_place_whatever_the_reads_deliver() -> None:
     """The front end's receiver: any read sizes, several frames per read, frames larger than its buffer."""
-    from smkit.serving import ipc
+    from smkit.serving.wire import ipc
 
     meta = ipc.reply_meta(7, 200, "application/octet-stream", {"x-a": "1"}, 1234)
     sizes = (0, 1, 300, 700_000, 5, ipc.FrameReceiver.SCRATCH, 2_097_152, 64 * 1024, 3)
@@ -162,7 +162,7 @@ def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> No
     """The shared queue: jobs come out whole and in order; a body past the inline limit rides in a file."""
     import socket
 
-    from smkit.serving import ipc
+    from smkit.serving.wire import ipc
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     headers = [(b"a", b"\xe9"), (b"content-type", b"text/csv")]
@@ -187,7 +187,7 @@ def test_job_queue_hands_each_job_to_one_reader_in_order_small_and_large() -> No
 
 
 def test_scoreboard_slots_are_shared_through_the_descriptor() -> None:
-    from smkit.serving import ipc
+    from smkit.serving.wire import ipc
 
     board = ipc.Scoreboard.create(3)
     other = ipc.Scoreboard(board.fd, 3)  # what a worker maps from the inherited descriptor
@@ -202,7 +202,7 @@ def test_scoreboard_slots_are_shared_through_the_descriptor() -> None:
 
 
 def test_reply_metadata_round_trips_content_types_and_headers() -> None:
-    from smkit.serving import ipc
+    from smkit.serving.wire import ipc
 
     for status, content_type, headers in [
         (200, "application/json", {}),

@@ -36,6 +36,9 @@ S3_SOURCE_KEY = "arn:aws:kms:eu-west-1:123456789012:key/abcd1234-12ab-34cd-56ef-
 S3_PREFIX = "s3://large-models-eu/llm/v3/"
 S3_MME = "s3://large-models-eu/mme/tabular/"
 DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
+# A model registry version (source: model-package) and the prefix its training jobs write model data under.
+PACKAGE = "churn/3"
+PACKAGE_DATA = "s3://training-output-eu/churn/"
 
 
 def cfn_lint_findings(templates: Sequence[Path], *, ignore: Sequence[str] = ()) -> list[str]:
@@ -77,6 +80,9 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     byo = _yaml("realtime.yaml")
     byo["name"] = "tabular-byo"
     byo["image"] = {"source": "ecr", "tag": "v1.2.3"}
+    # Opt-in core dumps (data bucket, KMS key) and SSM access: clean under cdk-nag and cfn-lint.
+    byo["endpoint"]["variants"][0]["core_dumps"] = {"prefix": "crashes"}
+    byo["endpoint"]["variants"][0]["ssm_access"] = True
     byo["security"] = {
         "kms": {"key_arn": SUPPLIED_KEY},
         "vpc": {
@@ -98,6 +104,15 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     s3_prefix = _yaml("async.yaml")
     s3_prefix["name"] = "tabular-s3-prefix"
     s3_prefix["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": S3_PREFIX}
+    package = _yaml("realtime.yaml")
+    package["name"] = "tabular-package"
+    package["image"] = {"source": "dlc", "uri": DLC_URI}
+    package["model"]["containers"][0]["model_data"] = {
+        "source": "model-package",
+        "package": PACKAGE,
+        "uri": PACKAGE_DATA,
+        "kms_key_arn": S3_SOURCE_KEY,
+    }
     s3_mme = _yaml("multi-model.yaml")
     s3_mme["name"] = "tabular-s3-mme"
     s3_mme["model"]["containers"][0]["model_data"] = {"source": "s3", "uri": S3_MME}
@@ -126,13 +141,23 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     }
     rolling["endpoint"]["data_capture"]["json_content_types"] = ["application/json", "application/jsonlines"]
     rolling["endpoint"]["data_capture"]["csv_content_types"] = []
+    # A component whose container serves its metrics on a path of its own; enhanced metrics every 10 s.
+    observed = _yaml("inference-components.yaml")
+    observed["name"] = "tabular-components-observed"
+    observed["endpoint"]["inference_components"]["components"][1]["metrics_path"] = "/server/metrics"
+    observed["endpoint"]["metrics"] = {"enhanced_metrics": True, "publish_frequency_seconds": 10}
+    observed["endpoint"]["variants"][0]["core_dumps"] = {}
     return {
+        "components-observed": parse_config(
+            observed, source="derived components-observed", base_dir=CONFIG_DIR
+        ),
         "realtime-rolling": parse_config(rolling, source="derived realtime-rolling", base_dir=CONFIG_DIR),
         "async-tuned": parse_config(tuned, source="derived async-tuned", base_dir=CONFIG_DIR),
         "multi-model-uncached": parse_config(
             uncached, source="derived multi-model-uncached", base_dir=CONFIG_DIR
         ),
         "realtime-s3": parse_config(in_s3, source="derived realtime-s3", base_dir=CONFIG_DIR),
+        "realtime-package": parse_config(package, source="derived realtime-package", base_dir=CONFIG_DIR),
         "async-s3-prefix": parse_config(s3_prefix, source="derived async-s3-prefix", base_dir=CONFIG_DIR),
         "multi-model-s3": parse_config(s3_mme, source="derived multi-model-s3", base_dir=CONFIG_DIR),
         "realtime-shadow-scaled": parse_config(

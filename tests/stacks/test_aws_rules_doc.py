@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stack_support import CONFIG_FILES, ROOT, SynthesizedApp
 
-from smkit.config.rule_doc import NONE_FOUND, emitted, property_paths, render, rows_for
+from smkit.config.rule_doc import NONE_FOUND, emitted, property_paths, render, rows_for, schema_limits
 from smkit.config.rule_table import ROWS
 
 
@@ -39,4 +39,17 @@ def test_property_paths_and_row_matching() -> None:
     ec = "AWS::SageMaker::EndpointConfig"
     assert [r.id for r in rows_for(ec, "ProductionVariants[].VolumeSizeInGB")] == ["instance-store-volume"]
     assert rows_for(ec, "ProductionVariants[].VariantName") == []
-    assert NONE_FOUND in render({ec: {"ProductionVariants[].VariantName"}})
+    assert NONE_FOUND in render({ec: {"ProductionVariants[].VariantName"}}, limits_of=lambda *_: "")
+
+
+def test_schema_limits_come_from_the_cloudformation_schema() -> None:
+    """The limits column is the registry schema cfn-lint ships, resolved through $ref and list items."""
+    ic, ep = "AWS::SageMaker::InferenceComponent", "AWS::SageMaker::Endpoint"
+    assert schema_limits(ic, "Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance") == "0-100"
+    timeout = "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"
+    assert schema_limits(ep, timeout) == "600-28800"
+    types = schema_limits("AWS::SageMaker::EndpointConfig", "ProductionVariants[].InstanceType")
+    assert types.startswith("one of ml.") and "(+" in types  # the enum, the first 8 shown
+    assert schema_limits(ic, "No.Such.Property") == ""
+    doc = render({ic: {"Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"}})
+    assert "| 0-100 | az-balance |" in doc

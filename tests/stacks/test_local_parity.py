@@ -26,13 +26,13 @@ from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
 from smkit.cpus import available_cpus
+from smkit.hosting.env import ServingEnv
 from smkit.llm.engine import CONTAINER_MODEL_DIR, SERVER_MODULE
 from smkit.local.artifacts import extract_archive
 from smkit.local.components import ComponentEndpointRuntime, create_runtime
 from smkit.local.containers import LOCAL_ONLY, ContainerLaunch, ContainerProcess
 from smkit.local.engines import EngineProcess
 from smkit.local.runtime import EndpointRuntime, LocalSettings
-from smkit.serving.env import ServingEnv
 
 PORT = 8080
 LOCAL_CPUS = available_cpus().count
@@ -64,13 +64,20 @@ def _definitions(template: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _definition_of(container: ResolvedContainer, definitions: list[dict[str, Any]]) -> dict[str, Any]:
     """The ContainerDefinition whose model data is this container's (uploaded under its construct id)."""
-    marker = container.model_data.uri or f"models/ModelData{pascal(container.name)}/"
+    data = container.model_data
+    marker = (
+        data.package
+        if data.kind == "model-package"
+        else data.uri or f"models/ModelData{pascal(container.name)}/"
+    )
     found = [d for d in definitions if marker in json.dumps(d)]
     assert found, f"no ContainerDefinition for container {container.name}"
     return found[0]
 
 
 def _template_kind(definition: dict[str, Any]) -> str:
+    if "ModelPackageName" in definition:
+        return "model-package"
     if definition.get("Mode") == "MultiModel":
         return "multi-model"
     source = definition.get("ModelDataSource", {}).get("S3DataSource")
@@ -82,6 +89,11 @@ def _template_kind(definition: dict[str, Any]) -> str:
 
 
 def _local_kind(runtime: EndpointRuntime, process: ContainerProcess) -> str:
+    container = runtime.deployment.container(process.spec.name)
+    if container.model_data.kind == "model-package":
+        # The local endpoint serves the registry version's own data (smkit.registry.served_packages,
+        # tests/deploy/test_model_registry.py); what it downloads is the registry's, not the config's.
+        return "model-package"
     if process.spec.multi_model:
         return "multi-model"
     return "archive" if str(process.spec.model_dir) in runtime.archives else "prefix"

@@ -123,6 +123,10 @@ class InstanceVariant:
     instance_pools: tuple[tuple[InstanceType, int], ...] = ()
     instance_provision_timeout: cdk.Duration | None = None
     managed_instance_scaling: ManagedInstanceScaling | None = None
+    # CoreDumpConfig.DestinationS3Uri (encrypted with the config's key) and EnableSSMAccess.
+    # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html
+    core_dump_s3_uri: str | None = None
+    ssm_access: bool = False
 
     @property
     def instance_types(self) -> tuple[str, ...]:
@@ -140,6 +144,20 @@ class InstanceVariant:
     @property
     def provision_timeout_seconds(self) -> int | None:
         return _seconds(self.instance_provision_timeout)
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """MetricsConfig of the endpoint config, each value written explicitly. The defaults are AWS's for a new
+    endpoint configuration (detailed observability on since June 17, 2026; enhanced metrics off; every 60 s).
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html"""
+
+    detailed_observability: bool = True
+    enhanced_metrics: bool = False
+    publish_frequency_seconds: int = 60
+
+
+PUBLISH_FREQUENCIES = (10, 30, 60, 120, 180, 240, 300)  # MetricPublishFrequencyInSeconds' valid values
 
 
 @dataclass(frozen=True)
@@ -213,8 +231,15 @@ class EndpointConfiguration(Construct):
         execution_role_arn: str | None = None,
         network_isolation: bool | None = None,
         vpc: VpcSettings | None = None,
+        metrics: MetricsSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        metrics = metrics or MetricsSettings()
+        if metrics.publish_frequency_seconds not in PUBLISH_FREQUENCIES:
+            raise ValueError(
+                f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
+                f"(one of {PUBLISH_FREQUENCIES})"
+            )
         if model_name is None:
             _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
         else:
@@ -240,7 +265,7 @@ class EndpointConfiguration(Construct):
             assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
         else:
-            production = [_instance(model_name, v) for v in variants]
+            production = [_instance(model_name, v, kms_key_arn) for v in variants]
         self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
         self.shadow_variant_names = [v.name for v in shadow_variants]
         self.instance_storage = any(
@@ -253,7 +278,13 @@ class EndpointConfiguration(Construct):
             kms_key_id=None if self.instance_storage else kms_key_arn,
             data_capture_config=_capture(data_capture, kms_key_arn) if data_capture else None,
             async_inference_config=_async(async_inference, kms_key_arn) if async_inference else None,
-            shadow_production_variants=[_instance(model_name, v) for v in shadow_variants] or None,
+            shadow_production_variants=[_instance(model_name, v, kms_key_arn) for v in shadow_variants]
+            or None,
+            metrics_config=sagemaker.CfnEndpointConfig.MetricsConfigProperty(
+                enable_detailed_observability=metrics.detailed_observability,
+                enable_enhanced_metrics=metrics.enhanced_metrics,
+                metric_publish_frequency_in_seconds=metrics.publish_frequency_seconds,
+            ),
             execution_role_arn=execution_role_arn,
             enable_network_isolation=network_isolation,
             vpc_config=(
@@ -346,7 +377,7 @@ def instance_pools(
 
 
 def _instance(
-    model_name: str | None, v: InstanceVariant
+    model_name: str | None, v: InstanceVariant, kms_key_arn: str | None = None
 ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
     """A ProductionVariant; without ``model_name`` the model-less pool of an inference-component endpoint."""
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
@@ -370,6 +401,14 @@ def _instance(
         inference_ami_version=v.inference_ami_version,
         capacity_reservation_config=capacity_reservation(v.capacity_reservation_arn),
         managed_instance_scaling=_managed_scaling(v.managed_instance_scaling),
+        core_dump_config=(
+            sagemaker.CfnEndpointConfig.CoreDumpConfigProperty(
+                destination_s3_uri=v.core_dump_s3_uri, kms_key_id=kms_key_arn
+            )
+            if v.core_dump_s3_uri
+            else None
+        ),
+        enable_ssm_access=True if v.ssm_access else None,
     )
 
 

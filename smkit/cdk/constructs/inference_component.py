@@ -61,6 +61,29 @@ class ComponentPlacement:
 
 
 @dataclass(frozen=True)
+class MetricsEndpoint:
+    """Specification.Container.ContainerMetricsConfig: the path where the component's container serves
+    Prometheus metrics, and how often SageMaker publishes them (10, 30, 60, 120, 180, 240 or 300 s).
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerMetricsConfig.html"""
+
+    path: str
+    publish_frequency_seconds: int = 60
+
+    def property(self) -> sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty:
+        c = sagemaker.CfnInferenceComponent
+        return c.InferenceComponentContainerSpecificationProperty(
+            container_metrics_config=c.ContainerMetricsConfigProperty(
+                metrics_endpoints=[
+                    c.MetricsEndpointProperty(
+                        metrics_endpoint_path=self.path,
+                        metric_publish_frequency_in_seconds=self.publish_frequency_seconds,
+                    )
+                ]
+            )
+        )
+
+
+@dataclass(frozen=True)
 class AdapterSource:
     """An adapter: the base component it extends and where its weights are."""
 
@@ -104,8 +127,15 @@ class InferenceComponent(Construct):
         placement: ComponentPlacement | None = None,
         adapter: AdapterSource | None = None,
         per_instance_type: Sequence[tuple[str, ComponentCompute]] = (),
+        metrics_endpoint: MetricsEndpoint | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        if metrics_endpoint is not None and adapter is not None:
+            raise ValueError(
+                f"Invalid inference component {id_!r}: an adapter runs in its base component's container; "
+                "give metrics_endpoint to the base component"
+            )
+        container = metrics_endpoint.property() if metrics_endpoint is not None else None
         if (adapter is None) == (model_name is None or compute is None):
             raise ValueError(
                 f"Invalid inference component {id_!r}: give model_name and compute, or adapter (not both)"
@@ -142,12 +172,12 @@ class InferenceComponent(Construct):
             specification=(
                 None
                 if per_instance_type
-                else _specification(model_name, compute, startup, placement, adapter)
+                else _specification(model_name, compute, startup, placement, adapter, container)
             ),
             # One entry per instance type of a pooled variant, in place of Specification.
             # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html
             specifications=[
-                _for_instance_type(instance_type, model_name, c, startup, placement)
+                _for_instance_type(instance_type, model_name, c, startup, placement, container)
                 for instance_type, c in per_instance_type
             ]
             or None,
@@ -228,11 +258,20 @@ def _for_instance_type(
     compute: ComponentCompute,
     startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     placement: ComponentPlacement | None,
+    container: sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty | None = None,
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty:
     single = _specification(model_name, compute, startup, placement, None)
-    return sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty(
+    c = sagemaker.CfnInferenceComponent
+    return c.InferenceComponentSpecificationForInstanceTypeProperty(
         instance_type=instance_type,
         model_name=single.model_name,
+        container=(
+            c.InferenceComponentContainerSpecificationForInstanceTypeProperty(
+                container_metrics_config=container.container_metrics_config
+            )
+            if container is not None
+            else None
+        ),
         compute_resource_requirements=single.compute_resource_requirements,
         startup_parameters=single.startup_parameters,
         scheduling_config=single.scheduling_config,
@@ -246,6 +285,7 @@ def _specification(
     startup: sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None,
     placement: ComponentPlacement | None,
     adapter: AdapterSource | None,
+    container: sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty | None = None,
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
     spec = sagemaker.CfnInferenceComponent
     if adapter is not None:
@@ -259,6 +299,7 @@ def _specification(
     p = placement or ComponentPlacement()
     return spec.InferenceComponentSpecificationProperty(
         model_name=model_name,
+        container=container,
         compute_resource_requirements=spec.InferenceComponentComputeResourceRequirementsProperty(
             min_memory_required_in_mb=int(compute.min_memory.to_mebibytes()),
             max_memory_required_in_mb=(

@@ -106,7 +106,9 @@ def _validate(containers: Sequence[ContainerSpec], inference_mode: str | None) -
 def _definition(c: ContainerSpec) -> sagemaker.CfnModel.ContainerDefinitionProperty:
     data = c.model_data
     return sagemaker.CfnModel.ContainerDefinitionProperty(
-        image=c.image_uri,
+        # A model package names its image and model data; CreateModel takes ModelPackageName instead.
+        image=None if data.model_package_name else c.image_uri,
+        model_package_name=data.model_package_name,
         container_hostname=c.hostname,
         environment=dict(c.environment) or None,
         mode="MultiModel" if data.multi_model else "SingleModel",

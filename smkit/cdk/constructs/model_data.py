@@ -8,6 +8,8 @@
   prefix (container ``Mode: MultiModel``; clients pass ``TargetModel`` = file name, docs/multi-model.md).
 - :meth:`ModelData.from_s3`: model data already in S3 (a training job's output, weights too large to copy
   through Lambda), used where it is: no copy, only the read grants.
+- :meth:`ModelData.from_model_package`: a model registry version (``ModelPackageName``): the package names
+  its image and model data; the role may read the S3 prefix that data is under (docs/model-registry.md).
 
 The three local sources land in the deployment's own bucket, encrypted with the deployment's key (the CDK bootstrap assets
 bucket only stages them). Binding grants the execution role ``s3:GetObject`` on the copies of that
@@ -43,9 +45,11 @@ MISSING_HINT = (
 
 @dataclass(frozen=True)
 class BoundModelData:
-    """What a ContainerDefinition needs: exactly one of ``model_data_url`` / ``model_data_source``."""
+    """What a ContainerDefinition needs: exactly one of ``model_data_url`` / ``model_data_source`` /
+    ``model_package_name`` (then the package names the image too, and the definition has none)."""
 
     model_data_url: str | None = None
+    model_package_name: str | None = None
     model_data_source: sagemaker.CfnModel.ModelDataSourceProperty | None = None
     multi_model: bool = False
     cache_enabled: bool = True
@@ -90,6 +94,12 @@ class ModelData(ABC):
         return _InS3(
             uri, kind=kind, kms_key_arn=kms_key_arn, cache_enabled=cache_enabled, accept_eula=accept_eula
         )
+
+    @staticmethod
+    def from_model_package(package: str, *, data_uri: str, kms_key_arn: str | None = None) -> ModelData:
+        """A model package version (its ARN, or ``GROUP/VERSION`` of the stack's account and region) whose
+        model data is under the S3 prefix ``data_uri`` (read grant; ``kms_key_arn``: its objects' key)."""
+        return _ModelPackage(package, data_uri=data_uri, kms_key_arn=kms_key_arn)
 
     @abstractmethod
     def bind(
@@ -221,6 +231,49 @@ class _InS3(ModelData):
             cache_enabled=self.cache_enabled,
             accept_eula=self.accept_eula,
         )
+
+
+class _ModelPackage(ModelData):
+    """A model registry version: ``ModelPackageName`` and the read grant on its data's prefix."""
+
+    def __init__(self, package: str, *, data_uri: str, kms_key_arn: str | None) -> None:
+        super().__init__("model-package")
+        self.package = package
+        self.data_uri = data_uri
+        self.kms_key_arn = kms_key_arn
+
+    def bind(
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        grantee: iam.IGrantable,
+        bucket: s3.IBucket,
+        log_group: logs.ILogGroup | None = None,
+    ) -> BoundModelData:
+        grant_read_s3(
+            scope,
+            grantee,
+            id_,
+            self.data_uri,
+            prefix=True,
+            kms_key_arn=self.kms_key_arn,
+            why=f"the prefix {self.data_uri} holding model package {self.package}'s model data.",
+        )
+        return BoundModelData(model_package_name=package_arn(scope, self.package))
+
+
+def package_arn(scope: Construct, package: str) -> str:
+    """The ARN of a model package version given as its ARN or as ``GROUP/VERSION`` (the stack's account and
+    region: arn:PARTITION:sagemaker:REGION:ACCOUNT:model-package/GROUP/VERSION)."""
+    if package.startswith("arn:"):
+        return package
+    return cdk.Stack.of(scope).format_arn(
+        service="sagemaker",
+        resource="model-package",
+        resource_name=package,
+        arn_format=cdk.ArnFormat.SLASH_RESOURCE_NAME,
+    )
 
 
 def _prefix_data(

@@ -11,6 +11,8 @@ plus the variables the platform itself provides and the local stand-ins listed i
 - ``SMKIT_MODEL_CACHE_SETTING`` (multi-model containers): ``MultiModelConfig.ModelCacheSetting``, so the
   runtime unloads a model after every call when caching is disabled, as SageMaker does
   (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MultiModelConfig.html).
+- ``SMKIT_METRICS_PATH`` (the container of an inference component with ``metrics_path``): the runtime serves
+  its Prometheus metrics where the component's ContainerMetricsConfig tells SageMaker to scrape them.
 
 The worker count: ``SAGEMAKER_MODEL_SERVER_WORKERS`` when the config sets it; otherwise the image runs one
 worker per vCPU of the instance (:func:`worker_count` says how many a local run of a variant uses).
@@ -21,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from smkit.contract import MODEL_SERVER_WORKERS, SMKIT_MODEL_CACHE_SETTING, SMKIT_PROFILE
+from smkit.contract import MODEL_SERVER_WORKERS, SMKIT_METRICS_PATH, SMKIT_MODEL_CACHE_SETTING, SMKIT_PROFILE
 
-# endpoint.type -> the serving runtime's profile (smkit/serving/env.py); every other type is realtime.
+# endpoint.type -> the serving runtime's profile (smkit/hosting/env.py); every other type is realtime.
 PROFILES = {"serverless": "serverless", "async": "async"}
 
 
@@ -38,6 +40,7 @@ def container_environment(
     endpoint_type: str,
     multi_model: bool,
     cache_enabled: bool,
+    metrics_path: str | None = None,
     serving_runtime: bool = True,
 ) -> dict[str, str]:
     """The full Environment of one container: the config's ``written`` variables, then the kit's.
@@ -49,6 +52,8 @@ def container_environment(
     if not serving_runtime:
         return env
     env.setdefault(SMKIT_PROFILE, profile_of(endpoint_type))
+    if metrics_path is not None:
+        env.setdefault(SMKIT_METRICS_PATH, metrics_path)
     if multi_model:
         env.setdefault(SMKIT_MODEL_CACHE_SETTING, "Enabled" if cache_enabled else "Disabled")
     return env

@@ -18,7 +18,14 @@ from smkit.config.components import (
     InstanceScaling,
     RollingUpdate,
 )
-from smkit.config.endpoint import AsyncSpec, DataCapture, Deployment, InstancePool, ServerlessSpec
+from smkit.config.endpoint import (
+    AsyncSpec,
+    DataCapture,
+    Deployment,
+    EndpointMetrics,
+    InstancePool,
+    ServerlessSpec,
+)
 from smkit.config.local_options import LocalOptions
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
@@ -28,7 +35,7 @@ from smkit.config.security import Kms, Repository, Vpc
 from smkit.config.storage import StorageSpec
 from smkit.contract import uses_huggingface_defaults
 
-DataKind = Literal["archive", "prefix", "multi-model"]
+DataKind = Literal["archive", "prefix", "multi-model", "model-package"]
 EndpointType = Literal[
     "realtime", "serverless", "multi-model", "multi-container", "async", "inference-components"
 ]
@@ -42,9 +49,13 @@ class ResolvedModelData:
     Attributes:
         kind: ``archive`` (one ``model.tar.gz``, ``ModelDataUrl``), ``prefix`` (uncompressed,
             ``S3DataType: S3Prefix``, ``CompressionType: None``) or ``multi-model`` (the prefix of a
-            multi-model endpoint's ``*.tar.gz`` models, container ``Mode: MultiModel``).
+            multi-model endpoint's ``*.tar.gz`` models, container ``Mode: MultiModel``) or ``model-package``
+            (a model registry version, ``ModelPackageName``: its image and data are the package's).
         path: the absolute local file or directory (None: the data is already in S3).
-        uri: the S3 URI of data already in S3 (None: local data the stacks upload).
+        uri: the S3 URI of data already in S3 (None: local data the stacks upload); for a model package, the
+            prefix its model data is under.
+        package: the model package version (``model-package`` only): an ARN, or ``GROUP/VERSION`` in the
+            deployment's account and region.
         kms_key_arn: the key encrypting data already in S3, if any.
         cache_enabled: ``MultiModelConfig.ModelCacheSetting`` (multi-model only).
         accept_eula: ``ModelAccessConfig.AcceptEula`` of an uncompressed prefix in S3 (gated weights).
@@ -56,6 +67,7 @@ class ResolvedModelData:
     kms_key_arn: str | None = None
     cache_enabled: bool = True
     accept_eula: bool = False
+    package: str | None = None
 
     @property
     def compression(self) -> Literal["Gzip", "None"]:
@@ -149,6 +161,8 @@ class ResolvedVariant:
             ProductionVariant's settings as configured (None / empty: not set).
         pool_types: every instance type the variant may run on: its pools' by priority, else its one
             instance type (empty: serverless).
+        core_dump_prefix: the data bucket's prefix of the variant's CoreDumpConfig (None: no core dumps).
+        ssm_access: EnableSSMAccess.
     """
 
     name: str
@@ -168,6 +182,8 @@ class ResolvedVariant:
     instance_pools: tuple[InstancePool, ...] = ()
     instance_provision_timeout_s: int | None = None
     pool_types: tuple[str, ...] = ()
+    core_dump_prefix: str | None = None
+    ssm_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -264,6 +280,7 @@ class ResolvedDeployment:
         local: the local endpoint's own options.
         local_refusal: why the local endpoint does not run this deployment (None: it does).
         pipeline: the delivery pipeline (None: no pipeline section).
+        metrics: the endpoint config's MetricsConfig (docs/observability.md).
     """
 
     endpoint_type: EndpointType
@@ -295,6 +312,7 @@ class ResolvedDeployment:
     local: LocalOptions
     local_refusal: str | None
     pipeline: PipelineSpec | None
+    metrics: EndpointMetrics = field(default_factory=EndpointMetrics)
     # The validated config this was resolved from: only smkit.config.resolved.deployment_of reads it, to
     # know whether a config's cached resolution is its own (a model_copy carries the cache along).
     _source: object = field(default=None, repr=False, compare=False)

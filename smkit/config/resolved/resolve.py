@@ -42,6 +42,10 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
     """The kind and location of a container's model data (the config rules have checked the forms)."""
     data = container.model_data
     cache = data.cache != "disabled"
+    if data.source == "model-package":
+        return ResolvedModelData(
+            "model-package", uri=data.uri, kms_key_arn=data.kms_key_arn, package=data.package
+        )
     if data.source == "s3":
         assert data.uri is not None  # smkit.config.model_data_rules checked its form
         kind = cast(DataKind, s3_kind(data.uri, multi_model_endpoint=endpoint_type == "multi-model"))
@@ -97,6 +101,8 @@ def _variants(cfg: DeploymentConfig, production: tuple[str, ...]) -> tuple[Resol
             instance_pools=tuple(v.instance_pools or ()),
             instance_provision_timeout_s=v.instance_provision_timeout_seconds,
             pool_types=v.pool_types,
+            core_dump_prefix=v.core_dumps.prefix.strip("/") if v.core_dumps else None,
+            ssm_access=v.ssm_access,
         )
         for v in ep.variants
     )
@@ -210,6 +216,11 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
     endpoint_type = cfg.endpoint.type
     isolation = cfg.model.network_isolation
     containers = []
+    # A component's metrics path (ContainerMetricsConfig) is where its container's runtime serves them.
+    ics = cfg.endpoint.inference_components
+    metrics_paths = {
+        ic.container: ic.metrics_path for ic in (ics.components if ics else ()) if ic.metrics_path
+    }
     for c in cfg.model.containers:
         data = model_data(c, base_dir=base_dir, endpoint_type=endpoint_type)
         image = images[c.name]
@@ -218,6 +229,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
             endpoint_type=endpoint_type,
             multi_model=data.kind == "multi-model",
             cache_enabled=data.cache_enabled,
+            metrics_path=metrics_paths.get(c.name),
             serving_runtime=not (image.source == "dlc" and image.uri and engine_repository(image.uri)),
         )
         containers.append(
@@ -267,5 +279,6 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         local=cfg.local,
         local_refusal=refusal(cfg),
         pipeline=cfg.pipeline,
+        metrics=cfg.endpoint.metrics,
         _source=cfg,
     )
