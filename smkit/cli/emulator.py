@@ -16,6 +16,7 @@ Exit codes: 0 success, 1 the emulator, the CDK CLI or a check failed (message on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -173,6 +174,18 @@ def status() -> None:
             "sagemaker": sagemaker_resources(server.client("sagemaker")),
         }
         click.echo(json.dumps(report, indent=2))
+
+
+@emulator.command()
+@click.option("--alarm", "names", multiple=True, help="Alarm name; repeat for several [default: every one].")
+def alarms(names: tuple[str, ...]) -> None:
+    """Evaluate the emulator's CloudWatch alarms once (moto never does) and print each one's state as JSON."""
+    from smkit.emulator.alarms import evaluate_alarms
+
+    with _errors():
+        server = _require_running(_workdir())
+        results = evaluate_alarms(server.client("cloudwatch"), names=names or None)
+        click.echo(json.dumps([dataclasses.asdict(r) for r in results], indent=2))
 
 
 @emulator.command()

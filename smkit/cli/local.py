@@ -126,6 +126,11 @@ def _workers(process: Any) -> str:
     "--s3-endpoint-url", help="S3 endpoint for s3:// locations (moto's server); default: environment."
 )
 @click.option(
+    "--cloudwatch-endpoint-url",
+    help="Publish SageMaker's invocation metrics (AWS/SageMaker) to this CloudWatch: the emulator's URL "
+    "(smkit emulator status); default: none published.",
+)
+@click.option(
     "--region", help="Region reported in ARNs and messages (default: the config's, else us-east-1)."
 )
 @click.option("--seed", type=int, help="Seed for the weighted variant choice.")
@@ -158,6 +163,7 @@ def local_endpoint(
     async_output: str | None,
     notification_log: Path | None,
     s3_endpoint_url: str | None,
+    cloudwatch_endpoint_url: str | None,
     region: str | None,
     seed: int | None,
     python: str | None,
@@ -196,6 +202,7 @@ def local_endpoint(
         "async_output": async_output,
         "notification_log": notification_log,
         "s3_endpoint_url": s3_endpoint_url,
+        "cloudwatch_endpoint_url": cloudwatch_endpoint_url,
         "seed": seed,
         "python": python,
         "verify_signatures": verify_signatures,

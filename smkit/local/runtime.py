@@ -19,6 +19,7 @@ import dataclasses
 import random
 import shutil
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +36,11 @@ from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
+from smkit.local.cloudwatch import InvocationMetrics
 from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerReply
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
-from smkit.local.errors import validation_error
+from smkit.local.errors import RuntimeApiError, validation_error
 from smkit.local.metrics import Target
 from smkit.local.multimodel import MultiModel
 from smkit.local.protocol import Headers, Invocation
@@ -101,6 +103,8 @@ class LocalSettings:
             turns it on too. Off in both: any or no signature is accepted.
         credentials: more ``(access key, secret key)`` pairs the endpoint accepts, beyond those of
             :func:`smkit.local.auth.local_credentials` (the pair ``local``/``local`` and the environment's).
+        cloudwatch_endpoint_url: publish SageMaker's invocation metrics (``AWS/SageMaker``) to the CloudWatch
+            at this URL, the emulator's (:mod:`smkit.local.cloudwatch`); None: publish nothing.
     """
 
     root: Path = field(default_factory=Path.cwd)
@@ -119,6 +123,7 @@ class LocalSettings:
     python: str | None = None
     verify_signatures: bool = False
     credentials: tuple[tuple[str, str], ...] = ()
+    cloudwatch_endpoint_url: str | None = None
 
 
 def startup_limit(
@@ -178,6 +183,15 @@ class EndpointRuntime:
         self.asynchronous: AsyncInvocations | None = self._build_async() if self.kind == "async" else None
         self.capture: DataCaptureWriter | None = self._build_capture()
         self.shadows: ShadowTraffic | None = self._build_shadows()
+        self.cloudwatch: InvocationMetrics | None = (
+            InvocationMetrics(self.name, self.settings.cloudwatch_endpoint_url, self.settings.region)
+            if self.settings.cloudwatch_endpoint_url
+            else None
+        )
+        if self.cloudwatch is not None:
+            for v in self.variants:
+                if isinstance(v, ServerlessProductionVariant):
+                    v.on_setup = self.cloudwatch.record_setup
 
     # --- construction -------------------------------------------------------------------------------
 
@@ -351,6 +365,8 @@ class EndpointRuntime:
         """Extract model data and start every variant's containers (in parallel)."""
         try:
             await self._start()
+            if self.cloudwatch is not None:
+                self.cloudwatch.start()
         except BaseException:  # failed or cancelled (Ctrl-C during start): leave nothing running
             await self.stop()
             raise
@@ -412,7 +428,10 @@ class EndpointRuntime:
             process.use_environment(env.python, env.environ())
 
     async def stop(self) -> None:
-        """Cancel queued async work, stop every container, remove extracted model data."""
+        """Cancel queued async work, stop every container, remove extracted model data; send the last
+        CloudWatch metrics."""
+        if self.cloudwatch is not None:
+            await asyncio.to_thread(self.cloudwatch.stop)
         if self.asynchronous is not None:
             await self.asynchronous.stop()
         if self.shadows is not None:
@@ -432,6 +451,7 @@ class EndpointRuntime:
     async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """The variant that takes ``invocation`` (its session's, TargetVariant, else by weight) and its
         reply; ValidationError for headers this endpoint refuses."""
+        started = time.perf_counter()
         reject_inference_component(invocation)
         variant = session_variant(self.variants, invocation.session_id) or choose_variant(
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
@@ -440,7 +460,37 @@ class EndpointRuntime:
         scope = self._scopes.get(variant.name)
         if scope is None:
             scope = self._scopes[variant.name] = Scope(self.name, variant.name, self.settings.region)
-        return variant.name, await variant.invoke(invocation, scope)
+        if self.cloudwatch is None:
+            return variant.name, await variant.invoke(invocation, scope)
+        return variant.name, await self._measured(variant, invocation, scope, started)
+
+    async def _measured(
+        self, variant: ProductionVariant, invocation: Invocation, scope: Scope, started: float
+    ) -> ContainerReply:
+        """``variant.invoke`` recorded for CloudWatch: the status SageMaker counts (a ModelError's is the
+        container's own), ModelLatency (the container's time) and OverheadLatency (the rest)."""
+        assert self.cloudwatch is not None
+        status, model_us = 500, None
+        called = time.perf_counter()
+        try:
+            reply = await variant.invoke(invocation, scope)
+            status = 200
+            model_us = (time.perf_counter() - called) * 1e6
+            return reply
+        except RuntimeApiError as err:
+            original = err.fields.get("OriginalStatusCode")
+            if err.code == "ModelError":
+                model_us = (time.perf_counter() - called) * 1e6
+            status = original if err.code == "ModelError" and isinstance(original, int) else err.status
+            raise
+        finally:
+            total_us = (time.perf_counter() - started) * 1e6
+            self.cloudwatch.record(
+                variant.name,
+                status=status,
+                model_us=model_us,
+                overhead_us=max(0.0, total_us - (model_us or 0.0)),
+            )
 
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint (or, with ``invocation.stream``, InvokeEndpointWithResponseStream): the invoked

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.errors import RuntimeApiError, throttling, validation_error
@@ -111,6 +111,7 @@ class ServerlessProductionVariant(ProductionVariant):
         self.idle_seconds = idle_seconds
         self.in_flight = 0
         self.cold_starts = 0
+        self.on_setup: Callable[[str, float], None] | None = None
         self._last_used = time.monotonic()
         self._lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
@@ -159,7 +160,10 @@ class ServerlessProductionVariant(ProductionVariant):
         async with self._lock:
             if not self.warm:
                 self.cold_starts += 1
+                started = time.perf_counter()
                 await self._start_processes()
+                if self.on_setup is not None:  # ModelSetupTime (smkit/local/cloudwatch.py)
+                    self.on_setup(self.name, (time.perf_counter() - started) * 1e6)
 
     async def _reap(self) -> None:
         while True:
