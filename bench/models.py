@@ -64,6 +64,9 @@ FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
 CONTENT_TYPE = "application/octet-stream"
 SERVERS = ("smkit", "smkit-1thread", "smkit-share", "smkit-machine", "toolkit")
 WORKER_MARKERS = ("smkit.serving.worker.model_worker", "model_service_worker")
+WORKER_NAME = (
+    "smkit-worker"  # the process name of smkit's model workers (smkit/serving/worker/model_worker.py)
+)
 
 
 def venvs(args: argparse.Namespace) -> tuple[Path, Path | None]:
@@ -142,7 +145,10 @@ def worker_threads(server: ManagedServer, busy: set[int]) -> list[int]:
     found = []
     for proc in server.processes():
         try:
-            if proc.pid in busy and any(marker in " ".join(proc.cmdline()) for marker in WORKER_MARKERS):
+            forked = proc.name() == WORKER_NAME  # a worker forked from the template keeps its cmdline
+            if proc.pid in busy and (
+                forked or any(marker in " ".join(proc.cmdline()) for marker in WORKER_MARKERS)
+            ):
                 found.append(proc.num_threads())
         except Exception:  # noqa: BLE001, S112 - a process that just exited is skipped
             continue

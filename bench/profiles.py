@@ -69,13 +69,14 @@ class Profile:
     label: str
     requests: dict[int, int] | None  # None: the --requests option, for every level
     smkit_env: tuple[tuple[str, str], ...] = ()  # what the model's container environment sets for smkit
+    cannot_serve: tuple[str, ...] = ()  # servers that cannot run this handler at all
 
     def capped(self, most: int) -> Profile:
         """This profile with at most ``most`` requests per level (0: unchanged)."""
         if most <= 0 or self.requests is None:
             return self
         capped = {level: min(n, most) for level, n in self.requests.items()}
-        return Profile(self.name, self.label, capped, self.smkit_env)
+        return Profile(self.name, self.label, capped, self.smkit_env, self.cannot_serve)
 
     def count(self, level: int, default: int) -> int:
         """Requests for ``level``."""
@@ -89,7 +90,12 @@ PROFILES: dict[str, Profile] = {
     "cpu20ms": Profile("cpu20ms", "predict_fn burns 20 ms CPU", {1: 100, 8: 300, 32: 400}),
     "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", {1: 5, 8: 24, 32: 64}, tuple(WAITING_ENV.items())),
     "sleep1s-async": Profile(
-        "sleep1s-async", "async predict_fn awaits 1 s", {1: 5, 8: 24, 32: 64}, tuple(WAITING_ENV.items())
+        "sleep1s-async",
+        "async predict_fn awaits 1 s",
+        {1: 5, 8: 24, 32: 64},
+        tuple(WAITING_ENV.items()),
+        # The toolkit calls predict_fn and gets a coroutine it never awaits: every request answers 500.
+        cannot_serve=("toolkit",),
     ),
 }
 

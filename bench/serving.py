@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model_servers = [name for name in args.server_names if name != "constant"]
         slow = [PROFILES[name].capped(args.slow_requests) for name in args.profile_names if name != "example"]
         per_profile: dict[str, dict[str, list[dict[str, Any]]]] = {
-            p.name: {name: [] for name in model_servers} for p in slow
+            p.name: {name: [] for name in model_servers if name not in p.cannot_serve} for p in slow
         }
         dirs = {p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name) for p in slow}
         with cpu_hogs(args.hogs):
@@ -324,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         )
                 for profile in slow:  # servers of one profile run back to back: their ratios pair up
                     for name in rotated(model_servers, round_no - 1):
+                        if name in profile.cannot_serve:
+                            continue
                         per_profile[profile.name][name].append(
                             measure_server(
                                 name,

@@ -7,13 +7,15 @@ A Java front end (Multi Model Server's) compiles its hot paths while it serves: 
 requests are slower than its steady state, and a benchmark that measures them compares smkit with a server
 still warming up. Each server is started fresh and sent ``--blocks`` blocks of ``--block`` requests of the
 example model back to back; the throughput of every block is kept. The warm-up ``bench.serving`` uses is
-the first block count after which every server stays within 5% of its median of the last third of the curve.
+the first block count after which every server's rolling median of 3 blocks stays within 10% of its median
+of the last third of the curve.
 Writes ``bench/results/warmup.json`` and the ``warmup`` section of BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -27,6 +29,7 @@ from bench.common import (
     LOOPBACK,
     PORTS_BELOW,
     RESULTS_DIR,
+    apply_niceness,
     machine_facts,
     replace_section,
     running,
@@ -38,15 +41,17 @@ from bench.load import Request, closed_loop
 from bench.serving import SPEC_BUILDERS, Setup
 from smkit.process import free_port
 
-TOLERANCE = 0.05
+TOLERANCE = 0.10
 
 
 def steady_after(curve: Sequence[float]) -> int:
-    """Blocks after which every later block is within :data:`TOLERANCE` of the last third's median."""
+    """Blocks after which the rolling median of 3 blocks stays within :data:`TOLERANCE` of the median of the
+    curve's last third (a single noisy block on a shared machine does not move it)."""
     tail = curve[len(curve) - max(1, len(curve) // 3) :]
     steady = statistics.median(tail)
-    for start in range(len(curve)):
-        if all(abs(value - steady) <= TOLERANCE * steady for value in curve[start:]):
+    rolling = [statistics.median(curve[i : i + 3]) for i in range(max(1, len(curve) - 2))]
+    for start in range(len(rolling)):
+        if all(abs(value - steady) <= TOLERANCE * steady for value in rolling[start:]):
             return start
     return len(curve)
 
@@ -59,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "warmup.json")
+    p.add_argument("--nice", type=int, default=0, help="nice value for client and servers (e.g. -10 as root)")
     p.add_argument("--no-markdown", action="store_true")
     args = p.parse_args(argv)
+    apply_niceness(args.nice)
     work = Path(tempfile.mkdtemp(prefix="smkit-bench-warmup-"))
     model_dir = extract_model(DEFAULT_MODEL, work / "model")
     names = [n for n in args.servers.split(",") if n]
@@ -105,6 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def render(path: Path) -> str:
+    """The Markdown of a saved run (its curves judged by :func:`steady_after` as it is now)."""
+    result = json.loads(path.read_text())
+    steady = {name: steady_after(curve) for name, curve in result["curves_rps"].items()}
+    result["steady_after_blocks"] = steady
+    result["warmup_requests"] = max(steady.values(), default=0) * result["config"]["block"]
+    return _markdown(result)
+
+
 def _markdown(result: dict[str, Any]) -> str:
     cfg = result["config"]
     lines = [
@@ -112,13 +128,13 @@ def _markdown(result: dict[str, Any]) -> str:
         f"throughput (req/s) of each block of {cfg['block']} example-model requests at concurrency "
         f"{cfg['concurrency']}, from a fresh start.",
         "",
-        "| server | blocks until steady (within 5%) | curve (req/s per block) |",
+        "| server | blocks until steady (rolling median of 3 within 10%) | curve (req/s per block) |",
         "| --- | ---: | --- |",
     ]
     for name, curve in result["curves_rps"].items():
         shown = ", ".join(f"{v:.0f}" for v in curve)
         lines.append(f"| {name} | {result['steady_after_blocks'][name]} | {shown} |")
-    lines += ["", f"Warm-up chosen from it: {result['warmup_requests']} requests.", ""]
+    lines += ["", f"Steady by that rule after {result['warmup_requests']} requests (the slowest server).", ""]
     return "\n".join(lines)
 
 

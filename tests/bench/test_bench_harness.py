@@ -94,7 +94,9 @@ def test_serving_harness_tiny_run(archive: Path, tmp_path: Path) -> None:
     }
     assert result["servers"]["constant"]["runs"]["8"]["errors"] == 0
     assert result["raw_rounds"]["smkit"][0]["runs"]["8"]["server_run_s"] > 0  # schedstat was read
-    assert len(result["raw_rounds"]["smkit"][0]["pids"]) == 3  # front end + 2 model workers
+    assert (
+        len(result["raw_rounds"]["smkit"][0]["pids"]) == 4
+    )  # front end + the worker template + 2 model workers
     assert_stopped(result["raw_rounds"]["smkit"][0]["pids"])
     assert "| smkit (front end + model workers, example model) | 8 |" in done.stdout
 
