@@ -117,6 +117,11 @@ LAMBDA_EPHEMERAL_MB = (512, 10240)
 # https://docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html
 SSM_STANDARD_LIMIT = 4096
 
+# CloudWatch PutMetricData (botocore's cloudwatch model, PutMetricDataInput.MetricData): "The array can include
+# no more than 1000 metrics per call."
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricData.html
+MAX_METRIC_DATA_PER_CALL = 1000
+
 # Limits AWS's API models hold: constant -> (service, shape, member, "min" or "max"), or two such reads for a
 # (min, max) pair. tests/aws/test_limits.py checks each against botocore's model.
 FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {

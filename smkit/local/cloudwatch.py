@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from smkit.aws.limits import MAX_METRIC_DATA_PER_CALL
+
 NAMESPACE = "AWS/SageMaker"
 MICROSECONDS = "Microseconds"
 COUNT = "Count"
@@ -31,7 +33,6 @@ UNITS = {
     "ModelSetupTime": MICROSECONDS,
 }
 FLUSH_INTERVAL_S = 5.0
-MAX_DATUMS_PER_CALL = 1000  # PutMetricData's limit of MetricData members
 
 
 @dataclass
@@ -138,12 +139,12 @@ class InvocationMetrics:
         """Send what was recorded since the last flush (an unreachable CloudWatch loses it, and says why in
         :attr:`last_error`; serving goes on)."""
         datums = list(self._datums())
-        for i in range(0, len(datums), MAX_DATUMS_PER_CALL):
+        for i in range(0, len(datums), MAX_METRIC_DATA_PER_CALL):
             try:
                 self._client.put_metric_data(
-                    Namespace=NAMESPACE, MetricData=datums[i : i + MAX_DATUMS_PER_CALL]
+                    Namespace=NAMESPACE, MetricData=datums[i : i + MAX_METRIC_DATA_PER_CALL]
                 )
             except Exception as exc:  # noqa: BLE001 - reported, never raised into serving
                 self.last_error = f"PutMetricData to {self.endpoint_url} failed: {exc}"
                 continue
-            self.published += len(datums[i : i + MAX_DATUMS_PER_CALL])
+            self.published += len(datums[i : i + MAX_METRIC_DATA_PER_CALL])

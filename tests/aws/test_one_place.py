@@ -43,6 +43,9 @@ OWN_BOUNDS = {
     "smkit/contract.py:DEFAULT_MAX_BATCH_DELAY_MS": "dynamic batching's delay (AWS's PyTorch toolkit default)",
     "smkit/local/upstream.py:MAX_IDLE": "idle connections the local gateway keeps per container",
     "smkit/pickle_scan.py:MAX_DEPTH": "how deep the pickle scanner follows nesting",
+    "smkit/contract.py:MAX_WORKER_CONCURRENCY": "requests one model worker may run at once (its scoreboard slots)",
+    "smkit/hosting/env.py:DEFAULT_METRICS_MAX_MODELS": "models /metrics labels one by one before '_other'",
+    "smkit/local/metrics.py:MAX_METRICS_BYTES": "how much of a container's /metrics answer the local endpoint reads",
 }
 
 
