@@ -20,6 +20,8 @@ MODEL = "AWS::SageMaker::Model"
 ROLE = "AWS::IAM::Role"
 POLICY = "AWS::IAM::ManagedPolicy"
 LOGS = "AWS::Logs::LogGroup"
+TARGET = "AWS::ApplicationAutoScaling::ScalableTarget"
+AAS = "https://docs.aws.amazon.com/autoscaling/application/APIReference/"
 API = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
 DG = "https://docs.aws.amazon.com/sagemaker/latest/dg/"
 
@@ -470,6 +472,28 @@ ROWS: tuple[Row, ...] = (
         API + "API_ProductionVariantCoreDumpConfig.html",
         "tests/stacks/test_observability.py::test_core_dumps_go_to_the_data_bucket_with_the_key_and_the_role_may_write_them",
         model=("sagemaker", "ProductionVariantCoreDumpConfig", "KmsKeyId"),
+    ),
+    Row(
+        "scaling-capacity-required",
+        "a scalable target states both its minimum and its maximum capacity",
+        ((TARGET, "MinCapacity"), (TARGET, "MaxCapacity")),
+        "Autoscaling.min_capacity and max_capacity have no default (smkit.config.scaling; components: "
+        "instance_scaling and autoscaling)",
+        "This property is required when registering a new scalable target.",
+        AAS + "API_RegisterScalableTarget.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[autoscaling-without-max]",
+        model=("application-autoscaling", "RegisterScalableTargetRequest", "MaxCapacity"),
+    ),
+    Row(
+        "scaling-min-capacity",
+        "a SageMaker variant's or inference component's minimum capacity is 0 or more, and at most its maximum",
+        ((TARGET, "MinCapacity"),),
+        "Autoscaling.min_capacity ge=0 (smkit.config.scaling); smkit.config.rules and component_rules "
+        "(max_capacity >= min_capacity; 0 only where the endpoint kind scales to zero)",
+        "For the following resources, the minimum value allowed is 0.",
+        AAS + "API_RegisterScalableTarget.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[min-above-max]",
+        model=("application-autoscaling", "RegisterScalableTargetRequest", "MinCapacity"),
     ),
     Row(
         "capacity-available",

@@ -84,6 +84,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "between autoscaling min_capacity (2) and max_capacity (6)",
     ),
     (
+        "autoscaling-without-max",
+        "realtime.yaml",
+        _delete("endpoint.variants.0.autoscaling.max_capacity"),
+        "endpoint.variants[0].autoscaling.max_capacity",
+        "required key is missing",
+    ),
+    (
         "min-above-max",
         "realtime.yaml",
         _set("endpoint.variants.0.autoscaling.min_capacity", 7),
