@@ -1,6 +1,7 @@
 """docs/aws-rules.md from synthesized templates and :data:`smkit.config.rule_table.ROWS`: every resource type and
 property path the templates emit, with the limits its CloudFormation schema sets (range, length, pattern, enum:
-:mod:`smkit.aws.cfn_schemas`) and the rows that constrain it, then the rows, then the counts.
+:mod:`smkit.aws.cfn_schemas`), the API member it becomes and that member's limits in botocore's service model
+(:mod:`smkit.aws.cfn_api`) and the rows that constrain it, then the rows, then the counts.
 
 ``python -m smkit.config.rule_doc TEMPLATE.json ...`` prints the document; smkit/cdk/rules_doc.py synthesizes
 every config under config/ and writes it; tests/stacks/test_aws_rules_doc.py checks the committed file is current.
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from smkit.aws import cfn_schemas
+from smkit.aws import cfn_api, cfn_schemas
 from smkit.config.rule_table import ROWS, Row
 
 NONE_FOUND = "documented constraints: none found"
@@ -67,6 +68,25 @@ def schema_limits(resource_type: str, path: str) -> str:
     return cfn_schemas.describe(cfn_schemas.limits(resource_type, path))
 
 
+def model_limits(resource_type: str, path: str) -> str:
+    """The API member ``path`` becomes and its limits in botocore's model, as text: ``service Shape.Member:
+    limits`` ("" where the resource type is not mapped; "no API member: reason" where the property has none)."""
+    if resource_type not in cfn_api.REQUESTS:
+        return ""
+    reason = cfn_api.no_counterpart(resource_type, path)
+    if reason is not None:
+        return f"no API member: {reason}"
+    found = cfn_api.api_member(resource_type, path)
+    if found is None:
+        return "no API member found"
+    return f"`{found.name}`: {cfn_api.describe(found) or 'no limits'}"
+
+
+def has_model_limits(text: str) -> bool:
+    """Whether :func:`model_limits`' text names a member with limits."""
+    return text.startswith("`") and not text.endswith(": no limits")
+
+
 def checked(row: Row) -> str:
     """How a row's quote is checked."""
     if row.model is None:
@@ -79,6 +99,7 @@ def render(
     by_type: Mapping[str, set[str]],
     rows: tuple[Row, ...] = ROWS,
     limits_of: Callable[[str, str], str] = schema_limits,
+    model_of: Callable[[str, str], str] = model_limits,
 ) -> str:
     """The markdown document."""
     lines = [
@@ -88,27 +109,47 @@ def render(
         "config/ and the rows of smkit/config/rule_table.py; tests/stacks/test_aws_rules_doc.py fails when it is",
         "out of date. Each property the templates emit is listed with the limits its CloudFormation registry",
         "schema sets (the schemas cfn-lint ships: range, length, item count, pattern, enum; cfn-lint checks every",
-        "template against them) and the rows of AWS's prose that constrain it, or",
-        f'"{NONE_FOUND}" where neither does (not a claim that AWS documents none). A row quotes AWS\'s whole',
-        "sentence: rows that name a botocore service-model member are checked word for word against its",
-        "documentation by tests/config/test_rule_quotes.py; rows citing a developer-guide page are checked by hand.",
+        "template against them); for the SageMaker, Application Auto Scaling and CloudWatch alarm resources, the",
+        "member of the API request it becomes (botocore's service model: CreateModel, CreateEndpointConfig,",
+        "CreateEndpoint or UpdateEndpoint, CreateInferenceComponent or UpdateInferenceComponent,",
+        "RegisterScalableTarget, PutScalingPolicy, PutMetricAlarm; smkit/aws/cfn_api.py) with the limits the",
+        "model sets on it (value range, length, item count, pattern, number of enum values); and the rows of",
+        f'AWS\'s prose that constrain it, or "{NONE_FOUND}" where none of these does (not a claim that AWS',
+        "documents none). A row quotes AWS's whole sentence: rows that name a botocore service-model member are",
+        "checked word for word against its documentation by tests/config/test_rule_quotes.py; rows citing a",
+        "developer-guide page are checked by hand.",
         "",
         "## Emitted properties",
         "",
     ]
     constrained = limited = unchecked = total = 0
+    api_typed = api_mapped = api_limited = 0
+    without: list[str] = []
     for resource_type in sorted(by_type):
-        lines += [f"### {resource_type}", "", "| property | schema limits | rows |", "|---|---|---|"]
+        lines += [
+            f"### {resource_type}",
+            "",
+            "| property | schema limits | API member: model limits | rows |",
+            "|---|---|---|---|",
+        ]
         for path in sorted(by_type[resource_type]):
             found = sorted({r.id for r in rows_for(resource_type, path, rows)})
             schema = limits_of(resource_type, path)
+            model = model_of(resource_type, path)
             total += 1
             constrained += bool(found)
             limited += bool(schema)
-            unchecked += not found and not schema
-            lines.append(
-                f"| `{path}` | {schema or '-'} | {', '.join(found) if found else ('-' if schema else NONE_FOUND)} |"
+            if resource_type in cfn_api.REQUESTS:
+                api_typed += 1
+                api_mapped += model.startswith("`")
+                if not model.startswith("`"):
+                    without.append(f"{resource_type} `{path}`")
+            api_limited += has_model_limits(model)
+            unchecked += not found and not schema and not has_model_limits(model)
+            rows_cell = (
+                ", ".join(found) if found else ("-" if schema or has_model_limits(model) else NONE_FOUND)
             )
+            lines.append(f"| `{path}` | {schema or '-'} | {model or '-'} | {rows_cell} |")
         lines.append("")
     lines += [
         "## Rows",
@@ -128,8 +169,12 @@ def render(
         "",
         f"- properties emitted: {total}",
         f"- with limits from the CloudFormation schema: {limited}",
+        f"- of the resource types with an API request ({len(cfn_api.REQUESTS)}): {api_typed} properties, "
+        f"{api_mapped} mapped to an API member, {api_typed - api_mapped} without one"
+        + (f" ({', '.join(without)})" if without else ""),
+        f"- with limits from the API's service model: {api_limited}",
         f"- with at least one row of AWS's prose: {constrained}",
-        f"- unchecked (neither): {unchecked}",
+        f"- unchecked (no schema limits, no model limits, no row): {unchecked}",
         f"- rows quoting a botocore member, checked word for word: {sum(r.model is not None for r in rows)}; "
         f"checked by hand: {sum(r.model is None for r in rows)}",
         f"- constraints (rows): {len(rows)}; enforced offline (loader, constructs, emulator): {len(enforced)}",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from stack_support import CONFIG_FILES, ROOT, SynthesizedApp
 
-from smkit.config.rule_doc import NONE_FOUND, emitted, property_paths, render, rows_for, schema_limits
+from smkit.aws import cfn_api
+from smkit.config.rule_doc import (
+    NONE_FOUND,
+    emitted,
+    model_limits,
+    property_paths,
+    render,
+    rows_for,
+    schema_limits,
+)
 from smkit.config.rule_table import ROWS
 
 
@@ -39,7 +48,9 @@ def test_property_paths_and_row_matching() -> None:
     ec = "AWS::SageMaker::EndpointConfig"
     assert [r.id for r in rows_for(ec, "ProductionVariants[].VolumeSizeInGB")] == ["instance-store-volume"]
     assert rows_for(ec, "ProductionVariants[].VariantName") == []
-    assert NONE_FOUND in render({ec: {"ProductionVariants[].VariantName"}}, limits_of=lambda *_: "")
+    assert NONE_FOUND in render(
+        {ec: {"ProductionVariants[].VariantName"}}, limits_of=lambda *_: "", model_of=lambda *_: ""
+    )
 
 
 def test_schema_limits_come_from_the_cloudformation_schema() -> None:
@@ -52,4 +63,83 @@ def test_schema_limits_come_from_the_cloudformation_schema() -> None:
     assert types.startswith("one of ml.") and "(+" in types  # the enum, the first 8 shown
     assert schema_limits(ic, "No.Such.Property") == ""
     doc = render({ic: {"Specification.SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"}})
-    assert "| 0-100 | az-balance |" in doc
+    assert (
+        "| 0-100 | `sagemaker InferenceComponentAvailabilityZoneBalance.MaxImbalance`: 0-100 | az-balance |"
+        in doc
+    )
+
+
+def test_every_emitted_property_of_the_api_mapped_types_resolves_to_a_member(
+    synthesized: SynthesizedApp,
+) -> None:
+    """Each property the templates emit for a resource type with an API request is a member of that request
+    (walked through nested structures and lists), or is listed with the reason it has none."""
+    by_type = emitted(synthesized.template_json(path.stem) for path in CONFIG_FILES)
+    unresolved, without = [], set()
+    for resource_type, (service, _) in cfn_api.REQUESTS.items():
+        for path in sorted(by_type.get(resource_type, ())):
+            if cfn_api.no_counterpart(resource_type, path) is not None:
+                without.add((resource_type, path.split("[]")[0].split(".")[0]))
+                assert cfn_api.api_member(resource_type, path) is None
+                continue
+            found = cfn_api.api_member(resource_type, path)
+            if found is None:
+                unresolved.append((resource_type, path))
+            else:
+                assert found.constraint.service == service
+                assert found.constraint.member == path.rsplit(".", 1)[-1].removesuffix("[]"), (
+                    resource_type,
+                    path,
+                )
+    assert unresolved == []
+    assert without == set(cfn_api.NO_COUNTERPART), "an entry of NO_COUNTERPART names nothing the stacks emit"
+
+
+def test_known_properties_map_to_their_api_members() -> None:
+    ec, ic, ep = (
+        "AWS::SageMaker::EndpointConfig",
+        "AWS::SageMaker::InferenceComponent",
+        "AWS::SageMaker::Endpoint",
+    )
+    count = cfn_api.api_member(ec, "ProductionVariants[].InitialInstanceCount")
+    assert count is not None and count.name == "sagemaker ProductionVariant.InitialInstanceCount"
+    assert count.constraint.min == 1 and count.kind == "integer"
+    assert model_limits(ec, "ProductionVariants[].InitialInstanceCount").endswith(": min 1")
+    assert model_limits(ec, "ProductionVariants[].ServerlessConfig.MemorySizeInMB") == (
+        "`sagemaker ProductionVariantServerlessConfig.MemorySizeInMB`: 1024-6144"
+    )
+    timeout = "DeploymentConfig.BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds"
+    assert (
+        model_limits(ep, timeout)
+        == "`sagemaker BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds`: 600-28800"
+    )
+    # Only on UpdateEndpoint / UpdateInferenceComponent: the update request is tried after the create request.
+    retained = cfn_api.api_member(ep, "ExcludeRetainedVariantProperties[].VariantPropertyType")
+    assert retained is not None and retained.name == "sagemaker VariantProperty.VariantPropertyType"
+    assert retained.constraint.enum and model_limits(ep, "RetainAllVariantProperties").endswith("no limits")
+    batch = cfn_api.api_member(ic, "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value")
+    assert batch is not None and batch.name == "sagemaker InferenceComponentCapacitySize.Value"
+    assert model_limits(ic, "Specification.ModelName").startswith(
+        "`sagemaker InferenceComponentSpecification.ModelName`"
+    )
+    assert (
+        model_limits("AWS::CloudWatch::Alarm", "AlarmActions")
+        == "`cloudwatch PutMetricAlarmInput.AlarmActions`: items max 5"
+    )
+    assert model_limits("AWS::SageMaker::Model", "PrimaryContainer.Environment").endswith(": entries 0-100")
+    capacity = cfn_api.api_member("AWS::ApplicationAutoScaling::ScalableTarget", "MinCapacity")
+    assert (
+        capacity is not None
+        and capacity.name == "application-autoscaling RegisterScalableTargetRequest.MinCapacity"
+    )
+    assert model_limits("AWS::ApplicationAutoScaling::ScalingPolicy", "ScalingTargetId").startswith(
+        "no API member: "
+    )
+    assert cfn_api.api_member(ec, "ProductionVariants[].NoSuchMember") is None
+    assert model_limits("AWS::IAM::Role", "RoleName") == ""
+    doc = render({ec: {"ProductionVariants[].InitialInstanceCount"}}, limits_of=lambda *_: "")
+    assert "| `sagemaker ProductionVariant.InitialInstanceCount`: min 1 | capacity-available |" in doc
+    assert (
+        "1 mapped to an API member, 0 without one" in doc
+        and "with limits from the API's service model: 1" in doc
+    )
