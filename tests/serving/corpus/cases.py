@@ -25,6 +25,8 @@ LOCAL_MODE = "aws-samples/amazon-sagemaker-local-mode@247ae347437fc723b716ccf3e5
 # The repository's top-level folders begin with spaces (" archived", "     deploy_and_monitor"); paths are
 # written without them.
 EXAMPLES = "aws/amazon-sagemaker-examples@2d519b52c3a2c2361f2b87f0d3de46fd6c0232a5 (Apache-2.0)"
+# The SDK's last commit with tests/data/ at the top (version 3 moved it under legacy/, then removed it).
+PYTHON_SDK = "aws/sagemaker-python-sdk@35484d21a8f880a824129da467b1403ece3ea2b7 (Apache-2.0)"
 
 
 def _features() -> tuple[np.ndarray, np.ndarray]:
@@ -58,6 +60,7 @@ def two_regressors(model_dir: Path) -> None:
 def classifier(kind: str) -> Callable[[Path], None]:
     def build(model_dir: Path) -> None:
         from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+        from sklearn.svm import SVC
         from sklearn.tree import DecisionTreeClassifier
 
         rows, target = _features()
@@ -66,6 +69,7 @@ def classifier(kind: str) -> Callable[[Path], None]:
             "hist": HistGradientBoostingClassifier(max_iter=5, random_state=0),
             "forest": RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
             "tree": DecisionTreeClassifier(max_depth=3, random_state=0),
+            "svm": SVC(gamma=0.001, C=100.0),  # the script's own settings
         }[kind]
         joblib.dump(model.fit(rows, labels), model_dir / "model.joblib")
 
@@ -161,6 +165,14 @@ CASES = (
         "train.py",
         forest_regressor,
         blob="9b5cb27a5e7fd5ac316516f8ae16cf8c9ac8b7f5",
+    ),
+    Case(
+        "sklearn_mnist_training_script",
+        PYTHON_SDK,
+        "tests/data/sklearn_mnist/mnist.py",
+        "mnist.py",
+        classifier("svm"),
+        blob="530bd910588eed882bc30558b11779ef1da368ef",
     ),
 )
 

@@ -4,7 +4,9 @@ Serves every case of ``cases.py`` with sagemaker-inference 1.10.1 on Multi Model
 bench/reference.py builds the venv ``bench/.venvs/toolkit-corpus`` with the toolkit pins and this
 environment's scikit-learn, NumPy, SciPy, pandas and joblib, so the same pickles load), sends it every
 request of :data:`cases.REQUESTS` on 127.0.0.1 and writes ``toolkit_answers.json``: status, Content-Type
-and body of each answer. Run once when a case or a request changes; the test only reads the file.
+and body of each answer. Run once when a case or a request changes; the test only reads the file. Name
+cases (``record_toolkit.py CASE ...``) to record only those and keep the other cases' answers, which needs
+the stack the file was recorded with.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ SHARED = ("scikit-learn", "numpy", "scipy", "pandas", "joblib")
 
 def model_folder(case_name: str, build: object, root: Path) -> Path:
     model = root / case_name
-    shutil.copytree(HERE / case_name / "code", model / "code")
+    shutil.copytree(HERE / case_name / "code", model / "code", ignore=shutil.ignore_patterns("__pycache__"))
     build(model)  # type: ignore[operator]
     return model
 
@@ -58,10 +60,21 @@ def answer(port: int, body: bytes, content_type: str, accept: str) -> dict[str, 
 
 def main() -> None:
     pins = [*TOOLKIT_PINS, *(f"{name}=={metadata.version(name)}" for name in SHARED)]
-    python = ensure_venv("toolkit-corpus", pins)
+    names = sys.argv[1:]
+    unknown = sorted(set(names) - {case.name for case in CASES})
+    if unknown:
+        sys.exit(f"no case named {', '.join(unknown)}; the cases are {', '.join(c.name for c in CASES)}")
     recorded: dict[str, object] = {"stack": list(pins), "cases": {}}
+    if names:
+        kept = json.loads(ANSWERS.read_text(encoding="utf-8"))
+        if kept["stack"] != list(pins):
+            sys.exit(
+                f"{ANSWERS.name} was recorded with {kept['stack']}, this environment has {pins}: record all"
+            )
+        recorded["cases"] = kept["cases"]
+    python = ensure_venv("toolkit-corpus", pins)
     with tempfile.TemporaryDirectory(prefix="smkit-corpus-") as tmp:
-        for case in CASES:
+        for case in [case for case in CASES if not names or case.name in names]:
             model = model_folder(case.name, case.build, Path(tmp) / "models")
             work = Path(tmp) / "work" / case.name
             work.mkdir(parents=True)
