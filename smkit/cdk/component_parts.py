@@ -268,8 +268,7 @@ def _adapters(
         )
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
-        grant_read_s3(
-            scope, role, f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=ic.artifact_is_prefix
-        )
+        # One object: the config rules refuse an adapter that is not a single .tar.gz.
+        grant_read_s3(scope, role, f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=False)
         out[ic.name] = adapter
     return out

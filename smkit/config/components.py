@@ -182,11 +182,6 @@ class InferenceComponentSpec(Frozen):
         f'point to a single gzip compressed tar archive (.tar.gz suffix)."). {ADAPTERS}',
     )
 
-    @property
-    def artifact_is_prefix(self) -> bool:
-        """Whether ``artifact_url`` is a prefix of objects (``s3://BUCKET/PREFIX/``) rather than one object."""
-        return (self.artifact_url or "").endswith("/")
-
     per_instance_type: tuple[ComputeForInstanceType, ...] | None = Field(
         None,
         min_length=1,

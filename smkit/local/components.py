@@ -226,13 +226,10 @@ class ComponentEndpointRuntime(EndpointRuntime):
         return []  # the components take the traffic, not a variant's own model
 
     def _adapter_weights(self, component: InferenceComponentSpec) -> Path:
-        """Where an adapter's ``artifact_url`` is downloaded (a prefix) or extracted (an archive) by start()."""
+        """Where an adapter's ``artifact_url`` (one .tar.gz: the config rules refuse anything else) is extracted
+        by start()."""
         name, uri = component.name, component.artifact_url
         assert uri is not None, "an adapter component has an artifact_url (config rules)"
-        if component.artifact_is_prefix:
-            local = self.workdir / "adapters" / name
-            self._downloads[local] = uri
-            return local
         archive = self.workdir / "adapters" / f"{name}.tar.gz"
         self._downloads[archive] = uri
         target = self.workdir / "adapters" / name
