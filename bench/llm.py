@@ -30,6 +30,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -46,7 +47,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
 from smkit.config import parse_config
 from smkit.emulator.server import MotoServer
-from smkit.llm.engine import CONTAINER_MODEL_DIR, engine_python
+from smkit.llm.engine import CONTAINER_MODEL_DIR
 from smkit.local import LocalEndpoint
 
 REPO = Path(__file__).resolve().parents[1]
@@ -161,11 +162,11 @@ def _summary(samples: list[tuple[float, float]], tokens: int) -> dict[str, float
 
 
 def run(rounds: int, tokens: int) -> dict[str, Any]:
-    python = engine_python()
     scratch = Path(tempfile.mkdtemp(prefix="smkit-bench-llm-"))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     built = subprocess.run(
-        [python, "-m", "smkit.llm.tiny", str(scratch / "tiny")],
+        # Run from smkit's interpreter, as docs/llm.md shows: the builder runs itself in the engine environment.
+        [sys.executable, "-m", "smkit.llm.tiny", str(scratch / "tiny")],
         capture_output=True,
         text=True,
         env=env,
