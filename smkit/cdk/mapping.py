@@ -34,6 +34,7 @@ from smkit.config.resolved import (
     ResolvedScaling,
     ResolvedVariant,
 )
+from smkit.config.resolved.names import pascal as pascal  # construct ids; one definition
 
 
 def seconds(value: int | None) -> Duration | None:
@@ -44,11 +45,6 @@ def seconds(value: int | None) -> Duration | None:
 def gibibytes(value: int | None) -> Size | None:
     """A config's whole GiB as the constructs' ``Size`` (None stays None)."""
     return None if value is None else Size.gibibytes(value)
-
-
-def pascal(text: str) -> str:
-    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase)."""
-    return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
 
 
 def _asset(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:

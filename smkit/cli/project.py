@@ -23,6 +23,8 @@ import click
 from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
 from smkit.cli.envopts import say, target
 from smkit.config import ConfigError, DeploymentConfig, load_config
+from smkit.config.resolved import deployment_of
+from smkit.config.resolved.names import deployed_names
 from smkit.packaging import PackagingError
 from smkit.packaging.report import size_report
 from smkit.project import ProjectModel, project_models
@@ -59,7 +61,8 @@ def package_config(
     config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
 ) -> list[Path]:
     """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
-    stale (archives, uncompressed prefixes, the archives of multi-model sets), saying what it did.
+    stale (archives, uncompressed prefixes, the archives of multi-model sets, the archives of adapter
+    components' folders), saying what it did.
 
     ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
     build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
@@ -83,6 +86,10 @@ def package_config(
         )
     built = []
     for model in models:
+        if model.kind == "adapter":
+            if _package_adapter(model, force=force):
+                built.append(model.archive)
+            continue
         settings = _settings(config_path, model)
         reason = "--force" if force else model.stale(settings)
         what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
@@ -114,6 +121,26 @@ def package_config(
         click.echo("\n".join(size_report(manifest)))
         built.append(model.archive)
     return built
+
+
+def _package_adapter(model: ProjectModel, *, force: bool) -> bool:
+    """Archive an adapter component's folder when its archive is missing or stale; whether it did."""
+    from smkit.packaging.folder import archive_folder
+
+    settings = {"smkit": version("smkit")}
+    reason = "--force" if force else model.stale(settings)
+    if reason is None:
+        say(f"adapter archive {model.archive} is up to date with {model.model_dir}")
+        return False
+    say(f"packaging adapter {model.name}: {model.model_dir} -> {model.archive} ({reason})")
+    try:
+        digest = archive_folder(model.model_dir, model.archive)
+    except PackagingError as error:
+        raise click.ClickException(str(error)) from None
+    model.record(settings)
+    size = model.archive.stat().st_size
+    click.echo(f"adapter {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")
+    return True
 
 
 def ensure_archives(config_path: Path) -> None:
@@ -213,6 +240,9 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
     templates = sorted(output.glob("*.template.json"))
     for template in templates:
         click.echo(f"synthesized {template}")
+    # The names `smkit deploy` gives (the local endpoint's banner says the same): the serving stack's.
+    for line in deployed_names(deployment_of(_load(config_path))).lines():
+        click.echo(f"deployed as {line}")
 
 
 @click.command("deploy", context_settings={"ignore_unknown_options": True})

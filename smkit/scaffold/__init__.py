@@ -6,7 +6,8 @@ with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a co
 config file; for ``huggingface`` no handler code at all: the config's container environment sets
 ``HF_TASK``, docs/hugging-face.md; a commented ``pipeline:`` section whose pipeline runs the smkit CLI),
 plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
-``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
+``.gitignore``. For an LLM serving image (``vllm``) only the config: smkit.scaffold.llm. Nothing names the
+kit's installation. Model files are never overwritten; an existing one is
 an error naming it.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from smkit.scaffold.llm import LLM_FRAMEWORKS, llm_config
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")  # config name rule (smkit.config.models.DeploymentConfig.name)
@@ -38,7 +41,10 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     # (docs/hugging-face.md). transformers 4.x, the line AWS's Hugging Face inference images ship.
     "huggingface": ("torch==2.13.0", "transformers==4.57.6"),
 }
-FRAMEWORKS = tuple(REQUIREMENTS)
+FRAMEWORKS = tuple(REQUIREMENTS)  # model frameworks: a handler (or the image's defaults) and train.py
+# What ``smkit init --framework`` takes: the model frameworks and the LLM serving images, which get a config
+# and no model code (smkit.scaffold.llm).
+CHOICES = (*FRAMEWORKS, *LLM_FRAMEWORKS)
 # Where the scaffolded handler loads the model from, under artifacts/ (its MODEL_FILE / MODEL_DIR).
 MODEL_FILES: dict[str, str] = {
     "sklearn": "model.joblib",
@@ -135,10 +141,12 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
             f"NAME {name!r}: must be lowercase letters, digits and hyphens, starting with a letter, "
             "<= 40 characters (it becomes the config's name), e.g. churn-model"
         )
-    if framework not in REQUIREMENTS:
-        raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
+    if framework not in CHOICES:
+        raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(CHOICES)}")
     model_dir = root / "model_code" / name
     config = root / "config" / f"{name}.yaml"
+    if framework in LLM_FRAMEWORKS:
+        return _write(root, name, model_dir, config, {config: llm_config(framework, name)})
     environment = DEFAULTS_ONLY.get(framework)
     contents: dict[Path, str] = {}
     if environment is None:
@@ -162,11 +170,19 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
             ),
         }
     )
+    made = _write(root, name, model_dir, config, contents)
+    for folder in ("artifacts", "samples"):
+        (model_dir / folder).mkdir(exist_ok=True)
+    return made
+
+
+def _write(root: Path, name: str, model_dir: Path, config: Path, contents: dict[Path, str]) -> Scaffold:
+    """Write ``contents`` and, once per project, cdk.json and .gitignore; nothing when a file exists."""
     project_files = {
         root / "cdk.json": CDK_JSON.format(name=name),
         root / ".gitignore": GITIGNORE,
     }
-    contents.update({path: text for path, text in project_files.items() if not path.exists()})
+    contents = {**contents, **{path: text for path, text in project_files.items() if not path.exists()}}
     existing = [path for path in contents if path.exists()]
     if existing:
         raise ScaffoldError(
@@ -175,6 +191,4 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
     for path, text in contents.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for folder in ("artifacts", "samples"):
-        (model_dir / folder).mkdir(exist_ok=True)
     return Scaffold(model_dir, config, tuple(contents))
