@@ -69,6 +69,7 @@ def package_config(
 
     config = _load(config_path)
     models = project_models(config)
+    checked = [] if implicit else check_engine_handlers(config)
     for folder in multi_model_sets(config):
         if not any(m.kind == "member" and m.archive.parent == folder for m in models):
             say(
@@ -76,7 +77,7 @@ def package_config(
                 f"smkit package --code model_code/NAME/code --artifacts model_code/NAME/artifacts "
                 f"--output {folder}/NAME.tar.gz --config {config_path}"
             )
-    if not models and not multi_model_sets(config):
+    if not models and not multi_model_sets(config) and not checked:
         say(
             f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
             "build/NAME/model (prefix) beside a model_code/NAME"
@@ -114,6 +115,37 @@ def package_config(
         click.echo("\n".join(size_report(manifest)))
         built.append(model.archive)
     return built
+
+
+def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
+    """Check the custom handler file (``model.py``) of each local model folder of AWS's vLLM image, in the
+    engine environment with the folder's ``requirements.txt`` layered over it (smkit.llm.handlers); print
+    what serves each route. Returns the folders checked; a refusal is a ClickException naming file and line."""
+    from smkit.config.resolved import deployment_of
+    from smkit.llm.engine import engine_environment, local_engine
+    from smkit.llm.handlers import check_handler_file, needs_check
+    from smkit.modelenv import ModelEnvError
+
+    checked = []
+    for container in deployment_of(config).containers:
+        folder = container.model_data.path
+        if local_engine(container) is None or folder is None or not folder.is_dir():
+            continue
+        if not needs_check(folder, container.environment):
+            continue
+        say(f"checking the custom handlers of container {container.name} ({folder}) with vLLM's server code")
+        try:
+            python, layers = engine_environment(folder)
+            report = check_handler_file(folder, container.environment, python=python, extra_paths=layers)
+        except ModelEnvError as exc:
+            raise click.ClickException(
+                f"container {container.name}: the engine's environment: {exc}"
+            ) from None
+        except PackagingError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(report.summary())
+        checked.append(folder)
+    return checked
 
 
 def ensure_archives(config_path: Path) -> None:
