@@ -65,16 +65,18 @@ def package_config(
     build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
     """
     from smkit.cli.package import BuildOptions, build_for
-    from smkit.project import multi_model_sets
+    from smkit.project import multi_model_sets, unknown_members
 
     config = _load(config_path)
+    unknown = unknown_members(config)
+    if unknown:
+        raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
     models = project_models(config)
     for folder in multi_model_sets(config):
         if not any(m.kind == "member" and m.archive.parent == folder for m in models):
             say(
-                f"{folder}: multi-model set with no NAME.tar.gz of a model_code/NAME folder; add a model with "
-                f"smkit package --code model_code/NAME/code --artifacts model_code/NAME/artifacts "
-                f"--output {folder}/NAME.tar.gz --config {config_path}"
+                f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
+                f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
             )
     if not models and not multi_model_sets(config):
         say(
