@@ -26,7 +26,7 @@ from typing import Any
 
 from smkit.aws.limits import MAX_SESSION_ID
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
-from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.error_shapes import RuntimeApiError, validation_error
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (
