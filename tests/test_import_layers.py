@@ -110,7 +110,7 @@ def test_the_documented_one_way_rules_hold() -> None:
     assert edges.get("smkit.aws", frozenset()) == frozenset(), (
         "smkit.aws (AWS facts) imports nothing of smkit"
     )
-    for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.storage"):
+    for bottom in ("smkit.contract", "smkit.archive", "smkit.hooks", "smkit.process", "smkit.object_store"):
         assert edges.get(bottom, frozenset()) <= {"smkit.contract", "smkit.aws"}, (
             f"{bottom} is a bottom layer"
         )
@@ -185,7 +185,7 @@ WORKER_BUDGET = (
     "smkit.pickle_scan",
     "smkit.process",
     "smkit.requirement_lines",
-    "smkit.storage",
+    "smkit.object_store",
 )
 
 
@@ -323,7 +323,7 @@ RESOLVED = "smkit.config.resolved"
 CONSUMERS = ("smkit/cdk", "smkit/local", "smkit/batch", "smkit/release")
 # The composition entry points: the only modules of the consumers that may name the raw DeploymentConfig (to
 # load or accept one and hand its resolved deployment on); listed in docs/resolved-deployment.md.
-CONFIG_ENTRY_POINTS = ("smkit/local/server.py",)
+CONFIG_ENTRY_POINTS = ("smkit/local/endpoint_server.py",)
 RAW_CONFIG = "DeploymentConfig"
 # The consumers that read containers (image, model data): what they must not work out again.
 CONTAINER_READERS = ("smkit/cdk", "smkit/local")

@@ -40,7 +40,7 @@ from smkit.config import (
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
-from smkit.config.resolved.model import ResolvedDeployment
+from smkit.config.resolved.deployment import ResolvedDeployment
 from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue

@@ -16,7 +16,7 @@ from smkit.modelenv.builder import (
     locked_environment,
     model_environment,
 )
-from smkit.modelenv.image import ImageRuntime, config_runtime, dlc_runtime
+from smkit.modelenv.image_runtime import ImageRuntime, config_runtime, dlc_runtime
 
 __all__ = [
     "CACHE_VAR",

@@ -50,7 +50,7 @@ from smkit.contract import SMKIT_REQUIREMENTS_DIR
 from smkit.dockerimage import container_dir
 from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
-from smkit.modelenv.image import ImageRuntime, ModelEnvError
+from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
 
 CACHE_VAR = "SMKIT_CACHE_DIR"

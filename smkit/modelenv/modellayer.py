@@ -29,7 +29,7 @@ from packaging.version import InvalidVersion, Version
 from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
 from smkit.modelenv.builder import COMPLETE, ImageLayer, _locked, _say, cache_root, ensure_writable, touch
-from smkit.modelenv.image import ImageRuntime, ModelEnvError
+from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import localized_text
 
 MODELS_DIR = "models"

@@ -1,4 +1,4 @@
-"""Build the :class:`~smkit.config.resolved.model.ResolvedDeployment` of a validated config."""
+"""Build the :class:`~smkit.config.resolved.deployment.ResolvedDeployment` of a validated config."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
 from smkit.config.models import DeploymentConfig
-from smkit.config.resolved.environment import container_environment, profile_of
-from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
-from smkit.config.resolved.model import (
+from smkit.config.resolved.deployment import (
     DataKind,
     ResolvedComponents,
     ResolvedContainer,
@@ -24,6 +22,8 @@ from smkit.config.resolved.model import (
     ResolvedScaling,
     ResolvedVariant,
 )
+from smkit.config.resolved.environment import container_environment, profile_of
+from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
 from smkit.config.resolved.paths import absolute
 from smkit.config.rules import Issue, written_prefixes
 from smkit.config.scaling import variant_paths

@@ -29,7 +29,7 @@ from smkit.aws.patterns import NEW_OR_SESSION_ID as NEW_OR_ID_PATTERN
 from smkit.aws.patterns import NEW_SESSION_VALUE as NEW_SESSION_VALUE_PATTERN
 from smkit.aws.patterns import SESSION_ID as SESSION_ID_PATTERN
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
-from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.error_shapes import RuntimeApiError, validation_error
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (

@@ -9,7 +9,7 @@ waits). The handler answers when it likes, from a callback or a task, with :meth
 timer is made per request: the handler decides what a request costs.
 
 llhttp refuses ambiguous framing (two lengths, length with chunking, bare LF, obsolete folding: the
-request-smuggling ingredients, RFC 9112 §6.3) but puts no bound on a head; :mod:`smkit.http1.limits`
+request-smuggling ingredients, RFC 9112 §6.3) but puts no bound on a head; :mod:`smkit.http1.head_limits`
 does. A refused head and a malformed request are answered 400 in the server's shape (a :data:`Refusal`)
 and the connection is closed. Other per-connection rules: ``Expect: 100-continue`` is answered when the
 request is first in line; a body over :attr:`Handler.max_body` is read and dropped up to
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 import httptools
 
 from smkit.contract import DRAIN_LIMIT
-from smkit.http1.limits import HeadTooLarge
+from smkit.http1.head_limits import HeadTooLarge
 from smkit.http1.responses import CONTINUE, LAST_CHUNK, Headers, framed, response_head
 
 if TYPE_CHECKING:
-    from smkit.http1.server import Server
+    from smkit.http1.runner import Server
 
 log = logging.getLogger("smkit.http1")
 
@@ -109,7 +109,7 @@ class Handler(abc.ABC):
         """The connection is the handler's from now on (``transport.set_protocol``); ``rest`` is what the
         client sent after the head. It is no longer among the server's connections; to be stopped with
         them, add the new protocol to ``request.conn.server.connections`` (a
-        :class:`~smkit.http1.server.TrackedConnection`)."""
+        :class:`~smkit.http1.runner.TrackedConnection`)."""
         transport.close()
 
 
@@ -253,7 +253,7 @@ class Request:
 
 
 class HTTP1Protocol(asyncio.Protocol):
-    """An HTTP/1.1 server connection of a :class:`~smkit.http1.server.Server` (module docstring)."""
+    """An HTTP/1.1 server connection of a :class:`~smkit.http1.runner.Server` (module docstring)."""
 
     def __init__(self, server: Server) -> None:
         self.server = server

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
-from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits
-from smkit.http1.protocol import Handler, HTTP1Protocol, Refusal, message_refusal
+from smkit.http1.connection import Handler, HTTP1Protocol, Refusal, message_refusal
+from smkit.http1.head_limits import ALB_LIMITS, HeadBounds, HeadLimits
 from smkit.http1.responses import DateLine
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -41,10 +41,10 @@ class Server:
     """An HTTP/1.1 server of ``handler``'s requests.
 
     Args:
-        handler: what requests are given to (:class:`~smkit.http1.protocol.Handler`).
+        handler: what requests are given to (:class:`~smkit.http1.connection.Handler`).
         refusal: the shape of 400 answers to refused heads and malformed requests (and of the 500 when the
             handler raises).
-        limits: the request-head bounds (:mod:`smkit.http1.limits`).
+        limits: the request-head bounds (:mod:`smkit.http1.head_limits`).
         keep_alive_seconds: an idle connection is closed after one to two of these periods.
         grace_seconds: how long a stop waits for in-flight requests.
         on_signal: called with the signal number when SIGTERM or SIGINT starts the stop.
