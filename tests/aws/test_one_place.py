@@ -208,8 +208,8 @@ OWN_PATTERNS = {
     "smkit/config/resolved/images.py:_TAG_VERSION": "the framework version a Deep Learning Containers tag starts with",
     "smkit/config/resolved/images.py:_TAG_TRANSFORMERS": "the -transformersX.Y part of a Hugging Face DLC tag",
     "smkit/config/schema.py:_LINK": "links in field descriptions, for the JSON schema",
-    "smkit/local/multimodel.py:slug": "a file-system-safe name for a cached model",
-    "smkit/local/sessions.py:_NEW_SESSION_VALUE": (
+    "smkit/local/target_model.py:slug": "a file-system-safe name for a cached model",
+    "smkit/local/sticky_sessions.py:_NEW_SESSION_VALUE": (
         "splits a container's NewSessionId answer, once it matched AWS's pattern (smkit.aws.patterns), into id "
         "and expiry"
     ),
