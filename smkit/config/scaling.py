@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from smkit.aws.limits import MIN_CAPACITY_SIZE
 from smkit.config.base import Frozen
 
 if TYPE_CHECKING:
@@ -25,12 +26,12 @@ class Autoscaling(Frozen):
     ``ApproximateBacklogSizePerInstance`` and may scale to zero.
     """
 
-    min_capacity: int = Field(ge=0, le=1000)
-    max_capacity: int = Field(ge=1, le=1000)
+    min_capacity: int = Field(ge=0)
+    max_capacity: int = Field(ge=MIN_CAPACITY_SIZE)
     target_invocations_per_instance: int | None = Field(None, ge=1)
     target_backlog_per_instance: float | None = Field(None, gt=0)
-    scale_in_cooldown_seconds: int = Field(300, ge=0, le=3600)
-    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
+    scale_in_cooldown_seconds: int = Field(300, ge=0)
+    scale_out_cooldown_seconds: int = Field(60, ge=0)
 
 
 def variant_paths(cfg: DeploymentConfig) -> list[tuple[str, Variant | ShadowVariant]]:
