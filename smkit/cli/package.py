@@ -17,7 +17,7 @@ from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.report import size_report
 from smkit.packaging.vendor import VendorTarget, pinned_versions
-from smkit.project import ProjectModel, multi_model_sets, project_models
+from smkit.project import ProjectModel, multi_model_sets, project_models, unknown_members
 from smkit.requirement_lines import file_lines
 
 DIR = click.Path(path_type=Path, file_okay=False)
@@ -271,13 +271,15 @@ def package_config(
     build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
     """
     config = loaded(config_path)
+    unknown = unknown_members(config)
+    if unknown:
+        raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
     models = project_models(config)
     for folder in multi_model_sets(config):
         if not any(m.kind == "member" and m.archive.parent == folder for m in models):
             say(
-                f"{folder}: multi-model set with no NAME.tar.gz of a model_code/NAME folder; add a model with "
-                f"smkit package --code model_code/NAME/code --artifacts model_code/NAME/artifacts "
-                f"--output {folder}/NAME.tar.gz --config {config_path}"
+                f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
+                f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
             )
     if not models and not multi_model_sets(config):
         say(

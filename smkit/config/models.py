@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
 
-from smkit.config.base import ACCOUNT_ID, REGION, Frozen
+from smkit.aws.patterns import ACCOUNT_ID, REGION
+from smkit.config.base import Frozen
 from smkit.config.components import ShadowVariant
 from smkit.config.containers import Container, ImageSource, ModelSpec
 from smkit.config.endpoint import EndpointSpec, Variant

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from smkit.aws.limits import MIN_CAPACITY_SIZE
 from smkit.config.base import Frozen
 
 
@@ -18,9 +19,9 @@ class Autoscaling(Frozen):
     ``ApproximateBacklogSizePerInstance`` and may scale to zero.
     """
 
-    min_capacity: int = Field(ge=0, le=1000)
-    max_capacity: int = Field(ge=1, le=1000)
+    min_capacity: int = Field(ge=0)
+    max_capacity: int = Field(ge=MIN_CAPACITY_SIZE)
     target_invocations_per_instance: int | None = Field(None, ge=1)
     target_backlog_per_instance: float | None = Field(None, gt=0)
-    scale_in_cooldown_seconds: int = Field(300, ge=0, le=3600)
-    scale_out_cooldown_seconds: int = Field(60, ge=0, le=3600)
+    scale_in_cooldown_seconds: int = Field(300, ge=0)
+    scale_out_cooldown_seconds: int = Field(60, ge=0)
