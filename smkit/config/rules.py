@@ -18,8 +18,7 @@ from typing import Any
 
 from smkit.aws.limits import MAX_CONTAINERS, MAX_ENV_BYTES, MAX_ENV_ENTRIES, MAX_ENV_TOTAL_BYTES
 from smkit.config.containers import DlcImage
-from smkit.config.models import DeploymentConfig
-from smkit.config.scaling import variant_paths
+from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.contract import (
     MODEL_SERVER_TIMEOUT_SECONDS,
     TS_BATCH_SIZE,
