@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from smkit.bounded import LimitExceeded, run_bounded
-from smkit.llm.engine import DEFAULT_SCRIPT, SCRIPT_VAR
+from smkit.config import DeploymentConfig
+from smkit.config.resolved import ResolvedContainer, deployment_of
+from smkit.llm.engine import DEFAULT_SCRIPT, SCRIPT_VAR, local_engine
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler import CHECK_LIMIT_FIX, DEFAULT_TIMEOUT_S, compile_all
+from smkit.packaging.handler_check import CHECK_LIMIT_FIX, DEFAULT_TIMEOUT_S, compile_all
 
 PROBE_SOURCE = Path(__file__).with_name("_handler_probe.py").read_text(encoding="utf-8")
 ROUTES = {"ping": "GET /ping", "invoke": "POST /invocations"}
@@ -77,6 +79,19 @@ def needs_check(model_dir: Path, environment: Mapping[str, str]) -> bool:
     """The folder holds the handler file, or the container's environment names a custom handler."""
     script = model_dir / environment.get(SCRIPT_VAR, DEFAULT_SCRIPT)
     return script.is_file() or any(environment.get(v) for v in CUSTOM_VARS)
+
+
+def handler_folders(config: DeploymentConfig) -> list[ResolvedContainer]:
+    """The containers of ``config`` on AWS's vLLM image whose model folder is local and has handlers to
+    check (``model_data.path`` a folder holding ``model.py``, or ``CUSTOM_*`` variables)."""
+    found = []
+    for container in deployment_of(config).containers:
+        folder = container.model_data.path
+        if local_engine(container) is None or folder is None or not folder.is_dir():
+            continue
+        if needs_check(folder, container.environment):
+            found.append(container)
+    return found
 
 
 def _name(described: Mapping[str, Any] | None, model_dir: Path) -> str:
