@@ -20,7 +20,15 @@ from smkit.scaffold.llm import LLM_FRAMEWORKS, next_steps
     show_default=True,
     help="Project folder that holds model_code/ and config/.",
 )
-def init(name: str, framework: str, root: Path) -> None:
+@click.option(
+    "--multi-model",
+    "multi_model",
+    metavar="SET",
+    default=None,
+    help="Add the model to the multi-model endpoint config/SET.yaml (written by the set's first model) "
+    "instead of writing config/NAME.yaml.",
+)
+def init(name: str, framework: str, root: Path, multi_model: str | None) -> None:
     """Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once per
     project, cdk.json and .gitignore, in any folder. With --framework vllm: config/NAME.yaml for an LLM on
     AWS's vLLM image (a base component and a LoRA adapter, from model_code/NAME/model and .../adapter).
@@ -32,14 +40,18 @@ def init(name: str, framework: str, root: Path) -> None:
       smkit local-endpoint --config config/NAME.yaml
       smkit smoke-test --config config/NAME.yaml --endpoint-url http://127.0.0.1:8080
       smkit synth --config config/NAME.yaml      # offline; smkit deploy --config ... with AWS credentials
+
+    With --multi-model SET, the same steps with config/SET.yaml; requests name the model with TargetModel
+    NAME.tar.gz (docs/multi-model.md).
     """
     try:
-        made = scaffold(root, name, framework)
+        made = scaffold(root, name, framework, multi_model)
     except ScaffoldError as exc:
         raise click.ClickException(str(exc)) from None
     for path in made.files:
-        click.echo(f"created {path}")
-    config = f"config/{name}.yaml"
+        joined = multi_model is not None and path == made.config
+        click.echo(f"{name} is in the set of {path}" if joined else f"created {path}")
+    config = f"config/{multi_model or name}.yaml"
     if framework in LLM_FRAMEWORKS:
         click.echo(next_steps(framework, name, Path(config)))
         return

@@ -10,7 +10,7 @@ import boto3
 import yaml
 
 from smkit.config import DeploymentConfig, parse_config
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 from smkit.packaging.folder import upload_folder_archive
 
 REPO = Path(__file__).resolve().parents[2]

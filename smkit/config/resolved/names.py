@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from smkit.aws.limits import MAX_NAME_LENGTH
-from smkit.config.resolved.model import ResolvedDeployment
+from smkit.config.resolved.deployment import ResolvedDeployment
 
 HASH_LENGTH = 8
 _HIDDEN = "Default"
