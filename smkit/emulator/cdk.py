@@ -20,7 +20,7 @@ from pathlib import Path
 
 from smkit.cdkcli import CdkCliError, cli_command
 from smkit.config.overrides import IMAGE_TAG_CONTEXT
-from smkit.emulator.environment import ACCOUNT_ID
+from smkit.emulator.client_env import ACCOUNT_ID
 
 CDK_BIN = Path("node_modules") / ".bin" / "cdk"
 BOOTSTRAP_STACK = "CDKToolkit"

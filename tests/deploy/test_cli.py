@@ -18,7 +18,7 @@ from deploy_support import REPO
 from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.cli import main
 from smkit.emulator import MotoServer
-from smkit.emulator.server import port_in_use
+from smkit.emulator.moto_server import port_in_use
 
 pytestmark = pytest.mark.slow
 

@@ -20,6 +20,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct, Node
 
+from smkit.aws.patterns import AWS_NAME
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
@@ -34,7 +35,7 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 # The condition AWS's own managed policy puts on that "*": resources of the caller's own account only
 # (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerJobRuntimeAccess.html).
 BEARER_TOKEN_CONDITION = {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}
-ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # CreateEndpoint's EndpointName pattern
+ENDPOINT_NAME = re.compile(AWS_NAME)  # CreateEndpoint's EndpointName pattern
 
 
 class EndpointMetricOptions(TypedDict, total=False):

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
-from smkit.emulator.environment import DEFAULT_REGION, aws_environment, endpoint_url_for
+from smkit.emulator.client_env import DEFAULT_REGION, aws_environment, endpoint_url_for
 from smkit.process import (
     HOST,
     ProcessStartError,
@@ -153,7 +153,7 @@ class MotoServer:
                 timeout_s=START_TIMEOUT_S,
                 log_path=log_path,
                 limit="moto imports every service's backend before it answers (over 30 s on two busy cores); "
-                "stop other work on the machine, or raise smkit.emulator.server.START_TIMEOUT_S",
+                "stop other work on the machine, or raise smkit.emulator.moto_server.START_TIMEOUT_S",
             )
         except ProcessStartError as exc:
             server.stop()
