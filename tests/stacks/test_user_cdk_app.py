@@ -483,3 +483,23 @@ def test_a_vpc_placement_that_names_no_subnet_or_group_is_refused(
             containers=[ContainerSpec(DLC, data)],
             **network,
         )
+
+
+def test_more_security_groups_than_sagemaker_takes_are_refused() -> None:
+    stack = cdk.Stack(cdk.App(), "Other")
+    role = iam.Role.from_role_arn(stack, "Role", "arn:aws:iam::111122223333:role/serving")
+    subnets = ec2.SubnetSelection(
+        subnets=[ec2.Subnet.from_subnet_id(stack, "Subnet", "subnet-0aaaaaaaaaaaaaaaa")]
+    )
+    groups = [ec2.SecurityGroup.from_security_group_id(stack, f"Group{i}", f"sg-0{i}") for i in range(6)]
+    with pytest.raises(
+        ValueError, match=r"^Other/Model: invalid VPC placement: security_groups: 6 given \(at most 5\)$"
+    ):
+        InferenceModel(
+            stack,
+            "Model",
+            role=role,
+            containers=[ContainerSpec(DLC, BoundModelData(model_data_url="s3://my-models/m.tar.gz"))],
+            vpc_subnets=subnets,
+            security_groups=groups,
+        )

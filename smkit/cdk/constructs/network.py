@@ -16,7 +16,7 @@ from typing import Any
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from smkit.aws.service_models import member
+from smkit.aws.limits import MAX_SECURITY_GROUPS, MAX_SUBNETS
 
 
 @dataclass(frozen=True)
@@ -81,15 +81,12 @@ def place(
                     allow_all_outbound=True,
                 ),
             )
-    # VpcConfig's Subnets and SecurityGroupIds ranges, from SageMaker's API model (botocore).
-    most_subnets = member("sagemaker", "VpcConfig", "Subnets").max
-    most_groups = member("sagemaker", "VpcConfig", "SecurityGroupIds").max
     if vpc is not None and not subnets:
         problems.append("vpc_subnets: selects no subnet of the VPC; choose a subnet type the VPC has")
-    if most_subnets is not None and len(subnets) > most_subnets:
-        problems.append(f"vpc_subnets: {len(subnets)} subnets selected (at most {most_subnets})")
-    if most_groups is not None and len(groups) > most_groups:
-        problems.append(f"security_groups: {len(groups)} given (at most {most_groups})")
+    if len(subnets) > MAX_SUBNETS:  # VpcConfig.Subnets, checked against SageMaker's API model
+        problems.append(f"vpc_subnets: {len(subnets)} subnets selected (at most {MAX_SUBNETS})")
+    if len(groups) > MAX_SECURITY_GROUPS:
+        problems.append(f"security_groups: {len(groups)} given (at most {MAX_SECURITY_GROUPS})")
     if problems:
         raise ValueError(f"{scope.node.path}: invalid VPC placement: " + "; ".join(problems))
     return Placement(subnets, groups)
