@@ -296,7 +296,7 @@ def package_config(
         if reason is None:
             say(f"{what} {model.archive} is up to date with {model.model_dir}")
             continue
-        if implicit and model.kind == "member" and not model.stamp.is_file():
+        if implicit and model.kind == "member" and model.exists() and not model.stamp.is_file():
             raise click.ClickException(
                 f"multi-model archive {model.archive} is stale ({reason}) and was not built by smkit package "
                 f"--config; package it again: smkit package --config {config_path} (rebuilds it from "
