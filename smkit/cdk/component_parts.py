@@ -38,8 +38,9 @@ from smkit.cdk.constructs.inference_component import (
     PlacementStrategy,
     RollingUpdateSettings,
 )
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.constructs.logs import DeploymentLogs
-from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
 from smkit.cdk.constructs.model_data import ModelData, grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -127,9 +128,8 @@ def add_inference_components(
     deployment: ResolvedDeployment,
     containers: Mapping[str, ContainerSpec],
     role: ExecutionRole,
-    kms_key_arn: str,
     encryption_key: kms.IKey,
-    vpc: VpcSettings | None,
+    vpc: mapping.Network,
     logs: DeploymentLogs,
     storage: EndpointBucket | None = None,
 ) -> ComponentParts:
@@ -141,11 +141,11 @@ def add_inference_components(
     for c in deployment.containers:
         model = InferenceModel(
             scope,
-            f"Model{mapping.pascal(c.name)}",
-            execution_role_arn=role.role_arn,
+            f"Model{pascal(c.name)}",
+            role=role.role,
             containers=[containers[c.name]],
             network_isolation=deployment.network_isolation,
-            vpc=vpc,
+            **vpc,
         )
         # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
         # login and metrics included), as the other endpoint types' models do.
@@ -155,10 +155,10 @@ def add_inference_components(
         scope,
         "EndpointConfig",
         variants=[component_variant(deployment.variants[0], spec, storage)],
-        execution_role_arn=role.role_arn,
-        kms_key_arn=kms_key_arn,
+        role=role.role,
+        key=encryption_key,
         network_isolation=deployment.network_isolation,
-        vpc=vpc,
+        **vpc,
         metrics=mapping.metrics_settings(deployment),
     )
     # SageMaker starts the components' containers with this role: its policy must be in place first.
@@ -166,7 +166,7 @@ def add_inference_components(
     endpoint = InferenceEndpoint(
         scope,
         ENDPOINT_ID,
-        endpoint_config_name=endpoint_config.endpoint_config_name,
+        endpoint_config=endpoint_config,
         deployment=mapping.guardrails(deployment),
     )
     rollout = rolling_update(spec.rolling_update)
@@ -208,7 +208,7 @@ def add_inference_components(
             a = ic.autoscaling
             target = EndpointAutoscaling(
                 scope,
-                f"Autoscaling{mapping.pascal(ic.name)}",
+                f"Autoscaling{pascal(ic.name)}",
                 component_name=component.component_name,
                 settings=ScalingSettings(
                     ScalingTarget.INVOCATIONS_PER_COPY,
@@ -276,7 +276,7 @@ def _adapters(
                 )
             upload = ModelData.from_archive(archive).bind(
                 scope,
-                f"Adapter{mapping.pascal(ic.name)}Data",
+                f"Adapter{pascal(ic.name)}Data",
                 grantee=role,
                 bucket=storage.bucket,
                 log_group=logs.helpers,
@@ -298,6 +298,6 @@ def _adapters(
             adapter.node.add_dependency(upload.dependency)  # the archive is in the bucket first
         else:
             # One object: the config rules refuse an adapter that is not a single .tar.gz.
-            grant_read_s3(scope, role, f"Adapter{mapping.pascal(ic.name)}", artifact_url, prefix=False)
+            grant_read_s3(scope, role, f"Adapter{pascal(ic.name)}", artifact_url, prefix=False)
         out[ic.name] = adapter
     return out

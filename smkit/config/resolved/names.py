@@ -30,7 +30,9 @@ COMPONENT_PREFIX = "Component"  # a component's construct id: Component<PascalNa
 
 
 def pascal(text: str) -> str:
-    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase)."""
+    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase): the rule of
+    smkit.cdk.constructs.logical_ids.pascal, which the constructs keep (they import nothing from smkit.config);
+    tests/stacks/test_deployed_names.py holds the names both give equal."""
     return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
 
 
