@@ -46,7 +46,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
 from smkit.config import parse_config
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 from smkit.llm.engine import CONTAINER_MODEL_DIR
 from smkit.local import LocalEndpoint
 

@@ -11,7 +11,7 @@ Prints the image URI (``REPOSITORY_URI:TAG``) on stdout, and nothing else, so th
     IMAGE_URI=$(python -m scripts.publish_image --repository-uri "$REPO_URI")
     python -m scripts.publish_image --stack tabular-realtime-ecr --dry-run   # print the commands only
 
-The tag and the publication are smkit/release/image.py.
+The tag and the publication are smkit/release/ecr_image.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from smkit.release.image import Plan, image_tag, publish, repository_uri, tag_exists
+from smkit.release.ecr_image import Plan, image_tag, publish, repository_uri, tag_exists
 from smkit.release.shell import ReleaseError, echo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ components are then cut to exactly the pins of ``container/requirements.txt`` (t
 scripts/image_pins.py); a pin the export lacks is an error. The timestamp and random serial number uv adds are
 replaced by ones derived from the content, so the same lock always gives the same bytes. The image carries the
 file at :data:`IMAGE_PATH`, which its ``smkit.sbom`` label names (container/Dockerfile). Why not BuildKit's ``--sbom`` attestation: it turns
-the pushed image into an OCI image index, which SageMaker CreateModel refuses (smkit/release/image.py).
+the pushed image into an OCI image index, which SageMaker CreateModel refuses (smkit/release/ecr_image.py).
 """
 
 from __future__ import annotations

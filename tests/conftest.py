@@ -20,7 +20,7 @@ from collections.abc import Generator, Iterator
 
 import pytest
 
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pytest
 
 from smkit.bounded import LimitExceeded, run_bounded
 from smkit.packaging import PackagingError
-from smkit.packaging.handler import check_handler
+from smkit.packaging.handler_check import check_handler
 
 BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end:\n    pass\n"
 

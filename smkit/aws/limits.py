@@ -122,6 +122,60 @@ SSM_STANDARD_LIMIT = 4096
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricData.html
 MAX_METRIC_DATA_PER_CALL = 1000
 
+# --- The config's fields: the API member each becomes (FROM_MODELS unless a page is cited) ---
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html
+VOLUME_SIZE_RANGE_GB = (1, 512)
+MODEL_DOWNLOAD_TIMEOUT_RANGE_S = (60, 3600)
+PROVISION_TIMEOUT_RANGE_S = (300, 3600)
+# InitialInstanceCount (production and shadow variants) and ManagedInstanceScaling.MaxInstanceCount: at least
+# 1; MinInstanceCount at least 0. The models set no maximum (the account's quotas do).
+MIN_INSTANCE_COUNT = 1
+MIN_MANAGED_INSTANCES = 0
+POOL_PRIORITY_RANGE = (1, 5)
+# ProductionVariantServerlessConfig MaxConcurrency and ProvisionedConcurrency.
+SERVERLESS_CONCURRENCY_RANGE = (1, 200)
+# AsyncInferenceClientConfig.MaxConcurrentInvocationsPerInstance.
+ASYNC_CONCURRENCY_RANGE = (1, 1000)
+# WaitIntervalInSeconds of traffic routing and of rolling updates, TerminationWaitInSeconds of blue/green.
+WAIT_INTERVAL_RANGE_S = (0, 3600)
+EXECUTION_TIMEOUT_RANGE_S = (600, MAX_EXECUTION_TIMEOUT)
+# CapacitySize.Value (canary, linear, rolling batches) and InferenceComponentCapacitySize.Value: at least 1.
+MIN_CAPACITY_SIZE = 1
+# DataCaptureConfig.InitialSamplingPercentage.
+SAMPLING_PERCENT_RANGE = (0, 100)
+# CaptureContentTypeHeader CsvContentTypes / JsonContentTypes: at most 10 entries of at most 256 characters
+# (tests/aws/test_limits.py reads the entries' shapes).
+MAX_CAPTURE_CONTENT_TYPES = 10
+CONTENT_TYPE_MAX_LENGTH = 256
+# CreateEndpointConfig ProductionVariants: at most 10. ShadowProductionVariants: "If you use this field, you can
+# only specify one variant for ProductionVariants and one variant for ShadowProductionVariants." (the member's
+# documentation; tests/aws/test_limits.py reads it).
+MAX_PRODUCTION_VARIANTS = 10
+MAX_SHADOW_VARIANTS = 1
+# InferenceComponentComputeResourceRequirements: memory at least 128 MB, CPU cores at least 0.25, accelerators
+# at least 1. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentComputeResourceRequirements.html
+MIN_COPY_MEMORY_MB = 128
+MIN_COPY_CPU_CORES = 0.25
+MIN_COPY_ACCELERATORS = 1
+# CreateInferenceComponent Specifications: at most 5 (one per instance pool).
+MAX_SPECIFICATIONS = 5
+# InferenceComponentAvailabilityZoneBalance.MaxImbalance.
+AZ_IMBALANCE_RANGE = (0, 100)
+# VpcConfig: at most 16 subnets and 5 security groups.
+MAX_SUBNETS = 16
+MAX_SECURITY_GROUPS = 5
+# CloudWatch PutMetricAlarm EvaluationPeriods: at least 1; and (the Period member's documentation) "For alarms
+# with a period of less than one hour (3,600 seconds), the total evaluation period can't be longer than one
+# day (86,400 seconds)."
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
+MIN_EVALUATION_PERIODS = 1
+MAX_SUB_HOUR_EVALUATION_S = 86_400
+# ContainerMetricsConfig MetricsEndpoint.MetricsEndpointPath: at most 256 characters.
+METRICS_PATH_MAX_LENGTH = 256
+# CodeCommit repositoryName: at most 100 characters.
+# https://docs.aws.amazon.com/codecommit/latest/APIReference/API_GetRepository.html
+CODECOMMIT_NAME_MAX_LENGTH = 100
+
 # Limits AWS's API models hold: constant -> (service, shape, member, "min" or "max"), or two such reads for a
 # (min, max) pair. tests/aws/test_limits.py checks each against botocore's model.
 FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
@@ -158,4 +212,93 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
     ),
     "MAX_CONTAINERS": (("sagemaker", "CreateModelInput", "Containers", "max"),),
     "MAX_INSTANCE_POOLS": (("sagemaker", "ProductionVariant", "InstancePools", "max"),),
+    "VOLUME_SIZE_RANGE_GB": (
+        ("sagemaker", "ProductionVariant", "VolumeSizeInGB", "min"),
+        ("sagemaker", "ProductionVariant", "VolumeSizeInGB", "max"),
+    ),
+    "MODEL_DOWNLOAD_TIMEOUT_RANGE_S": (
+        ("sagemaker", "ProductionVariant", "ModelDataDownloadTimeoutInSeconds", "min"),
+        ("sagemaker", "ProductionVariant", "ModelDataDownloadTimeoutInSeconds", "max"),
+        ("sagemaker", "InferenceComponentStartupParameters", "ModelDataDownloadTimeoutInSeconds", "min"),
+        ("sagemaker", "InferenceComponentStartupParameters", "ModelDataDownloadTimeoutInSeconds", "max"),
+    ),
+    "PROVISION_TIMEOUT_RANGE_S": (
+        ("sagemaker", "ProductionVariant", "VariantInstanceProvisionTimeoutInSeconds", "min"),
+        ("sagemaker", "ProductionVariant", "VariantInstanceProvisionTimeoutInSeconds", "max"),
+    ),
+    "MIN_INSTANCE_COUNT": (
+        ("sagemaker", "ProductionVariant", "InitialInstanceCount", "min"),
+        ("sagemaker", "ProductionVariantManagedInstanceScaling", "MaxInstanceCount", "min"),
+    ),
+    "MIN_MANAGED_INSTANCES": (
+        ("sagemaker", "ProductionVariantManagedInstanceScaling", "MinInstanceCount", "min"),
+    ),
+    "POOL_PRIORITY_RANGE": (
+        ("sagemaker", "InstancePool", "Priority", "min"),
+        ("sagemaker", "InstancePool", "Priority", "max"),
+    ),
+    "SERVERLESS_CONCURRENCY_RANGE": (
+        ("sagemaker", "ProductionVariantServerlessConfig", "MaxConcurrency", "min"),
+        ("sagemaker", "ProductionVariantServerlessConfig", "MaxConcurrency", "max"),
+        ("sagemaker", "ProductionVariantServerlessConfig", "ProvisionedConcurrency", "min"),
+        ("sagemaker", "ProductionVariantServerlessConfig", "ProvisionedConcurrency", "max"),
+    ),
+    "ASYNC_CONCURRENCY_RANGE": (
+        ("sagemaker", "AsyncInferenceClientConfig", "MaxConcurrentInvocationsPerInstance", "min"),
+        ("sagemaker", "AsyncInferenceClientConfig", "MaxConcurrentInvocationsPerInstance", "max"),
+    ),
+    "WAIT_INTERVAL_RANGE_S": (
+        ("sagemaker", "TrafficRoutingConfig", "WaitIntervalInSeconds", "min"),
+        ("sagemaker", "TrafficRoutingConfig", "WaitIntervalInSeconds", "max"),
+        ("sagemaker", "BlueGreenUpdatePolicy", "TerminationWaitInSeconds", "min"),
+        ("sagemaker", "BlueGreenUpdatePolicy", "TerminationWaitInSeconds", "max"),
+        ("sagemaker", "RollingUpdatePolicy", "WaitIntervalInSeconds", "min"),
+        ("sagemaker", "RollingUpdatePolicy", "WaitIntervalInSeconds", "max"),
+        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "WaitIntervalInSeconds", "min"),
+        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "WaitIntervalInSeconds", "max"),
+    ),
+    "EXECUTION_TIMEOUT_RANGE_S": (
+        ("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "min"),
+        ("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
+        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "min"),
+        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
+    ),
+    "MIN_CAPACITY_SIZE": (
+        ("sagemaker", "CapacitySize", "Value", "min"),
+        ("sagemaker", "InferenceComponentCapacitySize", "Value", "min"),
+    ),
+    "SAMPLING_PERCENT_RANGE": (
+        ("sagemaker", "DataCaptureConfig", "InitialSamplingPercentage", "min"),
+        ("sagemaker", "DataCaptureConfig", "InitialSamplingPercentage", "max"),
+    ),
+    "MAX_CAPTURE_CONTENT_TYPES": (
+        ("sagemaker", "CaptureContentTypeHeader", "CsvContentTypes", "max"),
+        ("sagemaker", "CaptureContentTypeHeader", "JsonContentTypes", "max"),
+    ),
+    "MAX_PRODUCTION_VARIANTS": (("sagemaker", "CreateEndpointConfigInput", "ProductionVariants", "max"),),
+    "MIN_COPY_MEMORY_MB": (
+        ("sagemaker", "InferenceComponentComputeResourceRequirements", "MinMemoryRequiredInMb", "min"),
+        ("sagemaker", "InferenceComponentComputeResourceRequirements", "MaxMemoryRequiredInMb", "min"),
+    ),
+    "MIN_COPY_CPU_CORES": (
+        ("sagemaker", "InferenceComponentComputeResourceRequirements", "NumberOfCpuCoresRequired", "min"),
+    ),
+    "MIN_COPY_ACCELERATORS": (
+        (
+            "sagemaker",
+            "InferenceComponentComputeResourceRequirements",
+            "NumberOfAcceleratorDevicesRequired",
+            "min",
+        ),
+    ),
+    "MAX_SPECIFICATIONS": (("sagemaker", "CreateInferenceComponentInput", "Specifications", "max"),),
+    "AZ_IMBALANCE_RANGE": (
+        ("sagemaker", "InferenceComponentAvailabilityZoneBalance", "MaxImbalance", "min"),
+        ("sagemaker", "InferenceComponentAvailabilityZoneBalance", "MaxImbalance", "max"),
+    ),
+    "MAX_SUBNETS": (("sagemaker", "VpcConfig", "Subnets", "max"),),
+    "MAX_SECURITY_GROUPS": (("sagemaker", "VpcConfig", "SecurityGroupIds", "max"),),
+    "MIN_EVALUATION_PERIODS": (("cloudwatch", "PutMetricAlarmInput", "EvaluationPeriods", "min"),),
+    "METRICS_PATH_MAX_LENGTH": (("sagemaker", "MetricsEndpoint", "MetricsEndpointPath", "max"),),
+    "CODECOMMIT_NAME_MAX_LENGTH": (("codecommit", "GetRepositoryInput", "repositoryName", "max"),),
 }

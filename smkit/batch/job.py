@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 from smkit.batch.client import ContainerClient, InvocationError
 from smkit.batch.dataprocessing import DataProcessingError, DataProcessor, build_processor, split_output
+from smkit.batch.objects import OUTPUT_SUFFIX, InputObject, Sink, StorageError
 from smkit.batch.options import ResolvedOptions
 from smkit.batch.records import MiniBatch, PayloadTooLargeError, assemble, pack, split_records
-from smkit.batch.storage import OUTPUT_SUFFIX, InputObject, Sink, StorageError
 
 Log = Callable[[str], None]
 

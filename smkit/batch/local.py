@@ -18,8 +18,8 @@ from pathlib import Path
 
 from smkit.batch.client import ContainerClient
 from smkit.batch.job import JobResult, Log, TransformRunner
+from smkit.batch.objects import check_separate, list_inputs, open_sink
 from smkit.batch.options import BatchStrategy, TransformOptions, resolve, validate
-from smkit.batch.storage import check_separate, list_inputs, open_sink
 from smkit.config.resolved import ImageRuntime, ResolvedDeployment
 from smkit.contract import (
     BATCH,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smkit.aws.instances import INSTANCE_TYPE_RE
+from smkit.aws.patterns import AWS_NAME
 from smkit.batch.options import (
     AssembleWith,
     CompressionType,
@@ -24,7 +25,7 @@ from smkit.batch.options import (
     TransformOptionsError,
 )
 
-JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+JOB_NAME = re.compile(AWS_NAME)  # TransformJobName
 DEFAULT_INSTANCE_TYPE = "ml.m5.large"
 
 

@@ -82,7 +82,7 @@ class PipelineCommands:
     assembly of ``-c pipeline=true`` in ``cdk.out``; ``smoke_test`` runs after the staging deploy with
     ``ENDPOINT_NAME``, ``ENDPOINT_REGION`` and ``SMOKE_TEST_ROLE_ARN`` set (the role it may assume to invoke
     the staged endpoint). ``cli`` is how a step calls the smkit CLI that ``install`` installed (``smkit
-    approved`` before each stage of a config that deploys model packages, smkit.registry).
+    approved`` before each stage of a config that deploys model packages, smkit.model_packages).
     https://docs.aws.amazon.com/cdk/api/v2/python/aws_cdk.pipelines/CodeBuildStep.html
     """
 
@@ -366,7 +366,7 @@ class PipelineStack(cdk.Stack):
     ) -> pipelines.CodeBuildStep | None:
         """``command`` (``smkit approved --config FILE``) before a stage whose model names model packages (None
         when it names none): the stage deploys only Approved versions, as ``smkit deploy`` does
-        (smkit.registry). The step's role may describe exactly those versions (a registry of another account grants it in its group's resource
+        (smkit.model_packages). The step's role may describe exactly those versions (a registry of another account grants it in its group's resource
         policy: https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-ram.html)."""
         packages = [c.model_data.package for c in deployment.containers if c.model_data.package]
         if not packages:

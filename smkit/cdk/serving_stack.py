@@ -45,7 +45,7 @@ class ServingStack(cdk.Stack):
     is the ECR repository of :class:`smkit.cdk.ecr_stack.EcrStack` (used by ``image.source: ecr``).
 
     ``previous_s3_uris``: model data and adapter weights in S3 that recorded releases ran (``smkit deploy``
-    passes them from the release history, :func:`smkit.release.records.previous_s3_uris`). The execution role
+    passes them from the release history, :func:`smkit.release.history.previous_s3_uris`). The execution role
     keeps reading them beside the current ones: during a blue/green or rolling update the old fleet still
     serves and scales out, and an auto-rollback starts it again, each reading its own data. Copies in the
     stack's own bucket are covered by the models/ grant of :mod:`smkit.cdk.constructs.model_copy`.

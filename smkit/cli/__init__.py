@@ -18,9 +18,9 @@ COMMANDS: dict[str, str] = {
     "serve": "smkit.cli.serve:serve",
     "batch-transform": "smkit.cli.batch:batch_transform",
     "emulator": "smkit.cli.emulator:emulator",
-    "local-endpoint": "smkit.cli.local:local_endpoint",
-    "invoke": "smkit.cli.client:invoke_command",
-    "smoke-test": "smkit.cli.client:smoke_test",
+    "local-endpoint": "smkit.cli.local_endpoint:local_endpoint",
+    "invoke": "smkit.cli.invoke:invoke_command",
+    "smoke-test": "smkit.cli.invoke:smoke_test",
     "demo": "smkit.cli.demo:demo",
     "init": "smkit.cli.init:init",
     "train": "smkit.cli.project:train",
@@ -30,7 +30,7 @@ COMMANDS: dict[str, str] = {
     "cache": "smkit.cli.cache:cache",
     "config-schema": "smkit.cli.schema:config_schema",
     "token": "smkit.cli.token:token",
-    "approved": "smkit.cli.registry:approved",
+    "approved": "smkit.cli.approved:approved",
     "top": "smkit.cli.top:top",
 }
 

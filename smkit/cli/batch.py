@@ -298,7 +298,7 @@ def _run_local(
     startup_timeout_s: float,
 ) -> None:
     from smkit.batch.local import run_local_job
-    from smkit.batch.storage import StorageError
+    from smkit.batch.objects import StorageError
     from smkit.process import ProcessStartError
 
     try:

@@ -43,7 +43,7 @@ from smkit.emulator import (
     repo_root_from,
     sagemaker_resources,
 )
-from smkit.emulator.environment import export_lines
+from smkit.emulator.client_env import export_lines
 from smkit.ops.cdk_cli import APP_MODULE
 
 STATE_DIR = Path(".smkit") / "emulator"

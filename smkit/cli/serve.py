@@ -69,7 +69,7 @@ def serve(
     from smkit.modelenv import envs_enabled
     from smkit.serving import launcher
     from smkit.serving.front.launch import LaunchRequest
-    from smkit.serving.front.server import exit_now
+    from smkit.serving.front.serve import exit_now
 
     request = LaunchRequest(
         model=model,

@@ -11,7 +11,7 @@ from typing import Any
 
 from smkit.client.codecs import deserialize
 from smkit.contract import DEFAULT_ASYNC_INVOCATION_TIMEOUT_S
-from smkit.storage import Storage
+from smkit.object_store import Storage
 
 DEFAULT_POLL_S = 2.0  # longest wait between polls; the first ones come quickly (local results are fast)
 FIRST_POLL_S = 0.05

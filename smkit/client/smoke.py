@@ -31,8 +31,8 @@ import numpy as np
 from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
 from smkit.config import DeploymentConfig
 from smkit.config.resolved import deployment_of
+from smkit.object_store import Storage
 from smkit.project import samples_dir
-from smkit.storage import Storage
 
 # Sample file -> request Content-Type.
 PAYLOADS: dict[str, str] = {

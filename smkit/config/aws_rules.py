@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,12 +28,12 @@ from smkit.aws.limits import (
     MAX_EXECUTION_TIMEOUT,
     MAX_ROLLBACK_ALARMS,
 )
+from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
-from smkit.config.models import DeploymentConfig
+from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.rules import Issue
-from smkit.config.scaling import variant_paths
 
 # Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
 ROLLBACK_ALARMS_PER_VARIANT = 2
@@ -55,10 +54,8 @@ POOLS_SENTENCE = "Instance pools support both real-time and asynchronous inferen
 AUTOSCALING_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-prerequisites.html"
 # SageMaker pulls an image only from an ECR registry in the endpoint's own region.
 # https://docs.aws.amazon.com/sagemaker/latest/dg/your-algorithms-containers-inference-private.html
-IMAGE_REGION = re.compile(r"^\d{12}\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
 # Aliases in IAM policy and key policy statements match nothing: use the key ARN.
 # https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html
-KMS_ALIAS = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:alias/")
 
 
 def rollback_alarm_count(cfg: DeploymentConfig) -> int:

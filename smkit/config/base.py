@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-# CloudFormation name patterns (VariantName, ContainerHostname, ...): alphanumerics and hyphens, <= 63.
-AWS_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
-ACCOUNT_ID = r"^\d{12}$"
-REGION = r"^[a-z]{2}(-[a-z]+)+-\d$"
+# AWS name patterns (VariantName, ContainerHostname, ...), account ids and regions: smkit.aws.patterns.
+from smkit.aws.patterns import ACCOUNT_ID, AWS_NAME, REGION
+
+__all__ = ["ACCOUNT_ID", "AWS_NAME", "REGION", "Frozen"]
 
 
 class Frozen(BaseModel):

@@ -19,14 +19,29 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from smkit.aws.instances import INSTANCE_TYPE
+from smkit.aws.limits import (
+    AZ_IMBALANCE_RANGE,
+    EXECUTION_TIMEOUT_RANGE_S,
+    MAX_SPECIFICATIONS,
+    METRICS_PATH_MAX_LENGTH,
+    MIN_CAPACITY_SIZE,
+    MIN_COPY_ACCELERATORS,
+    MIN_COPY_CPU_CORES,
+    MIN_COPY_MEMORY_MB,
+    MIN_INSTANCE_COUNT,
+    MIN_MANAGED_INSTANCES,
+    MODEL_DOWNLOAD_TIMEOUT_RANGE_S,
+    STARTUP_HEALTH_CHECK_RANGE_S,
+    VOLUME_SIZE_RANGE_GB,
+    WAIT_INTERVAL_RANGE_S,
+)
+from smkit.aws.patterns import COMPONENT_NAME, METRICS_PATH
 from smkit.config.base import Frozen
 from smkit.config.scaling import Autoscaling
 
-# InferenceComponentName: ^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$, at most 63 characters.
-COMPONENT_NAME = r"^[a-zA-Z0-9]([\-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?$"
 CREATE_IC = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html"
 RESOURCES = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
@@ -56,22 +71,22 @@ class ComputeRequirements(Frozen):
     """ComputeResourceRequirements: what one copy of the component reserves on an instance."""
 
     min_memory_mb: int = Field(
-        ge=128,
+        ge=MIN_COPY_MEMORY_MB,
         description=f"MinMemoryRequiredInMb: memory reserved per copy (required, >= 128). {RESOURCES}",
     )
     max_memory_mb: int | None = Field(
         None,
-        ge=128,
+        ge=MIN_COPY_MEMORY_MB,
         description=f"MaxMemoryRequiredInMb: memory a copy may use (>= min_memory_mb). Default: unset. {RESOURCES}",
     )
     cpu_cores: float | None = Field(
         None,
-        ge=0.25,
+        ge=MIN_COPY_CPU_CORES,
         description=f"NumberOfCpuCoresRequired: CPU cores reserved per copy (>= 0.25). Default: unset. {RESOURCES}",
     )
     accelerators: float | None = Field(
         None,
-        ge=1,
+        ge=MIN_COPY_ACCELERATORS,
         description=(
             f"NumberOfAcceleratorDevicesRequired: GPUs / Inferentia devices per copy (>= 1). "
             f"Default: unset (CPU instances). {RESOURCES}"
@@ -100,8 +115,7 @@ class CopyScaling(Frozen):
         ge=0, description=f"Scalable target MinCapacity; 0 lets the component scale to zero. {SCALE_TO_ZERO}"
     )
     max_copies: int = Field(
-        ge=1,
-        le=1000,
+        ge=MIN_CAPACITY_SIZE,
         description=f"Scalable target MaxCapacity (>= min_copies, >= 1). Required. {SCALE_TO_ZERO}",
     )
     target_invocations_per_copy: float = Field(
@@ -114,19 +128,16 @@ class CopyScaling(Frozen):
     scale_in_cooldown_seconds: int = Field(
         300,
         ge=0,
-        le=3600,
         description=f"ScaleInCooldown of the target tracking policy. Default: 300. {SCALE_TO_ZERO}",
     )
     scale_out_cooldown_seconds: int = Field(
         300,
         ge=0,
-        le=3600,
         description=f"ScaleOutCooldown of the target tracking policy. Default: 300. {SCALE_TO_ZERO}",
     )
     scale_from_zero_cooldown_seconds: int = Field(
         60,
         ge=0,
-        le=3600,
         description=f"Cooldown of the scale-from-zero step policy. Default: 60. {SCALE_TO_ZERO}",
     )
 
@@ -140,8 +151,8 @@ class Scheduling(Frozen):
     )
     max_az_imbalance: int | None = Field(
         None,
-        ge=0,
-        le=100,
+        ge=AZ_IMBALANCE_RANGE[0],
+        le=AZ_IMBALANCE_RANGE[1],
         description="AvailabilityZoneBalance.MaxImbalance: largest difference in copies between two "
         "Availability Zones (EnforcementMode PERMISSIVE, the only mode). Required with placement: CloudFormation "
         "requires AvailabilityZoneBalance with PlacementStrategy, and AWS's own default is 0 (zones kept equal); "
@@ -152,6 +163,9 @@ class Scheduling(Frozen):
 class InferenceComponentSpec(Frozen):
     """One AWS::SageMaker::InferenceComponent: a container of ``model.containers`` with its resources, or an
     adapter (LoRA weights in S3) on another component's model and compute."""
+
+    # Python's regular expressions: AWS's MetricsEndpointPath pattern has a look-ahead (no "..").
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, regex_engine="python-re")
 
     name: str = Field(
         pattern=COMPONENT_NAME,
@@ -185,7 +199,7 @@ class InferenceComponentSpec(Frozen):
     per_instance_type: tuple[ComputeForInstanceType, ...] | None = Field(
         None,
         min_length=1,
-        max_length=5,
+        max_length=MAX_SPECIFICATIONS,
         description="On a variant with instance_pools: the copy's compute on some pool types, in place of "
         "compute there. The template then writes Specifications, one entry per pool type (compute for the types "
         "not listed), instead of Specification. Not for adapters. Default: unset (one Specification, compute on "
@@ -203,19 +217,21 @@ class InferenceComponentSpec(Frozen):
     copies: int = Field(
         1,
         ge=1,
-        le=1000,
         description=(
             "RuntimeConfig.CopyCount at creation (>= 1 when the component is created; autoscaling may later "
             f"take it to 0). Default: 1. {CREATE_IC}"
         ),
     )
     model_data_download_timeout_seconds: int | None = Field(
-        None, ge=60, le=3600, description=f"StartupParameters.ModelDataDownloadTimeoutInSeconds. {CREATE_IC}"
+        None,
+        ge=MODEL_DOWNLOAD_TIMEOUT_RANGE_S[0],
+        le=MODEL_DOWNLOAD_TIMEOUT_RANGE_S[1],
+        description=f"StartupParameters.ModelDataDownloadTimeoutInSeconds. {CREATE_IC}",
     )
     container_startup_health_check_timeout_seconds: int | None = Field(
         None,
-        ge=60,
-        le=3600,
+        ge=STARTUP_HEALTH_CHECK_RANGE_S[0],
+        le=STARTUP_HEALTH_CHECK_RANGE_S[1],
         description=f"StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds. {CREATE_IC}",
     )
     autoscaling: CopyScaling | None = Field(
@@ -223,8 +239,8 @@ class InferenceComponentSpec(Frozen):
     )
     metrics_path: str | None = Field(
         None,
-        max_length=256,
-        pattern=r"^/[A-Za-z0-9/_.\-]*$",
+        max_length=METRICS_PATH_MAX_LENGTH,
+        pattern=METRICS_PATH,
         description="Where the component's container serves Prometheus metrics, when not /metrics: the template "
         "gets Specification.Container.ContainerMetricsConfig with this MetricsEndpointPath (and the endpoint's "
         "publish frequency), and smkit's runtime serves its metrics there (SMKIT_METRICS_PATH). Not for "
@@ -237,13 +253,15 @@ class InstanceScaling(Frozen):
     """ManagedInstanceScaling of the variant: SageMaker adds and removes instances as copies need them."""
 
     min_instances: int = Field(
-        ge=0,
+        ge=MIN_MANAGED_INSTANCES,
         description=(
             "MinInstanceCount; 0 (where the region supports it) lets the endpoint release every instance "
             f"once no copy runs. {MANAGED_SCALING}"
         ),
     )
-    max_instances: int = Field(ge=1, le=1000, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}")
+    max_instances: int = Field(
+        ge=MIN_INSTANCE_COUNT, description=f"MaxInstanceCount (>= 1). {MANAGED_SCALING}"
+    )
     scale_in: Literal["idle-release", "consolidation"] | None = Field(
         None,
         description="ScaleInPolicy.Strategy: idle-release (IDLE_RELEASE) releases instances that host no copy; "
@@ -256,7 +274,9 @@ class RollingUpdate(Frozen):
     """InferenceComponentDeploymentConfig.RollingUpdatePolicy, with auto-rollback on the component's alarms."""
 
     batch_copies: int | None = Field(
-        None, ge=1, description=f"MaximumBatchSize {{Type: COPY_COUNT}}; set this or batch_percent. {ROLLING}"
+        None,
+        ge=MIN_CAPACITY_SIZE,
+        description=f"MaximumBatchSize {{Type: COPY_COUNT}}; set this or batch_percent. {ROLLING}",
     )
     batch_percent: int | None = Field(
         None,
@@ -265,13 +285,21 @@ class RollingUpdate(Frozen):
         description=f"MaximumBatchSize {{Type: CAPACITY_PERCENT}}; set this or batch_copies. {ROLLING}",
     )
     wait_interval_seconds: int = Field(
-        120, ge=0, le=3600, description=f"WaitIntervalInSeconds between batches. Default: 120. {ROLLING}"
+        120,
+        ge=WAIT_INTERVAL_RANGE_S[0],
+        le=WAIT_INTERVAL_RANGE_S[1],
+        description=f"WaitIntervalInSeconds between batches. Default: 120. {ROLLING}",
     )
     max_execution_timeout_seconds: int | None = Field(
-        None, ge=600, le=28800, description=f"MaximumExecutionTimeoutInSeconds. Default: unset. {ROLLING}"
+        None,
+        ge=EXECUTION_TIMEOUT_RANGE_S[0],
+        le=EXECUTION_TIMEOUT_RANGE_S[1],
+        description=f"MaximumExecutionTimeoutInSeconds. Default: unset. {ROLLING}",
     )
     rollback_batch_copies: int | None = Field(
-        None, ge=1, description=f"RollbackMaximumBatchSize {{Type: COPY_COUNT}}. Default: unset. {ROLLING}"
+        None,
+        ge=MIN_CAPACITY_SIZE,
+        description=f"RollbackMaximumBatchSize {{Type: COPY_COUNT}}. Default: unset. {ROLLING}",
     )
     auto_rollback: bool = Field(
         True,
@@ -306,7 +334,7 @@ class ShadowVariant(Frozen):
         description=f"InstanceType, e.g. ml.m5.large. Required. {SHADOW}",
     )
     initial_instance_count: int = Field(
-        1, ge=1, le=1000, description=f"InitialInstanceCount. Default: 1. {SHADOW}"
+        1, ge=MIN_INSTANCE_COUNT, description=f"InitialInstanceCount. Default: 1. {SHADOW}"
     )
     routing: Literal["least-outstanding-requests", "random"] | None = Field(
         None,
@@ -318,8 +346,8 @@ class ShadowVariant(Frozen):
     )
     volume_size_gb: int | None = Field(
         None,
-        ge=1,
-        le=512,
+        ge=VOLUME_SIZE_RANGE_GB[0],
+        le=VOLUME_SIZE_RANGE_GB[1],
         description="VolumeSizeInGB of the shadow's ML storage volume (EBS instance types only: not for instance "
         "types with local NVMe storage such as ml.g5 or ml.m5d). Default: the instance type's. "
         "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html",

@@ -11,13 +11,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from smkit.config.base import AWS_NAME, Frozen
+from smkit.aws.limits import MAX_CONTAINERS
+from smkit.aws.patterns import AWS_NAME, ECR_IMAGE_URI, IMAGE_TAG
+from smkit.config.base import Frozen
 from smkit.contract import TS_BATCH_SIZE, TS_MAX_BATCH_DELAY
-
-# An image in an AWS Deep Learning Containers (or any ECR) registry: ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG
-ECR_IMAGE_URI = (
-    r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
-)
 
 
 class BuildImage(Frozen):
@@ -57,7 +54,7 @@ class EcrImage(Frozen):
     repository: str | None = Field(
         None, description="Repository name; default: the repository of this kit's ECR stack."
     )
-    tag: str = Field(pattern=r"^[\w][\w.-]{0,127}$", description="Immutable image tag (not 'latest').")
+    tag: str = Field(pattern=IMAGE_TAG, description="Immutable image tag (not 'latest').")
 
 
 class DlcImage(Frozen):
@@ -109,6 +106,12 @@ class ModelDataSpec(Frozen):
     )
     cache: Literal["enabled", "disabled"] | None = Field(
         None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."
+    )
+    models: tuple[str, ...] | None = Field(
+        None,
+        description="source: multi-model only: the models of the set, each a model_code/NAME folder of the "
+        "project (smkit init NAME --multi-model SET adds one); smkit package --config builds each as "
+        "PATH/NAME.tar.gz (the TargetModel NAME.tar.gz). An archive put into PATH by other means is served too.",
     )
     accept_eula: bool = Field(
         False,
@@ -173,7 +176,7 @@ class Container(Frozen):
 class ModelSpec(Frozen):
     """The SageMaker Model: one container, or 2-15 for a multi-container endpoint."""
 
-    containers: list[Container] = Field(min_length=1, max_length=15)
+    containers: list[Container] = Field(min_length=1, max_length=MAX_CONTAINERS)
     inference_mode: Literal["serial", "direct"] | None = Field(
         None, description="InferenceExecutionConfig.Mode; multi-container only."
     )

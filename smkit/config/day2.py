@@ -15,7 +15,7 @@ the emulator's UpdateEndpoint refuses what SageMaker refuses:
 - An instance-type change (or removal) of an autoscaled variant: "If the update would change the instance type
   for any model that is a target for auto scaling, the update fails." AWS's procedure deregisters the scalable
   target, updates, and registers it again (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html):
-  ``smkit deploy`` does so around ``cdk deploy`` (smkit.release.scaling); the pipeline cannot, so its synth
+  ``smkit deploy`` does so around ``cdk deploy`` (smkit.release.instance_type_change); the pipeline cannot, so its synth
   refuses such an update and names the procedure (:func:`pipeline_refusal`).
 - Everything else (instance type, instance count, model data, image) updates the endpoint in place under its
   name, with the config's deployment guardrails.

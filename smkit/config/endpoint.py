@@ -13,8 +13,27 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import ConfigDict, Field, model_validator
 
 from smkit.aws.instances import INSTANCE_TYPE
-from smkit.aws.limits import MAX_INSTANCE_POOLS
-from smkit.config.base import AWS_NAME, Frozen
+from smkit.aws.limits import (
+    ASYNC_CONCURRENCY_RANGE,
+    CONTENT_TYPE_MAX_LENGTH,
+    EXECUTION_TIMEOUT_RANGE_S,
+    MAX_CAPTURE_CONTENT_TYPES,
+    MAX_INSTANCE_POOLS,
+    MAX_PRODUCTION_VARIANTS,
+    MAX_SHADOW_VARIANTS,
+    MIN_CAPACITY_SIZE,
+    MIN_INSTANCE_COUNT,
+    MODEL_DOWNLOAD_TIMEOUT_RANGE_S,
+    POOL_PRIORITY_RANGE,
+    PROVISION_TIMEOUT_RANGE_S,
+    SAMPLING_PERCENT_RANGE,
+    SERVERLESS_CONCURRENCY_RANGE,
+    STARTUP_HEALTH_CHECK_RANGE_S,
+    VOLUME_SIZE_RANGE_GB,
+    WAIT_INTERVAL_RANGE_S,
+)
+from smkit.aws.patterns import AWS_NAME, MEDIA_TYPE, ML_RESERVATION_ARN, S3_KEY_PREFIX
+from smkit.config.base import Frozen
 from smkit.config.components import InferenceComponentsSpec, ShadowVariant
 from smkit.config.scaling import Autoscaling
 
@@ -33,16 +52,12 @@ InferenceAmiVersion = Literal[
     "al2023-ami-sagemaker-inference-gpu-4-1",
 ]
 INFERENCE_AMI_VERSIONS: tuple[str, ...] = get_args(InferenceAmiVersion)
-# MlReservationArn (CapacityReservationConfig): arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID.
-ML_RESERVATION_ARN = r"^arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z0-9\-]{1,14}/\S+$"
 METRICS_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html"
 CORE_DUMP_URL = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html"
 )
 # MetricsConfig.MetricPublishFrequencyInSeconds and MetricsEndpoint.MetricPublishFrequencyInSeconds.
 PublishFrequency = Literal[10, 30, 60, 120, 180, 240, 300]
-# CaptureContentTypeHeader entries: a media type such as text/csv.
-MEDIA_TYPE = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*\/[a-zA-Z0-9](-*[a-zA-Z0-9.])*$"
 
 
 class CapacityReservation(Frozen):
@@ -61,8 +76,8 @@ class InstancePool(Frozen):
 
     instance_type: str = Field(pattern=INSTANCE_TYPE, description=f"InstanceType of the pool. {POOL_URL}")
     priority: int = Field(
-        ge=1,
-        le=MAX_INSTANCE_POOLS,
+        ge=POOL_PRIORITY_RANGE[0],
+        le=POOL_PRIORITY_RANGE[1],
         description=f"Priority 1-5, 1 first: SageMaker provisions from the lowest value it has capacity for. {POOL_URL}",
     )
 
@@ -107,7 +122,7 @@ class CoreDumps(Frozen):
 
     prefix: str = Field(
         "core-dumps",
-        pattern=r"^[\w!\-.*'()/]+$",
+        pattern=S3_KEY_PREFIX,
         description=f"Prefix of the data bucket the core dumps go to. Default: core-dumps. {CORE_DUMP_URL}",
     )
 
@@ -139,12 +154,12 @@ class Variant(Frozen):
     )
     instance_provision_timeout_seconds: int | None = Field(
         None,
-        ge=300,
-        le=3600,
+        ge=PROVISION_TIMEOUT_RANGE_S[0],
+        le=PROVISION_TIMEOUT_RANGE_S[1],
         description="VariantInstanceProvisionTimeoutInSeconds (300-3600): how long SageMaker tries every pool "
         f"before the operation fails. instance_pools only. Default: unset (SageMaker's). {POOLS_URL}",
     )
-    initial_instance_count: int = Field(1, ge=1, le=1000)
+    initial_instance_count: int = Field(1, ge=MIN_INSTANCE_COUNT)
     initial_weight: float = Field(1.0, gt=0, description="Relative traffic weight (> 0).")
     routing: Literal["least-outstanding-requests", "random"] | None = Field(
         None,
@@ -153,9 +168,13 @@ class Variant(Frozen):
         "Default: not set, SageMaker's default (RANDOM). "
         "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantRoutingConfig.html",
     )
-    volume_size_gb: int | None = Field(None, ge=1, le=512)
-    model_data_download_timeout_seconds: int | None = Field(None, ge=60, le=3600)
-    container_startup_health_check_timeout_seconds: int | None = Field(None, ge=60, le=3600)
+    volume_size_gb: int | None = Field(None, ge=VOLUME_SIZE_RANGE_GB[0], le=VOLUME_SIZE_RANGE_GB[1])
+    model_data_download_timeout_seconds: int | None = Field(
+        None, ge=MODEL_DOWNLOAD_TIMEOUT_RANGE_S[0], le=MODEL_DOWNLOAD_TIMEOUT_RANGE_S[1]
+    )
+    container_startup_health_check_timeout_seconds: int | None = Field(
+        None, ge=STARTUP_HEALTH_CHECK_RANGE_S[0], le=STARTUP_HEALTH_CHECK_RANGE_S[1]
+    )
     inference_ami_version: InferenceAmiVersion | None = Field(
         None,
         description="ProductionVariant.InferenceAmiVersion: pins the instance's AMI (NVIDIA driver and CUDA, or "
@@ -205,8 +224,8 @@ class Variant(Frozen):
 class ServerlessAutoscaling(Frozen):
     """Target tracking on ``sagemaker:variant:DesiredProvisionedConcurrency``."""
 
-    min_capacity: int = Field(ge=1, le=200)
-    max_capacity: int = Field(ge=1, le=200)
+    min_capacity: int = Field(ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1])
+    max_capacity: int = Field(ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1])
     target_utilization: float = Field(
         0.7, gt=0, le=1, description="SageMakerVariantProvisionedConcurrencyUtilization target."
     )
@@ -217,16 +236,18 @@ class ServerlessSpec(Frozen):
 
     variant_name: str = Field("main", pattern=AWS_NAME)
     memory_size_mb: Literal[1024, 2048, 3072, 4096, 5120, 6144]
-    max_concurrency: int = Field(ge=1, le=200)
-    provisioned_concurrency: int | None = Field(None, ge=1, le=200)
+    max_concurrency: int = Field(ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1])
+    provisioned_concurrency: int | None = Field(
+        None, ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1]
+    )
     autoscaling: ServerlessAutoscaling | None = None
 
 
 class AsyncSpec(Frozen):
     """AsyncInferenceConfig: results and failures go to prefixes of the endpoint's own bucket."""
 
-    output_prefix: str = Field("async/output", pattern=r"^[\w!\-.*'()/]+$")
-    failure_prefix: str = Field("async/failure", pattern=r"^[\w!\-.*'()/]+$")
+    output_prefix: str = Field("async/output", pattern=S3_KEY_PREFIX)
+    failure_prefix: str = Field("async/failure", pattern=S3_KEY_PREFIX)
     notifications: bool = Field(False, description="Create SNS success and error topics.")
     include_response_in_notifications: bool = Field(
         False,
@@ -235,7 +256,9 @@ class AsyncSpec(Frozen):
         "the S3 location only and payloads stay in the encrypted bucket. "
         "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AsyncInferenceNotificationConfig.html",
     )
-    max_concurrent_invocations_per_instance: int | None = Field(None, ge=1, le=1000)
+    max_concurrent_invocations_per_instance: int | None = Field(
+        None, ge=ASYNC_CONCURRENCY_RANGE[0], le=ASYNC_CONCURRENCY_RANGE[1]
+    )
 
 
 class Deployment(Frozen):
@@ -259,7 +282,7 @@ class Deployment(Frozen):
     )
     batch_instances: int | None = Field(
         None,
-        ge=1,
+        ge=MIN_CAPACITY_SIZE,
         description="Rolling: MaximumBatchSize {Type: INSTANCE_COUNT}, instances replaced per step (5-50% of the "
         f"variant's instances); set this or batch_percent. {ROLLING_URL}",
     )
@@ -272,7 +295,7 @@ class Deployment(Frozen):
     )
     rollback_batch_instances: int | None = Field(
         None,
-        ge=1,
+        ge=MIN_CAPACITY_SIZE,
         description="Rolling: RollbackMaximumBatchSize {Type: INSTANCE_COUNT}. Default: unset (the whole old "
         f"fleet comes back at once). {ROLLING_URL}",
     )
@@ -282,12 +305,12 @@ class Deployment(Frozen):
         le=100,
         description=f"Rolling: RollbackMaximumBatchSize {{Type: CAPACITY_PERCENT}}. Default: unset. {ROLLING_URL}",
     )
-    wait_interval_seconds: int = Field(300, ge=0, le=3600)
-    termination_wait_seconds: int = Field(0, ge=0, le=3600)
+    wait_interval_seconds: int = Field(300, ge=WAIT_INTERVAL_RANGE_S[0], le=WAIT_INTERVAL_RANGE_S[1])
+    termination_wait_seconds: int = Field(0, ge=WAIT_INTERVAL_RANGE_S[0], le=WAIT_INTERVAL_RANGE_S[1])
     max_execution_timeout_seconds: int | None = Field(
         None,
-        ge=600,
-        le=28800,
+        ge=EXECUTION_TIMEOUT_RANGE_S[0],
+        le=EXECUTION_TIMEOUT_RANGE_S[1],
         description="MaximumExecutionTimeoutInSeconds: 600-28800 (blue/green and rolling). Default: unset.",
     )
     auto_rollback: bool = True
@@ -297,18 +320,22 @@ class DataCapture(Frozen):
     """DataCaptureConfig: request/response capture to the endpoint's bucket (not for serverless)."""
 
     enabled: bool = True
-    sampling_percentage: int = Field(100, ge=0, le=100)
+    sampling_percentage: int = Field(100, ge=SAMPLING_PERCENT_RANGE[0], le=SAMPLING_PERCENT_RANGE[1])
     capture: tuple[Literal["input", "output"], ...] = Field(("input", "output"), min_length=1)
-    prefix: str = Field("data-capture", pattern=r"^[\w!\-.*'()/]+$")
-    csv_content_types: tuple[Annotated[str, Field(pattern=MEDIA_TYPE, max_length=256)], ...] = Field(
+    prefix: str = Field("data-capture", pattern=S3_KEY_PREFIX)
+    csv_content_types: tuple[
+        Annotated[str, Field(pattern=MEDIA_TYPE, max_length=CONTENT_TYPE_MAX_LENGTH)], ...
+    ] = Field(
         ("text/csv",),
-        max_length=10,
+        max_length=MAX_CAPTURE_CONTENT_TYPES,
         description="CaptureContentTypeHeader.CsvContentTypes: payloads of these types are stored as text "
         "(up to 10). Default: [text/csv]. Payloads of other types are stored base64-encoded. " + CAPTURE_URL,
     )
-    json_content_types: tuple[Annotated[str, Field(pattern=MEDIA_TYPE, max_length=256)], ...] = Field(
+    json_content_types: tuple[
+        Annotated[str, Field(pattern=MEDIA_TYPE, max_length=CONTENT_TYPE_MAX_LENGTH)], ...
+    ] = Field(
         ("application/json",),
-        max_length=10,
+        max_length=MAX_CAPTURE_CONTENT_TYPES,
         description="CaptureContentTypeHeader.JsonContentTypes (up to 10). Default: [application/json]. "
         "With both lists empty every payload is stored base64-encoded. " + CAPTURE_URL,
     )
@@ -318,7 +345,7 @@ class EndpointSpec(Frozen):
     """The endpoint type and everything that belongs to its EndpointConfig and Endpoint."""
 
     type: Literal["realtime", "serverless", "multi-model", "multi-container", "async", "inference-components"]
-    variants: list[Variant] = Field(default_factory=list, max_length=10)
+    variants: list[Variant] = Field(default_factory=list, max_length=MAX_PRODUCTION_VARIANTS)
     serverless: ServerlessSpec | None = None
     async_: AsyncSpec | None = Field(None, alias="async")
     deployment: Deployment = Field(default_factory=lambda: Deployment())
@@ -333,6 +360,6 @@ class EndpointSpec(Frozen):
     )
     shadow_variants: list[ShadowVariant] = Field(
         default_factory=list,
-        max_length=1,
+        max_length=MAX_SHADOW_VARIANTS,
         description="realtime only: ShadowProductionVariants (at most one, beside exactly one production variant).",
     )

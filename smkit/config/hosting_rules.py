@@ -8,11 +8,11 @@ applies :data:`HOSTING_RULES` with the other tables.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 
 from smkit.aws.instances import NEURON, NVIDIA_GPU, accelerator, split
 from smkit.aws.limits import BATCH_PERCENT
+from smkit.aws.patterns import RESERVATION_REGION
 from smkit.config.components import ADAPTERS, ROLLING, SCHEDULING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
@@ -33,7 +33,6 @@ COMPONENT_BATCH = "The value must be between 5% to 50% of the copy count of the 
 EXCLUSIONS_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html"
 # GPU AMIs need an NVIDIA instance (ml.g*, ml.p*); the Neuron AMI an Inferentia / Trainium one.
 # CapacityReservationConfig.MlReservationArn: arn:PARTITION:sagemaker:REGION:ACCOUNT:TYPE/ID.
-RESERVATION_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[a-z0-9-]*):")
 EULA_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html"
 ROLLING_FIELDS = ("batch_instances", "batch_percent", "rollback_batch_instances", "rollback_batch_percent")
 

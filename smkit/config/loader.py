@@ -25,14 +25,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from smkit.aws import instances
+from smkit.aws import instances, patterns
 from smkit.config import (
     aws_rules,
-    base,
     component_rules,
-    components,
-    containers,
-    endpoint,
     engine_checks,
     engine_settings,
     hosting_rules,
@@ -44,26 +40,31 @@ from smkit.config import (
 from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
-from smkit.config.resolved.model import ResolvedDeployment
+from smkit.config.resolved.deployment import ResolvedDeployment
 from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue
 
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
-    base.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
+    patterns.AWS_NAME: "letters, digits and hyphens, starting with a letter or digit, <= 63 characters (e.g. main)",
     instances.INSTANCE_TYPE: instances.INSTANCE_TYPE_HINT,
-    containers.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
-    security.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    patterns.ECR_IMAGE_URI: "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+    patterns.KMS_KEY_ARN: "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
     security.PICKLE_GLOBAL: "module.name of a pickle global (e.g. mypackage.model.MyModel), or module:name with * wildcards",
-    endpoint.ML_RESERVATION_ARN: "arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID of an ML capacity reservation",
-    endpoint.MEDIA_TYPE: "a media type such as text/csv or application/json",
-    components.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
-    pipeline.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
+    patterns.ML_RESERVATION_ARN: "arn:aws:sagemaker:REGION:ACCOUNT:TYPE/ID of an ML capacity reservation",
+    patterns.MEDIA_TYPE: "a media type such as text/csv or application/json",
+    patterns.COMPONENT_NAME: "letters, digits and hyphens, not starting or ending with a hyphen, <= 63 characters",
+    patterns.CONNECTION_ARN: "arn:aws:codeconnections:REGION:ACCOUNT:connection/ID",
     pipeline.REPOSITORY: "owner/name of the repository, e.g. my-org/smkit",
     r"^[a-z][a-z0-9-]{0,39}$": "lowercase letters, digits and hyphens, starting with a letter, <= 40 characters",
-    base.ACCOUNT_ID: "a 12-digit AWS account id",
-    base.REGION: "an AWS region such as eu-west-1",
+    patterns.ACCOUNT_ID: "a 12-digit AWS account id",
+    patterns.REGION: "an AWS region such as eu-west-1",
+    patterns.METRICS_PATH: "a path such as /metrics: letters, digits, / _ . -, no '..'",
+    patterns.S3_KEY_PREFIX: "an S3 key prefix of letters, digits and ! - _ . * ' ( ) /",
+    patterns.SNS_TOPIC_ARN: "arn:aws:sns:REGION:ACCOUNT:TOPIC",
+    patterns.IMAGE_TAG: "an image tag: letters, digits, _ . -, not starting with . or -, <= 128 characters",
+    patterns.CODECOMMIT_REPOSITORY: "a CodeCommit repository name: letters, digits, _ . -, <= 100 characters",
 }
 # Keys that select the member of a tagged union (image/model_data ``source``, pipeline source ``type``).
 DISCRIMINATORS = ("source", "type")

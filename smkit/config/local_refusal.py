@@ -1,4 +1,4 @@
-"""Configs the local endpoint (smkit.local.server) refuses instead of imitating: what it cannot run the way AWS would.
+"""Configs the local endpoint (smkit.local.endpoint_server) refuses instead of imitating: what it cannot run the way AWS would.
 
 AWS's vLLM image runs locally: its own server from vLLM's CPU build (smkit.local.engines), with adapter
 components loaded into it (smkit.local.engines). Refused, with the reason and the way out:

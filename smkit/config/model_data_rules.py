@@ -21,9 +21,9 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-deploy.html
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from smkit.aws.patterns import KMS_KEY, PACKAGE_VERSION, S3_URI
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
 
@@ -33,8 +33,6 @@ MULTI_MODEL_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/create-multi-
 KMS_ARN_URL = "https://docs.aws.amazon.com/kms/latest/developerguide/cmks-in-iam-policies.html"
 # s3://BUCKET/KEY with an S3 bucket name (3-63 of a-z 0-9 . -) and a non-empty key:
 # https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
-S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(?P<key>\S+)$")
-KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):\d{12}:key/[\w-]+$")
 ARCHIVE_SUFFIX = ".tar.gz"
 REGISTRY_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-deploy.html"
 # ContainerDefinition.ModelPackageName: botocore's VersionedArnOrName pattern, word for word
@@ -42,11 +40,6 @@ REGISTRY_URL = "https://docs.aws.amazon.com/sagemaker/latest/dg/model-registry-d
 MODEL_PACKAGE_NAME = (
     r"(arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:[a-z\-]*\/)?([a-zA-Z0-9]([a-zA-Z0-9-]){0,62})"
     r"(?<!-)(\/[0-9]{1,9})?"
-)
-# A version of a registry group, as an ARN or GROUP/VERSION.
-PACKAGE_VERSION = re.compile(
-    r"^(?:arn:(?P<partition>aws[a-z-]*):sagemaker:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):model-package/)?"
-    r"(?P<group>[a-zA-Z0-9](?:[a-zA-Z0-9-]){0,62})(?<!-)/(?P<version>[0-9]{1,9})$"
 )
 
 

@@ -7,9 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from smkit.aws.limits import MAX_SUB_HOUR_EVALUATION_S, MIN_EVALUATION_PERIODS
+from smkit.aws.patterns import SNS_TOPIC_ARN
 from smkit.config.base import Frozen
 
-SNS_TOPIC_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$"
+# The period of the kit's alarms (smkit.cdk.constructs.monitoring): one minute, SageMaker's publishing interval.
+ALARM_PERIOD_S = 60
 
 
 class EmailSubscription(Frozen):
@@ -70,7 +73,9 @@ class Monitoring(Frozen):
         "only: client errors never roll a deployment back). Default 10.",
     )
     backlog_age_seconds: int | None = Field(None, ge=60, description="Async only: oldest request age alarm.")
-    evaluation_periods: int = Field(3, ge=1, le=60)
+    evaluation_periods: int = Field(
+        3, ge=MIN_EVALUATION_PERIODS, le=MAX_SUB_HOUR_EVALUATION_S // ALARM_PERIOD_S
+    )
     subscriptions: list[AlarmSubscription] = Field(
         default_factory=list,
         description="Who gets the alarm topic's notifications: email addresses, HTTPS endpoints, or other "

@@ -6,12 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from smkit.config.base import ACCOUNT_ID, REGION, Frozen
+from smkit.aws.patterns import ACCOUNT_ID, CODECOMMIT_REPOSITORY, CONNECTION_ARN, REGION
+from smkit.config.base import Frozen
 
 REPOSITORY = r"^[\w.-]+/[\w.-]+$"
-CONNECTION_ARN = (
-    r"^arn:aws[a-z-]*:(codestar-connections|codeconnections):[a-z0-9-]+:\d{12}:connection/[\w-]+$"
-)
 
 
 class ConnectionSource(Frozen):
@@ -30,7 +28,7 @@ class CodeCommitSource(Frozen):
     """An AWS CodeCommit repository (by name) in the pipeline's account."""
 
     type: Literal["codecommit"]
-    repository: str = Field(pattern=r"^[\w.-]{1,100}$")
+    repository: str = Field(pattern=CODECOMMIT_REPOSITORY)
     branch: str = Field("main", min_length=1)
 
 

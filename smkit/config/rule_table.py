@@ -104,7 +104,7 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specification.StartupParameters.ModelDataDownloadTimeoutInSeconds"),
             (IC, "Specification.StartupParameters.ContainerStartupHealthCheckTimeoutInSeconds"),
         ),
-        "pydantic Field(ge=60, le=3600) in smkit.config.endpoint and smkit.config.components",
+        "Field bounds from smkit.aws.limits (STARTUP_HEALTH_CHECK_RANGE_S, MODEL_DOWNLOAD_TIMEOUT_RANGE_S) in smkit.config.endpoint and smkit.config.components",
         "The timeout value, in seconds, to download and extract the model that you want to host from Amazon "
         "S3 to the individual inference instance associated with this production variant.",
         API + "API_ProductionVariant.html",
@@ -271,7 +271,7 @@ ROWS: tuple[Row, ...] = (
         "component-name",
         "InferenceComponentName: letters, digits and hyphens, at most 63 characters",
         ((IC, "InferenceComponentName"),),
-        "smkit.config.components.COMPONENT_NAME; InferenceComponent (unique_resource_name, 63)",
+        "smkit.aws.patterns.COMPONENT_NAME; InferenceComponent (unique_resource_name, 63)",
         "A unique name to assign to the inference component.",
         API + "API_CreateInferenceComponent.html",
         "tests/config/test_config_components.py",
@@ -342,7 +342,7 @@ ROWS: tuple[Row, ...] = (
         "instance-provision-timeout",
         "VariantInstanceProvisionTimeoutInSeconds is 300-3600, with instance pools",
         ((EC, "ProductionVariants[].VariantInstanceProvisionTimeoutInSeconds"),),
-        "pydantic Field(ge=300, le=3600) in smkit.config.endpoint.Variant; smkit.config.aws_rules.instance_pools; "
+        "smkit.aws.limits.PROVISION_TIMEOUT_RANGE_S on smkit.config.endpoint.Variant; smkit.config.aws_rules.instance_pools; "
         "emulator variant_pool_problem",
         "You can optionally set VariantInstanceProvisionTimeoutInSeconds (300 to 3600 seconds) to control the "
         "total time SageMaker AI spends attempting to provision instances across all pools before the operation "
@@ -372,7 +372,7 @@ ROWS: tuple[Row, ...] = (
             (IC, "Specifications[].SchedulingConfig.AvailabilityZoneBalance.MaxImbalance"),
             (IC, "Specifications[].SchedulingConfig.PlacementStrategy"),
         ),
-        "smkit.config.components.Scheduling (Field(ge=0, le=100)); smkit.config.hosting_rules.placement "
+        "smkit.config.components.Scheduling (smkit.aws.limits.AZ_IMBALANCE_RANGE); smkit.config.hosting_rules.placement "
         "(required with placement); inference_component.specification (PERMISSIVE, the only mode)",
         "Default value: 0.",
         API + "API_InferenceComponentAvailabilityZoneBalance.html",

@@ -160,7 +160,8 @@ FIELD_DOCS: dict[str, str] = {
     "Vpc.security_group_ids": "Security groups of the containers' network interfaces.",
     "Monitoring.alarms": "Create the alarms (also used as auto-rollback alarms).",
     "Monitoring.latency_p99_ms": "ModelLatency p99 threshold of the latency alarm, in milliseconds.",
-    "Monitoring.evaluation_periods": "Minutes an alarm condition must hold.",
+    "Monitoring.evaluation_periods": "Minutes an alarm condition must hold (at most 1440: AWS's one day for alarms "
+    "of a period under an hour).",
     "PipelineSpec.region": "Region of the pipeline.",
     "PipelineSpec.source": "Where the pipeline reads the repository.",
     "PipelineSpec.staging": "The staging account and region.",

@@ -8,9 +8,10 @@ from typing import Annotated
 
 from pydantic import Field
 
+from smkit.aws.limits import MAX_SECURITY_GROUPS, MAX_SUBNETS
+from smkit.aws.patterns import KMS_KEY_ARN
 from smkit.config.base import Frozen
 
-KMS_KEY_ARN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/-]+$"
 # module.name exactly, or module:name with * wildcards on either side (smkit/pickle_allow.py).
 PICKLE_GLOBAL = r"^([A-Za-z_][\w.]*\.\w+|[A-Za-z_*][\w.*]*:[\w*\[\]-]+)$"
 
@@ -25,8 +26,8 @@ class Kms(Frozen):
 class Vpc(Frozen):
     """VpcConfig for the model containers (not for serverless)."""
 
-    subnet_ids: list[str] = Field(min_length=1, max_length=16)
-    security_group_ids: list[str] = Field(min_length=1, max_length=5)
+    subnet_ids: list[str] = Field(min_length=1, max_length=MAX_SUBNETS)
+    security_group_ids: list[str] = Field(min_length=1, max_length=MAX_SECURITY_GROUPS)
 
 
 class Artifacts(Frozen):

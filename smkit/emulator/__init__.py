@@ -7,6 +7,13 @@
 """
 
 from smkit.emulator.cdk import CdkCli, CdkError, CdkResult, emulator_cli, repo_root_from
+from smkit.emulator.client_env import (
+    ACCOUNT_ID,
+    DEFAULT_REGION,
+    aws_environment,
+    child_environment,
+    endpoint_url_for,
+)
 from smkit.emulator.deploy import (
     EMULATED_IMAGE_TAG,
     DeployedApp,
@@ -19,13 +26,6 @@ from smkit.emulator.deploy import (
     emulated_image_tag,
     ensure_bootstrapped,
 )
-from smkit.emulator.environment import (
-    ACCOUNT_ID,
-    DEFAULT_REGION,
-    aws_environment,
-    child_environment,
-    endpoint_url_for,
-)
 from smkit.emulator.inventory import (
     MOTO_SKIPS,
     DeployMismatch,
@@ -34,7 +34,7 @@ from smkit.emulator.inventory import (
     retained_resources,
     sagemaker_resources,
 )
-from smkit.emulator.server import EmulatorError, MotoServer, running_emulator
+from smkit.emulator.moto_server import EmulatorError, MotoServer, running_emulator
 
 __all__ = [
     "ACCOUNT_ID",

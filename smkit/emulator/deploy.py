@@ -19,7 +19,7 @@ from typing import Any
 from smkit.config import load_config
 from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
-from smkit.emulator.environment import ACCOUNT_ID
+from smkit.emulator.client_env import ACCOUNT_ID
 from smkit.emulator.inventory import (
     SkippedResource,
     StackResource,
@@ -27,9 +27,9 @@ from smkit.emulator.inventory import (
     reconcile,
     stack_resources,
 )
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
+from smkit.model_packages import require_deployable
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
-from smkit.registry import require_deployable
 
 EMULATED_IMAGE_TAG = "emulated"
 
@@ -95,7 +95,7 @@ def deploy_config(
 
     ``workdir`` receives the cloud assembly (``cdk.out.<config stem>``). A model package the emulator's
     registry does not hold as ``Approved`` (with the config's image and data prefix) is refused first, as
-    ``smkit deploy`` refuses it (:func:`smkit.registry.require_deployable`).
+    ``smkit deploy`` refuses it (:func:`smkit.model_packages.require_deployable`).
     """
     image_tag = emulated_image_tag(config)
     assembly = workdir / f"cdk.out.{config.stem}"

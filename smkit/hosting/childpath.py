@@ -3,7 +3,7 @@
 A handler (or a TensorFlow Serving pre/post-processing script) that starts a Python subprocess expects it
 to import the model's ``code/`` modules as the handler itself does, as on AWS's images, where the model's
 code directory is on ``PYTHONPATH``. The toolkit runtime's workers (:mod:`smkit.serving.worker.modules`)
-and the TensorFlow Serving runtime (:mod:`smkit.tfs.server`) both set it with :func:`child_path`.
+and the TensorFlow Serving runtime (:mod:`smkit.tfs.container`) both set it with :func:`child_path`.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ One implementation serves the serving container's front end (:mod:`smkit.serving
 local SageMaker Runtime gateway. It is built on public APIs only: :class:`asyncio.Protocol` and
 ``httptools`` (llhttp). It makes no task per request: a request is a :class:`Request` object handed to a
 :class:`Handler` once its body is complete, and answered by a call; that is what keeps a front end's CPU
-per request low. Modules: :mod:`~smkit.http1.protocol` (a connection), :mod:`~smkit.http1.server` (the
-runner), :mod:`~smkit.http1.limits` (request-head bounds), :mod:`~smkit.http1.responses` (heads and
+per request low. Modules: :mod:`~smkit.http1.connection` (a connection), :mod:`~smkit.http1.runner` (the
+runner), :mod:`~smkit.http1.head_limits` (request-head bounds), :mod:`~smkit.http1.responses` (heads and
 chunks as bytes).
 
 Use::
@@ -38,8 +38,7 @@ requests are answered 400 by the protocol in the ``refusal`` shape (:data:`Refus
 of :meth:`Handler.request` is answered 500 in that shape.
 """
 
-from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits, HeadTooLarge
-from smkit.http1.protocol import (
+from smkit.http1.connection import (
     BAD_REQUEST,
     HEAD_TOO_LARGE,
     Flow,
@@ -49,8 +48,9 @@ from smkit.http1.protocol import (
     Request,
     message_refusal,
 )
+from smkit.http1.head_limits import ALB_LIMITS, HeadBounds, HeadLimits, HeadTooLarge
 from smkit.http1.responses import header_lines, response_head, status_line
-from smkit.http1.server import Server
+from smkit.http1.runner import Server
 
 __all__ = [
     "ALB_LIMITS",

@@ -14,14 +14,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from smkit.local.endpoint_server import LocalEndpoint, LocalEndpointError
     from smkit.local.runtime import EndpointRuntime, LocalSettings
-    from smkit.local.server import LocalEndpoint, LocalEndpointError
 
 _EXPORTS = {
     "EndpointRuntime": "smkit.local.runtime",
     "LocalSettings": "smkit.local.runtime",
-    "LocalEndpoint": "smkit.local.server",
-    "LocalEndpointError": "smkit.local.server",
+    "LocalEndpoint": "smkit.local.endpoint_server",
+    "LocalEndpointError": "smkit.local.endpoint_server",
 }
 
 __all__ = ["EndpointRuntime", "LocalEndpoint", "LocalEndpointError", "LocalSettings"]

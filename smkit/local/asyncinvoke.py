@@ -35,9 +35,9 @@ from smkit.contract import DEFAULT_ASYNC_INVOCATION_TIMEOUT_S as DEFAULT_INVOCAT
 from smkit.contract import INVOCATION_TIMEOUT_RANGE_S as INVOCATION_TIMEOUT_RANGE
 from smkit.contract import REQUEST_TTL_RANGE_S as REQUEST_TTL_RANGE
 from smkit.local.containers import ContainerReply
-from smkit.local.errors import RuntimeApiError, validation_error
-from smkit.local.protocol import Headers, Invocation
-from smkit.storage import Storage, StorageError, check_uri, join
+from smkit.local.error_shapes import RuntimeApiError, validation_error
+from smkit.local.runtime_api import Headers, Invocation
+from smkit.object_store import Storage, StorageError, check_uri, join
 
 log = logging.getLogger(__name__)
 

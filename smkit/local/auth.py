@@ -42,7 +42,7 @@ from botocore.credentials import Credentials
 
 from smkit.aws.limits import MAX_SIGNATURE_SKEW_S
 from smkit.contract import MAX_TOKEN_SECONDS
-from smkit.local.errors import RuntimeApiError
+from smkit.local.error_shapes import RuntimeApiError
 
 SERVICE = "sagemaker"  # the signing name of sagemaker-runtime (botocore's service model: signingName)
 ALGORITHM = "AWS4-HMAC-SHA256"

@@ -25,12 +25,12 @@ from smkit.config.resolved import ResolvedDeployment
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerProcess, ContainerReply
 from smkit.local.engines import AdapterRouter, EngineProcess
-from smkit.local.errors import validation_error
+from smkit.local.error_shapes import validation_error
 from smkit.local.metrics import Target
-from smkit.local.protocol import Invocation
 from smkit.local.routers import Scope, SingleContainer
 from smkit.local.runtime import EndpointRuntime, LocalSettings
-from smkit.local.sessions import check_session_id
+from smkit.local.runtime_api import Invocation
+from smkit.local.sticky_sessions import check_session_id
 from smkit.local.variants import ProductionVariant
 
 log = logging.getLogger(__name__)

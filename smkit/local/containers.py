@@ -33,7 +33,7 @@ from smkit.contract import (
     STOP_GRACE_S,
     RuntimeSettings,
 )
-from smkit.local.sessions import RESPONSE_FIELDS
+from smkit.local.sticky_sessions import RESPONSE_FIELDS
 from smkit.local.upstream import Connection, Pool, UpstreamConnectError
 from smkit.ops.server_process import Launch, ServerProcess
 from smkit.process import HOST, runtime_command
@@ -107,7 +107,7 @@ class ContainerStream:
 @dataclass(slots=True)
 class ContainerReply:
     """A container's answer, passed on (or turned into a ModelError) by the gateway; read, never changed
-    (not frozen for the cost of a frozen ``__init__``, as :class:`~smkit.local.protocol.Invocation`).
+    (not frozen for the cost of a frozen ``__init__``, as :class:`~smkit.local.runtime_api.Invocation`).
 
     ``stream`` is set (and ``body`` empty) for a 2xx answer read as a stream.
     """
@@ -117,7 +117,7 @@ class ContainerReply:
     content_type: str | None
     custom_attributes: str | None
     stream: ContainerStream | None = None
-    # X-Amzn-SageMaker-New-Session-Id / Closed-Session-Id of the answer (smkit/local/sessions.py).
+    # X-Amzn-SageMaker-New-Session-Id / Closed-Session-Id of the answer (smkit/local/sticky_sessions.py).
     session_headers: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -129,7 +129,7 @@ class ContainerReply:
 def whole_reply(status: int, fields: list[tuple[bytes, bytes]], content: bytes) -> ContainerReply:
     """The reply of an answer read whole, from its head fields as parsed (lower-case names, bytes): its
     Content-Type, custom attributes and session fields, the first of repeated ones (as
-    :class:`~smkit.local.protocol.Headers` keeps). One pass, nothing else decoded: this runs once per call
+    :class:`~smkit.local.runtime_api.Headers` keeps). One pass, nothing else decoded: this runs once per call
     the gateway relays."""
     content_type = custom = None
     sessions: dict[str, str] = {}

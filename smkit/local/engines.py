@@ -40,8 +40,8 @@ from smkit.llm.engine import (
 )
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerLaunch, ContainerProcess
-from smkit.local.protocol import Invocation
 from smkit.local.routers import SingleContainer
+from smkit.local.runtime_api import Invocation
 from smkit.modelenv import ModelEnvError
 from smkit.process import HOST
 

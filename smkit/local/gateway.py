@@ -37,7 +37,7 @@ from smkit.contract import (
 from smkit.http1 import Handler, Request
 from smkit.http1.responses import header_lines
 from smkit.local.auth import Verifier
-from smkit.local.errors import (
+from smkit.local.error_shapes import (
     ERROR_TYPE_HEADER,
     JSON,
     REQUEST_ID_HEADER,
@@ -50,8 +50,8 @@ from smkit.local.errors import (
 from smkit.local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from smkit.local.metrics import endpoint_metrics
 from smkit.local.openai_route import CHAT_COMPLETIONS, chat_completions, unserved_openai_path
-from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
+from smkit.local.runtime_api import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.streaming import CONTENT_TYPE_HEADER, MEDIA_TYPE, events, relay
 
 log = logging.getLogger(__name__)
@@ -263,7 +263,7 @@ class Gateway(Handler):
                 fields.append((_CUSTOM_ATTRIBUTES, reply.custom_attributes))
             fields.extend(
                 reply.session_headers.items()
-            )  # NewSessionId, ClosedSessionId (smkit/local/sessions.py)
+            )  # NewSessionId, ClosedSessionId (smkit/local/sticky_sessions.py)
             request.respond(200, fields, reply.body, lines=lines)
             return
         except RuntimeApiError as err:

@@ -24,15 +24,15 @@ from collections.abc import Mapping
 from smkit.contract import INVOKED_VARIANT, REALTIME_PAYLOAD_LIMIT
 from smkit.http1 import Request
 from smkit.local.auth import Verifier
-from smkit.local.errors import (
+from smkit.local.error_shapes import (
     REQUEST_ID_HEADER,
     RuntimeApiError,
     internal_failure,
     new_request_id,
     validation_error,
 )
-from smkit.local.protocol import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.runtime import EndpointRuntime
+from smkit.local.runtime_api import LOCAL_ACCOUNT, Headers, Invocation, request_body
 from smkit.local.streaming import relay
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@
   first, its Accept to the last, each hop fed the previous response with that response's Content-Type
   verbatim (parameters such as charset included), as SageMaker forwards it.
 - :class:`DirectContainers`: ``TargetContainerHostname`` picks the container (docs/multi-container.md).
-- :class:`~smkit.local.multimodel.MultiModel` (own module): ``TargetModel`` loads on first use.
+- :class:`~smkit.local.target_model.MultiModel` (own module): ``TargetModel`` loads on first use.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from smkit.local.containers import ContainerProcess, ContainerReply
-from smkit.local.errors import RuntimeApiError, model_error, service_unavailable, validation_error
-from smkit.local.protocol import LOCAL_ACCOUNT, Invocation
+from smkit.local.error_shapes import RuntimeApiError, model_error, service_unavailable, validation_error
+from smkit.local.runtime_api import LOCAL_ACCOUNT, Invocation
 from smkit.local.upstream import UpstreamError, UpstreamTimeout
 
 

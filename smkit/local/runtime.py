@@ -40,10 +40,8 @@ from smkit.local.cloudwatch import InvocationMetrics
 from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerReply
 from smkit.local.engines import EngineProcess, engine_process
 from smkit.local.environments import environment_for
-from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.error_shapes import RuntimeApiError, validation_error
 from smkit.local.metrics import Target
-from smkit.local.multimodel import MultiModel
-from smkit.local.protocol import Headers, Invocation
 from smkit.local.routers import (
     DirectContainers,
     Router,
@@ -52,8 +50,10 @@ from smkit.local.routers import (
     SingleContainer,
     reject_inference_component,
 )
-from smkit.local.sessions import sticky_instances
+from smkit.local.runtime_api import Headers, Invocation
 from smkit.local.shadow import Shadow, ShadowTraffic
+from smkit.local.sticky_sessions import sticky_instances
+from smkit.local.target_model import MultiModel
 from smkit.local.variants import (
     ProductionVariant,
     ServerlessProductionVariant,
@@ -61,7 +61,7 @@ from smkit.local.variants import (
     session_variant,
 )
 from smkit.modelenv import envs_enabled
-from smkit.storage import Storage, StorageError, file_uri, join
+from smkit.object_store import Storage, StorageError, file_uri, join
 
 DEFAULT_IDLE_SECONDS = 300.0  # serverless: containers stop after this long without traffic
 DEFAULT_ASYNC_CONCURRENCY = 4  # MaxConcurrentInvocationsPerInstance when the config leaves it unset
@@ -288,7 +288,7 @@ class EndpointRuntime:
                 )
             else:
                 # A variant of stateful-session containers runs every instance, so a session's requests
-                # are seen to stick to one (smkit/local/sessions.py); others run one.
+                # are seen to stick to one (smkit/local/sticky_sessions.py); others run one.
                 instances = [router]
                 for index in range(1, sticky_instances(containers, spec)):
                     extra = [self._process(c, spec, index) for c in containers]

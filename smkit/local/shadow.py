@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from smkit.local.capture import DataCaptureWriter
-from smkit.local.errors import RuntimeApiError
-from smkit.local.protocol import Invocation
+from smkit.local.error_shapes import RuntimeApiError
 from smkit.local.routers import Scope
+from smkit.local.runtime_api import Invocation
 from smkit.local.variants import ProductionVariant
 
 log = logging.getLogger(__name__)

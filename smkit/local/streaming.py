@@ -23,7 +23,7 @@ from smkit.http1 import Flow, Request
 from smkit.http1.responses import Headers
 from smkit.local import eventstream
 from smkit.local.containers import ContainerStream
-from smkit.local.errors import internal_failure
+from smkit.local.error_shapes import internal_failure
 from smkit.local.upstream import UpstreamError, UpstreamTimeout
 
 log = logging.getLogger(__name__)

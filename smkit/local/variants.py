@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from smkit.local.containers import ContainerProcess, ContainerReply
-from smkit.local.errors import RuntimeApiError, throttling, validation_error
-from smkit.local.protocol import Invocation
+from smkit.local.error_shapes import RuntimeApiError, throttling, validation_error
 from smkit.local.routers import Router, Scope
-from smkit.local.sessions import StickySessions, check_session_id
+from smkit.local.runtime_api import Invocation
+from smkit.local.sticky_sessions import StickySessions, check_session_id
 
 
 class ProductionVariant:
@@ -40,7 +40,7 @@ class ProductionVariant:
         self.payload_limit = payload_limit
         self.invocations = 0
         # More than one instance (containers whose model enables stateful sessions): a session's requests
-        # reach the instance that created it (smkit/local/sessions.py).
+        # reach the instance that created it (smkit/local/sticky_sessions.py).
         self.instances = list(instances) or [router]
         self.sticky = StickySessions(len(self.instances))
 

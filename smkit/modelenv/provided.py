@@ -12,7 +12,7 @@ import json
 import subprocess
 
 from smkit.modelenv.builder import image_environment
-from smkit.modelenv.image import ImageRuntime, ModelEnvError
+from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import requirement_lines
 
 # Run by the image layer's interpreter (smkit is linked into it).

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 
-from smkit.modelenv.image import ModelEnvError
+from smkit.modelenv.image_runtime import ModelEnvError
 
 UV_VAR = "SMKIT_UV"
 # pip's setting -> (uv's variable that overrides it, uv's option); values are space-separated lists.

@@ -13,7 +13,7 @@ This package never imports the serving runtime.
 from smkit.archive import ArchiveError, Member, safe_extract
 from smkit.packaging.build import build_archive
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler import HandlerReport, check_handler
+from smkit.packaging.handler_check import HandlerReport, check_handler
 from smkit.packaging.inspection import InspectReport, inspect_archive
 from smkit.packaging.manifest import ArchiveInfo, Manifest, ManifestEntry
 from smkit.packaging.requirements import parse_requirements

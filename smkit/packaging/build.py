@@ -26,7 +26,7 @@ from typing import IO
 from smkit.digest import sha256_file
 from smkit.packaging.bytecode import write_bytecode
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
+from smkit.packaging.handler_check import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
 from smkit.packaging.scan import check_pickles
 from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect

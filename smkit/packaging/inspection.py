@@ -17,7 +17,7 @@ from pathlib import Path
 
 from smkit.archive import ArchiveError, Member, iter_members, safe_extract
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
+from smkit.packaging.handler_check import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import Manifest, checked_with
 from smkit.packaging.scan import check_pickles
 from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME, scan

@@ -23,12 +23,12 @@ from smkit.config import ConfigError
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
 from smkit.config.resolved import ResolvedDeployment
+from smkit.model_packages import RegistryError, require_deployable
 from smkit.ops.cdk_cli import CdkCli, CdkError, CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
-from smkit.registry import RegistryError, require_deployable
-from smkit.release import cdk, model_copies, scaling
+from smkit.release import cdk, instance_type_change, model_copies
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
-from smkit.release.records import (
+from smkit.release.history import (
     describe_release,
     previous_s3_uris,
     read_releases,
@@ -101,14 +101,14 @@ class ReleaseTarget(DeployTarget[str]):
 
     @contextlib.contextmanager
     def deploying(self, assembly: Path) -> Iterator[None]:
-        """An update that changes an autoscaled variant's instance type runs between :func:`scaling.pause`
-        and :func:`scaling.resume` (deregister, update, register again), so the endpoint keeps its name."""
+        """An update that changes an autoscaled variant's instance type runs between :func:`instance_type_change.pause`
+        and :func:`instance_type_change.resume` (deregister, update, register again), so the endpoint keeps its name."""
         paused = paused_targets(assembly)
         try:
             yield
         finally:
             if paused:
-                restored = scaling.resume(
+                restored = instance_type_change.resume(
                     paused, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
                 )
                 echo(f"scalable targets registered again: {', '.join(restored) or 'none'}")
@@ -168,7 +168,7 @@ def deploy_repository(request: DeployRequest) -> str | None:
 
 def approved_packages(deployment: ResolvedDeployment) -> None:
     """Refuse a model package that is not ``Approved`` in the registry of the deploying account, or whose image
-    or data prefix is not the config's (smkit.registry); nothing to read when the config names no package."""
+    or data prefix is not the config's (smkit.model_packages); nothing to read when the config names no package."""
     if not any(c.model_data.kind == "model-package" for c in deployment.containers):
         return
     sts = client("sts", deployment.region)
@@ -233,11 +233,11 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
     return f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
 
 
-def paused_targets(assembly: Path) -> list[scaling.PausedTarget]:
-    """Deregister what UpdateEndpoint would refuse for the serving stack of ``assembly`` (see smkit.release.scaling)."""
+def paused_targets(assembly: Path) -> list[instance_type_change.PausedTarget]:
+    """Deregister what UpdateEndpoint would refuse for the serving stack of ``assembly`` (see smkit.release.instance_type_change)."""
     stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     template = cdk.stack_template(assembly, stack)
-    paused = scaling.pause(
+    paused = instance_type_change.pause(
         template, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
     )
     for p in paused:

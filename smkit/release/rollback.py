@@ -1,6 +1,6 @@
 """Redeploy an earlier release of a deployment: its image and its model data, exactly as recorded.
 
-Each deploy records what every container of the endpoint runs (:mod:`smkit.release.records`). A rollback
+Each deploy records what every container of the endpoint runs (:mod:`smkit.release.history`). A rollback
 takes the release ``steps`` before the current one, fetches its model data from S3, writes a config that
 points at that data and pins that image (under ``build/release/``), and runs the same ``cdk deploy`` and
 InService wait as a deploy. Model data assets are content-hashed, so the redeployed archive lands on the
@@ -20,13 +20,13 @@ from smkit.config import ConfigError, absolute_paths, parse_config
 from smkit.config.loader import read_config_data
 from smkit.config.overrides import with_image_tag
 from smkit.config.resolved import ResolvedDeployment
+from smkit.object_store import StorageError, atomic_write, split_s3_uri
 from smkit.ops.cdk_cli import CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 from smkit.release.aws import client
 from smkit.release.deploy import DeployRequest, finish, released
-from smkit.release.records import DeployedContainer, Release, read_releases, release_parameter
+from smkit.release.history import DeployedContainer, Release, read_releases, release_parameter
 from smkit.release.shell import ReleaseError, echo
-from smkit.storage import StorageError, atomic_write, split_s3_uri
 
 EFFECTIVE_CONFIG_DIR = Path("build") / "release"
 ARTIFACT_DIR = EFFECTIVE_CONFIG_DIR / "rollback"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from smkit.config import ConfigError, load_deployment
 from smkit.release.aws import client, endpoint_name_of
-from smkit.release.records import read_releases, release_parameter
+from smkit.release.history import read_releases, release_parameter
 from smkit.release.shell import ReleaseError
 
 SESSION_NAME = "smkit-smoke-test"

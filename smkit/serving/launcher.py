@@ -26,8 +26,8 @@ def uses_tfs(request: LaunchRequest, mode: str) -> bool:
 def serve(request: LaunchRequest, *, mode: str = "auto") -> int:
     """Serve ``request`` with the runtime :func:`uses_tfs` chooses until stopped; the exit status."""
     if uses_tfs(request, mode):
+        from smkit.tfs.container import serve as serve_tfs
         from smkit.tfs.select import model_source
-        from smkit.tfs.server import serve as serve_tfs
 
         return serve_tfs(model_source(request.model, os.environ), host=request.host, port=request.port)
     from smkit.serving.front.launch import serve as serve_toolkit

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from smkit.tfs.jsonfmt import PrettyWriter, decimal, json_value_text
-from smkit.tfs.models import CLASSIFY_METHOD, REGRESS_METHOD, LoadedVersion, Signature, run
+from smkit.tfs.saved_models import CLASSIFY_METHOD, REGRESS_METHOD, LoadedVersion, Signature, run
 from smkit.tfs.status import invalid
 from smkit.tfs.tensors import decode_b64, is_b64, json_type, lossless
 

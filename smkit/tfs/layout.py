@@ -5,7 +5,7 @@ whose parent is a numeric version folder: the model is named after the folder ab
 (``/opt/ml/model/1/saved_model.pb`` is served as ``model``), every version is loaded, leading zeros are
 dropped, and the default model is ``$SAGEMAKER_TFS_DEFAULT_MODEL_NAME`` or else the first model found.
 It runs its Python front end only when ``code/inference.py`` exists; without it nginx converts requests
-itself (:mod:`smkit.tfs.defaults`). Source: aws/sagemaker-tensorflow-serving-container,
+itself (:mod:`smkit.tfs.rest_conversion`). Source: aws/sagemaker-tensorflow-serving-container,
 ``docker/build_artifacts/sagemaker/serve.py`` and ``tfs_utils.py``
 (https://github.com/aws/sagemaker-tensorflow-serving-container).
 """

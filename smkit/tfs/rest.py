@@ -1,4 +1,4 @@
-"""TensorFlow Serving's REST API over :class:`~smkit.tfs.models.ModelStore`.
+"""TensorFlow Serving's REST API over :class:`~smkit.tfs.saved_models.ModelStore`.
 
 ``GET /v1/models/{name}[/versions/{v}]`` (status), ``.../metadata``, ``POST /v1/models/{name}[/versions/{v}]
 :predict|:classify|:regress``; ``/labels/{label}`` is parsed and refused as no labels are configured (as
@@ -19,8 +19,8 @@ from urllib.parse import unquote
 
 from smkit.tfs.examples import classify, regress, serialized_examples
 from smkit.tfs.jsonfmt import error_body, json_value_text
-from smkit.tfs.models import LoadedVersion, ModelStore, run
-from smkit.tfs.responses import columnar_response, row_response
+from smkit.tfs.predictions import columnar_response, row_response
+from smkit.tfs.saved_models import LoadedVersion, ModelStore, run
 from smkit.tfs.status import TfsError, invalid
 from smkit.tfs.tensors import from_inputs, from_instances, parse_request
 

@@ -2,7 +2,7 @@
 
 Row format (``"instances"``: one element per example, objects for several named inputs) and columnar
 format (``"inputs"``: one value, or an object of named inputs), ``{"b64": ...}`` for binary strings,
-lossless-number and type checks; the response side is :mod:`smkit.tfs.responses`. The rules and every message follow tensorflow/serving ``tensorflow_serving/util/json_tensor.cc``
+lossless-number and type checks; the response side is :mod:`smkit.tfs.predictions`. The rules and every message follow tensorflow/serving ``tensorflow_serving/util/json_tensor.cc``
 (https://github.com/tensorflow/serving); see also https://www.tensorflow.org/tfx/serving/api_rest.
 """
 

@@ -13,8 +13,9 @@ def test_limit_is_the_models(name: str) -> None:
     value = getattr(limits, name)
     reads = limits.FROM_MODELS[name]
     read = [getattr(member(service, structure, field), bound) for service, structure, field, bound in reads]
-    if isinstance(value, tuple):
-        assert value == tuple(read), f"{name}: {value} but the model says {read}"
+    if isinstance(value, tuple):  # (min, max) read from one member or more, each pair in turn
+        pairs = [tuple(read[i : i + len(value)]) for i in range(0, len(read), len(value))]
+        assert pairs == [value] * len(pairs), f"{name}: {value} but the model says {pairs}"
     else:
         assert {value} == set(read), f"{name}: {value} but the model says {read}"
 
@@ -37,3 +38,23 @@ def test_defaults_are_the_ones_the_models_documentation_states() -> None:
     assert f"The default value is {limits.MAX_INVOCATIONS_RETRIES}." in retries
     transforms = member("sagemaker", "CreateTransformJobRequest", "MaxConcurrentTransforms").documentation
     assert f"the default value is <code>{limits.DEFAULT_MAX_CONCURRENT_TRANSFORMS}</code>" in transforms
+
+
+def test_content_type_entries() -> None:
+    for name in ("CsvContentTypes", "JsonContentTypes"):
+        entry = shape("sagemaker", name).member.metadata
+        assert entry["max"] == limits.CONTENT_TYPE_MAX_LENGTH, name
+
+
+def test_limits_stated_in_the_members_documentation() -> None:
+    shadows = member("sagemaker", "CreateEndpointConfigInput", "ShadowProductionVariants").documentation
+    assert limits.MAX_SHADOW_VARIANTS == 1
+    assert (
+        "If you use this field, you can only specify one variant for <code>ProductionVariants</code> and one "
+        "variant for <code>ShadowProductionVariants</code>." in shadows
+    )
+    period = member("cloudwatch", "PutMetricAlarmInput", "Period").documentation
+    assert (
+        f"the total evaluation period can't be longer than one day ({limits.MAX_SUB_HOUR_EVALUATION_S:,} seconds)"
+        in period
+    )

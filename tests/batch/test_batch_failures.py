@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from waiting import wait_until
 
 from smkit.batch.local import LocalModel, run_local_job
+from smkit.batch.objects import StorageError
 from smkit.batch.options import (
     AssembleWith,
     BatchStrategy,
@@ -22,9 +23,8 @@ from smkit.batch.options import (
     TransformOptions,
     TransformOptionsError,
 )
-from smkit.batch.storage import StorageError
 from smkit.cli import main
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 from smkit.process import ProcessStartError
 
 JSON = "application/json"

@@ -17,7 +17,7 @@ from smkit.batch.options import (
 )
 from smkit.batch.request import JobTarget, build_request, submit
 from smkit.cli import main
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 
 JSONL_JOIN = TransformOptions(
     content_type="application/json",

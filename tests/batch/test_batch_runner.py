@@ -15,8 +15,8 @@ import pytest
 
 from smkit.batch.client import ContainerClient
 from smkit.batch.job import TransformRunner
+from smkit.batch.objects import LocalSink, list_inputs
 from smkit.batch.options import BatchStrategy, CompressionType, SplitType, TransformOptions, resolve
-from smkit.batch.storage import LocalSink, list_inputs
 
 
 class Counting(ThreadingHTTPServer):

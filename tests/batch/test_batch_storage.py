@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from smkit.batch.objects import LocalSink, StorageError, check_separate, list_inputs, open_sink
 from smkit.batch.options import CompressionType
-from smkit.batch.storage import LocalSink, StorageError, check_separate, list_inputs, open_sink
-from smkit.storage import split_s3_uri
+from smkit.object_store import split_s3_uri
 
 
 def test_folder_inputs_are_sorted_relative_names_without_hidden_files(tmp_path: Path) -> None:

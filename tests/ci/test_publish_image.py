@@ -13,9 +13,9 @@ import pytest
 
 from scripts import publish_image
 from scripts.publish_image import REPO_ROOT
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 from smkit.ops.cdk_cli import CDK_CLI_VERSION
-from smkit.release import image
+from smkit.release import ecr_image
 
 REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 
@@ -34,7 +34,7 @@ def context(tmp_path: Path) -> Path:
 
 
 def test_context_files_follow_dockerignore(context: Path) -> None:
-    assert image.context_files(context) == [
+    assert ecr_image.context_files(context) == [
         ".dockerignore",
         "Dockerfile",
         "app/keep.pyc",
@@ -43,27 +43,27 @@ def test_context_files_follow_dockerignore(context: Path) -> None:
 
 
 def test_tag_is_deterministic_and_follows_the_context(context: Path, tmp_path: Path) -> None:
-    tag = image.image_tag(context)
+    tag = ecr_image.image_tag(context)
     assert tag.startswith("ctx-") and len(tag) == 4 + 32
-    assert image.image_tag(context) == tag
+    assert ecr_image.image_tag(context) == tag
 
     copy = tmp_path / "copy"
     copy.mkdir()
-    for rel in image.context_files(context):
+    for rel in ecr_image.context_files(context):
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (copy / rel).write_bytes((context / rel).read_bytes())
-    assert image.image_tag(copy) == tag, "same files, different directory: same tag"
+    assert ecr_image.image_tag(copy) == tag, "same files, different directory: same tag"
 
     (context / "notes.md").write_text("ignored files do not change the tag\n")
     (context / "app" / "cache" / "junk.pyc").write_bytes(b"changed")
-    assert image.image_tag(context) == tag
+    assert ecr_image.image_tag(context) == tag
 
     (context / "app" / "serve.py").chmod(0o755)
-    executable = image.image_tag(context)
+    executable = ecr_image.image_tag(context)
     assert executable != tag, "the executable bit is part of the image"
 
     (context / "app" / "serve.py").write_text("print('changed')\n")
-    assert image.image_tag(context) not in (tag, executable)
+    assert ecr_image.image_tag(context) not in (tag, executable)
 
 
 def test_missing_dockerfile_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,7 +80,7 @@ def test_dry_run_prints_the_exact_commands(context: Path, capsys: pytest.Capture
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    uri = f"{repo}:{image.image_tag(context)}"
+    uri = f"{repo}:{ecr_image.image_tag(context)}"
     assert [shlex.split(line) for line in lines[:3]] == [
         ["docker", "login", "--username", "AWS", "--password-stdin", REGISTRY],
         [
@@ -110,7 +110,7 @@ def test_repository_by_name_from_ecr(
         )
         == 0
     )
-    assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{image.image_tag(context)}"
+    assert capsys.readouterr().out.splitlines()[-1] == f"{uri}:{ecr_image.image_tag(context)}"
 
 
 def test_unknown_repository_is_reported(
@@ -130,7 +130,7 @@ def test_existing_tag_is_never_overwritten(
 ) -> None:
     ecr = aws.client("ecr")
     ecr.create_repository(repositoryName="immutable", imageTagMutability="IMMUTABLE")
-    tag = image.image_tag(context)
+    tag = ecr_image.image_tag(context)
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="immutable", imageManifest=json.dumps(manifest), imageTag=tag)
 
@@ -171,7 +171,7 @@ def test_existing_tag_can_be_skipped_but_not_overwritten(
 ) -> None:
     ecr = aws.client("ecr")
     uri = ecr.create_repository(repositoryName="rerun")["repository"]["repositoryUri"]
-    tag = image.image_tag(context)
+    tag = ecr_image.image_tag(context)
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json"}
     ecr.put_image(repositoryName="rerun", imageManifest=json.dumps(manifest), imageTag=tag)
     args = [
@@ -194,7 +194,7 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The image builds from the repository root with container/Dockerfile (as the CDK asset does)."""
-    files = image.context_files(REPO_ROOT, "container/Dockerfile")
+    files = ecr_image.context_files(REPO_ROOT, "container/Dockerfile")
     assert "container/Dockerfile" in files and "container/requirements.txt" in files
     assert any(f.startswith("smkit/serving/") for f in files)
     assert not any(f.startswith(("tests/", "stacks/", "model_code/", "build/", ".venv/")) for f in files)
@@ -202,7 +202,7 @@ def test_default_context_is_the_repository_with_the_dockerfiles_own_ignore_file(
     assert publish_image.main(["--repository-uri", repo, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"--file {REPO_ROOT / 'container' / 'Dockerfile'}" in out
-    assert out.splitlines()[-1] == f"{repo}:{image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
+    assert out.splitlines()[-1] == f"{repo}:{ecr_image.image_tag(REPO_ROOT, 'container/Dockerfile')}"
 
 
 def test_make_deploy_is_smkit_deploy() -> None:

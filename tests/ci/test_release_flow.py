@@ -11,9 +11,9 @@ import yaml
 
 from scripts import deploy, rollback, smoke_test
 from smkit.config import absolute_paths
-from smkit.emulator.server import MotoServer
-from smkit.local.server import LocalEndpoint
-from smkit.release.records import read_releases, release_parameter
+from smkit.emulator.moto_server import MotoServer
+from smkit.local.endpoint_server import LocalEndpoint
+from smkit.release.history import read_releases, release_parameter
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "config" / "realtime.yaml"
@@ -156,7 +156,7 @@ def test_missing_config_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_release_history_keeps_the_newest_within_one_parameter(aws: MotoServer) -> None:
-    from smkit.release.records import DeployedContainer, Release, record_release
+    from smkit.release.history import DeployedContainer, Release, record_release
 
     parameter = "/smkit/history-test/dev/releases"
     container = DeployedContainer(image="x" * 200, model_data="s3://bucket/" + "k" * 200)
@@ -187,7 +187,7 @@ def test_moto_still_needs_the_update_repairs() -> None:
 @pytest.mark.parametrize("config", ["config/inference-components.yaml", "config/realtime-shadow.yaml"])
 def test_rollback_refuses_components_and_shadow_variants(config: str) -> None:
     from smkit.release import rollback as library
-    from smkit.release.records import DeployedContainer, Release
+    from smkit.release.history import DeployedContainer, Release
     from smkit.release.shell import ReleaseError
 
     data = library.config_data(REPO / config)

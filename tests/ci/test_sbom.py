@@ -3,7 +3,7 @@
 No Docker: the image installs exactly container/requirements.txt (scripts/image_pins.py), so the SBOM is
 checked against that file, and the CI publish script writes a copy naming the image it published. That the
 image carries it is checked on the Dockerfile and on both build contexts: the checkout's, through its ignore
-file, as the publish script sends it (smkit/release/image.py), and the kit's staged one.
+file, as the publish script sends it (smkit/release/ecr_image.py), and the kit's staged one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from scripts import publish_image, sbom
 from scripts.image_pins import REPO
 from smkit.dockerimage import KIT_DOCKERFILE, stage_kit_context
 from smkit.dockerimage.copies import copy_sources, missing_sources
-from smkit.release.image import context_files
+from smkit.release.ecr_image import context_files
 
 
 def _components(path: Path) -> dict[str, dict[str, object]]:

@@ -584,6 +584,20 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "If you pass multiple containers to a CreateModel request, then the maximum length of all of their "
         "maps, combined, is also 32 KB.",
     ),
+    (
+        "models-of-a-set-on-an-archive",
+        "realtime.yaml",
+        _set("model.containers.0.model_data.models", ["churn"]),
+        "model.containers[0].model_data.models",
+        "only with source: multi-model",
+    ),
+    (
+        "model-of-a-set-with-a-dot",
+        "multi-model.yaml",
+        _set("model.containers.0.model_data.models", ["churn.tar.gz"]),
+        "model.containers[0].model_data.models[0]",
+        "archived as NAME.tar.gz: e.g. churn",
+    ),
 ]
 
 

@@ -13,12 +13,15 @@ import struct
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from smkit.cli import main
 from smkit.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,51 +109,120 @@ def test_the_shipped_config_loads_and_says_what_it_could_not_check() -> None:
     assert any("'qwen'" in n and "only in S3" in n and "GPU memory" in n for n in notices)
 
 
-def test_adapter_on_a_base_with_lora_off(tmp_path: Path) -> None:
-    message = refusal(llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": None}))
-    assert "model.containers[0].environment.SM_VLLM_ENABLE_LORA: None" in message
-    assert "adapter component 'qwen-support'" in message and 'set SM_VLLM_ENABLE_LORA: "true"' in message
+# Each misconfiguration that fails the engine at start, as a user writes it: (the config, what the refusal
+# names: the setting's path with its value, and the fix). Each is refused by the loader and by `smkit synth`.
+Misconfigured = Callable[[Path], Path]
 
 
-def test_adapter_on_a_base_with_lora_false(tmp_path: Path) -> None:
-    message = refusal(llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": "false"}))
-    assert "SM_VLLM_ENABLE_LORA: 'false'" in message
+def _lora_off(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": None})
 
 
-def test_adapter_without_runtime_lora_updating(tmp_path: Path) -> None:
-    message = refusal(llm_config(tmp_path, env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": None}))
-    assert "model.containers[0].environment.VLLM_ALLOW_RUNTIME_LORA_UPDATING: None" in message
-    assert "404" in message and 'set VLLM_ALLOW_RUNTIME_LORA_UPDATING: "true"' in message
+def _lora_false(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, env={"SM_VLLM_ENABLE_LORA": "false"})
 
 
-def test_model_folder_without_config_json(tmp_path: Path) -> None:
-    model = write_model(tmp_path / "qwen", None, 1000)
-    message = refusal(llm_config(tmp_path, model=model))
-    assert f"model.containers[0].model_data.path: '{model}'" in message
-    assert "has no config.json" in message and "save_pretrained()" in message
+def _runtime_updating_off(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, env={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": None})
 
 
-def test_model_folder_without_tokenizer(tmp_path: Path) -> None:
-    model = write_model(tmp_path / "qwen", QWEN_05B, 1000, tokenizer=False)
-    message = refusal(llm_config(tmp_path, model=model))
-    assert "has no tokenizer files (one of tokenizer.json" in message
+def _no_config_json(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, model=write_model(tmp_path / "qwen", None, 1000))
 
 
-def test_context_longer_than_the_models(tmp_path: Path) -> None:
+def _no_tokenizer(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, model=write_model(tmp_path / "qwen", QWEN_05B, 1000, tokenizer=False))
+
+
+def _context_too_long(tmp_path: Path) -> Path:
     model = write_model(tmp_path / "llama", LLAMA_13B, 1000)
-    message = refusal(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "8192"}))
-    assert "model.containers[0].environment.SM_VLLM_MAX_MODEL_LEN: '8192'" in message
-    assert "longer than the model's context of 4096 tokens" in message and 'at most "4096"' in message
+    return llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "8192"})
 
 
-def test_model_larger_than_the_gpu(tmp_path: Path) -> None:
+def _larger_than_the_gpu(tmp_path: Path) -> Path:
     # 13 billion 16-bit weights (26 GB) on one A10G of 24 GB.
     model = write_model(tmp_path / "llama", LLAMA_13B, 13_000_000_000)
-    message = refusal(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "4096"}))
-    assert "endpoint.variants[0].instance_type: 'ml.g5.2xlarge': the model does not fit" in message
-    assert "24.2 GiB of weights + 3.1 GiB of KV cache for one 4096-token sequence" in message
-    assert "1 of ml.g5.2xlarge's 1 x 24 GiB A10G GPUs x SM_VLLM_GPU_MEMORY_UTILIZATION 0.9" in message
-    assert "pick an instance type with more GPU memory (e.g. ml.g7.2xlarge)" in message
+    return llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "4096"})
+
+
+def _tensor_parallel_over_the_gpus(tmp_path: Path) -> Path:
+    return llm_config(tmp_path, env={"SM_VLLM_TENSOR_PARALLEL_SIZE": "4"})
+
+
+MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
+    "lora-off": (
+        _lora_off,
+        (
+            "model.containers[0].environment.SM_VLLM_ENABLE_LORA: None",
+            "adapter component 'qwen-support'",
+            'set SM_VLLM_ENABLE_LORA: "true"',
+        ),
+    ),
+    "lora-false": (_lora_false, ("SM_VLLM_ENABLE_LORA: 'false'", 'set SM_VLLM_ENABLE_LORA: "true"')),
+    "runtime-updating-off": (
+        _runtime_updating_off,
+        (
+            "model.containers[0].environment.VLLM_ALLOW_RUNTIME_LORA_UPDATING: None",
+            "404",
+            'set VLLM_ALLOW_RUNTIME_LORA_UPDATING: "true"',
+        ),
+    ),
+    "no-config-json": (
+        _no_config_json,
+        ("model.containers[0].model_data.path: '", "has no config.json", "save_pretrained()"),
+    ),
+    "no-tokenizer": (
+        _no_tokenizer,
+        ("model.containers[0].model_data.path: '", "has no tokenizer files (one of tokenizer.json"),
+    ),
+    "context-too-long": (
+        _context_too_long,
+        (
+            "model.containers[0].environment.SM_VLLM_MAX_MODEL_LEN: '8192'",
+            "longer than the model's context of 4096 tokens",
+            'at most "4096"',
+        ),
+    ),
+    "larger-than-the-gpu": (
+        _larger_than_the_gpu,
+        (
+            "endpoint.variants[0].instance_type: 'ml.g5.2xlarge': the model does not fit",
+            "24.2 GiB of weights + 3.1 GiB of KV cache for one 4096-token sequence",
+            "1 of ml.g5.2xlarge's 1 x 24 GiB A10G GPUs x SM_VLLM_GPU_MEMORY_UTILIZATION 0.9",
+            "pick an instance type with more GPU memory (e.g. ml.g7.2xlarge)",
+        ),
+    ),
+    "tensor-parallel-over-the-gpus": (
+        _tensor_parallel_over_the_gpus,
+        (
+            "model.containers[0].environment.SM_VLLM_TENSOR_PARALLEL_SIZE: '4'",
+            "ml.g5.2xlarge",
+            'at most "1"',
+            "ml.g5.12xlarge",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MISCONFIGURED)
+def test_refused_by_the_loader(case: str, tmp_path: Path) -> None:
+    make, expected = MISCONFIGURED[case]
+    message = refusal(make(tmp_path))
+    for fragment in expected:
+        assert fragment in message, message
+
+
+@pytest.mark.parametrize("case", MISCONFIGURED)
+def test_refused_by_smkit_synth_before_any_cdk(case: str, tmp_path: Path) -> None:
+    """``smkit synth`` itself (the command, in this process): the refusal, and nothing written."""
+    make, expected = MISCONFIGURED[case]
+    out = tmp_path / "cdk.out"
+    result = CliRunner().invoke(main, ["synth", "--config", str(make(tmp_path)), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "Error: " in result.stderr
+    for fragment in expected:
+        assert fragment in result.stderr, result.stderr
+    assert not out.exists()
 
 
 def test_a_model_that_fits_loads(tmp_path: Path) -> None:
@@ -171,12 +243,6 @@ def test_memory_utilization_decides(tmp_path: Path) -> None:
         )
     )
     assert "does not fit" in message and "SM_VLLM_GPU_MEMORY_UTILIZATION 0.5" in message
-
-
-def test_tensor_parallelism_over_more_gpus_than_the_instance_has(tmp_path: Path) -> None:
-    message = refusal(llm_config(tmp_path, env={"SM_VLLM_TENSOR_PARALLEL_SIZE": "4"}))
-    assert "model.containers[0].environment.SM_VLLM_TENSOR_PARALLEL_SIZE: '4'" in message
-    assert "ml.g5.2xlarge" in message and 'at most "1"' in message and "ml.g5.12xlarge" in message
 
 
 def test_adapter_rank_over_the_engines_maximum(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from deploy_support import REPO
 
 from smkit.cli import main
 from smkit.emulator import MotoServer
-from smkit.emulator.server import port_in_use
+from smkit.emulator.moto_server import port_in_use
 from smkit.ops.cdk_cli import CDK_CLI_VERSION
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ import pytest
 from deploy_support import DeployedConfig
 
 from smkit.emulator import EMULATED_IMAGE_TAG, MotoServer
-from smkit.release.records import describe_release
+from smkit.release.history import describe_release
 
 
 def _name(arn: str) -> str:

@@ -4,7 +4,7 @@ name, for a production and for a shadow variant.
 SageMaker refuses UpdateEndpoint for that change while the variant is a registered scalable target
 (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html), and so does the repaired
 emulator (smkit.emulator.moto_fixes): the plain deploy fails. The deploy step's documented sequence
-(smkit.release.scaling: deregister, update, register again with the policies) makes it pass under the same
+(smkit.release.instance_type_change: deregister, update, register again with the policies) makes it pass under the same
 name.
 
 Named test_day2_* so it runs before test_deploy.py's final destroy-everything test; it removes what it adds.
@@ -22,7 +22,7 @@ from deploy_support import REPO, synth_assembly
 from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
 from smkit.emulator.deploy import with_server_traceback
-from smkit.release import scaling
+from smkit.release import instance_type_change
 from smkit.release.cdk import stack_template
 
 
@@ -56,14 +56,14 @@ def _deploy(
     }
     # Without the pause the update fails as on AWS: tests/deploy/test_moto_fixes_served.py shows it on a
     # template of its own (moto keeps a refused update's stack half-updated, so it is not tried here).
-    paused = scaling.pause(template, **clients)
+    paused = instance_type_change.pause(template, **clients)
     assert [p.variant for p in paused] == list(expect_paused)
     try:
         cdk.deploy_assembly(assembly=assembly.path)
     except CdkError as exc:
         pytest.fail(with_server_traceback(str(exc), emulator))
     finally:
-        scaling.resume(paused, **clients)
+        instance_type_change.resume(paused, **clients)
     return assembly.path
 
 

@@ -20,7 +20,7 @@ from smkit.config.resolved import deployment_of
 from smkit.emulator import MotoServer, child_environment, emulator_cli, ensure_bootstrapped
 from smkit.emulator.deploy import deploy_config, destroy_app
 from smkit.local import LocalEndpoint, LocalEndpointError
-from smkit.registry import RegistryError, require_deployable
+from smkit.model_packages import RegistryError, require_deployable
 from smkit.release.deploy import approved_packages
 from smkit.release.shell import ReleaseError
 
@@ -168,7 +168,7 @@ def test_an_approved_package_deploys_and_is_served_locally_from_the_registry(
 
 
 def test_a_release_records_the_version_and_a_rollback_pins_it(tmp_path: Path) -> None:
-    from smkit.release.records import Release, _deployed_container
+    from smkit.release.history import Release, _deployed_container
     from smkit.release.rollback import rollback_config
 
     arn = f"arn:aws:sagemaker:us-east-1:{ACCOUNT}:model-package/churn/2"

@@ -1,9 +1,9 @@
 """What a deploy keeps readable of earlier releases: their S3 model data and adapter weights outside the
-deployment's own bucket (smkit.release.records.previous_s3_uris)."""
+deployment's own bucket (smkit.release.history.previous_s3_uris)."""
 
 from __future__ import annotations
 
-from smkit.release.records import DeployedContainer, Release, previous_s3_uris
+from smkit.release.history import DeployedContainer, Release, previous_s3_uris
 
 
 def _release(data: str, adapters: tuple[str, ...] = ()) -> Release:

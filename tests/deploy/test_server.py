@@ -16,7 +16,7 @@ from smkit.emulator import (
     child_environment,
     endpoint_url_for,
 )
-from smkit.emulator.server import port_in_use
+from smkit.emulator.moto_server import port_in_use
 from smkit.process import group_alive
 
 

@@ -1,6 +1,6 @@
 """The kit's HTTP/1.1 server (smkit.http1) over real sockets on 127.0.0.1, with trivial handlers.
 
-Each test runs a :class:`~smkit.http1.server.Server` on its own event loop in a thread (or, for signals, in
+Each test runs a :class:`~smkit.http1.runner.Server` on its own event loop in a thread (or, for signals, in
 a child process) and talks to it with raw sockets or ``http.client``; waits are on events (an answer, a
 close, a line from the child), never on time.
 """
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from smkit.http1 import Flow, Handler, Request, Server
-from smkit.http1.protocol import message_refusal
-from smkit.local.limits import service_refusal
-from smkit.serving.front.protocol import runtime_refusal
+from smkit.http1.connection import message_refusal
+from smkit.local.head_refusal import service_refusal
+from smkit.serving.front.exchange import runtime_refusal
 
 TIMEOUT = 30.0  # a bound on a hang, never a measured time
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 from smkit.llm.engine import engine_python
 
 

@@ -12,7 +12,7 @@ import boto3
 import yaml
 
 from smkit.config import DeploymentConfig, parse_config
-from smkit.emulator.server import MotoServer
+from smkit.emulator.moto_server import MotoServer
 
 REPO = Path(__file__).resolve().parents[2]
 CONTEXT = 128  # SM_VLLM_MAX_MODEL_LEN of the tests: the tiny model's positions are 256

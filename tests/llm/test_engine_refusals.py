@@ -16,7 +16,7 @@ from smkit.config import parse_config
 from smkit.llm.engine import available_memory, cpu_refusal
 from smkit.local import LocalEndpoint
 from smkit.local.artifacts import ArtifactError
-from smkit.local.server import LocalEndpointError
+from smkit.local.endpoint_server import LocalEndpointError
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 

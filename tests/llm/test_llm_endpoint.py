@@ -254,7 +254,7 @@ def test_a_malformed_bearer_token_is_403_and_the_engine_keeps_serving(endpoint):
 
 
 # Sticky sessions: the engine's own server (model-hosting-container-standards' session manager) creates and
-# closes them; the local endpoint routes by the id as SageMaker does (smkit/local/sessions.py).
+# closes them; the local endpoint routes by the id as SageMaker does (smkit/local/sticky_sessions.py).
 
 
 def _session_call(runtime: Any, endpoint: LocalEndpoint, body: dict[str, Any], session: str) -> Any:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from waiting import wait_until
 
 from smkit.cli import main
-from smkit.cli.local import _describe
+from smkit.cli.local_endpoint import _describe
 from smkit.client import smoke
 from smkit.local import LocalEndpoint
 from smkit.local.components import MISSING, NO_CAPACITY

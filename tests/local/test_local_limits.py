@@ -13,7 +13,7 @@ import pytest
 from chat_handler import REALTIME, project
 
 from smkit.local import LocalEndpoint
-from smkit.local.limits import MAX_HEADER_FIELD, MAX_REQUEST_HEADERS, MAX_REQUEST_LINE
+from smkit.local.head_refusal import MAX_HEADER_FIELD, MAX_REQUEST_HEADERS, MAX_REQUEST_LINE
 
 BODY = json.dumps({"messages": [{"role": "user", "content": "hi"}]})
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from smkit.config import parse_config
-from smkit.local.server import LocalEndpoint, LocalEndpointError
+from smkit.local.endpoint_server import LocalEndpoint, LocalEndpointError
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 

@@ -96,8 +96,8 @@ def test_pipeline_forwards_the_previous_content_type_verbatim(tmp_path):
     import asyncio
 
     from smkit.local.containers import ContainerLaunch, ContainerProcess
-    from smkit.local.protocol import Invocation
     from smkit.local.routers import Scope, SerialPipeline
+    from smkit.local.runtime_api import Invocation
 
     specs = []
     for name, source in (("first", FIRST), ("strict", STRICT)):

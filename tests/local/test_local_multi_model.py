@@ -11,7 +11,7 @@ import yaml
 
 from smkit.config import parse_config
 from smkit.local import LocalEndpoint
-from smkit.local.multimodel import model_name_for
+from smkit.local.target_model import model_name_for
 
 
 @pytest.fixture(scope="module")

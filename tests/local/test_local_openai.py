@@ -18,7 +18,7 @@ from chat_handler import COMPONENTS, REALTIME, project
 from sagemaker.core.token_generator import generate_token
 from sagemaker.core.token_generator.token_generator import _generate_token
 
-from smkit.cli.local import _describe
+from smkit.cli.local_endpoint import _describe
 from smkit.local import LocalEndpoint
 from smkit.local.auth import BAD_SIGNATURE, make_token
 

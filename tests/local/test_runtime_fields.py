@@ -7,7 +7,7 @@ import pytest
 
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
 from smkit.local.containers import whole_reply
-from smkit.local.protocol import Headers, Invocation
+from smkit.local.runtime_api import Headers, Invocation
 
 FIELDS = [
     (b"host", b"localhost:8080"),

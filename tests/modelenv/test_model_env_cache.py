@@ -25,7 +25,7 @@ from smkit.hosting import requirements
 from smkit.modelenv import CACHE_VAR, ModelEnvError, cache_root, model_environment
 from smkit.modelenv.builder import COMPLETE, SOURCE_VAR, image_layer
 from smkit.modelenv.cache import entries, prune
-from smkit.modelenv.image import ImageRuntime
+from smkit.modelenv.image_runtime import ImageRuntime
 from smkit.packaging.vendor import VendorTarget, vendor_wheels
 
 REQUIREMENT = "threadpoolctl==3.8.0\n"

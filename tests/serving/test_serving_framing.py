@@ -2,7 +2,7 @@
 
 The request-smuggling ingredients (RFC 9112 §6.3, §5.2, §2.2): two lengths, length plus chunking, bad chunk
 sizes, bare-LF line ends, obsolete header folding (llhttp refuses them; gunicorn-h1c 0.6.9, not used, accepts
-the last two), and request heads beyond AWS's bounds (smkit/http1/limits.py adds them to llhttp).
+the last two), and request heads beyond AWS's bounds (smkit/http1/head_limits.py adds them to llhttp).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from serving_harness import start_server
 from smkit.hooks import HookSignatureError
 from smkit.hosting.env import ServingEnv
 from smkit.packaging import PackagingError, build_archive
-from smkit.packaging.handler import check_handler
+from smkit.packaging.handler_check import check_handler
 from smkit.serving.worker.handler import ModelHandler
 
 BASE = {

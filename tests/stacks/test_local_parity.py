@@ -91,7 +91,7 @@ def _template_kind(definition: dict[str, Any]) -> str:
 def _local_kind(runtime: EndpointRuntime, process: ContainerProcess) -> str:
     container = runtime.deployment.container(process.spec.name)
     if container.model_data.kind == "model-package":
-        # The local endpoint serves the registry version's own data (smkit.registry.served_packages,
+        # The local endpoint serves the registry version's own data (smkit.model_packages.served_packages,
         # tests/deploy/test_model_registry.py); what it downloads is the registry's, not the config's.
         return "model-package"
     if process.spec.multi_model:

@@ -14,7 +14,7 @@ import pytest
 from stack_support import CONFIG_DIR, SynthesizedApp, shadow_scaled
 
 from smkit.config import ConfigError, parse_config
-from smkit.release.scaling import changed_variants
+from smkit.release.instance_type_change import changed_variants
 
 
 def _rejected(data: dict[str, Any], path: str, *words: str) -> None:
@@ -47,7 +47,7 @@ def test_autoscaled_shadow_variant_is_a_scalable_target_and_counts_are_retained(
 
 def test_the_deploy_step_pauses_a_shadow_variant_as_a_production_one() -> None:
     """What UpdateEndpoint refuses for a scalable shadow variant (a new instance type, removal) is what the
-    deploy step deregisters first (smkit.release.scaling); a new count or model is not."""
+    deploy step deregisters first (smkit.release.instance_type_change); a new count or model is not."""
     deployed = {"production": "ml.m5.large", "shadow": "ml.m5.large"}
     assert changed_variants(deployed, {"production": "ml.m5.large", "shadow": "ml.c5.large"}) == ["shadow"]
     assert changed_variants(deployed, {"production": "ml.m5.large", "candidate-v2": "ml.m5.large"}) == [

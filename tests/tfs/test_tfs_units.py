@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from smkit.process import free_port
-from smkit.tfs import defaults
+from smkit.tfs import rest_conversion
+from smkit.tfs.container import StartError, rest_listener
 from smkit.tfs.jsonfmt import c_escape, decimal, error_body, json_value_text
 from smkit.tfs.layout import find_models, handler_form, inspect_layout
 from smkit.tfs.select import use_tfs
-from smkit.tfs.server import StartError, rest_listener
 
 
 @pytest.mark.parametrize(
@@ -61,13 +61,15 @@ def test_error_body_is_c_escaped() -> None:
     ],
 )
 def test_nginx_conversions(content_type: str | None, body: str, converted: str | None) -> None:
-    assert defaults.convert(content_type, body) == converted
+    assert rest_conversion.convert(content_type, body) == converted
 
 
 def test_nginx_attributes_and_uri() -> None:
-    attributes = defaults.js_attributes("tfs-model-name=a,tfs-model-version=2,tfs-method=regress,x=y", "d")
-    assert defaults.tfs_path(attributes, True) == "/v1/models/a/versions/2:regress"
-    assert defaults.tfs_path(defaults.js_attributes(None, "d"), False) == "/v1/models/d"
+    attributes = rest_conversion.js_attributes(
+        "tfs-model-name=a,tfs-model-version=2,tfs-method=regress,x=y", "d"
+    )
+    assert rest_conversion.tfs_path(attributes, True) == "/v1/models/a/versions/2:regress"
+    assert rest_conversion.tfs_path(rest_conversion.js_attributes(None, "d"), False) == "/v1/models/d"
 
 
 def _touch(path: Path, text: str = "") -> None:
@@ -133,7 +135,7 @@ def test_port_0_is_a_free_port_not_the_containers(tmp_path: Path, capsys: pytest
     (``SAGEMAKER_BIND_TO_PORT``, default 8080) is taken, e.g. by a local endpoint."""
     import socket
 
-    from smkit.tfs.server import serve
+    from smkit.tfs.container import serve
 
     with socket.create_server(("127.0.0.1", 0)) as taken:
         environ = {"SAGEMAKER_BIND_TO_PORT": str(taken.getsockname()[1])}

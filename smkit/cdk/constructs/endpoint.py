@@ -86,7 +86,7 @@ class InferenceEndpoint(EndpointMetrics, Construct):
     so a change of kind gives the endpoint a new name: CloudFormation creates the new endpoint, then deletes
     the old one. Every other change, an autoscaled variant's new instance type included, is an in-place
     update under the same name (the deploy step deregisters and re-registers the variant's scalable target
-    around it, smkit.release.scaling).
+    around it, smkit.release.instance_type_change).
 
     ``retain_variant_properties``: keep each variant's current instance count across updates (true when
     the variants autoscale, otherwise a changed ``initial_instance_count`` would be ignored). Weights and

@@ -19,6 +19,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct, Node
 
+from smkit.aws.patterns import AWS_NAME
 from smkit.cdk.constructs.acknowledge import acknowledge
 
 NAMESPACE = "AWS/SageMaker"
@@ -30,7 +31,7 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 # (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerJobRuntimeAccess.html).
 BEARER_TOKEN_CONDITION = {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}
 DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
-ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # CreateEndpoint's EndpointName pattern
+ENDPOINT_NAME = re.compile(AWS_NAME)  # CreateEndpoint's EndpointName pattern
 
 
 class EndpointMetricOptions(TypedDict, total=False):

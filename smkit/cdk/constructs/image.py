@@ -8,7 +8,6 @@ plus ``ecr:GetAuthorizationToken``, which has no resource-level permissions and 
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,14 +18,10 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from smkit.aws.patterns import IMAGE_URI
 from smkit.cdk.constructs.execution_role import grant_pull
 from smkit.dockerimage import stage_kit_context
 from smkit.dockerimage.copies import missing_sources
-
-IMAGE_URI = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
-    r"(?P<name>[a-z0-9._/-]+)(?::[\w.-]+|@sha256:[0-9a-f]{64})$"
-)
 
 
 class ServingImage(ABC):

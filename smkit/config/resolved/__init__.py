@@ -17,6 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from smkit.config.models import DeploymentConfig
+from smkit.config.resolved.deployment import (
+    ResolvedComponents,
+    ResolvedContainer,
+    ResolvedDeployment,
+    ResolvedModelData,
+    ResolvedScaling,
+    ResolvedVariant,
+)
 from smkit.config.resolved.environment import WorkerCount, container_environment, profile_of, worker_count
 from smkit.config.resolved.images import (
     KIT_PYTHON,
@@ -24,14 +32,6 @@ from smkit.config.resolved.images import (
     ImageRuntime,
     ResolvedImage,
     dlc_runtime,
-)
-from smkit.config.resolved.model import (
-    ResolvedComponents,
-    ResolvedContainer,
-    ResolvedDeployment,
-    ResolvedModelData,
-    ResolvedScaling,
-    ResolvedVariant,
 )
 from smkit.config.resolved.paths import absolute
 from smkit.config.resolved.resolve import ResolveError, resolve

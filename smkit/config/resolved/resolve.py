@@ -1,4 +1,4 @@
-"""Build the :class:`~smkit.config.resolved.model.ResolvedDeployment` of a validated config."""
+"""Build the :class:`~smkit.config.resolved.deployment.ResolvedDeployment` of a validated config."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from smkit.config.endpoint import DataCapture, Variant
 from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
-from smkit.config.models import DeploymentConfig
-from smkit.config.resolved.environment import container_environment, profile_of
-from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
-from smkit.config.resolved.model import (
+from smkit.config.models import DeploymentConfig, variant_paths
+from smkit.config.resolved.deployment import (
     DataKind,
     ResolvedComponents,
     ResolvedContainer,
@@ -24,9 +22,10 @@ from smkit.config.resolved.model import (
     ResolvedScaling,
     ResolvedVariant,
 )
+from smkit.config.resolved.environment import container_environment, profile_of
+from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
 from smkit.config.resolved.paths import absolute
 from smkit.config.rules import Issue, written_prefixes
-from smkit.config.scaling import variant_paths
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from smkit import contract
-from smkit.serving.front.protocol import Exchange
+from smkit.serving.front.exchange import Exchange
 from smkit.serving.front.relay import WholeReply
 from smkit.serving.wire import messages
 from smkit.serving.wire.errors import BadRequest, InferenceError, MethodNotAllowed

@@ -28,9 +28,9 @@ from smkit.http1.responses import header_name, header_value
 from smkit.serving.front.adapters import PREFIX as ADAPTERS_PATH
 from smkit.serving.front.adapters import Adapters
 from smkit.serving.front.chunked import StreamState
+from smkit.serving.front.exchange import Exchange
 from smkit.serving.front.metrics import Metrics
 from smkit.serving.front.pool import WorkerPool
-from smkit.serving.front.protocol import Exchange
 from smkit.serving.front.relay import StreamControl
 from smkit.serving.front.sessions import Sessions
 from smkit.serving.wire.errors import InferenceError, MethodNotAllowed, PayloadTooLarge

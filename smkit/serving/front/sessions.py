@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from smkit import contract
-from smkit.serving.front.protocol import Exchange
+from smkit.serving.front.exchange import Exchange
 from smkit.serving.front.relay import StreamControl, WholeReply
 from smkit.serving.wire import messages
 from smkit.serving.wire.errors import BadRequest, InferenceError, ModelNotReady

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from urllib.parse import quote
 
-from smkit.storage import atomic_write
+from smkit.object_store import atomic_write
 
 
 @dataclass(frozen=True)

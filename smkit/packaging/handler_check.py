@@ -22,7 +22,7 @@ from typing import Any
 from smkit import hooks as hook_rules
 from smkit.bounded import LimitExceeded, run_bounded
 from smkit.contract import DEFAULT_PROGRAM
-from smkit.packaging.defaults import framework_warnings, torchscript_file
+from smkit.packaging.default_hooks import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hfcheck import check_pipeline
 from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form

@@ -16,35 +16,24 @@ import signal
 import socket
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
-from smkit.http1.limits import ALB_LIMITS, HeadBounds, HeadLimits
-from smkit.http1.protocol import Handler, HTTP1Protocol, Refusal, message_refusal
+from smkit.http1.connection import Handler, HTTP1Protocol, Refusal, TrackedConnection, message_refusal
+from smkit.http1.head_limits import ALB_LIMITS, HeadBounds, HeadLimits
 from smkit.http1.responses import DateLine
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BACKLOG = 2048
 
 
-class TrackedConnection(Protocol):
-    """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
-    to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
-
-    def shutdown(self) -> None:
-        """Close when what is in flight is done."""
-
-    def abort(self) -> None:
-        """Close now."""
-
-
 class Server:
     """An HTTP/1.1 server of ``handler``'s requests.
 
     Args:
-        handler: what requests are given to (:class:`~smkit.http1.protocol.Handler`).
+        handler: what requests are given to (:class:`~smkit.http1.connection.Handler`).
         refusal: the shape of 400 answers to refused heads and malformed requests (and of the 500 when the
             handler raises).
-        limits: the request-head bounds (:mod:`smkit.http1.limits`).
+        limits: the request-head bounds (:mod:`smkit.http1.head_limits`).
         keep_alive_seconds: an idle connection is closed after one to two of these periods.
         grace_seconds: how long a stop waits for in-flight requests.
         on_signal: called with the signal number when SIGTERM or SIGINT starts the stop.

@@ -29,9 +29,9 @@ from smkit.http1 import Server
 from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
 from smkit.local.gateway import Gateway
-from smkit.local.limits import service_refusal
+from smkit.local.head_refusal import service_refusal
 from smkit.local.runtime import LocalSettings
-from smkit.registry import RegistryError, served_packages
+from smkit.model_packages import RegistryError, served_packages
 
 if TYPE_CHECKING:
     from typing import Self
@@ -166,7 +166,7 @@ class LocalEndpoint:
         endpoints = {self.name: self.runtime}
         verifier = Verifier(self.settings.region, local_credentials(self.settings.credentials))
         gateway = Gateway(endpoints, verifier=verifier if self.verifies_signatures else None, tokens=verifier)
-        # Request heads bounded as AWS bounds them, refused in the service's shape (smkit.local.limits).
+        # Request heads bounded as AWS bounds them, refused in the service's shape (smkit.local.head_refusal).
         self._server = Server(gateway, refusal=service_refusal, grace_seconds=SHUTDOWN_GRACE_S)
         self._started.clear()
         self._thread = threading.Thread(

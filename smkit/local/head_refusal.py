@@ -1,6 +1,6 @@
 """Bounded request heads for the local gateway: AWS's HTTP header limits, answered in the service's shape.
 
-The bounds are the kit's one implementation, :mod:`smkit.http1.limits`, which the gateway's server
+The bounds are the kit's one implementation, :mod:`smkit.http1.head_limits`, which the gateway's server
 (:class:`smkit.http1.Server`) applies: request line 16 KiB, a single header 16 KiB, the entire request
 header 64 KiB, as AWS documents them for its HTTP front doors
 (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html#http-headers-quotas,
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from smkit.http1 import ALB_LIMITS
-from smkit.local.errors import new_request_id
+from smkit.local.error_shapes import new_request_id
 
 MAX_REQUEST_LINE = ALB_LIMITS.request_line
 MAX_HEADER_FIELD = ALB_LIMITS.header_field

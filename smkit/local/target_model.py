@@ -19,9 +19,9 @@ from pathlib import Path, PurePosixPath
 from smkit.aws.limits import TARGET_MODEL_MAX_LEN
 from smkit.contract import TARGET_MODEL
 from smkit.local.containers import ContainerProcess, ContainerReply
-from smkit.local.errors import RuntimeApiError, model_not_ready, validation_error
-from smkit.local.protocol import Invocation
+from smkit.local.error_shapes import RuntimeApiError, model_not_ready, validation_error
 from smkit.local.routers import Scope, call_container, reject_target_container
+from smkit.local.runtime_api import Invocation
 
 # A load that takes longer answers 429 and continues (docs/multi-model.md).
 LOAD_WAIT_S = 60.0

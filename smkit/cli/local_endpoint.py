@@ -177,7 +177,7 @@ def local_endpoint(
     network isolation); built once and cached (smkit env).
     """
     from smkit.local import LocalEndpoint, LocalEndpointError
-    from smkit.storage import StorageError, check_uri
+    from smkit.object_store import StorageError, check_uri
 
     if workers is not None and workers < 1:
         raise click.BadParameter(f"{workers}: must be >= 1", param_hint="--workers")

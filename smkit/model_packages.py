@@ -24,8 +24,8 @@ from typing import Any
 from smkit.config.containers import ECR_IMAGE_URI
 from smkit.config.model_data_rules import package_arn, s3_kind
 from smkit.config.resolved import ResolvedContainer, ResolvedDeployment
+from smkit.config.resolved.deployment import DataKind, ResolvedModelData
 from smkit.config.resolved.images import ResolvedImage, dlc_runtime
-from smkit.config.resolved.model import DataKind, ResolvedModelData
 
 APPROVED = "Approved"
 ECR_URI = re.compile(ECR_IMAGE_URI)

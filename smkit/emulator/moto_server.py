@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from smkit.emulator.environment import DEFAULT_REGION, aws_environment, endpoint_url_for
+from smkit.emulator.client_env import DEFAULT_REGION, aws_environment, endpoint_url_for
 from smkit.ops.server_process import Launch, ServerProcess, probe_path
 from smkit.process import HOST, ProcessStartError, group_alive, signal_group
 
@@ -118,7 +118,7 @@ class MotoServer:
             discard_output=True,
             timeout_s=START_TIMEOUT_S,
             limit="moto imports every service's backend before it answers (over 30 s on two busy cores); "
-            "stop other work on the machine, or raise smkit.emulator.server.START_TIMEOUT_S",
+            "stop other work on the machine, or raise smkit.emulator.moto_server.START_TIMEOUT_S",
             ready_path=READY_PATH,
             port=port,
             tie_to_parent=not detach,

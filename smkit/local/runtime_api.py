@@ -25,7 +25,7 @@ from smkit.contract import (
     TARGET_MODEL,
     TARGET_VARIANT,
 )
-from smkit.local.errors import payload_too_large
+from smkit.local.error_shapes import payload_too_large
 
 if TYPE_CHECKING:
     from smkit.http1 import Request
@@ -121,7 +121,9 @@ class Invocation:
     target_container: str | None = None
     inference_id: str | None = None
     inference_component: str | None = None
-    session_id: str | None = None  # SessionId: NEW_SESSION or a live session's id (smkit/local/sessions.py)
+    session_id: str | None = (
+        None  # SessionId: NEW_SESSION or a live session's id (smkit/local/sticky_sessions.py)
+    )
     stream: bool = False  # InvokeEndpointWithResponseStream: the container's answer is read as a stream
 
     @classmethod

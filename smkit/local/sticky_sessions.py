@@ -25,21 +25,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from smkit.aws.limits import MAX_SESSION_ID
+from smkit.aws.patterns import NEW_OR_SESSION_ID as NEW_OR_ID_PATTERN
+from smkit.aws.patterns import NEW_SESSION_VALUE as NEW_SESSION_VALUE_PATTERN
+from smkit.aws.patterns import SESSION_ID as SESSION_ID_PATTERN
 from smkit.contract import CLOSED_SESSION_ID, NEW_SESSION_ID
-from smkit.local.errors import RuntimeApiError, validation_error
+from smkit.local.error_shapes import RuntimeApiError, validation_error
 
 NEW_SESSION = "NEW_SESSION"
 ENABLE_STATEFUL_SESSIONS = (
     "SAGEMAKER_ENABLE_STATEFUL_SESSIONS"  # the container's variable (smkit/hosting/env.py)
 )
-# The runtime API's SessionId patterns (botocore sagemaker-runtime 2017-05-13: SessionIdOrNewSessionConstantHeader
-# for InvokeEndpoint, SessionIdHeader for InvokeEndpointWithResponseStream), at most 256 characters.
-SESSION_ID_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
-NEW_OR_ID_PATTERN = r"^(NEW_SESSION)$|^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
-# The runtime API's NewSessionResponseHeader pattern: what the container must answer.
-NEW_SESSION_VALUE_PATTERN = (
-    r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*;\sExpires=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
-)
+# The runtime API's SessionId patterns and the container's NewSessionId answer: smkit.aws.patterns (botocore's).
 _NEW_SESSION_VALUE = re.compile(r"^([^;]+);\sExpires=(.+)$")
 # Headers of a container's answer that go through to the client.
 RESPONSE_HEADERS = (NEW_SESSION_ID, CLOSED_SESSION_ID)

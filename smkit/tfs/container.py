@@ -27,7 +27,7 @@ from smkit.archive import ArchiveError, safe_extract
 from smkit.contract import BIND_TO_PORT, DEFAULT_PORT, SAFE_PORT_RANGE
 from smkit.cpus import available_cpus
 from smkit.hosting.childpath import PYTHONPATH, child_path
-from smkit.tfs import defaults, frontend
+from smkit.tfs import frontend, rest_conversion
 from smkit.tfs import threads as tf_threading
 from smkit.tfs.layout import CODE_DIR, INFERENCE, default_model_name, find_models
 from smkit.tfs.rest import Answer, RestApi
@@ -100,11 +100,11 @@ class TfsApp:
         if path.startswith("/ping"):
             if self.handler is not None:
                 return Answer(200, b"")
-            return await self._run(self._models, defaults.ping, self.rest, headers, self.default_model)
+            return await self._run(self._models, rest_conversion.ping, self.rest, headers, self.default_model)
         if path.startswith("/invocations"):
             if self.handler is None:
                 return await self._run(
-                    self._handlers, defaults.invoke, self.rest, headers, body, self.default_model
+                    self._handlers, rest_conversion.invoke, self.rest, headers, body, self.default_model
                 )
             ports = (self.ports.rest, self.ports.grpc)
             return await self._run(
@@ -198,7 +198,7 @@ def _bind(host: str, port: int, *, quiet: bool = False, listen: bool = False) ->
 def build(model_dir: Path, environ: Mapping[str, str], ports: Ports, threads: int) -> TfsApp:
     """Find and load the models, import the handler: the app, ready to serve."""
     from smkit.hosting.env import ServingEnv, ServingEnvError
-    from smkit.tfs.models import ModelStore
+    from smkit.tfs.saved_models import ModelStore
 
     models = find_models(model_dir)
     if not models:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from smkit.storage import Storage
+from smkit.object_store import Storage
 
 
 def _read_data(data: str) -> tuple[bytes | None, str | None]:

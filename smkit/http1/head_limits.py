@@ -8,12 +8,12 @@ header 64 KiB; a request over any of them is answered 400 Bad Request
 https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-troubleshooting.html#http-400-issues).
 AWS documents no bound on the number of fields; :data:`ALB_LIMITS` adds gunicorn's 100.
 
-:class:`HeadBounds` is the one implementation, used by :class:`~smkit.http1.protocol.HTTP1Protocol` for
+:class:`HeadBounds` is the one implementation, used by :class:`~smkit.http1.connection.HTTP1Protocol` for
 the serving container and the local gateway alike: it holds the bounds the parser compares as it goes (the
 target, each field, the bytes read while a head is unfinished), checks the number and total size of the
 fields when a head ends, and makes each :class:`HeadTooLarge` with a message naming the field, its size,
 the limit and the fix. How the refusal is answered (its body shape) is the server's choice
-(:data:`~smkit.http1.protocol.Refusal`).
+(:data:`~smkit.http1.connection.Refusal`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from smkit.batch.options import CompressionType
-from smkit.storage import StorageError, atomic_write, s3_client, split_s3_uri
+from smkit.object_store import StorageError, atomic_write, s3_client, split_s3_uri
 
 __all__ = [
     "OUTPUT_SUFFIX",

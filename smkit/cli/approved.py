@@ -23,12 +23,12 @@ def approved(config_path: Path, account: str | None, region: str | None) -> None
     """Exit 1, naming each, unless every model package the config deploys is Approved in the registry and
     runs the config's image on data under its uri.
 
-    The checks of smkit.registry, which smkit deploy runs too; the pipeline runs it before each stage."""
+    The checks of smkit.model_packages, which smkit deploy runs too; the pipeline runs it before each stage."""
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
     from smkit.config import ConfigError, load_deployment
-    from smkit.registry import RegistryError, require_deployable
+    from smkit.model_packages import RegistryError, require_deployable
 
     try:
         deployment = load_deployment(config_path)

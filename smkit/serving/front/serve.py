@@ -19,9 +19,9 @@ from typing import NoReturn
 import uvloop
 
 from smkit.http1 import Server
+from smkit.serving.front.exchange import runtime_refusal
 from smkit.serving.front.frontend import FrontEnd
 from smkit.serving.front.pool import WorkerPool
-from smkit.serving.front.protocol import runtime_refusal
 
 log = logging.getLogger("smkit.serving")
 KEEP_ALIVE_SECONDS = 5  # an idle client connection is closed after 5 to 10 s

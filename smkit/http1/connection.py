@@ -9,7 +9,7 @@ waits). The handler answers when it likes, from a callback or a task, with :meth
 timer is made per request: the handler decides what a request costs.
 
 llhttp refuses ambiguous framing (two lengths, length with chunking, bare LF, obsolete folding: the
-request-smuggling ingredients, RFC 9112 §6.3) but puts no bound on a head; :mod:`smkit.http1.limits`
+request-smuggling ingredients, RFC 9112 §6.3) but puts no bound on a head; :mod:`smkit.http1.head_limits`
 does. A refused head and a malformed request are answered 400 in the server's shape (a :data:`Refusal`)
 and the connection is closed. Other per-connection rules: ``Expect: 100-continue`` is answered when the
 request is first in line; a body over :attr:`Handler.max_body` is read and dropped up to
@@ -28,16 +28,13 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httptools
 
 from smkit.contract import DRAIN_LIMIT
-from smkit.http1.limits import HeadTooLarge
-from smkit.http1.responses import CONTINUE, LAST_CHUNK, Headers, framed, response_head
-
-if TYPE_CHECKING:
-    from smkit.http1.server import Server
+from smkit.http1.head_limits import HeadBounds, HeadTooLarge
+from smkit.http1.responses import CONTINUE, LAST_CHUNK, DateLine, Headers, framed, response_head
 
 log = logging.getLogger("smkit.http1")
 
@@ -109,7 +106,7 @@ class Handler(abc.ABC):
         """The connection is the handler's from now on (``transport.set_protocol``); ``rest`` is what the
         client sent after the head. It is no longer among the server's connections; to be stopped with
         them, add the new protocol to ``request.conn.server.connections`` (a
-        :class:`~smkit.http1.server.TrackedConnection`)."""
+        :class:`~smkit.http1.runner.TrackedConnection`)."""
         transport.close()
 
 
@@ -252,10 +249,40 @@ class Request:
         self.conn.stream_finish(self, error)
 
 
-class HTTP1Protocol(asyncio.Protocol):
-    """An HTTP/1.1 server connection of a :class:`~smkit.http1.server.Server` (module docstring)."""
+class TrackedConnection(Protocol):
+    """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
+    to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
 
-    def __init__(self, server: Server) -> None:
+    def shutdown(self) -> None:
+        """Close when what is in flight is done."""
+
+    def abort(self) -> None:
+        """Close now."""
+
+
+class ConnectionOwner(Protocol):
+    """What a connection needs of its server (:class:`smkit.http1.runner.Server` is one): the handler, the
+    refusal shape, the head bounds and idle period, the date line, and the set of connections it tracks."""
+
+    handler: Handler
+    refusal: Refusal
+    keep_alive_seconds: float
+    connections: set[TrackedConnection]
+    date: DateLine
+
+    def head_bounds(self) -> HeadBounds:
+        """Fresh head bounds for one connection."""
+        ...
+
+    def closed(self, conn: TrackedConnection) -> None:
+        """``conn`` is closed or upgraded: no longer the server's to wait for."""
+        ...
+
+
+class HTTP1Protocol(asyncio.Protocol):
+    """An HTTP/1.1 server connection of a :class:`~smkit.http1.runner.Server` (module docstring)."""
+
+    def __init__(self, server: ConnectionOwner) -> None:
         self.server = server
         self.handler = server.handler
         self.loop = asyncio.get_running_loop()
