@@ -116,13 +116,14 @@ def test_the_documented_one_way_rules_hold() -> None:
         )
 
 
-def test_constructs_read_aws_facts_from_the_facts_layer() -> None:
-    # Constructs take no config: AWS's numbers (instance hardware, limits) come from smkit.aws.
+def test_constructs_import_nothing_from_the_config() -> None:
+    # Constructs take typed props, never a config: AWS's numbers (instance hardware, limits) come from
+    # smkit.aws, the kit's own names from the bottom layers; smkit.cdk.mapping renames the config into props.
     config = {
         f"{path.relative_to(REPO)}: {name}"
         for path in sorted((REPO / "smkit" / "cdk" / "constructs").rglob("*.py"))
         for name in _module_imports(path)
-        if name.startswith("smkit.config") and name != "smkit.config.storage"  # the bucket's own tag name
+        if name.split(".")[:2] == ["smkit", "config"]
     }
     assert config == set(), "\n".join(sorted(config))
 

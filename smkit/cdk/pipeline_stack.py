@@ -34,7 +34,7 @@ from aws_cdk import pipelines
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge
-from smkit.cdk.mapping import pascal
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.pipeline_parts import (
     INLINE_POLICIES,
     INLINE_POLICY_RULES,

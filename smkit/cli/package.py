@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from smkit.cli.envopts import PackageTarget, env_options, environment, loaded, say, target
+from smkit.config import DeploymentConfig
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.report import size_report
@@ -275,13 +276,14 @@ def package_config(
     if unknown:
         raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
     models = project_models(config)
+    checked = [] if implicit else check_engine_handlers(config)
     for folder in multi_model_sets(config):
         if not any(m.kind == "member" and m.archive.parent == folder for m in models):
             say(
                 f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
                 f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
             )
-    if not models and not multi_model_sets(config):
+    if not models and not multi_model_sets(config) and not checked:
         say(
             f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
             "build/NAME/model (prefix) beside a model_code/NAME"
@@ -319,3 +321,30 @@ def package_config(
         click.echo("\n".join(size_report(manifest)))
         built.append(model.archive)
     return built
+
+
+def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
+    """Check the custom handler file (``model.py``) of each local model folder on AWS's vLLM image in the
+    engine environment, the folder's ``requirements.txt`` layered over it (smkit.llm.handlers), and print
+    what serves each route; the folders checked. A refusal is a ClickException naming the file and line."""
+    from smkit.llm.engine import engine_environment
+    from smkit.llm.handlers import check_handler_file, handler_folders
+    from smkit.modelenv import ModelEnvError
+
+    checked = []
+    for container in handler_folders(config):
+        folder = container.model_data.path
+        assert folder is not None  # handler_folders: a local folder
+        say(f"checking the custom handlers of container {container.name} ({folder}) with vLLM's server code")
+        try:
+            python, layers = engine_environment(folder)
+            report = check_handler_file(folder, container.environment, python=python, extra_paths=layers)
+        except ModelEnvError as exc:
+            raise click.ClickException(
+                f"container {container.name}: the engine's environment: {exc}"
+            ) from None
+        except PackagingError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(report.summary())
+        checked.append(folder)
+    return checked

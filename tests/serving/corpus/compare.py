@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -65,7 +66,8 @@ def same(recorded: dict[str, Any], answer: Response) -> bool:
     if answer.status != 200:
         return smkit_message(answer) == toolkit_message(recorded["text"])
     media = (recorded["content_type"] or "").split(";")[0].strip()
-    return bool(
-        answer.headers.get("content-type", "").split(";")[0].strip() == media
-        and answer.body.decode("utf-8", "replace") == recorded.get("text")
-    )
+    if answer.headers.get("content-type", "").split(";")[0].strip() != media:
+        return False
+    if "base64" in recorded:  # a body that is not UTF-8 text (NPY)
+        return base64.b64encode(answer.body).decode() == recorded["base64"]
+    return answer.body.decode("utf-8", "replace") == recorded.get("text")

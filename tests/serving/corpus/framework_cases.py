@@ -2,7 +2,8 @@
 
 Unlike :mod:`cases` (published scikit-learn and NumPy files, byte for byte), these handlers are written for
 these tests, in the shapes framework handlers take: a PyTorch network imported from a helper module beside
-``inference.py``, an XGBoost ``DMatrix`` with the toolkit's default ``output_fn``, a LightGBM
+``inference.py``, hooks that take the model server's context (the device from ``gpu_id``, the request's
+headers), an XGBoost ``DMatrix`` with the toolkit's default ``output_fn``, a LightGBM
 ``transform_fn`` that answers ``(body, content_type)`` itself and raises a JSON message, a CatBoost model fed
 a DataFrame with named columns. The framework runs from the environment ``smkit init --framework NAME``
 scaffolds (:data:`smkit.scaffold.REQUIREMENTS`), for smkit and for the official stack alike, and the
@@ -81,6 +82,16 @@ FRAMEWORK_CASES = (
         from net import Net
         torch.manual_seed(0)
         torch.save(Net().state_dict(), os.path.join(sys.argv[1], "model.pth"))
+        """,
+    ),
+    FrameworkCase(
+        "pytorch_context_device",
+        "pytorch",
+        """
+        import torch
+        torch.manual_seed(0)
+        model = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh()))
+        model.save(os.path.join(sys.argv[1], "model.pt"))
         """,
     ),
     FrameworkCase(
