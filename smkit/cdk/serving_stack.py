@@ -220,13 +220,10 @@ class ServingStack(cdk.Stack):
             self,
             "Monitoring",
             endpoint=self.endpoint,
-            endpoint_config_name=self.endpoint_config.endpoint_config_name,
-            variant_names=self.endpoint_config.variant_names,
             thresholds=mapping.thresholds(deployment),
             encryption_key=self.encryption.key,
             subscribers=mapping.subscribers(deployment),
             is_async=deployment.asynchronous is not None,
-            shadow_variant_names=self.endpoint_config.shadow_variant_names,
         )
         if deployment.guardrails.auto_rollback:
             self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)
