@@ -77,12 +77,20 @@ test-frameworks: setup bytecode package-model ## Real LightGBM, XGBoost, PyTorch
 
 # The documented journeys (docs/journeys/*.sh, word for word the docs' blocks: tests/test_journeys.py), each run
 # from the wheel in an empty folder: the wheel built from a copy of the checkout, smkit[all] installed into a
-# fresh venv outside it. JOURNEYS=NAME runs one; JOURNEY_PYTHON=python3.13 installs into that interpreter.
+# fresh venv outside it. JOURNEYS=NAME runs one; JOURNEY_PYTHON=3.13 (a version, path or command) installs into
+# that interpreter.
 JOURNEYS ?=
 JOURNEY_PYTHON ?= $(PY)
-.PHONY: test-journeys
+.PHONY: test-journeys test-journeys-pythons
 test-journeys: setup ## Each docs/journeys/*.sh from the built wheel, in an empty folder (CI runs it)
 	$(PY) -m scripts.journeys --python $(JOURNEY_PYTHON) $(JOURNEYS)
+
+# The other Pythons that requires-python admits and CI covers: the classic journey from the wheel on each (the
+# CLI, the local endpoint and synth run on that interpreter; model environments pin their own Python). A
+# version is found among the installed Pythons (uv, then pyenv), never downloaded; a missing one fails.
+JOURNEY_PYTHONS ?= 3.12 3.13
+test-journeys-pythons: setup ## The classic journey from the wheel on each of JOURNEY_PYTHONS (CI runs it)
+	$(PY) -m scripts.journeys $(foreach v,$(JOURNEY_PYTHONS),--python $(v)) classic
 
 # MODEL=NAME: a model of your own (smkit init NAME) -> build/NAME/model.tar.gz, checked in its environment.
 MODEL ?=
@@ -216,6 +224,10 @@ bench-modelenv: setup ## Model environment (empty / cached smkit cache) and mult
 .PHONY: bench-cli
 bench-cli: package-model ## smkit --help and smkit invoke of a local endpoint, this tree vs commit 3f92a2f (BENCH_ARGS=--baseline PATH) -> bench/results/cli.json
 	$(PY) -m bench.cli $(BENCH_ARGS)
+
+.PHONY: bench-refusals
+bench-refusals: setup ## smkit synth refusing each engine setting that cannot work (goal 2 s), vs smkit --help -> bench/results/refusals.json
+	$(PY) -m bench.refusals $(BENCH_ARGS)
 
 # FUZZ_EXAMPLES: cases per fuzz test (hypothesis); the suite runs the same tests with 40, derandomized.
 FUZZ_EXAMPLES ?= 100000

@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.config is not None and users:
             # The models of `smkit init` in this repository: what `smkit package --config` builds.
-            from smkit.cli.project import package_config
+            from smkit.cli.package import package_config
 
             package_config(args.config)
             users = [name for name in users if name == args.model and not _in_config(name, args.config)]

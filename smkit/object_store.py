@@ -17,6 +17,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 SCHEMES = ("s3", "file")
+# The object tag the deploy step (smkit.release.model_copies) sets on model copies that no live model and no
+# recorded release uses; the data bucket's SupersededModelCopies lifecycle rule (smkit.cdk.constructs.storage)
+# expires what carries it.
+SUPERSEDED_TAG = ("smkit:superseded", "true")
 
 
 class StorageError(ValueError):

@@ -5,8 +5,9 @@ A project folder holds ``config/NAME.yaml``, ``model_code/NAME/`` (``code/``, ``
 
 - ``source: archive``, ``path: <project>/build/NAME/model.tar.gz``: the archive of ``model_code/NAME``;
 - ``source: prefix``, ``path: <project>/build/NAME/model``: the same tree uncompressed (S3Prefix);
-- ``source: multi-model``, ``path: <project>/build/SET``: every ``SET/NAME.tar.gz`` there is the archive of
-  ``model_code/NAME`` (a model joins the set when its archive is first put there).
+- ``source: multi-model``, ``path: <project>/build/SET``: ``SET/NAME.tar.gz`` is the archive of
+  ``model_code/NAME`` for each NAME the config lists in ``model_data.models`` (``smkit init NAME --multi-model
+  SET`` adds it) and each whose archive was put there otherwise.
 
 Each build records its inputs (name, size, mtime of every file under ``code/`` and ``artifacts/``, plus
 the settings that shape the archive) beside what it wrote, so ``smkit package --config``, ``smkit synth``,
@@ -115,17 +116,43 @@ def model_dir_of(archive: Path, kind: str = "archive") -> Path | None:
     return candidate if (candidate / "code").is_dir() else None
 
 
-def _members(folder: Path) -> list[tuple[str, Path, Path]]:
-    """(name, archive, model_code folder) of each ``NAME.tar.gz`` of a multi-model set under build/."""
-    if folder.parent.name != "build" or not folder.is_dir():
+def _members(folder: Path, listed: tuple[str, ...] = ()) -> list[tuple[str, Path, Path]]:
+    """(name, archive, model_code folder) of each model of a multi-model set under build/: each the config
+    lists (``model_data.models``) and each ``NAME.tar.gz`` already there, that has a ``model_code/NAME``."""
+    if folder.parent.name != "build":
         return []
     model_code = folder.parent.parent / "model_code"
-    found = []
-    for archive in sorted(folder.glob("*.tar.gz")):
-        name = archive.name.removesuffix(".tar.gz")
-        if (model_code / name / "code").is_dir():
-            found.append((name, archive, model_code / name))
-    return found
+    present = [a.name.removesuffix(".tar.gz") for a in folder.glob("*.tar.gz")] if folder.is_dir() else []
+    return [
+        (name, folder / f"{name}.tar.gz", model_code / name)
+        for name in sorted({*listed, *present})
+        if (model_code / name / "code").is_dir()
+    ]
+
+
+def unknown_members(config: DeploymentConfig) -> list[str]:
+    """Why a model a multi-model set lists (``model_data.models``) cannot be built, one sentence each."""
+    problems = []
+    for i, c in enumerate(config.model.containers):
+        data = c.model_data
+        if data.source != "multi-model" or data.path is None or not data.models:
+            continue
+        folder = Path(data.path)
+        field = f"model.containers[{i}].model_data.models"
+        if folder.parent.name != "build":
+            problems.append(
+                f"{field}: {list(data.models)}: the models are model_code/NAME folders packaged into "
+                f"build/SET/NAME.tar.gz, but path is {folder}; set path to ../build/SET (relative to the config)"
+            )
+            continue
+        model_code = folder.parent.parent / "model_code"
+        problems.extend(
+            f"{field}: {name!r}: {model_code / name / 'code'} does not exist; create the model with smkit init "
+            f"{name} --multi-model {folder.name}, or remove it from models"
+            for name in data.models
+            if not (model_code / name / "code").is_dir()
+        )
+    return problems
 
 
 def project_models(config: DeploymentConfig) -> list[ProjectModel]:
@@ -143,7 +170,7 @@ def project_models(config: DeploymentConfig) -> list[ProjectModel]:
             continue
         path = Path(data.path)
         if data.source == "multi-model":
-            for name, archive, model_dir in _members(path):
+            for name, archive, model_dir in _members(path, data.models or ()):
                 add(name, model_dir, archive, container.name, "member")
             continue
         source_dir = model_dir_of(path, data.source)

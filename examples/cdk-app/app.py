@@ -18,7 +18,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from smkit.cdk import FEATURE_FLAGS, InferenceEndpoint, add_compliance_checks, add_serving_stacks
+from smkit.cdk import FEATURE_FLAGS, IEndpoint, add_compliance_checks, add_serving_stacks
 from smkit.config import load_deployment
 
 
@@ -33,21 +33,18 @@ class Dashboard(cdk.Stack):
         scope: Construct,
         id_: str,
         *,
-        endpoint: InferenceEndpoint,
-        variant_names: list[str],
+        endpoint: IEndpoint,
         **kwargs: object,
     ) -> None:
         super().__init__(scope, id_, **kwargs)  # type: ignore[arg-type]
         board = cloudwatch.Dashboard(self, "Dashboard")
-        for variant in variant_names:
+        for name in endpoint.variant_names:
+            variant = endpoint.variant(name)
             board.add_widgets(
                 cloudwatch.GraphWidget(
-                    title=f"Invocations of {variant}",
-                    left=[endpoint.metric("Invocations", variant_name=variant)],
-                    right=[
-                        endpoint.metric("Invocation5XXErrors", variant_name=variant),
-                        endpoint.metric("Invocation4XXErrors", variant_name=variant),
-                    ],
+                    title=f"Invocations of {name}",
+                    left=[variant.metric_invocations()],
+                    right=[variant.metric_invocation_5xx_errors(), variant.metric_invocation_4xx_errors()],
                 )
             )
 
@@ -60,7 +57,6 @@ def main() -> None:
         app,
         f"{added.serving.stack_name}Dashboard",
         endpoint=added.serving.endpoint,
-        variant_names=[v.name for v in added.serving.deployment.variants],
     )
     add_compliance_checks(app)
     app.synth()

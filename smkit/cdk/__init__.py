@@ -39,6 +39,7 @@ try:
         CaptureMode,
         DataCaptureSettings,
         EndpointConfiguration,
+        IEndpointConfig,
         InstanceType,
         InstanceVariant,
         ManagedInstanceScaling,
@@ -46,7 +47,12 @@ try:
         ScaleInStrategy,
         ServerlessVariant,
     )
-    from smkit.cdk.constructs.endpoint_interface import EndpointMetricOptions, IEndpoint, ImportedEndpoint
+    from smkit.cdk.constructs.endpoint_interface import (
+        EndpointMetricOptions,
+        EndpointVariant,
+        IEndpoint,
+        ImportedEndpoint,
+    )
     from smkit.cdk.constructs.execution_role import ExecutionRole
     from smkit.cdk.constructs.image import ServingImage
     from smkit.cdk.constructs.inference_component import (
@@ -58,7 +64,7 @@ try:
         RollingUpdateSettings,
     )
     from smkit.cdk.constructs.logs import DeploymentLogs
-    from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+    from smkit.cdk.constructs.model import ContainerSpec, IModel, InferenceModel
     from smkit.cdk.constructs.model_data import BoundModelData, ModelData
     from smkit.cdk.constructs.monitoring import (
         AlarmThresholds,
@@ -107,8 +113,11 @@ __all__ = [
     "EndpointConfiguration",
     "EndpointMetricOptions",
     "EndpointMonitoring",
+    "EndpointVariant",
     "ExecutionRole",
     "IEndpoint",
+    "IEndpointConfig",
+    "IModel",
     "ImportedEndpoint",
     "InferenceComponent",
     "InferenceEndpoint",
@@ -132,7 +141,6 @@ __all__ = [
     "ServingStacks",
     "ServingStage",
     "Subscriber",
-    "VpcSettings",
     "add_compliance_checks",
     "add_deployment",
     "add_pipeline",

@@ -38,8 +38,9 @@ from smkit.cdk.constructs.inference_component import (
     PlacementStrategy,
     RollingUpdateSettings,
 )
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.constructs.logs import DeploymentLogs
-from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
 from smkit.cdk.constructs.model_data import grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -126,9 +127,8 @@ def add_inference_components(
     deployment: ResolvedDeployment,
     containers: Mapping[str, ContainerSpec],
     role: ExecutionRole,
-    kms_key_arn: str,
     encryption_key: kms.IKey,
-    vpc: VpcSettings | None,
+    vpc: mapping.Network,
     logs: DeploymentLogs,
     storage: EndpointBucket | None = None,
 ) -> ComponentParts:
@@ -140,11 +140,11 @@ def add_inference_components(
     for c in deployment.containers:
         model = InferenceModel(
             scope,
-            f"Model{mapping.pascal(c.name)}",
-            execution_role_arn=role.role_arn,
+            f"Model{pascal(c.name)}",
+            role=role.role,
             containers=[containers[c.name]],
             network_isolation=deployment.network_isolation,
-            vpc=vpc,
+            **vpc,
         )
         # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
         # login and metrics included), as the other endpoint types' models do.
@@ -154,10 +154,10 @@ def add_inference_components(
         scope,
         "EndpointConfig",
         variants=[component_variant(deployment.variants[0], spec, storage)],
-        execution_role_arn=role.role_arn,
-        kms_key_arn=kms_key_arn,
+        role=role.role,
+        key=encryption_key,
         network_isolation=deployment.network_isolation,
-        vpc=vpc,
+        **vpc,
         metrics=mapping.metrics_settings(deployment),
     )
     # SageMaker starts the components' containers with this role: its policy must be in place first.
@@ -165,7 +165,7 @@ def add_inference_components(
     endpoint = InferenceEndpoint(
         scope,
         "Endpoint",
-        endpoint_config_name=endpoint_config.endpoint_config_name,
+        endpoint_config=endpoint_config,
         deployment=mapping.guardrails(deployment),
     )
     rollout = rolling_update(spec.rolling_update)
@@ -175,7 +175,7 @@ def add_inference_components(
         assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
             scope,
-            f"Component{mapping.pascal(ic.name)}",
+            f"Component{pascal(ic.name)}",
             endpoint_name=endpoint.resource.attr_endpoint_name,
             variant_name=endpoint_config.variant_names[0],
             model_name=models[ic.container].model_name,
@@ -201,13 +201,13 @@ def add_inference_components(
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.
         component.node.add_dependency(
-            logs.add_component_group(f"Component{mapping.pascal(ic.name)}", component.component_name)
+            logs.add_component_group(f"Component{pascal(ic.name)}", component.component_name)
         )
         if ic.autoscaling is not None:
             a = ic.autoscaling
             target = EndpointAutoscaling(
                 scope,
-                f"Autoscaling{mapping.pascal(ic.name)}",
+                f"Autoscaling{pascal(ic.name)}",
                 component_name=component.component_name,
                 settings=ScalingSettings(
                     ScalingTarget.INVOCATIONS_PER_COPY,
@@ -261,7 +261,7 @@ def _adapters(
         base = bases[ic.base_component]
         adapter = InferenceComponent(
             scope,
-            f"Component{mapping.pascal(ic.name)}",
+            f"Component{pascal(ic.name)}",
             endpoint_name=endpoint.resource.attr_endpoint_name,
             variant_name=variant_name,
             adapter=AdapterSource(base_component_name=base.component_name, artifact_url=ic.artifact_url),
@@ -269,6 +269,6 @@ def _adapters(
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
         # One object: the config rules refuse an adapter that is not a single .tar.gz.
-        grant_read_s3(scope, role, f"Adapter{mapping.pascal(ic.name)}", ic.artifact_url, prefix=False)
+        grant_read_s3(scope, role, f"Adapter{pascal(ic.name)}", ic.artifact_url, prefix=False)
         out[ic.name] = adapter
     return out

@@ -7,8 +7,12 @@ module only renames its fields into the constructs' arguments (the CloudFormatio
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from aws_cdk import Duration, Size
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr as ecr
+from constructs import Construct
 
 from smkit.cdk.constructs.autoscaling import ScalingSettings, ScalingTarget
 from smkit.cdk.constructs.endpoint import BatchSize, CapacityUnit, DeploymentGuardrails, DeploymentStrategy
@@ -23,7 +27,7 @@ from smkit.cdk.constructs.endpoint_config import (
     ServerlessVariant,
 )
 from smkit.cdk.constructs.image import ServingImage
-from smkit.cdk.constructs.model import VpcSettings
+from smkit.cdk.constructs.model import IModel
 from smkit.cdk.constructs.model_data import ModelData
 from smkit.cdk.constructs.monitoring import AlarmThresholds, Subscriber
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -44,11 +48,6 @@ def seconds(value: int | None) -> Duration | None:
 def gibibytes(value: int | None) -> Size | None:
     """A config's whole GiB as the constructs' ``Size`` (None stays None)."""
     return None if value is None else Size.gibibytes(value)
-
-
-def pascal(text: str) -> str:
-    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase)."""
-    return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)
 
 
 def _asset(image: ResolvedImage, repository: ecr.IRepository | None) -> ServingImage:
@@ -155,7 +154,7 @@ def metrics_settings(deployment: ResolvedDeployment) -> MetricsSettings:
     )
 
 
-def shadow_variant(shadow: ResolvedVariant, *, model_name: str) -> InstanceVariant:
+def shadow_variant(shadow: ResolvedVariant, *, model: IModel) -> InstanceVariant:
     """A ShadowProductionVariant: its weight relative to the production variant's is the sampled share
     (:class:`smkit.config.resolved.ResolvedVariant`). https://docs.aws.amazon.com/sagemaker/latest/dg/shadow-tests.html
     """
@@ -164,7 +163,7 @@ def shadow_variant(shadow: ResolvedVariant, *, model_name: str) -> InstanceVaria
         instance_type=InstanceType.of(_instance_type(shadow)),
         initial_instance_count=shadow.initial_instance_count,
         initial_weight=shadow.initial_weight,
-        model_name=model_name,
+        model=model,
         routing=RoutingStrategy.of(shadow.routing) if shadow.routing else None,
         volume_size=gibibytes(shadow.volume_size_gb),
     )
@@ -276,7 +275,25 @@ def async_settings(
     )
 
 
-def vpc(deployment: ResolvedDeployment) -> VpcSettings | None:
-    """Model VpcConfig, if configured."""
+class Network(TypedDict, total=False):
+    """The VPC arguments of ``InferenceModel`` and ``EndpointConfiguration`` (none: no VPC)."""
+
+    vpc_subnets: ec2.SubnetSelection
+    security_groups: list[ec2.ISecurityGroup]
+
+
+def network(scope: Construct, deployment: ResolvedDeployment) -> Network:
+    """``security.vpc``'s subnet and security group IDs as the constructs' ``vpc_subnets`` and
+    ``security_groups`` (imported by ID into ``scope``; the config names no VPC)."""
     v = deployment.vpc
-    return VpcSettings(subnet_ids=v.subnet_ids, security_group_ids=v.security_group_ids) if v else None
+    if v is None:
+        return Network()
+    return Network(
+        vpc_subnets=ec2.SubnetSelection(
+            subnets=[ec2.Subnet.from_subnet_id(scope, f"VpcSubnet{i}", s) for i, s in enumerate(v.subnet_ids)]
+        ),
+        security_groups=[
+            ec2.SecurityGroup.from_security_group_id(scope, f"VpcSecurityGroup{i}", g, mutable=False)
+            for i, g in enumerate(v.security_group_ids)
+        ],
+    )

@@ -35,7 +35,7 @@ from constructs import Construct
 
 from smkit.aws.cdk_bootstrap import lookup_role_arn
 from smkit.cdk.constructs.acknowledge import acknowledge
-from smkit.cdk.mapping import pascal
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.pipeline_parts import (
     INLINE_POLICIES,
     INLINE_POLICY_RULES,

@@ -17,13 +17,13 @@ from constructs import Construct
 
 from smkit.cdk import mapping
 from smkit.cdk.component_parts import add_inference_components
-from smkit.cdk.constructs.autoscaling import EndpointAutoscaling
 from smkit.cdk.constructs.encryption import EncryptionKey
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.endpoint_config import EndpointConfiguration, InstanceType, InstanceVariant
 from smkit.cdk.constructs.execution_role import ExecutionRole, grant_vpc_access
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.constructs.logs import DeploymentLogs, retention_period
-from smkit.cdk.constructs.model import ContainerSpec, InferenceModel, VpcSettings
+from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
 from smkit.cdk.constructs.model_data import grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
@@ -91,7 +91,8 @@ class ServingStack(cdk.Stack):
             retention=retention_period(d.monitoring.log_retention_days),
             encryption_key=key,
         )
-        specs, vpc = self._containers(d, repository)
+        specs = self._containers(d, repository)
+        vpc = mapping.network(self, d)
         self._keep_previous_data(d, previous_s3_uris)
         if d.components is not None:
             self._components(d, specs, vpc)
@@ -105,8 +106,8 @@ class ServingStack(cdk.Stack):
         self.endpoint_config = EndpointConfiguration(
             self,
             "EndpointConfig",
-            model_name=self._model(specs, vpc).model_name,
-            kms_key_arn=self.encryption.key_arn,
+            model=self._model(specs, vpc),
+            key=self.encryption.key,
             variants=mapping.instance_variants(d, self.storage),
             shadow_variants=self._shadow_variants(specs, vpc),
             serverless=mapping.serverless_variant(d),
@@ -121,7 +122,7 @@ class ServingStack(cdk.Stack):
         self.endpoint = InferenceEndpoint(
             self,
             "Endpoint",
-            endpoint_config_name=self.endpoint_config.endpoint_config_name,
+            endpoint_config=self.endpoint_config,
             deployment=mapping.guardrails(d),
             kind=d.endpoint_kind,
             retain_variant_properties=d.retains_instance_counts,
@@ -149,7 +150,7 @@ class ServingStack(cdk.Stack):
 
     def _containers(
         self, deployment: ResolvedDeployment, repository: ecr.IRepository | None
-    ) -> tuple[dict[str, ContainerSpec], VpcSettings | None]:
+    ) -> dict[str, ContainerSpec]:
         """Each container's image and model data (bound with the role's grants), by container name."""
         role = self.execution_role
         images: dict[str, str] = {}
@@ -160,53 +161,56 @@ class ServingStack(cdk.Stack):
                 images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", grantee=role)
             bound = mapping.model_data(c.model_data).bind(
                 self,
-                f"ModelData{mapping.pascal(c.name)}",
+                f"ModelData{pascal(c.name)}",
                 grantee=role,
                 bucket=self.storage.bucket,
                 log_group=self.logs.helpers,
             )
             specs[c.name] = ContainerSpec(images[c.image.key], bound, dict(c.environment), c.hostname)
-        vpc = mapping.vpc(deployment)
-        if vpc is not None:
-            grant_vpc_access(role, subnet_ids=vpc.subnet_ids, security_group_ids=vpc.security_group_ids)
-        return specs, vpc
+        if deployment.vpc is not None:
+            grant_vpc_access(
+                role,
+                subnet_ids=deployment.vpc.subnet_ids,
+                security_group_ids=deployment.vpc.security_group_ids,
+            )
+        return specs
 
     def _keep_previous_data(self, deployment: ResolvedDeployment, previous: Sequence[str]) -> None:
         """Read grants on earlier releases' S3 data that the current config no longer names."""
         for i, (uri, prefix) in enumerate(previous_s3_reads(deployment.s3_data_uris, previous)):
             grant_read_s3(self, self.execution_role, f"Release{i}", uri, prefix=prefix)
 
-    def _model(self, specs: dict[str, ContainerSpec], vpc: VpcSettings | None) -> InferenceModel:
+    def _model(self, specs: dict[str, ContainerSpec], vpc: mapping.Network) -> InferenceModel:
         """The Model of the production variants."""
         self.model = InferenceModel(
             self,
             "Model",
-            execution_role_arn=self.execution_role.role_arn,
+            role=self.execution_role.role,
             containers=[specs[c.name] for c in self.deployment.production_containers],
             inference_mode=self.deployment.inference_mode,
             network_isolation=self.deployment.network_isolation,
-            vpc=vpc,
+            **vpc,
         )
         # CreateModel checks image and data access with the role: wait for its policies.
         self.model.resource.node.add_dependency(*self.execution_role.access_policies)
         return self.model
 
     def _shadow_variants(
-        self, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+        self, specs: dict[str, ContainerSpec], vpc: mapping.Network
     ) -> list[InstanceVariant]:
         """A shadow variant serves its own model (one container of model.containers)."""
         shadow_variants = []
         for shadow in self.deployment.shadow_variants:
             shadow_model = InferenceModel(
                 self,
-                f"ShadowModel{mapping.pascal(shadow.name)}",
-                execution_role_arn=self.execution_role.role_arn,
+                f"ShadowModel{pascal(shadow.name)}",
+                role=self.execution_role.role,
                 containers=[specs[name] for name in shadow.containers],
                 network_isolation=self.deployment.network_isolation,
-                vpc=vpc,
+                **vpc,
             )
             shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)
-            shadow_variants.append(mapping.shadow_variant(shadow, model_name=shadow_model.model_name))
+            shadow_variants.append(mapping.shadow_variant(shadow, model=shadow_model))
         return shadow_variants
 
     def _monitoring(self, deployment: ResolvedDeployment) -> EndpointMonitoring:
@@ -232,13 +236,10 @@ class ServingStack(cdk.Stack):
 
     def _autoscaling(self, deployment: ResolvedDeployment) -> None:
         for policy in deployment.scaling:
-            EndpointAutoscaling(
-                self,
-                f"Autoscaling{mapping.pascal(policy.variant)}",
-                endpoint_name=self.endpoint.resource.attr_endpoint_name,
-                variant_name=policy.variant,
-                settings=mapping.scaling_settings(policy),
+            self.endpoint.variant(policy.variant).scale(
+                mapping.scaling_settings(policy),
                 instance_type=InstanceType.of(policy.instance_type) if policy.instance_type else None,
+                id_=f"Autoscaling{pascal(policy.variant)}",
             )
 
     def _plan_update(self, deployment: ResolvedDeployment) -> None:
@@ -304,7 +305,7 @@ class ServingStack(cdk.Stack):
             cdk.CfnOutput(self, name, value=value)
 
     def _components(
-        self, deployment: ResolvedDeployment, specs: dict[str, ContainerSpec], vpc: VpcSettings | None
+        self, deployment: ResolvedDeployment, specs: dict[str, ContainerSpec], vpc: mapping.Network
     ) -> None:
         """An inference-component endpoint (smkit.cdk.component_parts); outputs name every component."""
         parts = add_inference_components(
@@ -312,7 +313,6 @@ class ServingStack(cdk.Stack):
             deployment=deployment,
             containers=specs,
             role=self.execution_role,
-            kms_key_arn=self.encryption.key_arn,
             encryption_key=self.encryption.key,
             vpc=vpc,
             logs=self.logs,

@@ -23,8 +23,8 @@ from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
 from smkit.cdk.compliance import add_compliance_checks
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.ecr_stack import EcrStack
-from smkit.cdk.mapping import pascal
 from smkit.cdk.serving_stack import ServingStack
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.resolved import ResolvedDeployment

@@ -59,14 +59,19 @@ class PackageTarget:
     container_env: Mapping[str, str] = field(default_factory=dict)
 
 
+def loaded(config_path: Path) -> DeploymentConfig:
+    """The config at ``config_path``; a config that does not load ends the command with its message."""
+    try:
+        return load_config(config_path)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 def target(config_path: Path | None, output: Path | None = None) -> PackageTarget:
     """The resolved container whose model data is ``output`` (else the first container) of the config."""
     if config_path is None:
         return PackageTarget(ImageRuntime())
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
+    config = loaded(config_path)
     deployment = deployment_of(config)
     found = deployment.container_for_data(output) if output is not None else None
     container = found or deployment.containers[0]

@@ -19,7 +19,15 @@ from smkit.scaffold import DEFAULTS_ONLY, FRAMEWORKS, MODEL_FILES, ScaffoldError
     show_default=True,
     help="Project folder that holds model_code/ and config/.",
 )
-def init(name: str, framework: str, root: Path) -> None:
+@click.option(
+    "--multi-model",
+    "multi_model",
+    metavar="SET",
+    default=None,
+    help="Add the model to the multi-model endpoint config/SET.yaml (written by the set's first model) "
+    "instead of writing config/NAME.yaml.",
+)
+def init(name: str, framework: str, root: Path, multi_model: str | None) -> None:
     """Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once per
     project, cdk.json and .gitignore, in any folder.
 
@@ -30,15 +38,18 @@ def init(name: str, framework: str, root: Path) -> None:
       smkit local-endpoint --config config/NAME.yaml
       smkit smoke-test --config config/NAME.yaml --endpoint-url http://127.0.0.1:8080
       smkit synth --config config/NAME.yaml      # offline; smkit deploy --config ... with AWS credentials
+
+    With --multi-model SET, the same steps with config/SET.yaml; requests name the model with TargetModel
+    NAME.tar.gz (docs/multi-model.md).
     """
     try:
-        made = scaffold(root, name, framework)
+        made = scaffold(root, name, framework, multi_model)
     except ScaffoldError as exc:
         raise click.ClickException(str(exc)) from None
     for path in made.files:
-        click.echo(f"created {path}")
+        click.echo(f"created {path}" if path != made.config else f"{name} is in the set of {path}")
     artifacts = made.model_dir / "artifacts"
-    config = f"config/{name}.yaml"
+    config = f"config/{multi_model or name}.yaml"
     if framework in DEFAULTS_ONLY:
         settings = ", ".join(f"{k}: {v}" for k, v in DEFAULTS_ONLY[framework].items())
         click.echo(

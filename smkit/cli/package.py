@@ -7,15 +7,18 @@ value and the fix), 2 bad command-line usage.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import click
 
-from smkit.cli.envopts import PackageTarget, env_options, environment, say, target
+from smkit.cli.envopts import PackageTarget, env_options, environment, loaded, say, target
+from smkit.config import DeploymentConfig
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.report import size_report
 from smkit.packaging.vendor import VendorTarget, pinned_versions
+from smkit.project import ProjectModel, multi_model_sets, project_models, unknown_members
 from smkit.requirement_lines import file_lines
 
 DIR = click.Path(path_type=Path, file_okay=False)
@@ -92,8 +95,6 @@ def package(
     code/wheels so the endpoint installs them without network access, except those the image provides.
     """
     if code_dir is None and artifacts_dir is None and config_path is not None:
-        from smkit.cli.project import package_config
-
         package_config(config_path, force=force, python=python)
         return
     if code_dir is None or artifacts_dir is None:
@@ -244,3 +245,106 @@ def _provided_by_image(runtime: ImageRuntime, code_dir: Path, python: str | None
         return not unmet_by_image(runtime, text)
     except ModelEnvError as exc:
         raise click.ClickException(f"the image's environment: {exc}") from None
+
+
+def _data_path(model: ProjectModel) -> Path:
+    """The config's ``model_data.path`` the model comes from (a multi-model member: its set's folder)."""
+    return model.archive.parent if model.kind == "member" else model.archive
+
+
+def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
+    goal = target(config_path, _data_path(model))
+    return {
+        "image": goal.runtime.label,
+        "python": goal.runtime.python,
+        "network_isolation": goal.network_isolation,
+        "smkit": version("smkit"),
+    }
+
+
+def package_config(
+    config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
+) -> list[Path]:
+    """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
+    stale (archives, uncompressed prefixes, the archives of multi-model sets), saying what it did.
+
+    ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
+    build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
+    """
+    config = loaded(config_path)
+    unknown = unknown_members(config)
+    if unknown:
+        raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
+    models = project_models(config)
+    checked = [] if implicit else check_engine_handlers(config)
+    for folder in multi_model_sets(config):
+        if not any(m.kind == "member" and m.archive.parent == folder for m in models):
+            say(
+                f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
+                f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
+            )
+    if not models and not multi_model_sets(config) and not checked:
+        say(
+            f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
+            "build/NAME/model (prefix) beside a model_code/NAME"
+        )
+    built = []
+    for model in models:
+        settings = _settings(config_path, model)
+        reason = "--force" if force else model.stale(settings)
+        what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
+            model.kind
+        ]
+        if reason is None:
+            say(f"{what} {model.archive} is up to date with {model.model_dir}")
+            continue
+        if implicit and model.kind == "member" and model.exists() and not model.stamp.is_file():
+            raise click.ClickException(
+                f"multi-model archive {model.archive} is stale ({reason}) and was not built by smkit package "
+                f"--config; package it again: smkit package --config {config_path} (rebuilds it from "
+                f"{model.model_dir}), or the command that built it"
+            )
+        say(f"packaging {model.model_dir} -> {what} {model.archive} ({reason})")
+        prefix = model.kind == "prefix"
+        try:
+            manifest = build_for(
+                target(config_path, _data_path(model)),
+                model.model_dir / "code",
+                model.model_dir / "artifacts",
+                None if prefix else model.archive,
+                BuildOptions(python=python, uncompressed=model.archive if prefix else None),
+            )
+        except PackagingError as error:
+            raise click.ClickException(str(error)) from None
+        model.record(settings)
+        click.echo(manifest.summary())
+        click.echo("\n".join(size_report(manifest)))
+        built.append(model.archive)
+    return built
+
+
+def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
+    """Check the custom handler file (``model.py``) of each local model folder on AWS's vLLM image in the
+    engine environment, the folder's ``requirements.txt`` layered over it (smkit.llm.handlers), and print
+    what serves each route; the folders checked. A refusal is a ClickException naming the file and line."""
+    from smkit.llm.engine import engine_environment
+    from smkit.llm.handlers import check_handler_file, handler_folders
+    from smkit.modelenv import ModelEnvError
+
+    checked = []
+    for container in handler_folders(config):
+        folder = container.model_data.path
+        assert folder is not None  # handler_folders: a local folder
+        say(f"checking the custom handlers of container {container.name} ({folder}) with vLLM's server code")
+        try:
+            python, layers = engine_environment(folder)
+            report = check_handler_file(folder, container.environment, python=python, extra_paths=layers)
+        except ModelEnvError as exc:
+            raise click.ClickException(
+                f"container {container.name}: the engine's environment: {exc}"
+            ) from None
+        except PackagingError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(report.summary())
+        checked.append(folder)
+    return checked

@@ -14,106 +14,19 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import click
 
 from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
-from smkit.cli.envopts import say, target
-from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.packaging import PackagingError
-from smkit.packaging.report import size_report
-from smkit.project import ProjectModel, project_models
+from smkit.cli.envopts import loaded, say, target
+from smkit.cli.package import package_config
 
 CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
 # Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
 # index, which SageMaker CreateModel rejects ("Unsupported manifest media type").
 NO_ATTESTATIONS = {"BUILDX_NO_DEFAULT_ATTESTATIONS": "1"}
-
-
-def _load(config_path: Path) -> DeploymentConfig:
-    try:
-        return load_config(config_path)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _data_path(model: ProjectModel) -> Path:
-    """The config's ``model_data.path`` the model comes from (a multi-model member: its set's folder)."""
-    return model.archive.parent if model.kind == "member" else model.archive
-
-
-def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
-    goal = target(config_path, _data_path(model))
-    return {
-        "image": goal.runtime.label,
-        "python": goal.runtime.python,
-        "network_isolation": goal.network_isolation,
-        "smkit": version("smkit"),
-    }
-
-
-def package_config(
-    config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
-) -> list[Path]:
-    """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
-    stale (archives, uncompressed prefixes, the archives of multi-model sets), saying what it did.
-
-    ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
-    build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
-    """
-    from smkit.cli.package import BuildOptions, build_for
-    from smkit.project import multi_model_sets
-
-    config = _load(config_path)
-    models = project_models(config)
-    for folder in multi_model_sets(config):
-        if not any(m.kind == "member" and m.archive.parent == folder for m in models):
-            say(
-                f"{folder}: multi-model set with no NAME.tar.gz of a model_code/NAME folder; add a model with "
-                f"smkit package --code model_code/NAME/code --artifacts model_code/NAME/artifacts "
-                f"--output {folder}/NAME.tar.gz --config {config_path}"
-            )
-    if not models and not multi_model_sets(config):
-        say(
-            f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
-            "build/NAME/model (prefix) beside a model_code/NAME"
-        )
-    built = []
-    for model in models:
-        settings = _settings(config_path, model)
-        reason = "--force" if force else model.stale(settings)
-        what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
-            model.kind
-        ]
-        if reason is None:
-            say(f"{what} {model.archive} is up to date with {model.model_dir}")
-            continue
-        if implicit and model.kind == "member" and not model.stamp.is_file():
-            raise click.ClickException(
-                f"multi-model archive {model.archive} is stale ({reason}) and was not built by smkit package "
-                f"--config; package it again: smkit package --config {config_path} (rebuilds it from "
-                f"{model.model_dir}), or the command that built it"
-            )
-        say(f"packaging {model.model_dir} -> {what} {model.archive} ({reason})")
-        prefix = model.kind == "prefix"
-        try:
-            manifest = build_for(
-                target(config_path, _data_path(model)),
-                model.model_dir / "code",
-                model.model_dir / "artifacts",
-                None if prefix else model.archive,
-                BuildOptions(python=python, uncompressed=model.archive if prefix else None),
-            )
-        except PackagingError as error:
-            raise click.ClickException(str(error)) from None
-        model.record(settings)
-        click.echo(manifest.summary())
-        click.echo("\n".join(size_report(manifest)))
-        built.append(model.archive)
-    return built
 
 
 def ensure_archives(config_path: Path) -> None:
@@ -213,7 +126,7 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...], read_stages
     """
     if read_stages and _context(config_path, context).get("pipeline", "").lower() != "true":
         raise click.UsageError("--read-stages reads the pipeline's stages: add -c pipeline=true")
-    config = _load(config_path)
+    config = loaded(config_path)
     for notice in config.notices:
         say(f"note: {notice}")
     ensure_archives(config_path)
@@ -249,7 +162,7 @@ def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: 
     account (`npx aws-cdk@PINNED bootstrap`) and Docker for a `build` image. Archives older than their
     model_code/ sources are packaged again first.
     """
-    _load(config_path)
+    loaded(config_path)
     ensure_archives(config_path)
     try:
         command = cli_command()

@@ -32,9 +32,8 @@ from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
-from smkit.config.models import DeploymentConfig
+from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.rules import Issue
-from smkit.config.scaling import variant_paths
 
 # Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
 ROLLBACK_ALARMS_PER_VARIANT = 2

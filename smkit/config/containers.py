@@ -107,6 +107,12 @@ class ModelDataSpec(Frozen):
     cache: Literal["enabled", "disabled"] | None = Field(
         None, description="MultiModelConfig.ModelCacheSetting; multi-model only. Default: enabled."
     )
+    models: tuple[str, ...] | None = Field(
+        None,
+        description="source: multi-model only: the models of the set, each a model_code/NAME folder of the "
+        "project (smkit init NAME --multi-model SET adds one); smkit package --config builds each as "
+        "PATH/NAME.tar.gz (the TargetModel NAME.tar.gz). An archive put into PATH by other means is served too.",
+    )
     accept_eula: bool = Field(
         False,
         description="source: s3 with an uncompressed prefix only: ModelDataSource.S3DataSource.ModelAccessConfig"

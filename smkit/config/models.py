@@ -19,8 +19,9 @@ from pydantic import Field, PrivateAttr
 
 from smkit.aws.patterns import ACCOUNT_ID, REGION
 from smkit.config.base import Frozen
+from smkit.config.components import ShadowVariant
 from smkit.config.containers import Container, ImageSource, ModelSpec
-from smkit.config.endpoint import EndpointSpec
+from smkit.config.endpoint import EndpointSpec, Variant
 from smkit.config.local_options import LocalOptions
 from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
@@ -72,3 +73,13 @@ class DeploymentConfig(Frozen):
             if c.image is not None:
                 sections.append((f"model.containers[{i}].image", c.image))
         return sections
+
+
+def variant_paths(cfg: DeploymentConfig) -> list[tuple[str, Variant | ShadowVariant]]:
+    """``(config path, variant)`` of every instance-backed variant: production variants, then shadow variants.
+
+    Both are variants of the endpoint to Application Auto Scaling and to UpdateEndpoint, so the autoscaling
+    and update rules hold for both alike."""
+    production = [(f"endpoint.variants[{i}]", v) for i, v in enumerate(cfg.endpoint.variants)]
+    shadows = [(f"endpoint.shadow_variants[{i}]", s) for i, s in enumerate(cfg.endpoint.shadow_variants)]
+    return [*production, *shadows]

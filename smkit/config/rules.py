@@ -10,6 +10,7 @@ Rules that come from an AWS documentation page (with the page in the message) li
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,8 +18,7 @@ from typing import Any
 
 from smkit.aws.limits import MAX_CONTAINERS, MAX_ENV_BYTES, MAX_ENV_ENTRIES, MAX_ENV_TOTAL_BYTES
 from smkit.config.containers import DlcImage
-from smkit.config.models import DeploymentConfig
-from smkit.config.scaling import variant_paths
+from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.contract import (
     MODEL_SERVER_TIMEOUT_SECONDS,
     TS_BATCH_SIZE,
@@ -30,6 +30,8 @@ from smkit.contract import (
 INSTANCE_TYPES = ("realtime", "multi-model", "multi-container", "async")
 # Where clients upload async request payloads (the execution role may read it).
 ASYNC_INPUT_PREFIX = "async/input"
+# A model of a local multi-model set (model_data.models): a model_code/NAME folder, archived as NAME.tar.gz.
+SET_MEMBER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 # ContainerDefinition.Environment, AWS's sentences (botocore's documentation of the member):
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
 ENV_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
@@ -138,6 +140,20 @@ def multi_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
                 c.model_data.cache,
                 "cache applies only to source: multi-model (or source: s3 on a multi-model endpoint)",
             )
+        if c.model_data.models is not None and c.model_data.source != "multi-model":
+            yield Issue(
+                f"{path}.models",
+                list(c.model_data.models),
+                "models lists the model_code folders of a local multi-model set: only with source: multi-model",
+            )
+        for j, name in enumerate(c.model_data.models or ()):
+            if not SET_MEMBER.match(name):
+                yield Issue(
+                    f"{path}.models[{j}]",
+                    name,
+                    "a model_code/NAME folder's name (letters, digits, - and _), archived as NAME.tar.gz: e.g. "
+                    f"{name.removesuffix('.tar.gz').replace('.', '-') or 'churn'}",
+                )
 
 
 def local_paths(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -6,10 +6,6 @@ from pydantic import Field
 
 from smkit.config.base import Frozen
 
-# The object tag the deploy step (smkit.release.model_copies) sets on model copies that no live model and no
-# recorded release uses; the data bucket's SupersededModelCopies lifecycle rule expires what carries it.
-SUPERSEDED_TAG = ("smkit:superseded", "true")
-
 
 class StorageSpec(Frozen):
     """Lifecycle of the endpoint's data bucket (captured requests, async results, model data sets).

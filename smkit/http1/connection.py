@@ -28,16 +28,13 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httptools
 
 from smkit.contract import DRAIN_LIMIT
-from smkit.http1.head_limits import HeadTooLarge
-from smkit.http1.responses import CONTINUE, LAST_CHUNK, Headers, framed, response_head
-
-if TYPE_CHECKING:
-    from smkit.http1.runner import Server
+from smkit.http1.head_limits import HeadBounds, HeadTooLarge
+from smkit.http1.responses import CONTINUE, LAST_CHUNK, DateLine, Headers, framed, response_head
 
 log = logging.getLogger("smkit.http1")
 
@@ -252,10 +249,40 @@ class Request:
         self.conn.stream_finish(self, error)
 
 
+class TrackedConnection(Protocol):
+    """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
+    to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
+
+    def shutdown(self) -> None:
+        """Close when what is in flight is done."""
+
+    def abort(self) -> None:
+        """Close now."""
+
+
+class ConnectionOwner(Protocol):
+    """What a connection needs of its server (:class:`smkit.http1.runner.Server` is one): the handler, the
+    refusal shape, the head bounds and idle period, the date line, and the set of connections it tracks."""
+
+    handler: Handler
+    refusal: Refusal
+    keep_alive_seconds: float
+    connections: set[TrackedConnection]
+    date: DateLine
+
+    def head_bounds(self) -> HeadBounds:
+        """Fresh head bounds for one connection."""
+        ...
+
+    def closed(self, conn: TrackedConnection) -> None:
+        """``conn`` is closed or upgraded: no longer the server's to wait for."""
+        ...
+
+
 class HTTP1Protocol(asyncio.Protocol):
     """An HTTP/1.1 server connection of a :class:`~smkit.http1.runner.Server` (module docstring)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ConnectionOwner) -> None:
         self.server = server
         self.handler = server.handler
         self.loop = asyncio.get_running_loop()

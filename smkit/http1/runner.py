@@ -16,25 +16,14 @@ import signal
 import socket
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
-from smkit.http1.connection import Handler, HTTP1Protocol, Refusal, message_refusal
+from smkit.http1.connection import Handler, HTTP1Protocol, Refusal, TrackedConnection, message_refusal
 from smkit.http1.head_limits import ALB_LIMITS, HeadBounds, HeadLimits
 from smkit.http1.responses import DateLine
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 BACKLOG = 2048
-
-
-class TrackedConnection(Protocol):
-    """What a server tracks and stops: its HTTP connections, and connections a handler upgraded and added
-    to :attr:`Server.connections` (removing them with :meth:`Server.closed` when they close)."""
-
-    def shutdown(self) -> None:
-        """Close when what is in flight is done."""
-
-    def abort(self) -> None:
-        """Close now."""
 
 
 class Server:

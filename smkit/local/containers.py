@@ -74,6 +74,8 @@ LOCAL_ONLY: dict[str, str] = {
     "HF_HUB_OFFLINE": "the local engine serves the config's model folder and downloads nothing from a hub",
     "SAGEMAKER_MODEL_PATH": "the folder of the custom handler file (model.py): the model folder, which is "
     "/opt/ml/model in the image and elsewhere on this machine",
+    "PYTHONPATH": "the model folder's requirements.txt, which AWS's vLLM image installs into its own Python "
+    "before it starts, is a layer over the local engine's environment (smkit.llm.layer)",
 }
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from smkit.config.engine_settings import EngineSettingError, engine_arguments
 from smkit.config.resolved import ResolvedContainer
+from smkit.hosting.childpath import PYTHONPATH, child_path
 from smkit.llm.engine import (
     CONTAINER_MODEL_DIR,
     ENGINE_STARTUP_S,
@@ -32,11 +33,10 @@ from smkit.llm.engine import (
     SMALLER_MODEL,
     adapter_headers,
     cpu_refusal,
-    engine_python,
+    engine_environment,
     local_engine,
     local_model_path,
     memory_refusal,
-    requirements_refusal,
 )
 from smkit.local.artifacts import ArtifactError
 from smkit.local.containers import ContainerLaunch, ContainerProcess
@@ -66,8 +66,9 @@ class EngineProcess(ContainerProcess):
             )
 
     def prepare(self, *, python: str | None = None) -> None:
-        """Check this machine can run the engine and the model, then use the engine environment."""
-        refusal = cpu_refusal() or requirements_refusal(self.spec.model_dir)
+        """Check this machine can run the engine and the model, then use the engine environment with the
+        model folder's ``requirements.txt`` layered over it (smkit.llm.layer), as the image installs it."""
+        refusal = cpu_refusal()
         if refusal is None:
             kv_cache = float(os.environ.get(KV_CACHE_VAR) or KV_CACHE_GIB)
             refusal = memory_refusal(self.spec.model_dir, kv_cache)
@@ -76,9 +77,14 @@ class EngineProcess(ContainerProcess):
                 f"container {self.label}: the local endpoint cannot run it: {refusal}; {SMALLER_MODEL}"
             )
         try:
-            self.use_environment(python or engine_python(), {})
+            if python is not None:
+                self.use_environment(python, {})
+                return
+            interpreter, layers = engine_environment(self.spec.model_dir)
         except ModelEnvError as exc:
             raise ArtifactError(f"container {self.label}: the engine's environment: {exc}") from None
+        paths = {PYTHONPATH: child_path(layers, os.environ.get(PYTHONPATH))} if layers else {}
+        self.use_environment(interpreter, paths)
 
     def container_environment(self, port: int) -> dict[str, str]:
         env = super().container_environment(port)

@@ -14,9 +14,9 @@ from smkit.modelenv.builder import (
     envs_enabled,
     image_environment,
     locked_environment,
-    model_environment,
 )
 from smkit.modelenv.image_runtime import ImageRuntime, config_runtime, dlc_runtime
+from smkit.modelenv.modellayer import model_environment
 
 __all__ = [
     "CACHE_VAR",

@@ -315,44 +315,6 @@ def touch(marker: Path) -> None:
         os.utime(marker)
 
 
-def model_environment(
-    model_dir: str | Path,
-    runtime: ImageRuntime | None = None,
-    *,
-    python: str | None = None,
-    progress: bool = True,
-) -> ModelEnvironment:
-    """The environment that runs the model in ``model_dir`` (which holds ``code/requirements.txt``).
-
-    With ``python`` (``--python PATH``) that interpreter is used as it is: nothing is installed, and the
-    serving runtime installs what it lacks at start, as in the image. Otherwise the image layer is built
-    (or reused) and the model layer resolved and installed once (see the module docstring).
-    """
-    from smkit.modelenv.modellayer import model_layer
-
-    runtime = runtime or ImageRuntime()
-    model_dir = str(model_dir)
-    if python is not None:
-        return ModelEnvironment(python=python, runtime=runtime)
-    req_file = model_requirements.requirements_file(model_dir)
-    text = Path(req_file).read_text(encoding="utf-8") if req_file else ""
-    interpreter = image_environment(runtime, text, progress=progress)
-    base = str(cache_root() / "requirements")
-    if req_file is None or not requirement_lines(text):
-        return ModelEnvironment(python=interpreter, requirements_dir=base, runtime=runtime)
-    tag = "cp" + runtime.python.replace(".", "")
-    link = model_requirements.target_dir(model_dir, base, tag=tag)
-    if not os.path.isdir(link):
-        layer = model_layer(Path(model_dir), image_layer(runtime, text), runtime, progress=progress)
-        ensure_writable(Path(base))
-        staged = f"{link}.{os.getpid()}.link"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staged)
-        os.symlink(layer, staged, target_is_directory=True)
-        os.replace(staged, link)
-    return ModelEnvironment(python=interpreter, extra_paths=(link,), requirements_dir=base, runtime=runtime)
-
-
 def locked_environment(lock: Path, *, python_version: str, label: str, progress: bool = True) -> str:
     """The interpreter of a venv holding exactly the packages pinned in ``lock``, built on first use.
 

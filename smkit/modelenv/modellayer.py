@@ -28,9 +28,20 @@ from packaging.version import InvalidVersion, Version
 
 from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
-from smkit.modelenv.builder import COMPLETE, ImageLayer, _locked, _say, cache_root, ensure_writable, touch
+from smkit.modelenv.builder import (
+    COMPLETE,
+    ImageLayer,
+    ModelEnvironment,
+    _locked,
+    _say,
+    cache_root,
+    ensure_writable,
+    image_environment,
+    image_layer,
+    touch,
+)
 from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
-from smkit.requirement_lines import localized_text
+from smkit.requirement_lines import localized_text, requirement_lines
 
 MODELS_DIR = "models"
 
@@ -107,13 +118,16 @@ def local_requirements(requirements: Path, model_dir: Path) -> Iterator[Path]:
         yield local
 
 
-def resolve(requirements: Path, interpreter: str, *, progress: bool) -> tuple[list[str], list[str]]:
-    """``uv pip compile`` of the file for ``interpreter``: (its index options, its pins)."""
+def resolve(
+    requirements: Path, interpreter: str, *, progress: bool, constraints: Path | None = None
+) -> tuple[list[str], list[str]]:
+    """``uv pip compile`` of the file for ``interpreter`` (within ``constraints``): (index options, pins)."""
     output = uvtool.run_uv(
         [
             "pip",
             "compile",
             str(requirements),
+            *(["--constraint", str(constraints)] if constraints is not None else []),
             "--python",
             interpreter,
             "--quiet",
@@ -141,10 +155,23 @@ def resolve(requirements: Path, interpreter: str, *, progress: bool) -> tuple[li
     return options, pins
 
 
-def model_layer(model_dir: Path, image: ImageLayer, runtime: ImageRuntime, *, progress: bool) -> Path:
-    """The model layer of ``model_dir`` on ``image`` (built on first use): its folder."""
-    requirements = model_dir / "code" / "requirements.txt"
-    wheels_path = model_requirements.wheels_dir(str(model_dir))
+def model_layer(
+    model_dir: Path,
+    image: ImageLayer,
+    runtime: ImageRuntime,
+    *,
+    progress: bool,
+    requirements: Path | None = None,
+    constraints: Path | None = None,
+) -> Path:
+    """The model layer of ``model_dir`` on ``image`` (built on first use): its folder.
+
+    ``requirements``: the file to install (default ``code/requirements.txt``, with its vendored wheels).
+    ``constraints``: a file of ``name==version`` lines the resolution must keep (an engine environment's
+    pins, :func:`smkit.llm.layer.requirements_layer`); a package it names is then never installed again.
+    """
+    wheels_path = model_requirements.wheels_dir(str(model_dir)) if requirements is None else None
+    requirements = requirements or model_dir / "code" / "requirements.txt"
     wheels = Path(wheels_path) if wheels_path else None
     provided = image_pins(image)
     if wheels is not None:
@@ -154,7 +181,11 @@ def model_layer(model_dir: Path, image: ImageLayer, runtime: ImageRuntime, *, pr
         pins = wheel_pins(wheels)
     else:
         with local_requirements(requirements, model_dir) as local:
-            options, pins = resolve(local, image.python, progress=False)
+            options, pins = resolve(local, image.python, progress=False, constraints=constraints)
+    if constraints is not None:
+        # Held to the constraints' versions: installed already (a local label such as +cpu aside).
+        names = {pin.partition("==")[0] for pin in provided}
+        provided |= {pin for pin in pins if pin.partition("==")[0] in names}
     added = sorted(pin for pin in pins if pin not in provided)
     key_data = {"image": image.key, "python": runtime.python, "pins": added}
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
@@ -210,3 +241,39 @@ def _install(staging: Path, python: str, wheels: Path | None, options: list[str]
         uvtool.run_uv([*base, "-r", str(pinned), *uvtool.index_options()], "installing", progress=False)
     finally:
         pinned.unlink(missing_ok=True)
+
+
+def model_environment(
+    model_dir: str | Path,
+    runtime: ImageRuntime | None = None,
+    *,
+    python: str | None = None,
+    progress: bool = True,
+) -> ModelEnvironment:
+    """The environment that runs the model in ``model_dir`` (which holds ``code/requirements.txt``).
+
+    With ``python`` (``--python PATH``) that interpreter is used as it is: nothing is installed, and the
+    serving runtime installs what it lacks at start, as in the image. Otherwise the image layer is built
+    (or reused) and the model layer resolved and installed once (see the module docstring).
+    """
+    runtime = runtime or ImageRuntime()
+    model_dir = str(model_dir)
+    if python is not None:
+        return ModelEnvironment(python=python, runtime=runtime)
+    req_file = model_requirements.requirements_file(model_dir)
+    text = Path(req_file).read_text(encoding="utf-8") if req_file else ""
+    interpreter = image_environment(runtime, text, progress=progress)
+    base = str(cache_root() / "requirements")
+    if req_file is None or not requirement_lines(text):
+        return ModelEnvironment(python=interpreter, requirements_dir=base, runtime=runtime)
+    tag = "cp" + runtime.python.replace(".", "")
+    link = model_requirements.target_dir(model_dir, base, tag=tag)
+    if not os.path.isdir(link):
+        layer = model_layer(Path(model_dir), image_layer(runtime, text), runtime, progress=progress)
+        ensure_writable(Path(base))
+        staged = f"{link}.{os.getpid()}.link"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+        os.symlink(layer, staged, target_is_directory=True)
+        os.replace(staged, link)
+    return ModelEnvironment(python=interpreter, extra_paths=(link,), requirements_dir=base, runtime=runtime)

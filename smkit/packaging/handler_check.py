@@ -70,7 +70,8 @@ class HandlerReport:
         return recorded
 
 
-def _compile_all(code_dir: Path) -> None:
+def compile_all(code_dir: Path) -> None:
+    """Refuse the first .py file under ``code_dir`` that does not compile, naming its line."""
     for path in sorted(code_dir.rglob("*.py")):
         if SKIPPED_DIRS.intersection(path.relative_to(code_dir).parts):
             continue
@@ -183,7 +184,7 @@ def check_handler(
         )
     requirements_path = code_dir / "requirements.txt"
     requirements = parse_requirements(requirements_path, label=str(requirements_path))
-    _compile_all(code_dir)
+    compile_all(code_dir)
     request = {
         "code_dir": str(code_dir.resolve()),
         "model_dir": str(artifacts_dir.resolve()),
@@ -262,7 +263,7 @@ def _defaults_only(code_dir: Path, note: str) -> HandlerReport:
     """No handler file: the image's default handlers serve the model alone."""
     requirements_path = code_dir / "requirements.txt"
     requirements = parse_requirements(requirements_path, label=str(requirements_path))
-    _compile_all(code_dir)
+    compile_all(code_dir)
     return HandlerReport(
         form="toolkit", hooks=(), requirements=tuple(str(r) for r in requirements), warnings=(note,)
     )

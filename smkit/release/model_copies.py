@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from smkit.config.storage import SUPERSEDED_TAG
+from smkit.object_store import SUPERSEDED_TAG
 
 MODELS = "models/"
 

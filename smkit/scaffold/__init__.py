@@ -5,7 +5,8 @@ Writes ``model_code/NAME/`` (``code/inference.py``, ``code/rows.py``, ``code/req
 with network isolation, model data ``../build/NAME/model.tar.gz``: paths in a config are relative to the
 config file; for ``huggingface`` no handler code at all: the config's container environment sets
 ``HF_TASK``, docs/hugging-face.md; a commented ``pipeline:`` section whose pipeline runs the smkit CLI),
-plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
+or, with ``--multi-model SET``, adds the model to the multi-model endpoint ``config/SET.yaml``
+(smkit.scaffold.multi_model); plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
 ``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
 an error naming it.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from smkit.scaffold.multi_model import JoinError, join
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")  # config name rule (smkit.config.models.DeploymentConfig.name)
@@ -128,8 +131,10 @@ __pycache__/
 """
 
 
-def scaffold(root: Path, name: str, framework: str) -> Scaffold:
-    """Write the model folder and config for ``name`` under ``root`` (the project holding model_code/)."""
+def scaffold(root: Path, name: str, framework: str, multi_model: str | None = None) -> Scaffold:
+    """Write the model folder and config for ``name`` under ``root`` (the project holding model_code/);
+    with ``multi_model``, the model joins the multi-model endpoint ``config/<multi_model>.yaml`` instead
+    (smkit.scaffold.multi_model)."""
     if not NAME.match(name):
         raise ScaffoldError(
             f"NAME {name!r}: must be lowercase letters, digits and hyphens, starting with a letter, "
@@ -137,9 +142,20 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
         )
     if framework not in REQUIREMENTS:
         raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
+    if multi_model is not None and not NAME.match(multi_model):
+        raise ScaffoldError(
+            f"--multi-model {multi_model!r}: must be lowercase letters, digits and hyphens, starting with a "
+            "letter, <= 40 characters (it becomes the config's name), e.g. tenants"
+        )
     model_dir = root / "model_code" / name
-    config = root / "config" / f"{name}.yaml"
+    config = root / "config" / f"{multi_model or name}.yaml"
     environment = DEFAULTS_ONLY.get(framework)
+    if multi_model is not None and environment is not None:
+        raise ScaffoldError(
+            f"--framework {framework} has no handler code (the container's environment configures the image's "
+            "handlers, one model per container); a multi-model endpoint needs each model's own "
+            "code/inference.py: choose another framework"
+        )
     contents: dict[Path, str] = {}
     if environment is None:
         contents[model_dir / "code" / "inference.py"] = (TEMPLATES / framework / "inference.py").read_text(
@@ -155,15 +171,16 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
             model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
             # What every train.py shares; beside it, since train.py runs where smkit may not be installed.
             model_dir / "samples_io.py": (TEMPLATES / "common" / "samples_io.py").read_text(encoding="utf-8"),
-            config: CONFIG.format(
-                name=name,
-                framework=framework,
-                environment=f"\n      environment:{variables}" if variables else "",
-            ),
         }
     )
+    if multi_model is None:
+        contents[config] = CONFIG.format(
+            name=name,
+            framework=framework,
+            environment=f"\n      environment:{variables}" if variables else "",
+        )
     project_files = {
-        root / "cdk.json": CDK_JSON.format(name=name),
+        root / "cdk.json": CDK_JSON.format(name=multi_model or name),
         root / ".gitignore": GITIGNORE,
     }
     contents.update({path: text for path, text in project_files.items() if not path.exists()})
@@ -172,6 +189,11 @@ def scaffold(root: Path, name: str, framework: str) -> Scaffold:
         raise ScaffoldError(
             f"{existing[0]} exists already; choose another NAME or remove model_code/{name} and config/{name}.yaml"
         )
+    if multi_model is not None:
+        try:
+            contents[config] = join(config, multi_model, name)
+        except JoinError as exc:
+            raise ScaffoldError(str(exc)) from None
     for path, text in contents.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -52,6 +52,47 @@ def test_init_refuses_to_overwrite_naming_the_file(tmp_path: Path) -> None:
     assert again.exit_code != 0 and "inference.py exists already" in again.output
 
 
+def _init(tmp_path: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["init", *args, "--root", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_init_multi_model_writes_the_set_then_adds_each_model(tmp_path: Path) -> None:
+    _init(tmp_path, "churn", "--multi-model", "tenants")
+    output = _init(tmp_path, "fraud", "--framework", "lightgbm", "--multi-model", "tenants")
+    assert "fraud is in the set of" in output and "smkit package --config config/tenants.yaml" in output
+    assert not (tmp_path / "config" / "churn.yaml").exists()
+    config = load_config(tmp_path / "config" / "tenants.yaml")
+    assert config.endpoint.type == "multi-model"
+    data = config.model.containers[0].model_data
+    assert (data.source, data.models) == ("multi-model", ("churn", "fraud"))
+    assert data.path == str(tmp_path / "build" / "tenants")
+    assert json.loads((tmp_path / "cdk.json").read_text())["context"]["config"] == "config/tenants.yaml"
+
+
+def test_init_multi_model_keeps_the_users_edits_and_refuses_a_set_it_cannot_edit(tmp_path: Path) -> None:
+    _init(tmp_path, "churn", "--multi-model", "tenants")
+    set_config = tmp_path / "config" / "tenants.yaml"
+    edited = set_config.read_text().replace("initial_instance_count: 1", "initial_instance_count: 2")
+    set_config.write_text(edited)
+    _init(tmp_path, "fraud", "--multi-model", "tenants")
+    assert set_config.read_text() == edited.replace("models: [churn]", "models: [churn, fraud]")
+    set_config.write_text(edited.replace("models: [churn]", "models:\n          - churn"))
+    refused = CliRunner().invoke(main, ["init", "risk", "--multi-model", "tenants", "--root", str(tmp_path)])
+    assert refused.exit_code == 1
+    assert "is not a multi-model config with a one-line `models: [...]` list" in refused.output
+    assert "add risk to its model_data.models by hand" in refused.output
+    assert not (tmp_path / "model_code" / "risk").exists()  # nothing written
+
+
+def test_init_multi_model_refuses_a_framework_without_handler_code(tmp_path: Path) -> None:
+    args = ["init", "mine", "--framework", "huggingface", "--multi-model", "tenants", "--root", str(tmp_path)]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1 and "needs each model's own code/inference.py" in refused.output
+    assert not (tmp_path / "model_code").exists()
+
+
 def test_every_framework_is_listed_in_the_help() -> None:
     result = CliRunner().invoke(main, ["init", "--help"])
     assert all(framework in result.output for framework in FRAMEWORKS)

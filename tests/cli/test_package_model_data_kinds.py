@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import boto3
 import click
@@ -42,7 +44,7 @@ def output_fn(prediction, accept):
 """
 
 
-def _project(root: Path, model_data: dict[str, str], *, multi_model: bool = False) -> Path:
+def _project(root: Path, model_data: dict[str, Any], *, multi_model: bool = False) -> Path:
     code = root / "model_code" / "echo" / "code"
     code.mkdir(parents=True)
     (code / "inference.py").write_text(HANDLER.format(version="v1"))
@@ -94,7 +96,8 @@ def test_a_prefix_is_packaged_reported_and_rebuilt_when_its_handler_changes(tmp_
 def test_a_multi_model_archive_is_rebuilt_or_named_never_served_stale(tmp_path: Path) -> None:
     config = _project(tmp_path, {"source": "multi-model", "path": "../build/set"}, multi_model=True)
     empty = CliRunner().invoke(main, ["package", "--config", str(config)])
-    assert "multi-model set with no NAME.tar.gz of a model_code/NAME folder" in empty.output
+    assert "multi-model set with no model of a model_code/NAME folder" in empty.output
+    assert "smkit init NAME --multi-model set" in empty.output
     member = tmp_path / "build" / "set" / "echo.tar.gz"
     model = tmp_path / "model_code" / "echo"
     built = CliRunner().invoke(
@@ -117,6 +120,34 @@ def test_a_multi_model_archive_is_rebuilt_or_named_never_served_stale(tmp_path: 
     _edit(handler, "v3")
     ensure_archives(config)
     assert f"multi-model archive {member} is up to date" in _package(config)
+
+
+def test_the_models_a_set_lists_are_packaged_into_it(tmp_path: Path) -> None:
+    config = _project(
+        tmp_path, {"source": "multi-model", "path": "../build/set", "models": ["echo"]}, multi_model=True
+    )
+    member = tmp_path / "build" / "set" / "echo.tar.gz"
+    assert f"-> multi-model archive {member} ({member} does not exist yet)" in _package(config)
+    assert f"multi-model archive {member} is up to date" in _package(config)
+    shutil.rmtree(
+        tmp_path / "build"
+    )  # a fresh clone: synth, deploy and the local endpoint build what it lists
+    ensure_archives(config)
+    assert f"multi-model archive {member} is up to date" in _package(config)
+
+
+def test_a_listed_model_without_its_folder_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    config = _project(
+        tmp_path,
+        {"source": "multi-model", "path": "../build/set", "models": ["echo", "ghost"]},
+        multi_model=True,
+    )
+    result = CliRunner().invoke(main, ["package", "--config", str(config)])
+    assert result.exit_code == 1
+    assert "model.containers[0].model_data.models: 'ghost':" in result.output
+    assert f"{tmp_path / 'model_code' / 'ghost' / 'code'} does not exist" in result.output
+    assert "smkit init ghost --multi-model set, or remove it from models" in result.output
+    assert not (tmp_path / "build" / "set" / "echo.tar.gz").exists()  # nothing built before the refusal
 
 
 def _start(config: Path, cwd: Path) -> tuple[subprocess.Popen[str], str, str]:

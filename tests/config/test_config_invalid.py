@@ -600,6 +600,20 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "endpoint.variants",
         "exactly one production variant",
     ),
+    (
+        "models-of-a-set-on-an-archive",
+        "realtime.yaml",
+        _set("model.containers.0.model_data.models", ["churn"]),
+        "model.containers[0].model_data.models",
+        "only with source: multi-model",
+    ),
+    (
+        "model-of-a-set-with-a-dot",
+        "multi-model.yaml",
+        _set("model.containers.0.model_data.models", ["churn.tar.gz"]),
+        "model.containers[0].model_data.models[0]",
+        "archived as NAME.tar.gz: e.g. churn",
+    ),
 ]
 
 

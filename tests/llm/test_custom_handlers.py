@@ -18,7 +18,7 @@ import openai
 import pytest
 from llm_support import STARTUP_S, llm_config
 
-from smkit.local import LocalEndpoint, LocalEndpointError
+from smkit.local import LocalEndpoint
 
 BASE = "qwen"
 CAP = 4
@@ -129,14 +129,60 @@ def test_the_openai_client_sees_the_handlers_field(endpoint: LocalEndpoint) -> N
     assert answer.usage is not None and answer.usage.completion_tokens == CAP
 
 
-def test_requirements_the_engine_environment_lacks_are_refused_locally(moto_env, tiny, tmp_path) -> None:
+# The variables pick env_ping and env_invoke over the decorated ping; env_ping answers with a package of
+# the folder's requirements.txt, which the local endpoint layers over the engine environment.
+SELECTED = """import json
+
+import emoji
+import model_hosting_container_standards.sagemaker as sagemaker_standards
+from fastapi import Request, Response
+
+
+@sagemaker_standards.custom_ping_handler
+async def decorated_ping(request: Request) -> Response:
+    return Response(content=json.dumps({"by": "decorator"}), media_type="application/json")
+
+
+async def env_ping(request: Request) -> Response:
+    body = {"by": "CUSTOM_FASTAPI_PING_HANDLER", "emoji": emoji.emojize(":thumbs_up:")}
+    return Response(content=json.dumps(body), media_type="application/json")
+
+
+async def env_invoke(request: Request) -> Response:
+    body = {"by": "CUSTOM_FASTAPI_INVOCATION_HANDLER", "echo": await request.json()}
+    return Response(content=json.dumps(body), media_type="application/json")
+"""
+
+
+def test_the_custom_fastapi_variables_select_the_handlers_served_locally(moto_env, tiny, tmp_path) -> None:
     folder = tmp_path / "model"
     shutil.copytree(tiny["model"], folder)
+    (folder / "model.py").write_text(SELECTED)
     (folder / "requirements.txt").write_text("# what model.py needs\nemoji==2.14.1\n")
-    config = llm_config(moto_env, {**tiny, "model": folder})
-    endpoint = LocalEndpoint(config, root=tmp_path, s3_endpoint_url=moto_env.endpoint_url)
-    with pytest.raises(
-        LocalEndpointError, match=r"requirements.txt names emoji==2.14.1, which AWS's vLLM image"
-    ):
-        endpoint.start()
-    assert not endpoint.serving
+    config = llm_config(
+        moto_env,
+        {**tiny, "model": folder},
+        CUSTOM_FASTAPI_PING_HANDLER="model.py:env_ping",
+        CUSTOM_FASTAPI_INVOCATION_HANDLER="model.py:env_invoke",
+    )
+    with LocalEndpoint(
+        config,
+        root=tmp_path,
+        log_dir=tmp_path / "logs",
+        s3_endpoint_url=moto_env.endpoint_url,
+        startup_timeout_s=STARTUP_S,
+        component_idle_seconds=24 * 3600.0,
+    ) as endpoint:
+        process = endpoint.runtime.components[BASE].process  # type: ignore[attr-defined]
+        with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/ping", timeout=30) as answer:
+            assert json.loads(answer.read()) == {"by": "CUSTOM_FASTAPI_PING_HANDLER", "emoji": "\U0001f44d"}
+        answer = endpoint.client().invoke_endpoint(
+            EndpointName=endpoint.name,
+            InferenceComponentName=BASE,
+            ContentType="application/json",
+            Body=json.dumps({"prompt": "Hello", "max_tokens": 4}),
+        )
+        assert json.loads(answer["Body"].read()) == {
+            "by": "CUSTOM_FASTAPI_INVOCATION_HANDLER",
+            "echo": {"prompt": "Hello", "max_tokens": 4},
+        }

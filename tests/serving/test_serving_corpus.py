@@ -5,7 +5,7 @@ its git blob id) with tiny weights built in the test; ``toolkit_answers.json`` h
 1.10.1 on Multi Model Server 1.1.11 answered to every request (``record_toolkit.py`` wrote it once). smkit
 must give the same status, and for a success the same Content-Type and body; for an error its message is
 the toolkit's (the toolkit's body is the message, a newline and the traceback). The only answers allowed
-to differ are the deliberate differences docs/handler-semantics.md lists, each named below.
+to differ are the deliberate differences docs/handler-semantics.md lists, each named in corpus/compare.py.
 """
 
 from __future__ import annotations
@@ -18,66 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serving_harness import Response, start_server, wait_ready
+from serving_harness import start_server, wait_ready
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 from cases import ANSWERS, CASES, HERE, REQUESTS, Case  # noqa: E402
+from compare import KIT_PREDICT, UNSUPPORTED_TYPE, difference, same  # noqa: E402
 
-TRACEBACK = "\nTraceback (most recent call last):"
 RECORDED: dict[str, Any] = json.loads(ANSWERS.read_text(encoding="utf-8"))
-
-# docs/handler-semantics.md, "Where smkit differs from the images, on purpose".
-UNSUPPORTED_TYPE = "a Content-Type no decoder knows: 415, where the toolkit answers 500"
-KIT_PREDICT = "the kit's image calls model.predict when there is no predict_fn; the toolkit asks for one"
-UNDECODABLE = "a body its decoder cannot read: 400, where the toolkit answers 500"
-COMPACT_JSON = "a dict or list a hook returns is compact JSON; Multi Model Server indents it by 2"
 
 
 def blob_id(path: Path) -> str:
     data = path.read_bytes()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def toolkit_message(text: str) -> str:
-    return text.split(TRACEBACK, 1)[0]
-
-
-def smkit_message(answer: Response) -> str:
-    document = answer.json()
-    if isinstance(document, dict) and set(document) == {"code", "type", "message"}:
-        return str(document["message"])
-    return answer.body.decode()  # a handler's own JSON message, as it wrote it
-
-
-def difference(recorded: dict[str, Any], answer: Response) -> str | None:
-    """Which listed difference explains ``answer`` not being ``recorded`` (None: none does)."""
-    message = toolkit_message(recorded.get("text", ""))
-    if recorded["status"] == 500 and answer.status == 415 and "is not supported by this framework" in message:
-        return UNSUPPORTED_TYPE
-    if recorded["status"] == 500 and "Please provide a predict_fn" in message:
-        return KIT_PREDICT  # smkit's model.predict answers, or fails as the model does
-    if recorded["status"] == answer.status == 200 and recorded["content_type"] == "application/json":
-        document = json.loads(answer.body)
-        if (
-            recorded["text"] == json.dumps(document, indent=2)
-            and answer.body == json.dumps(document).encode()
-        ):
-            return COMPACT_JSON
-    if recorded["status"] == 500 and answer.status == 400:
-        return UNDECODABLE
-    return None
-
-
-def same(recorded: dict[str, Any], answer: Response) -> bool:
-    if answer.status != recorded["status"]:
-        return False
-    if answer.status != 200:
-        return smkit_message(answer) == toolkit_message(recorded["text"])
-    media = (recorded["content_type"] or "").split(";")[0].strip()
-    return bool(
-        answer.headers.get("content-type", "").split(";")[0].strip() == media
-        and answer.body.decode("utf-8", "replace") == recorded.get("text")
-    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

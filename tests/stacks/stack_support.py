@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
 CONFIG_FILES = sorted(CONFIG_DIR.glob("*.yaml"))
 SUPPLIED_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+ROLE = "arn:aws:iam::123456789012:role/serving"  # an existing role, for constructs built on their own
 # Model data already in S3 (source: s3): a training job's output, a large uncompressed model, MME models.
 S3_ARCHIVE = "s3://training-output-eu/jobs/xgb-2026-01/output/model.tar.gz"
 S3_SOURCE_KEY = "arn:aws:kms:eu-west-1:123456789012:key/abcd1234-12ab-34cd-56ef-1234567890ab"

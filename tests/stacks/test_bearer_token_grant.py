@@ -14,6 +14,7 @@ from stack_support import cfn_lint_findings
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+from smkit.cdk.constructs.endpoint_config import EndpointConfiguration
 
 
 def _synth(tmp_path: Path, *, with_bearer_token: bool) -> Path:
@@ -30,9 +31,8 @@ def _synth(tmp_path: Path, *, with_bearer_token: bool) -> Path:
         },
     )
     for name in ("Blue", "Green"):
-        endpoint = InferenceEndpoint(
-            stack, name, endpoint_config_name=name.lower(), deployment=DeploymentGuardrails()
-        )
+        config = EndpointConfiguration.from_endpoint_config_name(stack, f"{name}Config", name.lower())
+        endpoint = InferenceEndpoint(stack, name, endpoint_config=config, deployment=DeploymentGuardrails())
         assert endpoint.grant_invoke(role, with_bearer_token=with_bearer_token).success
     app.synth()
     return tmp_path / "Caller.template.json"

@@ -15,8 +15,18 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
-from stack_support import CONFIG_DIR, ROOT, SynthesizedApp, cfn_lint_findings, synthesize
+from stack_support import (
+    CONFIG_DIR,
+    ROLE,
+    ROOT,
+    SUPPLIED_KEY,
+    SynthesizedApp,
+    cfn_lint_findings,
+    synthesize,
+)
 
 from smkit.cdk.constructs.endpoint_config import (
     EndpointConfiguration,
@@ -25,6 +35,7 @@ from smkit.cdk.constructs.endpoint_config import (
     ManagedInstanceScaling,
     ScaleInStrategy,
 )
+from smkit.cdk.constructs.model import InferenceModel
 from smkit.config import load_config, parse_config
 
 ENDPOINT_CONFIG = "AWS::SageMaker::EndpointConfig"
@@ -162,12 +173,13 @@ def test_constructs_refuse_what_create_endpoint_config_refuses(
     pools: tuple[tuple[str, int], ...], timeout: int | None, message: str
 ) -> None:
     stack = cdk.Stack(cdk.App())
+    key = kms.Key.from_key_arn(stack, "Key", SUPPLIED_KEY)
     with pytest.raises(ValueError, match=message):
         EndpointConfiguration(
             stack,
             "Config",
-            model_name="m",
-            kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
+            model=InferenceModel.from_model_name(stack, "Model", "m"),
+            key=key,
             variants=[
                 InstanceVariant(
                     name="main",
@@ -190,8 +202,8 @@ def test_constructs_refuse_what_create_endpoint_config_refuses(
                     instance_provision_timeout=None if timeout is None else cdk.Duration.seconds(timeout),
                 )
             ],
-            execution_role_arn="arn:aws:iam::123456789012:role/r",
-            kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
+            role=iam.Role.from_role_arn(stack, "Role", ROLE),
+            key=key,
         )
 
 
@@ -199,8 +211,9 @@ def test_component_construct_refuses_an_unknown_scale_in() -> None:
     with pytest.raises(
         ValueError, match=r"ScaleInStrategy: 'drain' is not one of \['idle-release', 'consolidation'\]"
     ):
+        stack = cdk.Stack(cdk.App())
         EndpointConfiguration(
-            cdk.Stack(cdk.App()),
+            stack,
             "Components",
             variants=[
                 InstanceVariant(
@@ -211,8 +224,8 @@ def test_component_construct_refuses_an_unknown_scale_in() -> None:
                     ),
                 )
             ],
-            execution_role_arn="arn:aws:iam::123456789012:role/r",
-            kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/k",
+            role=iam.Role.from_role_arn(stack, "Role", ROLE),
+            key=kms.Key.from_key_arn(stack, "Key", SUPPLIED_KEY),
         )
 
 

@@ -12,8 +12,10 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
-from stack_support import CONFIG_DIR, cdk_context
+from stack_support import CONFIG_DIR, ROLE, SUPPLIED_KEY, cdk_context
 
 from smkit.aws.instances import has_instance_storage
 from smkit.cdk.compliance import add_compliance_checks
@@ -67,8 +69,15 @@ def _set(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 DELETE = object()
 
 
+KEY = SUPPLIED_KEY
+
+
 def _stack() -> cdk.Stack:
     return cdk.Stack(cdk.App(), "Guard")
+
+
+def _role() -> iam.IRole:
+    return iam.Role.from_role_arn(_stack(), "Role", ROLE)
 
 
 def _autoscale_t2() -> None:
@@ -91,45 +100,49 @@ def _scale_to_zero_realtime() -> None:
 def _direct_without_hostname() -> None:
     data = BoundModelData(model_data_url="s3://b/m.tar.gz")
     containers = [ContainerSpec("img", data, {}, "a"), ContainerSpec("img", data, {}, None)]
-    InferenceModel(_stack(), "M", execution_role_arn="arn", containers=containers, inference_mode="direct")
+    InferenceModel(_stack(), "M", role=_role(), containers=containers, inference_mode="direct")
 
 
 def _serverless_with_capture() -> None:
+    stack = _stack()
     EndpointConfiguration(
-        _stack(),
+        stack,
         "C",
-        model_name="m",
-        kms_key_arn="k",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
+        key=kms.Key.from_key_arn(stack, "Key", KEY),
         serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 20),
         data_capture=DataCaptureSettings("s3://b/c", 10, (CaptureMode.INPUT,)),
     )
 
 
 def _serverless_provisioned_over_max() -> None:
+    stack = _stack()
     EndpointConfiguration(
-        _stack(),
+        stack,
         "C",
-        model_name="m",
-        kms_key_arn="k",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
+        key=kms.Key.from_key_arn(stack, "Key", KEY),
         serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 5, 10),
     )
 
 
 def _canary_without_size() -> None:
+    stack = _stack()
     InferenceEndpoint(
-        _stack(),
+        stack,
         "E",
-        endpoint_config_name="c",
+        endpoint_config=EndpointConfiguration.from_endpoint_config_name(stack, "C", "c"),
         deployment=DeploymentGuardrails(strategy=DeploymentStrategy.CANARY),
     )
 
 
 def _variants_and_serverless() -> None:
+    stack = _stack()
     EndpointConfiguration(
-        _stack(),
+        stack,
         "C",
-        model_name="m",
-        kms_key_arn="k",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
+        key=kms.Key.from_key_arn(stack, "Key", KEY),
         variants=[InstanceVariant("blue", InstanceType.of("ml.m5.large"))],
         serverless=ServerlessVariant("main", cdk.Size.mebibytes(2048), 20),
     )
@@ -138,7 +151,7 @@ def _variants_and_serverless() -> None:
 def _multi_model_with_two_containers() -> None:
     mme = BoundModelData(model_data_url="s3://b/models/", multi_model=True)
     containers = [ContainerSpec("img", mme), ContainerSpec("img", mme)]
-    InferenceModel(_stack(), "M", execution_role_arn="arn", containers=containers, inference_mode="serial")
+    InferenceModel(_stack(), "M", role=_role(), containers=containers, inference_mode="serial")
 
 
 # (case, yaml file, path, value, fragment of the loader's message, construct-level check, its message)
@@ -311,8 +324,9 @@ def test_instance_store_families(instance_type: str, local: bool) -> None:
 
 def _volume_on_instance_storage(kind: str) -> None:
     if kind == "component-pool":
+        stack = _stack()
         EndpointConfiguration(
-            _stack(),
+            stack,
             "C",
             variants=[
                 InstanceVariant(
@@ -322,18 +336,19 @@ def _volume_on_instance_storage(kind: str) -> None:
                     managed_instance_scaling=ManagedInstanceScaling(min_instances=0, max_instances=1),
                 )
             ],
-            execution_role_arn="arn",
-            kms_key_arn="k",
+            role=iam.Role.from_role_arn(stack, "Role", ROLE),
+            key=kms.Key.from_key_arn(stack, "Key", KEY),
         )
         return
     gpu = InstanceVariant("gpu", InstanceType.of("ml.g5.2xlarge"), volume_size=cdk.Size.gibibytes(100))
     cpu = InstanceVariant("cpu", InstanceType.of("ml.m5.large"))
     production, shadow = (gpu, cpu) if kind == "production" else (cpu, gpu)
+    stack = _stack()
     EndpointConfiguration(
-        _stack(),
+        stack,
         "C",
-        model_name="m",
-        kms_key_arn="k",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
+        key=kms.Key.from_key_arn(stack, "Key", KEY),
         variants=[production],
         shadow_variants=[shadow],
     )
@@ -353,8 +368,8 @@ def test_instance_store_endpoint_keeps_kms_for_capture_and_passes_the_gates(tmp_
     EndpointConfiguration(
         stack,
         "EndpointConfig",
-        model_name="m",
-        kms_key_arn="arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
+        key=kms.Key.from_key_arn(stack, "Key", KEY),
         variants=[InstanceVariant("main", InstanceType.of("ml.g5.xlarge"))],
         data_capture=DataCaptureSettings("s3://bucket/capture", 10, (CaptureMode.INPUT,)),
     )

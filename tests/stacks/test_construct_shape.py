@@ -18,6 +18,7 @@ from smkit.cdk import (
     ComponentCompute,
     DeploymentGuardrails,
     EndpointBucket,
+    EndpointConfiguration,
     EndpointMonitoring,
     ExecutionRole,
     InferenceComponent,
@@ -86,9 +87,10 @@ def test_the_endpoint_bucket_grants_and_returns_the_grant() -> None:
 def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
     stack = _stack()
     key = kms.Key(stack, "Key")
-    endpoint = InferenceEndpoint(
-        stack, "Endpoint", endpoint_config_name="config", deployment=DeploymentGuardrails()
+    config = EndpointConfiguration.from_endpoint_config_name(
+        stack, "Config", "config", variant_names=["blue"]
     )
+    endpoint = InferenceEndpoint(stack, "Endpoint", endpoint_config=config, deployment=DeploymentGuardrails())
     variants = EndpointMonitoring(
         stack,
         "Variants",

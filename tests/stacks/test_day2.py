@@ -211,12 +211,14 @@ def test_the_same_deployment_as_realtime_and_serverless_has_two_endpoint_names(t
     """The name is the construct path plus the kind: one deployment switched between the two types gets a
     new endpoint (CloudFormation replaces it), never an in-place update SageMaker refuses."""
     from smkit.cdk.constructs.endpoint import DeploymentGuardrails, InferenceEndpoint
+    from smkit.cdk.constructs.endpoint_config import EndpointConfiguration
 
     names = []
     for kind in (None, "serverless", None):
         stack = cdk.Stack(cdk.App(outdir=str(tmp_path / str(kind))), "TabularDevServing")
+        config = EndpointConfiguration.from_endpoint_config_name(stack, "Config", "config")
         endpoint = InferenceEndpoint(
-            stack, "Endpoint", endpoint_config_name="config", deployment=DeploymentGuardrails(), kind=kind
+            stack, "Endpoint", endpoint_config=config, deployment=DeploymentGuardrails(), kind=kind
         )
         names.append(endpoint.endpoint_name)
     assert names[0] == names[2] != names[1]

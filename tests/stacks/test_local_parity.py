@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from stack_support import ROOT, SynthesizedApp
 
-from smkit.cdk.mapping import pascal
+from smkit.cdk.constructs.logical_ids import pascal
 from smkit.config.engine_settings import engine_arguments
 from smkit.config.local_refusal import refusal
 from smkit.config.resolved import ResolvedContainer, deployment_of

@@ -12,6 +12,7 @@ from typing import Any
 
 import smkit.cdk
 from smkit.cdk import deployment
+from smkit.cdkcli import CDK_CLI_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,3 +71,20 @@ def test_importing_without_the_cdk_extra_names_the_install() -> None:
         "ModuleNotFoundError: smkit.cdk needs the AWS CDK libraries, and 'aws_cdk' is not installed: "
         'pip install "smkit[cdk]" (or "smkit[all]")'
     ), done.stderr[-2000:]
+
+
+def test_every_documented_cdk_cli_is_the_pinned_one() -> None:
+    # A user's `npx aws-cdk@X` must read the cloud assemblies of the aws-cdk-lib smkit pins.
+    texts = [
+        REPO / "README.md",
+        *sorted((REPO / "docs").rglob("*.md")),
+        *sorted((REPO / "docs" / "journeys").glob("*.sh")),
+        *sorted((REPO / "examples").rglob("*.py")),
+    ]
+    named = {
+        f"{path.relative_to(REPO)}: {version}"
+        for path in texts
+        for version in re.findall(r"aws-cdk@(\d[\w.]*)", path.read_text(encoding="utf-8"))
+        if version != CDK_CLI_VERSION
+    }
+    assert named == set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from aws_cdk.assertions import Match
 from stack_support import DLC_URI, SUPPLIED_KEY, SynthesizedApp
 
@@ -374,3 +375,18 @@ def test_scalable_targets_use_the_service_linked_role(synthesized: SynthesizedAp
         roles = [r for r in resources if r["Type"] == "AWS::IAM::Role"]
         principals = {json.dumps(r["Properties"]["AssumeRolePolicyDocument"]) for r in roles}
         assert not any("application-autoscaling" in p for p in principals), case
+
+
+def test_the_endpoint_of_realtime_yaml_reports_its_two_variants(synthesized: SynthesizedApp) -> None:
+    endpoint = synthesized.stacks["realtime"].serving.endpoint
+    assert endpoint.variant_names == ("general-purpose", "compute-optimized")
+    latency = endpoint.variant("compute-optimized").metric_model_latency()
+    assert (latency.metric_name, latency.statistic, latency.dimensions) == (
+        "ModelLatency",
+        "Average",
+        {"EndpointName": endpoint.endpoint_name, "VariantName": "compute-optimized"},
+    )
+    with pytest.raises(
+        ValueError, match=r"its variants are \['general-purpose', 'compute-optimized'\]; name the variant"
+    ):
+        endpoint.metric_model_latency()

@@ -38,7 +38,7 @@ from constructs import Construct
 
 from smkit.aws.instances import is_burstable
 from smkit.cdk.constructs.endpoint_config import InstanceType
-from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
+from smkit.cdk.constructs.metrics import sagemaker_metric
 
 # Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
 # without it CDK would create an unused IAM role per target.

@@ -16,7 +16,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.limits import MAX_NAME_LENGTH
-from smkit.cdk.constructs.endpoint_config import ConfigEnum
+from smkit.cdk.constructs.endpoint_config import ConfigEnum, IEndpointConfig
 from smkit.cdk.constructs.endpoint_config import seconds_of as _seconds
 from smkit.cdk.constructs.endpoint_interface import (
     EndpointMetrics,
@@ -72,8 +72,9 @@ class DeploymentGuardrails:
     auto_rollback: bool = True
 
 
-class InferenceEndpoint(EndpointMetrics, Construct):
-    """The endpoint. Updates of its config are blue/green; autoscaled instance counts survive updates
+class InferenceEndpoint(EndpointMetrics, cdk.Resource):
+    """The endpoint running ``endpoint_config`` (an :class:`EndpointConfiguration` of this app, or one named by
+    ``EndpointConfiguration.from_endpoint_config_name``). Updates of its config are blue/green; autoscaled instance counts survive updates
     while variant weights and data capture follow the new config.
 
     The endpoint's name is derived from its construct path (unique per stack and stage, stable across
@@ -94,8 +95,9 @@ class InferenceEndpoint(EndpointMetrics, Construct):
 
     ``variant_names``: the endpoint config's variant names, so that the metric helpers
     (``metric_invocations``, ``metric_model_latency``, ``metric_invocation_5xx_errors``, ...) of an endpoint
-    with one variant need no ``variant_name``. :meth:`from_endpoint_name` names an endpoint this app does
-    not create, with the same ``grant_invoke`` and metric helpers.
+    with one variant need no ``variant_name``, and ``variant(name)`` gives one variant's metrics and
+    ``auto_scale_instance_count``. :meth:`from_endpoint_name` and :meth:`from_endpoint_arn` name an endpoint
+    this app does not create, with the same ``grant_invoke``, metric helpers and variants.
     """
 
     def __init__(
@@ -103,14 +105,16 @@ class InferenceEndpoint(EndpointMetrics, Construct):
         scope: Construct,
         id_: str,
         *,
-        endpoint_config_name: str,
-        deployment: DeploymentGuardrails,
+        endpoint_config: IEndpointConfig,
+        deployment: DeploymentGuardrails | None = None,
         kind: str | None = None,
         retain_variant_properties: bool = True,
-        variant_names: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, id_)
-        self.variant_names = tuple(variant_names)
+        self.endpoint_config = endpoint_config
+        self.variant_names = tuple(endpoint_config.variant_names)
+        self.shadow_variant_names = tuple(endpoint_config.shadow_variant_names)
+        deployment = deployment or DeploymentGuardrails()
         if (deployment.strategy is DeploymentStrategy.ROLLING) != (deployment.batch is not None):
             raise ValueError(
                 "Invalid deployment: a rolling update, and only a rolling update, needs a batch size"
@@ -124,13 +128,13 @@ class InferenceEndpoint(EndpointMetrics, Construct):
             self.endpoint_name = cdk.Names.unique_resource_name(
                 self, max_length=MAX_NAME_LENGTH, separator="-"
             )
-        self._deployment = deployment
+        self._deployment = deployment or DeploymentGuardrails()
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
             endpoint_name=self.endpoint_name,
-            endpoint_config_name=endpoint_config_name,
+            endpoint_config_name=endpoint_config.endpoint_config_name,
             retain_all_variant_properties=retain_variant_properties,
             exclude_retained_variant_properties=(
                 [sagemaker.CfnEndpoint.VariantPropertyProperty(variant_property_type=t) for t in NOT_RETAINED]
@@ -144,9 +148,23 @@ class InferenceEndpoint(EndpointMetrics, Construct):
     def from_endpoint_name(
         scope: Construct, id_: str, endpoint_name: str, *, variant_names: Sequence[str] = ()
     ) -> ImportedEndpoint:
-        """An endpoint deployed elsewhere, by its EndpointName: ``grant_invoke`` and the metric helpers
-        (``variant_names``: its variants, so that a single one needs no ``variant_name``)."""
+        """An endpoint deployed elsewhere, by its EndpointName: ``grant_invoke``, the metric helpers and
+        ``variant(name)`` (``variant_names``: its variants, so that a single one needs no ``variant_name``)."""
         return ImportedEndpoint(scope, id_, endpoint_name=endpoint_name, variant_names=variant_names)
+
+    @staticmethod
+    def from_endpoint_arn(
+        scope: Construct, id_: str, endpoint_arn: str, *, variant_names: Sequence[str] = ()
+    ) -> ImportedEndpoint:
+        """An endpoint deployed elsewhere, by its ARN (its account and region are the ARN's). SageMaker writes
+        the name lower-cased in the ARN, and the metrics' ``EndpointName`` is the name as created: for an
+        endpoint whose name has capitals, use :meth:`from_endpoint_name`."""
+        return ImportedEndpoint(scope, id_, endpoint_arn=endpoint_arn, variant_names=variant_names)
+
+    @property
+    def scaling_endpoint_name(self) -> str:
+        """The endpoint's name as a reference to the resource: a scalable target is registered once it exists."""
+        return self.resource.attr_endpoint_name
 
     def add_rollback_alarms(self, *alarms: cloudwatch.IAlarm) -> None:
         """Roll a blue/green update back when any of ``alarms`` fires (if auto-rollback is on)."""

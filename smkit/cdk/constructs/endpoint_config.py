@@ -9,16 +9,21 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Self
+from typing import Protocol, Self, runtime_checkable
 
 import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
 from smkit.aws.limits import SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
-from smkit.cdk.constructs.model import VpcSettings
+from smkit.cdk.constructs.arns import sagemaker_arn
+from smkit.cdk.constructs.model import IModel
+from smkit.cdk.constructs.network import place
 
 
 class ConfigEnum(enum.Enum):
@@ -114,7 +119,7 @@ class InstanceVariant:
     volume_size: cdk.Size | None = None  # whole GiB
     model_data_download_timeout: cdk.Duration | None = None
     container_startup_health_check_timeout: cdk.Duration | None = None
-    model_name: str | None = None  # a shadow variant's own model; default: the config's model
+    model: IModel | None = None  # a shadow variant's own model; default: the config's model
     routing: RoutingStrategy | None = None
     inference_ami_version: str | None = None
     capacity_reservation_arn: str | None = None
@@ -202,16 +207,71 @@ class AsyncSettings:
     max_concurrent_invocations_per_instance: int | None = None
 
 
-class EndpointConfiguration(Construct):
-    """An EndpointConfig with a generated name, its volumes encrypted with ``kms_key_arn``.
+@runtime_checkable
+class IEndpointConfig(Protocol):
+    """An endpoint config an endpoint can run: one this app creates (:class:`EndpointConfiguration`) or one it
+    names (:meth:`EndpointConfiguration.from_endpoint_config_name`). ``variant_names``: its production
+    variants, empty when not known."""
+
+    @property
+    def endpoint_config_name(self) -> str: ...
+
+    @property
+    def endpoint_config_arn(self) -> str: ...
+
+    @property
+    def variant_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def shadow_variant_names(self) -> tuple[str, ...]: ...
+
+
+class ImportedEndpointConfig(cdk.Resource):
+    """An endpoint config this app does not create (:meth:`EndpointConfiguration.from_endpoint_config_name`)."""
+
+    def __init__(
+        self, scope: Construct, id_: str, *, endpoint_config_name: str, variant_names: Sequence[str] = ()
+    ) -> None:
+        super().__init__(scope, id_)
+        if not endpoint_config_name:
+            raise ValueError(
+                f"{self.node.path}: endpoint_config_name='': give the deployed EndpointConfigName"
+            )
+        self._name = endpoint_config_name
+        self._variant_names = tuple(variant_names)
+
+    @property
+    def endpoint_config_name(self) -> str:
+        """The EndpointConfigName given."""
+        return self._name
+
+    @property
+    def endpoint_config_arn(self) -> str:
+        """ARN of the endpoint config, in this stack's account and region."""
+        return sagemaker_arn(self, "endpoint-config", self._name)
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """The production variants given (empty: not known)."""
+        return self._variant_names
+
+    @property
+    def shadow_variant_names(self) -> tuple[str, ...]:
+        """None known."""
+        return ()
+
+
+class EndpointConfiguration(cdk.Resource):
+    """An EndpointConfig with a generated name serving ``model``, its volumes encrypted with ``key``.
 
     Instance types with local NVMe storage (:func:`smkit.aws.instances.has_instance_storage`) get no volume KmsKeyId: their storage is
     hardware-encrypted and SageMaker refuses the key. Data capture and async output always use the key.
 
-    Without ``model_name`` it is the config of an endpoint hosting inference components: one variant with
+    Without ``model`` it is the config of an endpoint hosting inference components: one variant with
     ``managed_instance_scaling``, the pool of instances the components' copies are placed on, naming no model
-    and no weight. SageMaker starts the components' containers with the config's ``execution_role_arn``, in
-    its ``vpc`` and with its ``network_isolation``, which mirror the models' settings
+    and no weight. SageMaker starts the components' containers with the config's ``role``, in its VPC
+    (``vpc``, ``vpc_subnets``, ``security_groups``, as :class:`smkit.cdk.constructs.model.InferenceModel`
+    takes them) and with its ``network_isolation``, which mirror the models' settings
     (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html,
     https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html).
     """
@@ -221,26 +281,31 @@ class EndpointConfiguration(Construct):
         scope: Construct,
         id_: str,
         *,
-        kms_key_arn: str,
-        model_name: str | None = None,
+        key: kms.IKey,
+        model: IModel | None = None,
         variants: Sequence[InstanceVariant] = (),
         serverless: ServerlessVariant | None = None,
         data_capture: DataCaptureSettings | None = None,
         async_inference: AsyncSettings | None = None,
         shadow_variants: Sequence[InstanceVariant] = (),
-        execution_role_arn: str | None = None,
+        role: iam.IRole | None = None,
         network_isolation: bool | None = None,
-        vpc: VpcSettings | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         metrics: MetricsSettings | None = None,
     ) -> None:
         super().__init__(scope, id_)
+        self.key = key
+        kms_key_arn = key.key_arn
+        model_name = None if model is None else model.model_name
         metrics = metrics or MetricsSettings()
         if metrics.publish_frequency_seconds not in PUBLISH_FREQUENCIES:
             raise ValueError(
                 f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
                 f"(one of {PUBLISH_FREQUENCIES})"
             )
-        if model_name is None:
+        if model is None:
             _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
         else:
             _validate(variants, serverless, data_capture, async_inference)
@@ -266,8 +331,9 @@ class EndpointConfiguration(Construct):
             production = [_serverless(model_name, serverless)]
         else:
             production = [_instance(model_name, v, kms_key_arn) for v in variants]
-        self.variant_names = [serverless.name] if serverless else [v.name for v in variants]
-        self.shadow_variant_names = [v.name for v in shadow_variants]
+        self._variant_names = (serverless.name,) if serverless else tuple(v.name for v in variants)
+        self.shadow_variant_names = tuple(v.name for v in shadow_variants)
+        self.placement = place(self, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         self.instance_storage = any(
             has_instance_storage(t) for v in (*variants, *shadow_variants) for t in v.instance_types
         )
@@ -285,13 +351,13 @@ class EndpointConfiguration(Construct):
                 enable_enhanced_metrics=metrics.enhanced_metrics,
                 metric_publish_frequency_in_seconds=metrics.publish_frequency_seconds,
             ),
-            execution_role_arn=execution_role_arn,
+            execution_role_arn=None if role is None else role.role_arn,
             enable_network_isolation=network_isolation,
             vpc_config=(
                 sagemaker.CfnEndpointConfig.VpcConfigProperty(
-                    subnets=list(vpc.subnet_ids), security_group_ids=list(vpc.security_group_ids)
+                    subnets=self.placement.subnet_ids, security_group_ids=self.placement.security_group_ids
                 )
-                if vpc
+                if self.placement
                 else None
             ),
         )
@@ -304,10 +370,38 @@ class EndpointConfiguration(Construct):
                 },
             )
 
+    @staticmethod
+    def from_endpoint_config_name(
+        scope: Construct, id_: str, endpoint_config_name: str, *, variant_names: Sequence[str] = ()
+    ) -> IEndpointConfig:
+        """An endpoint config deployed elsewhere, by its EndpointConfigName, for an endpoint of this app
+        (``variant_names``: its production variants, so that the endpoint's metric helpers and ``variant(name)``
+        know them)."""
+        return ImportedEndpointConfig(
+            scope, id_, endpoint_config_name=endpoint_config_name, variant_names=variant_names
+        )
+
     @property
     def endpoint_config_name(self) -> str:
         """The generated endpoint config name."""
         return self.resource.attr_endpoint_config_name
+
+    @property
+    def endpoint_config_arn(self) -> str:
+        """ARN of the endpoint config (the resource's Ref)."""
+        return self.resource.ref
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """The production variants' names, in order."""
+        return self._variant_names
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """The security groups of an inference-component endpoint's instances in a VPC (``ec2.IConnectable``)."""
+        if self.placement is None:
+            raise ValueError(f"{self.node.path}: the endpoint config is in no VPC; give vpc= to connect it")
+        return self.placement.connections
 
 
 def _validate(
@@ -382,7 +476,7 @@ def _instance(
     """A ProductionVariant; without ``model_name`` the model-less pool of an inference-component endpoint."""
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=v.name,
-        model_name=v.model_name or model_name,
+        model_name=v.model.model_name if v.model is not None else model_name,
         # The pools replace InstanceType (realtime-endpoints-heterogeneous.html).
         instance_type=None if v.instance_pools else v.instance_type.name,
         instance_pools=instance_pools(v.pools),

@@ -1,5 +1,6 @@
 """What an endpoint offers other constructs, whether this app creates it or only names it: its name and ARN,
-``grant_invoke`` and CloudWatch metric helpers (``metric_invocations``, ``metric_model_latency``, ...).
+``grant_invoke``, CloudWatch metric helpers (``metric_invocations``, ``metric_model_latency``, ...) and its
+variants (``endpoint.variant("blue")``: that variant's metrics and ``auto_scale_instance_count``).
 
 :class:`EndpointMetrics` holds the metric helpers both :class:`smkit.cdk.InferenceEndpoint` and
 :class:`ImportedEndpoint` (``InferenceEndpoint.from_endpoint_name``) share. SageMaker publishes invocation
@@ -11,8 +12,8 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html#cloud
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Protocol, TypedDict, Unpack
+from collections.abc import Sequence
+from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -21,8 +22,12 @@ from constructs import Construct, Node
 
 from smkit.aws.patterns import AWS_NAME
 from smkit.cdk.constructs.acknowledge import acknowledge
+from smkit.cdk.constructs.arns import sagemaker_arn
+from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.endpoint_config import InstanceType
+from smkit.cdk.constructs.logical_ids import pascal
+from smkit.cdk.constructs.metrics import sagemaker_metric
 
-NAMESPACE = "AWS/SageMaker"
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
 # The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
 # (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html).
@@ -30,7 +35,6 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 # The condition AWS's own managed policy puts on that "*": resources of the caller's own account only
 # (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AmazonSageMakerJobRuntimeAccess.html).
 BEARER_TOKEN_CONDITION = {"StringEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}}
-DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
 ENDPOINT_NAME = re.compile(AWS_NAME)  # CreateEndpoint's EndpointName pattern
 
 
@@ -49,19 +53,23 @@ class EndpointMetricOptions(TypedDict, total=False):
 
 def endpoint_arn_of(scope: Construct, endpoint_name: str) -> str:
     """The ARN of endpoint ``endpoint_name`` in ``scope``'s stack (SageMaker ARNs carry the name lower-cased)."""
-    return cdk.Stack.of(scope).format_arn(
-        service="sagemaker", resource="endpoint", resource_name=endpoint_name.lower()
-    )
+    return sagemaker_arn(scope, "endpoint", endpoint_name)
 
 
+@runtime_checkable
 class IEndpoint(Protocol):
-    """An endpoint other constructs can grant access to and watch (created here or imported by name)."""
+    """An endpoint other constructs can grant access to and watch (created here or imported by name or ARN)."""
 
     @property
     def endpoint_name(self) -> str: ...
 
     @property
     def endpoint_arn(self) -> str: ...
+
+    @property
+    def variant_names(self) -> tuple[str, ...]: ...
+
+    def variant(self, variant_name: str) -> EndpointVariant: ...
 
     def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant: ...
 
@@ -83,7 +91,25 @@ class EndpointMetrics:
 
     endpoint_name: str
     variant_names: tuple[str, ...]
+    shadow_variant_names: tuple[str, ...] = ()
     node: Node  # from Construct
+
+    @property
+    def scaling_endpoint_name(self) -> str:
+        """The name a scalable target of a variant names (a created endpoint's is a reference to it, so that
+        the target is registered once the endpoint exists)."""
+        return self.endpoint_name
+
+    def variant(self, variant_name: str) -> EndpointVariant:
+        """The production (or shadow) variant ``variant_name``: its metrics and ``auto_scale_instance_count``.
+        When the endpoint's variants are known (its endpoint config's), a name not among them is an error."""
+        known = (*self.variant_names, *self.shadow_variant_names)
+        if known and variant_name not in known:
+            raise ValueError(
+                f"{self.node.path}: variant({variant_name!r}): the endpoint's variants are {list(known)}; "
+                "name one of them"
+            )
+        return EndpointVariant(self, variant_name)
 
     def metric(
         self,
@@ -170,54 +196,132 @@ class EndpointMetrics:
         )
 
 
-def sagemaker_metric(
-    metric_name: str,
-    dimensions: Mapping[str, str],
-    *,
-    statistic: str = "Sum",
-    period: cdk.Duration | None = None,
-    label: str | None = None,
-    unit: cloudwatch.Unit | None = None,
-    color: str | None = None,
-    account: str | None = None,
-    region: str | None = None,
-) -> cloudwatch.Metric:
-    """An ``AWS/SageMaker`` metric with ``dimensions`` (in that order), one minute by default: what every
-    metric of endpoints, variants, inference components and their scaling is built with."""
-    return cloudwatch.Metric(
-        namespace=NAMESPACE,
-        metric_name=metric_name,
-        dimensions_map=dict(dimensions),
-        statistic=statistic,
-        period=period or DEFAULT_PERIOD,
-        label=label,
-        unit=unit,
-        color=color,
-        account=account,
-        region=region,
-    )
+class EndpointVariant:
+    """One production variant of an endpoint (``endpoint.variant(name)``): its metrics, each with
+    ``EndpointName`` and ``VariantName``, and Application Auto Scaling of its instance count."""
+
+    def __init__(self, endpoint: EndpointMetrics, variant_name: str) -> None:
+        self.endpoint = endpoint
+        self.variant_name = variant_name
+
+    def _of(self, options: EndpointMetricOptions) -> EndpointMetricOptions:
+        options["variant_name"] = self.variant_name
+        return options
+
+    def metric(self, metric_name: str, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """The ``AWS/SageMaker`` metric ``metric_name`` of this variant (Sum unless ``statistic`` is given)."""
+        return self.endpoint.metric(metric_name, **self._of(options))
+
+    def metric_invocations(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocations`` of this variant (Sum by default)."""
+        return self.endpoint.metric_invocations(**self._of(options))
+
+    def metric_invocations_per_instance(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``InvocationsPerInstance`` of this variant (Sum by default)."""
+        return self.endpoint.metric_invocations_per_instance(**self._of(options))
+
+    def metric_invocation_4xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocation4XXErrors`` of this variant (Sum by default)."""
+        return self.endpoint.metric_invocation_4xx_errors(**self._of(options))
+
+    def metric_invocation_5xx_errors(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``Invocation5XXErrors`` of this variant (Sum by default)."""
+        return self.endpoint.metric_invocation_5xx_errors(**self._of(options))
+
+    def metric_model_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``ModelLatency`` of this variant, in microseconds (Average by default)."""
+        return self.endpoint.metric_model_latency(**self._of(options))
+
+    def metric_overhead_latency(self, **options: Unpack[EndpointMetricOptions]) -> cloudwatch.Metric:
+        """``OverheadLatency`` of this variant, in microseconds (Average by default)."""
+        return self.endpoint.metric_overhead_latency(**self._of(options))
+
+    def auto_scale_instance_count(
+        self,
+        *,
+        max_capacity: int,
+        min_capacity: int = 1,
+        target_invocations_per_instance: float,
+        scale_in_cooldown: cdk.Duration | None = None,
+        scale_out_cooldown: cdk.Duration | None = None,
+        instance_type: InstanceType | None = None,
+        id_: str | None = None,
+    ) -> EndpointAutoscaling:
+        """Scale the variant's instance count between ``min_capacity`` and ``max_capacity``, tracking
+        ``target_invocations_per_instance`` (``SageMakerVariantInvocationsPerInstance``, per minute):
+        :class:`smkit.cdk.constructs.autoscaling.EndpointAutoscaling` beside the endpoint (its id: ``id_``,
+        default ``<endpoint id><Variant>Autoscaling``). ``instance_type``: the variant's, checked (burstable
+        ``ml.t*`` instances cannot autoscale). Keep the instance count across endpoint updates
+        (``InferenceEndpoint(retain_variant_properties=True)``, the default)."""
+        return self.scale(
+            ScalingSettings(
+                ScalingTarget.INVOCATIONS_PER_INSTANCE,
+                min_capacity,
+                max_capacity,
+                target_invocations_per_instance,
+                scale_in_cooldown=scale_in_cooldown,
+                scale_out_cooldown=scale_out_cooldown,
+            ),
+            instance_type=instance_type,
+            id_=id_,
+        )
+
+    def scale(
+        self, settings: ScalingSettings, *, instance_type: InstanceType | None = None, id_: str | None = None
+    ) -> EndpointAutoscaling:
+        """Application Auto Scaling of this variant with any variant ``settings`` (invocations per instance,
+        an async backlog, serverless provisioned concurrency): see :meth:`auto_scale_instance_count`."""
+        endpoint = self.endpoint
+        scope = endpoint.node.scope
+        assert isinstance(scope, Construct), "an endpoint construct has a parent"
+        return EndpointAutoscaling(
+            scope,
+            id_ or f"{endpoint.node.id}{pascal(self.variant_name)}Autoscaling",
+            endpoint_name=endpoint.scaling_endpoint_name,
+            variant_name=self.variant_name,
+            settings=settings,
+            instance_type=instance_type,
+        )
 
 
-class ImportedEndpoint(EndpointMetrics, Construct):
-    """An endpoint this app does not create, named by ``endpoint_name`` (``InferenceEndpoint.from_endpoint_name``):
-    the same ``grant_invoke`` and metric helpers as :class:`smkit.cdk.InferenceEndpoint`."""
+class ImportedEndpoint(EndpointMetrics, cdk.Resource):
+    """An endpoint this app does not create, named by ``endpoint_name`` (``InferenceEndpoint.from_endpoint_name``)
+    or ``endpoint_arn`` (``from_endpoint_arn``): the same ``grant_invoke``, metric helpers and variants as
+    :class:`smkit.cdk.InferenceEndpoint`."""
 
     def __init__(
-        self, scope: Construct, id_: str, *, endpoint_name: str, variant_names: Sequence[str] = ()
+        self,
+        scope: Construct,
+        id_: str,
+        *,
+        endpoint_name: str | None = None,
+        endpoint_arn: str | None = None,
+        variant_names: Sequence[str] = (),
     ) -> None:
-        super().__init__(scope, id_)
+        super().__init__(scope, id_, environment_from_arn=endpoint_arn)
+        if (endpoint_name is None) == (endpoint_arn is None):
+            raise ValueError(f"{self.node.path}: give endpoint_name or endpoint_arn (one of them)")
+        if endpoint_arn is not None:
+            endpoint_name = cdk.Arn.split(endpoint_arn, cdk.ArnFormat.SLASH_RESOURCE_NAME).resource_name
+            if endpoint_name is None:
+                raise ValueError(
+                    f"{self.node.path}: endpoint_arn={endpoint_arn!r}: give an endpoint's ARN, "
+                    "e.g. 'arn:aws:sagemaker:us-east-1:111122223333:endpoint/churn-prod'"
+                )
+        assert endpoint_name is not None
         if not cdk.Token.is_unresolved(endpoint_name) and not ENDPOINT_NAME.match(endpoint_name):
             raise ValueError(
                 f"{self.node.path}: endpoint_name={endpoint_name!r}: give the deployed EndpointName "
                 "(1-63 letters, digits and hyphens), e.g. 'churn-prod'"
             )
         self.endpoint_name = endpoint_name
+        self._endpoint_arn = endpoint_arn
         self.variant_names = tuple(variant_names)
 
     @property
     def endpoint_arn(self) -> str:
-        """ARN of the endpoint, in this stack's account and region."""
-        return endpoint_arn_of(self, self.endpoint_name)
+        """ARN of the endpoint: the one given, or in this stack's account and region."""
+        return self._endpoint_arn or endpoint_arn_of(self, self.endpoint_name)
 
     def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant:
         """Allow ``grantee`` to call InvokeEndpoint / InvokeEndpointAsync on this endpoint only

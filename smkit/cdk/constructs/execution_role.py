@@ -13,6 +13,7 @@ Permissions reference: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import aws_cdk as cdk
 import jsii
@@ -21,6 +22,7 @@ from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge, nag_arn
+from smkit.cdk.constructs.network import Placement
 
 PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"]
 # SageMaker grants itself the key use it needs via grants created with the role's identity.
@@ -84,6 +86,13 @@ class _PolicyGrantee:
     @property
     def grant_principal(self) -> iam.IPrincipal:
         return self._principal
+
+
+class Placed(Protocol):
+    """A resource whose containers may attach to a VPC (an ``InferenceModel``, an ``EndpointConfiguration``)."""
+
+    @property
+    def placement(self) -> Placement | None: ...
 
 
 @jsii.implements(iam.IGrantable)
@@ -180,6 +189,17 @@ class ExecutionRole(Construct):
         self.access_policies.append(policy)
         self._wildcard_grants[id_] = grant
         return grant
+
+    def grant_vpc_access(self, *placed: Placed) -> None:
+        """Let SageMaker create the network interfaces of ``placed`` (models, endpoint configs in a VPC) in their
+        subnets and security groups with this role (:func:`grant_vpc_access`); those in no VPC add nothing."""
+        placements = [p.placement for p in placed if p.placement is not None]
+        if placements:
+            grant_vpc_access(
+                self,
+                subnet_ids=list(dict.fromkeys(s for p in placements for s in p.subnet_ids)),
+                security_group_ids=list(dict.fromkeys(g for p in placements for g in p.security_group_ids)),
+            )
 
     def acknowledge(self, reasons: dict[str, str]) -> None:
         """Acknowledge cdk-nag findings of the role's main managed policy (not of its ``*`` policies)."""

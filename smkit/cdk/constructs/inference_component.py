@@ -24,7 +24,7 @@ from constructs import Construct
 
 from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
-from smkit.cdk.constructs.endpoint_interface import sagemaker_metric
+from smkit.cdk.constructs.metrics import sagemaker_metric
 
 
 @dataclass(frozen=True)

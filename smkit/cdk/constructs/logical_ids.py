@@ -24,3 +24,8 @@ def pin(construct: IConstruct, *components: str) -> None:
     resource = construct.node.default_child
     assert isinstance(resource, cdk.CfnElement)
     resource.override_logical_id(legacy_logical_id(*components))
+
+
+def pascal(text: str) -> str:
+    """``tabular-realtime`` -> ``TabularRealtime`` (construct ids are PascalCase)."""
+    return "".join(part[:1].upper() + part[1:] for part in text.replace("_", "-").split("-") if part)

@@ -7,12 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
+import aws_cdk as cdk
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.limits import MAX_CONTAINERS
+from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model_data import BoundModelData
+from smkit.cdk.constructs.network import place
 
 INFERENCE_MODES = {"serial": "Serial", "direct": "Direct"}
 
@@ -27,36 +33,74 @@ class ContainerSpec:
     hostname: str | None = None
 
 
-@dataclass(frozen=True)
-class VpcSettings:
-    """Model VpcConfig."""
+@runtime_checkable
+class IModel(Protocol):
+    """A SageMaker Model an endpoint config can serve: one this app creates (:class:`InferenceModel`) or one
+    it names (:meth:`InferenceModel.from_model_name`)."""
 
-    subnet_ids: Sequence[str]
-    security_group_ids: Sequence[str]
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def model_arn(self) -> str: ...
 
 
-class InferenceModel(Construct):
-    """A SageMaker Model with a generated name (a changed model is a replacement, docs/cloudformation.md)."""
+class ImportedModel(cdk.Resource):
+    """A Model this app does not create, named by ``model_name`` (:meth:`InferenceModel.from_model_name`)."""
+
+    def __init__(self, scope: Construct, id_: str, *, model_name: str) -> None:
+        super().__init__(scope, id_)
+        if not model_name:
+            raise ValueError(f"{self.node.path}: model_name='': give the deployed ModelName")
+        self._model_name = model_name
+
+    @property
+    def model_name(self) -> str:
+        """The ModelName given."""
+        return self._model_name
+
+    @property
+    def model_arn(self) -> str:
+        """ARN of the model, in this stack's account and region."""
+        return sagemaker_arn(self, "model", self._model_name)
+
+
+class InferenceModel(cdk.Resource):
+    """A SageMaker Model with a generated name (a changed model is a replacement, docs/cloudformation.md).
+
+    ``role``: the execution role SageMaker runs the containers with (``ExecutionRole.role``, or any
+    ``iam.IRole`` that trusts ``sagemaker.amazonaws.com``); it must be allowed to pull the images and read the
+    model data (``ServingImage.bind`` and ``ModelData.bind`` grant that).
+
+    ``vpc``, ``vpc_subnets``, ``security_groups``: the VpcConfig the containers attach to
+    (:func:`smkit.cdk.constructs.network.place`: the VPC's private subnets and a new security group unless
+    chosen); the model is then an ``ec2.IConnectable`` (:attr:`connections`). The role needs the network
+    interface permissions (``ExecutionRole.grant_vpc_access(model)``).
+    """
 
     def __init__(
         self,
         scope: Construct,
         id_: str,
         *,
-        execution_role_arn: str,
+        role: iam.IRole,
         containers: Sequence[ContainerSpec],
         inference_mode: str | None = None,
         network_isolation: bool = True,
-        vpc: VpcSettings | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
     ) -> None:
         super().__init__(scope, id_)
         _validate(containers, inference_mode)
+        self.role = role
+        self.placement = place(self, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         definitions = [_definition(c) for c in containers]
         single = len(definitions) == 1
         self.resource = sagemaker.CfnModel(
             self,
             "Resource",
-            execution_role_arn=execution_role_arn,
+            execution_role_arn=role.role_arn,
             primary_container=definitions[0] if single else None,
             containers=None if single else definitions,
             inference_execution_config=(
@@ -69,9 +113,9 @@ class InferenceModel(Construct):
             enable_network_isolation=network_isolation,
             vpc_config=(
                 sagemaker.CfnModel.VpcConfigProperty(
-                    subnets=list(vpc.subnet_ids), security_group_ids=list(vpc.security_group_ids)
+                    subnets=self.placement.subnet_ids, security_group_ids=self.placement.security_group_ids
                 )
-                if vpc
+                if self.placement
                 else None
             ),
         )
@@ -79,10 +123,27 @@ class InferenceModel(Construct):
             if c.model_data.dependency is not None:
                 self.resource.node.add_dependency(c.model_data.dependency)
 
+    @staticmethod
+    def from_model_name(scope: Construct, id_: str, model_name: str) -> IModel:
+        """A Model deployed elsewhere, by its ModelName (for an endpoint config of this app)."""
+        return ImportedModel(scope, id_, model_name=model_name)
+
     @property
     def model_name(self) -> str:
         """The generated model name."""
         return self.resource.attr_model_name
+
+    @property
+    def model_arn(self) -> str:
+        """ARN of the model (the resource's Ref)."""
+        return self.resource.ref
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """The security groups of a model in a VPC (``ec2.IConnectable``)."""
+        if self.placement is None:
+            raise ValueError(f"{self.node.path}: the model is in no VPC; give vpc= to connect it")
+        return self.placement.connections
 
 
 def _validate(containers: Sequence[ContainerSpec], inference_mode: str | None) -> None:

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of
 from smkit.cdk.constructs.execution_role import acknowledge_grant
-from smkit.config.storage import SUPERSEDED_TAG
+from smkit.object_store import SUPERSEDED_TAG
 
 MULTIPART_DAYS = 7
 THIRTY_DAYS = cdk.Duration.days(30)

@@ -12,7 +12,7 @@ from smkit.config.endpoint import DataCapture, Variant
 from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
 from smkit.config.model_data_rules import s3_kind
-from smkit.config.models import DeploymentConfig
+from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.resolved.deployment import (
     DataKind,
     ResolvedComponents,
@@ -26,7 +26,6 @@ from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
 from smkit.config.resolved.paths import absolute
 from smkit.config.rules import Issue, written_prefixes
-from smkit.config.scaling import variant_paths
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
 

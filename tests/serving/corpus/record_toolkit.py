@@ -7,6 +7,11 @@ request of :data:`cases.REQUESTS` on 127.0.0.1 and writes ``toolkit_answers.json
 and body of each answer. Run once when a case or a request changes; the test only reads the file. Name
 cases (``record_toolkit.py CASE ...``) to record only those and keep the other cases' answers, which needs
 the stack the file was recorded with.
+
+The cases of ``framework_cases.py`` run with their framework on ``PYTHONPATH``: the same environment layer
+smkit serves them from (``smkit init --framework`` scaffolds its requirements), as a framework image has
+the framework installed. The toolkit venv also holds scikit-learn and pandas, which some of those
+environments lack: a framework case imports only what its own environment has, or the two stacks differ.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import base64
 import dataclasses
 import http.client
 import json
+import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -25,6 +32,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path[0:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
 from cases import ANSWERS, CASES, HERE, REQUESTS  # noqa: E402
+from framework_cases import FRAMEWORK_CASES, framework_environment  # noqa: E402
 
 from bench.common import LOOPBACK, PORTS_BELOW, ManagedServer  # noqa: E402
 from bench.envs import ensure_venv  # noqa: E402
@@ -69,12 +77,31 @@ def answer(port: int, body: bytes, content_type: str, accept: str) -> dict[str, 
     return {"status": reply.status, "content_type": reply.getheader("Content-Type"), **text}
 
 
+def served(root: Path) -> list[tuple[str, str, Callable[[Path], Path], str]]:
+    """Every case: its name, its program, how its model folder is made, and the ``PYTHONPATH`` it runs with."""
+    plain = [
+        (case.name, case.program, lambda models, case=case: model_folder(case.name, case.build, models), "")
+        for case in CASES
+    ]
+    framework = []
+    for case in FRAMEWORK_CASES:
+        environment = framework_environment(case.framework)
+
+        def build(models: Path, case=case, environment=environment) -> Path:  # type: ignore[no-untyped-def]
+            case.build(environment, models / case.name)
+            return models / case.name
+
+        framework.append((case.name, case.program, build, os.pathsep.join(environment.extra_paths)))
+    return plain + framework
+
+
 def main() -> None:
     pins = [*TOOLKIT_PINS, *(f"{name}=={metadata.version(name)}" for name in SHARED)]
     names = sys.argv[1:]
-    unknown = sorted(set(names) - {case.name for case in CASES})
+    known = [case.name for case in CASES] + [case.name for case in FRAMEWORK_CASES]
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        sys.exit(f"no case named {', '.join(unknown)}; the cases are {', '.join(c.name for c in CASES)}")
+        sys.exit(f"no case named {', '.join(unknown)}; the cases are {', '.join(known)}")
     recorded: dict[str, object] = {"stack": list(pins), "cases": {}}
     if names:
         kept = json.loads(ANSWERS.read_text(encoding="utf-8"))
@@ -85,23 +112,25 @@ def main() -> None:
         recorded["cases"] = kept["cases"]
     python = ensure_venv("toolkit-corpus", pins)
     with tempfile.TemporaryDirectory(prefix="smkit-corpus-") as tmp:
-        for case in [case for case in CASES if not names or case.name in names]:
-            model = model_folder(case.name, case.build, Path(tmp) / "models")
-            work = Path(tmp) / "work" / case.name
+        for name, program, build, pythonpath in served(Path(tmp) / "models"):
+            if names and name not in names:
+                continue
+            model = build(Path(tmp) / "models")
+            work = Path(tmp) / "work" / name
             work.mkdir(parents=True)
             port = free_port(LOOPBACK, below=PORTS_BELOW)  # MMS refuses ports from 32767
             spec = toolkit_spec(
-                name=case.name, model_dir=model, work_dir=work, port=port, workers=1, python=python
+                name=name, model_dir=model, work_dir=work, port=port, workers=1, python=python
             )
-            spec = dataclasses.replace(spec, env={**spec.env, "SAGEMAKER_PROGRAM": case.program})
-            server = ManagedServer(spec, work / "server.log")
+            env = {**spec.env, "SAGEMAKER_PROGRAM": program, "PYTHONPATH": pythonpath}
+            server = ManagedServer(dataclasses.replace(spec, env=env), work / "server.log")
             try:
                 server.wait_ready()
                 answers = {r.name: answer(port, r.body, r.content_type, r.accept) for r in REQUESTS}
             finally:
                 server.stop()
-            recorded["cases"][case.name] = answers  # type: ignore[index]
-            print(f"{case.name}: {sorted({a['status'] for a in answers.values()})}", flush=True)
+            recorded["cases"][name] = answers  # type: ignore[index]
+            print(f"{name}: {sorted({a['status'] for a in answers.values()})}", flush=True)
     ANSWERS.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

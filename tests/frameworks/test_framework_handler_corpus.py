@@ -1,0 +1,71 @@
+"""PyTorch, XGBoost, LightGBM and CatBoost handlers, served by smkit, answer as the official toolkit answered.
+
+The cases of tests/serving/corpus/framework_cases.py (a network from a helper module, a ``DMatrix`` with the
+toolkit's default ``output_fn``, a ``transform_fn`` answering ``(body, content_type)``, a DataFrame with
+named columns) run in the environment of their framework with weights trained there; every request of
+``cases.REQUESTS`` gets the status, Content-Type and body Multi Model Server 1.1.11 with
+sagemaker-inference 1.10.1 gave on the same model (``toolkit_answers.json``, recorded once by
+``record_toolkit.py``), or an answer docs/handler-semantics.md lists as a deliberate difference.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from framework_harness import write_requirements
+from serving_harness import start_server, wait_ready
+
+from smkit.modelenv import ModelEnvironment
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serving" / "corpus"))
+from cases import ANSWERS, REQUESTS  # noqa: E402
+from compare import difference, same  # noqa: E402
+from framework_cases import FRAMEWORK_CASES, FrameworkCase  # noqa: E402
+
+pytestmark = pytest.mark.frameworks
+RECORDED: dict[str, Any] = json.loads(ANSWERS.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", FRAMEWORK_CASES, ids=[c.name for c in FRAMEWORK_CASES])
+def test_framework_handler_answers_as_the_toolkit(
+    case: FrameworkCase, framework_env: Callable[[str], ModelEnvironment], tmp_path: Path
+) -> None:
+    environment = framework_env(case.framework)
+    model = tmp_path / case.name
+    case.build(environment, model)
+    write_requirements(model, case.framework)  # the model's requirements: its environment's layer
+    server = start_server(
+        tmp_path,
+        ["--model", str(model), "--workers", "1"],
+        env={
+            "SMKIT_WORKER_PYTHON": environment.python,
+            **environment.environ(),
+            "SAGEMAKER_PROGRAM": case.program,
+            "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
+        },
+        ready=False,
+    )
+    wait_ready(server, timeout=server.answer_bound(loading=True))
+    recorded = RECORDED["cases"][case.name]
+    equal, explained, unexplained = [], [], []
+    try:
+        for request in REQUESTS:
+            answer = server.invoke(request.body, request.content_type, request.accept)
+            expected = recorded[request.name]
+            if same(expected, answer):
+                equal.append(request.name)
+            elif (why := difference(expected, answer)) is not None:
+                explained.append((request.name, why))
+            else:
+                unexplained.append((request.name, expected, answer.status, answer.body[:300]))
+    finally:
+        server.stop()
+    print(f"{case.name}: {len(equal)} of {len(REQUESTS)} answers equal, listed differences: {explained}")
+    assert not unexplained, unexplained
+    # Each handler answers some requests with a prediction, and those answers are the toolkit's exactly.
+    assert any(recorded[name]["status"] == 200 for name in equal), (equal, explained)
