@@ -176,9 +176,9 @@ def add_inference_components(
         component = InferenceComponent(
             scope,
             f"Component{pascal(ic.name)}",
-            endpoint_name=endpoint.resource.attr_endpoint_name,
+            endpoint=endpoint,
             variant_name=endpoint_config.variant_names[0],
-            model_name=models[ic.container].model_name,
+            model=models[ic.container],
             compute=_compute(ic.compute),
             copies=ic.copies,
             model_data_download_timeout=mapping.seconds(ic.model_data_download_timeout_seconds),
@@ -262,7 +262,7 @@ def _adapters(
         adapter = InferenceComponent(
             scope,
             f"Component{pascal(ic.name)}",
-            endpoint_name=endpoint.resource.attr_endpoint_name,
+            endpoint=endpoint,
             variant_name=variant_name,
             adapter=AdapterSource(base_component_name=base.component_name, artifact_url=ic.artifact_url),
         )

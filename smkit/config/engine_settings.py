@@ -17,6 +17,7 @@ error at load naming it, never silently dropped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +31,7 @@ DLC_LORA = (
     "05_lora_adapter_management.md"
 )
 VLLM_ARGS = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
+VLLM_SPEC = "https://docs.vllm.ai/en/latest/features/spec_decode.html"
 LMI_VLLM = "https://docs.djl.ai/master/docs/serving/serving/docs/lmi/user_guides/vllm_user_guide.html"
 LMI_CONFIG = "https://docs.djl.ai/master/docs/serving/serving/docs/lmi/deployment_guide/configurations.html"
 
@@ -81,6 +83,7 @@ ENGINE_SETTINGS: tuple[EngineSetting, ...] = (
     _row("vllm", "SM_VLLM_ENABLE_PREFIX_CACHING", "--enable-prefix-caching", "switch", VLLM_ARGS),
     _row("vllm", "SM_VLLM_SEED", "--seed", "value", VLLM_ARGS),
     _row("vllm", "SM_VLLM_GENERATION_CONFIG", "--generation-config", "value", VLLM_ARGS),
+    _row("vllm", "SM_VLLM_SPECULATIVE_CONFIG", "--speculative-config", "value", VLLM_SPEC),
     # AWS's LMI image (DJL Serving with its vLLM backend)
     _row("djl-inference", "HF_MODEL_ID", "--model", "value", LMI_CONFIG),
     _row("djl-inference", "OPTION_ROLLING_BATCH", None, "value", LMI_VLLM),
@@ -119,6 +122,24 @@ def _unknown(image: str, variable: str) -> str:
         f"engine argument not listed, add a row to smkit.config.engine_settings.ENGINE_SETTINGS with its "
         f"documentation link"
     )
+
+
+def speculative_problem(value: str) -> str | None:
+    """Why vLLM would refuse ``--speculative-config VALUE`` at start, or None: it parses the value as a JSON
+    object naming a proposer (``method``, e.g. ``ngram``) or a draft ``model`` (:data:`VLLM_SPEC`)."""
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        return f"vLLM parses --speculative-config as JSON, and this is not JSON ({exc}); {_SPEC_EXAMPLE}"
+    if not isinstance(parsed, dict) or not ({"method", "model"} & set(parsed)):
+        return f"vLLM takes a JSON object naming a method or a draft model; {_SPEC_EXAMPLE}"
+    return None
+
+
+_SPEC_EXAMPLE = (
+    'e.g. {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3} or {"model": '
+    '"/opt/ml/model/draft", "num_speculative_tokens": 2} (' + VLLM_SPEC + ")"
+)
 
 
 def _switch(row: EngineSetting, value: str) -> bool:
@@ -170,3 +191,7 @@ def check(cfg: DeploymentConfig) -> Iterable[Issue]:
                     _switch(row, value)
                 except EngineSettingError as exc:
                     yield Issue(path, value, str(exc).partition(": ")[2].partition(": ")[2])
+            elif row is not None and row.variable == "SM_VLLM_SPECULATIVE_CONFIG":
+                problem = speculative_problem(value)
+                if problem is not None:
+                    yield Issue(path, value, problem)

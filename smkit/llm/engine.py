@@ -14,11 +14,14 @@ installed from the pinned :data:`ENGINE_LOCK` (smkit.modelenv.locked_environment
 folder the config names: smkit.local.engines starts it; this module holds what it needs to know. What differs, and why (each a :data:`smkit.local.containers.LOCAL_ONLY` entry):
 the port, ``--served-model-name /opt/ml/model`` (the name the image's model has there),
 ``VLLM_CPU_KVCACHE_SPACE`` (the CPU build sizes its KV cache in GiB of host memory instead of a fraction
-of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub).
+of GPU memory) and ``HF_HUB_OFFLINE`` (nothing is downloaded from a hub). A draft model that
+``--speculative-config`` names under ``/opt/ml/model`` is the same folder under the local model folder
+(:func:`local_arguments`).
 """
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Mapping
 from pathlib import Path
@@ -135,6 +138,23 @@ def local_model_path(environment: Mapping[str, str], model_dir: Path) -> str:
     if value == CONTAINER_MODEL_DIR or value.startswith(f"{CONTAINER_MODEL_DIR}/"):
         return str(model_dir) + value[len(CONTAINER_MODEL_DIR) :]
     return value
+
+
+def local_arguments(arguments: list[str], model_dir: Path) -> list[str]:
+    """The engine arguments for this machine: a draft model of ``--speculative-config`` under
+    ``/opt/ml/model`` (part of the model data, where the image finds it) is the same folder under
+    ``model_dir``, as :func:`local_model_path` maps the handler folder."""
+    if "--speculative-config" not in arguments:
+        return arguments
+    at = arguments.index("--speculative-config") + 1
+    config = json.loads(arguments[at])
+    draft = config.get("model")
+    if isinstance(draft, str) and (
+        draft == CONTAINER_MODEL_DIR or draft.startswith(f"{CONTAINER_MODEL_DIR}/")
+    ):
+        config["model"] = str(model_dir) + draft[len(CONTAINER_MODEL_DIR) :]
+        return [*arguments[:at], json.dumps(config), *arguments[at + 1 :]]
+    return arguments
 
 
 def adapter_headers(name: str) -> Mapping[str, str]:

@@ -34,6 +34,7 @@ from smkit.llm.engine import (
     adapter_headers,
     cpu_refusal,
     engine_environment,
+    local_arguments,
     local_engine,
     local_model_path,
     memory_refusal,
@@ -111,7 +112,7 @@ class EngineProcess(ContainerProcess):
             "--port",
             str(port),
             *model,
-            *self.arguments,
+            *local_arguments(self.arguments, self.spec.model_dir),
         ]
 
     async def load_adapter(self, name: str, source: Path) -> None:

@@ -1,11 +1,12 @@
-"""PyTorch, XGBoost, LightGBM and CatBoost handlers, served by smkit, answer as the official toolkit answered.
+"""PyTorch, XGBoost, LightGBM, ONNX Runtime and CatBoost handlers answer from smkit as from the official toolkit.
 
-The cases of tests/serving/corpus/framework_cases.py (a network from a helper module, a ``DMatrix`` with the
-toolkit's default ``output_fn``, a ``transform_fn`` answering ``(body, content_type)``, a DataFrame with
-named columns) run in the environment of their framework with weights trained there; every request of
-``cases.REQUESTS`` gets the status, Content-Type and body Multi Model Server 1.1.11 with
-sagemaker-inference 1.10.1 gave on the same model (``toolkit_answers.json``, recorded once by
-``record_toolkit.py``), or an answer docs/handler-semantics.md lists as a deliberate difference.
+The cases of tests/serving/corpus/framework_cases.py (a network from a helper module, hooks that take the
+context, a ``DMatrix`` and an onnxruntime session with the toolkit's default ``output_fn``, a ``transform_fn``
+answering ``(body, content_type)``, a DataFrame with named columns) run in the environment of their
+framework with weights trained there; every request of ``cases.REQUESTS`` gets the status, Content-Type and
+body Multi Model Server 1.1.11 with sagemaker-inference 1.10.1 gave on the same model
+(``toolkit_answers.json``, recorded once by ``record_toolkit.py``), or an answer docs/handler-semantics.md
+lists as a deliberate difference.
 """
 
 from __future__ import annotations

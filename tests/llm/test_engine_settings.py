@@ -3,6 +3,7 @@ an unknown variable of the engine's prefix refused at load, naming it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from smkit.config.engine_settings import (
     engine_arguments,
     engine_repository,
 )
+from smkit.llm.engine import local_arguments
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 
@@ -98,3 +100,30 @@ def test_variables_of_other_images_are_not_engine_settings() -> None:
     data = yaml.safe_load((CONFIG_DIR / "realtime.yaml").read_text())
     data["model"]["containers"][0].setdefault("environment", {})["SM_VLLM_ANYTHING"] = "1"
     parse_config(data, source="realtime.yaml")
+
+
+NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 1}'
+
+
+def test_the_speculative_config_is_an_engine_argument_checked_as_json_at_load() -> None:
+    lora = {"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"}
+    parse_config(_llm({**lora, "SM_VLLM_SPECULATIVE_CONFIG": NGRAM}), source="llm.yaml")
+    assert engine_arguments("vllm", {"SM_VLLM_SPECULATIVE_CONFIG": NGRAM}) == ["--speculative-config", NGRAM]
+    with pytest.raises(ConfigError) as caught:
+        parse_config(_llm({**lora, "SM_VLLM_SPECULATIVE_CONFIG": "ngram"}), source="llm.yaml")
+    assert (
+        "environment.SM_VLLM_SPECULATIVE_CONFIG: 'ngram': vLLM parses --speculative-config as JSON, and this "
+        "is not JSON"
+    ) in str(caught.value)
+    with pytest.raises(ConfigError, match="a JSON object naming a method or a draft model"):
+        parse_config(
+            _llm({**lora, "SM_VLLM_SPECULATIVE_CONFIG": '{"num_speculative_tokens": 3}'}), source="llm.yaml"
+        )
+
+
+def test_a_draft_model_in_the_model_data_is_found_in_the_local_model_folder(tmp_path) -> None:
+    draft = '{"model": "/opt/ml/model/draft", "num_speculative_tokens": 2}'
+    local = local_arguments(["--max-model-len", "128", "--speculative-config", draft], tmp_path)
+    assert local[:3] == ["--max-model-len", "128", "--speculative-config"]
+    assert json.loads(local[3]) == {"model": f"{tmp_path}/draft", "num_speculative_tokens": 2}
+    assert local_arguments(["--speculative-config", NGRAM], tmp_path) == ["--speculative-config", NGRAM]

@@ -12,7 +12,9 @@ from aws_cdk.assertions import Match
 from stack_support import CONFIG_DIR, SynthesizedApp
 
 from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.inference_component import ComponentCompute, InferenceComponent
+from smkit.cdk.constructs.model import InferenceModel
 from smkit.config import load_config, parse_config
 from smkit.config.component_rules import production_containers
 
@@ -272,13 +274,14 @@ def test_shadow_alarms_notify_but_never_roll_back(synthesized: SynthesizedApp) -
 
 def test_constructs_refuse_what_the_api_refuses() -> None:
     stack = cdk.Stack(cdk.App(), "Refusals")
+    endpoint = InferenceEndpoint.from_endpoint_name(stack, "Endpoint", "e", variant_names=["main"])
+    model = InferenceModel.from_model_name(stack, "Model", "m")
     with pytest.raises(ValueError, match=r"copies=0 \(must be >= 1 at creation\)"):
         InferenceComponent(
             stack,
             "Zero",
-            endpoint_name="e",
-            variant_name="main",
-            model_name="m",
+            endpoint=endpoint,
+            model=model,
             compute=ComponentCompute(cdk.Size.mebibytes(1024)),
             copies=0,
         )
@@ -292,9 +295,8 @@ def test_constructs_refuse_what_the_api_refuses() -> None:
     component = InferenceComponent(
         stack,
         "Many",
-        endpoint_name="e",
-        variant_name="main",
-        model_name="m",
+        endpoint=endpoint,
+        model=model,
         compute=ComponentCompute(cdk.Size.mebibytes(1024)),
         copies=1,
     )
@@ -312,3 +314,20 @@ def test_shadow_config_parses_into_production_and_candidate_containers() -> None
     cfg = load_config(CONFIG_DIR / "realtime-shadow.yaml")
     assert [c.name for c in production_containers(cfg)] == ["tabular"]
     assert parse_config(cfg.model_dump(by_alias=True)).endpoint.shadow_variants[0].container == "candidate"
+
+
+def test_a_component_on_an_endpoint_of_two_variants_names_its_variant() -> None:
+    stack = cdk.Stack(cdk.App(), "Components")
+    endpoint = InferenceEndpoint.from_endpoint_name(stack, "Endpoint", "e", variant_names=["a", "b"])
+    with pytest.raises(ValueError) as err:
+        InferenceComponent(
+            stack,
+            "Component",
+            endpoint=endpoint,
+            model=InferenceModel.from_model_name(stack, "Model", "m"),
+            compute=ComponentCompute(cdk.Size.mebibytes(1024)),
+        )
+    assert str(err.value) == (
+        "Components/Component: variant_name=None: the endpoint's variants are ['a', 'b']; "
+        "give the variant the component runs on"
+    )

@@ -23,6 +23,7 @@ from smkit.cdk import (
     ExecutionRole,
     InferenceComponent,
     InferenceEndpoint,
+    InferenceModel,
     Measure,
 )
 
@@ -105,9 +106,9 @@ def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
     component = InferenceComponent(
         stack,
         "Component",
-        endpoint_name=endpoint.endpoint_name,
+        endpoint=endpoint,
         variant_name="pool",
-        model_name="m",
+        model=InferenceModel.from_model_name(stack, "Model", "m"),
         compute=ComponentCompute(cdk.Size.mebibytes(1024)),
     )
     components = EndpointMonitoring(

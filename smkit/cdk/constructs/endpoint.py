@@ -162,7 +162,7 @@ class InferenceEndpoint(EndpointMetrics, cdk.Resource):
         return ImportedEndpoint(scope, id_, endpoint_arn=endpoint_arn, variant_names=variant_names)
 
     @property
-    def scaling_endpoint_name(self) -> str:
+    def name_reference(self) -> str:
         """The endpoint's name as a reference to the resource: a scalable target is registered once it exists."""
         return self.resource.attr_endpoint_name
 

@@ -69,6 +69,11 @@ class IEndpoint(Protocol):
     @property
     def variant_names(self) -> tuple[str, ...]: ...
 
+    @property
+    def name_reference(self) -> str: ...
+
+    node: Node
+
     def variant(self, variant_name: str) -> EndpointVariant: ...
 
     def grant_invoke(self, grantee: iam.IGrantable, *, with_bearer_token: bool = False) -> iam.Grant: ...
@@ -95,9 +100,10 @@ class EndpointMetrics:
     node: Node  # from Construct
 
     @property
-    def scaling_endpoint_name(self) -> str:
-        """The name a scalable target of a variant names (a created endpoint's is a reference to it, so that
-        the target is registered once the endpoint exists)."""
+    def name_reference(self) -> str:
+        """The endpoint's name for resources that name it (a variant's scalable target, an inference
+        component): on an endpoint this app creates, a reference to the resource, so that they are created
+        after it."""
         return self.endpoint_name
 
     def variant(self, variant_name: str) -> EndpointVariant:
@@ -277,7 +283,7 @@ class EndpointVariant:
         return EndpointAutoscaling(
             scope,
             id_ or f"{endpoint.node.id}{pascal(self.variant_name)}Autoscaling",
-            endpoint_name=endpoint.scaling_endpoint_name,
+            endpoint_name=endpoint.name_reference,
             variant_name=self.variant_name,
             settings=settings,
             instance_type=instance_type,

@@ -5,7 +5,8 @@ these tests, in the shapes framework handlers take: a PyTorch network imported f
 ``inference.py``, hooks that take the model server's context (the device from ``gpu_id``, the request's
 headers), an XGBoost ``DMatrix`` with the toolkit's default ``output_fn``, a LightGBM
 ``transform_fn`` that answers ``(body, content_type)`` itself and raises a JSON message, a CatBoost model fed
-a DataFrame with named columns. The framework runs from the environment ``smkit init --framework NAME``
+a DataFrame with named columns, an ONNX graph run by onnxruntime with the toolkit's default ``output_fn``.
+The framework runs from the environment ``smkit init --framework NAME``
 scaffolds (:data:`smkit.scaffold.REQUIREMENTS`), for smkit and for the official stack alike, and the
 weights are trained there by :attr:`FrameworkCase.train`, deterministically (one thread, fixed seeds).
 ``record_toolkit.py`` records the official sagemaker-inference 1.10.1 + Multi Model Server 1.1.11 answers
@@ -113,6 +114,26 @@ FRAMEWORK_CASES = (
                   "deterministic": True, "verbose": -1}
         booster = lgb.train(params, lgb.Dataset(rows, target), num_boost_round=5)
         booster.save_model(os.path.join(sys.argv[1], "model.txt"))
+        """,
+    ),
+    FrameworkCase(
+        "onnx_session",
+        "onnx",
+        """
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        weights = numpy_helper.from_array(np.array([[1.0], [-2.0], [0.5], [3.0]], dtype=np.float32), "w")
+        bias = numpy_helper.from_array(np.array([0.25], dtype=np.float32), "b")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["rows", "w"], ["product"]), helper.make_node("Add", ["product", "b"], ["score"])],
+            "linear",
+            [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [None, 4])],
+            [helper.make_tensor_value_info("score", TensorProto.FLOAT, [None, 1])],
+            [weights, bias],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(sys.argv[1], "model.onnx"))
         """,
     ),
     FrameworkCase(
