@@ -25,13 +25,11 @@ Measured in one run, on one engine process:
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import uuid
@@ -49,6 +47,7 @@ from smkit.config import parse_config
 from smkit.emulator.moto_server import MotoServer
 from smkit.llm.engine import CONTAINER_MODEL_DIR
 from smkit.local import LocalEndpoint
+from smkit.packaging.folder import upload_folder_archive
 
 REPO = Path(__file__).resolve().parents[1]
 PROMPT = "Hello, how are"
@@ -62,17 +61,6 @@ def _upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
     return f"s3://{bucket}/{prefix}/"
 
 
-def _upload_archive(s3: Any, folder: Path, bucket: str, key: str) -> str:
-    """``folder`` as one .tar.gz at ``s3://bucket/key``: the only form of an adapter's ArtifactUrl."""
-    data = io.BytesIO()
-    with tarfile.open(fileobj=data, mode="w:gz") as archive:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                archive.add(path, arcname=path.relative_to(folder).as_posix())
-    s3.put_object(Bucket=bucket, Key=key, Body=data.getvalue())
-    return f"s3://{bucket}/{key}"
-
-
 def _config(moto: MotoServer, model: Path, adapter: Path) -> Any:
     s3 = boto3.client("s3", endpoint_url=moto.endpoint_url, region_name=moto.region)
     bucket = f"llm-{uuid.uuid4().hex[:12]}"
@@ -83,7 +71,7 @@ def _config(moto: MotoServer, model: Path, adapter: Path) -> Any:
     container["environment"]["SM_VLLM_MAX_MODEL_LEN"] = str(CONTEXT)
     for component in data["endpoint"]["inference_components"]["components"]:
         if component.get("base_component"):
-            component["artifact_url"] = _upload_archive(s3, adapter, bucket, "adapters/support.tar.gz")
+            component["artifact_url"] = upload_folder_archive(s3, adapter, bucket, "adapters/support.tar.gz")
     return parse_config(data, source="config/llm.yaml (tiny model)", base_dir=REPO / "config")
 
 

@@ -7,7 +7,9 @@ A project folder holds ``config/NAME.yaml``, ``model_code/NAME/`` (``code/``, ``
 - ``source: prefix``, ``path: <project>/build/NAME/model``: the same tree uncompressed (S3Prefix);
 - ``source: multi-model``, ``path: <project>/build/SET``: ``SET/NAME.tar.gz`` is the archive of
   ``model_code/NAME`` for each NAME the config lists in ``model_data.models`` (``smkit init NAME --multi-model
-  SET`` adds it) and each whose archive was put there otherwise.
+  SET`` adds it) and each whose archive was put there otherwise;
+- an adapter component's ``artifact_path`` (a local folder, anywhere): ``<project>/build/CONFIG/adapters/
+  COMPONENT.tar.gz`` is its archive (``smkit.config.resolved.paths.adapter_archive``).
 
 Each build records its inputs (name, size, mtime of every file under ``code/`` and ``artifacts/``, plus
 the settings that shape the archive) beside what it wrote, so ``smkit package --config``, ``smkit synth``,
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.config import DeploymentConfig
+from smkit.config.resolved import deployment_of
 
 ARCHIVE_NAME = "model.tar.gz"
 # Beside the archive; hidden, so an archive or prefix asset never uploads it.
@@ -36,7 +39,8 @@ class ProjectModel:
     """One piece of model data of a config and the ``model_code`` folder it is built from.
 
     ``archive``: what is written (an archive file, or the folder of an uncompressed prefix); ``kind``:
-    ``archive``, ``prefix`` or ``member`` (an archive of a multi-model set).
+    ``archive``, ``prefix``, ``member`` (an archive of a multi-model set) or ``adapter`` (the archive of an
+    adapter's folder ``model_dir``; ``containers`` then names the component).
     """
 
     name: str
@@ -64,7 +68,7 @@ class ProjectModel:
     def inputs(self) -> dict[str, list[int]]:
         """``code/...`` or ``artifacts/...`` -> [size, mtime_ns] of every source file."""
         found: dict[str, list[int]] = {}
-        for folder in ("code", "artifacts"):
+        for folder in ("",) if self.kind == "adapter" else ("code", "artifacts"):
             root = self.model_dir / folder
             for path in sorted(root.rglob("*")) if root.is_dir() else []:
                 if path.is_file() and not any(part in _SKIPPED_PARTS for part in path.parts):
@@ -176,7 +180,19 @@ def project_models(config: DeploymentConfig) -> list[ProjectModel]:
         source_dir = model_dir_of(path, data.source)
         if source_dir is not None:
             add(path.parent.name, source_dir, path, container.name, data.source)
-    return list(found.values())
+    return [*found.values(), *adapter_folders(config)]
+
+
+def adapter_folders(config: DeploymentConfig) -> list[ProjectModel]:
+    """The adapter components of a loaded config whose weights are a local folder, each with its archive."""
+    spec = deployment_of(config).components
+    if spec is None:
+        return []
+    return [
+        ProjectModel(c.name, Path(c.artifact_path), spec.adapter_archives[c.name], (c.name,), "adapter")
+        for c in spec.adapters
+        if c.artifact_path is not None
+    ]
 
 
 def multi_model_sets(config: DeploymentConfig) -> list[Path]:
@@ -191,6 +207,6 @@ def multi_model_sets(config: DeploymentConfig) -> list[Path]:
 def samples_dir(config: DeploymentConfig, container: str, root: Path) -> Path:
     """The samples of a container: its archive's ``model_code/NAME/samples``, else ``root/model_code/<container>``."""
     for model in project_models(config):
-        if container in model.containers:
+        if model.kind != "adapter" and container in model.containers:
             return model.model_dir / "samples"
     return root / "model_code" / container / "samples"

@@ -41,11 +41,12 @@ from smkit.cdk.constructs.inference_component import (
 from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.constructs.logs import DeploymentLogs
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
-from smkit.cdk.constructs.model_data import grant_read_s3
+from smkit.cdk.constructs.model_data import ModelData, grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config.components import ComputeRequirements, RollingUpdate
 from smkit.config.resolved import ResolvedComponents, ResolvedDeployment, ResolvedVariant
+from smkit.config.resolved.names import ENDPOINT_ID, component_id
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def add_inference_components(
     endpoint_config.resource.node.add_dependency(role.policy)
     endpoint = InferenceEndpoint(
         scope,
-        "Endpoint",
+        ENDPOINT_ID,
         endpoint_config=endpoint_config,
         deployment=mapping.guardrails(deployment),
     )
@@ -175,7 +176,7 @@ def add_inference_components(
         assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
         component = InferenceComponent(
             scope,
-            f"Component{pascal(ic.name)}",
+            component_id(ic.name),
             endpoint=endpoint,
             variant_name=endpoint_config.variant_names[0],
             model=models[ic.container],
@@ -201,7 +202,7 @@ def add_inference_components(
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.
         component.node.add_dependency(
-            logs.add_component_group(f"Component{pascal(ic.name)}", component.component_name)
+            logs.add_component_group(component_id(ic.name), component.component_name)
         )
         if ic.autoscaling is not None:
             a = ic.autoscaling
@@ -222,7 +223,9 @@ def add_inference_components(
             # Application Auto Scaling registers an existing component only.
             target.node.add_dependency(component.resource)
             scaling[ic.name] = target
-    adapters = _adapters(scope, spec, components, endpoint, endpoint_config.variant_names[0], role)
+    adapters = _adapters(
+        scope, spec, components, endpoint, endpoint_config.variant_names[0], role, storage, logs
+    )
     monitoring = None
     if deployment.monitoring.alarms:
         monitoring = EndpointMonitoring(
@@ -253,22 +256,48 @@ def _adapters(
     endpoint: InferenceEndpoint,
     variant_name: str,
     role: ExecutionRole,
+    storage: EndpointBucket | None,
+    logs: DeploymentLogs,
 ) -> dict[str, InferenceComponent]:
-    """Adapter components on their base components; the role may read each adapter's weights."""
+    """Adapter components on their base components; the role may read each adapter's weights (a local folder's
+    archive, ``smkit package``'s, is first copied into the endpoint bucket as a model archive is)."""
     out = {}
     for ic in spec.adapters:
-        assert ic.artifact_url is not None and ic.base_component is not None  # smkit.config.hosting_rules
+        assert ic.base_component is not None  # smkit.config.hosting_rules
         base = bases[ic.base_component]
+        upload = None
+        if ic.artifact_path is not None:
+            archive = spec.adapter_archives[ic.name]
+            if not archive.is_file() or storage is None:
+                raise FileNotFoundError(
+                    f"adapter component {ic.name}: its archive {archive} (of artifact_path {ic.artifact_path}) "
+                    "does not exist; package it first: `smkit package --config CONFIG` (smkit synth and deploy "
+                    "do it too)"
+                )
+            upload = ModelData.from_archive(archive).bind(
+                scope,
+                f"Adapter{pascal(ic.name)}Data",
+                grantee=role,
+                bucket=storage.bucket,
+                log_group=logs.helpers,
+            )
+            artifact_url = upload.model_data_url
+        else:
+            artifact_url = ic.artifact_url
+        assert artifact_url is not None  # smkit.config.hosting_rules: artifact_url or artifact_path
         adapter = InferenceComponent(
             scope,
-            f"Component{pascal(ic.name)}",
+            component_id(ic.name),
             endpoint=endpoint,
             variant_name=variant_name,
-            adapter=AdapterSource(base_component_name=base.component_name, artifact_url=ic.artifact_url),
+            adapter=AdapterSource(base_component_name=base.component_name, artifact_url=artifact_url),
         )
         # The base is named by its physical name (a string): CloudFormation must create it first.
         adapter.node.add_dependency(base.resource)
-        # One object: the config rules refuse an adapter that is not a single .tar.gz.
-        grant_read_s3(scope, role, f"Adapter{pascal(ic.name)}", ic.artifact_url, prefix=False)
+        if upload is not None and upload.dependency is not None:
+            adapter.node.add_dependency(upload.dependency)  # the archive is in the bucket first
+        else:
+            # One object: the config rules refuse an adapter that is not a single .tar.gz.
+            grant_read_s3(scope, role, f"Adapter{pascal(ic.name)}", artifact_url, prefix=False)
         out[ic.name] = adapter
     return out

@@ -31,6 +31,7 @@ from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config.day2 import DeployedEndpoint, plan_update
 from smkit.config.model_data_rules import previous_s3_reads
 from smkit.config.resolved import ResolvedDeployment
+from smkit.config.resolved.names import ENDPOINT_ID
 from smkit.config.rules import ASYNC_INPUT_PREFIX
 
 # AWS Config's managed rule on production variants of one instance.
@@ -121,7 +122,7 @@ class ServingStack(cdk.Stack):
             self.storage.grant_write(self.execution_role, prefixes)
         self.endpoint = InferenceEndpoint(
             self,
-            "Endpoint",
+            ENDPOINT_ID,
             endpoint_config=self.endpoint_config,
             deployment=mapping.guardrails(d),
             kind=d.endpoint_kind,
@@ -219,13 +220,10 @@ class ServingStack(cdk.Stack):
             self,
             "Monitoring",
             endpoint=self.endpoint,
-            endpoint_config_name=self.endpoint_config.endpoint_config_name,
-            variant_names=self.endpoint_config.variant_names,
             thresholds=mapping.thresholds(deployment),
             encryption_key=self.encryption.key,
             subscribers=mapping.subscribers(deployment),
             is_async=deployment.asynchronous is not None,
-            shadow_variant_names=self.endpoint_config.shadow_variant_names,
         )
         if deployment.guardrails.auto_rollback:
             self.endpoint.add_rollback_alarms(*monitoring.rollback_alarms)

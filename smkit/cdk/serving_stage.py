@@ -23,11 +23,11 @@ from aws_cdk import aws_ecr as ecr
 from constructs import Construct
 
 from smkit.cdk.compliance import add_compliance_checks
-from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.ecr_stack import EcrStack
 from smkit.cdk.serving_stack import ServingStack
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.resolved import ResolvedDeployment
+from smkit.config.resolved.names import serving_stack_id
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class ServingStacks:
 
 def stack_ids(deployment: ResolvedDeployment) -> tuple[str, str]:
     """``(ecr stack id, serving stack id)`` of ``deployment``."""
-    base = pascal(deployment.name) + pascal(deployment.environment)
-    return f"{base}Ecr", f"{base}Serving"
+    serving = serving_stack_id(deployment)  # the names of the endpoint and components derive from it
+    return f"{serving.removesuffix('Serving')}Ecr", serving
 
 
 def add_serving_stacks(

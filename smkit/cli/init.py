@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from smkit.scaffold import DEFAULTS_ONLY, FRAMEWORKS, MODEL_FILES, ScaffoldError, scaffold
+from smkit.scaffold import CHOICES, DEFAULTS_ONLY, MODEL_FILES, ScaffoldError, scaffold
+from smkit.scaffold.llm import LLM_FRAMEWORKS, next_steps
 
 
 @click.command("init")
 @click.argument("name")
-@click.option("--framework", type=click.Choice(FRAMEWORKS), default="sklearn", show_default=True)
+@click.option("--framework", type=click.Choice(CHOICES), default="sklearn", show_default=True)
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
@@ -29,7 +30,8 @@ from smkit.scaffold import DEFAULTS_ONLY, FRAMEWORKS, MODEL_FILES, ScaffoldError
 )
 def init(name: str, framework: str, root: Path, multi_model: str | None) -> None:
     """Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once per
-    project, cdk.json and .gitignore, in any folder.
+    project, cdk.json and .gitignore, in any folder. With --framework vllm: config/NAME.yaml for an LLM on
+    AWS's vLLM image (a base component and a LoRA adapter, from model_code/NAME/model and .../adapter).
 
     \b
     Next steps, from the project folder:
@@ -47,9 +49,13 @@ def init(name: str, framework: str, root: Path, multi_model: str | None) -> None
     except ScaffoldError as exc:
         raise click.ClickException(str(exc)) from None
     for path in made.files:
-        click.echo(f"created {path}" if path != made.config else f"{name} is in the set of {path}")
-    artifacts = made.model_dir / "artifacts"
+        joined = multi_model is not None and path == made.config
+        click.echo(f"{name} is in the set of {path}" if joined else f"created {path}")
     config = f"config/{multi_model or name}.yaml"
+    if framework in LLM_FRAMEWORKS:
+        click.echo(next_steps(framework, name, Path(config)))
+        return
+    artifacts = made.model_dir / "artifacts"
     if framework in DEFAULTS_ONLY:
         settings = ", ".join(f"{k}: {v}" for k, v in DEFAULTS_ONLY[framework].items())
         click.echo(

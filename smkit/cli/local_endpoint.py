@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from smkit.config import ConfigError, load_config
+from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
 
 
@@ -42,7 +43,10 @@ def _describe(endpoint: object) -> str:
     for name, component in getattr(runtime, "components", {}).items():
         p = component.process
         if name in getattr(runtime, "adapters", {}):
-            lines.append(f"  inference component {name}: a LoRA adapter loaded into {p.label}'s engine")
+            lines.append(
+                f"  inference component {name}: a LoRA adapter loaded into {p.label}'s engine, from "
+                f"{component.weights}"
+            )
             continue
         lines.append(
             f"  inference component {name}: {p.label} pid {p.pid} at http://127.0.0.1:{p.port}"
@@ -74,6 +78,10 @@ def _describe(endpoint: object) -> str:
         lines.append(
             "  SigV4 signatures are checked (--verify-signatures, or local.verify_signatures in the config)"
         )
+    # What the same config is called once deployed (smkit synth says the same): the serving stack's names.
+    deployed = deployed_names(runtime.deployment)
+    lines.append(f"  deployed by smkit deploy as {deployed.lines()[0]}")
+    lines += [f"    {line}" for line in deployed.lines()[1:]]
     lines.append("  Ctrl-C (or SIGTERM) stops the gateway and every container.")
     return "\n".join(lines)
 

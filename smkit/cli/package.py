@@ -266,7 +266,8 @@ def package_config(
     config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
 ) -> list[Path]:
     """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
-    stale (archives, uncompressed prefixes, the archives of multi-model sets), saying what it did.
+    stale (archives, uncompressed prefixes, the archives of multi-model sets, the archives of adapter
+    components' folders), saying what it did.
 
     ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
     build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
@@ -290,6 +291,10 @@ def package_config(
         )
     built = []
     for model in models:
+        if model.kind == "adapter":
+            if _package_adapter(model, force=force):
+                built.append(model.archive)
+            continue
         settings = _settings(config_path, model)
         reason = "--force" if force else model.stale(settings)
         what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
@@ -321,6 +326,26 @@ def package_config(
         click.echo("\n".join(size_report(manifest)))
         built.append(model.archive)
     return built
+
+
+def _package_adapter(model: ProjectModel, *, force: bool) -> bool:
+    """Archive an adapter component's folder when its archive is missing or stale; whether it did."""
+    from smkit.packaging.folder import archive_folder
+
+    settings = {"smkit": version("smkit")}
+    reason = "--force" if force else model.stale(settings)
+    if reason is None:
+        say(f"adapter archive {model.archive} is up to date with {model.model_dir}")
+        return False
+    say(f"packaging adapter {model.name}: {model.model_dir} -> {model.archive} ({reason})")
+    try:
+        digest = archive_folder(model.model_dir, model.archive)
+    except PackagingError as error:
+        raise click.ClickException(str(error)) from None
+    model.record(settings)
+    size = model.archive.stat().st_size
+    click.echo(f"adapter {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")
+    return True
 
 
 def check_engine_handlers(config: DeploymentConfig) -> list[Path]:

@@ -22,6 +22,8 @@ import click
 from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
 from smkit.cli.envopts import loaded, say, target
 from smkit.cli.package import package_config
+from smkit.config.resolved import deployment_of
+from smkit.config.resolved.names import deployed_names
 
 CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
 # Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
@@ -148,6 +150,9 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...], read_stages
     templates = sorted(output.glob("*.template.json"))
     for template in templates:
         click.echo(f"synthesized {template}")
+    # The names `smkit deploy` gives (the local endpoint's banner says the same): the serving stack's.
+    for line in deployed_names(deployment_of(loaded(config_path))).lines():
+        click.echo(f"deployed as {line}")
 
 
 @click.command("deploy", context_settings={"ignore_unknown_options": True})

@@ -195,6 +195,16 @@ class InferenceComponentSpec(Frozen):
         "adapter's folder, in the endpoint's region (Specification.Container.ArtifactUrl; AWS: \"This path must "
         f'point to a single gzip compressed tar archive (.tar.gz suffix)."). {ADAPTERS}',
     )
+    artifact_path: str | None = Field(
+        None,
+        min_length=1,
+        description="Adapters only, in place of artifact_url: the LoRA adapter's local folder (what PEFT's "
+        "save_pretrained() writes: adapter_config.json and its weights), relative to the config file. "
+        "`smkit package --config` archives it into the project's build/NAME/adapters/COMPONENT.tar.gz (the project: "
+        "the folder holding config/, else the config's folder; byte-identical for the same files), the local "
+        "endpoint serves the folder, and deploy uploads "
+        f"the archive, which the template's ArtifactUrl names. Default: unset. {ADAPTERS}",
+    )
 
     per_instance_type: tuple[ComputeForInstanceType, ...] | None = Field(
         None,

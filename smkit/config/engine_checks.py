@@ -193,7 +193,7 @@ def _adapters(
                     f"{engine.name!r}'s environment ({DLC_LORA})",
                 )
             )
-        _rank(cfg, i, adapter.name, adapter.artifact_url, engine, base_dir, out)
+        _rank(cfg, i, adapter.name, adapter.artifact_path or adapter.artifact_url, engine, base_dir, out)
 
 
 def _rank(
@@ -222,7 +222,8 @@ def _rank(
     except (ValueError, OSError) as exc:
         out.issues.append(
             Issue(
-                f"endpoint.inference_components.components[{index}].artifact_url",
+                f"endpoint.inference_components.components[{index}]."
+                f"{'artifact_url' if artifact.startswith('s3://') else 'artifact_path'}",
                 artifact,
                 f"not a LoRA adapter vLLM can load: {exc}; save it with PEFT's save_pretrained() ({VLLM_LORA})",
             )

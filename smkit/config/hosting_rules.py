@@ -267,14 +267,16 @@ def adapters(cfg: DeploymentConfig) -> Iterable[Issue]:
                     yield Issue(
                         f"{path}.{field}",
                         None,
-                        f"a component needs {field} (or base_component and artifact_url to make it an adapter)",
+                        f"a component needs {field} (or base_component and artifact_url or artifact_path to make it an "
+                        "adapter)",
                     )
-            if c.artifact_url is not None:
-                yield Issue(
-                    f"{path}.artifact_url",
-                    c.artifact_url,
-                    f"only adapter components take artifact_url; set base_component too, or remove it ({ADAPTERS})",
-                )
+            for field in ("artifact_url", "artifact_path"):
+                if getattr(c, field) is not None:
+                    yield Issue(
+                        f"{path}.{field}",
+                        getattr(c, field),
+                        f"only adapter components take {field}; set base_component too, or remove it ({ADAPTERS})",
+                    )
             continue
         if c.base_component not in bases:
             yield Issue(
@@ -283,18 +285,28 @@ def adapters(cfg: DeploymentConfig) -> Iterable[Issue]:
                 f"must name a base (non-adapter) component of this config: one of {', '.join(sorted(bases)) or 'none'} "
                 f"({ADAPTERS})",
             )
-        if c.artifact_url is None or not S3_URI.match(c.artifact_url):
+        if c.artifact_path is not None:
+            if c.artifact_url is not None:
+                yield Issue(
+                    f"{path}.artifact_path",
+                    c.artifact_path,
+                    f"give the adapter's weights once: artifact_url (in S3) or artifact_path (a local folder, "
+                    f"uploaded by deploy), not both ({ADAPTERS})",
+                )
+        elif c.artifact_url is None or not S3_URI.match(c.artifact_url):
             yield Issue(
                 f"{path}.artifact_url",
                 c.artifact_url,
-                f"an adapter needs its LoRA weights in S3 as one archive: s3://BUCKET/KEY.tar.gz ({ADAPTERS})",
+                f"an adapter needs its LoRA weights: in S3 as one archive (artifact_url: s3://BUCKET/KEY.tar.gz) "
+                f"or a local folder (artifact_path: FOLDER, relative to the config file) ({ADAPTERS})",
             )
         elif not c.artifact_url.endswith(".tar.gz"):
             yield Issue(
                 f"{path}.artifact_url",
                 c.artifact_url,
-                f"AWS: {ADAPTER_ARCHIVE!r} Archive the adapter's folder (tar -czf adapter.tar.gz -C FOLDER .), "
-                f"upload it and give s3://BUCKET/KEY.tar.gz ({ADAPTER_ARCHIVE_URL})",
+                f"AWS: {ADAPTER_ARCHIVE!r} Give the adapter's local folder as artifact_path instead (smkit "
+                f"package archives it, deploy uploads it), or archive it yourself (tar -czf adapter.tar.gz -C "
+                f"FOLDER .), upload it and give s3://BUCKET/KEY.tar.gz ({ADAPTER_ARCHIVE_URL})",
             )
         for field in ADAPTER_SHARED_FIELDS:
             if field in c.model_fields_set:

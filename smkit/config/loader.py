@@ -148,6 +148,9 @@ def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
         if isinstance(container, dict):
             fix(container.get("model_data"), "path")
             images.append(container.get("image"))
+    components = ((out.get("endpoint") or {}).get("inference_components") or {}).get("components") or []
+    for component in components:
+        fix(component, "artifact_path")
     for image in images:
         if isinstance(image, dict) and image.get("source") == "build":
             fix(image, "context")
@@ -179,8 +182,24 @@ def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
     ]
     top = image(cfg.image)
     assert top is not None
+    endpoint = cfg.endpoint
+    spec = endpoint.inference_components
+    if spec is not None:
+        components = [
+            c
+            if c.artifact_path is None
+            else c.model_copy(update={"artifact_path": str(absolute(c.artifact_path, base_dir))})
+            for c in spec.components
+        ]
+        endpoint = endpoint.model_copy(
+            update={"inference_components": spec.model_copy(update={"components": tuple(components)})}
+        )
     return cfg.model_copy(
-        update={"image": top, "model": cfg.model.model_copy(update={"containers": containers})}
+        update={
+            "image": top,
+            "model": cfg.model.model_copy(update={"containers": containers}),
+            "endpoint": endpoint,
+        }
     )
 
 
@@ -215,7 +234,7 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     absolute._notices = tuple(engine.notices)
     if base_dir is None:
         return absolute
-    missing = _missing_image_requirements(absolute)
+    missing = [*_missing_image_requirements(absolute), *_missing_adapter_folders(absolute)]
     if missing:
         raise ConfigError(source, missing)
     try:
@@ -223,6 +242,27 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     except ResolveError as exc:
         raise ConfigError(source, exc.issues) from None
     return absolute
+
+
+def _missing_adapter_folders(cfg: DeploymentConfig) -> list[Issue]:
+    """Adapters' ``artifact_path`` that is not a folder holding ``adapter_config.json`` (paths already absolute)."""
+    spec = cfg.endpoint.inference_components
+    issues = []
+    for i, c in enumerate(spec.components if spec is not None else ()):
+        if c.artifact_path is None:
+            continue
+        folder = Path(c.artifact_path)
+        if not (folder / "adapter_config.json").is_file():
+            problem = "has no adapter_config.json" if folder.is_dir() else "is not a folder"
+            issues.append(
+                Issue(
+                    f"endpoint.inference_components.components[{i}].artifact_path",
+                    c.artifact_path,
+                    f"{problem}; give the folder PEFT's save_pretrained() wrote (adapter_config.json and the "
+                    "weights), relative to the config file (python -m smkit.llm.tiny OUT builds one in OUT/adapter)",
+                )
+            )
+    return issues
 
 
 def _missing_image_requirements(cfg: DeploymentConfig) -> list[Issue]:

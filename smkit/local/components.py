@@ -216,7 +216,7 @@ class ComponentEndpointRuntime(EndpointRuntime):
                 component, process, endpoint=self.name, idle_seconds=self.settings.component_idle_seconds
             )
         for component in spec.components:
-            if component.base_component is not None and component.artifact_url is not None:
+            if component.base_component is not None:
                 weights = self._adapter_weights(component)
                 adapter = LocalAdapter(
                     component, self.components[component.base_component], weights, endpoint=self.name
@@ -226,10 +226,12 @@ class ComponentEndpointRuntime(EndpointRuntime):
         return []  # the components take the traffic, not a variant's own model
 
     def _adapter_weights(self, component: InferenceComponentSpec) -> Path:
-        """Where an adapter's ``artifact_url`` (one .tar.gz: the config rules refuse anything else) is extracted
-        by start()."""
+        """The adapter's folder: its ``artifact_path`` as it is (no S3: deploy uploads its archive), or where its
+        ``artifact_url`` (one .tar.gz: the config rules refuse anything else) is extracted by start()."""
+        if component.artifact_path is not None:
+            return Path(component.artifact_path)
         name, uri = component.name, component.artifact_url
-        assert uri is not None, "an adapter component has an artifact_url (config rules)"
+        assert uri is not None, "an adapter component has artifact_url or artifact_path (config rules)"
         archive = self.workdir / "adapters" / f"{name}.tar.gz"
         self._downloads[archive] = uri
         target = self.workdir / "adapters" / name

@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -51,6 +52,7 @@ from smkit.dockerimage import container_dir
 from smkit.hosting import requirements as model_requirements
 from smkit.modelenv import uvtool
 from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
+from smkit.modelenv.lockinstall import install_lock
 from smkit.requirement_lines import requirement_lines
 
 CACHE_VAR = "SMKIT_CACHE_DIR"
@@ -319,8 +321,8 @@ def locked_environment(lock: Path, *, python_version: str, label: str, progress:
     """The interpreter of a venv holding exactly the packages pinned in ``lock``, built on first use.
 
     For an engine image whose program is not the kit's runtime (smkit.llm: AWS's vLLM image): every line of
-    ``lock`` is an exact pin and pip installs them with ``--no-deps``, so the environment is the lock and
-    nothing else. Cached under ``<cache>/envs/<label>-py<version>-<hash of the lock>``, under the same lock
+    ``lock`` is an exact pin and uv installs them with ``--no-deps`` (smkit.modelenv.lockinstall: one
+    progress bar, uv's log in ``<cache>/logs/``), so the environment is the lock and nothing else. Cached under ``<cache>/envs/<label>-py<version>-<hash of the lock>``, under the same lock
     file and completion marker as :func:`image_environment`; the kit's ``smkit`` is found as there.
     """
     try:
@@ -339,9 +341,12 @@ def locked_environment(lock: Path, *, python_version: str, label: str, progress:
         base = base_interpreter(python_version)
         if progress:
             _say(f"building the {label} environment once from {lock.name} in {venv}")
-        _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
-        command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-deps"]
-        _run([*command, "-r", str(lock)], f"installing {lock} into {venv}", progress=progress)
+        _run([base, "-m", "venv", "--without-pip", str(venv)], f"creating the venv {venv}", progress=progress)
+        log = cache_root() / "logs" / f"{venv.name}.log"
+        started = time.monotonic()
+        count = install_lock(python, lock, log, label=label, progress=progress)
+        if progress:
+            _say(f"{count} packages installed in {time.monotonic() - started:.0f} s (uv's log: {log})")
         _add_source_line(venv, python)
         (venv / COMPLETE).write_text(
             json.dumps({"lock": str(lock), "key": key}, indent=2) + "\n", encoding="utf-8"

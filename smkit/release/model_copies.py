@@ -30,11 +30,13 @@ class Marked:
 
 def live_model_data(sagemaker: Any, endpoint_name: str) -> list[str]:
     """The model data URIs of every model the endpoint runs: its production and shadow variants' models and,
-    on an inference-component endpoint, its components' models."""
+    on an inference-component endpoint, its components' models and its adapter components' archives
+    (``Specification.Container.ArtifactUrl``)."""
     endpoint = sagemaker.describe_endpoint(EndpointName=endpoint_name)
     config = sagemaker.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
     variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
     models = {v["ModelName"] for v in variants if v.get("ModelName")}
+    uris = []
     if hasattr(sagemaker, "list_inference_components") and not models:
         for summary in sagemaker.list_inference_components(EndpointNameEquals=endpoint_name)[
             "InferenceComponents"
@@ -42,10 +44,13 @@ def live_model_data(sagemaker: Any, endpoint_name: str) -> list[str]:
             component = sagemaker.describe_inference_component(
                 InferenceComponentName=summary["InferenceComponentName"]
             )
-            name = component.get("Specification", {}).get("ModelName")
+            specification = component.get("Specification", {})
+            name = specification.get("ModelName")
             if name:
                 models.add(name)
-    uris = []
+            artifact = specification.get("Container", {}).get("ArtifactUrl")
+            if artifact:
+                uris.append(artifact)
     for name in sorted(models):
         model = sagemaker.describe_model(ModelName=name)
         containers = model.get("Containers") or [model.get("PrimaryContainer", {})]

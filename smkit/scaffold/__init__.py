@@ -7,8 +7,8 @@ config file; for ``huggingface`` no handler code at all: the config's container 
 ``HF_TASK``, docs/hugging-face.md; a commented ``pipeline:`` section whose pipeline runs the smkit CLI),
 or, with ``--multi-model SET``, adds the model to the multi-model endpoint ``config/SET.yaml``
 (smkit.scaffold.multi_model); plus, once per project, ``cdk.json`` (the kit's CDK app, for the CDK CLI's own commands) and
-``.gitignore``. Nothing names the kit's installation. Model files are never overwritten; an existing one is
-an error naming it.
+``.gitignore``. For an LLM serving image (``vllm``) only the config: smkit.scaffold.llm. Nothing names the
+kit's installation. Model files are never overwritten; an existing one is an error naming it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from smkit.scaffold.llm import LLM_FRAMEWORKS, llm_config
 from smkit.scaffold.multi_model import JoinError, join
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -41,7 +42,10 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     # (docs/hugging-face.md). transformers 4.x, the line AWS's Hugging Face inference images ship.
     "huggingface": ("torch==2.13.0", "transformers==4.57.6"),
 }
-FRAMEWORKS = tuple(REQUIREMENTS)
+FRAMEWORKS = tuple(REQUIREMENTS)  # model frameworks: a handler (or the image's defaults) and train.py
+# What ``smkit init --framework`` takes: the model frameworks and the LLM serving images, which get a config
+# and no model code (smkit.scaffold.llm).
+CHOICES = (*FRAMEWORKS, *LLM_FRAMEWORKS)
 # Where the scaffolded handler loads the model from, under artifacts/ (its MODEL_FILE / MODEL_DIR).
 MODEL_FILES: dict[str, str] = {
     "sklearn": "model.joblib",
@@ -140,8 +144,15 @@ def scaffold(root: Path, name: str, framework: str, multi_model: str | None = No
             f"NAME {name!r}: must be lowercase letters, digits and hyphens, starting with a letter, "
             "<= 40 characters (it becomes the config's name), e.g. churn-model"
         )
+    if framework in LLM_FRAMEWORKS:
+        if multi_model is not None:
+            raise ScaffoldError(
+                f"--framework {framework}: an LLM runs in its engine's container as inference components, not "
+                "on a multi-model endpoint; drop --multi-model"
+            )
+        return _llm(root, name, framework)
     if framework not in REQUIREMENTS:
-        raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(FRAMEWORKS)}")
+        raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(CHOICES)}")
     if multi_model is not None and not NAME.match(multi_model):
         raise ScaffoldError(
             f"--multi-model {multi_model!r}: must be lowercase letters, digits and hyphens, starting with a "
@@ -200,3 +211,18 @@ def scaffold(root: Path, name: str, framework: str, multi_model: str | None = No
     for folder in ("artifacts", "samples"):
         (model_dir / folder).mkdir(exist_ok=True)
     return Scaffold(model_dir, config, tuple(contents))
+
+
+def _llm(root: Path, name: str, framework: str) -> Scaffold:
+    """config/NAME.yaml of an LLM serving image and, once per project, cdk.json and .gitignore."""
+    config = root / "config" / f"{name}.yaml"
+    contents = {config: llm_config(framework, name)}
+    for path, text in {root / "cdk.json": CDK_JSON.format(name=name), root / ".gitignore": GITIGNORE}.items():
+        if not path.exists():
+            contents[path] = text
+    if config.exists():
+        raise ScaffoldError(f"{config} exists already; choose another NAME or remove it")
+    for path, text in contents.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return Scaffold(root / "model_code" / name, config, tuple(contents))

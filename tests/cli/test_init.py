@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.config import load_config
-from smkit.scaffold import FRAMEWORKS, TEMPLATES
+from smkit.scaffold import CHOICES, FRAMEWORKS, TEMPLATES
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_init_multi_model_refuses_a_framework_without_handler_code(tmp_path: Pat
 
 def test_every_framework_is_listed_in_the_help() -> None:
     result = CliRunner().invoke(main, ["init", "--help"])
-    assert all(framework in result.output for framework in FRAMEWORKS)
+    assert all(framework in result.output for framework in CHOICES)
 
 
 @pytest.fixture

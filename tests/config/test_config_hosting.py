@@ -228,7 +228,7 @@ def test_an_adapter_names_a_base_component_and_its_weights() -> None:
     _components(llm)[1]["artifact_url"] = "https://example.com/adapter"
     _rejected(copy.deepcopy(llm), f"{ADAPTER}.artifact_url", "s3://BUCKET/KEY.tar.gz")
     _components(llm)[1].pop("artifact_url")
-    _rejected(llm, f"{ADAPTER}.artifact_url", "LoRA weights in S3")
+    _rejected(llm, f"{ADAPTER}.artifact_url", "in S3 as one archive", "artifact_path: FOLDER")
 
 
 def test_an_adapters_weights_are_one_tar_gz_archive() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ import yaml
 
 from smkit.config import DeploymentConfig, parse_config
 from smkit.emulator.moto_server import MotoServer
+from smkit.packaging.folder import upload_folder_archive
 
 REPO = Path(__file__).resolve().parents[2]
 CONTEXT = 128  # SM_VLLM_MAX_MODEL_LEN of the tests: the tiny model's positions are 256
@@ -26,18 +25,6 @@ def upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
         if path.is_file():
             s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
     return f"s3://{bucket}/{prefix}/"
-
-
-def upload_archive(s3: Any, folder: Path, bucket: str, key: str) -> str:
-    """``folder`` as one gzip-compressed tar archive at ``s3://bucket/key`` (an adapter's ArtifactUrl must be
-    one: smkit.config.hosting_rules.adapters); the object's URI."""
-    data = io.BytesIO()
-    with tarfile.open(fileobj=data, mode="w:gz") as archive:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                archive.add(path, arcname=path.relative_to(folder).as_posix())
-    s3.put_object(Bucket=bucket, Key=key, Body=data.getvalue())
-    return f"s3://{bucket}/{key}"
 
 
 def llm_config(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> DeploymentConfig:
@@ -62,5 +49,7 @@ def llm_data(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> dic
     }
     for component in data["endpoint"]["inference_components"]["components"]:
         if component.get("base_component"):
-            component["artifact_url"] = upload_archive(s3, tiny["adapter"], bucket, "adapters/support.tar.gz")
+            component["artifact_url"] = upload_folder_archive(
+                s3, tiny["adapter"], bucket, "adapters/support.tar.gz"
+            )
     return data

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -96,8 +97,6 @@ def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
         stack,
         "Variants",
         endpoint=endpoint,
-        endpoint_config_name="config",
-        variant_names=["blue"],
         thresholds=THRESHOLDS,
         encryption_key=key,
     )
@@ -125,3 +124,19 @@ def test_rollback_alarms_are_the_ones_measuring_5xx_and_latency() -> None:
     ]
     assert len(components.alarms_of("tabular")) == 3
     assert {m for m in Measure if m.rolls_back} == {Measure.ERROR_5XX_RATE, Measure.LATENCY_P99}
+
+
+def test_monitoring_an_endpoint_whose_variants_are_not_known_is_refused() -> None:
+    stack = _stack()
+    config = EndpointConfiguration.from_endpoint_config_name(stack, "Config", "config")
+    endpoint = InferenceEndpoint(stack, "Endpoint", endpoint_config=config)
+    with pytest.raises(
+        ValueError, match=r"^Shape/Monitoring: the endpoint's config names no variants: import it"
+    ):
+        EndpointMonitoring(
+            stack,
+            "Monitoring",
+            endpoint=endpoint,
+            thresholds=THRESHOLDS,
+            encryption_key=kms.Key(stack, "Key"),
+        )

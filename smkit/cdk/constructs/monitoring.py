@@ -166,6 +166,10 @@ class EndpointMonitoring(Construct):
     variant, operational alarms of shadow variants, or the alarms of every inference component (``components``,
     for an inference-component endpoint; a component's 5XX and latency alarms roll its rolling updates back).
 
+    The variants watched are ``endpoint``'s (its endpoint config's production and shadow variants); the new
+    fleet's rollback alarms carry that config's name (``EndpointConfigName``). With ``components`` the
+    components are watched instead.
+
     https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html (invocation metrics carry
     ``EndpointName`` and ``VariantName``, or ``InferenceComponentName``).
     """
@@ -179,16 +183,18 @@ class EndpointMonitoring(Construct):
         thresholds: AlarmThresholds,
         encryption_key: kms.IKey,
         subscribers: Sequence[Subscriber] = (),
-        variant_names: Sequence[str] = (),
-        endpoint_config_name: str | None = None,
         is_async: bool = False,
-        shadow_variant_names: Sequence[str] = (),
         components: Mapping[str, InferenceComponent] | None = None,
     ) -> None:
         super().__init__(scope, id_)
-        if (components is None) == (not variant_names) or (variant_names and endpoint_config_name is None):
+        of_variants = components is None
+        variant_names = endpoint.variant_names if of_variants else ()
+        shadow_variant_names = endpoint.shadow_variant_names if of_variants else ()
+        endpoint_config_name = endpoint.endpoint_config.endpoint_config_name
+        if of_variants and not variant_names:
             raise ValueError(
-                f"{self.node.path}: give variant_names and endpoint_config_name, or components (one of them)"
+                f"{self.node.path}: the endpoint's config names no variants: import it with "
+                "EndpointConfiguration.from_endpoint_config_name(..., variant_names=[...]), or give components"
             )
         self.thresholds = t = thresholds
         self.alarm_topic = AlarmTopic(

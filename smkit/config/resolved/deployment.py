@@ -223,12 +223,16 @@ class ResolvedComponents:
         specifications: per base component, its compute on each instance type of the pooled variant
             (``per_instance_type``; empty: one specification, the component's own ``compute``).
             https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-deploy-models.html
+        adapter_archives: per adapter with a local folder (``artifact_path``), the ``.tar.gz`` that
+            ``smkit package`` writes from it and the stacks upload (ArtifactUrl names the upload); the local
+            endpoint serves the folder itself.
     """
 
     components: tuple[InferenceComponentSpec, ...]
     instance_scaling: InstanceScaling
     rolling_update: RollingUpdate | None
     specifications: Mapping[str, tuple[tuple[str, ComputeRequirements], ...]]
+    adapter_archives: Mapping[str, Path] = field(default_factory=dict)
 
     @property
     def bases(self) -> tuple[InferenceComponentSpec, ...]:

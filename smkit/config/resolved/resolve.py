@@ -24,7 +24,7 @@ from smkit.config.resolved.deployment import (
 )
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
-from smkit.config.resolved.paths import absolute
+from smkit.config.resolved.paths import absolute, adapter_archive
 from smkit.config.rules import Issue, written_prefixes
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
@@ -183,7 +183,7 @@ def _specifications(ic: InferenceComponentSpec, pool: Variant) -> tuple[tuple[st
     return tuple((t, listed.get(t, ic.compute)) for t in pool.pool_types)
 
 
-def _components(cfg: DeploymentConfig) -> ResolvedComponents | None:
+def _components(cfg: DeploymentConfig, base_dir: Path) -> ResolvedComponents | None:
     spec = cfg.endpoint.inference_components
     if cfg.endpoint.type != "inference-components" or spec is None:
         return None
@@ -194,6 +194,11 @@ def _components(cfg: DeploymentConfig) -> ResolvedComponents | None:
         rolling_update=spec.rolling_update,
         specifications={
             c.name: _specifications(c, pool) for c in spec.components if c.base_component is None
+        },
+        adapter_archives={
+            c.name: adapter_archive(base_dir, cfg.name, c.name)
+            for c in spec.components
+            if c.base_component is not None and c.artifact_path is not None
         },
     )
 
@@ -268,7 +273,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         data_capture=_data_capture(cfg),
         guardrails=cfg.endpoint.deployment,
         scaling=_scaling(cfg),
-        components=_components(cfg),
+        components=_components(cfg, base_dir),
         monitoring=cfg.monitoring,
         kms=cfg.security.kms,
         vpc=cfg.security.vpc,
