@@ -1,7 +1,8 @@
 """Runtime-process control: start a server process in its own process group, wait until it answers, stop it.
 
-The local endpoint's containers, local batch transform, the emulated AWS (moto's server), the benchmarks
-and the tests all start servers on 127.0.0.1 the same way:
+The parts from which :mod:`smkit.ops.server_process` builds the one way the local endpoint's containers,
+local batch transform, the emulated AWS (moto's server) and the tests start servers on 127.0.0.1 (the
+benchmarks use them directly, to time a cold start themselves):
 
 - :func:`free_port` picks a loopback port;
 - :func:`start_group` starts the command as the leader of a new process group (so stopping it also ends the
@@ -68,12 +69,6 @@ class Tally(Protocol):
     """What a start's probes saw, in one line (:class:`smkit.readiness.PingTally`)."""
 
     def summary(self) -> str: ...
-
-
-# free_port() cannot reserve its answer: another process may bind the port before the server started on it
-# does. Callers that start a server on a port of their choosing try this many fresh ports, moving on only
-# when the port turns out taken (port_taken), not when the server failed for its own reasons.
-PORT_ATTEMPTS = 3
 
 
 def port_taken(port: int, host: str = HOST) -> bool:

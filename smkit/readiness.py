@@ -1,6 +1,6 @@
 """The kit's own wait for a serving runtime to become ready: ``GET /ping`` until 200.
 
-Used by the local endpoint's containers and local batch transform (through :mod:`smkit.process`). The
+Used by every start of a server (:mod:`smkit.ops.server_process`). The
 probes carry ``User-Agent:`` :data:`~smkit.contract.READINESS_PROBE_AGENT`, which the runtime does not
 access-log (a start polls every 50 ms); instead a failed wait is summarized in one line,
 ``/ping 503 x 37 in 6.2 s: <the runtime's reason>``. A runtime whose every worker slot has given up
@@ -32,9 +32,11 @@ def error_text(body: bytes) -> str:
 
 
 class PingTally:
-    """What a start's ``/ping`` probes answered: how many were not 200, the last status and reason."""
+    """What a start's readiness probes (``GET path``, ``/ping`` for a serving runtime) answered: how many
+    were not 200, the last status and reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str = "/ping") -> None:
+        self.path = path
         self.started = time.monotonic()
         self.failures = 0
         self.status = 0
@@ -57,5 +59,5 @@ class PingTally:
         """``/ping 503 x N in S s: reason`` (or that nothing answered)."""
         seconds = time.monotonic() - self.started
         if not self.failures:
-            return f"/ping did not answer in {seconds:.1f} s"
-        return f"/ping {self.status} x {self.failures:,} in {seconds:.1f} s: {self.reason}"
+            return f"{self.path} did not answer in {seconds:.1f} s"
+        return f"{self.path} {self.status} x {self.failures:,} in {seconds:.1f} s: {self.reason}"

@@ -129,7 +129,7 @@ def test_constructs_import_nothing_from_the_config() -> None:
 
 
 def test_smkit_cdk_is_the_top_of_the_library_and_the_only_part_that_imports_cdk() -> None:
-    # The CLI runs the CDK app as a process (smkit.cdkcli.APP_MODULE); nothing in smkit imports it, so the
+    # The CLI runs the CDK app as a process (smkit.ops.cdk_cli.APP_MODULE); nothing in smkit imports it, so the
     # serving runtime, the local endpoint, packaging and the CLI work without the cdk extra.
     importers = sorted(source for source, targets in graph().items() if "smkit.cdk" in targets)
     assert [source for source in importers if source.startswith("smkit")] == []

@@ -9,7 +9,6 @@ the values it left unset, runs, and the runtime is stopped (its whole process gr
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 import tempfile
@@ -32,23 +31,11 @@ from smkit.contract import (
     MAX_PAYLOAD_IN_MB,
     SMKIT_PROFILE,
     SMKIT_WORKER_PYTHON,
-    STOP_GRACE_S,
     RuntimeSettings,
 )
 from smkit.cpus import available_cpus
-from smkit.process import (
-    HOST,
-    PORT_ATTEMPTS,
-    ProcessStartError,
-    free_port,
-    ping,
-    port_taken,
-    runtime_command,
-    start_group,
-    stop_group,
-    wait_ready,
-)
-from smkit.readiness import PingTally
+from smkit.ops.server_process import Launch, ServerProcess
+from smkit.process import runtime_command
 
 STARTUP_LIMIT = "wait longer with smkit batch-transform --startup-timeout SECONDS"
 
@@ -104,11 +91,6 @@ def batch_environment(options: TransformOptions) -> dict[str, str]:
     return env
 
 
-def _ready(port: int, tally: PingTally) -> bool:
-    """``GET /ping`` answers 200; a runtime whose model failed to load gives up at once (smkit/readiness.py)."""
-    return tally.observe(*ping(port))
-
-
 @contextlib.contextmanager
 def serving_runtime(
     model: LocalModel,
@@ -118,36 +100,25 @@ def serving_runtime(
     log_path: Path,
     startup_timeout_s: float = DEFAULT_STARTUP_HEALTH_CHECK_S,
 ) -> Iterator[str]:
-    """Start ``python -m smkit.serving`` for ``model``; yield its base URL; stop its process group on exit."""
-    for attempt in range(1, PORT_ATTEMPTS + 1):
-        port = free_port()
+    """Start ``python -m smkit.serving`` for ``model`` (:mod:`smkit.ops.server_process`); yield its base URL;
+    stop its process group on exit."""
+
+    def variables(port: int) -> dict[str, str]:
         env = {**os.environ, **model.environment, **environment, BIND_TO_PORT: str(port)}
         if model.python != sys.executable:
             env[SMKIT_WORKER_PYTHON] = model.python  # docs/serving-runtime.md: the model workers' interpreter
-        with open(log_path, "ab") as log:
-            process = start_group(runtime_command(model.path, port=port, workers=workers), env=env, log=log)
-        tally = PingTally()
-        try:
-            wait_ready(
-                process,
-                functools.partial(_ready, port, tally),
-                name="the serving runtime",
-                timeout_s=startup_timeout_s,
-                log_path=log_path,
-                tally=tally,
-                limit=STARTUP_LIMIT,
-            )
-            break
-        except BaseException as exc:
-            stop_group(process, grace_s=STOP_GRACE_S)
-            # Another process bound the free port first (smkit.process.PORT_ATTEMPTS): a new port.
-            if isinstance(exc, ProcessStartError) and attempt < PORT_ATTEMPTS and port_taken(port):
-                continue
-            raise
-    try:
-        yield f"http://{HOST}:{port}"
-    finally:
-        stop_group(process, grace_s=STOP_GRACE_S)
+        return env
+
+    launch = Launch(
+        name="the serving runtime",
+        command=lambda port: runtime_command(model.path, port=port, workers=workers),
+        environment=variables,
+        log_path=log_path,
+        timeout_s=startup_timeout_s,
+        limit=STARTUP_LIMIT,
+    )
+    with ServerProcess.start(launch) as server:
+        yield server.url
 
 
 def run_local_job(

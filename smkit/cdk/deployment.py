@@ -26,7 +26,6 @@ import aws_cdk as cdk
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeline
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
-from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.config import ConfigError, load_deployment
 from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import (
@@ -35,6 +34,7 @@ from smkit.config.overrides import (
     IMAGE_TAG_CONTEXT,
     PREVIOUS_S3_CONTEXT,
 )
+from smkit.ops.cdk_cli import CDK_CLI_VERSION
 
 DEFAULT_CONFIG = "config/realtime.yaml"
 # aws-cdk-lib feature flags (https://docs.aws.amazon.com/cdk/v2/guide/featureflags.html); the

@@ -91,7 +91,7 @@ def _table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
 def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
     """Run the five steps; return whether every invocation answered as expected."""
     from smkit.client import smoke
-    from smkit.emulator import CdkCli, MotoServer, child_environment, deploy_config, ensure_bootstrapped
+    from smkit.emulator import MotoServer, child_environment, deploy_config, emulator_cli, ensure_bootstrapped
     from smkit.local import LocalEndpoint
 
     config = load_config(config_path)
@@ -101,7 +101,7 @@ def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
         started = _step("Starting the emulated AWS (moto server)", interrupts)
         with MotoServer.start(log_path=workdir / "moto.log") as server:
             _done(started, interrupts, f"http://localhost:{server.port}")
-            cli = CdkCli(repo_root=root, env=child_environment(server.endpoint_url, region=server.region))
+            cli = emulator_cli(root, child_environment(server.endpoint_url, region=server.region))
 
             started = _step(f"cdk bootstrap + cdk deploy --all -c config={config_path}", interrupts)
             ensure_bootstrapped(server, cli, workdir)

@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 
 import click
 
-from smkit.cdkcli import APP_MODULE
 from smkit.config import load_config
 from smkit.emulator import (
     CdkCli,
@@ -38,12 +37,14 @@ from smkit.emulator import (
     child_environment,
     deploy_config,
     destroy_config,
+    emulator_cli,
     ensure_bootstrapped,
     live_stacks,
     repo_root_from,
     sagemaker_resources,
 )
 from smkit.emulator.client_env import export_lines
+from smkit.ops.cdk_cli import APP_MODULE
 
 STATE_DIR = Path(".smkit") / "emulator"
 STATE_FILE = "moto.json"
@@ -66,9 +67,9 @@ def _workdir() -> Path:
 
 def _cli(server: MotoServer) -> CdkCli:
     """The pinned CDK CLI pointed at ``server``, running the kit's app with this Python (as smkit deploy)."""
-    return CdkCli(
-        repo_root=_project_root(),
-        env=child_environment(server.endpoint_url),
+    return emulator_cli(
+        _project_root(),
+        child_environment(server.endpoint_url),
         stream=True,
         app=f"{sys.executable} -m {APP_MODULE}",
     )

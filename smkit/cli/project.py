@@ -4,13 +4,14 @@
 archive of the config that is missing or older than its ``model_code`` sources (smkit.project), saying
 which file changed, so a stale model never ships. ``smkit synth`` runs the kit's CDK app
 (``python -m smkit.cdk.app``) offline; ``smkit deploy`` hands the same app to the pinned AWS CDK CLI
-(smkit.cdkcli).
+(smkit.ops.cdk_cli).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,11 +20,13 @@ from typing import Any
 
 import click
 
-from smkit.cdkcli import APP_MODULE, CDK_CLI_VERSION, CdkCliError, cli_command
 from smkit.cli.envopts import loaded, say, target
 from smkit.cli.package import package_config
-from smkit.config.resolved import deployment_of
+from smkit.config import ConfigError
+from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.config.resolved.names import deployed_names
+from smkit.ops.cdk_cli import APP_MODULE, CDK_CLI_VERSION, CdkCli, CdkError, CdkResult
+from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 
 CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
 # Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
@@ -163,22 +166,43 @@ def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: 
     """cdk deploy --all of the config with the pinned AWS CDK CLI, into the account of your credentials.
 
     Runs `npx --yes aws-cdk@PINNED deploy --all --app "python -m smkit.cdk.app" -c config=CONFIG
-    --require-approval broadening [CDK_ARGS]`; needs Node.js (npx), AWS credentials, a bootstrapped
+    --require-approval broadening [CDK_ARGS]` (the project's node_modules/.bin/cdk instead of npx when
+    `npm ci` installed it); needs Node.js (npx), AWS credentials, a bootstrapped
     account (`npx aws-cdk@PINNED bootstrap`) and Docker for a `build` image. Archives older than their
     model_code/ sources are packaged again first.
     """
-    loaded(config_path)
-    ensure_archives(config_path)
-    try:
-        command = cli_command()
-    except CdkCliError as exc:
-        raise click.ClickException(str(exc)) from None
-    app = f"{sys.executable} -m {APP_MODULE}"
-    argv = [*command, "deploy", "--all", "--app", app, "--output", str(output)]
-    for key, value in _context(config_path, context).items():
-        argv += ["-c", f"{key}={value}"]
-    argv += ["--require-approval", "broadening", *cdk_args]
     env = {**os.environ, **NO_ATTESTATIONS}
     env.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-    say(f"aws-cdk@{CDK_CLI_VERSION}: {' '.join(argv[1:])}")
-    raise SystemExit(subprocess.run(argv, env=env, check=False).returncode)
+    app = f"{sys.executable} -m {APP_MODULE}"
+    cli = CdkCli(root=Path.cwd(), env=env, stream=True, app=app, notices=True, interactive=True, echo=say)
+    values = _context(config_path, context)
+    plan = DeployPlan(
+        config=Path(values.pop("config")),
+        assembly=output,
+        context=[f"{key}={value}" for key, value in values.items()],
+        extra=cdk_args,
+    )
+    try:
+        run_deploy(plan, AccountTarget(cli, config_path))
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    except CdkError as exc:
+        if exc.returncode is None:  # the CLI could not be run at all
+            raise click.ClickException(str(exc)) from None
+        raise SystemExit(exc.returncode) from None
+
+
+class AccountTarget(DeployTarget[None]):
+    """``smkit deploy``: the account of your credentials, from your terminal. Stale model data is packaged
+    first; the CLI asks before it broadens IAM permissions and waits for CloudFormation itself."""
+
+    def __init__(self, cli: CdkCli, config_path: Path) -> None:
+        super().__init__(cli)
+        self.config_path = config_path
+
+    def package(self, plan: DeployPlan) -> None:
+        ensure_archives(self.config_path)
+        say(f"AWS CDK CLI {CDK_CLI_VERSION}, from {shlex.join(self.cli.command)}")
+
+    def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> None:
+        return None

@@ -6,7 +6,7 @@
   reconciled with its template (:data:`MOTO_SKIPS` lists what moto cannot create, and why).
 """
 
-from smkit.emulator.cdk import CdkCli, CdkError, CdkResult, repo_root_from
+from smkit.emulator.cdk import CdkCli, CdkError, CdkResult, emulator_cli, repo_root_from
 from smkit.emulator.client_env import (
     ACCOUNT_ID,
     DEFAULT_REGION,
@@ -58,6 +58,7 @@ __all__ = [
     "destroy_app",
     "destroy_config",
     "emulated_image_tag",
+    "emulator_cli",
     "endpoint_url_for",
     "ensure_bootstrapped",
     "live_stacks",

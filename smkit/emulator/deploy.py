@@ -5,7 +5,8 @@ not assume. A config whose ``image.source`` is ``build`` is deployed as ``image.
 :data:`EMULATED_IMAGE_TAG` in the kit's own ECR repository, which is what CI deploys after it has built and
 pushed the image: the deploy passes ``-c image_tag=emulated`` (smkit/config/overrides.py), as CI passes the
 tag it published. Everything else in the config, the stacks and the CLI are the real ones. moto does not
-check that the image exists.
+check that the image exists. The deploy runs the deploy pipeline (:mod:`smkit.ops.deploy_pipeline`) that
+``smkit deploy`` and the release scripts run, into an :class:`EmulatorTarget`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from smkit.config import load_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import ResolvedDeployment, deployment_of
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.client_env import ACCOUNT_ID
 from smkit.emulator.inventory import (
@@ -28,6 +29,7 @@ from smkit.emulator.inventory import (
 )
 from smkit.emulator.moto_server import MotoServer
 from smkit.model_packages import require_deployable
+from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 
 EMULATED_IMAGE_TAG = "emulated"
 
@@ -82,7 +84,8 @@ def ensure_bootstrapped(server: MotoServer, cli: CdkCli, workdir: Path) -> CdkRe
     """Run ``cdk bootstrap`` unless the emulator already has the CDKToolkit stack."""
     if BOOTSTRAP_STACK in live_stacks(server.client("cloudformation")):
         return None
-    return cli.bootstrap(region=server.region, workdir=workdir / "bootstrap")
+    # From an empty folder: the CLI bootstraps the named environment without synthesizing an app first.
+    return cli.bootstrap([f"aws://{ACCOUNT_ID}/{server.region}"], cwd=workdir / "bootstrap")
 
 
 def deploy_config(
@@ -94,34 +97,45 @@ def deploy_config(
     registry does not hold as ``Approved`` (with the config's image and data prefix) is refused first, as
     ``smkit deploy`` refuses it (:func:`smkit.model_packages.require_deployable`).
     """
-    deployment = deployment_of(load_config(config))
-    require_deployable(
-        deployment,
-        server.client("sagemaker"),
-        partition="aws",
-        region=deployment.region or server.region,
-        account=ACCOUNT_ID,
-    )
     image_tag = emulated_image_tag(config)
     assembly = workdir / f"cdk.out.{config.stem}"
+    plan = DeployPlan(
+        config=config.resolve(), assembly=assembly.resolve(), image_tag=image_tag, concurrency=concurrency
+    )
     try:
-        result = cli.deploy(
-            config=config.resolve(), outdir=assembly.resolve(), concurrency=concurrency, image_tag=image_tag
-        )
+        deployed = run_deploy(plan, EmulatorTarget(server, cli, config=config, assembly=assembly))
     except CdkError as exc:
         raise CdkError(with_server_traceback(str(exc), server)) from None
-    cloudformation = server.client("cloudformation")
-    stacks = tuple(
-        _deployed_stack(cloudformation, name, template) for name, template in assembly_stacks(assembly)
-    )
-    return DeployedApp(
-        config=config,
-        image_tag=image_tag,
-        assembly=assembly,
-        stacks=stacks,
-        deploy=result,
-        timings={"deploy": result.seconds},
-    )
+    assert deployed is not None, "not a dry run"
+    return deployed
+
+
+class EmulatorTarget(DeployTarget[DeployedApp]):
+    """moto's server: a model package its registry does not hold as approved is refused first; the deploy
+    synthesizes and deploys in one CLI call; each stack is then reconciled with its template."""
+
+    def __init__(self, server: MotoServer, cli: CdkCli, *, config: Path, assembly: Path) -> None:
+        super().__init__(cli)
+        self.server, self.config, self.assembly = server, config, assembly
+
+    def check(self, deployment: ResolvedDeployment) -> None:
+        require_deployable(
+            deployment,
+            self.server.client("sagemaker"),
+            partition="aws",
+            region=deployment.region or self.server.region,
+            account=ACCOUNT_ID,
+        )
+
+    def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> DeployedApp:
+        return DeployedApp(
+            config=self.config,
+            image_tag=plan.image_tag,
+            assembly=self.assembly,
+            stacks=deployed_stacks(self.server, self.assembly),
+            deploy=deployed,
+            timings={"deploy": deployed.seconds},
+        )
 
 
 def with_server_traceback(message: str, server: MotoServer) -> str:

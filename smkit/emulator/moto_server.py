@@ -27,18 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from smkit.emulator.client_env import DEFAULT_REGION, aws_environment, endpoint_url_for
-from smkit.process import (
-    HOST,
-    ProcessStartError,
-    free_port,
-    group_alive,
-    signal_group,
-    start_group,
-    wait_ready,
-)
+from smkit.ops.server_process import Launch, ServerProcess, probe_path
+from smkit.process import HOST, ProcessStartError, group_alive, signal_group
 
 if TYPE_CHECKING:
     from typing import Self
@@ -46,10 +39,10 @@ if TYPE_CHECKING:
 READY_PATH = "/moto-api/"
 RESET_PATH = "/moto-api/reset"
 # moto imports every service's backend before it answers; on two busy cores that has taken over 30 s.
-# A server that exits is reported at once (wait_ready), so the long limit only bounds a hung start.
+# A server that exits is reported at once (smkit.ops.server_process), so the long limit only bounds a hung
+# start.
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
-PORT_ATTEMPTS = 3
 
 
 class EmulatorError(RuntimeError):
@@ -64,11 +57,7 @@ def port_in_use(port: int) -> bool:
 
 
 def _answers(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{HOST}:{port}{READY_PATH}", timeout=2) as resp:
-            return bool(resp.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
+    return probe_path(port, READY_PATH)[0] == 200
 
 
 def _pid_alive(pid: int) -> bool:
@@ -112,55 +101,36 @@ class MotoServer:
         server outlives this Python process (used by ``smkit emulator start``); otherwise it is a child
         that :meth:`stop` or leaving the ``with`` block ends.
         """
-        attempts = 1 if port is not None else PORT_ATTEMPTS
-        last_error: EmulatorError | None = None
-        for _ in range(attempts):
-            chosen = port if port is not None else free_port()
-            if port_in_use(chosen):
-                raise EmulatorError(f"port {chosen} is already in use; pick another port")
-            try:
-                return cls._launch(chosen, region=region, log_path=log_path, detach=detach)
-            except EmulatorError as exc:
-                # Another process may take a free port between free_port() and moto's bind: retry then.
-                if port is not None or not port_in_use(chosen):
-                    raise
-                last_error = exc
-        assert last_error is not None
-        raise last_error
-
-    @classmethod
-    def _launch(cls, port: int, *, region: str, log_path: Path | None, detach: bool) -> MotoServer:
         # moto's own server, with the CloudFormation adapter repairs listed in moto_fixes.FIXES.
-        command = [sys.executable, "-m", "smkit.emulator.moto_fixes", "-H", HOST, "-p", str(port)]
-        env = {**os.environ, "MOTO_PORT": str(port)}
-        log: IO[bytes] | int
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = log_path.open("ab")
-        else:
-            log = subprocess.DEVNULL
+        launch = Launch(
+            name="moto's server",
+            command=lambda chosen: [
+                sys.executable,
+                "-m",
+                "smkit.emulator.moto_fixes",
+                "-H",
+                HOST,
+                "-p",
+                str(chosen),
+            ],
+            environment=lambda chosen: {**os.environ, "MOTO_PORT": str(chosen)},
+            log_path=log_path,
+            discard_output=True,
+            timeout_s=START_TIMEOUT_S,
+            limit="moto imports every service's backend before it answers (over 30 s on two busy cores); "
+            "stop other work on the machine, or raise smkit.emulator.moto_server.START_TIMEOUT_S",
+            ready_path=READY_PATH,
+            port=port,
+            tie_to_parent=not detach,
+            stop_grace_s=STOP_TIMEOUT_S,
+        )
         try:
-            process = start_group(command, env=env, log=log, tie_to_parent=not detach)
-        finally:
-            if not isinstance(log, int):
-                log.close()
-        server = cls(port=port, pid=process.pid, region=region, log_path=log_path, _process=process)
-        try:
-            wait_ready(
-                process,
-                lambda: _answers(port),
-                name=f"moto's server on port {port}",
-                timeout_s=START_TIMEOUT_S,
-                log_path=log_path,
-                limit="moto imports every service's backend before it answers (over 30 s on two busy cores); "
-                "stop other work on the machine, or raise smkit.emulator.moto_server.START_TIMEOUT_S",
-            )
+            started = ServerProcess.start(launch)
         except ProcessStartError as exc:
-            server.stop()
             raise EmulatorError(str(exc)) from None
-        if detach:
-            server._process = None  # nobody waits on it from here; the state file finds it
-        return server
+        # A detached server: nobody waits on it from here; the state file finds it.
+        process = None if detach else started.process
+        return cls(port=started.port, pid=started.pid, region=region, log_path=log_path, _process=process)
 
     def stop(self) -> None:
         """End the server's whole process group (SIGTERM, then SIGKILL) and wait until the port is free."""

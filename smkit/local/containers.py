@@ -10,17 +10,14 @@ also ends its workers; if the gateway dies without stopping them, the kernel sen
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from smkit.contract import (
     BIND_TO_PORT,
@@ -29,8 +26,6 @@ from smkit.contract import (
     INVOCATION_TIMEOUT_S,
     MODEL_SERVER_WORKERS,
     MULTI_MODEL,
-    PING_TIMEOUT_S,
-    READINESS_PROBE_AGENT,
     REGION,
     SMKIT_FRAMEWORK,
     SMKIT_REQUIREMENTS_DIR,
@@ -39,19 +34,9 @@ from smkit.contract import (
     RuntimeSettings,
 )
 from smkit.local.sticky_sessions import RESPONSE_FIELDS
-from smkit.local.upstream import Connection, Pool, UpstreamConnectError, UpstreamError
-from smkit.process import (
-    HOST,
-    PORT_ATTEMPTS,
-    ProcessStartError,
-    await_ready,
-    free_port,
-    port_taken,
-    runtime_command,
-    start_group,
-    stop_group,
-)
-from smkit.readiness import PingTally
+from smkit.local.upstream import Connection, Pool, UpstreamConnectError
+from smkit.ops.server_process import Launch, ServerProcess
+from smkit.process import HOST, runtime_command
 
 log = logging.getLogger(__name__)
 _CUSTOM_ATTRIBUTES_FIELD = CUSTOM_ATTRIBUTES.lower().encode()
@@ -193,19 +178,18 @@ class ContainerProcess:
         # The model workers' interpreter (a model environment's, smkit.modelenv) and its variables.
         self.python = sys.executable
         self.extra_environment: dict[str, str] = {}
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self._server: ServerProcess | None = None
         self._pool: Pool | None = None
 
     @property
     def pid(self) -> int | None:
         """The process id while running, else None."""
-        return self._proc.pid if self.running and self._proc else None
+        return self._server.pid if self._server is not None and self._server.running else None
 
     @property
     def running(self) -> bool:
         """True while the process lives."""
-        return self._proc is not None and self._proc.poll() is None
+        return self._server is not None and self._server.running
 
     @property
     def log_path(self) -> Path | None:
@@ -248,67 +232,32 @@ class ContainerProcess:
         return {**os.environ, **self.container_environment(port)}
 
     async def start(self) -> None:
-        """Start the process and wait until ``/ping`` answers 200; raise ProcessStartError otherwise."""
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            port = free_port()
-            try:
-                await self._start_on(port)
-                return
-            except ProcessStartError:
-                # Another process bound the free port first (smkit.process.PORT_ATTEMPTS): a new port.
-                if attempt == PORT_ATTEMPTS or not port_taken(port):
-                    raise
-
-    async def _start_on(self, port: int) -> None:
-        if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_dir / f"{self.label}.log", "ab")  # noqa: SIM115 - closed in stop()
+        """Start the process and wait until ``/ping`` answers 200 (:mod:`smkit.ops.server_process`); raise
+        ProcessStartError otherwise."""
         if self.workers is not None:
             log.info("container %s: %d model workers (%s)", self.label, self.workers, self.workers_reason)
-        self._proc = start_group(self.command(port), env=self._environment(port), log=self._log)
-        self.port = port
-        self._pool = Pool(HOST, port)
-        try:
-            await self._wait_ready()
-        except BaseException:
-            await self.stop()
-            raise
-
-    async def _wait_ready(self) -> None:
-        assert self._proc is not None
-        tally = PingTally()
-        probe = {"User-Agent": READINESS_PROBE_AGENT}  # not access-logged (smkit/readiness.py)
-
-        async def answers() -> bool:
-            try:
-                status, _, content = await self.pool.request(
-                    "GET", "/ping", timeout_s=PING_TIMEOUT_S, headers=probe
-                )
-            except UpstreamError:
-                return tally.observe(0, b"")
-            return tally.observe(status, content)
-
-        await await_ready(
-            self._proc,
-            answers,
-            name=f"container {self.label!r}",
-            timeout_s=self.startup_timeout_s,
-            log_path=self.log_path,
-            tally=tally,
-            limit=self.startup_limit,
+        self._server = await ServerProcess.astart(
+            Launch(
+                name=f"container {self.label!r}",
+                command=self.command,
+                environment=self._environment,
+                log_path=self.log_path,
+                timeout_s=self.startup_timeout_s,
+                limit=self.startup_limit,
+                stop_grace_s=self.stop_grace_s,
+            )
         )
+        self.port = self._server.port
+        self._pool = Pool(HOST, self.port)
 
     async def stop(self) -> None:
         """SIGTERM the process group, SIGKILL it after a grace period; idempotent."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            await asyncio.to_thread(stop_group, proc, grace_s=self.stop_grace_s)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        server, self._server = self._server, None
+        if server is not None:
+            await server.astop()
 
     async def request(
         self,

@@ -1,6 +1,6 @@
-"""CDK CLI calls of a release, and what a synthesized cloud assembly says about its stacks.
+"""What a synthesized cloud assembly says about a release's stacks.
 
-The CLI is the one pinned in package.json, called through ``npx --no-install`` (docs/toolchain.md). Stack
+The CLI calls themselves are :class:`smkit.ops.cdk_cli.CdkCli`'s (the pinned CLI, docs/toolchain.md). Stack
 names are read from the synthesized assembly (``manifest.json`` and the templates), never re-derived from
 the config, so they are always the names the CLI deploys.
 """
@@ -8,67 +8,15 @@ the config, so they are always the names the CLI deploys.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from smkit.config.overrides import IMAGE_TAG_CONTEXT
 from smkit.release.shell import ReleaseError
 
-CDK = ("npx", "--no-install", "cdk")
 ASSEMBLY_DIR = "cdk.out"
 # --method=direct (CreateStack/UpdateStack) is what moto's emulation needs: it resolves cross-stack exports
 # and returns stack outputs only for direct deploys (docs/toolchain.md).
 METHODS = ("change-set", "direct")
-_DEPLOY = ("deploy", "--require-approval", "never", "--progress", "events", "--ci")
-
-
-def context_args(config: Path, *, image_tag: str | None = None, context: Sequence[str] = ()) -> list[str]:
-    """``-c config=FILE [-c image_tag=TAG] [-c KEY=VALUE ...]``: what app.py reads."""
-    args = ["-c", f"config={config.as_posix()}"]
-    if image_tag:
-        args += ["-c", f"{IMAGE_TAG_CONTEXT}={image_tag}"]
-    for item in context:
-        args += ["-c", item]
-    return args
-
-
-def deploy_command(
-    config: Path,
-    *,
-    image_tag: str | None = None,
-    context: Sequence[str] = (),
-    output: str = ASSEMBLY_DIR,
-    method: str = "change-set",
-) -> list[str]:
-    """``cdk deploy --all`` of the config's stacks, no approval prompt, events as progress."""
-    argv = [*CDK, _DEPLOY[0], "--all", *_DEPLOY[1:], f"--method={method}", "--output", output]
-    return argv + context_args(config, image_tag=image_tag, context=context)
-
-
-def deploy_assembly_command(assembly: str, stacks: Sequence[str], *, method: str = "change-set") -> list[str]:
-    """``cdk deploy STACK... --app ASSEMBLY``: deploy stacks of an already synthesized assembly."""
-    return [*CDK, _DEPLOY[0], *stacks, *_DEPLOY[1:], f"--method={method}", "--app", assembly]
-
-
-def synth_command(
-    config: Path, *, image_tag: str | None = None, context: Sequence[str] = (), output: str = ASSEMBLY_DIR
-) -> list[str]:
-    """``cdk synth --quiet --output DIR`` of the config (offline, no credentials needed)."""
-    return [
-        *CDK,
-        "synth",
-        "--quiet",
-        "--output",
-        output,
-        *context_args(config, image_tag=image_tag, context=context),
-    ]
-
-
-def bootstrap_command(assembly: str) -> list[str]:
-    """``cdk bootstrap --app ASSEMBLY``: the environments the synthesized stacks deploy to (once per account
-    and region), read from the assembly instead of running the app again."""
-    return [*CDK, "bootstrap", "--ci", "--app", assembly]
 
 
 def stacks_with(assembly: Path, resource_type: str) -> list[str]:

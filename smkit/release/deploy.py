@@ -1,5 +1,8 @@
 """Deploy one deployment config with the CDK CLI, wait for InService, record the release.
 
+The steps are the deploy pipeline's (:mod:`smkit.ops.deploy_pipeline`), the one ``smkit deploy`` and
+``smkit emulator deploy`` run too; :class:`ReleaseTarget` is what a release does at each of them.
+
 With an image tag the config's ``build`` or ``ecr`` images become that ECR image (``-c image_tag=``, read by
 app.py through smkit/config/overrides.py): the deploy runs exactly the image that was published. The config
 is validated with the same override before the CLI starts, so a bad tag fails first.
@@ -7,17 +10,21 @@ is validated with the same override before the CLI starts, so a bad tag fails fi
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from botocore.exceptions import ClientError
 
-from smkit.config import ConfigError, load_deployment
+from smkit.config import ConfigError
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
 from smkit.config.resolved import ResolvedDeployment
 from smkit.model_packages import RegistryError, require_deployable
+from smkit.ops.cdk_cli import CdkCli, CdkError, CdkResult
+from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 from smkit.release import cdk, instance_type_change, model_copies
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.history import (
@@ -27,8 +34,10 @@ from smkit.release.history import (
     record_release,
     release_parameter,
 )
-from smkit.release.shell import ReleaseError, echo, run, run_all
+from smkit.release.shell import ReleaseError, echo, run_all
 from smkit.release.stage_state import deployed_endpoint
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,69 +59,111 @@ class DeployRequest:
     timeout_s: int = 3600
     dry_run: bool = False
 
-    def load(self) -> ResolvedDeployment:
-        """The deployment as it will be deployed (image tag applied), validated and resolved."""
-        try:
-            return load_deployment(self.config, image_tag=self.image_tag)
-        except ConfigError as exc:
-            raise ReleaseError(str(exc)) from None
+    @property
+    def cli(self) -> CdkCli:
+        """The pinned CDK CLI of the project root: unattended, with the request's deploy method, each
+        command echoed before it runs (on stderr) and its output streamed."""
+        return CdkCli(root=self.root, stream=True, method=self.method, echo=echo)
 
-    def bootstrap_commands(self) -> list[list[str]]:
-        """``cdk bootstrap`` of the environments the synthesized assembly names (nothing without
-        ``bootstrap``); run after the synth, so the CLI reads the assembly instead of running the app again."""
-        return [cdk.bootstrap_command(self.output)] if self.bootstrap else []
-
-    def synth_command(self, extra: Sequence[str] = ()) -> list[str]:
-        """``cdk synth`` of the config into ``output``, with ``extra`` context after the request's own."""
-        return cdk.synth_command(
-            self.config, image_tag=self.image_tag, context=[*self.context, *extra], output=self.output
+    def plan(self, config: Path | None = None, *, image_tag: str | None = None) -> DeployPlan:
+        """The pipeline's plan (:mod:`smkit.ops.deploy_pipeline`) for the request's config (or ``config``)."""
+        return DeployPlan(
+            config=config or self.config,
+            assembly=Path(self.output),
+            root=self.root,
+            image_tag=image_tag if config else self.image_tag,
+            context=tuple(self.context),
+            bootstrap=self.bootstrap if config is None else False,
+            dry_run=self.dry_run,
         )
+
+
+class ReleaseTarget(DeployTarget[str]):
+    """A release into the account of the credentials: refuse an unapproved model package, package, keep
+    the deployed state (recorded S3 reads, the running endpoint's variants) as context, pause what an
+    instance-type change would refuse, wait for InService and record the release."""
+
+    reads_assembly = True
+
+    def __init__(self, request: DeployRequest, *, note: str) -> None:
+        super().__init__(request.cli)
+        self.request, self.note = request, note
+
+    def check(self, deployment: ResolvedDeployment) -> None:
+        approved_packages(deployment)
+
+    def package(self, plan: DeployPlan) -> None:
+        run_all(self.request.prepare, dry_run=plan.dry_run, cwd=self.request.root)
+
+    def deployed_context(self, deployment: ResolvedDeployment, assembly: Path) -> list[str]:
+        found = (previous_data_context(deployment, assembly), deployed_endpoint_context(assembly))
+        return [c for c in found if c]
+
+    @contextlib.contextmanager
+    def deploying(self, assembly: Path) -> Iterator[None]:
+        """An update that changes an autoscaled variant's instance type runs between :func:`instance_type_change.pause`
+        and :func:`instance_type_change.resume` (deregister, update, register again), so the endpoint keeps its name."""
+        paused = paused_targets(assembly)
+        try:
+            yield
+        finally:
+            if paused:
+                restored = instance_type_change.resume(
+                    paused, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
+                )
+                echo(f"scalable targets registered again: {', '.join(restored) or 'none'}")
+
+    def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> str:
+        return finish(
+            deployment,
+            assembly=plan.at_root(plan.assembly),
+            image_tag=plan.image_tag,
+            note=self.note,
+            timeout_s=self.request.timeout_s,
+        )
+
+
+class RepositoryTarget(DeployTarget[str]):
+    """Only the config's ECR stack (the repository must exist before the first push), named by the
+    synthesized assembly; the result is its repository URI."""
+
+    names_stacks = True
+
+    def __init__(self, request: DeployRequest) -> None:
+        super().__init__(request.cli)
+        self.stack = ""
+
+    def stacks(self, assembly: Path) -> list[str]:
+        self.stack = cdk.the_stack_with(assembly, "AWS::ECR::Repository")
+        return [self.stack]
+
+    def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> str:
+        uri = stack_output(self.stack, "RepositoryUri")
+        if not uri:
+            raise ReleaseError(f"stack {self.stack!r} has no RepositoryUri output")
+        return uri
+
+
+def released(run: Callable[[], T]) -> T:
+    """``run()``, with a bad config and a failed CLI call as :class:`ReleaseError` (what the scripts print)."""
+    try:
+        return run()
+    except ConfigError as exc:
+        raise ReleaseError(str(exc)) from None
+    except CdkError as exc:
+        raise ReleaseError(str(exc)) from None
 
 
 def deploy(request: DeployRequest, *, note: str) -> str | None:
-    """Every stack of the config; the endpoint name once it is InService (None for a dry run).
+    """Every stack of the config through the deploy pipeline (:mod:`smkit.ops.deploy_pipeline`) into a
+    :class:`ReleaseTarget`; the endpoint name once it is InService (None for a dry run)."""
+    return released(lambda: run_deploy(request.plan(), ReleaseTarget(request, note=note)))
 
-    The app is synthesized once, and bootstrap and deploy read that cloud assembly (each CDK app run
-    costs seconds of CPU: aws-cdk-lib's start and its template validation). The app runs a second time
-    only when the deployed state adds context (releases recorded before, an endpoint already running),
-    because that context changes the templates.
 
-    An update that changes an autoscaled variant's instance type runs between :func:`instance_type_change.pause` and
-    :func:`instance_type_change.resume` (deregister, update, register again), so the endpoint keeps its name."""
-    deployment = request.load()
-    commands = [*map(list, request.prepare), request.synth_command(), *request.bootstrap_commands()]
-    deploy_synthesized = cdk.deploy_assembly_command(request.output, ["--all"], method=request.method)
-    if request.dry_run:
-        run_all([*commands, deploy_synthesized], dry_run=True, cwd=request.root)
-        return None
-    approved_packages(deployment)
-    run_all(commands, dry_run=False, cwd=request.root)
-    extra = [
-        c
-        for c in (
-            previous_data_context(deployment, request.root / request.output),
-            deployed_endpoint_context(request.root / request.output),
-        )
-        if c
-    ]
-    if extra:
-        run_all([request.synth_command(extra)], dry_run=False, cwd=request.root)
-    paused = paused_targets(request.root / request.output)
-    try:
-        run_all([deploy_synthesized], dry_run=False, cwd=request.root)
-    finally:
-        if paused:
-            restored = instance_type_change.resume(
-                paused, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
-            )
-            echo(f"scalable targets registered again: {', '.join(restored) or 'none'}")
-    return finish(
-        deployment,
-        assembly=request.root / request.output,
-        image_tag=request.image_tag,
-        note=note,
-        timeout_s=request.timeout_s,
-    )
+def deploy_repository(request: DeployRequest) -> str | None:
+    """Only the config's ECR stack (:class:`RepositoryTarget`); its repository URI (None for a dry run, which
+    still synthesizes, offline, to name the stack)."""
+    return released(lambda: run_deploy(request.plan(), RepositoryTarget(request)))
 
 
 def approved_packages(deployment: ResolvedDeployment) -> None:
@@ -178,27 +229,6 @@ def paused_targets(assembly: Path) -> list[instance_type_change.PausedTarget]:
     for p in paused:
         echo(f"deregistered scalable target {p.target['ResourceId']} for the instance-type change")
     return paused
-
-
-def deploy_repository(request: DeployRequest) -> str | None:
-    """Only the config's ECR stack (the repository must exist before the first push); its repository URI.
-
-    The app is synthesized first (offline, also for a dry run) so that the ECR stack's name comes from the
-    cloud assembly; that assembly is then deployed as it is.
-    """
-    request.load()
-    run(request.synth_command(), cwd=request.root)
-    stack = cdk.the_stack_with(request.root / request.output, "AWS::ECR::Repository")
-    commands = [
-        *request.bootstrap_commands(),
-        cdk.deploy_assembly_command(request.output, [stack], method=request.method),
-    ]
-    if not run_all(commands, dry_run=request.dry_run, cwd=request.root):
-        return None
-    uri = stack_output(stack, "RepositoryUri")
-    if not uri:
-        raise ReleaseError(f"stack {stack!r} has no RepositoryUri output")
-    return uri
 
 
 def finish(

@@ -16,15 +16,17 @@ from typing import Any
 
 import yaml
 
-from smkit.config import ConfigError, absolute_paths, load_deployment, parse_config
+from smkit.config import ConfigError, absolute_paths, parse_config
 from smkit.config.loader import read_config_data
 from smkit.config.overrides import with_image_tag
+from smkit.config.resolved import ResolvedDeployment
 from smkit.object_store import StorageError, atomic_write, split_s3_uri
-from smkit.release import cdk
+from smkit.ops.cdk_cli import CdkResult
+from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 from smkit.release.aws import client
-from smkit.release.deploy import DeployRequest, finish
+from smkit.release.deploy import DeployRequest, finish, released
 from smkit.release.history import DeployedContainer, Release, read_releases, release_parameter
-from smkit.release.shell import ReleaseError, echo, run_all
+from smkit.release.shell import ReleaseError, echo
 
 EFFECTIVE_CONFIG_DIR = Path("build") / "release"
 ARTIFACT_DIR = EFFECTIVE_CONFIG_DIR / "rollback"
@@ -149,20 +151,24 @@ def rollback(request: DeployRequest, *, steps: int) -> str | None:
     echo(f"rolling back to the release of {target.deployed_at} ({target.note})")
     pinned = rollback_config(data, target, root=request.root)
     config_path = write_config(pinned, request.config, root=request.root)
-    command = cdk.deploy_command(
-        config_path, context=request.context, output=request.output, method=request.method
-    )
-    if not run_all([command], dry_run=request.dry_run, cwd=request.root):
-        return None
-    # What the CLI just deployed: the written file, loaded as the CDK app loaded it.
-    try:
-        deployment = load_deployment(request.root / config_path)
-    except ConfigError as exc:
-        raise ReleaseError(str(exc)) from None
-    return finish(
-        deployment,
-        assembly=request.root / request.output,
-        image_tag=target.image_tag,
-        note=f"rollback to {target.deployed_at}",
-        timeout_s=request.timeout_s,
-    )
+    # The written config pins the release's image itself: no image tag on the command line.
+    plan = request.plan(config_path)
+    return released(lambda: run_deploy(plan, RollbackTarget(request, target)))
+
+
+class RollbackTarget(DeployTarget[str]):
+    """The release's own config, deployed as written (``cdk deploy`` synthesizes it in the same call), then
+    waited for and recorded as a new release."""
+
+    def __init__(self, request: DeployRequest, release: Release) -> None:
+        super().__init__(request.cli)
+        self.request, self.release = request, release
+
+    def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> str:
+        return finish(
+            deployment,
+            assembly=plan.at_root(plan.assembly),
+            image_tag=self.release.image_tag,
+            note=f"rollback to {self.release.deployed_at}",
+            timeout_s=self.request.timeout_s,
+        )

@@ -13,8 +13,8 @@ import pytest
 
 from scripts import publish_image
 from scripts.publish_image import REPO_ROOT
-from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.emulator.moto_server import MotoServer
+from smkit.ops.cdk_cli import CDK_CLI_VERSION
 from smkit.release import ecr_image
 
 REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"

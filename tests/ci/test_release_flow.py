@@ -124,8 +124,8 @@ def test_deploy_dry_run_prints_the_cli_calls(capsys: pytest.CaptureFixture[str])
     assert deploy.main(["--config", CONFIG, "--image-tag", FIRST, "--skip-package", "--dry-run"]) == 0
     # One synth; the deploy reads that assembly instead of running the app again.
     assert capsys.readouterr().out.splitlines() == [
-        f"npx --no-install cdk synth --quiet --output cdk.out -c config={CONFIG} -c image_tag={FIRST}",
-        "npx --no-install cdk deploy --all --require-approval never --progress events --ci --method=change-set "
+        f"node_modules/.bin/cdk synth --quiet --output cdk.out -c config={CONFIG} -c image_tag={FIRST}",
+        "node_modules/.bin/cdk deploy --all --require-approval never --progress events --ci --method=change-set "
         "--app cdk.out",
     ]
 
@@ -134,8 +134,8 @@ def test_bootstrap_reads_the_synthesized_assembly(capsys: pytest.CaptureFixture[
     argv = ["--config", CONFIG, "--image-tag", FIRST, "--skip-package", "--bootstrap", "--dry-run"]
     assert deploy.main(argv) == 0
     synth, bootstrap, deploy_all = capsys.readouterr().out.splitlines()
-    assert synth.split()[3] == "synth"
-    assert bootstrap == "npx --no-install cdk bootstrap --ci --app cdk.out"
+    assert synth.split()[1] == "synth"
+    assert bootstrap == "node_modules/.bin/cdk bootstrap --ci --app cdk.out"
     assert deploy_all.endswith("--app cdk.out")
 
 
@@ -146,7 +146,7 @@ def test_ecr_only_dry_run_names_the_stack_of_the_synthesized_assembly(
     out = str(tmp_path / "cdk.out")
     assert deploy.main(["--config", CONFIG, "--ecr-only", "--output", out, "--dry-run"]) == 0
     (command,) = capsys.readouterr().out.splitlines()
-    assert command.split()[:5] == ["npx", "--no-install", "cdk", "deploy", "TabularRealtimeDevEcr"]
+    assert command.split()[:3] == ["node_modules/.bin/cdk", "deploy", "TabularRealtimeDevEcr"]
     assert command.endswith(f"--app {out}")
 
 

@@ -22,6 +22,7 @@ from smkit.emulator import (
     child_environment,
     deployed_stacks,
     emulated_image_tag,
+    emulator_cli,
     ensure_bootstrapped,
 )
 from smkit.emulator.deploy import with_server_traceback
@@ -36,7 +37,7 @@ def emulator(moto_server: MotoServer) -> MotoServer:
 @pytest.fixture(scope="session")
 def cdk(emulator: MotoServer) -> CdkCli:
     """The pinned CDK CLI pointed at the session's emulator."""
-    return CdkCli(repo_root=REPO, env=child_environment(emulator.endpoint_url))
+    return emulator_cli(REPO, child_environment(emulator.endpoint_url))
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 from deploy_support import REPO
 
-from smkit.cdkcli import CDK_CLI_VERSION
 from smkit.cli import main
 from smkit.emulator import MotoServer
 from smkit.emulator.moto_server import port_in_use
+from smkit.ops.cdk_cli import CDK_CLI_VERSION
 
 pytestmark = pytest.mark.slow
 

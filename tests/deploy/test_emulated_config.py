@@ -11,7 +11,7 @@ from deploy_support import REPO
 
 from smkit.config import ConfigError, load_config
 from smkit.config.overrides import with_image_tag
-from smkit.emulator import EMULATED_IMAGE_TAG, CdkCli, CdkError, emulated_image_tag
+from smkit.emulator import EMULATED_IMAGE_TAG, CdkError, emulated_image_tag, emulator_cli
 
 
 def test_build_image_becomes_the_kits_ecr_repository_with_the_emulated_tag() -> None:
@@ -71,11 +71,11 @@ def test_missing_cdk_cli_says_how_to_install_it(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(
         CdkError, match=r"through npx, which is not on PATH; install Node.js .*; in a checkout, `make setup`"
     ):
-        CdkCli(repo_root=tmp_path, env={}).run(["--version"])
+        emulator_cli(tmp_path, {}).run(["--version"])
 
 
 def test_a_failing_cdk_command_quotes_its_output(tmp_path: Path) -> None:
-    cli = CdkCli(repo_root=REPO, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    cli = emulator_cli(REPO, {"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
     with pytest.raises(
         CdkError, match=r"`cdk destroy --all --force --concurrency 1 --app .*missing` failed"
     ) as caught:

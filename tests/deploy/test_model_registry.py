@@ -17,7 +17,7 @@ from deploy_support import REPO
 
 from smkit.config import load_config
 from smkit.config.resolved import deployment_of
-from smkit.emulator import CdkCli, MotoServer, child_environment, ensure_bootstrapped
+from smkit.emulator import MotoServer, child_environment, emulator_cli, ensure_bootstrapped
 from smkit.emulator.deploy import deploy_config, destroy_app
 from smkit.local import LocalEndpoint, LocalEndpointError
 from smkit.model_packages import RegistryError, require_deployable
@@ -82,7 +82,7 @@ def test_an_unapproved_package_is_refused_naming_it_and_how_to_approve(
     group, arn, bucket = _registered(aws, status="PendingManualApproval")
     config = _config(tmp_path, f"{group}/1", bucket)
     approve = f"aws sagemaker update-model-package --model-package-arn {arn} --model-approval-status Approved"
-    cli = CdkCli(repo_root=REPO, env=child_environment(aws.endpoint_url))
+    cli = emulator_cli(REPO, child_environment(aws.endpoint_url))
     with pytest.raises(RegistryError) as refused:
         deploy_config(aws, cli, config, tmp_path)  # refused before the CLI starts
     assert f"model package {arn} is PendingManualApproval" in str(refused.value)
@@ -145,7 +145,7 @@ def test_an_approved_package_deploys_and_is_served_locally_from_the_registry(
     sagemaker = boto3.client("sagemaker", endpoint_url=aws.endpoint_url)
     sagemaker.update_model_package(ModelPackageArn=arn, ModelApprovalStatus="Approved")
 
-    cli = CdkCli(repo_root=REPO, env=child_environment(aws.endpoint_url))
+    cli = emulator_cli(REPO, child_environment(aws.endpoint_url))
     ensure_bootstrapped(aws, cli, tmp_path / "bootstrap")
     app = deploy_config(aws, cli, config, tmp_path)
     try:

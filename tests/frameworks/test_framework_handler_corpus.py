@@ -22,6 +22,7 @@ from framework_harness import write_requirements
 from serving_harness import start_server, wait_ready
 
 from smkit.modelenv import ModelEnvironment
+from smkit.scaffold import REQUIREMENTS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serving" / "corpus"))
 from cases import ANSWERS, REQUESTS  # noqa: E402
@@ -36,6 +37,11 @@ RECORDED: dict[str, Any] = json.loads(ANSWERS.read_text(encoding="utf-8"))
 def test_framework_handler_answers_as_the_toolkit(
     case: FrameworkCase, framework_env: Callable[[str], ModelEnvironment], tmp_path: Path
 ) -> None:
+    recorded_with = RECORDED["frameworks"][case.framework]
+    assert recorded_with == list(REQUIREMENTS[case.framework]), (
+        f"{case.name} was recorded with {recorded_with}, the scaffold now names "
+        f"{list(REQUIREMENTS[case.framework])}: run tests/serving/corpus/record_toolkit.py {case.name}"
+    )
     environment = framework_env(case.framework)
     model = tmp_path / case.name
     case.build(environment, model)

@@ -17,16 +17,8 @@ from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import TransformOptions
 from smkit.contract import READINESS_PROBE_AGENT
 from smkit.local import LocalEndpoint, LocalEndpointError
-from smkit.process import (
-    ProcessStartError,
-    free_port,
-    ping,
-    runtime_command,
-    start_group,
-    stop_group,
-    wait_ready,
-)
-from smkit.readiness import PingTally
+from smkit.ops.server_process import Launch, ServerProcess
+from smkit.process import ProcessStartError, free_port, runtime_command, stop_group
 
 MESSAGE = "no weights in this model directory"
 BROKEN = f"def model_fn(model_dir):\n    raise RuntimeError({MESSAGE!r})\n"
@@ -133,17 +125,17 @@ def test_local_batch_reports_the_load_error_with_its_traceback(tmp_path: Path) -
 
 def test_own_probes_are_not_access_logged_and_others_are(tmp_path: Path) -> None:
     model = _model(tmp_path / "model", HEALTHY)
-    port = free_port()
     log_path = tmp_path / "runtime.log"
-    with open(log_path, "ab") as log:
-        process = start_group(runtime_command(model, port=port, workers=1), env=None, log=log)
-    try:
-        wait_ready(process, lambda: ping(port)[0] == 200, name="runtime", timeout_s=120, log_path=log_path)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    launch = Launch(
+        name="runtime",
+        command=lambda port: runtime_command(model, port=port, workers=1),
+        log_path=log_path,
+        stop_grace_s=10,
+    )
+    with ServerProcess.start(launch) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         conn.request("GET", "/ping", headers={"User-Agent": "curl/8"})
         assert conn.getresponse().read() and conn.close() is None
-    finally:
-        stop_group(process, grace_s=10)
     pings = [line for line in log_path.read_text().splitlines() if '"/ping"' in line]
     assert len(pings) == 1, pings  # curl's, not the start's own (User-Agent: READINESS_PROBE_AGENT)
     assert READINESS_PROBE_AGENT not in log_path.read_text()
@@ -174,18 +166,16 @@ def test_the_start_limit_is_the_variants_health_check_timeout(tmp_path: Path) ->
 def test_a_start_that_times_out_summarizes_its_pings_and_names_its_limit(tmp_path: Path) -> None:
     # model_fn never returns: /ping stays 503 "still loading" (or unanswered) until the limit.
     slow = _model(tmp_path / "slow", "import time\n\ntime.sleep(600)\n")
-    port = free_port()
-    with open(tmp_path / "slow.log", "ab") as log:
-        process = start_group(runtime_command(slow, port=port, workers=1), env=None, log=log)
-    tally = PingTally()
-    try:
-        with pytest.raises(ProcessStartError) as info:
-            wait_ready(
-                process, lambda: tally.observe(*ping(port)), name="runtime", timeout_s=1, tally=tally,
-                limit="raise X",
-            )  # fmt: skip
-    finally:
-        stop_group(process, grace_s=10)
+    launch = Launch(
+        name="runtime",
+        command=lambda port: runtime_command(slow, port=port, workers=1),
+        discard_output=True,
+        timeout_s=1,
+        limit="raise X",
+        stop_grace_s=10,
+    )
+    with pytest.raises(ProcessStartError) as info:
+        ServerProcess.start(launch)
     assert info.value.args[0].startswith("runtime was not ready within 1 s (/ping ")
     assert "; raise X; see its output above" in info.value.args[0]
 
@@ -227,8 +217,10 @@ def test_a_container_that_exits_while_serving_is_named_and_the_gateway_keeps_ser
         assert call()["Body"].read() == b'"ok"'
         (variant,) = endpoint.runtime.variants
         (process,) = variant.processes
-        assert process._proc is not None
-        stop_group(process._proc, grace_s=0)  # the container dies under the endpoint (SIGKILL at once)
+        assert process._server is not None
+        stop_group(
+            process._server.process, grace_s=0
+        )  # the container dies under the endpoint (SIGKILL at once)
         for _ in range(2):  # the same answer each time: the gateway does not fall over
             client_error(
                 call,

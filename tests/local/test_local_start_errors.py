@@ -65,6 +65,7 @@ def test_a_container_whose_free_port_was_taken_starts_on_another(tmp_path, monke
     import asyncio
 
     from smkit.local import containers
+    from smkit.ops import server_process
     from smkit.process import free_port
 
     (tmp_path / "model" / "code").mkdir(parents=True)
@@ -77,7 +78,7 @@ def test_a_container_whose_free_port_was_taken_starts_on_another(tmp_path, monke
         stolen = thief.getsockname()[1]
         # The race, made certain: the first port free_port() answers is bound by someone else.
         answers = iter([stolen])
-        monkeypatch.setattr(containers, "free_port", lambda: next(answers, None) or free_port())
+        monkeypatch.setattr(server_process, "free_port", lambda: next(answers, None) or free_port())
 
         async def run() -> tuple[int | None, int]:
             process = containers.ContainerProcess(

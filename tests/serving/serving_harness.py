@@ -5,6 +5,7 @@ Kept out of conftest.py so test modules can import them by a name no other test 
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import signal
@@ -15,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from waiting import wait_until
-
 from smkit.hosting.env import ServingEnv
-from smkit.process import free_port, ping
+from smkit.ops.server_process import Launch, ServerProcess
+from smkit.process import free_port
 from smkit.serving.front.pool import PoolOptions
 from smkit.serving.wire.messages import TEMPLATE_NAME
 
 REPO = Path(__file__).resolve().parents[2]
+READY_S = 30.0
+_serial = itertools.count()
 KILL_GRACE = PoolOptions.__dataclass_fields__["kill_grace"].default
 __all__ = ["REPO", "Response", "Server", "free_port", "make_tarball", "start_server", "wait_ready"]
 
@@ -138,44 +140,38 @@ def start_server(
     port: int | None = None,
     own_group: bool = False,
 ) -> Server:
-    """Start ``python -m module args --port P``; wait for ``/ping`` 200 when ``ready``.
+    """Start ``python -m module args --port P``; wait for ``/ping`` 200 when ``ready``
+    (:mod:`smkit.ops.server_process`: the kit's own start and readiness rule).
 
-    ``own_group``: in a process group of its own (its pid), which a test can signal as a whole."""
-    port = port or free_port()
-    log_path = tmp / f"server-{port}.log"
+    The server leads a process group of its own (its pid), which a test can signal as a whole
+    (``own_group`` is kept for the tests that say so)."""
+    del own_group  # every start is in its own group
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     full_env.setdefault("SAGEMAKER_MODEL_SERVER_WORKERS", "2")
-    command = [sys.executable, "-m", module, *args]
-    if "SAGEMAKER_BIND_TO_PORT" not in (env or {}):
-        command += ["--port", str(port)]
-    else:
-        port = int(full_env["SAGEMAKER_BIND_TO_PORT"])
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            command,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=full_env,
-            cwd=REPO,
-            process_group=0 if own_group else None,
-        )
-    server = Server(proc, port, log_path, full_env)
-    if ready:
-        wait_ready(server)
-    return server
+    bound = (env or {}).get("SAGEMAKER_BIND_TO_PORT")
+
+    def command(chosen: int) -> list[str]:
+        return [sys.executable, "-m", module, *args, *([] if bound else ["--port", str(chosen)])]
+
+    launch = Launch(
+        name=f"python -m {module}",
+        command=command,
+        environment=lambda _port: full_env,
+        log_path=tmp / f"server-{next(_serial)}.log",
+        timeout_s=READY_S,
+        port=int(bound) if bound else port,
+        cwd=REPO,
+    )
+    started = ServerProcess.start(launch) if ready else ServerProcess.spawn(launch)
+    return Server(started.process, started.port, launch.log_path, full_env)
 
 
-def wait_ready(server: Server, timeout: float = 30.0) -> None:
-    """Until ``GET /ping`` answers 200; fail at once if the server exits."""
-
-    def ready() -> bool:
-        if server.proc.poll() is not None:
-            raise AssertionError(f"server exited with {server.proc.returncode}:\n{server.log()}")
-        return ping(server.port)[0] == 200
-
+def wait_ready(server: Server, timeout: float = READY_S) -> None:
+    """Until ``GET /ping`` answers 200 (the kit's readiness rule); fail at once if the server exits."""
+    launch = Launch(name="the server", command=lambda _port: [], log_path=server.log_path, timeout_s=timeout)
     try:
-        wait_until(ready, timeout=timeout, what=lambda: f"GET /ping to answer 200; log:\n{server.log()}")
-    except AssertionError:
+        ServerProcess(launch, server.proc, server.port).wait()
+    except BaseException:
         server.stop()
         raise
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import smkit.cdk
 from smkit.cdk import deployment
-from smkit.cdkcli import CDK_CLI_VERSION
+from smkit.ops.cdk_cli import CDK_CLI_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 

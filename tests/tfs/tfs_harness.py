@@ -15,7 +15,8 @@ from typing import Any
 
 from waiting import wait_until
 
-from smkit.process import free_port, ping, start_group, stop_group
+from smkit.ops.server_process import Launch, ServerProcess
+from smkit.process import free_port, ping, stop_group
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "model_code" / "tf_insurance"
@@ -91,10 +92,21 @@ def start(
         "SAGEMAKER_SAFE_PORT_RANGE": f"{low}-{low + 10}",
         **(env or {}),
     }
-    command = [sys.executable, "-m", "smkit.serving", "--model", str(model), "--port", str(port), *args]
-    with log_path.open("wb") as log:
-        # Its own process group, tied to this test process: a killed test run leaves no server behind.
-        proc = start_group(command, env=full_env, log=log, cwd=REPO)
+    launch = Launch(
+        name="the TF Serving form server",
+        command=lambda chosen: [
+            *(sys.executable, "-m", "smkit.serving", "--model", str(model), "--port", str(chosen)),
+            *args,
+        ],
+        environment=lambda _port: full_env,
+        log_path=log_path,
+        port=port,
+        cwd=REPO,
+    )
+    # Its own process group, tied to this test process: a killed test run leaves no server behind. Waited
+    # for below until /ping answers at all: 502 says the default model is not AVAILABLE (smkit/tfs/defaults.py),
+    # which some of these tests ask for.
+    proc = ServerProcess.spawn(launch).process
     server = TfsServer(proc, port, low + 1, log_path)
 
     def answers() -> bool:

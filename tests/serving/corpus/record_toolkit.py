@@ -38,6 +38,7 @@ from bench.common import LOOPBACK, PORTS_BELOW, ManagedServer  # noqa: E402
 from bench.envs import ensure_venv  # noqa: E402
 from bench.reference import TOOLKIT_PINS, toolkit_spec  # noqa: E402
 from smkit.process import free_port  # noqa: E402
+from smkit.scaffold import REQUIREMENTS  # noqa: E402
 
 SHARED = ("scikit-learn", "numpy", "scipy", "pandas", "joblib")
 
@@ -102,12 +103,15 @@ def main() -> None:
     unknown = sorted(set(names) - set(known))
     if unknown:
         sys.exit(f"no case named {', '.join(unknown)}; the cases are {', '.join(known)}")
-    recorded: dict[str, object] = {"stack": list(pins), "cases": {}}
+    # The framework cases' environments, by their scaffolded requirements: the test refuses stale answers.
+    frameworks = {case.framework: list(REQUIREMENTS[case.framework]) for case in FRAMEWORK_CASES}
+    recorded: dict[str, object] = {"stack": list(pins), "frameworks": frameworks, "cases": {}}
     if names:
         kept = json.loads(ANSWERS.read_text(encoding="utf-8"))
-        if kept["stack"] != list(pins):
+        if kept["stack"] != list(pins) or kept.get("frameworks", frameworks) != frameworks:
             sys.exit(
-                f"{ANSWERS.name} was recorded with {kept['stack']}, this environment has {pins}: record all"
+                f"{ANSWERS.name} was recorded with {kept['stack']} and {kept.get('frameworks')}, this "
+                f"environment has {pins} and {frameworks}: record all"
             )
         recorded["cases"] = kept["cases"]
     python = ensure_venv("toolkit-corpus", pins)
