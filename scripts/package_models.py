@@ -296,13 +296,12 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
 
 def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]]:
     """The example archives and the ``smkit init`` models (by name) that ``config``'s model data names."""
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
+    from smkit.config import load_deployment
 
     examples: list[Archive] = []
     users: list[str] = []
     build = build_dir.resolve()
-    for container in deployment_of(load_config(config)).containers:
+    for container in load_deployment(config).containers:
         if container.model_data.path is None:
             continue  # model data already in S3
         path = container.model_data.path
@@ -318,10 +317,10 @@ def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]
 
 
 def _in_config(name: str, config: Path) -> bool:
-    from smkit.config import load_config
+    from smkit.config import load_deployment
     from smkit.project import project_models
 
-    return any(model.name == name for model in project_models(load_config(config)))
+    return any(model.name == name for model in project_models(load_deployment(config)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from smkit.config import DeploymentConfig
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import ResolvedDeployment
 
 ARCHIVE_NAME = "model.tar.gz"
 # Beside the archive; hidden, so an archive or prefix asset never uploads it.
@@ -134,18 +133,18 @@ def _members(folder: Path, listed: tuple[str, ...] = ()) -> list[tuple[str, Path
     ]
 
 
-def unknown_members(config: DeploymentConfig) -> list[str]:
+def unknown_members(deployment: ResolvedDeployment) -> list[str]:
     """Why a model a multi-model set lists (``model_data.models``) cannot be built, one sentence each."""
     problems = []
-    for i, c in enumerate(config.model.containers):
+    for i, c in enumerate(deployment.containers):  # in config order
         data = c.model_data
-        if data.source != "multi-model" or data.path is None or not data.models:
+        if data.kind != "multi-model" or data.path is None or not data.members:
             continue
-        folder = Path(data.path)
+        folder = data.path
         field = f"model.containers[{i}].model_data.models"
         if folder.parent.name != "build":
             problems.append(
-                f"{field}: {list(data.models)}: the models are model_code/NAME folders packaged into "
+                f"{field}: {list(data.members)}: the models are model_code/NAME folders packaged into "
                 f"build/SET/NAME.tar.gz, but path is {folder}; set path to ../build/SET (relative to the config)"
             )
             continue
@@ -153,14 +152,14 @@ def unknown_members(config: DeploymentConfig) -> list[str]:
         problems.extend(
             f"{field}: {name!r}: {model_code / name / 'code'} does not exist; create the model with smkit init "
             f"{name} --multi-model {folder.name}, or remove it from models"
-            for name in data.models
+            for name in data.members
             if not (model_code / name / "code").is_dir()
         )
     return problems
 
 
-def project_models(config: DeploymentConfig) -> list[ProjectModel]:
-    """The model data of a loaded config (absolute paths) that comes from ``model_code`` folders."""
+def project_models(deployment: ResolvedDeployment) -> list[ProjectModel]:
+    """The local model data of a deployment that comes from ``model_code`` folders."""
     found: dict[Path, ProjectModel] = {}
 
     def add(name: str, model_dir: Path, path: Path, container: str, kind: str) -> None:
@@ -168,24 +167,23 @@ def project_models(config: DeploymentConfig) -> list[ProjectModel]:
         names = (*known.containers, container) if known else (container,)
         found[path] = ProjectModel(name, model_dir, path, names, kind)
 
-    for container in config.model.containers:
+    for container in deployment.containers:
         data = container.model_data
-        if data.path is None or data.source not in ("archive", "prefix", "multi-model"):
+        if data.path is None or data.kind == "model-package":
             continue
-        path = Path(data.path)
-        if data.source == "multi-model":
-            for name, archive, model_dir in _members(path, data.models or ()):
+        if data.kind == "multi-model":
+            for name, archive, model_dir in _members(data.path, data.members):
                 add(name, model_dir, archive, container.name, "member")
             continue
-        source_dir = model_dir_of(path, data.source)
+        source_dir = model_dir_of(data.path, data.kind)
         if source_dir is not None:
-            add(path.parent.name, source_dir, path, container.name, data.source)
-    return [*found.values(), *adapter_folders(config)]
+            add(data.path.parent.name, source_dir, data.path, container.name, data.kind)
+    return [*found.values(), *adapter_folders(deployment)]
 
 
-def adapter_folders(config: DeploymentConfig) -> list[ProjectModel]:
-    """The adapter components of a loaded config whose weights are a local folder, each with its archive."""
-    spec = deployment_of(config).components
+def adapter_folders(deployment: ResolvedDeployment) -> list[ProjectModel]:
+    """The adapter components of a deployment whose weights are a local folder, each with its archive."""
+    spec = deployment.components
     if spec is None:
         return []
     return [
@@ -195,18 +193,18 @@ def adapter_folders(config: DeploymentConfig) -> list[ProjectModel]:
     ]
 
 
-def multi_model_sets(config: DeploymentConfig) -> list[Path]:
-    """The local multi-model folders of a config (for saying what a set holds, or that it holds nothing)."""
+def multi_model_sets(deployment: ResolvedDeployment) -> list[Path]:
+    """The local multi-model folders of a deployment (for saying what a set holds, or that it holds nothing)."""
     return [
-        Path(c.model_data.path)
-        for c in config.model.containers
-        if c.model_data.source == "multi-model" and c.model_data.path is not None
+        c.model_data.path
+        for c in deployment.containers
+        if c.model_data.kind == "multi-model" and c.model_data.path is not None
     ]
 
 
-def samples_dir(config: DeploymentConfig, container: str, root: Path) -> Path:
+def samples_dir(deployment: ResolvedDeployment, container: str, root: Path) -> Path:
     """The samples of a container: its archive's ``model_code/NAME/samples``, else ``root/model_code/<container>``."""
-    for model in project_models(config):
+    for model in project_models(deployment):
         if model.kind != "adapter" and container in model.containers:
             return model.model_dir / "samples"
     return root / "model_code" / container / "samples"

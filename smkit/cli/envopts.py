@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 import click
 
-from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.config.resolved import deployment_of
+from smkit.config import ConfigError, load_deployment
+from smkit.config.resolved import ResolvedDeployment
+from smkit.config.security import Artifacts
 from smkit.modelenv import ImageRuntime, ModelEnvError, model_environment
 
 # Imported by `smkit serve` only for its options; the serving image never reaches the functions below.
@@ -54,15 +55,16 @@ class PackageTarget:
     runtime: ImageRuntime
     network_isolation: bool = True
     vendor_wheels: bool = True
-    config: DeploymentConfig | None = None
+    artifacts: Artifacts | None = None  # None: no --config
     defaults: str | None = None
     container_env: Mapping[str, str] = field(default_factory=dict)
 
 
-def loaded(config_path: Path) -> DeploymentConfig:
-    """The config at ``config_path``; a config that does not load ends the command with its message."""
+def loaded(config_path: Path) -> ResolvedDeployment:
+    """The deployment of the config at ``config_path``; a config that does not load ends the command with
+    its message."""
     try:
-        return load_config(config_path)
+        return load_deployment(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -71,15 +73,14 @@ def target(config_path: Path | None, output: Path | None = None) -> PackageTarge
     """The resolved container whose model data is ``output`` (else the first container) of the config."""
     if config_path is None:
         return PackageTarget(ImageRuntime())
-    config = loaded(config_path)
-    deployment = deployment_of(config)
+    deployment = loaded(config_path)
     found = deployment.container_for_data(output) if output is not None else None
     container = found or deployment.containers[0]
     return PackageTarget(
         container.image.runtime,
         container.network_isolation,
         container.vendor_wheels,
-        config,
+        deployment.artifacts,
         container.defaults,
         dict(container.environment),
     )

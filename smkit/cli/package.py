@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from smkit.cli.envopts import PackageTarget, env_options, environment, loaded, say, target
-from smkit.config import DeploymentConfig
+from smkit.config.resolved import ResolvedDeployment
 from smkit.modelenv import ImageRuntime
 from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
 from smkit.packaging.report import size_report
@@ -180,7 +180,7 @@ def build_for(
         environment=environment(runtime, options.python, progress=options.progress is not False),
         framework=goal.defaults,
         container_env=goal.container_env,
-        allow_globals=tuple(goal.config.security.artifacts.allow_globals) if goal.config else (),
+        allow_globals=tuple(goal.artifacts.allow_globals) if goal.artifacts else (),
     )
 
 
@@ -272,19 +272,19 @@ def package_config(
     ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
     build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
     """
-    config = loaded(config_path)
-    unknown = unknown_members(config)
+    deployment = loaded(config_path)
+    unknown = unknown_members(deployment)
     if unknown:
         raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
-    models = project_models(config)
-    checked = [] if implicit else check_engine_handlers(config)
-    for folder in multi_model_sets(config):
+    models = project_models(deployment)
+    checked = [] if implicit else check_engine_handlers(deployment)
+    for folder in multi_model_sets(deployment):
         if not any(m.kind == "member" and m.archive.parent == folder for m in models):
             say(
                 f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
                 f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
             )
-    if not models and not multi_model_sets(config) and not checked:
+    if not models and not multi_model_sets(deployment) and not checked:
         say(
             f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
             "build/NAME/model (prefix) beside a model_code/NAME"
@@ -348,7 +348,7 @@ def _package_adapter(model: ProjectModel, *, force: bool) -> bool:
     return True
 
 
-def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
+def check_engine_handlers(deployment: ResolvedDeployment) -> list[Path]:
     """Check the custom handler file (``model.py``) of each local model folder on AWS's vLLM image in the
     engine environment, the folder's ``requirements.txt`` layered over it (smkit.llm.handlers), and print
     what serves each route; the folders checked. A refusal is a ClickException naming the file and line."""
@@ -357,7 +357,7 @@ def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
     from smkit.modelenv import ModelEnvError
 
     checked = []
-    for container in handler_folders(config):
+    for container in handler_folders(deployment):
         folder = container.model_data.path
         assert folder is not None  # handler_folders: a local folder
         say(f"checking the custom handlers of container {container.name} ({folder}) with vLLM's server code")

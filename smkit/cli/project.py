@@ -23,7 +23,7 @@ import click
 from smkit.cli.envopts import loaded, say, target
 from smkit.cli.package import package_config
 from smkit.config import ConfigError
-from smkit.config.resolved import ResolvedDeployment, deployment_of
+from smkit.config.resolved import ResolvedDeployment
 from smkit.config.resolved.names import deployed_names
 from smkit.ops.cdk_cli import APP_MODULE, CDK_CLI_VERSION, CdkCli, CdkError, CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
@@ -154,7 +154,7 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...], read_stages
     for template in templates:
         click.echo(f"synthesized {template}")
     # The names `smkit deploy` gives (the local endpoint's banner says the same): the serving stack's.
-    for line in deployed_names(deployment_of(loaded(config_path))).lines():
+    for line in deployed_names(loaded(config_path)).lines():
         click.echo(f"deployed as {line}")
 
 

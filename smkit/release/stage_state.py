@@ -173,10 +173,10 @@ def main(argv: list[str] | None = None) -> None:
     import shlex
     import sys
 
-    from smkit.config import load_config
+    from smkit.config import load_deployment
 
     config, assembly = argv if argv is not None else sys.argv[1:]
-    name = load_config(Path(config)).name
+    name = load_deployment(Path(config)).name
     print(" ".join(f"-c {shlex.quote(line)}" for line in pipeline_context(Path(assembly), name)))
 
 

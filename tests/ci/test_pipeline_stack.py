@@ -336,9 +336,9 @@ def test_pipeline_without_its_section_names_what_is_missing() -> None:
     del data["pipeline"]
     script = (
         "import aws_cdk as cdk; from pathlib import Path; from smkit.config import parse_config;"
-        "from smkit.config.resolved import deployment_of;"
+        "from smkit.config.resolved import resolve;"
         "from smkit.cdk.pipeline_stack import add_pipeline;"
-        f"add_pipeline(cdk.App(), deployment=deployment_of(parse_config({data!r}), Path('config')),"
+        f"add_pipeline(cdk.App(), deployment=resolve(parse_config({data!r}), Path('config')),"
         " config_path=Path('config/x.yaml'),"
         "cli_version='2.1148.1', project_root=Path.cwd())"
     )
