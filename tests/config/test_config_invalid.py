@@ -585,6 +585,22 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "maps, combined, is also 32 KB.",
     ),
     (
+        "alarm-evaluation-over-a-day",
+        "realtime.yaml",
+        _set("monitoring.evaluation_periods", 1441),
+        "monitoring.evaluation_periods",
+        "less than or equal to 1440",
+    ),
+    (
+        "shadow-beside-two-production-variants",
+        "realtime-shadow.yaml",
+        lambda data: data["endpoint"]["variants"].append(
+            {**data["endpoint"]["variants"][0], "name": "second"}
+        ),
+        "endpoint.variants",
+        "exactly one production variant",
+    ),
+    (
         "models-of-a-set-on-an-archive",
         "realtime.yaml",
         _set("model.containers.0.model_data.models", ["churn"]),
