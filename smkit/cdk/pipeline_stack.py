@@ -33,6 +33,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import pipelines
 from constructs import Construct
 
+from smkit.aws.cdk_bootstrap import lookup_role_arn
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.pipeline_parts import (
@@ -94,12 +95,16 @@ class PipelineCommands:
     @classmethod
     def for_project(cls, config_file: str, *, smkit_version: str | None = None) -> PipelineCommands:
         """The commands of a project made by ``smkit init``: the smkit CLI of ``smkit_version`` (default:
-        the installed one) from PyPI, ``smkit synth`` of the config, ``smkit smoke-test`` of its samples."""
+        the installed one) from PyPI, ``smkit synth --read-stages`` of the config (it reads what each stage
+        runs now and plans each stage's update from it, smkit.release.stage_state), ``smkit smoke-test`` of
+        its samples."""
         from smkit import __version__
 
         return cls(
             install=(f'pip install "smkit[cdk]=={smkit_version or __version__}"',),
-            synth=(f"smkit synth --config {config_file} --output {ASSEMBLY_DIR} -c pipeline=true",),
+            synth=(
+                f"smkit synth --config {config_file} --output {ASSEMBLY_DIR} -c pipeline=true --read-stages",
+            ),
             smoke_test=(
                 f'aws configure set profile.{SMOKE_TEST_PROFILE}.role_arn "$SMOKE_TEST_ROLE_ARN"',
                 f"aws configure set profile.{SMOKE_TEST_PROFILE}.credential_source EcsContainer",
@@ -225,6 +230,14 @@ class PipelineStack(cdk.Stack):
             install_commands=list(install_commands),
             commands=list(synth_commands),
             primary_output_directory=ASSEMBLY_DIR,
+            # What each stage runs now is read through the stage's CDK lookup role before the final synth
+            # (smkit synth --read-stages, smkit.release.stage_state).
+            role_policy_statements=[
+                iam.PolicyStatement(
+                    actions=["sts:AssumeRole"],
+                    resources=[lookup_role_arn(t.account, t.region) for t in (spec.staging, spec.production)],
+                )
+            ],
         )
         self.pipeline = pipelines.CodePipeline(
             self,

@@ -341,7 +341,9 @@ def locked_environment(lock: Path, *, python_version: str, label: str, progress:
         base = base_interpreter(python_version)
         if progress:
             _say(f"building the {label} environment once from {lock.name} in {venv}")
-        _run([base, "-m", "venv", "--without-pip", str(venv)], f"creating the venv {venv}", progress=progress)
+        # With ensurepip's pip and, on Python 3.11, setuptools: the lock (a pip freeze) leaves both out, and
+        # torch's cpp_extension, which vLLM's CPU build imports, imports setuptools.
+        _run([base, "-m", "venv", str(venv)], f"creating the venv {venv}", progress=progress)
         log = cache_root() / "logs" / f"{venv.name}.log"
         started = time.monotonic()
         count = install_lock(python, lock, log, label=label, progress=progress)

@@ -36,3 +36,20 @@ def test_the_engine_environment_is_built_once_and_has_the_locked_engine(engine: 
 def test_a_missing_lock_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelEnvError, match=r"requirements-missing.txt: cannot read it \(No such file"):
         locked_environment(tmp_path / "requirements-missing.txt", python_version="3.11", label="x")
+
+
+def test_a_locked_environment_is_built_by_uv_with_the_setuptools_torch_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock is a pip freeze (no pip, no setuptools) and torch's cpp_extension, which vLLM's CPU build
+    imports, imports setuptools: the venv keeps what ensurepip puts there. Offline: packages of this venv."""
+    from importlib.metadata import version
+
+    monkeypatch.setenv("SMKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    lock = tmp_path / "lock.txt"
+    lock.write_text("# pinned\n" + "".join(f"{n}=={version(n)}\n" for n in ("idna", "six", "pyyaml")))
+    python = locked_environment(lock, python_version="3.11", label="small", progress=False)
+    done = subprocess.run([python, "-c", "import setuptools, idna, six, yaml"], check=False)
+    assert done.returncode == 0
+    assert list((tmp_path / "cache" / "logs").glob("small-py3.11-*.log"))
