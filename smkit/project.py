@@ -20,7 +20,7 @@ its sources.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,54 +59,103 @@ class ProjectModel:
             return (self.archive / "code").is_dir()
         return self.archive.is_file()
 
-    def _built_ns(self) -> int:
-        if self.kind != "prefix":
-            return self.archive.stat().st_mtime_ns
-        return min((p.stat().st_mtime_ns for p in self.archive.rglob("*") if p.is_file()), default=0)
-
     def inputs(self) -> dict[str, list[int]]:
         """``code/...`` or ``artifacts/...`` -> [size, mtime_ns] of every source file."""
-        found: dict[str, list[int]] = {}
-        for folder in ("",) if self.kind == "adapter" else ("code", "artifacts"):
-            root = self.model_dir / folder
-            for path in sorted(root.rglob("*")) if root.is_dir() else []:
-                if path.is_file() and not any(part in _SKIPPED_PARTS for part in path.parts):
-                    info = path.stat()
-                    found[path.relative_to(self.model_dir).as_posix()] = [info.st_size, info.st_mtime_ns]
-        return found
+        folders = (
+            [self.model_dir]
+            if self.kind == "adapter"
+            else [self.model_dir / f for f in ("code", "artifacts")]
+        )
+        return inputs_of(self.model_dir, folders)
+
+    @property
+    def build_record(self) -> BuildRecord:
+        """The record of its last build (:class:`BuildRecord`), beside what it wrote."""
+        return BuildRecord(self.archive, self.stamp, self.model_dir)
 
     def record(self, settings: Mapping[str, object]) -> None:
         """Write the stamp of a build that just finished from the current inputs."""
-        data = {"inputs": self.inputs(), "settings": dict(settings)}
-        self.stamp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        self.build_record.record(self.inputs(), settings)
 
     def stale(self, settings: Mapping[str, object]) -> str | None:
         """Why the archive must be built again (naming the file or setting), or None when it is current."""
         if not self.exists():
             return f"{self.archive} does not exist yet"
-        current = self.inputs()
+        return self.build_record.stale(self.inputs(), settings)
+
+
+def inputs_of(base: Path, sources: Sequence[Path]) -> dict[str, list[int]]:
+    """Name (relative to ``base``) -> [size, mtime_ns] of every file of ``sources`` (folders, walked, and
+    single files); what a :class:`BuildRecord` keeps."""
+    found: dict[str, list[int]] = {}
+    for source in sources:
+        files = [source] if source.is_file() else sorted(source.rglob("*")) if source.is_dir() else []
+        for path in files:
+            if path.is_file() and not any(part in _SKIPPED_PARTS for part in path.parts):
+                info = path.stat()
+                found[path.relative_to(base).as_posix()] = [info.st_size, info.st_mtime_ns]
+    return found
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """What one build read and how it was made, kept at ``stamp``: the one way smkit tells whether model
+    data it built (``output``, a file or a folder) is stale, for ``smkit package --config`` and for the
+    repository's example archives (scripts/package_models.py).
+
+    The record holds each input file's size and mtime (:func:`inputs_of`; names relative to ``base``), the
+    settings that shaped the output (image, Python, library versions, ...) and, when given, the output's
+    sha256. Without a record, the output is stale only when an input is newer than it.
+    """
+
+    output: Path
+    stamp: Path
+    base: Path
+
+    def record(
+        self, inputs: Mapping[str, list[int]], settings: Mapping[str, object], *, sha256: str | None = None
+    ) -> None:
+        """Write the record of a build that just finished from ``inputs`` and ``settings``."""
+        data: dict[str, object] = {"inputs": dict(inputs), "settings": dict(settings)}
+        if sha256 is not None:
+            data["sha256"] = sha256
+        self.stamp.parent.mkdir(parents=True, exist_ok=True)
+        self.stamp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    def stale(
+        self, inputs: Mapping[str, list[int]], settings: Mapping[str, object], *, sha256: str | None = None
+    ) -> str | None:
+        """Why the output must be built again (naming the file or setting), or None when it is current;
+        ``sha256``: the output's digest now, compared with the recorded one."""
         try:
             recorded = json.loads(self.stamp.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             built = self._built_ns()
-            newer = [name for name, (_, mtime) in current.items() if mtime > built]
-            if newer:
-                return f"{self.model_dir / newer[0]} is newer than {self.archive}"
-            return None
-        before: dict[str, list[int]] = recorded.get("inputs", {})
-        for name in sorted(set(before) | set(current)):
-            if name not in current:
-                return f"{self.model_dir / name} was removed since {self.archive} was built"
+            newer = [name for name, (_, mtime) in inputs.items() if mtime > built]
+            return f"{self.base / newer[0]} is newer than {self.output}" if newer else None
+        before = recorded.get("inputs") if isinstance(recorded, dict) else None
+        if not isinstance(before, dict):
+            return f"{self.stamp} is not a record this smkit writes"
+        for name in sorted(set(before) | set(inputs)):
+            if name not in inputs:
+                return f"{self.base / name} was removed since {self.output} was built"
             if name not in before:
-                return f"{self.model_dir / name} was added since {self.archive} was built"
-            if before[name] != current[name]:
-                return f"{self.model_dir / name} changed since {self.archive} was built"
+                return f"{self.base / name} was added since {self.output} was built"
+            if before[name] != inputs[name]:
+                return f"{self.base / name} changed since {self.output} was built"
         for key, value in settings.items():
             if recorded.get("settings", {}).get(key) != value:
                 return (
                     f"{key} is now {value!r} (the archive was built with {recorded['settings'].get(key)!r})"
                 )
+        if sha256 is not None and recorded.get("sha256") != sha256:
+            return f"{self.output} is not the file its last build wrote"
         return None
+
+    def _built_ns(self) -> int:
+        if self.output.is_file():
+            return self.output.stat().st_mtime_ns
+        return min((p.stat().st_mtime_ns for p in self.output.rglob("*") if p.is_file()), default=0)
 
 
 def model_dir_of(archive: Path, kind: str = "archive") -> Path | None:

@@ -129,7 +129,7 @@ def prose(resource_type: str, path: str, rows: Iterable[Row] = ROWS) -> list[tup
     quoting = [r for r in rows if r.model == (c.service, c.shape, c.member)]
     out = []
     for sentence in service_models.constraint_sentences(c.documentation):
-        row = next((r.id for r in quoting if r.sentence in sentence), None)
+        row = next((r.id for r in quoting if r.sentence in sentence or sentence in r.sentence), None)
         out.append((mapped.name, sentence, row))
     return out
 

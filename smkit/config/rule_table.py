@@ -496,6 +496,16 @@ ROWS: tuple[Row, ...] = (
         model=("application-autoscaling", "RegisterScalableTargetRequest", "MinCapacity"),
     ),
     Row(
+        "pool-priority",
+        "an instance pool's Priority is 1-5",
+        ((EC, "ProductionVariants[].InstancePools[].Priority"),),
+        "smkit.config.endpoint.InstancePool.priority (POOL_PRIORITY_RANGE, smkit.aws.limits)",
+        "Valid values: 1 to 5, where 1 is the highest priority.",
+        API + "API_InstancePool.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[pool-priority-six]",
+        model=("sagemaker", "InstancePool", "Priority"),
+    ),
+    Row(
         "alarm-evaluation-day",
         "an alarm of one-minute periods evaluates at most a day: EvaluationPeriods <= 1440",
         (("AWS::CloudWatch::Alarm", "EvaluationPeriods"), ("AWS::CloudWatch::Alarm", "Period")),

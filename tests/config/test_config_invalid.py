@@ -585,6 +585,20 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "maps, combined, is also 32 KB.",
     ),
     (
+        "publish-frequency-not-offered",
+        "realtime.yaml",
+        _set("endpoint.metrics", {"publish_frequency_seconds": 45}),
+        "endpoint.metrics.publish_frequency_seconds",
+        "300",
+    ),
+    (
+        "pool-priority-six",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.2.priority", 6),
+        "endpoint.variants[0].instance_pools[2].priority",
+        "less than or equal to 5",
+    ),
+    (
         "alarm-evaluation-over-a-day",
         "realtime.yaml",
         _set("monitoring.evaluation_periods", 1441),
