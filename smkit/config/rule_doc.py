@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from smkit.aws import cfn_api, cfn_schemas, service_models
+from smkit.config.prose_reasons import reason
 from smkit.config.rule_table import ROWS, Row
 
 NONE_FOUND = "documented constraints: none found"
+NO_REASON = "no reason given"
 # Maps whose keys are the user's (a container's environment variables): one property, not one per key.
 FREE_MAPS = ("Environment",)
 
@@ -118,10 +120,12 @@ def disagreements(resource_type: str, path: str) -> list[tuple[str, Any, Any, An
     return out
 
 
-def prose(resource_type: str, path: str, rows: Iterable[Row] = ROWS) -> list[tuple[str, str, str | None]]:
+def prose(
+    resource_type: str, path: str, rows: Iterable[Row] = ROWS
+) -> list[tuple[str, str, str | None, str | None]]:
     """The constraint sentences of the documentation of the API member ``path`` becomes
     (:func:`smkit.aws.service_models.constraint_sentences`): ``(member, sentence, the id of the row quoting it
-    or None)``."""
+    or None, why it is not a row or None)`` (:data:`smkit.config.prose_reasons.REASONS`)."""
     mapped = cfn_api.api_member(resource_type, path)
     if mapped is None:
         return []
@@ -130,7 +134,7 @@ def prose(resource_type: str, path: str, rows: Iterable[Row] = ROWS) -> list[tup
     out = []
     for sentence in service_models.constraint_sentences(c.documentation):
         row = next((r.id for r in quoting if r.sentence in sentence or sentence in r.sentence), None)
-        out.append((mapped.name, sentence, row))
+        out.append((mapped.name, sentence, row, None if row else reason(mapped.name, sentence)))
     return out
 
 
@@ -148,7 +152,7 @@ def render(
     limits_of: Callable[[str, str], str] = schema_limits,
     model_of: Callable[[str, str], str] = model_limits,
     disagreements_of: Callable[[str, str], list[tuple[str, Any, Any, Any]]] = disagreements,
-    prose_of: Callable[[str, str], list[tuple[str, str, str | None]]] = prose,
+    prose_of: Callable[[str, str], list[tuple[str, str, str | None, str | None]]] = prose,
 ) -> str:
     """The markdown document."""
     lines = [
@@ -228,22 +232,34 @@ def render(
         "## Constraint sentences of the API members' documentation",
         "",
         "Each sentence of a mapped member's documentation in botocore that states a constraint (must, cannot,",
-        "only, between, at most, maximum, valid values, ...), whole, and the row that quotes it. A sentence",
-        "without a row is read but not (yet) checked by the kit: its limit may be one the model states",
-        "already (see the member's limits above), one the template cannot break, or one still to enforce.",
+        "only, between, at most, maximum, valid values, ...), whole, and the row that quotes it, or why it is",
+        "not a row (smkit/config/prose_reasons.py): not a constraint, the model's own limit (checked), a form",
+        "the kit never emits, true by construction of what the kit writes, enforced by another row, the",
+        "caller's permission or quota, or a fact only AWS knows. tests/config/test_prose_reasons.py fails when",
+        "a sentence has neither a row nor a reason.",
         "",
         "| resource | property | API member | sentence | row |",
         "|---|---|---|---|---|",
     ]
     mined = quoted = 0
     with_prose: set[tuple[str, str]] = set()
+    kinds: dict[str, int] = {}
     for resource_type in sorted(by_type):
         for path in sorted(by_type[resource_type]):
-            for name, sentence, row in prose_of(resource_type, path):
+            for name, sentence, row, why in prose_of(resource_type, path):
                 mined += 1
                 quoted += row is not None
                 with_prose.add((resource_type, path))
-                cells = [resource_type, f"`{path}`", f"`{name}`", sentence, row or "not a row"]
+                if row is None:
+                    kind = (why or NO_REASON).split(": ", 1)[0]
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                cells = [
+                    resource_type,
+                    f"`{path}`",
+                    f"`{name}`",
+                    sentence,
+                    row or f"not a row: {why or NO_REASON}",
+                ]
                 lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     lines += [
         "",
@@ -270,7 +286,8 @@ def render(
         f"- with limits from the API's service model: {api_limited}",
         f"- bounds where the schema and the model disagree: {differing} (the stricter listed above)",
         f"- constraint sentences in the mapped members' documentation: {mined}, on {len(with_prose)} properties; "
-        f"quoted by a row: {quoted}; not rows: {mined - quoted}",
+        f"quoted by a row: {quoted}; not rows: {mined - quoted}"
+        + (" (" + "; ".join(f"{k}: {n}" for k, n in sorted(kinds.items())) + ")" if kinds else ""),
         f"- with at least one row of AWS's prose: {constrained}",
         f"- unchecked (no schema limits, no model limits, no row): {unchecked}",
         f"- rows quoting a botocore member, checked word for word: {sum(r.model is not None for r in rows)}; "

@@ -237,6 +237,18 @@ ROWS: tuple[Row, ...] = (
         model=("sagemaker", "ContainerDefinition", "Environment"),
     ),
     Row(
+        "container-hostname-all",
+        "a serial inference pipeline names a hostname on every container or on none",
+        ((MODEL, "Containers[].ContainerHostname"),),
+        "smkit.config.rules.direct_hostnames; smkit.cdk.constructs.model (Model's validation)",
+        "If you specify a value for the ContainerHostName for any ContainerDefinition that is part of an inference "
+        "pipeline, you must specify a value for the ContainerHostName parameter of every ContainerDefinition in "
+        "that pipeline.",
+        API + "API_ContainerDefinition.html",
+        "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serial-hostnames-all-or-none]",
+        model=("sagemaker", "ContainerDefinition", "ContainerHostname"),
+    ),
+    Row(
         "image-region",
         "a DLC image is pulled from the endpoint's own region",
         ((MODEL, "PrimaryContainer.Image"), (MODEL, "Containers[].Image")),

@@ -40,6 +40,11 @@ ENV_MODEL_COMBINED = (
     "If you pass multiple containers to a CreateModel request, then the maximum length of all of their maps, "
     "combined, is also 32 KB."
 )
+HOSTNAME_SENTENCE = (
+    "If you specify a value for the ContainerHostName for any ContainerDefinition that is part of an inference "
+    "pipeline, you must specify a value for the ContainerHostName parameter of every ContainerDefinition in that "
+    "pipeline."
+)
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,18 @@ def unique_names(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 def direct_hostnames(cfg: DeploymentConfig) -> Iterable[Issue]:
+    """Direct mode: every container has a unique hostname. A serial pipeline: hostnames on every container or
+    on none (row container-hostname-all)."""
     if cfg.model.inference_mode != "direct":
+        named = [c.hostname is not None for c in cfg.model.containers]
+        if any(named) and not all(named):
+            i = named.index(False)
+            yield Issue(
+                f"model.containers[{i}].hostname",
+                None,
+                f'"{HOSTNAME_SENTENCE}": set e.g. hostname: {cfg.model.containers[i].name} on it, or remove '
+                "hostname from every container",
+            )
         return
     hostnames = []
     for i, c in enumerate(cfg.model.containers):

@@ -606,6 +606,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "less than or equal to 1440",
     ),
     (
+        "hostname-on-one-serial-container",
+        "multi-container.yaml",
+        _set("model.containers.0.hostname", "preprocess"),
+        "model.containers[1].hostname",
+        "ContainerHostName parameter of every ContainerDefinition in that pipeline",
+    ),
+    (
         "shadow-beside-two-production-variants",
         "realtime-shadow.yaml",
         lambda data: data["endpoint"]["variants"].append(

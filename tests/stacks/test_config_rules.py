@@ -103,6 +103,12 @@ def _direct_without_hostname() -> None:
     InferenceModel(_stack(), "M", role=_role(), containers=containers, inference_mode="direct")
 
 
+def _serial_with_one_hostname() -> None:
+    data = BoundModelData(model_data_url="s3://b/m.tar.gz")
+    containers = [ContainerSpec("img", data, {}, "a"), ContainerSpec("img", data, {}, None)]
+    InferenceModel(_stack(), "M", role=_role(), containers=containers, inference_mode="serial")
+
+
 def _serverless_with_capture() -> None:
     stack = _stack()
     EndpointConfiguration(
@@ -182,6 +188,15 @@ RULES: list[tuple[str, str, str, Any, str, Callable[[], None], str]] = [
         "model.containers[1].hostname",
         _direct_without_hostname,
         "hostname missing",
+    ),
+    (
+        "serial-hostnames-all-or-none",
+        "multi-container.yaml",
+        "model.containers.0.hostname",
+        "preprocess",
+        "model.containers[1].hostname",
+        _serial_with_one_hostname,
+        "hostname on every container of a pipeline or on none",
     ),
     (
         "serverless-no-capture",

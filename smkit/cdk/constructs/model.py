@@ -158,6 +158,13 @@ def _validate(containers: Sequence[ContainerSpec], inference_mode: str | None) -
             for i, c in enumerate(containers)
             if not c.hostname
         ]
+    elif any(c.hostname for c in containers) and not all(c.hostname for c in containers):
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html
+        problems.append(
+            "containers: a hostname on every container of a pipeline or on none (ContainerHostName: "
+            '"you must specify a value for the ContainerHostName parameter of every ContainerDefinition in that '
+            'pipeline")'
+        )
     if len(containers) > 1 and any(c.model_data.multi_model for c in containers):
         problems.append("a multi-model container must be the only container")
     if problems:
