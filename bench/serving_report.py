@@ -13,9 +13,10 @@ SERVER_LABELS = {
     "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
     "gunicorn": "nginx + gunicorn sync workers + Flask (AWS's bring-your-own-container sample)",
     "fastapi": "FastAPI + uvicorn",
+    "torchserve": "TorchServe 0.12.0 (custom handler calling the same hooks)",
 }
 METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
-PEERS = ("toolkit", "gunicorn", "fastapi")
+PEERS = ("toolkit", "gunicorn", "fastapi", "torchserve")
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
