@@ -23,8 +23,9 @@ from bench.common import LOOPBACK, PORTS_BELOW, BenchError, ServerSpec
 from bench.envs import ensure_venv, model_requirements
 from smkit.process import free_port
 
-# The torch pin is the one the model benchmarks use (bench/shapes.py); TorchServe's worker imports torch.
-TORCHSERVE_PINS = ("torchserve==0.12.0", "torch==2.13.0")
+# The torch pin is the one the model benchmarks use (bench/shapes.py); TorchServe's worker imports torch
+# and PyYAML (its metrics configuration), neither of which its package requires.
+TORCHSERVE_PINS = ("torchserve==0.12.0", "torch==2.13.0", "pyyaml==6.0.4")
 MODEL_NAME = "model"
 BENCH_DIR = Path(__file__).resolve().parent
 HANDLER = BENCH_DIR / "torchserve_handler.py"
