@@ -3,10 +3,11 @@
     python -m bench.refusals [--rounds 5] [--no-markdown]
 
 Each misconfiguration of smkit/config/engine_checks.py, written as a user edits config/llm.yaml (LoRA off,
-runtime LoRA updating off, no config.json, context longer than the model's, a model larger than the GPU,
-tensor parallelism over more GPUs than the instance has), is given to ``smkit synth`` in a fresh interpreter
-(what the console script runs), from an empty folder; a run counts only if it exits 1 naming the setting, writes
-no cloud assembly, and took wall time from spawn to exit, with its CPU time. The reference, in the same
+runtime LoRA updating off, an adapter folder whose rank exceeds ``SM_VLLM_MAX_LORA_RANK``, no config.json,
+context longer than the model's, a model larger than the GPU, tensor parallelism over more GPUs than the
+instance has), is given to ``smkit synth`` in a fresh interpreter (what the console script runs); a run counts
+only if it exits 1 naming the setting and writes no cloud assembly; its wall time from spawn to exit and its
+CPU time are recorded. The reference, in the same
 rounds: ``smkit --help``, the interpreter and the CLI starting. The cases and the reference alternate in every
 round; medians and best-of-N are reported. Goal: each refusal within 2 s (median wall). Model folders are
 written as a Hugging Face save writes them (config.json, a safetensors header, tokenizer.json); a large model's
@@ -63,11 +64,26 @@ def _model(folder: Path, config: dict[str, Any] | None, parameters: int) -> Path
     return folder
 
 
-def _config(folder: Path, env: dict[str, str | None], model: Path | None = None) -> Path:
+def _adapter(folder: Path, rank: int) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(
+        json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 16})
+    )
+    (folder / "adapter_model.safetensors").write_bytes(b"")
+    return folder
+
+
+def _config(
+    folder: Path, env: dict[str, str | None], model: Path | None = None, adapter: Path | None = None
+) -> Path:
     data = yaml.safe_load(LLM.read_text(encoding="utf-8"))
     container = data["model"]["containers"][0]
     if model is not None:
         container["model_data"] = {"source": "prefix", "path": str(model)}
+    if adapter is not None:
+        component = data["endpoint"]["inference_components"]["components"][1]
+        del component["artifact_url"]
+        component["artifact_path"] = str(adapter)
     for name, value in env.items():
         if value is None:
             container["environment"].pop(name, None)
@@ -84,6 +100,10 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "runtime LoRA updating off": (
         lambda d: _config(d, {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": None}),
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
+    ),
+    "LoRA rank above the maximum": (
+        lambda d: _config(d, {"SM_VLLM_MAX_LORA_RANK": "4"}, adapter=_adapter(d / "adapter", 8)),
+        "SM_VLLM_MAX_LORA_RANK",
     ),
     "no config.json": (lambda d: _config(d, {}, _model(d / "m", None, 1000)), "has no config.json"),
     "context too long": (

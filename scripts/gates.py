@@ -58,8 +58,12 @@ PIPELINE_INSTALL_COMMANDS = ("make setup",)
 
 
 def pipeline_synth_commands(config: str) -> list[str]:
-    """This repository's CDK Pipelines synth step: every gate, then the synth of the pipeline app itself."""
-    return [*gate_commands(), f"npx --no-install cdk synth -c config={config} -c pipeline=true"]
+    """This repository's CDK Pipelines synth step: every gate, then the synth of the pipeline app itself, once
+    more with what each stage runs now when a stage runs something (smkit.release.stage_state, as ``smkit synth
+    --read-stages`` does for a project made by ``smkit init``)."""
+    synth = f"npx --no-install cdk synth -c config={config} -c pipeline=true"
+    read = f"STAGES=$(.venv/bin/python -m smkit.release.stage_state {config} cdk.out)"
+    return [*gate_commands(), synth, f'{read} && if [ -n "$STAGES" ]; then eval "{synth} $STAGES"; fi']
 
 
 def pipeline_smoke_test_commands(config: str) -> list[str]:

@@ -12,7 +12,8 @@ set), ``build/pipeline/{featurizer,regressor}.tar.gz`` (the serial pipeline) and
 skipped when a stamp in ``<build-dir>/.stamps`` shows the same training script, shared helpers and
 library versions produced the artifacts already present. An archive is rebuilt (and its handler
 checked again) when any input file's name, size or mtime, or a library version, changed since its
-last build, or with ``--force``; rebuilds are byte-identical for identical inputs.
+last build (its record in ``<build-dir>/.stamps``, :class:`smkit.project.BuildRecord`: the scheme of
+``smkit package --config`` too), or with ``--force``; rebuilds are byte-identical for identical inputs.
 
 A training run writes its samples to ``<build-dir>/.samples/<model>`` and compares them with the
 committed ``model_code/<model>/samples`` (:func:`compare_samples`): the build never rewrites tracked
@@ -38,9 +39,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import click
-
+from smkit.config import ConfigError
+from smkit.ops.package_by_config import ModelDataError
 from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive, inspect_archive
+from smkit.project import BuildRecord, inputs_of
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_CODE = ROOT / "model_code"
@@ -220,39 +222,33 @@ def _compare(old: Any, new: Any, rtol: float, where: str, out: list[str]) -> Non
         out.append(f"{where}: {old!r} != {new!r}")
 
 
-def _inputs_fingerprint(archive: Archive) -> str:
-    """Names, sizes and mtimes of the archive's inputs, plus the library and packager versions."""
-    model = MODEL_CODE / archive.model
-    digest = hashlib.sha256(archive.output.encode())
-    files = [p for root in (model / "code", model / "artifacts") for p in sorted(root.rglob("*"))]
-    for path in [*files, *(MODEL_CODE / name for name in archive.include)]:
-        if path.is_file() and "__pycache__" not in path.parts:
-            info = path.stat()
-            digest.update(f"{path.relative_to(MODEL_CODE)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+def _settings(archive: Archive) -> dict[str, object]:
+    """What shapes an example archive besides its input files: the library and packager versions."""
     names = (*VERSIONED, "smkit", "isal", "packaging", *([archive.requires] if archive.requires else []))
-    versions = {name: version(name) for name in names}
-    digest.update(json.dumps({**versions, "python": sys.version}, sort_keys=True).encode())
-    return digest.hexdigest()
+    return {**{name: version(name) for name in names}, "python": sys.version}
 
 
 def build(archive: Archive, build_dir: Path, *, force: bool) -> tuple[Manifest, bool]:
-    """Package one model folder into its archive unless the stamp shows it is current; True if built."""
+    """Package one model folder into its archive unless its build record (:class:`smkit.project.BuildRecord`,
+    the one staleness scheme of ``smkit package --config`` too) shows it is current; True if built."""
     model = MODEL_CODE / archive.model
     output = build_dir / archive.output
-    stamp = build_dir / ".stamps" / (archive.output.replace("/", "_") + ".json")
-    fingerprint = _inputs_fingerprint(archive)
-    if not force and output.is_file() and stamp.is_file():
-        recorded = json.loads(stamp.read_text())
-        if recorded["inputs"] == fingerprint:
+    record = BuildRecord(
+        output, build_dir / ".stamps" / (archive.output.replace("/", "_") + ".json"), MODEL_CODE
+    )
+    sources = [model / "code", model / "artifacts", *(MODEL_CODE / name for name in archive.include)]
+    settings = _settings(archive)
+    if not force and output.is_file():
+        digest = _sha256(output)
+        if record.stale(inputs_of(MODEL_CODE, sources), settings, sha256=digest) is None:
             report = inspect_archive(output, handler_check=False)
-            if report.manifest is not None and recorded["sha256"] == _sha256(output):
-                info = ArchiveInfo(str(output), output.stat().st_size, recorded["sha256"])
+            if report.manifest is not None:
+                info = ArchiveInfo(str(output), output.stat().st_size, digest)
                 return replace(report.manifest, archive=info), False
     include = [MODEL_CODE / name for name in archive.include]
     manifest = build_archive(model / "code", model / "artifacts", output, include=include, threads=1)
     assert manifest.archive is not None
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps({"inputs": fingerprint, "sha256": manifest.archive.sha256}) + "\n")
+    record.record(inputs_of(MODEL_CODE, sources), settings, sha256=manifest.archive.sha256)
     return manifest, True
 
 
@@ -270,8 +266,8 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
     The handler is checked in the model's own environment; with ``config`` (default ``config/NAME.yaml``
     when it exists) its image and network isolation decide the Python version and wheel vendoring.
     """
-    from smkit.cli.envopts import environment, target
     from smkit.modelenv import cache_root
+    from smkit.ops.package_by_config import environment, target
     from smkit.packaging.vendor import VendorTarget
 
     model = MODEL_CODE / name
@@ -296,13 +292,12 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
 
 def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]]:
     """The example archives and the ``smkit init`` models (by name) that ``config``'s model data names."""
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
+    from smkit.config import load_deployment
 
     examples: list[Archive] = []
     users: list[str] = []
     build = build_dir.resolve()
-    for container in deployment_of(load_config(config)).containers:
+    for container in load_deployment(config).containers:
         if container.model_data.path is None:
             continue  # model data already in S3
         path = container.model_data.path
@@ -318,10 +313,10 @@ def archives_of(config: Path, build_dir: Path) -> tuple[list[Archive], list[str]
 
 
 def _in_config(name: str, config: Path) -> bool:
-    from smkit.config import load_config
+    from smkit.config import load_deployment
     from smkit.project import project_models
 
-    return any(model.name == name for model in project_models(load_config(config)))
+    return any(model.name == name for model in project_models(load_deployment(config)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.config is not None and users:
             # The models of `smkit init` in this repository: what `smkit package --config` builds.
-            from smkit.cli.package import package_config
+            from smkit.ops.package_by_config import package_config
 
             package_config(args.config)
             users = [name for name in users if name == args.model and not _in_config(name, args.config)]
@@ -355,8 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     except PackagingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    except click.ClickException as error:
-        print(f"error: {error.message}", file=sys.stderr)
+    except (ConfigError, ModelDataError) as error:
+        print(f"error: {error}", file=sys.stderr)
         return 1
     if not archives:
         return 0

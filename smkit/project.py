@@ -20,12 +20,11 @@ its sources.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from smkit.config import DeploymentConfig
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import ResolvedDeployment
 
 ARCHIVE_NAME = "model.tar.gz"
 # Beside the archive; hidden, so an archive or prefix asset never uploads it.
@@ -60,54 +59,103 @@ class ProjectModel:
             return (self.archive / "code").is_dir()
         return self.archive.is_file()
 
-    def _built_ns(self) -> int:
-        if self.kind != "prefix":
-            return self.archive.stat().st_mtime_ns
-        return min((p.stat().st_mtime_ns for p in self.archive.rglob("*") if p.is_file()), default=0)
-
     def inputs(self) -> dict[str, list[int]]:
         """``code/...`` or ``artifacts/...`` -> [size, mtime_ns] of every source file."""
-        found: dict[str, list[int]] = {}
-        for folder in ("",) if self.kind == "adapter" else ("code", "artifacts"):
-            root = self.model_dir / folder
-            for path in sorted(root.rglob("*")) if root.is_dir() else []:
-                if path.is_file() and not any(part in _SKIPPED_PARTS for part in path.parts):
-                    info = path.stat()
-                    found[path.relative_to(self.model_dir).as_posix()] = [info.st_size, info.st_mtime_ns]
-        return found
+        folders = (
+            [self.model_dir]
+            if self.kind == "adapter"
+            else [self.model_dir / f for f in ("code", "artifacts")]
+        )
+        return inputs_of(self.model_dir, folders)
+
+    @property
+    def build_record(self) -> BuildRecord:
+        """The record of its last build (:class:`BuildRecord`), beside what it wrote."""
+        return BuildRecord(self.archive, self.stamp, self.model_dir)
 
     def record(self, settings: Mapping[str, object]) -> None:
         """Write the stamp of a build that just finished from the current inputs."""
-        data = {"inputs": self.inputs(), "settings": dict(settings)}
-        self.stamp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        self.build_record.record(self.inputs(), settings)
 
     def stale(self, settings: Mapping[str, object]) -> str | None:
         """Why the archive must be built again (naming the file or setting), or None when it is current."""
         if not self.exists():
             return f"{self.archive} does not exist yet"
-        current = self.inputs()
+        return self.build_record.stale(self.inputs(), settings)
+
+
+def inputs_of(base: Path, sources: Sequence[Path]) -> dict[str, list[int]]:
+    """Name (relative to ``base``) -> [size, mtime_ns] of every file of ``sources`` (folders, walked, and
+    single files); what a :class:`BuildRecord` keeps."""
+    found: dict[str, list[int]] = {}
+    for source in sources:
+        files = [source] if source.is_file() else sorted(source.rglob("*")) if source.is_dir() else []
+        for path in files:
+            if path.is_file() and not any(part in _SKIPPED_PARTS for part in path.parts):
+                info = path.stat()
+                found[path.relative_to(base).as_posix()] = [info.st_size, info.st_mtime_ns]
+    return found
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """What one build read and how it was made, kept at ``stamp``: the one way smkit tells whether model
+    data it built (``output``, a file or a folder) is stale, for ``smkit package --config`` and for the
+    repository's example archives (scripts/package_models.py).
+
+    The record holds each input file's size and mtime (:func:`inputs_of`; names relative to ``base``), the
+    settings that shaped the output (image, Python, library versions, ...) and, when given, the output's
+    sha256. Without a record, the output is stale only when an input is newer than it.
+    """
+
+    output: Path
+    stamp: Path
+    base: Path
+
+    def record(
+        self, inputs: Mapping[str, list[int]], settings: Mapping[str, object], *, sha256: str | None = None
+    ) -> None:
+        """Write the record of a build that just finished from ``inputs`` and ``settings``."""
+        data: dict[str, object] = {"inputs": dict(inputs), "settings": dict(settings)}
+        if sha256 is not None:
+            data["sha256"] = sha256
+        self.stamp.parent.mkdir(parents=True, exist_ok=True)
+        self.stamp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    def stale(
+        self, inputs: Mapping[str, list[int]], settings: Mapping[str, object], *, sha256: str | None = None
+    ) -> str | None:
+        """Why the output must be built again (naming the file or setting), or None when it is current;
+        ``sha256``: the output's digest now, compared with the recorded one."""
         try:
             recorded = json.loads(self.stamp.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             built = self._built_ns()
-            newer = [name for name, (_, mtime) in current.items() if mtime > built]
-            if newer:
-                return f"{self.model_dir / newer[0]} is newer than {self.archive}"
-            return None
-        before: dict[str, list[int]] = recorded.get("inputs", {})
-        for name in sorted(set(before) | set(current)):
-            if name not in current:
-                return f"{self.model_dir / name} was removed since {self.archive} was built"
+            newer = [name for name, (_, mtime) in inputs.items() if mtime > built]
+            return f"{self.base / newer[0]} is newer than {self.output}" if newer else None
+        before = recorded.get("inputs") if isinstance(recorded, dict) else None
+        if not isinstance(before, dict):
+            return f"{self.stamp} is not a record this smkit writes"
+        for name in sorted(set(before) | set(inputs)):
+            if name not in inputs:
+                return f"{self.base / name} was removed since {self.output} was built"
             if name not in before:
-                return f"{self.model_dir / name} was added since {self.archive} was built"
-            if before[name] != current[name]:
-                return f"{self.model_dir / name} changed since {self.archive} was built"
+                return f"{self.base / name} was added since {self.output} was built"
+            if before[name] != inputs[name]:
+                return f"{self.base / name} changed since {self.output} was built"
         for key, value in settings.items():
             if recorded.get("settings", {}).get(key) != value:
                 return (
                     f"{key} is now {value!r} (the archive was built with {recorded['settings'].get(key)!r})"
                 )
+        if sha256 is not None and recorded.get("sha256") != sha256:
+            return f"{self.output} is not the file its last build wrote"
         return None
+
+    def _built_ns(self) -> int:
+        if self.output.is_file():
+            return self.output.stat().st_mtime_ns
+        return min((p.stat().st_mtime_ns for p in self.output.rglob("*") if p.is_file()), default=0)
 
 
 def model_dir_of(archive: Path, kind: str = "archive") -> Path | None:
@@ -134,18 +182,18 @@ def _members(folder: Path, listed: tuple[str, ...] = ()) -> list[tuple[str, Path
     ]
 
 
-def unknown_members(config: DeploymentConfig) -> list[str]:
+def unknown_members(deployment: ResolvedDeployment) -> list[str]:
     """Why a model a multi-model set lists (``model_data.models``) cannot be built, one sentence each."""
     problems = []
-    for i, c in enumerate(config.model.containers):
+    for i, c in enumerate(deployment.containers):  # in config order
         data = c.model_data
-        if data.source != "multi-model" or data.path is None or not data.models:
+        if data.kind != "multi-model" or data.path is None or not data.members:
             continue
-        folder = Path(data.path)
+        folder = data.path
         field = f"model.containers[{i}].model_data.models"
         if folder.parent.name != "build":
             problems.append(
-                f"{field}: {list(data.models)}: the models are model_code/NAME folders packaged into "
+                f"{field}: {list(data.members)}: the models are model_code/NAME folders packaged into "
                 f"build/SET/NAME.tar.gz, but path is {folder}; set path to ../build/SET (relative to the config)"
             )
             continue
@@ -153,14 +201,14 @@ def unknown_members(config: DeploymentConfig) -> list[str]:
         problems.extend(
             f"{field}: {name!r}: {model_code / name / 'code'} does not exist; create the model with smkit init "
             f"{name} --multi-model {folder.name}, or remove it from models"
-            for name in data.models
+            for name in data.members
             if not (model_code / name / "code").is_dir()
         )
     return problems
 
 
-def project_models(config: DeploymentConfig) -> list[ProjectModel]:
-    """The model data of a loaded config (absolute paths) that comes from ``model_code`` folders."""
+def project_models(deployment: ResolvedDeployment) -> list[ProjectModel]:
+    """The local model data of a deployment that comes from ``model_code`` folders."""
     found: dict[Path, ProjectModel] = {}
 
     def add(name: str, model_dir: Path, path: Path, container: str, kind: str) -> None:
@@ -168,24 +216,23 @@ def project_models(config: DeploymentConfig) -> list[ProjectModel]:
         names = (*known.containers, container) if known else (container,)
         found[path] = ProjectModel(name, model_dir, path, names, kind)
 
-    for container in config.model.containers:
+    for container in deployment.containers:
         data = container.model_data
-        if data.path is None or data.source not in ("archive", "prefix", "multi-model"):
+        if data.path is None or data.kind == "model-package":
             continue
-        path = Path(data.path)
-        if data.source == "multi-model":
-            for name, archive, model_dir in _members(path, data.models or ()):
+        if data.kind == "multi-model":
+            for name, archive, model_dir in _members(data.path, data.members):
                 add(name, model_dir, archive, container.name, "member")
             continue
-        source_dir = model_dir_of(path, data.source)
+        source_dir = model_dir_of(data.path, data.kind)
         if source_dir is not None:
-            add(path.parent.name, source_dir, path, container.name, data.source)
-    return [*found.values(), *adapter_folders(config)]
+            add(data.path.parent.name, source_dir, data.path, container.name, data.kind)
+    return [*found.values(), *adapter_folders(deployment)]
 
 
-def adapter_folders(config: DeploymentConfig) -> list[ProjectModel]:
-    """The adapter components of a loaded config whose weights are a local folder, each with its archive."""
-    spec = deployment_of(config).components
+def adapter_folders(deployment: ResolvedDeployment) -> list[ProjectModel]:
+    """The adapter components of a deployment whose weights are a local folder, each with its archive."""
+    spec = deployment.components
     if spec is None:
         return []
     return [
@@ -195,18 +242,18 @@ def adapter_folders(config: DeploymentConfig) -> list[ProjectModel]:
     ]
 
 
-def multi_model_sets(config: DeploymentConfig) -> list[Path]:
-    """The local multi-model folders of a config (for saying what a set holds, or that it holds nothing)."""
+def multi_model_sets(deployment: ResolvedDeployment) -> list[Path]:
+    """The local multi-model folders of a deployment (for saying what a set holds, or that it holds nothing)."""
     return [
-        Path(c.model_data.path)
-        for c in config.model.containers
-        if c.model_data.source == "multi-model" and c.model_data.path is not None
+        c.model_data.path
+        for c in deployment.containers
+        if c.model_data.kind == "multi-model" and c.model_data.path is not None
     ]
 
 
-def samples_dir(config: DeploymentConfig, container: str, root: Path) -> Path:
+def samples_dir(deployment: ResolvedDeployment, container: str, root: Path) -> Path:
     """The samples of a container: its archive's ``model_code/NAME/samples``, else ``root/model_code/<container>``."""
-    for model in project_models(config):
+    for model in project_models(deployment):
         if model.kind != "adapter" and container in model.containers:
             return model.model_dir / "samples"
     return root / "model_code" / container / "samples"

@@ -474,3 +474,34 @@ def test_the_rederivation_check_sees_the_old_spellings(tmp_path: Path) -> None:
         "    return cfg.model.containers, data.local_path, data.uri.endswith('/')\n"
     )
     assert len(rederivations(sample)) == 6, rederivations(sample)
+
+
+def _calls(path: Path, names: set[str], *, methods: bool = True) -> list[str]:
+    """Calls in ``path`` of a function named in ``names`` (``f(...)``, and with ``methods`` ``x.f(...)``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            name = name if methods or isinstance(node.func, ast.Name) else None
+            if name in names:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
+    return found
+
+
+def test_one_loader_and_paths_made_absolute_in_one_place() -> None:
+    # Consumers load a deployment with smkit.config.load_deployment; resolve(config, base_dir) is pure
+    # (nothing cached on the config), and a config's relative paths are made absolute by one function.
+    product = [p for name in SOURCES for p in _files() if p.is_relative_to(REPO / name)]
+    outside_config = [p for p in product if not p.is_relative_to(REPO / "smkit" / "config")]
+    loaders = [c for p in outside_config for c in _calls(p, {"load_config", "deployment_of"})]
+    assert loaders == [], "call smkit.config.load_deployment:\n" + "\n".join(loaders)
+    paths = REPO / "smkit" / "config" / "resolved" / "paths.py"
+    absolute = [c for p in product if p != paths for c in _calls(p, {"absolute"}, methods=False)]
+    assert absolute == [], "make a config's paths absolute with smkit.config.resolved.paths:\n" + "\n".join(
+        absolute
+    )
+    models = (REPO / "smkit" / "config" / "models.py").read_text(encoding="utf-8")
+    assert (
+        "_resolved" not in models
+        and "deployment_of" not in (REPO / "smkit/config/resolved/__init__.py").read_text()
+    )

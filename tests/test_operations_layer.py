@@ -9,7 +9,10 @@ module imports and calls, so that a second way cannot come back unnoticed.
   its command (``npx``, ``aws-cdk@...``, ``node_modules/.bin``) in its code;
 - a deploy (``smkit deploy``, the release scripts' deploy, ECR-only deploy and rollback, ``smkit emulator
   deploy``) runs smkit/ops/deploy_pipeline.py: nothing else in the library builds a ``cdk deploy`` call,
-  and each of those entry points hands its target to :func:`smkit.ops.deploy_pipeline.run_deploy`.
+  and each of those entry points hands its target to :func:`smkit.ops.deploy_pipeline.run_deploy`;
+- packaging by config is the library's (smkit/ops/package_by_config.py): the CLI builds no model data
+  itself, and whether model data is stale is decided by :class:`smkit.project.BuildRecord` alone (the
+  example archives of scripts/package_models.py included).
 """
 
 from __future__ import annotations
@@ -161,3 +164,29 @@ def test_every_deploy_runs_the_one_pipeline() -> None:
         assert "run_deploy" in names, (
             f"{module}: {function}() does not run smkit.ops.deploy_pipeline.run_deploy"
         )
+
+
+PACKAGING_CALLS = {"build_archive", "project_models", "archive_folder", "check_handler_file"}
+
+
+def test_packaging_by_config_is_the_library_s_with_one_staleness_record() -> None:
+    in_cli = [
+        f"{path.relative_to(REPO)}:{node.lineno}: {name}"
+        for path in sorted((REPO / "smkit" / "cli").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and (name := getattr(node.func, "id", getattr(node.func, "attr", ""))) in PACKAGING_CALLS
+    ]
+    assert in_cli == [], "package through smkit.ops.package_by_config:\n" + "\n".join(in_cli)
+    script = ast.parse((REPO / "scripts" / "package_models.py").read_text(encoding="utf-8"))
+    (build,) = [n for n in ast.walk(script) if isinstance(n, ast.FunctionDef) and n.name == "build"]
+    assert "BuildRecord" in {n.id for n in ast.walk(build) if isinstance(n, ast.Name)}
+    records = [
+        f"{path.relative_to(REPO)}: {node.name}"
+        for path in [*sorted((REPO / "smkit").rglob("*.py")), REPO / "scripts" / "package_models.py"]
+        if "stale" in (text := path.read_text(encoding="utf-8"))
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef) and node.name == "stale"
+    ]
+    assert records == ["smkit/project.py: stale", "smkit/project.py: stale"], records  # BuildRecord's, and
+    # ProjectModel's, which hands its inputs to BuildRecord

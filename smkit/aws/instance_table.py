@@ -11,6 +11,14 @@ Sources (numbers as AWS publishes them; GiB for memory, GB for accelerator memor
   instance store volumes): https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html
 - Which hosting instance types have local NVMe instance storage (and so no EBS ML storage volume):
   https://docs.aws.amazon.com/sagemaker/latest/dg/host-instance-storage.html
+- ml.g7e and ml.g7, which those pages did not list when the rows were written: ml.g7e's vCPUs, memory and GPU
+  count are AWS's own SageMaker HyperPod CLI's (https://github.com/aws/sagemaker-hyperpod-cli,
+  src/sagemaker/hyperpod/training/constants.py, INSTANCE_RESOURCES); its GPU memory is NVIDIA's for the RTX PRO
+  6000 Blackwell Server Edition (96 GB,
+  https://www.nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/). ml.g7's rows come from a
+  third-party listing (the Kubernetes cluster autoscaler's, https://github.com/kubernetes/autoscaler/issues/9854)
+  and NVIDIA's RTX PRO 4500 Blackwell (32 GB); no AWS page or AWS repository gave them. Neither family's
+  instance storage is known.
 
 A value AWS's pages do not give for a type is None here ("not in the table"); checks that need it say what
 they could not check.

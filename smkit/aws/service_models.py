@@ -55,3 +55,32 @@ def member(service: str, structure: str, name: str) -> Constraint:
         enum=tuple(getattr(target, "enum", None) or ()),
         documentation=target.documentation or "",
     )
+
+
+def plain(documentation: str) -> str:
+    """A member's documentation as the reader sees it: no tags, entities decoded, one space between words."""
+    import html
+    import re
+
+    text = html.unescape(re.sub(r"<[^>]+>", " ", documentation))
+    text = " ".join(text.split())
+    return re.sub(r" ([.,;:)])", r"\1", text)
+
+
+# Words that make a sentence of a member's documentation a constraint: what must, cannot or may only be, and
+# the bounds it states.
+CONSTRAINT_WORDS = (
+    r"\b(must|must not|cannot|can't|can not|only|between|at most|at least|up to|no more than|no longer than|"
+    r"maximum|minimum|exceed|exceeds|required|not supported|isn't supported|is not supported|valid values?)\b"
+)
+
+
+def constraint_sentences(documentation: str) -> list[str]:
+    """The sentences of ``documentation`` (:func:`plain`) that state a constraint (:data:`CONSTRAINT_WORDS`),
+    each whole, as a row would quote it."""
+    import re
+
+    text = plain(documentation)
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z\"(])", text)
+    pattern = re.compile(CONSTRAINT_WORDS, re.IGNORECASE)
+    return [s for s in sentences if s.endswith(".") and pattern.search(s)]

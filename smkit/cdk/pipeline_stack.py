@@ -33,6 +33,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import pipelines
 from constructs import Construct
 
+from smkit.aws.cdk_bootstrap import lookup_role_arn
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.pipeline_parts import (
@@ -94,12 +95,16 @@ class PipelineCommands:
     @classmethod
     def for_project(cls, config_file: str, *, smkit_version: str | None = None) -> PipelineCommands:
         """The commands of a project made by ``smkit init``: the smkit CLI of ``smkit_version`` (default:
-        the installed one) from PyPI, ``smkit synth`` of the config, ``smkit smoke-test`` of its samples."""
+        the installed one) from PyPI, ``smkit synth --read-stages`` of the config (it reads what each stage
+        runs now and plans each stage's update from it, smkit.release.stage_state), ``smkit smoke-test`` of
+        its samples."""
         from smkit import __version__
 
         return cls(
             install=(f'pip install "smkit[cdk]=={smkit_version or __version__}"',),
-            synth=(f"smkit synth --config {config_file} --output {ASSEMBLY_DIR} -c pipeline=true",),
+            synth=(
+                f"smkit synth --config {config_file} --output {ASSEMBLY_DIR} -c pipeline=true --read-stages",
+            ),
             smoke_test=(
                 f'aws configure set profile.{SMOKE_TEST_PROFILE}.role_arn "$SMOKE_TEST_ROLE_ARN"',
                 f"aws configure set profile.{SMOKE_TEST_PROFILE}.credential_source EcsContainer",
@@ -189,25 +194,7 @@ class PipelineStack(cdk.Stack):
         self._deployed = dict(deployed or {})
         self._previous_s3_uris = tuple(previous_s3_uris)
         self._config_file = config_file
-        unknown = sorted(set(self._deployed) - {"staging", "prod"})
-        if unknown:
-            raise ValueError(
-                f"deployed endpoints of stages {', '.join(unknown)}: the pipeline's stages are staging and prod"
-            )
-        for name, given in (
-            ("install_commands", install_commands),
-            ("synth_commands", synth_commands),
-            ("smoke_test_commands", smoke_test_commands),
-        ):
-            if (
-                isinstance(given, str)
-                or not given
-                or not all(isinstance(c, str) and c.strip() for c in given)
-            ):
-                raise ValueError(
-                    f"PipelineStack {name}={given!r}: give a non-empty list of shell lines, "
-                    f"e.g. PipelineCommands.for_project({config_file!r}).{name.removesuffix('_commands')}"
-                )
+        _check_arguments(self._deployed, config_file, install_commands, synth_commands, smoke_test_commands)
         spec = deployment.pipeline
         if spec is None:
             raise ValueError(
@@ -225,8 +212,28 @@ class PipelineStack(cdk.Stack):
             install_commands=list(install_commands),
             commands=list(synth_commands),
             primary_output_directory=ASSEMBLY_DIR,
+            # What each stage runs now is read through the stage's CDK lookup role before the final synth
+            # (smkit synth --read-stages, smkit.release.stage_state).
+            role_policy_statements=[
+                iam.PolicyStatement(
+                    actions=["sts:AssumeRole"],
+                    resources=[lookup_role_arn(t.account, t.region) for t in (spec.staging, spec.production)],
+                )
+            ],
         )
-        self.pipeline = pipelines.CodePipeline(
+        self.pipeline = self._code_pipeline(cli_version)
+
+        self._add_staging(deployment, spec, install_commands, smoke_test_commands, smkit_cli)
+
+        self._add_production(deployment, spec, install_commands, smkit_cli)
+        self.pipeline.build_pipeline()
+        self._tidy_template()
+        self._acknowledge()
+
+    def _code_pipeline(self, cli_version: str) -> pipelines.CodePipeline:
+        """The CDK pipeline: V2, cross-account keys rotated, artifacts and build logs in this stack's bucket
+        and log group, CodeBuild on :data:`BUILD_IMAGE`."""
+        return pipelines.CodePipeline(
             self,
             "Pipeline",
             synth=self.synth,
@@ -257,6 +264,16 @@ class PipelineStack(cdk.Stack):
             ),
         )
 
+    def _add_staging(
+        self,
+        deployment: ResolvedDeployment,
+        spec: PipelineSpec,
+        install_commands: Sequence[str],
+        smoke_test_commands: Sequence[str],
+        smkit_cli: str,
+    ) -> None:
+        """The staging stage: the model-package check before it, the smoke test after it (run by a role of
+        this account that only the staging account's SmokeTestRole trusts)."""
         self.staging = self._stage("Staging", deployment, "staging", spec.staging)
         serving = self.staging.stacks.serving
         # The smoke test's CodeBuild role, named at synth time so the staging role can trust exactly it.
@@ -299,7 +316,7 @@ class PipelineStack(cdk.Stack):
         staging_check = self._package_check(
             "Staging",
             deployment,
-            f"{smkit_cli} approved --config {config_file}",
+            f"{smkit_cli} approved --config {self._config_file}",
             install_commands,
             spec.staging,
         )
@@ -307,6 +324,14 @@ class PipelineStack(cdk.Stack):
             self.staging, pre=[staging_check] if staging_check else None, post=[self.smoke_test]
         )
 
+    def _add_production(
+        self,
+        deployment: ResolvedDeployment,
+        spec: PipelineSpec,
+        install_commands: Sequence[str],
+        smkit_cli: str,
+    ) -> None:
+        """The production stage, after a manual approval (and then the model-package check)."""
         self.production = self._stage("Production", deployment, "prod", spec.production)
         self.approval = pipelines.ManualApprovalStep(
             "PromoteToProduction",
@@ -315,7 +340,7 @@ class PipelineStack(cdk.Stack):
         production_check = self._package_check(
             "Production",
             deployment,
-            f"{smkit_cli} approved --config {config_file}",
+            f"{smkit_cli} approved --config {self._config_file}",
             install_commands,
             spec.production,
         )
@@ -324,9 +349,6 @@ class PipelineStack(cdk.Stack):
         self.pipeline.add_stage(
             self.production, pre=[self.approval, *([production_check] if production_check else [])]
         )
-        self.pipeline.build_pipeline()
-        self._tidy_template()
-        self._acknowledge()
 
     def _source(self, spec: PipelineSpec) -> pipelines.CodePipelineSource:
         source = spec.source
@@ -421,3 +443,28 @@ class PipelineStack(cdk.Stack):
         )
         if support is not None:
             acknowledge(support, REPLICATION_BUCKET_REASONS)
+
+
+def _check_arguments(
+    deployed: Mapping[str, DeployedEndpoint],
+    config_file: str,
+    install_commands: Sequence[str],
+    synth_commands: Sequence[str],
+    smoke_test_commands: Sequence[str],
+) -> None:
+    """Refuse stages other than staging and prod, and commands that are not non-empty lists of lines."""
+    unknown = sorted(set(deployed) - {"staging", "prod"})
+    if unknown:
+        raise ValueError(
+            f"deployed endpoints of stages {', '.join(unknown)}: the pipeline's stages are staging and prod"
+        )
+    for name, given in (
+        ("install_commands", install_commands),
+        ("synth_commands", synth_commands),
+        ("smoke_test_commands", smoke_test_commands),
+    ):
+        if isinstance(given, str) or not given or not all(isinstance(c, str) and c.strip() for c in given):
+            raise ValueError(
+                f"PipelineStack {name}={given!r}: give a non-empty list of shell lines, "
+                f"e.g. PipelineCommands.for_project({config_file!r}).{name.removesuffix('_commands')}"
+            )

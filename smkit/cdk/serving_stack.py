@@ -42,7 +42,7 @@ class ServingStack(cdk.Stack):
     """Everything one SageMaker endpoint needs, built from ``deployment``.
 
     ``deployment``: what the config means on SageMaker (:func:`smkit.config.load_deployment`, or
-    :func:`smkit.config.resolved.deployment_of` of a config); the stack decides none of it again. ``repository``
+    :func:`smkit.config.resolved.resolve` of a config); the stack decides none of it again. ``repository``
     is the ECR repository of :class:`smkit.cdk.ecr_stack.EcrStack` (used by ``image.source: ecr``).
 
     ``previous_s3_uris``: model data and adapter weights in S3 that recorded releases ran (``smkit deploy``

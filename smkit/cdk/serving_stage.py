@@ -55,7 +55,7 @@ def add_serving_stacks(
     """Add the ECR stack (unless ``repository`` is given) and the serving stack of ``deployment`` to ``scope``.
 
     ``deployment``: :func:`smkit.config.load_deployment` of a config file, or
-    :func:`smkit.config.resolved.deployment_of` of a config built from data. The ECR stack is added when some
+    :func:`smkit.config.resolved.resolve` of a config built from data. The ECR stack is added when some
     image is pulled from (``ecr``) or published to (``build``, CI path) this kit's repository; deployments whose
     every image is a full ``dlc`` URI get no (unused, retained) repository stack.
 

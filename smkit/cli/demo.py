@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from smkit.config import ConfigError, load_config
+from smkit.config import ConfigError, load_deployment
 
 if TYPE_CHECKING:
     from smkit.emulator import MotoServer
@@ -94,8 +94,8 @@ def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
     from smkit.emulator import MotoServer, child_environment, deploy_config, emulator_cli, ensure_bootstrapped
     from smkit.local import LocalEndpoint
 
-    config = load_config(config_path)
-    cases = smoke.plan(config, root)
+    deployment = load_deployment(config_path)
+    cases = smoke.plan(deployment, root)
     with tempfile.TemporaryDirectory(prefix="smkit-demo-") as tmp:
         workdir = Path(tmp)
         started = _step("Starting the emulated AWS (moto server)", interrupts)
@@ -111,10 +111,10 @@ def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
             _done(started, interrupts, f"stacks {stacks}; endpoint {endpoint_name} InService")
 
             started = _step(
-                f"Starting the local endpoint for {config.name} ({config.endpoint.type})", interrupts
+                f"Starting the local endpoint for {deployment.name} ({deployment.endpoint_type})", interrupts
             )
             with LocalEndpoint(
-                config, name=endpoint_name, log_dir=workdir / "logs", data_capture_dir=workdir / "capture"
+                deployment, name=endpoint_name, log_dir=workdir / "logs", data_capture_dir=workdir / "capture"
             ) as local:
                 _done(started, interrupts, local.url)
                 started = _step(f"Invoking {endpoint_name} through boto3 sagemaker-runtime", interrupts)
@@ -142,7 +142,7 @@ def run_demo(config_path: Path, root: Path, interrupts: Interrupts) -> bool:
             click.echo(f"\n{r.case.label}: {r.detail}", err=True)
     passed = sum(r.ok for r in results)
     click.echo(
-        f"\n{passed}/{len(results)} invocations answered as expected by the local {config.endpoint.type} endpoint."
+        f"\n{passed}/{len(results)} invocations answered as expected by the local {deployment.endpoint_type} endpoint."
     )
     return passed == len(results)
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import click
 
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.emulator import (
     CdkCli,
     CdkError,
@@ -206,7 +206,7 @@ def deploy(configs: tuple[Path, ...], port: int | None, concurrency: int) -> Non
     """Start the emulator if needed, ``cdk bootstrap`` it once, then ``cdk deploy --all`` each config."""
     with _errors():
         for config in configs:
-            load_config(config)  # a bad file fails here, before a server or the CLI starts
+            load_deployment(config)  # a bad file fails here, before a server or the CLI starts
         workdir = _workdir()
         server = _ensure_running(workdir, port)
         cli = _cli(server)

@@ -7,17 +7,21 @@ handler with an existing interpreter instead of a built environment.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from smkit.config import ConfigError, DeploymentConfig, load_config
-from smkit.config.resolved import deployment_of
-from smkit.modelenv import ImageRuntime, ModelEnvError, model_environment
+from smkit.config import ConfigError, load_deployment
+from smkit.config.resolved import ResolvedDeployment
+from smkit.modelenv import ImageRuntime
+from smkit.ops import package_by_config as model_data
+from smkit.ops.package_by_config import ModelDataError, PackageTarget, say
+from smkit.packaging import PackagingError
+
+__all__ = ["PackageTarget", "command_errors", "env_options", "environment", "loaded", "say", "target"]
 
 # Imported by `smkit serve` only for its options; the serving image never reaches the functions below.
 
@@ -43,63 +47,42 @@ def env_options(func: F) -> F:
     return func
 
 
-@dataclass(frozen=True)
-class PackageTarget:
-    """What the command learned from ``--config`` (defaults: the kit's image, network isolation on).
-
-    ``vendor_wheels``, ``defaults`` (the default handlers the container applies) and ``container_env`` (its
-    environment, ``HF_TASK`` included) come from the resolved container
-    (:class:`smkit.config.resolved.ResolvedContainer`)."""
-
-    runtime: ImageRuntime
-    network_isolation: bool = True
-    vendor_wheels: bool = True
-    config: DeploymentConfig | None = None
-    defaults: str | None = None
-    container_env: Mapping[str, str] = field(default_factory=dict)
-
-
-def loaded(config_path: Path) -> DeploymentConfig:
-    """The config at ``config_path``; a config that does not load ends the command with its message."""
+def loaded(config_path: Path) -> ResolvedDeployment:
+    """The deployment of the config at ``config_path``; a config that does not load ends the command with
+    its message."""
     try:
-        return load_config(config_path)
+        return load_deployment(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
 
 def target(config_path: Path | None, output: Path | None = None) -> PackageTarget:
-    """The resolved container whose model data is ``output`` (else the first container) of the config."""
-    if config_path is None:
-        return PackageTarget(ImageRuntime())
-    config = loaded(config_path)
-    deployment = deployment_of(config)
-    found = deployment.container_for_data(output) if output is not None else None
-    container = found or deployment.containers[0]
-    return PackageTarget(
-        container.image.runtime,
-        container.network_isolation,
-        container.vendor_wheels,
-        config,
-        container.defaults,
-        dict(container.environment),
-    )
+    """:func:`smkit.ops.package_by_config.target`; a config that does not load ends the command."""
+    with command_errors():
+        return model_data.target(config_path, output)
 
 
 def environment(
     runtime: ImageRuntime, python: str | None, *, progress: bool = True
 ) -> Callable[[Path], tuple[str, tuple[str, ...]]]:
-    """``model folder -> (interpreter, requirement directories)`` for the packager's handler check."""
+    """``model folder -> (interpreter, requirement directories)`` for the packager's handler check
+    (:func:`smkit.ops.package_by_config.environment`); an environment that cannot be made ends the command."""
+    build = model_data.environment(runtime, python, progress=progress)
 
-    def build(model_dir: Path) -> tuple[str, tuple[str, ...]]:
-        try:
-            env = model_environment(model_dir, runtime, python=python, progress=progress)
-        except ModelEnvError as exc:
-            raise click.ClickException(f"the model's environment: {exc}") from None
-        return env.python, env.extra_paths
+    def built(model_dir: Path) -> tuple[str, tuple[str, ...]]:
+        with command_errors():
+            return build(model_dir)
 
-    return build
+    return built
 
 
-def say(message: str) -> None:
-    """A progress or advice line on stderr."""
-    print(f"smkit: {message}", file=sys.stderr, flush=True)
+@contextlib.contextmanager
+def command_errors(*passed: type[Exception]) -> Iterator[None]:
+    """Turn what the library refuses (a config, model data, packaging) into the command's error message;
+    the exception types in ``passed`` go through as they are."""
+    try:
+        yield
+    except passed:
+        raise
+    except (ConfigError, ModelDataError, PackagingError) as exc:
+        raise click.ClickException(str(exc)) from None

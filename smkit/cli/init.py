@@ -28,7 +28,13 @@ from smkit.scaffold.llm import LLM_FRAMEWORKS, next_steps
     help="Add the model to the multi-model endpoint config/SET.yaml (written by the set's first model) "
     "instead of writing config/NAME.yaml.",
 )
-def init(name: str, framework: str, root: Path, multi_model: str | None) -> None:
+@click.option(
+    "--handler",
+    is_flag=True,
+    help="With --framework vllm: also write model_code/NAME/model/model.py, custom handlers (a /ping of its "
+    "own, pre- and post-processing) that AWS's vLLM image loads, and its requirements.txt.",
+)
+def init(name: str, framework: str, root: Path, multi_model: str | None, handler: bool) -> None:
     """Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once per
     project, cdk.json and .gitignore, in any folder. With --framework vllm: config/NAME.yaml for an LLM on
     AWS's vLLM image (a base component and a LoRA adapter, from model_code/NAME/model and .../adapter).
@@ -45,7 +51,7 @@ def init(name: str, framework: str, root: Path, multi_model: str | None) -> None
     NAME.tar.gz (docs/multi-model.md).
     """
     try:
-        made = scaffold(root, name, framework, multi_model)
+        made = scaffold(root, name, framework, multi_model, handler=handler)
     except ScaffoldError as exc:
         raise click.ClickException(str(exc)) from None
     for path in made.files:
@@ -54,6 +60,11 @@ def init(name: str, framework: str, root: Path, multi_model: str | None) -> None
     config = f"config/{multi_model or name}.yaml"
     if framework in LLM_FRAMEWORKS:
         click.echo(next_steps(framework, name, Path(config)))
+        if handler:
+            click.echo(
+                f"model_code/{name}/model/model.py: smkit package --config {config} checks it in the engine's "
+                "environment and says what serves /ping and /invocations (docs/llm.md, Custom handlers)"
+            )
         return
     artifacts = made.model_dir / "artifacts"
     if framework in DEFAULTS_ONLY:

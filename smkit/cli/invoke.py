@@ -122,8 +122,15 @@ def invoke_command(
     target = Target(
         variant=variant, model=target_model, container=target_container, component=inference_component
     )
+    # What InvokeEndpoint and InvokeEndpointWithResponseStream are both called with.
+    call: dict[str, Any] = {
+        "content_type": content_type,
+        "accept": accept,
+        "target": target,
+        "custom_attributes": custom_attributes,
+    }
     if stream:
-        _invoke_stream(client, endpoint, body, content_type, accept, target, custom_attributes, output)
+        _invoke_stream(client, endpoint, body, call, output)
         return
     try:
         if asynchronous:
@@ -139,19 +146,8 @@ def invoke_command(
                 storage=Storage(s3_endpoint_url, region or "us-east-1"),
             )
         else:
-            result = invoke(
-                client,
-                endpoint,
-                body,
-                content_type=content_type,
-                accept=accept,
-                target=target,
-                custom_attributes=custom_attributes,
-            )
-            click.echo(
-                f"InvokedProductionVariant: {result.invoked_variant}  Content-Type: {result.content_type}",
-                err=True,
-            )
+            result = invoke(client, endpoint, body, **call)
+            _say_variant(result)
             answer, ctype, payload = result.decoded(), result.content_type, result.body
     except (ClientError, BotoCoreError, InvokeError) as exc:
         raise click.ClickException(describe_client_error(exc)) from None
@@ -160,15 +156,14 @@ def invoke_command(
     _print_answer(answer, ctype, payload, raw)
 
 
+def _say_variant(result: Any) -> None:
+    click.echo(
+        f"InvokedProductionVariant: {result.invoked_variant}  Content-Type: {result.content_type}", err=True
+    )
+
+
 def _invoke_stream(
-    client: Any,
-    endpoint: str,
-    body: bytes,
-    content_type: str,
-    accept: str | None,
-    target: Any,
-    custom_attributes: str | None,
-    output: Path | None,
+    client: Any, endpoint: str, body: bytes, call: dict[str, Any], output: Path | None
 ) -> None:
     """Print each part as it arrives; a stream error after some parts is reported after them."""
     from botocore.exceptions import BotoCoreError, ClientError
@@ -177,19 +172,8 @@ def _invoke_stream(
 
     received: list[bytes] = []
     try:
-        result = invoke_stream(
-            client,
-            endpoint,
-            body,
-            content_type=content_type,
-            accept=accept,
-            target=target,
-            custom_attributes=custom_attributes,
-        )
-        click.echo(
-            f"InvokedProductionVariant: {result.invoked_variant}  Content-Type: {result.content_type}",
-            err=True,
-        )
+        result = invoke_stream(client, endpoint, body, **call)
+        _say_variant(result)
         for part in result.parts:
             received.append(part)
             sys.stdout.buffer.write(part)
@@ -298,21 +282,21 @@ def smoke_test(
     """Send model_code/<model>/samples/ payloads and check the answers against expected.json."""
     from smkit.client import smoke
     from smkit.client.invoke import runtime_client
-    from smkit.config import ConfigError, load_config
+    from smkit.config import ConfigError, load_deployment
 
     try:
-        config = load_config(config_path)
+        deployment = load_deployment(config_path)
         names = _component_names(component_names) if component_names else None
-        cases = smoke.plan(config, root or smoke.project_root(config_path), component_names=names)
+        cases = smoke.plan(deployment, root or smoke.project_root(config_path), component_names=names)
     except (ConfigError, smoke.SmokeError) as exc:
         raise click.ClickException(str(exc)) from None
-    name = endpoint or config.name
+    name = endpoint or deployment.name
     client = runtime_client(endpoint_url=endpoint_url, region=region)
     results = smoke.run(
         client,
         name,
         cases,
-        asynchronous=config.endpoint.type == "async",
+        asynchronous=deployment.endpoint_type == "async",
         storage=Storage(s3_endpoint_url, region or "us-east-1"),
         timeout_s=timeout,
     )

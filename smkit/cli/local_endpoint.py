@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from smkit.config import ConfigError, load_config
+from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
 
@@ -195,7 +195,7 @@ def local_endpoint(
         except StorageError as exc:
             raise click.BadParameter(str(exc), param_hint="--async-output") from None
     try:
-        config = load_config(config_path)
+        deployment = load_deployment(config_path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     if not no_package:
@@ -218,7 +218,7 @@ def local_endpoint(
     if region:
         settings["region"] = region  # else the config's region (or us-east-1)
     try:
-        endpoint = LocalEndpoint(config, port=port, name=name, **settings)
+        endpoint = LocalEndpoint(deployment, port=port, name=name, **settings)
     except LocalEndpointError as exc:  # a config the local endpoint refuses (smkit.local.unsupported)
         raise click.ClickException(str(exc)) from None
     # Explicit for both: a shell may start background jobs with SIGINT ignored.

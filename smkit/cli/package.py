@@ -1,4 +1,5 @@
-"""``smkit package`` and ``smkit inspect``: thin click wrappers over :mod:`smkit.packaging`.
+"""``smkit package`` and ``smkit inspect``: thin click wrappers over :mod:`smkit.packaging` and
+:mod:`smkit.ops.package_by_config` (packaging by config).
 
 Exit codes: 0 success, 1 the model or archive was refused (message on stderr names the file, the bad
 value and the fix), 2 bad command-line usage.
@@ -6,20 +7,15 @@ value and the fix), 2 bad command-line usage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 import click
 
-from smkit.cli.envopts import PackageTarget, env_options, environment, loaded, say, target
-from smkit.config import DeploymentConfig
-from smkit.modelenv import ImageRuntime
-from smkit.packaging import Manifest, PackagingError, build_archive, inspect_archive
+from smkit.cli.envopts import command_errors, env_options, environment, say, target
+from smkit.ops import package_by_config as model_data
+from smkit.ops.package_by_config import BuildOptions, PackageTarget
+from smkit.packaging import Manifest, PackagingError, inspect_archive
 from smkit.packaging.report import size_report
-from smkit.packaging.vendor import VendorTarget, pinned_versions
-from smkit.project import ProjectModel, multi_model_sets, project_models, unknown_members
-from smkit.requirement_lines import file_lines
 
 DIR = click.Path(path_type=Path, file_okay=False)
 
@@ -123,72 +119,12 @@ def package(
     click.echo("\n".join(size_report(manifest)))
 
 
-@dataclass(frozen=True)
-class BuildOptions:
-    """How ``smkit package`` builds one archive (its command-line options)."""
-
-    include: tuple[Path, ...] = ()
-    uncompressed: Path | None = None
-    entry_point: str = "inference.py"
-    load_model: bool = True
-    threads: int | None = None
-    level: int = 2
-    progress: bool | None = None
-    timeout_s: float = 120.0
-    vendor_wheels: bool | None = None
-    python: str | None = None
-
-
 def build_for(
     goal: PackageTarget, code_dir: Path, artifacts_dir: Path, output: Path | None, options: BuildOptions
 ) -> Manifest:
-    """Build one archive for the image and isolation of ``goal``; raises :class:`PackagingError`."""
-    from smkit.modelenv import cache_root
-
-    runtime = goal.runtime
-    # The resolved deployment's decision (smkit.config.resolved); an AWS framework image never takes wheels.
-    if options.vendor_wheels is None:
-        vendor = goal.vendor_wheels
-    else:
-        vendor = options.vendor_wheels and runtime.framework is None
-    if vendor and options.vendor_wheels is None and _provided_by_image(runtime, code_dir, options.python):
-        vendor = False
-        say(
-            f"not vendoring wheels: {runtime.label} provides every line of code/requirements.txt, so the "
-            "container installs nothing at start"
-        )
-    if goal.network_isolation and runtime.framework is not None and _requirement_lines(code_dir):
-        say(
-            f"not vendoring wheels: {runtime.label} installs code/requirements.txt itself at start and "
-            "cannot reach an index with network isolation; list only packages the image has, or use the "
-            "kit's image"
-        )
-    return build_archive(
-        code_dir,
-        artifacts_dir,
-        output,
-        include=options.include,
-        uncompressed=options.uncompressed,
-        entry_point=options.entry_point,
-        load_model=options.load_model,
-        threads=options.threads,
-        level=options.level,
-        progress=options.progress,
-        timeout_s=options.timeout_s,
-        vendor=VendorTarget(python=runtime.python, provided=_image_pins(runtime)) if vendor else None,
-        wheel_cache=cache_root(),
-        environment=environment(runtime, options.python, progress=options.progress is not False),
-        framework=goal.defaults,
-        container_env=goal.container_env,
-        allow_globals=tuple(goal.config.security.artifacts.allow_globals) if goal.config else (),
-    )
-
-
-def _image_pins(runtime: ImageRuntime) -> tuple[tuple[str, str], ...]:
-    """What the image installs at pinned versions (its requirements files and image.requirements)."""
-    from smkit.modelenv.builder import image_requirements
-
-    return pinned_versions(image_requirements(runtime))
+    """:func:`smkit.ops.package_by_config.build_for`, its environment errors as the command's own."""
+    with command_errors(PackagingError):
+        return model_data.build_for(goal, code_dir, artifacts_dir, output, options, say=say)
 
 
 @click.command()
@@ -227,149 +163,12 @@ def inspect(
     click.echo(report.summary())
 
 
-def _requirement_lines(code_dir: Path) -> bool:
-    path = Path(code_dir) / "requirements.txt"
-    return path.is_file() and bool(file_lines(path))
-
-
-def _provided_by_image(runtime: ImageRuntime, code_dir: Path, python: str | None) -> bool:
-    """The image (with image.requirements) satisfies every requirement line, as the container will see."""
-    from smkit.modelenv import ModelEnvError
-    from smkit.modelenv.provided import unmet_by_image
-
-    path = Path(code_dir) / "requirements.txt"
-    if python is not None or not path.is_file():
-        return False
-    text = path.read_text(encoding="utf-8")
-    try:
-        return not unmet_by_image(runtime, text)
-    except ModelEnvError as exc:
-        raise click.ClickException(f"the image's environment: {exc}") from None
-
-
-def _data_path(model: ProjectModel) -> Path:
-    """The config's ``model_data.path`` the model comes from (a multi-model member: its set's folder)."""
-    return model.archive.parent if model.kind == "member" else model.archive
-
-
-def _settings(config_path: Path, model: ProjectModel) -> dict[str, object]:
-    goal = target(config_path, _data_path(model))
-    return {
-        "image": goal.runtime.label,
-        "python": goal.runtime.python,
-        "network_isolation": goal.network_isolation,
-        "smkit": version("smkit"),
-    }
-
-
 def package_config(
     config_path: Path, *, force: bool = False, python: str | None = None, implicit: bool = False
 ) -> list[Path]:
-    """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
-    stale (archives, uncompressed prefixes, the archives of multi-model sets, the archives of adapter
-    components' folders), saying what it did.
-
-    ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
-    build (no record of its inputs) is refused, naming it, instead of being rebuilt from ``model_code``.
-    """
-    config = loaded(config_path)
-    unknown = unknown_members(config)
-    if unknown:
-        raise click.ClickException(f"{config_path}: " + "; ".join(unknown))
-    models = project_models(config)
-    checked = [] if implicit else check_engine_handlers(config)
-    for folder in multi_model_sets(config):
-        if not any(m.kind == "member" and m.archive.parent == folder for m in models):
-            say(
-                f"{folder}: multi-model set with no model of a model_code/NAME folder; add one with smkit init "
-                f"NAME --multi-model {folder.name}, or list an existing model_code/NAME under model_data.models"
-            )
-    if not models and not multi_model_sets(config) and not checked:
-        say(
-            f"{config_path}: no model_data.path of the form build/NAME/model.tar.gz (archive) or "
-            "build/NAME/model (prefix) beside a model_code/NAME"
+    """:func:`smkit.ops.package_by_config.package_config`, saying what it does; a refusal ends the command
+    with its message."""
+    with command_errors():
+        return model_data.package_config(
+            config_path, force=force, python=python, implicit=implicit, say=say, show=click.echo
         )
-    built = []
-    for model in models:
-        if model.kind == "adapter":
-            if _package_adapter(model, force=force):
-                built.append(model.archive)
-            continue
-        settings = _settings(config_path, model)
-        reason = "--force" if force else model.stale(settings)
-        what = {"archive": "archive", "prefix": "uncompressed prefix", "member": "multi-model archive"}[
-            model.kind
-        ]
-        if reason is None:
-            say(f"{what} {model.archive} is up to date with {model.model_dir}")
-            continue
-        if implicit and model.kind == "member" and model.exists() and not model.stamp.is_file():
-            raise click.ClickException(
-                f"multi-model archive {model.archive} is stale ({reason}) and was not built by smkit package "
-                f"--config; package it again: smkit package --config {config_path} (rebuilds it from "
-                f"{model.model_dir}), or the command that built it"
-            )
-        say(f"packaging {model.model_dir} -> {what} {model.archive} ({reason})")
-        prefix = model.kind == "prefix"
-        try:
-            manifest = build_for(
-                target(config_path, _data_path(model)),
-                model.model_dir / "code",
-                model.model_dir / "artifacts",
-                None if prefix else model.archive,
-                BuildOptions(python=python, uncompressed=model.archive if prefix else None),
-            )
-        except PackagingError as error:
-            raise click.ClickException(str(error)) from None
-        model.record(settings)
-        click.echo(manifest.summary())
-        click.echo("\n".join(size_report(manifest)))
-        built.append(model.archive)
-    return built
-
-
-def _package_adapter(model: ProjectModel, *, force: bool) -> bool:
-    """Archive an adapter component's folder when its archive is missing or stale; whether it did."""
-    from smkit.packaging.folder import archive_folder
-
-    settings = {"smkit": version("smkit")}
-    reason = "--force" if force else model.stale(settings)
-    if reason is None:
-        say(f"adapter archive {model.archive} is up to date with {model.model_dir}")
-        return False
-    say(f"packaging adapter {model.name}: {model.model_dir} -> {model.archive} ({reason})")
-    try:
-        digest = archive_folder(model.model_dir, model.archive)
-    except PackagingError as error:
-        raise click.ClickException(str(error)) from None
-    model.record(settings)
-    size = model.archive.stat().st_size
-    click.echo(f"adapter {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")
-    return True
-
-
-def check_engine_handlers(config: DeploymentConfig) -> list[Path]:
-    """Check the custom handler file (``model.py``) of each local model folder on AWS's vLLM image in the
-    engine environment, the folder's ``requirements.txt`` layered over it (smkit.llm.handlers), and print
-    what serves each route; the folders checked. A refusal is a ClickException naming the file and line."""
-    from smkit.llm.engine import engine_environment
-    from smkit.llm.handlers import check_handler_file, handler_folders
-    from smkit.modelenv import ModelEnvError
-
-    checked = []
-    for container in handler_folders(config):
-        folder = container.model_data.path
-        assert folder is not None  # handler_folders: a local folder
-        say(f"checking the custom handlers of container {container.name} ({folder}) with vLLM's server code")
-        try:
-            python, layers = engine_environment(folder)
-            report = check_handler_file(folder, container.environment, python=python, extra_paths=layers)
-        except ModelEnvError as exc:
-            raise click.ClickException(
-                f"container {container.name}: the engine's environment: {exc}"
-            ) from None
-        except PackagingError as error:
-            raise click.ClickException(str(error)) from None
-        click.echo(report.summary())
-        checked.append(folder)
-    return checked

@@ -23,7 +23,7 @@ import click
 from smkit.cli.envopts import loaded, say, target
 from smkit.cli.package import package_config
 from smkit.config import ConfigError
-from smkit.config.resolved import ResolvedDeployment, deployment_of
+from smkit.config.resolved import ResolvedDeployment
 from smkit.config.resolved.names import deployed_names
 from smkit.ops.cdk_cli import APP_MODULE, CDK_CLI_VERSION, CdkCli, CdkError, CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
@@ -116,23 +116,45 @@ def _assembly_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.command("synth")
 @click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to synthesize.")
 @_assembly_options
-def synth(config_path: Path, output: Path, context: tuple[str, ...]) -> None:
-    """Synthesize the config's stacks offline (no AWS credentials), with cdk-nag and template checks.
+@click.option(
+    "--read-stages",
+    is_flag=True,
+    help="With -c pipeline=true (the pipeline's synth step): read what each stage runs now (its endpoint, its "
+    "recorded releases) through the stage's CDK lookup role, and synthesize again with it, so each stage's "
+    "update is planned as smkit deploy plans it. Needs credentials that may assume those roles.",
+)
+def synth(config_path: Path, output: Path, context: tuple[str, ...], read_stages: bool) -> None:
+    """Synthesize the config's stacks offline (no AWS credentials but with --read-stages), with cdk-nag and
+    template checks.
 
     Archives older than their model_code/ sources are packaged again first.
     """
-    for notice in loaded(config_path).notices:
+    if read_stages and _context(config_path, context).get("pipeline", "").lower() != "true":
+        raise click.UsageError("--read-stages reads the pipeline's stages: add -c pipeline=true")
+    config = loaded(config_path)
+    for notice in config.notices:
         say(f"note: {notice}")
     ensure_archives(config_path)
     env = _app_environment(config_path, output, context)
     result = subprocess.run([sys.executable, "-m", APP_MODULE], env=env, check=False)
     if result.returncode != 0:
         raise SystemExit(result.returncode)
+    if read_stages:
+        from smkit.release.stage_state import pipeline_context
+
+        extra = pipeline_context(output, config.name)
+        for line in extra:
+            say(f"read from the stages: {line.split('=', 1)[0]}")
+        if extra:
+            env = _app_environment(config_path, output, (*context, *extra))
+            result = subprocess.run([sys.executable, "-m", APP_MODULE], env=env, check=False)
+            if result.returncode != 0:
+                raise SystemExit(result.returncode)
     templates = sorted(output.glob("*.template.json"))
     for template in templates:
         click.echo(f"synthesized {template}")
     # The names `smkit deploy` gives (the local endpoint's banner says the same): the serving stack's.
-    for line in deployed_names(deployment_of(loaded(config_path))).lines():
+    for line in deployed_names(loaded(config_path)).lines():
         click.echo(f"deployed as {line}")
 
 

@@ -94,7 +94,7 @@ def serve(
                 Path(model),
                 goal.runtime,
                 python=python,
-                isolated=goal.config is not None and goal.network_isolation,
+                isolated=goal.artifacts is not None and goal.network_isolation,
             )
         except ArtifactError as exc:
             raise click.ClickException(str(exc)) from None

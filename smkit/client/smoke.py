@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from smkit.client.invoke import Target, describe_client_error, invoke, invoke_async, wait_for_outcome
-from smkit.config import DeploymentConfig
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import ResolvedDeployment
 from smkit.object_store import Storage
 from smkit.project import samples_dir
 
@@ -77,10 +76,12 @@ def project_root(config_path: Path) -> Path:
     return Path.cwd()
 
 
-def _samples(root: Path, model: str, *, why: str, config: DeploymentConfig | None = None) -> Path:
+def _samples(root: Path, model: str, *, why: str, deployment: ResolvedDeployment | None = None) -> Path:
     """The samples of container (or multi-model archive stem) ``model``: its archive's model_code folder."""
     samples = (
-        samples_dir(config, model, root) if config is not None else root / "model_code" / model / "samples"
+        samples_dir(deployment, model, root)
+        if deployment is not None
+        else root / "model_code" / model / "samples"
     )
     if not (samples / "expected.json").is_file():
         raise SmokeError(
@@ -100,31 +101,33 @@ def _cases_for(samples: Path, label: str, target: Target) -> list[SmokeCase]:
 
 
 def plan(
-    config: DeploymentConfig, root: Path, *, component_names: Mapping[str, str] | None = None
+    deployment: ResolvedDeployment, root: Path, *, component_names: Mapping[str, str] | None = None
 ) -> list[SmokeCase]:
-    """The cases the config's endpoint should pass.
+    """The cases the deployment's endpoint should pass.
 
     ``component_names``: config component name -> deployed InferenceComponentName (the serving stack's
     ``InferenceComponentNames`` output); locally the config's names are the component names.
     """
-    containers = config.model.containers
+    containers = deployment.containers
     first = containers[0]
-    spec = config.endpoint.inference_components
-    if spec is not None:
+    if deployment.components is not None:
         names = component_names or {}
         return [
             case
-            for component in spec.components
+            for component in deployment.components.components
             if component.container is not None  # adapters answer through their base's engine only
             for case in _cases_for(
                 _samples(
-                    root, component.container, why=f"inference component {component.name}", config=config
+                    root,
+                    component.container,
+                    why=f"inference component {component.name}",
+                    deployment=deployment,
                 ),
                 component.name,
                 Target(component=names.get(component.name, component.name)),
             )
         ]
-    data = deployment_of(config, root).container(first.name).model_data
+    data = first.model_data
     if data.kind == "multi-model":
         if data.path is None:
             raise SmokeError(f"the multi-model prefix {data.uri} is in S3; the smoke test lists a local one")
@@ -138,18 +141,20 @@ def plan(
             samples = _samples(root, stem, why=f"TargetModel {archive.name}")
             cases += _cases_for(samples, archive.name, Target(model=archive.name))
         return cases
-    if len(containers) > 1 and config.model.inference_mode == "direct":
+    if deployment.inference_mode == "direct":
         cases = []
-        for container in containers:
+        for container in deployment.production_containers:
             host = container.hostname or container.name
             cases += _cases_for(
-                _samples(root, container.name, why=f"container {host}", config=config),
+                _samples(root, container.name, why=f"container {host}", deployment=deployment),
                 host,
                 Target(container=host),
             )
         return cases
     return _cases_for(
-        _samples(root, first.name, why=f"container {first.name}", config=config), config.name, Target()
+        _samples(root, first.name, why=f"container {first.name}", deployment=deployment),
+        deployment.name,
+        Target(),
     )
 
 

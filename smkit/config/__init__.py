@@ -34,9 +34,10 @@ from smkit.config.endpoint import (
     ServerlessSpec,
     Variant,
 )
-from smkit.config.loader import ConfigError, absolute_paths, load_config, load_deployment, parse_config
+from smkit.config.loader import ConfigError, load_config, load_deployment, parse_config
 from smkit.config.models import DeploymentConfig
 from smkit.config.monitoring import Monitoring
+from smkit.config.resolved.paths import absolute_paths
 from smkit.config.rules import Issue
 from smkit.config.security import Kms, Security, Vpc
 

@@ -2,10 +2,12 @@
 
 Relative paths in a config file (``model_data.path``, a ``build`` image's ``context`` and ``requirements``)
 are relative to the
-directory of the config file, whatever the working directory: :func:`load_config` returns them absolute, so
-``cdk synth``, the scripts and every ``smkit`` command read the same files. A ``build`` image without
-``context`` is the kit's own image (smkit.dockerimage), wherever the config lives. Configs built from data
-(:func:`parse_config`) keep their paths as given.
+directory of the config file, whatever the working directory: :func:`load_deployment`, the one loader,
+resolves them there (:func:`smkit.config.resolved.resolve`), so ``cdk synth``, the scripts and every
+``smkit`` command read the same files. A ``build`` image without ``context`` is the kit's own image
+(smkit.dockerimage), wherever the config lives. :func:`parse_config` validates data (fields, rules, engine
+checks; paths made absolute when given the folder they are relative to); ``resolve(config, base_dir)``
+says what it means.
 
 Each reported line names the YAML path, the bad value and what is allowed, e.g.::
 
@@ -16,7 +18,7 @@ Each reported line names the YAML path, the bad value and what is allowed, e.g.:
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import difflib
 import functools
 from pathlib import Path
@@ -37,11 +39,10 @@ from smkit.config import (
     rules,
     security,
 )
-from smkit.config.containers import BuildImage, ImageSource
 from smkit.config.models import DeploymentConfig
 from smkit.config.overrides import with_image_tag
 from smkit.config.resolved.deployment import ResolvedDeployment
-from smkit.config.resolved.paths import absolute
+from smkit.config.resolved.paths import with_absolute_paths
 from smkit.config.resolved.resolve import ResolveError, resolve
 from smkit.config.rules import Issue
 
@@ -83,26 +84,38 @@ class ConfigError(ValueError):
         )
 
 
-def load_config(path: str | Path, *, image_tag: str | None = None) -> DeploymentConfig:
-    """Read and validate one deployment YAML file; raise :class:`ConfigError` on any problem.
+def load_deployment(path: str | Path, *, image_tag: str | None = None) -> ResolvedDeployment:
+    """The resolved deployment of one config file: read, validated, and resolved against the file's folder;
+    what the stacks, the local endpoint, the CLI and ``smkit deploy`` take. Raises :class:`ConfigError`.
 
     ``image_tag``: deploy that ECR image tag instead of the file's image (:mod:`smkit.config.overrides`).
     """
+    cfg, base_dir, source = _validated_file(path, image_tag)
+    try:
+        deployment = resolve(cfg, base_dir)
+    except ResolveError as exc:
+        raise ConfigError(source, exc.issues) from None
+    return dataclasses.replace(deployment, notices=cfg.notices)
+
+
+def load_config(path: str | Path, *, image_tag: str | None = None) -> DeploymentConfig:
+    """The validated config of one file, its paths absolute, for checks of the config itself
+    (the config's tests, :mod:`smkit.config.schema`); every consumer takes :func:`load_deployment`."""
+    cfg, base_dir, source = _validated_file(path, image_tag)
+    try:
+        resolve(cfg, base_dir)  # a config that cannot be resolved is refused here too
+    except ResolveError as exc:
+        raise ConfigError(source, exc.issues) from None
+    return cfg
+
+
+def _validated_file(path: str | Path, image_tag: str | None) -> tuple[DeploymentConfig, Path, str]:
     data = read_config_data(path)
     base_dir = Path(path).resolve().parent
+    source = str(path)
     if image_tag:
-        source = f"{path} (image tag {image_tag})"
-        return parse_config(with_image_tag(data, image_tag), source=source, base_dir=base_dir)
-    return parse_config(data, source=str(path), base_dir=base_dir)
-
-
-def load_deployment(path: str | Path, *, image_tag: str | None = None) -> ResolvedDeployment:
-    """The resolved deployment of one config file (:func:`load_config`, then what it means on SageMaker):
-    what the stacks, the local endpoint and ``smkit deploy`` take. Raises :class:`ConfigError`."""
-    cfg = load_config(path, image_tag=image_tag)
-    built = cfg._resolved
-    assert isinstance(built, ResolvedDeployment), "load_config resolves every config it loads"
-    return built
+        data, source = with_image_tag(data, image_tag), f"{path} (image tag {image_tag})"
+    return parse_config(data, source=source, base_dir=base_dir), base_dir, source
 
 
 def read_config_data(path: str | Path) -> Any:
@@ -131,82 +144,11 @@ def read_config_data(path: str | Path) -> Any:
     return data
 
 
-def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    """Raw config data with its relative paths made absolute against ``base_dir`` (the config's folder).
-
-    For tools that write a derived config elsewhere (emulated deploys, release configs): the copy then
-    names the same files as the original.
-    """
-
-    def fix(node: Any, key: str) -> None:
-        if isinstance(node, dict) and isinstance(node.get(key), str):
-            node[key] = str(absolute(node[key], base_dir))
-
-    out = copy.deepcopy(data)
-    images = [out.get("image")]
-    for container in (out.get("model") or {}).get("containers") or []:
-        if isinstance(container, dict):
-            fix(container.get("model_data"), "path")
-            images.append(container.get("image"))
-    components = ((out.get("endpoint") or {}).get("inference_components") or {}).get("components") or []
-    for component in components:
-        fix(component, "artifact_path")
-    for image in images:
-        if isinstance(image, dict) and image.get("source") == "build":
-            fix(image, "context")
-            fix(image, "requirements")
-    return out
-
-
-def _resolved(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConfig:
-    def image(img: ImageSource | None) -> ImageSource | None:
-        if not isinstance(img, BuildImage):
-            return img
-        update = {}
-        if img.context is not None:
-            update["context"] = str(absolute(img.context, base_dir))
-        if img.requirements is not None:
-            update["requirements"] = str(absolute(img.requirements, base_dir))
-        return img.model_copy(update=update)
-
-    containers = [
-        c.model_copy(
-            update={
-                "image": image(c.image),
-                "model_data": c.model_data
-                if c.model_data.path is None
-                else c.model_data.model_copy(update={"path": str(absolute(c.model_data.path, base_dir))}),
-            }
-        )
-        for c in cfg.model.containers
-    ]
-    top = image(cfg.image)
-    assert top is not None
-    endpoint = cfg.endpoint
-    spec = endpoint.inference_components
-    if spec is not None:
-        components = [
-            c
-            if c.artifact_path is None
-            else c.model_copy(update={"artifact_path": str(absolute(c.artifact_path, base_dir))})
-            for c in spec.components
-        ]
-        endpoint = endpoint.model_copy(
-            update={"inference_components": spec.model_copy(update={"components": tuple(components)})}
-        )
-    return cfg.model_copy(
-        update={
-            "image": top,
-            "model": cfg.model.model_copy(update={"containers": containers}),
-            "endpoint": endpoint,
-        }
-    )
-
-
 def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None = None) -> DeploymentConfig:
-    """Validate already-parsed YAML data (fields, then cross-field rules).
+    """Validate already-parsed YAML data (fields, then cross-field rules, then the engine checks).
 
-    ``base_dir``: resolve relative paths against it (what :func:`load_config` passes: the file's folder).
+    ``base_dir``: the folder the config's relative paths are relative to (what :func:`load_deployment`
+    passes: the file's folder); the config returned names them absolute. None: as given.
     """
     if not isinstance(data, dict):
         kind = "an empty document" if data is None else type(data).__name__
@@ -227,21 +169,16 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
     ]
     if issues:
         raise ConfigError(source, issues)
-    absolute = cfg if base_dir is None else _resolved(cfg, base_dir)
-    engine = engine_checks.review(absolute, base_dir)
+    engine = engine_checks.review(cfg, base_dir)
     if engine.issues:
         raise ConfigError(source, engine.issues)
-    absolute._notices = tuple(engine.notices)
-    if base_dir is None:
-        return absolute
-    missing = [*_missing_image_requirements(absolute), *_missing_adapter_folders(absolute)]
-    if missing:
-        raise ConfigError(source, missing)
-    try:
-        absolute._resolved = resolve(absolute, base_dir)
-    except ResolveError as exc:
-        raise ConfigError(source, exc.issues) from None
-    return absolute
+    if base_dir is not None:
+        cfg = with_absolute_paths(cfg, base_dir)
+        missing = _missing_adapter_folders(cfg)
+        if missing:
+            raise ConfigError(source, missing)
+    cfg._notices = tuple(engine.notices)
+    return cfg
 
 
 def _missing_adapter_folders(cfg: DeploymentConfig) -> list[Issue]:
@@ -263,19 +200,6 @@ def _missing_adapter_folders(cfg: DeploymentConfig) -> list[Issue]:
                 )
             )
     return issues
-
-
-def _missing_image_requirements(cfg: DeploymentConfig) -> list[Issue]:
-    """``image.requirements`` files that do not exist (paths already absolute)."""
-    return [
-        Issue(
-            f"{where}.requirements",
-            img.requirements,
-            "no such file; give a pip requirements file, relative to the config file",
-        )
-        for where, img in cfg.image_sections()
-        if isinstance(img, BuildImage) and img.requirements and not Path(img.requirements).is_file()
-    ]
 
 
 def _issue_from_pydantic(err: Any, data: Any) -> Issue:

@@ -13,7 +13,7 @@ AWS references:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -52,9 +52,7 @@ class DeploymentConfig(Frozen):
     pipeline: PipelineSpec | None = Field(
         None, description="CI/CD pipeline (``-c pipeline=true``); ignored by plain ``cdk deploy``."
     )
-    # The resolved deployment load_config built (smkit.config.resolved.deployment_of reads it).
-    _resolved: Any = PrivateAttr(None)
-    # What load_config could not check (smkit.config.engine_checks): said by smkit synth, never silent.
+    # What parse_config could not check (smkit.config.engine_checks): said by smkit synth, never silent.
     _notices: tuple[str, ...] = PrivateAttr(())
 
     @property

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from smkit.aws import cfn_api, cfn_schemas
+from smkit.aws import cfn_api, cfn_schemas, service_models
 from smkit.config.rule_table import ROWS, Row
 
 NONE_FOUND = "documented constraints: none found"
@@ -87,6 +87,53 @@ def has_model_limits(text: str) -> bool:
     return text.startswith("`") and not text.endswith(": no limits")
 
 
+# The schema's keywords and the model's min/max for each kind of member: a value's range, a string's length,
+# a list's item count.
+BOUND_KEYWORDS = {"string": ("minLength", "maxLength"), "list": ("minItems", "maxItems")}
+NUMBERS = ("integer", "long", "float", "double")
+
+
+def disagreements(resource_type: str, path: str) -> list[tuple[str, Any, Any, Any]]:
+    """Where the CloudFormation schema and the API model set different bounds on ``path``: ``(bound, schema's,
+    model's, the stricter)`` for each of ``min``/``max`` that one sets and the other does not, or sets otherwise.
+    Enum members (no length of their own in the model) and maps (the schema counts no entries) are left out."""
+    mapped = cfn_api.api_member(resource_type, path)
+    if (
+        mapped is None
+        or mapped.constraint.enum
+        or (mapped.kind not in BOUND_KEYWORDS and mapped.kind not in NUMBERS)
+    ):
+        return []
+    schema = cfn_schemas.limits(resource_type, path)
+    keywords = BOUND_KEYWORDS.get(mapped.kind, ("minimum", "maximum"))
+    out = []
+    for bound, keyword, modelled in zip(
+        ("min", "max"), keywords, (mapped.constraint.min, mapped.constraint.max), strict=True
+    ):
+        stated = schema.get(keyword)
+        if stated == modelled or (bound == "min" and {stated, modelled} <= {None, 0}):
+            continue  # the same, or a minimum of 0 against none (nothing below 0 exists)
+        present = [v for v in (stated, modelled) if v is not None]
+        out.append((bound, stated, modelled, max(present) if bound == "min" else min(present)))
+    return out
+
+
+def prose(resource_type: str, path: str, rows: Iterable[Row] = ROWS) -> list[tuple[str, str, str | None]]:
+    """The constraint sentences of the documentation of the API member ``path`` becomes
+    (:func:`smkit.aws.service_models.constraint_sentences`): ``(member, sentence, the id of the row quoting it
+    or None)``."""
+    mapped = cfn_api.api_member(resource_type, path)
+    if mapped is None:
+        return []
+    c = mapped.constraint
+    quoting = [r for r in rows if r.model == (c.service, c.shape, c.member)]
+    out = []
+    for sentence in service_models.constraint_sentences(c.documentation):
+        row = next((r.id for r in quoting if r.sentence in sentence or sentence in r.sentence), None)
+        out.append((mapped.name, sentence, row))
+    return out
+
+
 def checked(row: Row) -> str:
     """How a row's quote is checked."""
     if row.model is None:
@@ -100,6 +147,8 @@ def render(
     rows: tuple[Row, ...] = ROWS,
     limits_of: Callable[[str, str], str] = schema_limits,
     model_of: Callable[[str, str], str] = model_limits,
+    disagreements_of: Callable[[str, str], list[tuple[str, Any, Any, Any]]] = disagreements,
+    prose_of: Callable[[str, str], list[tuple[str, str, str | None]]] = prose,
 ) -> str:
     """The markdown document."""
     lines = [
@@ -152,6 +201,52 @@ def render(
             lines.append(f"| `{path}` | {schema or '-'} | {model or '-'} | {rows_cell} |")
         lines.append("")
     lines += [
+        "## Where the CloudFormation schema and the API model disagree",
+        "",
+        "Bounds one of the two sets and the other does not, or sets otherwise, on the same emitted property",
+        "(value range, length, item count; `-`: not set). AWS applies both (CloudFormation validates against the",
+        "schema, then calls the API), so the stricter holds; the kit's own checks use it (smkit/aws/limits.py).",
+        "",
+        "| resource | property | bound | schema | model | stricter |",
+        "|---|---|---|---|---|---|",
+    ]
+    differing = 0
+    for resource_type in sorted(by_type):
+        for path in sorted(by_type[resource_type]):
+            for bound, stated, modelled, stricter in disagreements_of(resource_type, path):
+                differing += 1
+                cells = [
+                    resource_type,
+                    f"`{path}`",
+                    bound,
+                    *(("-" if v is None else str(v)) for v in (stated, modelled)),
+                    str(stricter),
+                ]
+                lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Constraint sentences of the API members' documentation",
+        "",
+        "Each sentence of a mapped member's documentation in botocore that states a constraint (must, cannot,",
+        "only, between, at most, maximum, valid values, ...), whole, and the row that quotes it. A sentence",
+        "without a row is read but not (yet) checked by the kit: its limit may be one the model states",
+        "already (see the member's limits above), one the template cannot break, or one still to enforce.",
+        "",
+        "| resource | property | API member | sentence | row |",
+        "|---|---|---|---|---|",
+    ]
+    mined = quoted = 0
+    with_prose: set[tuple[str, str]] = set()
+    for resource_type in sorted(by_type):
+        for path in sorted(by_type[resource_type]):
+            for name, sentence, row in prose_of(resource_type, path):
+                mined += 1
+                quoted += row is not None
+                with_prose.add((resource_type, path))
+                cells = [resource_type, f"`{path}`", f"`{name}`", sentence, row or "not a row"]
+                lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += [
+        "",
         "## Rows",
         "",
         "| id | what | applies to | check | AWS text | page | quote checked | test refusing it |",
@@ -173,6 +268,9 @@ def render(
         f"{api_mapped} mapped to an API member, {api_typed - api_mapped} without one"
         + (f" ({', '.join(without)})" if without else ""),
         f"- with limits from the API's service model: {api_limited}",
+        f"- bounds where the schema and the model disagree: {differing} (the stricter listed above)",
+        f"- constraint sentences in the mapped members' documentation: {mined}, on {len(with_prose)} properties; "
+        f"quoted by a row: {quoted}; not rows: {mined - quoted}",
         f"- with at least one row of AWS's prose: {constrained}",
         f"- unchecked (no schema limits, no model limits, no row): {unchecked}",
         f"- rows quoting a botocore member, checked word for word: {sum(r.model is not None for r in rows)}; "

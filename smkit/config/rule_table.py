@@ -496,6 +496,40 @@ ROWS: tuple[Row, ...] = (
         model=("application-autoscaling", "RegisterScalableTargetRequest", "MinCapacity"),
     ),
     Row(
+        "pool-priority",
+        "an instance pool's Priority is 1-5",
+        ((EC, "ProductionVariants[].InstancePools[].Priority"),),
+        "smkit.config.endpoint.InstancePool.priority (POOL_PRIORITY_RANGE, smkit.aws.limits)",
+        "Valid values: 1 to 5, where 1 is the highest priority.",
+        API + "API_InstancePool.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[pool-priority-six]",
+        model=("sagemaker", "InstancePool", "Priority"),
+    ),
+    Row(
+        "alarm-evaluation-day",
+        "an alarm of one-minute periods evaluates at most a day: EvaluationPeriods <= 1440",
+        (("AWS::CloudWatch::Alarm", "EvaluationPeriods"), ("AWS::CloudWatch::Alarm", "Period")),
+        "Monitoring.evaluation_periods le=MAX_SUB_HOUR_EVALUATION_S // ALARM_PERIOD_S (smkit.aws.limits, "
+        "smkit.config.monitoring)",
+        "For alarms with a period of less than one hour (3,600 seconds), the total evaluation period can't be "
+        "longer than one day (86,400 seconds).",
+        "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[alarm-evaluation-over-a-day]",
+        model=("cloudwatch", "PutMetricAlarmInput", "Period"),
+    ),
+    Row(
+        "shadow-one-production",
+        "with a shadow variant: exactly one production variant and one shadow variant",
+        ((EC, "ShadowProductionVariants[].VariantName"),),
+        "smkit.config.component_rules.shadow_variants; EndpointSpec.shadow_variants max_length="
+        "MAX_SHADOW_VARIANTS (smkit.aws.limits)",
+        "If you use this field, you can only specify one variant for ProductionVariants and one variant for "
+        "ShadowProductionVariants.",
+        API + "API_CreateEndpointConfig.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[shadow-beside-two-production-variants]",
+        model=("sagemaker", "CreateEndpointConfigInput", "ShadowProductionVariants"),
+    ),
+    Row(
         "capacity-available",
         "the account's quota and the region's capacity allow the instances",
         ((EC, "ProductionVariants[].InitialInstanceCount"),),

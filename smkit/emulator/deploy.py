@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smkit.config import load_config
-from smkit.config.resolved import ResolvedDeployment, deployment_of
+from smkit.config import load_deployment
+from smkit.config.resolved import ResolvedDeployment
 from smkit.emulator.cdk import BOOTSTRAP_STACK, CdkCli, CdkError, CdkResult
 from smkit.emulator.client_env import ACCOUNT_ID
 from smkit.emulator.inventory import (
@@ -73,10 +73,10 @@ class DeployedApp:
 def emulated_image_tag(config: Path) -> str | None:
     """:data:`EMULATED_IMAGE_TAG` when ``config`` has an image a Docker engine would build, else None.
 
-    The config is validated first (``smkit.config.load_config``) so that a bad file fails with its own
+    The config is validated first (``smkit.config.load_deployment``) so that a bad file fails with its own
     message before the CLI starts.
     """
-    builds = any(image.source == "build" for image in deployment_of(load_config(config)).images)
+    builds = any(image.source == "build" for image in load_deployment(config).images)
     return EMULATED_IMAGE_TAG if builds else None
 
 

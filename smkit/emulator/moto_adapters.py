@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from smkit.emulator.moto_resource import EmulatedResource
+
 
 def sagemaker_model_from_template() -> None:
     """AWS::SageMaker::Model from ``Containers`` as well as ``PrimaryContainer``, keeping isolation and mode."""
@@ -177,85 +179,73 @@ def kms_key_from_template() -> None:
 
 def cloudwatch_alarm_adapter() -> None:
     """AWS::CloudWatch::Alarm through moto's CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
+    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
+    assert _alarm_model().cloudformation_type() == "AWS::CloudWatch::Alarm"
+
+
+def _metric_queries(metrics: Any) -> list[Any]:
+    """An alarm's ``Metrics`` (metric math) as moto's MetricDataQuery objects."""
+    from moto.cloudwatch import models as cw
+
+    queries = []
+    for metric in metrics:
+        stat = metric.get("MetricStat")
+        metric_stat = None
+        if stat:
+            dims = [cw.Dimension(d["Name"], d["Value"]) for d in stat["Metric"].get("Dimensions", [])]
+            metric_stat = cw.MetricStat(
+                metric=cw.Metric(
+                    metric_name=stat["Metric"]["MetricName"],
+                    namespace=stat["Metric"]["Namespace"],
+                    dimensions=dims,
+                ),
+                period=stat.get("Period"),
+                stat=stat.get("Stat"),
+                unit=stat.get("Unit"),
+            )
+        queries.append(
+            cw.MetricDataQuery(
+                query_id=metric.get("Id"),
+                label=metric.get("Label"),
+                period=metric.get("Period"),
+                return_data=metric.get("ReturnData"),
+                expression=metric.get("Expression"),
+                metric_stat=metric_stat,
+            )
+        )
+    return queries
+
+
+def _alarm_model() -> type[EmulatedResource]:
     from moto.cloudwatch import models as cw
     from moto.core.common_models import CloudFormationModel
 
-    def metric_queries(metrics: Any) -> list[cw.MetricDataQuery]:
-        queries = []
-        for metric in metrics:
-            stat = metric.get("MetricStat")
-            metric_stat = None
-            if stat:
-                dims = [cw.Dimension(d["Name"], d["Value"]) for d in stat["Metric"].get("Dimensions", [])]
-                metric_stat = cw.MetricStat(
-                    metric=cw.Metric(
-                        metric_name=stat["Metric"]["MetricName"],
-                        namespace=stat["Metric"]["Namespace"],
-                        dimensions=dims,
-                    ),
-                    period=stat.get("Period"),
-                    stat=stat.get("Stat"),
-                    unit=stat.get("Unit"),
-                )
-            queries.append(
-                cw.MetricDataQuery(
-                    query_id=metric.get("Id"),
-                    label=metric.get("Label"),
-                    period=metric.get("Period"),
-                    return_data=metric.get("ReturnData"),
-                    expression=metric.get("Expression"),
-                    metric_stat=metric_stat,
-                )
-            )
-        return queries
-
-    class CloudFormationAlarm(CloudFormationModel):
+    class CloudFormationAlarm(EmulatedResource, CloudFormationModel):
         """AWS::CloudWatch::Alarm through moto's own CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
 
         # moto's model metaclass files every model under the service named by its module path.
         __module__ = "moto.cloudwatch.models"
+        CFN_TYPE = "AWS::CloudWatch::Alarm"
+        NAME_TYPE = "AlarmName"
+        ATTRIBUTES = ("Arn",)
 
         def __init__(self, alarm: cw.Alarm) -> None:
             self.alarm = alarm
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::CloudWatch::Alarm"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "AlarmName"
 
         @property
         def physical_resource_id(self) -> str:
             return str(self.alarm.name)
 
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return attr == "Arn"
-
-        def get_cfn_attribute(self, attribute_name: str) -> Any:
-            from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-
-            if attribute_name == "Arn":
-                return self.alarm.alarm_arn
-            raise UnformattedGetAttTemplateException()
+        def attribute(self, name: str) -> Any:
+            return self.alarm.alarm_arn
 
         @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
-        ) -> CloudFormationAlarm:
-            p = cloudformation_json["Properties"]
+        def create(cls, name: str, p: Any, account_id: str, region_name: str) -> CloudFormationAlarm:
             alarm = cw.cloudwatch_backends[account_id][region_name].put_metric_alarm(
-                name=resource_name,
+                name=name,
                 namespace=p.get("Namespace"),
                 metric_name=p.get("MetricName"),
-                metric_data_queries=metric_queries(p["Metrics"]) if "Metrics" in p else None,
+                metric_data_queries=_metric_queries(p["Metrics"]) if "Metrics" in p else None,
                 comparison_operator=p["ComparisonOperator"],
                 evaluation_periods=int(p["EvaluationPeriods"]),
                 datapoints_to_alarm=p.get("DatapointsToAlarm"),
@@ -278,26 +268,17 @@ def cloudwatch_alarm_adapter() -> None:
             return cls(alarm)
 
         @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: CloudFormationAlarm,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
+        def update(
+            cls, original: Any, name: str, properties: dict[str, Any], account_id: str, region_name: str
         ) -> CloudFormationAlarm:
             # PutMetricAlarm under the same name replaces the alarm's definition, as an in-place update does.
-            name = str(original_resource.alarm.name)
-            return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+            return cls.create(str(original.alarm.name), properties, account_id, region_name)
 
         @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            cw.cloudwatch_backends[account_id][region_name].delete_alarms([resource_name])
+        def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
+            cw.cloudwatch_backends[account_id][region_name].delete_alarms([physical_id])
 
-    # The class registers itself: moto's CloudFormation finds models through __subclasses__().
-    assert CloudFormationAlarm.cloudformation_type() == "AWS::CloudWatch::Alarm"
+    return CloudFormationAlarm
 
 
 def managed_policy_delete() -> None:

@@ -16,6 +16,8 @@ import io
 import zipfile
 from typing import Any
 
+from smkit.emulator.moto_resource import EmulatedResource
+
 RESOURCE_TYPE = "Custom::CDKBucketDeployment"
 
 
@@ -72,53 +74,31 @@ def bucket_deployment_adapter() -> None:
     from moto.cloudformation import parsing
     from moto.core.common_models import CloudFormationModel
 
-    class CloudFormationBucketDeployment(CloudFormationModel):
+    class CloudFormationBucketDeployment(EmulatedResource, CloudFormationModel):
         """``Custom::CDKBucketDeployment`` through moto's S3 backend."""
+
+        CFN_TYPE = RESOURCE_TYPE
 
         def __init__(self, name: str, properties: dict[str, Any], keys: list[str]) -> None:
             self.name, self.keys = name, keys
             self.bucket = properties["DestinationBucketName"]
             self.retain = _flag(properties, "RetainOnDelete", True)
 
-        @staticmethod
-        def cloudformation_type() -> str:
-            return RESOURCE_TYPE
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return ""
-
         @property
         def physical_resource_id(self) -> str:
             return f"aws.cdk.s3deployment.{self.name}"
 
         @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return False
+        def create(
+            cls, name: str, properties: dict[str, Any], account_id: str, region_name: str
+        ) -> CloudFormationBucketDeployment:
+            return cls(name, properties, _copy(properties, account_id, region_name))
 
         @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
+        def update(
+            cls, original: Any, name: str, properties: dict[str, Any], account_id: str, region_name: str
         ) -> CloudFormationBucketDeployment:
-            properties = cloudformation_json["Properties"]
-            return cls(resource_name, properties, _copy(properties, account_id, region_name))
-
-        @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: CloudFormationBucketDeployment,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> CloudFormationBucketDeployment:
-            properties = cloudformation_json["Properties"]
-            return cls(original_resource.name, properties, _copy(properties, account_id, region_name))
+            return cls.create(original.name, properties, account_id, region_name)
 
         def delete(self, account_id: str, region_name: str) -> None:
             """What the handler does on Delete: nothing when retained, else remove what it wrote."""

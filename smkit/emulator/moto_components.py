@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from smkit.emulator.moto_access import component_problem, previous_data_problem
+from smkit.emulator.moto_resource import EmulatedResource
 
 STORE = "smkit_inference_components"  # attribute of moto's SageMaker backend holding the components
 
@@ -95,137 +96,10 @@ def _summary(component: dict[str, Any]) -> dict[str, Any]:
 
 def inference_components() -> None:
     """AWS::SageMaker::InferenceComponent in CloudFormation, Describe/ListInferenceComponents in the API."""
-    from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-    from moto.core.common_models import CloudFormationModel
     from moto.core.responses import ActionResult
     from moto.sagemaker import models as sm
     from moto.sagemaker.exceptions import ValidationError
     from moto.sagemaker.responses import SageMakerResponse
-
-    def create(backend: Any, name: str, properties: dict[str, Any]) -> dict[str, Any]:
-        endpoint_name = properties["EndpointName"]
-        endpoint = backend.endpoints.get(endpoint_name)
-        if endpoint is None:
-            arn = sm.arn_formatter("endpoint", endpoint_name, backend.account_id, backend.region_name)
-            raise ValidationError(message=f"Could not find endpoint '{arn}'.")
-        variants = [v["VariantName"] for v in endpoint.production_variants]
-        variant = properties.get("VariantName") or variants[0]
-        if variant not in variants:
-            raise ValidationError(message=f"Variant {variant} is not a variant of endpoint {endpoint_name}.")
-        specification = properties.get("Specification", {})
-        # Specifications: one entry per instance type of a pooled variant, in place of Specification.
-        per_type = properties.get("Specifications") or []
-        for entry in [specification, *per_type]:
-            backend.validate_production_variants([{"ModelName": entry.get("ModelName")}])
-        base = specification.get("BaseInferenceComponentName")
-        if base is not None and base not in _components(backend):
-            # An adapter extends an existing component (CreateInferenceComponent, BaseInferenceComponentName).
-            arn = sm.arn_formatter("inference-component", base, backend.account_id, backend.region_name)
-            raise ValidationError(message=f"Could not find inference component '{arn}'.")
-        config = backend.endpoint_configs.get(endpoint.endpoint_config_name)
-        role = getattr(config, "execution_role_arn", None)
-        for entry in [specification, *per_type] if per_type else [specification]:
-            problem = component_problem(backend.account_id, backend.region_name, role, name, entry)
-            if problem:
-                raise ValidationError(message=problem)
-        copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
-        now = datetime.now(UTC)
-        component = {
-            "InferenceComponentName": name,
-            "InferenceComponentArn": sm.arn_formatter(
-                "inference-component", name, backend.account_id, backend.region_name
-            ),
-            "EndpointName": endpoint_name,
-            "EndpointArn": endpoint.arn,
-            "VariantName": variant,
-            "Specification": specification,
-            **({"Specifications": per_type} if per_type else {}),
-            "RuntimeConfig": {"DesiredCopyCount": copies, "CurrentCopyCount": copies},
-            "InferenceComponentStatus": "InService",
-            "CreationTime": now,
-            "LastModifiedTime": now,
-        }
-        _components(backend)[name] = component
-        return component
-
-    class CloudFormationInferenceComponent(CloudFormationModel):
-        """AWS::SageMaker::InferenceComponent, kept in moto's SageMaker backend."""
-
-        # moto's model metaclass files every model under the service named by its module path.
-        __module__ = "moto.sagemaker.models"
-
-        def __init__(self, component: dict[str, Any]) -> None:
-            self.component = component
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::SageMaker::InferenceComponent"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "InferenceComponentName"
-
-        @property
-        def physical_resource_id(self) -> str:
-            return str(self.component["InferenceComponentArn"])
-
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return attr in ("InferenceComponentArn", "InferenceComponentName")
-
-        def get_cfn_attribute(self, attribute_name: str) -> Any:
-            if attribute_name in ("InferenceComponentArn", "InferenceComponentName"):
-                return self.component[attribute_name]
-            raise UnformattedGetAttTemplateException()
-
-        @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
-        ) -> CloudFormationInferenceComponent:
-            backend = sm.sagemaker_backends[account_id][region_name]
-            return cls(create(backend, resource_name, cloudformation_json["Properties"]))
-
-        @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: Any,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> CloudFormationInferenceComponent:
-            # Updated in place under its name, as SageMaker's UpdateInferenceComponent does.
-            backend = sm.sagemaker_backends[account_id][region_name]
-            name = original_resource.component["InferenceComponentName"]
-            created = original_resource.component["CreationTime"]
-            endpoint = backend.endpoints.get(original_resource.component["EndpointName"])
-            config = backend.endpoint_configs.get(endpoint.endpoint_config_name) if endpoint else None
-            old = original_resource.component["Specification"].get("Container", {}).get("ArtifactUrl")
-            new = cloudformation_json["Properties"].get("Specification", {}).get("Container", {})
-            problem = previous_data_problem(
-                account_id,
-                getattr(config, "execution_role_arn", None),
-                [old] if old else [],
-                [new.get("ArtifactUrl")],
-            )
-            if problem:
-                raise ValidationError(message=problem)
-            component = create(backend, name, cloudformation_json["Properties"])
-            component["CreationTime"] = created
-            return cls(component)
-
-        @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            backend = sm.sagemaker_backends[account_id][region_name]
-            name = resource_name.rsplit("/", 1)[-1]  # the physical id is the ARN
-            _components(backend).pop(name, None)
 
     def describe_inference_component(self: SageMakerResponse) -> ActionResult:
         name = self._get_param("InferenceComponentName")
@@ -253,4 +127,118 @@ def inference_components() -> None:
     SageMakerResponse.describe_inference_component = describe_inference_component  # type: ignore[attr-defined]
     SageMakerResponse.list_inference_components = list_inference_components  # type: ignore[attr-defined]
     # The class registers itself: moto's CloudFormation finds models through __subclasses__().
-    assert CloudFormationInferenceComponent.cloudformation_type() == "AWS::SageMaker::InferenceComponent"
+    assert _component_model().cloudformation_type() == "AWS::SageMaker::InferenceComponent"
+
+
+def _create(backend: Any, name: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """CreateInferenceComponent in moto's SageMaker backend, refused as SageMaker refuses it."""
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    endpoint_name = properties["EndpointName"]
+    endpoint = backend.endpoints.get(endpoint_name)
+    if endpoint is None:
+        arn = sm.arn_formatter("endpoint", endpoint_name, backend.account_id, backend.region_name)
+        raise ValidationError(message=f"Could not find endpoint '{arn}'.")
+    variants = [v["VariantName"] for v in endpoint.production_variants]
+    variant = properties.get("VariantName") or variants[0]
+    if variant not in variants:
+        raise ValidationError(message=f"Variant {variant} is not a variant of endpoint {endpoint_name}.")
+    specification = properties.get("Specification", {})
+    # Specifications: one entry per instance type of a pooled variant, in place of Specification.
+    per_type = properties.get("Specifications") or []
+    for entry in [specification, *per_type]:
+        backend.validate_production_variants([{"ModelName": entry.get("ModelName")}])
+    base = specification.get("BaseInferenceComponentName")
+    if base is not None and base not in _components(backend):
+        # An adapter extends an existing component (CreateInferenceComponent, BaseInferenceComponentName).
+        arn = sm.arn_formatter("inference-component", base, backend.account_id, backend.region_name)
+        raise ValidationError(message=f"Could not find inference component '{arn}'.")
+    config = backend.endpoint_configs.get(endpoint.endpoint_config_name)
+    role = getattr(config, "execution_role_arn", None)
+    for entry in [specification, *per_type] if per_type else [specification]:
+        problem = component_problem(backend.account_id, backend.region_name, role, name, entry)
+        if problem:
+            raise ValidationError(message=problem)
+    copies = int(properties.get("RuntimeConfig", {}).get("CopyCount", 1))
+    now = datetime.now(UTC)
+    component = {
+        "InferenceComponentName": name,
+        "InferenceComponentArn": sm.arn_formatter(
+            "inference-component", name, backend.account_id, backend.region_name
+        ),
+        "EndpointName": endpoint_name,
+        "EndpointArn": endpoint.arn,
+        "VariantName": variant,
+        "Specification": specification,
+        **({"Specifications": per_type} if per_type else {}),
+        "RuntimeConfig": {"DesiredCopyCount": copies, "CurrentCopyCount": copies},
+        "InferenceComponentStatus": "InService",
+        "CreationTime": now,
+        "LastModifiedTime": now,
+    }
+    _components(backend)[name] = component
+    return component
+
+
+def _component_model() -> type[EmulatedResource]:
+    from moto.core.common_models import CloudFormationModel
+    from moto.sagemaker import models as sm
+    from moto.sagemaker.exceptions import ValidationError
+
+    class CloudFormationInferenceComponent(EmulatedResource, CloudFormationModel):
+        """AWS::SageMaker::InferenceComponent, kept in moto's SageMaker backend."""
+
+        # moto's model metaclass files every model under the service named by its module path.
+        __module__ = "moto.sagemaker.models"
+        CFN_TYPE = "AWS::SageMaker::InferenceComponent"
+        NAME_TYPE = "InferenceComponentName"
+        ATTRIBUTES = ("InferenceComponentArn", "InferenceComponentName")
+
+        def __init__(self, component: dict[str, Any]) -> None:
+            self.component = component
+
+        @property
+        def physical_resource_id(self) -> str:
+            return str(self.component["InferenceComponentArn"])
+
+        def attribute(self, name: str) -> Any:
+            return self.component[name]
+
+        @classmethod
+        def create(
+            cls, name: str, properties: dict[str, Any], account_id: str, region_name: str
+        ) -> CloudFormationInferenceComponent:
+            return cls(_create(sm.sagemaker_backends[account_id][region_name], name, properties))
+
+        @classmethod
+        def update(
+            cls, original: Any, name: str, properties: dict[str, Any], account_id: str, region_name: str
+        ) -> CloudFormationInferenceComponent:
+            # Updated in place under its name, as SageMaker's UpdateInferenceComponent does.
+            backend = sm.sagemaker_backends[account_id][region_name]
+            name = original.component["InferenceComponentName"]
+            created = original.component["CreationTime"]
+            endpoint = backend.endpoints.get(original.component["EndpointName"])
+            config = backend.endpoint_configs.get(endpoint.endpoint_config_name) if endpoint else None
+            old = original.component["Specification"].get("Container", {}).get("ArtifactUrl")
+            new = properties.get("Specification", {}).get("Container", {})
+            problem = previous_data_problem(
+                account_id,
+                getattr(config, "execution_role_arn", None),
+                [old] if old else [],
+                [new.get("ArtifactUrl")],
+            )
+            if problem:
+                raise ValidationError(message=problem)
+            component = _create(backend, name, properties)
+            component["CreationTime"] = created
+            return cls(component)
+
+        @classmethod
+        def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
+            backend = sm.sagemaker_backends[account_id][region_name]
+            name = physical_id.rsplit("/", 1)[-1]  # the physical id is the ARN
+            _components(backend).pop(name, None)
+
+    return CloudFormationInferenceComponent

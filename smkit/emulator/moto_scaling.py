@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from smkit.emulator.moto_resource import EmulatedResource
+
 # Scalable dimensions Application Auto Scaling supports for SageMaker that moto 5.2's validation lacks.
 # https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html
 MISSING_DIMENSIONS = (
@@ -33,27 +35,29 @@ LIVE_TARGETS: dict[tuple[str, str], list[Any]] = {}
 
 def application_autoscaling_adapters() -> None:
     """CloudFormation adapters for ScalableTarget and ScalingPolicy over moto's own backend."""
+    # Each class registers itself: moto's CloudFormation finds models through __subclasses__().
+    assert _scalable_target_model().cloudformation_type().endswith("ScalableTarget")
+    assert _scaling_policy_model().cloudformation_type().endswith("ScalingPolicy")
+
+
+def _backend(account_id: str, region_name: str) -> Any:
+    from moto.applicationautoscaling import models as aas
+
+    return aas.applicationautoscaling_backends[account_id][region_name]
+
+
+def _scalable_target_model() -> type[EmulatedResource]:
     from moto.applicationautoscaling import models as aas
     from moto.core.common_models import CloudFormationModel
 
-    def backend(account_id: str, region_name: str) -> Any:
-        return aas.applicationautoscaling_backends[account_id][region_name]
-
-    class CloudFormationScalableTarget(CloudFormationModel):
+    class CloudFormationScalableTarget(EmulatedResource, CloudFormationModel):
         """AWS::ApplicationAutoScaling::ScalableTarget through moto's RegisterScalableTarget."""
 
         __module__ = "moto.applicationautoscaling.models"
+        CFN_TYPE = "AWS::ApplicationAutoScaling::ScalableTarget"
 
         def __init__(self, namespace: str, resource_id: str, dimension: str) -> None:
             self.namespace, self.resource_id, self.dimension = namespace, resource_id, dimension
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::ApplicationAutoScaling::ScalableTarget"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return ""
 
         @property
         def physical_resource_id(self) -> str:
@@ -61,16 +65,10 @@ def application_autoscaling_adapters() -> None:
             return f"{self.resource_id}|{self.dimension}|{self.namespace}"
 
         @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
+        def create(
+            cls, name: str, p: dict[str, Any], account_id: str, region_name: str
         ) -> CloudFormationScalableTarget:
-            p = cloudformation_json["Properties"]
-            b = backend(account_id, region_name)
+            b = _backend(account_id, region_name)
             args = (p["ServiceNamespace"], p["ResourceId"], p["ScalableDimension"])
             limits = (
                 int(p["MinCapacity"]),
@@ -88,99 +86,68 @@ def application_autoscaling_adapters() -> None:
             return target
 
         @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: CloudFormationScalableTarget,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
+        def update(
+            cls, original: Any, name: str, properties: dict[str, Any], account_id: str, region_name: str
         ) -> CloudFormationScalableTarget:
-            new = cls.create_from_cloudformation_json(
-                new_resource_name, cloudformation_json, account_id, region_name
-            )
-            if new.physical_resource_id != original_resource.physical_resource_id:
-                original_resource.deregister(account_id, region_name)  # a replacement
+            new = cls.create(name, properties, account_id, region_name)
+            if new.physical_resource_id != original.physical_resource_id:
+                original.deregister(account_id, region_name)  # a replacement
             return new
 
         @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            resource_id, dimension, namespace = resource_name.split("|")
+        def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
+            resource_id, dimension, namespace = physical_id.split("|")
             cls(namespace, resource_id, dimension).deregister(account_id, region_name)
 
         def deregister(self, account_id: str, region_name: str) -> None:
             live = LIVE_TARGETS.get((account_id, region_name), [])
             live[:] = [t for t in live if t.physical_resource_id != self.physical_resource_id]
-            b = backend(account_id, region_name)
+            b = _backend(account_id, region_name)
             if b._scalable_target_exists(self.resource_id, self.dimension):
                 b.deregister_scalable_target(self.namespace, self.resource_id, self.dimension)
 
-    class CloudFormationScalingPolicy(CloudFormationModel):
+    return CloudFormationScalableTarget
+
+
+def _scaling_policy_model() -> type[EmulatedResource]:
+    from moto.core.common_models import CloudFormationModel
+
+    class CloudFormationScalingPolicy(EmulatedResource, CloudFormationModel):
         """AWS::ApplicationAutoScaling::ScalingPolicy through moto's PutScalingPolicy."""
 
         __module__ = "moto.applicationautoscaling.models"
+        CFN_TYPE = "AWS::ApplicationAutoScaling::ScalingPolicy"
+        NAME_TYPE = "PolicyName"
 
         def __init__(self, arn: str) -> None:
             self.arn = arn
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::ApplicationAutoScaling::ScalingPolicy"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return "PolicyName"
 
         @property
         def physical_resource_id(self) -> str:
             return self.arn
 
         @classmethod
-        def create_from_cloudformation_json(
-            cls,
-            resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-            **kwargs: Any,
+        def create(
+            cls, name: str, p: dict[str, Any], account_id: str, region_name: str
         ) -> CloudFormationScalingPolicy:
-            p = cloudformation_json["Properties"]
             resource_id, dimension, namespace = p["ScalingTargetId"].split("|")
             kind = p["PolicyType"]
             body = p.get("StepScalingPolicyConfiguration") or p.get(
                 "TargetTrackingScalingPolicyConfiguration"
             )
-            policy = backend(account_id, region_name).put_scaling_policy(
-                p.get("PolicyName", resource_name), namespace, resource_id, dimension, body, kind
+            policy = _backend(account_id, region_name).put_scaling_policy(
+                p.get("PolicyName", name), namespace, resource_id, dimension, body, kind
             )
             return cls(policy.policy_arn)
 
         @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: CloudFormationScalingPolicy,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> CloudFormationScalingPolicy:
-            return cls.create_from_cloudformation_json(
-                new_resource_name, cloudformation_json, account_id, region_name
-            )
-
-        @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            b = backend(account_id, region_name)
+        def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
+            b = _backend(account_id, region_name)
             for key, policy in list(b.policies.items()):
-                if policy.policy_arn == resource_name:
+                if policy.policy_arn == physical_id:
                     del b.policies[key]
 
-    assert CloudFormationScalableTarget.cloudformation_type().endswith("ScalableTarget")
-    assert CloudFormationScalingPolicy.cloudformation_type().endswith("ScalingPolicy")
+    return CloudFormationScalingPolicy
 
 
 def endpoint_update_as_sagemaker_does() -> None:

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from smkit.bounded import LimitExceeded, run_bounded
-from smkit.config import DeploymentConfig
-from smkit.config.resolved import ResolvedContainer, deployment_of
+from smkit.config.resolved import ResolvedContainer, ResolvedDeployment
 from smkit.llm.engine import DEFAULT_SCRIPT, SCRIPT_VAR, local_engine
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler_check import CHECK_LIMIT_FIX, DEFAULT_TIMEOUT_S, compile_all
@@ -81,11 +80,11 @@ def needs_check(model_dir: Path, environment: Mapping[str, str]) -> bool:
     return script.is_file() or any(environment.get(v) for v in CUSTOM_VARS)
 
 
-def handler_folders(config: DeploymentConfig) -> list[ResolvedContainer]:
-    """The containers of ``config`` on AWS's vLLM image whose model folder is local and has handlers to
+def handler_folders(deployment: ResolvedDeployment) -> list[ResolvedContainer]:
+    """The containers of ``deployment`` on AWS's vLLM image whose model folder is local and has handlers to
     check (``model_data.path`` a folder holding ``model.py``, or ``CUSTOM_*`` variables)."""
     found = []
-    for container in deployment_of(config).containers:
+    for container in deployment.containers:
         folder = container.model_data.path
         if local_engine(container) is None or folder is None or not folder.is_dir():
             continue

@@ -23,8 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from smkit.config import DeploymentConfig, load_config
-from smkit.config.resolved import deployment_of
+from smkit.config import DeploymentConfig, load_deployment
+from smkit.config.resolved import ResolvedDeployment, resolve
 from smkit.http1 import Server
 from smkit.local.auth import LOCAL_KEY, Verifier, local_credentials, make_token
 from smkit.local.components import create_runtime
@@ -58,7 +58,9 @@ class LocalEndpoint:
     """Run the endpoint a deployment config describes on 127.0.0.1.
 
     Args:
-        config: a loaded :class:`~smkit.config.DeploymentConfig` or the path of its YAML file.
+        config: a loaded deployment (:func:`smkit.config.load_deployment`), the path of its YAML file, or
+            a validated :class:`~smkit.config.DeploymentConfig` built from data (its paths relative to
+            ``settings.root``).
         port: gateway port; 0 picks a free one (see :attr:`url`).
         name: endpoint name clients pass as EndpointName (default: the config's ``name``).
         settings: local-only settings (:class:`~smkit.local.runtime.LocalSettings`); keyword ``overrides``
@@ -67,18 +69,22 @@ class LocalEndpoint:
 
     def __init__(
         self,
-        config: DeploymentConfig | str | Path,
+        config: ResolvedDeployment | DeploymentConfig | str | Path,
         *,
         port: int = 0,
         name: str | None = None,
         settings: LocalSettings | None = None,
         **overrides: Any,
     ) -> None:
-        # The one place smkit.local reads the config itself: everything below reads its resolution.
-        self.config = config if isinstance(config, DeploymentConfig) else load_config(config)
         region_given = settings is not None or "region" in overrides
         self.settings = dataclasses.replace(settings or LocalSettings(), **overrides)
-        self.deployment = deployment_of(self.config, self.settings.root)
+        # The one place smkit.local takes a config itself: everything below reads its resolution.
+        if isinstance(config, ResolvedDeployment):
+            self.deployment = config
+        elif isinstance(config, DeploymentConfig):
+            self.deployment = resolve(config, self.settings.root)
+        else:
+            self.deployment = load_deployment(config)
         if (why := self.deployment.local_refusal) is not None:
             raise LocalEndpointError(f"endpoint {name or self.deployment.name} is not run locally: {why}")
         if not region_given and self.deployment.region:

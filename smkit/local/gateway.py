@@ -114,6 +114,13 @@ def _method_not_allowed(allowed: bytes) -> Response:
     )
 
 
+def _error_answer(exc: Exception, request_id: str, action: str) -> Any:
+    """The response to a failed call: the service's error it raised, else an InternalFailure of ``action``."""
+    if isinstance(exc, RuntimeApiError):
+        return exc.to_response(request_id)
+    return _failed(action).to_response(request_id)
+
+
 def _failed(operation: str) -> RuntimeApiError:
     log.exception("%s failed inside the gateway", operation)
     return internal_failure("The local gateway failed; see its log.")
@@ -240,18 +247,23 @@ class Gateway(Handler):
         if not request.answered:
             request.respond(200, [(b"content-type", METRICS_CONTENT_TYPE.encode())], body)
 
+    async def _call(self, request: Request, name: str, *, stream: bool = False) -> tuple[str, Any]:
+        """One invocation of endpoint ``name`` (its body read, its signature checked): the variant that
+        answered and its reply."""
+        endpoint = self.endpoints.get(name)
+        body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
+        if self.verifier is not None:
+            authenticate(self.verifier, request, Headers.of(request.headers), body)
+        if endpoint is None:
+            raise _unknown_endpoint(name)
+        invocation = Invocation.from_fields(request.headers, body, stream=stream)
+        _check_custom_attributes(invocation.custom_attributes)
+        return await endpoint.invoke(invocation)
+
     async def _invoke(self, request: Request, name: str) -> None:
         request_id = new_request_id()
         try:
-            endpoint = self.endpoints.get(name)
-            body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            if self.verifier is not None:
-                authenticate(self.verifier, request, Headers.of(request.headers), body)
-            if endpoint is None:
-                raise _unknown_endpoint(name)
-            invocation = Invocation.from_fields(request.headers, body)
-            _check_custom_attributes(invocation.custom_attributes)
-            variant, reply = await endpoint.invoke(invocation)
+            variant, reply = await self._call(request, name)
             # The head's lines, encoded here: the variant's line is checked once per variant, the request
             # id is ours, and the Content-Type is the container's as llhttp parsed it (a parsed value holds
             # no CR, LF or other control character). What else the container sent is checked as usual.
@@ -266,11 +278,8 @@ class Gateway(Handler):
             )  # NewSessionId, ClosedSessionId (smkit/local/sticky_sessions.py)
             request.respond(200, fields, reply.body, lines=lines)
             return
-        except RuntimeApiError as err:
-            answer = err.to_response(request_id)
-        except Exception:
-            answer = _failed("InvokeEndpoint").to_response(request_id)
-        request.respond(*answer)
+        except Exception as exc:
+            request.respond(*_error_answer(exc, request_id, "InvokeEndpoint"))
 
     async def _invoke_async(self, request: Request, name: str) -> None:
         request_id = new_request_id()
@@ -292,32 +301,18 @@ class Gateway(Handler):
             ]
             request.respond(202, fields, json.dumps({"InferenceId": queued.inference_id}).encode())
             return
-        except RuntimeApiError as err:
-            answer = err.to_response(request_id)
-        except Exception:
-            answer = _failed("InvokeEndpointAsync").to_response(request_id)
-        request.respond(*answer)
+        except Exception as exc:
+            request.respond(*_error_answer(exc, request_id, "InvokeEndpointAsync"))
 
     async def _response_stream(self, request: Request, name: str) -> None:
         request_id = new_request_id()
         try:
-            endpoint = self.endpoints.get(name)
-            body = request_body(request, endpoint.payload_limit if endpoint else REALTIME_PAYLOAD_LIMIT)
-            if self.verifier is not None:
-                authenticate(self.verifier, request, Headers.of(request.headers), body)
-            if endpoint is None:
-                raise _unknown_endpoint(name)
-            invocation = Invocation.from_fields(request.headers, body, stream=True)
-            _check_custom_attributes(invocation.custom_attributes)
-            variant, reply = await endpoint.invoke(invocation)
+            variant, reply = await self._call(request, name, stream=True)
             stream = reply.stream
             if stream is None:
                 raise internal_failure("The container's answer could not be streamed.")
-        except RuntimeApiError as err:
-            request.respond(*err.to_response(request_id))
-            return
-        except Exception:
-            request.respond(*_failed("InvokeEndpointWithResponseStream").to_response(request_id))
+        except Exception as exc:
+            request.respond(*_error_answer(exc, request_id, "InvokeEndpointWithResponseStream"))
             return
         fields: list[tuple[bytes | str, bytes | str]] = [
             (b"content-type", MEDIA_TYPE),

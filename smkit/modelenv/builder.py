@@ -272,16 +272,9 @@ def image_environment(
     venv, python = layer.venv, layer.python
     export_source()
     marker = venv / COMPLETE
-    if marker.is_file():
-        touch(marker)
-        return python
-    ensure_writable(cache_root())
-    with _locked(venv):
-        if marker.is_file():
+    with building(venv, cache_root()) as needed:
+        if not needed:
             return python
-        if venv.exists():
-            _say(f"removing {venv}: its build did not finish (no {COMPLETE}); building it again")
-            shutil.rmtree(venv, ignore_errors=True)
         base = base_interpreter(runtime.python)
         if progress:
             _say(
@@ -309,6 +302,27 @@ def image_environment(
         }
         marker.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return python
+
+
+@contextlib.contextmanager
+def building(target: Path, root: Path) -> Iterator[bool]:
+    """Build the cache entry ``target`` (under ``root``) once across processes: yields False when a finished
+    build is there (its use recorded), else True under ``target``'s lock with an unfinished build removed;
+    the caller then builds it and writes its ``COMPLETE`` marker before leaving the block."""
+    marker = target / COMPLETE
+    if marker.is_file():
+        touch(marker)
+        yield False
+        return
+    ensure_writable(root)
+    with _locked(target):
+        if marker.is_file():
+            yield False
+            return
+        if target.exists():
+            _say(f"removing {target}: its build did not finish (no {COMPLETE}); building it again")
+            shutil.rmtree(target, ignore_errors=True)
+        yield True
 
 
 def touch(marker: Path) -> None:

@@ -7,8 +7,7 @@ Without a config, a model runs on the kit's own image (:class:`ImageRuntime` wit
 
 from __future__ import annotations
 
-from smkit.config import DeploymentConfig
-from smkit.config.resolved import PACKAGE_DISTRIBUTIONS, ImageRuntime, deployment_of, dlc_runtime
+from smkit.config.resolved import PACKAGE_DISTRIBUTIONS, ImageRuntime, ResolvedDeployment, dlc_runtime
 
 __all__ = ["PACKAGE_DISTRIBUTIONS", "ImageRuntime", "ModelEnvError", "config_runtime", "dlc_runtime"]
 
@@ -17,8 +16,7 @@ class ModelEnvError(RuntimeError):
     """The model's environment cannot be built; the message names the cause and the fix."""
 
 
-def config_runtime(config: DeploymentConfig, container: str | None = None) -> ImageRuntime:
-    """The runtime of ``container`` (by name; default the first) of ``config``."""
-    deployment = deployment_of(config)
+def config_runtime(deployment: ResolvedDeployment, container: str | None = None) -> ImageRuntime:
+    """The runtime of ``container`` (by name; default the first) of ``deployment``."""
     chosen = next((c for c in deployment.containers if c.name == container), deployment.containers[0])
     return chosen.image.runtime

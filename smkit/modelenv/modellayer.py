@@ -32,13 +32,12 @@ from smkit.modelenv.builder import (
     COMPLETE,
     ImageLayer,
     ModelEnvironment,
-    _locked,
     _say,
+    building,
     cache_root,
     ensure_writable,
     image_environment,
     image_layer,
-    touch,
 )
 from smkit.modelenv.image_runtime import ImageRuntime, ModelEnvError
 from smkit.requirement_lines import localized_text, requirement_lines
@@ -191,17 +190,9 @@ def model_layer(
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:16]
     root = cache_root() / MODELS_DIR
     layer = root / key
-    marker = layer / COMPLETE
-    if marker.is_file():
-        touch(marker)
-        return layer
-    ensure_writable(root)
-    with _locked(layer):
-        if marker.is_file():
+    with building(layer, root) as needed:
+        if not needed:
             return layer
-        if layer.exists():
-            _say(f"removing {layer}: its build did not finish (no {COMPLETE}); building it again")
-            shutil.rmtree(layer, ignore_errors=True)
         for leftover in root.glob(f"{key}.*"):
             if leftover.is_dir():  # a staging folder of a build that was killed
                 shutil.rmtree(leftover, ignore_errors=True)

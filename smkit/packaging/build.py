@@ -181,30 +181,15 @@ def build_archive(
     code, artifacts = Path(code_dir), Path(artifacts_dir)
     out = Path(output) if output is not None else None
     flat = Path(uncompressed) if uncompressed is not None else None
-    if out is None and flat is None:
-        raise PackagingError(
-            "output", "missing", "give an archive file and/or a folder for the uncompressed tree"
-        )
-    check_inputs(code, artifacts)
+    _check_request(code, artifacts, out, flat, vendoring=vendor is not None)
     names = _included(code, include)
-    if vendor is not None and os.path.lexists(code / WHEELS_DIR):
-        raise PackagingError(
-            f"code folder {code}",
-            f"already has a {WHEELS_DIR}/ folder, and vendoring wheels would write its own there",
-            f"remove {code / WHEELS_DIR} (smkit vendors the wheels of requirements.txt itself)",
-        )
     with contextlib.ExitStack() as cleanup:
         staged = bool(names) or vendor is not None or environment is not None
         shipped = _stage_code(code, names, cleanup) if staged else code
         try:
             cache = wheel_cache
             if vendor is not None:
-                if cache is None:
-                    cache = Path(tempfile.mkdtemp(prefix="smkit-wheels-"))
-                    cleanup.callback(shutil.rmtree, cache, ignore_errors=True)
-                vendor_wheels(
-                    code, shipped / WHEELS_DIR, target=vendor, cache=cache, progress=progress is not False
-                )
+                cache = _vendor(code, shipped, vendor, wheel_cache, cleanup, progress=progress is not False)
             extra_paths: tuple[str, ...] = ()
             # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
             # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
@@ -235,38 +220,13 @@ def build_archive(
             if shipped is code:
                 raise
             raise _relabel(error, shipped, code, names) from None
-        sinks: list[ArchiveSink] = []
-        tmp_file: IO[bytes] | None = None
-        staging: Path | None = None
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed via the exit stack
-                dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False
-            )
-            cleanup.callback(_remove, Path(tmp_file.name))
-            cleanup.callback(tmp_file.close)
-            sinks.append(TarGzSink(tmp_file, threads=threads or default_threads(), level=level))
-        if flat is not None:
-            flat.parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".{flat.name}.", suffix=".tmp", dir=flat.parent))
-            cleanup.callback(shutil.rmtree, staging, ignore_errors=True)
-            sinks.append(DirSink(staging))
-        for sink in sinks:
-            cleanup.callback(sink.abort)
-        label = str(out or flat)
-        rows = stream_entries(entries, sinks, progress=progress, label=label)
+        sinks, tmp_file, staging = _open_sinks(
+            out, flat, cleanup, threads=threads or default_threads(), level=level
+        )
+        rows = stream_entries(entries, sinks, progress=progress, label=str(out or flat))
         manifest = Manifest(entries=rows, handler=report.for_manifest(), pickle_allow=tuple(allow_globals))
         finish(sinks, manifest.to_json())
-        info = None
-        if out is not None and tmp_file is not None:
-            tmp_file.flush()
-            os.fsync(tmp_file.fileno())
-            tmp_file.close()
-            os.chmod(tmp_file.name, 0o644)
-            os.replace(tmp_file.name, out)
-            info = ArchiveInfo(str(out), out.stat().st_size, sha256_file(out))
-        if flat is not None and staging is not None:
-            _replace_dir(staging, flat)
+        info = _commit(out, tmp_file, flat, staging)
     return Manifest(
         entries=rows,
         handler=report.for_manifest(),
@@ -275,6 +235,84 @@ def build_archive(
         warnings=report.warnings,
         pickle_allow=tuple(allow_globals),
     )
+
+
+def _check_request(
+    code: Path, artifacts: Path, out: Path | None, flat: Path | None, *, vendoring: bool
+) -> None:
+    """Refuse a build with nowhere to write, unreadable inputs, or a code folder that has its own wheels/."""
+    if out is None and flat is None:
+        raise PackagingError(
+            "output", "missing", "give an archive file and/or a folder for the uncompressed tree"
+        )
+    check_inputs(code, artifacts)
+    if vendoring and os.path.lexists(code / WHEELS_DIR):
+        raise PackagingError(
+            f"code folder {code}",
+            f"already has a {WHEELS_DIR}/ folder, and vendoring wheels would write its own there",
+            f"remove {code / WHEELS_DIR} (smkit vendors the wheels of requirements.txt itself)",
+        )
+
+
+def _vendor(
+    code: Path,
+    shipped: Path,
+    target: VendorTarget,
+    cache: Path | None,
+    cleanup: contextlib.ExitStack,
+    *,
+    progress: bool,
+) -> Path:
+    """Put the wheels of ``code``'s requirements into the shipped ``code/wheels``; the download cache used
+    (a temporary one, removed by ``cleanup``, when none is given)."""
+    if cache is None:
+        cache = Path(tempfile.mkdtemp(prefix="smkit-wheels-"))
+        cleanup.callback(shutil.rmtree, cache, ignore_errors=True)
+    vendor_wheels(code, shipped / WHEELS_DIR, target=target, cache=cache, progress=progress)
+    return cache
+
+
+def _open_sinks(
+    out: Path | None, flat: Path | None, cleanup: contextlib.ExitStack, *, threads: int, level: int
+) -> tuple[list[ArchiveSink], IO[bytes] | None, Path | None]:
+    """Where the entries are written: a temporary file beside ``out`` and a staging folder beside ``flat``,
+    each removed by ``cleanup`` unless :func:`_commit` moves it into place."""
+    sinks: list[ArchiveSink] = []
+    tmp_file: IO[bytes] | None = None
+    staging: Path | None = None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed via the exit stack
+            dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False
+        )
+        cleanup.callback(_remove, Path(tmp_file.name))
+        cleanup.callback(tmp_file.close)
+        sinks.append(TarGzSink(tmp_file, threads=threads, level=level))
+    if flat is not None:
+        flat.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{flat.name}.", suffix=".tmp", dir=flat.parent))
+        cleanup.callback(shutil.rmtree, staging, ignore_errors=True)
+        sinks.append(DirSink(staging))
+    for sink in sinks:
+        cleanup.callback(sink.abort)
+    return sinks, tmp_file, staging
+
+
+def _commit(
+    out: Path | None, tmp_file: IO[bytes] | None, flat: Path | None, staging: Path | None
+) -> ArchiveInfo | None:
+    """Move the finished archive and folder into place (each in one rename); the archive's facts."""
+    info = None
+    if out is not None and tmp_file is not None:
+        tmp_file.flush()
+        os.fsync(tmp_file.fileno())
+        tmp_file.close()
+        os.chmod(tmp_file.name, 0o644)
+        os.replace(tmp_file.name, out)
+        info = ArchiveInfo(str(out), out.stat().st_size, sha256_file(out))
+    if flat is not None and staging is not None:
+        _replace_dir(staging, flat)
+    return info
 
 
 def _bytecode(

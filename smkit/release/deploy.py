@@ -20,7 +20,6 @@ from typing import TypeVar
 from botocore.exceptions import ClientError
 
 from smkit.config import ConfigError
-from smkit.config.day2 import DeployedEndpoint
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT, PREVIOUS_S3_CONTEXT
 from smkit.config.resolved import ResolvedDeployment
 from smkit.model_packages import RegistryError, require_deployable
@@ -36,6 +35,7 @@ from smkit.release.history import (
     release_parameter,
 )
 from smkit.release.shell import ReleaseError, echo, run_all
+from smkit.release.stage_state import deployed_endpoint
 
 T = TypeVar("T")
 
@@ -213,24 +213,10 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
     stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     try:
         name = endpoint_name_of(stack)
-        sagemaker = client("sagemaker")
-        config_name = sagemaker.describe_endpoint(EndpointName=name)["EndpointConfigName"]
-        config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
     except (ClientError, ReleaseError):  # nothing deployed yet
         return None
-    variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
-    targets = client("application-autoscaling").describe_scalable_targets(
-        ServiceNamespace="sagemaker",
-        ResourceIds=[f"endpoint/{name}/variant/{v['VariantName']}" for v in variants],
-    )["ScalableTargets"]
-    deployed = DeployedEndpoint(
-        name=name,
-        production=tuple(v["VariantName"] for v in config["ProductionVariants"]),
-        shadow=tuple(v["VariantName"] for v in config.get("ShadowProductionVariants", [])),
-        instance_types={v["VariantName"]: v["InstanceType"] for v in variants if v.get("InstanceType")},
-        autoscaled=tuple(sorted(str(t["ResourceId"]).rsplit("/", 1)[-1] for t in targets)),
-    )
-    return f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
+    deployed = deployed_endpoint(name, client("sagemaker"), client("application-autoscaling"))
+    return None if deployed is None else f"{DEPLOYED_ENDPOINT_CONTEXT}={deployed.to_json()}"
 
 
 def paused_targets(assembly: Path) -> list[instance_type_change.PausedTarget]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.scaffold.llm import LLM_FRAMEWORKS, llm_config
+from smkit.scaffold.llm_handler import handler_files
 from smkit.scaffold.multi_model import JoinError, join
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -135,10 +136,18 @@ __pycache__/
 """
 
 
-def scaffold(root: Path, name: str, framework: str, multi_model: str | None = None) -> Scaffold:
+def scaffold(
+    root: Path, name: str, framework: str, multi_model: str | None = None, *, handler: bool = False
+) -> Scaffold:
     """Write the model folder and config for ``name`` under ``root`` (the project holding model_code/);
     with ``multi_model``, the model joins the multi-model endpoint ``config/<multi_model>.yaml`` instead
-    (smkit.scaffold.multi_model)."""
+    (smkit.scaffold.multi_model); with ``handler`` (an LLM serving image only), also the custom handler
+    file ``model_code/NAME/model/model.py`` and its ``requirements.txt`` (smkit.scaffold.llm_handler)."""
+    if handler and framework not in LLM_FRAMEWORKS:
+        raise ScaffoldError(
+            f"--handler writes model.py for AWS's vLLM image; --framework {framework} has inference.py "
+            f"(model_code/{name}/code/): use --framework {', '.join(LLM_FRAMEWORKS)} with --handler"
+        )
     if not NAME.match(name):
         raise ScaffoldError(
             f"NAME {name!r}: must be lowercase letters, digits and hyphens, starting with a letter, "
@@ -150,7 +159,7 @@ def scaffold(root: Path, name: str, framework: str, multi_model: str | None = No
                 f"--framework {framework}: an LLM runs in its engine's container as inference components, not "
                 "on a multi-model endpoint; drop --multi-model"
             )
-        return _llm(root, name, framework)
+        return _llm(root, name, framework, handler=handler)
     if framework not in REQUIREMENTS:
         raise ScaffoldError(f"framework {framework!r}: choose one of {', '.join(CHOICES)}")
     if multi_model is not None and not NAME.match(multi_model):
@@ -213,10 +222,17 @@ def scaffold(root: Path, name: str, framework: str, multi_model: str | None = No
     return Scaffold(model_dir, config, tuple(contents))
 
 
-def _llm(root: Path, name: str, framework: str) -> Scaffold:
-    """config/NAME.yaml of an LLM serving image and, once per project, cdk.json and .gitignore."""
+def _llm(root: Path, name: str, framework: str, *, handler: bool) -> Scaffold:
+    """config/NAME.yaml of an LLM serving image, with ``handler`` model.py and requirements.txt in its
+    model folder, and, once per project, cdk.json and .gitignore."""
     config = root / "config" / f"{name}.yaml"
     contents = {config: llm_config(framework, name)}
+    if handler:
+        files = handler_files(name, root / "model_code" / name / "model")
+        for path in files:
+            if path.exists():
+                raise ScaffoldError(f"{path} exists already; remove it, or leave out --handler")
+        contents.update(files)
     for path, text in {root / "cdk.json": CDK_JSON.format(name=name), root / ".gitignore": GITIGNORE}.items():
         if not path.exists():
             contents[path] = text

@@ -202,6 +202,12 @@ OWN_PATTERNS = {
     "smkit/config/monitoring.py:EmailSubscription.address": "an e-mail address, as far as the kit checks one",
     "smkit/config/monitoring.py:HttpsSubscription.url": "an https:// URL",
     "smkit/config/pipeline.py:REPOSITORY": "owner/name of a GitHub, GitLab or Bitbucket repository",
+    "smkit/config/rules.py:SET_MEMBER": (
+        "a model_code/ folder name of a local multi-model set (the archive's name, NAME.tar.gz, is the kit's)"
+    ),
+    "smkit/config/resolved/names.py:_NOT_ALLOWED": (
+        "what aws-cdk-lib's Names.uniqueResourceName drops from construct ids (the CDK's, not an AWS format)"
+    ),
     "smkit/config/security.py:PICKLE_GLOBAL": "the kit's allow-list entries for pickle globals (smkit/pickle_allow.py)",
     "smkit/config/resolved/images.py:_FROM_PYTHON": "a Dockerfile's FROM python:X.Y line",
     "smkit/config/resolved/images.py:_TAG_PYTHON": "the -pyXY part of a Deep Learning Containers image tag",

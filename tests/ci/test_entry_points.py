@@ -82,11 +82,13 @@ def test_gates_are_the_steps_of_make_test() -> None:
         *[s for s in steps if s in _recipe("package-model")],
         pytest_line.replace('-m "not frameworks"', "-m frameworks"),
     ]
-    # CI then runs the documented journeys from the built wheel (scripts/journeys.py).
-    assert (REPO / ".ci" / "run").read_text().splitlines()[-3:] == [
+    # CI then runs the documented journeys from the built wheel (scripts/journeys.py), then the classic
+    # journey again on each other supported Python.
+    assert (REPO / ".ci" / "run").read_text().splitlines()[-4:] == [
         "make test",
         "make test-frameworks",
         "make test-journeys",
+        "make test-journeys-pythons",
     ]
     assert gates.gate_commands()[2] == ".venv/bin/python -m pytest"
 

@@ -136,7 +136,12 @@ def test_synth_step_runs_exactly_the_gates(synthesized: Synthesized) -> None:
     commands = spec["phases"]["build"]["commands"]
     assert commands == pipeline_synth_commands(CONFIG_FILE)
     assert commands[: len(gate_commands())] == gate_commands()
-    assert commands[-1] == f"npx --no-install cdk synth -c config={CONFIG_FILE} -c pipeline=true"
+    synth = f"npx --no-install cdk synth -c config={CONFIG_FILE} -c pipeline=true"
+    assert commands[-2:] == [
+        synth,
+        f"STAGES=$(.venv/bin/python -m smkit.release.stage_state {CONFIG_FILE} cdk.out)"
+        f' && if [ -n "$STAGES" ]; then eval "{synth} $STAGES"; fi',
+    ]
 
 
 def test_smoke_test_runs_after_the_staging_deploy_with_the_endpoint_output(synthesized: Synthesized) -> None:
@@ -331,9 +336,9 @@ def test_pipeline_without_its_section_names_what_is_missing() -> None:
     del data["pipeline"]
     script = (
         "import aws_cdk as cdk; from pathlib import Path; from smkit.config import parse_config;"
-        "from smkit.config.resolved import deployment_of;"
+        "from smkit.config.resolved import resolve;"
         "from smkit.cdk.pipeline_stack import add_pipeline;"
-        f"add_pipeline(cdk.App(), deployment=deployment_of(parse_config({data!r}), Path('config')),"
+        f"add_pipeline(cdk.App(), deployment=resolve(parse_config({data!r}), Path('config')),"
         " config_path=Path('config/x.yaml'),"
         "cli_version='2.1148.1', project_root=Path.cwd())"
     )
@@ -453,7 +458,7 @@ def test_init_project_pipeline_runs_the_smkit_cli(user_project: tuple[Path, Synt
     spec = synthesized.buildspec(synth["Configuration"]["ProjectName"])
     assert spec["phases"]["install"]["commands"] == [f'pip install "smkit[cdk]=={__version__}"']
     assert spec["phases"]["build"]["commands"] == [
-        f"smkit synth --config {config_file} --output cdk.out -c pipeline=true"
+        f"smkit synth --config {config_file} --output cdk.out -c pipeline=true --read-stages"
     ]
     (smoke,) = [a for a in synthesized.stage("Staging")["Actions"] if a["Name"] == "SmokeTest"]
     spec = synthesized.buildspec(smoke["Configuration"]["ProjectName"])

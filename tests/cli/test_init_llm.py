@@ -18,8 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from smkit.cli import main
-from smkit.config import ConfigError, load_config
-from smkit.config.resolved import deployment_of
+from smkit.config import ConfigError, load_config, load_deployment
 from smkit.llm.tiny import CONTEXT
 from smkit.packaging import PackagingError
 from smkit.packaging.folder import archive_folder
@@ -63,7 +62,7 @@ def init_project(root: Path, name: str = "chat") -> Path:
 def test_init_vllm_writes_a_base_and_an_adapter_from_local_folders(tmp_path: Path) -> None:
     config = init_project(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "cdk.json", "config", "model_code"]
-    deployment = deployment_of(load_config(config))
+    deployment = load_deployment(config)
     spec = deployment.components
     assert spec is not None and [c.name for c in spec.components] == ["chat", "chat-adapter"]
     (container,) = deployment.containers

@@ -230,3 +230,14 @@ def test_a_project_in_an_empty_folder_with_the_installed_wheel(
     _serve_and_invoke(installed, project, config, samples)
     _check_synth(installed, project, config)
     _names_no_checkout(project)
+
+
+def test_read_stages_needs_the_pipeline() -> None:
+    from click.testing import CliRunner
+
+    from smkit.cli import main
+
+    config = Path(__file__).resolve().parents[2] / "config" / "realtime.yaml"
+    result = CliRunner().invoke(main, ["synth", "--config", str(config), "--read-stages"])
+    assert result.exit_code == 2
+    assert "--read-stages reads the pipeline's stages: add -c pipeline=true" in result.output

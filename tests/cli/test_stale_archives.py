@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.project import STAMP_NAME, model_dir_of, project_models, samples_dir
 
 SETTINGS = {"image": "the kit's image", "python": "3.11", "network_isolation": True}
@@ -31,22 +31,22 @@ def _project(tmp_path: Path) -> Path:
 
 def test_the_archive_of_a_config_comes_from_its_model_code_folder(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    config = load_config(root / "config" / "churn.yaml")
-    (model,) = project_models(config)
+    deployment = load_deployment(root / "config" / "churn.yaml")
+    (model,) = project_models(deployment)
     assert (model.name, model.model_dir, model.containers) == (
         "churn",
         root / "model_code" / "churn",
         ("main",),
     )
     assert model.archive == root / "build" / "churn" / "model.tar.gz"
-    assert samples_dir(config, "main", root) == root / "model_code" / "churn" / "samples"
+    assert samples_dir(deployment, "main", root) == root / "model_code" / "churn" / "samples"
     assert model_dir_of(root / "build" / "other" / "model.tar.gz") is None
     assert model_dir_of(root / "build" / "model.tar.gz") is None
 
 
 def test_a_changed_added_or_removed_source_or_setting_makes_it_stale(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    (model,) = project_models(load_config(root / "config" / "churn.yaml"))
+    (model,) = project_models(load_deployment(root / "config" / "churn.yaml"))
     assert model.stale(SETTINGS) == f"{model.archive} does not exist yet"
     model.archive.parent.mkdir(parents=True)
     model.archive.write_bytes(b"archive")
@@ -73,7 +73,7 @@ def test_a_changed_added_or_removed_source_or_setting_makes_it_stale(tmp_path: P
 
 def test_without_a_record_a_source_newer_than_the_archive_is_named(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    (model,) = project_models(load_config(root / "config" / "churn.yaml"))
+    (model,) = project_models(load_deployment(root / "config" / "churn.yaml"))
     model.archive.parent.mkdir(parents=True)
     model.archive.write_bytes(b"built by hand")
     handler = model.model_dir / "code" / "inference.py"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.client import smoke
-from smkit.config import load_config
+from smkit.config import load_deployment
 from smkit.local import LocalEndpoint
 
 
@@ -157,7 +157,7 @@ def test_smoke_test_fails_for_an_unknown_endpoint(endpoint, repo):
     ],
 )
 def test_smoke_plan_follows_the_config(repo, config, targets):
-    cases = smoke.plan(load_config(repo / "config" / config), repo)
+    cases = smoke.plan(load_deployment(repo / "config" / config), repo)
     assert {c.content_type for c in cases} == {"text/csv", "application/json", "application/x-npy"}
     found: dict[str, set[str]] = {}
     for case in cases:
@@ -168,7 +168,7 @@ def test_smoke_plan_follows_the_config(repo, config, targets):
 
 def test_smoke_plan_names_missing_samples(repo, tmp_path):
     with pytest.raises(smoke.SmokeError, match="model_code/tabular/samples/expected.json does not exist"):
-        smoke.plan(load_config(repo / "config" / "realtime.yaml"), tmp_path)
+        smoke.plan(load_deployment(repo / "config" / "realtime.yaml"), tmp_path)
 
 
 INVOKE_MODULES = """

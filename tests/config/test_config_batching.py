@@ -10,7 +10,7 @@ import pytest
 from config_harness import CONFIG_DIR, raw
 
 from smkit.config import ConfigError, parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 from smkit.hosting.env import ServingEnv
 
 
@@ -24,7 +24,7 @@ def _with_batching(batching: dict[str, Any], **environment: str) -> dict[str, An
 
 def test_batching_becomes_the_container_environment_the_runtime_reads() -> None:
     cfg = parse_config(_with_batching({"max_batch_size": 16, "max_batch_delay_ms": 5}))
-    environment = deployment_of(cfg, CONFIG_DIR).containers[0].environment
+    environment = resolve(cfg, CONFIG_DIR).containers[0].environment
     assert environment["SAGEMAKER_TS_BATCH_SIZE"] == "16"
     assert environment["SAGEMAKER_TS_MAX_BATCH_DELAY"] == "5"
     served = ServingEnv.from_environ(environment)
@@ -32,7 +32,7 @@ def test_batching_becomes_the_container_environment_the_runtime_reads() -> None:
 
 
 def test_without_batching_the_environment_has_no_batching_variables() -> None:
-    environment = deployment_of(parse_config(raw("realtime.yaml")), CONFIG_DIR).containers[0].environment
+    environment = resolve(parse_config(raw("realtime.yaml")), CONFIG_DIR).containers[0].environment
     assert "SAGEMAKER_TS_BATCH_SIZE" not in environment
     assert not ServingEnv.from_environ(environment).batching
 

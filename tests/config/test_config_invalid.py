@@ -585,6 +585,36 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "maps, combined, is also 32 KB.",
     ),
     (
+        "publish-frequency-not-offered",
+        "realtime.yaml",
+        _set("endpoint.metrics", {"publish_frequency_seconds": 45}),
+        "endpoint.metrics.publish_frequency_seconds",
+        "300",
+    ),
+    (
+        "pool-priority-six",
+        "capacity.yaml",
+        _set("endpoint.variants.0.instance_pools.2.priority", 6),
+        "endpoint.variants[0].instance_pools[2].priority",
+        "less than or equal to 5",
+    ),
+    (
+        "alarm-evaluation-over-a-day",
+        "realtime.yaml",
+        _set("monitoring.evaluation_periods", 1441),
+        "monitoring.evaluation_periods",
+        "less than or equal to 1440",
+    ),
+    (
+        "shadow-beside-two-production-variants",
+        "realtime-shadow.yaml",
+        lambda data: data["endpoint"]["variants"].append(
+            {**data["endpoint"]["variants"][0], "name": "second"}
+        ),
+        "endpoint.variants",
+        "exactly one production variant",
+    ),
+    (
         "models-of-a-set-on-an-archive",
         "realtime.yaml",
         _set("model.containers.0.model_data.models", ["churn"]),

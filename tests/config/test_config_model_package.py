@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 from typing import Any
 
 import botocore.session
@@ -12,7 +13,7 @@ from config_harness import raw
 
 from smkit.config import ConfigError, parse_config
 from smkit.config.model_data_rules import MODEL_PACKAGE_NAME, PACKAGE_VERSION
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 FIELD = "model.containers[0].model_data"
 IMAGE = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-xgboost:1.7-1"
@@ -45,7 +46,7 @@ def test_a_package_version_resolves_to_a_model_package_container(package: str) -
         ),
         source="c",
     )
-    [container] = deployment_of(cfg).containers
+    [container] = resolve(cfg, Path.cwd()).containers
     data = container.model_data
     assert (data.kind, data.package, data.uri, data.path) == (
         "model-package",

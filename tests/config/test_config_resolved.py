@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 from config_harness import CONFIG_DIR, raw
 
-from smkit.config import load_config, parse_config
-from smkit.config.resolved import ResolvedDeployment, ResolvedScaling, deployment_of
+from smkit.config import load_config, load_deployment, parse_config
+from smkit.config.resolved import ResolvedDeployment, ResolvedScaling, resolve
 
 
 def _resolved(name: str, change: Any = None) -> ResolvedDeployment:
     data = copy.deepcopy(raw(name))
     if change is not None:
         change(data)
-    return deployment_of(parse_config(data, source=name), CONFIG_DIR)
+    return resolve(parse_config(data, source=name), CONFIG_DIR)
 
 
 def test_identity_and_placement_are_the_configs() -> None:
-    d = deployment_of(load_config(CONFIG_DIR / "realtime.yaml"))
+    d = load_deployment(CONFIG_DIR / "realtime.yaml")
     cfg = load_config(CONFIG_DIR / "realtime.yaml")
     assert (d.name, d.environment, d.account, d.region) == (
         cfg.name,
@@ -155,37 +155,40 @@ def test_an_llm_image_the_local_endpoint_cannot_run_resolves_its_refusal() -> No
     assert refusal is not None and "djl-inference" in refusal
 
 
-def test_deployment_of_resolves_against_the_root_it_is_given(tmp_path: Path) -> None:
+def test_resolve_is_a_pure_function_that_caches_nothing(tmp_path: Path) -> None:
     loaded = load_config(CONFIG_DIR / "realtime.yaml")
-    built = deployment_of(loaded)
-    assert deployment_of(loaded, CONFIG_DIR) is built and built.base_dir == CONFIG_DIR.resolve()
-    elsewhere = deployment_of(loaded, tmp_path)
-    assert elsewhere.base_dir == tmp_path.resolve() and elsewhere.containers == built.containers
+    first = resolve(loaded, CONFIG_DIR)
+    again = resolve(loaded, CONFIG_DIR)
+    assert again == first and again is not first and first.base_dir == CONFIG_DIR.resolve()
+    assert set(loaded.__pydantic_private__ or {}) == {"_notices"}, "nothing cached on the config"
+    assert load_deployment(CONFIG_DIR / "realtime.yaml") == first
+    elsewhere = resolve(loaded, tmp_path)  # a loaded config's paths are absolute: the same files
+    assert elsewhere.base_dir == tmp_path.resolve() and elsewhere.containers == first.containers
 
     unloaded = parse_config(raw("realtime.yaml"))
-    path = deployment_of(unloaded, tmp_path).containers[0].model_data.path
+    path = resolve(unloaded, tmp_path).containers[0].model_data.path
     assert path is not None and path.is_relative_to(tmp_path.parent.resolve())
 
 
 def test_a_copy_of_a_loaded_config_is_resolved_as_itself() -> None:
     loaded = load_config(CONFIG_DIR / "realtime.yaml")
     staged = loaded.model_copy(update={"environment": "staging", "region": "eu-central-1"})
-    d = deployment_of(staged)
+    d = resolve(staged, Path.cwd())
     assert (d.environment, d.region) == ("staging", "eu-central-1")
-    assert deployment_of(loaded).environment == loaded.environment
+    assert resolve(loaded, Path.cwd()).environment == loaded.environment
 
 
 @pytest.mark.parametrize("name", [p.name for p in sorted(CONFIG_DIR.glob("*.yaml"))])
 def test_the_resolved_deployment_keeps_no_public_reference_to_the_config(name: str) -> None:
-    d = deployment_of(load_config(CONFIG_DIR / name))
+    d = load_deployment(CONFIG_DIR / name)
     public = {f for f in vars(d) if not f.startswith("_")}
     assert not any(type(getattr(d, f)).__name__ == "DeploymentConfig" for f in public)
 
 
 def test_an_llm_engines_environment_is_the_configs_alone() -> None:
     """vLLM's server reads none of the kit's variables: SMKIT_PROFILE goes to the kit's runtime only."""
-    llm = deployment_of(load_config(CONFIG_DIR / "llm.yaml"))
+    llm = load_deployment(CONFIG_DIR / "llm.yaml")
     (engine,) = llm.containers
     assert dict(engine.environment) == raw("llm.yaml")["model"]["containers"][0]["environment"]
-    kit = deployment_of(load_config(CONFIG_DIR / "realtime.yaml"))
+    kit = load_deployment(CONFIG_DIR / "realtime.yaml")
     assert all(c.environment["SMKIT_PROFILE"] == "realtime" for c in kit.containers)

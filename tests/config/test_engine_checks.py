@@ -78,14 +78,23 @@ def write_adapter(folder: Path, rank: int) -> Path:
 
 
 def llm_config(
-    tmp_path: Path, *, model: Path | None = None, env: dict[str, Any] | None = None, **variant: Any
+    tmp_path: Path,
+    *,
+    model: Path | None = None,
+    adapter: Path | None = None,
+    env: dict[str, Any] | None = None,
+    **variant: Any,
 ) -> Path:
-    """config/llm.yaml with the model folder ``model`` (else its S3 weights), engine settings ``env`` (None
-    values removed) and variant fields changed."""
+    """config/llm.yaml with the model folder ``model`` (else its S3 weights), the adapter folder ``adapter``
+    (else its S3 archive), engine settings ``env`` (None values removed) and variant fields changed."""
     data = yaml.safe_load(LLM.read_text(encoding="utf-8"))
     container = data["model"]["containers"][0]
     if model is not None:
         container["model_data"] = {"source": "prefix", "path": str(model)}
+    if adapter is not None:
+        component = data["endpoint"]["inference_components"]["components"][1]
+        del component["artifact_url"]
+        component["artifact_path"] = str(adapter)
     for name, value in (env or {}).items():
         if value is None:
             container["environment"].pop(name, None)
@@ -149,6 +158,16 @@ def _tensor_parallel_over_the_gpus(tmp_path: Path) -> Path:
     return llm_config(tmp_path, env={"SM_VLLM_TENSOR_PARALLEL_SIZE": "4"})
 
 
+def _rank_too_small(tmp_path: Path) -> Path:
+    adapter = write_adapter(tmp_path / "support", rank=8)
+    return llm_config(tmp_path, adapter=adapter, env={"SM_VLLM_MAX_LORA_RANK": "4"})
+
+
+def _rank_over_the_default(tmp_path: Path) -> Path:
+    adapter = write_adapter(tmp_path / "support", rank=32)
+    return llm_config(tmp_path, adapter=adapter, env={"SM_VLLM_MAX_LORA_RANK": None})
+
+
 MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
     "lora-off": (
         _lora_off,
@@ -199,6 +218,23 @@ MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
             "ml.g5.2xlarge",
             'at most "1"',
             "ml.g5.12xlarge",
+        ),
+    ),
+    "rank-too-small": (
+        _rank_too_small,
+        (
+            "model.containers[0].environment.SM_VLLM_MAX_LORA_RANK: '4'",
+            "adapter component 'qwen-support' has rank 8 (r in its adapter_config.json)",
+            'set SM_VLLM_MAX_LORA_RANK: "8" or more',
+        ),
+    ),
+    "rank-over-the-default": (
+        _rank_over_the_default,
+        (
+            "model.containers[0].environment.SM_VLLM_MAX_LORA_RANK: None",
+            "has rank 32",
+            "(unset: vLLM's default 16)",
+            'set SM_VLLM_MAX_LORA_RANK: "32" or more',
         ),
     ),
 }

@@ -4,22 +4,12 @@ whitespace collapsed). Rows without a member cite a developer-guide page and are
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 
-from smkit.aws.service_models import member
+from smkit.aws.service_models import member, plain
 from smkit.config.rule_table import ROWS, Row
 
 MODELLED = [r for r in ROWS if r.model is not None]
-
-
-def plain(documentation: str) -> str:
-    """A member's documentation as the reader sees it: no tags, entities decoded, one space between words."""
-    text = html.unescape(re.sub(r"<[^>]+>", " ", documentation))
-    text = " ".join(text.split())
-    return re.sub(r" ([.,;:)])", r"\1", text)
 
 
 @pytest.mark.parametrize("row", MODELLED, ids=[r.id for r in MODELLED])

@@ -15,8 +15,7 @@ import pytest
 import yaml
 from deploy_support import REPO
 
-from smkit.config import load_config
-from smkit.config.resolved import deployment_of
+from smkit.config import load_deployment
 from smkit.emulator import MotoServer, child_environment, emulator_cli, ensure_bootstrapped
 from smkit.emulator.deploy import deploy_config, destroy_app
 from smkit.local import LocalEndpoint, LocalEndpointError
@@ -89,13 +88,13 @@ def test_an_unapproved_package_is_refused_naming_it_and_how_to_approve(
     assert approve in str(refused.value)
     assert not (tmp_path / f"cdk.out.{config.stem}").exists()
     with pytest.raises(ReleaseError, match="PendingManualApproval") as release:
-        approved_packages(deployment_of(load_config(config)))  # smkit deploy's gate, boto3 env -> moto
+        approved_packages(load_deployment(config))  # smkit deploy's gate, boto3 env -> moto
     assert approve in str(release.value)
 
 
 def test_a_package_whose_image_or_data_is_not_the_configs_is_refused(aws: MotoServer, tmp_path: Path) -> None:
     group, arn, _ = _registered(aws, status="Approved")
-    deployment = deployment_of(load_config(_config(tmp_path, f"{group}/1", "another-bucket")))
+    deployment = load_deployment(_config(tmp_path, f"{group}/1", "another-bucket"))
     with pytest.raises(RegistryError, match=r"model data s3://registry-.* is not under model_data.uri"):
         require_deployable(
             deployment,
@@ -107,7 +106,7 @@ def test_a_package_whose_image_or_data_is_not_the_configs_is_refused(aws: MotoSe
     missing = _config(tmp_path, f"{group}/7", "another-bucket")
     with pytest.raises(RegistryError, match=rf"model-package/{group}/7: the registry answered"):
         require_deployable(
-            deployment_of(load_config(missing)),
+            load_deployment(missing),
             boto3.client("sagemaker", endpoint_url=aws.endpoint_url),
             partition="aws",
             region="us-east-1",

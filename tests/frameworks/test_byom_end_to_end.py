@@ -87,7 +87,7 @@ def test_scaffolded_model_packages_and_serves_offline(
         )
         ok, detail = smoke.compare(expected, json.loads(answer["Body"].read()))
         assert ok, detail
-        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(cfg, tmp_path))
+        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(endpoint.deployment, tmp_path))
         assert results and all(r.ok for r in results), [r.detail for r in results]
     installed = [p.name for p in (served_cache / "requirements").glob("*/*")]
     assert FRAMEWORKS[framework] in installed, f"the offline install ran: {installed}"
@@ -141,7 +141,7 @@ def test_users_sklearn_pipeline_with_categories_answers_probabilities(
     )  # fmt: skip
     cfg = load_config(config)
     with LocalEndpoint(cfg, root=project) as endpoint:
-        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(cfg, project))
+        results = smoke.run(endpoint.client(), cfg.name, smoke.plan(endpoint.deployment, project))
         assert len(results) == 2 and all(r.ok for r in results), [r.detail for r in results]
         client = endpoint.client()
         record = json.dumps([{"plan": "plus", "monthly": 36.8, "tenure": 34}])

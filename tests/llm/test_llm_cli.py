@@ -17,6 +17,9 @@ import yaml
 from llm_support import llm_data
 from waiting import wait_until
 
+from smkit.config import load_deployment
+from smkit.config.resolved.names import deployed_names
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -51,6 +54,10 @@ def test_the_cli_serves_the_llm_config_with_its_engine_and_adapter(moto_env, tin
             in text
         )
         assert "inference component qwen-support: a LoRA adapter loaded into gpu-qwen's engine" in text
+        # The names on AWS, as smkit synth says them (tests/stacks/test_deployed_names.py: the templates').
+        names = deployed_names(load_deployment(config))
+        assert f"deployed by smkit deploy as endpoint: {names.endpoint} (stack LlmDevServing)" in text
+        assert f"inference component qwen-support: {names.components['qwen-support']}" in text
         match = re.search(r"on (http://127\.0\.0\.1:\d+)", text)
         assert match is not None, text
         pids = [int(p) for p in re.findall(r"pid (\d+)", text)]

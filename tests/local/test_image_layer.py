@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from smkit.config import load_deployment
 from smkit.modelenv import ImageRuntime, dlc_runtime
 from smkit.modelenv.builder import CONTAINER_DIR, image_requirements
 
@@ -87,12 +88,11 @@ def test_the_checkout_is_read_by_default() -> None:
 
 
 def test_a_config_with_image_requirements_adds_exactly_that_files_packages(tmp_path: Path) -> None:
-    from smkit.config import load_config
     from smkit.modelenv import config_runtime
 
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
     (tmp_path / "requirements-extra.txt").write_text("lightgbm==4.7.0\n")
-    runtime = config_runtime(load_config(REPO / "config" / "multi-model.yaml"))
+    runtime = config_runtime(load_deployment(REPO / "config" / "multi-model.yaml"))
     sklearn = (REPO / "container" / "requirements-sklearn.txt").read_text().splitlines()
     expected = [line for line in sklearn if line and not line.startswith("#")]
     assert runtime.requirements == tuple(expected)
@@ -102,7 +102,7 @@ def test_a_config_with_image_requirements_adds_exactly_that_files_packages(tmp_p
         *expected,
     ]
     # Without image.requirements the layer is the kit's image alone.
-    plain = config_runtime(load_config(REPO / "config" / "realtime.yaml"))
+    plain = config_runtime(load_deployment(REPO / "config" / "realtime.yaml"))
     assert image_requirements(plain, container_dir=tmp_path) == ["numpy==2.4.6", "lightgbm==4.7.0"]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from smkit.batch.local import LocalModel, run_local_job
 from smkit.batch.options import TransformOptions
+from smkit.config import load_deployment
 from smkit.contract import READINESS_PROBE_AGENT
 from smkit.local import LocalEndpoint, LocalEndpointError
 from smkit.ops.server_process import Launch, ServerProcess
@@ -142,19 +143,17 @@ def test_own_probes_are_not_access_logged_and_others_are(tmp_path: Path) -> None
 
 
 def test_the_start_limit_is_the_variants_health_check_timeout(tmp_path: Path) -> None:
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
     from smkit.local.runtime import startup_limit
 
     (tmp_path / "c.yaml").write_text(CONFIG)
-    (unset,) = deployment_of(load_config(tmp_path / "c.yaml")).variants
+    (unset,) = load_deployment(tmp_path / "c.yaml").variants
     assert startup_limit(unset, None) == (
         120.0,
         "variant 'only' sets no container_startup_health_check_timeout_seconds, so the local default of "
         "120 s applies; set it (60 to 3600) in the config to wait longer",
     )
     (tmp_path / "c.yaml").write_text(CONFIG + "      container_startup_health_check_timeout_seconds: 90\n")
-    (variant,) = deployment_of(load_config(tmp_path / "c.yaml")).variants
+    (variant,) = load_deployment(tmp_path / "c.yaml").variants
     assert startup_limit(variant, None) == (
         90.0,
         "the limit is variant 'only''s container_startup_health_check_timeout_seconds, as on SageMaker; "
@@ -181,13 +180,11 @@ def test_a_start_that_times_out_summarizes_its_pings_and_names_its_limit(tmp_pat
 
 
 def test_a_components_start_limit_is_its_own_health_check_timeout() -> None:
-    from smkit.config import load_config
-    from smkit.config.resolved import deployment_of
     from smkit.local.components import ComponentEndpointRuntime, create_runtime
     from smkit.local.runtime import LocalSettings
 
     config = Path(__file__).resolve().parents[2] / "config" / "inference-components.yaml"
-    runtime = create_runtime(deployment_of(load_config(config)), settings=LocalSettings(model_envs=False))
+    runtime = create_runtime(load_deployment(config), settings=LocalSettings(model_envs=False))
     assert isinstance(runtime, ComponentEndpointRuntime)
     tabular, iris = runtime.component("tabular").process, runtime.component("iris").process
     assert (tabular.startup_timeout_s, iris.startup_timeout_s) == (300.0, 120.0)

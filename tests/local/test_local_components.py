@@ -143,11 +143,13 @@ def test_a_component_scaled_to_zero_answers_no_capacity_until_its_copy_starts(re
 
 
 def test_smoke_test_plan_calls_every_component_with_its_samples(endpoint, runtime, repo):
-    cases = smoke.plan(endpoint.config, repo)
+    cases = smoke.plan(endpoint.deployment, repo)
     assert {case.target.component for case in cases} == {"tabular", "iris"}
     results = smoke.run(runtime, endpoint.name, cases)
     assert results and all(r.ok for r in results), [(r.case.label, r.detail) for r in results if not r.ok]
-    deployed = smoke.plan(endpoint.config, repo, component_names={"tabular": "Stack-ComponentTabular-1A2B"})
+    deployed = smoke.plan(
+        endpoint.deployment, repo, component_names={"tabular": "Stack-ComponentTabular-1A2B"}
+    )
     assert {case.target.parameters()["InferenceComponentName"] for case in deployed} == {
         "Stack-ComponentTabular-1A2B",
         "iris",

@@ -24,7 +24,7 @@ from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.serving_stage import ServingStacks, add_serving_stacks
 from smkit.config import DeploymentConfig, parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "config"
@@ -213,7 +213,9 @@ def validation_findings(outdir: Path) -> list[str]:
 def synthesize(configs: dict[str, DeploymentConfig], outdir: Path) -> dict[str, ServingStacks]:
     """Build and synthesize one app holding the stacks of every config; fail with the findings."""
     app = cdk.App(context=cdk_context(), outdir=str(outdir))
-    stacks = {case: add_serving_stacks(app, deployment=deployment_of(cfg)) for case, cfg in configs.items()}
+    stacks = {
+        case: add_serving_stacks(app, deployment=resolve(cfg, Path.cwd())) for case, cfg in configs.items()
+    }
     add_compliance_checks(app)
     try:
         app.synth()

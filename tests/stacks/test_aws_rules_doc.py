@@ -143,3 +143,28 @@ def test_known_properties_map_to_their_api_members() -> None:
         "1 mapped to an API member, 0 without one" in doc
         and "with limits from the API's service model: 1" in doc
     )
+
+
+def test_where_schema_and_model_disagree_the_kit_checks_the_stricter() -> None:
+    import re
+
+    from smkit.aws import limits, patterns
+    from smkit.config.rule_doc import disagreements
+
+    # EndpointName: CloudFormation's schema 1-64 characters, CreateEndpoint's model 0-63: 1-63 holds.
+    assert disagreements("AWS::SageMaker::Endpoint", "EndpointName") == [
+        ("min", 1, 0, 1),
+        ("max", 64, 63, 63),
+    ]
+    assert limits.MAX_NAME_LENGTH == 63
+    name = re.compile(patterns.AWS_NAME)
+    assert not name.match("") and name.match("a" * 63) and not name.match("a" * 64)
+    # A component's rolling batch: only the model sets a minimum (1), which the config's batch_copies keeps.
+    path = "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize.Value"
+    assert disagreements("AWS::SageMaker::InferenceComponent", path) == [("min", None, 1, 1)]
+    assert limits.MIN_CAPACITY_SIZE == 1
+    # The same bounds on both sides: nothing to report.
+    assert disagreements("AWS::SageMaker::EndpointConfig", "ProductionVariants[].VolumeSizeInGB") == []
+    doc = render({"AWS::SageMaker::Endpoint": {"EndpointName"}})
+    assert "| AWS::SageMaker::Endpoint | `EndpointName` | max | 64 | 63 | 63 |" in doc
+    assert "- bounds where the schema and the model disagree: 2 (the stricter listed above)" in doc

@@ -34,7 +34,7 @@ from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
 from smkit.cdk.constructs.model_data import BoundModelData
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, load_config, parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -267,7 +267,7 @@ def test_missing_model_archive_names_the_packaging_command(tmp_path: Path) -> No
     with pytest.raises(
         FileNotFoundError, match=r"build/model\.tar\.gz: no such file .*`smkit package --config CONFIG`"
     ):
-        add_serving_stacks(cdk.App(context=cdk_context()), deployment=deployment_of(cfg))
+        add_serving_stacks(cdk.App(context=cdk_context()), deployment=resolve(cfg, Path.cwd()))
 
 
 def test_missing_multi_model_folder_names_the_packaging_command(tmp_path: Path) -> None:
@@ -279,7 +279,7 @@ def test_missing_multi_model_folder_names_the_packaging_command(tmp_path: Path) 
     with pytest.raises(
         FileNotFoundError, match=r"no \*\.tar\.gz models in it; package it first: `smkit package --config"
     ):
-        add_serving_stacks(cdk.App(context=cdk_context()), deployment=deployment_of(cfg))
+        add_serving_stacks(cdk.App(context=cdk_context()), deployment=resolve(cfg, Path.cwd()))
 
 
 def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
@@ -291,7 +291,7 @@ def test_build_image_needs_a_dockerfile(tmp_path: Path) -> None:
         ValueError,
         match=r"image.dockerfile 'Dockerfile' not found in image.context .*relative to the config file",
     ):
-        add_serving_stacks(cdk.App(context=cdk_context()), deployment=deployment_of(cfg))
+        add_serving_stacks(cdk.App(context=cdk_context()), deployment=resolve(cfg, Path.cwd()))
 
 
 def test_ecr_image_uses_this_deployments_repository() -> None:

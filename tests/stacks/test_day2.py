@@ -17,7 +17,7 @@ from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 from smkit.aws.instances import has_instance_storage
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 ALARM = "AWS::CloudWatch::Alarm"
 GPU_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.6.0-gpu-py312-cu124-ubuntu22.04-sagemaker"
@@ -202,9 +202,9 @@ def test_endpoint_name_is_stable_across_instance_types_and_carries_the_serverles
     base = parse_config(_raw("realtime.yaml"), source="base")
     changed = _raw("realtime.yaml")
     changed["endpoint"]["variants"][1]["instance_type"] = "ml.c5.xlarge"
-    assert deployment_of(base, CONFIG_DIR).endpoint_kind is None
-    assert deployment_of(parse_config(changed, source="changed"), CONFIG_DIR).endpoint_kind is None
-    assert deployment_of(synthesized.configs["serverless"]).endpoint_kind == "serverless"
+    assert resolve(base, CONFIG_DIR).endpoint_kind is None
+    assert resolve(parse_config(changed, source="changed"), CONFIG_DIR).endpoint_kind is None
+    assert resolve(synthesized.configs["serverless"], Path.cwd()).endpoint_kind == "serverless"
 
 
 def test_the_same_deployment_as_realtime_and_serverless_has_two_endpoint_names(tmp_path: Path) -> None:
@@ -367,7 +367,7 @@ def test_realtime_variants_are_named_for_their_instances_and_both_autoscale(
 def _synth(data: dict[str, Any], outdir: Path) -> Template:
     app = cdk.App(context=cdk_context(), outdir=str(outdir))
     cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
-    stacks = add_serving_stacks(app, deployment=deployment_of(cfg))
+    stacks = add_serving_stacks(app, deployment=resolve(cfg, Path.cwd()))
     return Template.from_stack(stacks.serving)
 
 

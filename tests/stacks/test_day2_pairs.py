@@ -21,7 +21,7 @@ from smkit.cdk import ServingStacks, add_deployment
 from smkit.config import DeploymentConfig, parse_config
 from smkit.config.day2 import DeployedEndpoint, plan_update, variant_names
 from smkit.config.overrides import DEPLOYED_ENDPOINT_CONTEXT
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 Change = Callable[[dict[str, Any]], None]
 
@@ -36,7 +36,7 @@ def _cfg(data: dict[str, Any]) -> DeploymentConfig:
 
 
 def _endpoint_name(cfg: DeploymentConfig) -> str:
-    kind = deployment_of(cfg).endpoint_kind
+    kind = resolve(cfg, Path.cwd()).endpoint_kind
     return f"TabularEndpoint-{kind}" if kind else "TabularEndpoint"
 
 

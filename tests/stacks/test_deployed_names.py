@@ -4,19 +4,21 @@ endpoint and inference components."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aws_cdk as cdk
 import pytest
 from constructs import Construct
 from stack_support import SynthesizedApp
 
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 from smkit.config.resolved.names import deployed_names, unique_resource_name
 
 
 def test_the_names_said_before_synth_are_the_templates(synthesized: SynthesizedApp) -> None:
     checked = 0
     for case, cfg in synthesized.configs.items():
-        names = deployed_names(deployment_of(cfg))
+        names = deployed_names(resolve(cfg, Path.cwd()))
         assert synthesized.stacks[case].serving.stack_name == names.stack, case
         resources = synthesized.template_json(case)["Resources"].values()
         endpoints = [

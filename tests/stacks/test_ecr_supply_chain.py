@@ -28,7 +28,7 @@ from smkit.cdk.compliance import add_compliance_checks
 from smkit.cdk.ecr_stack import EcrStack
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, DeploymentConfig, parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 
 def _hardened_config(**image: str) -> DeploymentConfig:
@@ -50,7 +50,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
         "default": EcrStack(app, "DefaultEcr", env=env),
         "hardened": EcrStack(app, "HardenedEcr", env=env, enhanced_scanning=True, signing=True),
     }
-    configured = add_serving_stacks(app, deployment=deployment_of(_hardened_config(), ROOT)).ecr
+    configured = add_serving_stacks(app, deployment=resolve(_hardened_config(), ROOT)).ecr
     assert configured is not None
     stacks["configured"] = configured
     add_compliance_checks(app)

@@ -16,7 +16,7 @@ from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 IC = "AWS::SageMaker::InferenceComponent"
 
@@ -160,7 +160,7 @@ def test_capacity_reservation_and_eula(tmp_path: Path) -> None:
     data["model"]["containers"][0]["model_data"]["accept_eula"] = True
     app = cdk.App(context=cdk_context(), outdir=str(tmp_path))
     cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
-    t = Template.from_stack(add_serving_stacks(app, deployment=deployment_of(cfg)).serving)
+    t = Template.from_stack(add_serving_stacks(app, deployment=resolve(cfg, Path.cwd())).serving)
     t.has_resource_properties(
         "AWS::SageMaker::EndpointConfig",
         {

@@ -23,7 +23,7 @@ from stack_support import ROOT, SynthesizedApp
 from smkit.cdk.constructs.logical_ids import pascal
 from smkit.config.engine_settings import engine_arguments
 from smkit.config.local_refusal import refusal
-from smkit.config.resolved import ResolvedContainer, deployment_of
+from smkit.config.resolved import ResolvedContainer, resolve
 from smkit.contract import ASYNC_PAYLOAD_LIMIT, BIND_TO_PORT, MIB, MODEL_SERVER_WORKERS, REGION
 from smkit.cpus import available_cpus
 from smkit.hosting.env import ServingEnv
@@ -40,7 +40,7 @@ LOCAL_CPUS = available_cpus().count
 
 def _runtime(synthesized: SynthesizedApp, case: str) -> EndpointRuntime:
     settings = LocalSettings(root=ROOT, model_envs=False, region="eu-west-1")
-    return create_runtime(deployment_of(synthesized.configs[case], ROOT), settings=settings)
+    return create_runtime(resolve(synthesized.configs[case], ROOT), settings=settings)
 
 
 def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
@@ -119,7 +119,7 @@ def test_the_llm_engine_gets_the_templates_environment_and_the_arguments_derived
     runtime = _runtime(synthesized, "llm")
     assert isinstance(runtime, ComponentEndpointRuntime)
     (engine,) = [p for p in _processes(runtime) if isinstance(p, EngineProcess)]
-    container = deployment_of(synthesized.configs["llm"]).container(engine.spec.name)
+    container = resolve(synthesized.configs["llm"], Path.cwd()).container(engine.spec.name)
     aws = _definition_of(container, _definitions(template))["Environment"]
     assert aws == dict(container.environment)
     assert {k: v for k, v in engine.container_environment(PORT).items() if k in aws} == aws
@@ -149,7 +149,7 @@ def test_every_container_gets_the_templates_environment_locally(synthesized: Syn
         template = synthesized.template_json(case)
         definitions = _definitions(template)
         runtime = _runtime(synthesized, case)
-        deployment = deployment_of(synthesized.configs[case])
+        deployment = resolve(synthesized.configs[case], Path.cwd())
         for process in _processes(runtime):
             container = deployment.container(process.spec.name)
             definition = _definition_of(container, definitions)
@@ -242,7 +242,7 @@ def test_the_async_container_with_the_templates_environment_takes_7_mib(
     synthesized: SynthesizedApp, tmp_path: Path
 ) -> None:
     (definition,) = _definitions(synthesized.template_json("async"))
-    container = deployment_of(synthesized.configs["async"]).containers[0]
+    container = resolve(synthesized.configs["async"], Path.cwd()).containers[0]
     assert container.model_data.path is not None
     model_dir = extract_archive(container.model_data.path, tmp_path / "model")
     spec = ContainerLaunch(name="tabular", model_dir=model_dir, environment=definition["Environment"])

@@ -15,7 +15,7 @@ from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import parse_config
-from smkit.config.resolved import deployment_of
+from smkit.config.resolved import resolve
 
 
 def _of_type(template: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
@@ -86,7 +86,7 @@ def test_the_model_copy_handler_writes_and_deletes_only_under_models(synthesized
 def _synth(data: dict[str, Any], outdir: Path) -> cdk.Stack:
     app = cdk.App(context=cdk_context(), outdir=str(outdir))
     cfg = parse_config(copy.deepcopy(data), source="test", base_dir=CONFIG_DIR)
-    stack = add_serving_stacks(app, deployment=deployment_of(cfg)).serving
+    stack = add_serving_stacks(app, deployment=resolve(cfg, Path.cwd())).serving
     app.synth()
     return stack
 

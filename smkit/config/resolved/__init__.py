@@ -1,7 +1,8 @@
 """The resolved deployment: what a config means on SageMaker, decided once, read by every consumer.
 
-:func:`smkit.config.load_config` resolves each config once (:func:`deployment_of` returns that result):
-per container the image it runs, its model data (kind, absolute path or S3 URI, compression), multi-model
+:func:`smkit.config.load_deployment` loads a config file and resolves it (:func:`resolve`, a pure
+function of the validated config and the folder its paths are relative to; nothing is cached): per
+container the image it runs, its model data (kind, absolute path or S3 URI, compression), multi-model
 and cache setting, the full container environment SageMaker passes, network isolation and the
 wheel-vendoring decision, the image's framework defaults; per endpoint its variants, instance counts and
 payload limit. The stacks (smkit/cdk), the local endpoint (smkit.local), local batch transform, the model
@@ -14,9 +15,6 @@ and be imported by it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from smkit.config.models import DeploymentConfig
 from smkit.config.resolved.deployment import (
     ResolvedComponents,
     ResolvedContainer,
@@ -33,26 +31,8 @@ from smkit.config.resolved.images import (
     ResolvedImage,
     dlc_runtime,
 )
-from smkit.config.resolved.paths import absolute
+from smkit.config.resolved.paths import absolute, absolute_paths, with_absolute_paths
 from smkit.config.resolved.resolve import ResolveError, resolve
-
-
-def deployment_of(cfg: DeploymentConfig, root: Path | None = None) -> ResolvedDeployment:
-    """The resolved deployment of ``cfg`` with its relative paths resolved against ``root``.
-
-    Without ``root``: the one :func:`~smkit.config.load_config` built (against the file's folder), else (a
-    config built from data, :func:`~smkit.config.parse_config` without ``base_dir``) resolved now against the
-    working directory. With ``root``: the one ``load_config`` built when it was built against ``root``, else
-    resolved now against ``root``. Raises :class:`ResolveError` for a config that cannot be resolved."""
-    built = cfg._resolved
-    if (
-        isinstance(built, ResolvedDeployment)
-        and built._source is cfg
-        and (root is None or root.resolve() == built.base_dir)
-    ):
-        return built
-    return resolve(cfg, root or Path.cwd())
-
 
 __all__ = [
     "PACKAGE_DISTRIBUTIONS",
@@ -68,10 +48,11 @@ __all__ = [
     "ResolvedVariant",
     "WorkerCount",
     "absolute",
+    "absolute_paths",
     "container_environment",
-    "deployment_of",
     "dlc_runtime",
     "profile_of",
     "resolve",
+    "with_absolute_paths",
     "worker_count",
 ]

@@ -31,7 +31,7 @@ from smkit.config.monitoring import Monitoring
 from smkit.config.pipeline import PipelineSpec
 from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
-from smkit.config.security import Kms, Repository, Vpc
+from smkit.config.security import Artifacts, Kms, Repository, Vpc
 from smkit.config.storage import StorageSpec
 from smkit.contract import uses_huggingface_defaults
 
@@ -59,6 +59,8 @@ class ResolvedModelData:
         kms_key_arn: the key encrypting data already in S3, if any.
         cache_enabled: ``MultiModelConfig.ModelCacheSetting`` (multi-model only).
         accept_eula: ``ModelAccessConfig.AcceptEula`` of an uncompressed prefix in S3 (gated weights).
+        members: ``multi-model`` only: the models the set lists (``model_data.models``), each a
+            ``model_code/NAME`` folder packaged into the set's folder as ``NAME.tar.gz``.
     """
 
     kind: DataKind
@@ -68,6 +70,7 @@ class ResolvedModelData:
     cache_enabled: bool = True
     accept_eula: bool = False
     package: str | None = None
+    members: tuple[str, ...] = ()
 
     @property
     def compression(self) -> Literal["Gzip", "None"]:
@@ -285,6 +288,8 @@ class ResolvedDeployment:
         local_refusal: why the local endpoint does not run this deployment (None: it does).
         pipeline: the delivery pipeline (None: no pipeline section).
         metrics: the endpoint config's MetricsConfig (docs/observability.md).
+        artifacts: what the packager lets a model's pickles name (``security.artifacts``).
+        notices: what the loader could not check for lack of inputs on this machine (weights only in S3).
     """
 
     endpoint_type: EndpointType
@@ -316,10 +321,10 @@ class ResolvedDeployment:
     local: LocalOptions
     local_refusal: str | None
     pipeline: PipelineSpec | None
+    artifacts: Artifacts
     metrics: EndpointMetrics = field(default_factory=EndpointMetrics)
-    # The validated config this was resolved from: only smkit.config.resolved.deployment_of reads it, to
-    # know whether a config's cached resolution is its own (a model_copy carries the cache along).
-    _source: object = field(default=None, repr=False, compare=False)
+    # What the loader could not check on this machine (smkit.config.engine_checks), said by smkit synth.
+    notices: tuple[str, ...] = field(default=(), compare=False)
     _by_name: dict[str, ResolvedContainer] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Literal
 
 from smkit.config.containers import BuildImage, ImageSource
-from smkit.config.resolved.paths import absolute
 from smkit.dockerimage import IMAGE_REQUIREMENTS_ARG, KIT_DOCKERFILE, container_dir
 from smkit.requirement_lines import file_lines
 
@@ -207,33 +206,32 @@ def dockerignore(path: Path) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def resolve_image(image: ImageSource, *, base_dir: Path, where: str) -> ResolvedImage:
-    """The image ``image`` names; relative paths written in the config are relative to ``base_dir``; no
-    ``context`` is the kit's own image. Raises :class:`ImageError` for ``where``'s fields."""
+KIT_IMAGE_LABEL = "the kit's image (container/Dockerfile)"
+
+
+def resolve_image(image: ImageSource, *, where: str) -> ResolvedImage:
+    """The image ``image`` names (its paths already absolute,
+    :func:`~smkit.config.resolved.paths.with_absolute_paths`); no ``context`` is the kit's own image.
+    Raises :class:`ImageError` for ``where``'s fields."""
     if image.source == "ecr":  # in this deployment's own repository (smkit.config.image_rules.image_tags)
         return ResolvedImage("ecr", tag=image.tag)
     if image.source == "dlc":
         return ResolvedImage("dlc", runtime=dlc_runtime(image.uri), uri=image.uri)
     if image.context is None:
-        return _kit_image(image, base_dir=base_dir, where=where)
-    context = absolute(image.context, base_dir)
+        return _kit_image(image, where=where)
+    context = Path(image.context)
     dockerfile = context / image.dockerfile
     python = dockerfile_python(dockerfile) or KIT_PYTHON
     exclude = dockerignore(context / f"{image.dockerfile}.dockerignore")
     build_args = dict(image.build_args)
-    runtime = ImageRuntime(python=python, label=str(dockerfile))
+    runtime = _build_runtime(image, python, str(dockerfile), where)  # a missing requirements file: first
     requirements = None
     if image.requirements is not None:
-        requirements = absolute(image.requirements, base_dir)
+        requirements = Path(image.requirements)
         relative = _inside_context(requirements, context, where, image.requirements)
         build_args[IMAGE_REQUIREMENTS_ARG] = relative
         if exclude:  # the ignore file lets through only what the Dockerfile copies: add this file
             exclude.append(f"!{relative}")
-        runtime = ImageRuntime(
-            python=python,
-            label=f"{dockerfile} with image.requirements {image.requirements}",
-            requirements=_requirement_lines(requirements, where, image.requirements),
-        )
     return ResolvedImage(
         "build",
         runtime,
@@ -245,24 +243,27 @@ def resolve_image(image: ImageSource, *, base_dir: Path, where: str) -> Resolved
     )
 
 
-def _kit_image(image: BuildImage, *, base_dir: Path, where: str) -> ResolvedImage:
+def _kit_image(image: BuildImage, *, where: str) -> ResolvedImage:
     """The kit's own image (no ``context``): smkit.dockerimage stages its context, from any folder."""
     python = dockerfile_python(container_dir() / "Dockerfile") or KIT_PYTHON
-    runtime = ImageRuntime(python=python)
-    requirements = None
-    if image.requirements is not None:
-        requirements = absolute(image.requirements, base_dir)
-        runtime = ImageRuntime(
-            python=python,
-            label=f"the kit's image (container/Dockerfile) with image.requirements {image.requirements}",
-            requirements=_requirement_lines(requirements, where, image.requirements),
-        )
     return ResolvedImage(
         "build",
-        runtime,
+        _build_runtime(image, python, None, where),
         dockerfile=KIT_DOCKERFILE,
         build_args=dict(image.build_args),
-        requirements_file=requirements,
+        requirements_file=Path(image.requirements) if image.requirements is not None else None,
+    )
+
+
+def _build_runtime(image: BuildImage, python: str, label: str | None, where: str) -> ImageRuntime:
+    """A built image's runtime (``label``: its Dockerfile; None: the kit's), with the packages of
+    ``image.requirements`` when it names a file."""
+    if image.requirements is None:
+        return ImageRuntime(python=python) if label is None else ImageRuntime(python=python, label=label)
+    return ImageRuntime(
+        python=python,
+        label=f"{label or KIT_IMAGE_LABEL} with image.requirements {image.requirements}",
+        requirements=_requirement_lines(Path(image.requirements), where, image.requirements),
     )
 
 
@@ -280,6 +281,12 @@ def _inside_context(path: Path, context: Path, where: str, written: str) -> str:
 
 
 def _requirement_lines(path: Path, where: str, written: str) -> tuple[str, ...]:
+    if not path.is_file():
+        raise ImageError(
+            f"{where}.requirements",
+            written,
+            "no such file; give a pip requirements file, relative to the config file",
+        )
     try:
         return tuple(file_lines(path))
     except (OSError, UnicodeDecodeError) as exc:

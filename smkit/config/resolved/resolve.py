@@ -24,7 +24,7 @@ from smkit.config.resolved.deployment import (
 )
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
-from smkit.config.resolved.paths import absolute, adapter_archive
+from smkit.config.resolved.paths import adapter_archive, with_absolute_paths
 from smkit.config.rules import Issue, written_prefixes
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
@@ -37,8 +37,9 @@ class ResolveError(ValueError):
         self.issues = issues
 
 
-def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> ResolvedModelData:
-    """The kind and location of a container's model data (the config rules have checked the forms)."""
+def model_data(container: Container, *, endpoint_type: str) -> ResolvedModelData:
+    """The kind and location of a container's model data (the config rules have checked the forms; a local
+    path is already absolute, :func:`~smkit.config.resolved.paths.with_absolute_paths`)."""
     data = container.model_data
     cache = data.cache != "disabled"
     if data.source == "model-package":
@@ -55,10 +56,12 @@ def model_data(container: Container, *, base_dir: Path, endpoint_type: str) -> R
             cache_enabled=cache,
             accept_eula=data.accept_eula,
         )
-    return ResolvedModelData(data.source, path=absolute(data.local_path, base_dir), cache_enabled=cache)
+    return ResolvedModelData(
+        data.source, path=Path(data.local_path), cache_enabled=cache, members=tuple(data.models or ())
+    )
 
 
-def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedImage], list[Issue]]:
+def _images(cfg: DeploymentConfig) -> tuple[dict[str, ResolvedImage], list[Issue]]:
     """Each container's image by container name, resolved once per distinct image section."""
     out: dict[str, ResolvedImage] = {}
     issues: list[Issue] = []
@@ -69,7 +72,7 @@ def _images(cfg: DeploymentConfig, base_dir: Path) -> tuple[dict[str, ResolvedIm
         key = image.model_dump_json()
         if key not in done:
             try:
-                done[key] = resolve_image(image, base_dir=base_dir, where=where)
+                done[key] = resolve_image(image, where=where)
             except ImageError as exc:
                 issues.append(Issue(exc.field, exc.value, exc.message))
                 continue
@@ -211,10 +214,12 @@ def _data_capture(cfg: DeploymentConfig) -> DataCapture | None:
 def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
     """What ``cfg`` means on SageMaker; its relative paths are relative to ``base_dir``.
 
-    Raises :class:`ResolveError` listing the fields that cannot be resolved.
+    A pure function of its arguments: nothing is cached, on the config or elsewhere. Raises
+    :class:`ResolveError` listing the fields that cannot be resolved.
     """
     base_dir = base_dir.resolve()
-    images, issues = _images(cfg, base_dir)
+    cfg = with_absolute_paths(cfg, base_dir)
+    images, issues = _images(cfg)
     if issues:
         raise ResolveError(issues)
     endpoint_type = cfg.endpoint.type
@@ -226,7 +231,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         ic.container: ic.metrics_path for ic in (ics.components if ics else ()) if ic.metrics_path
     }
     for c in cfg.model.containers:
-        data = model_data(c, base_dir=base_dir, endpoint_type=endpoint_type)
+        data = model_data(c, endpoint_type=endpoint_type)
         image = images[c.name]
         environment = container_environment(
             {**(c.batching.environment() if c.batching else {}), **c.environment},
@@ -284,5 +289,5 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
         local_refusal=refusal(cfg),
         pipeline=cfg.pipeline,
         metrics=cfg.endpoint.metrics,
-        _source=cfg,
+        artifacts=cfg.security.artifacts,
     )

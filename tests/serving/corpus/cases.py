@@ -1,10 +1,14 @@
-"""Published ``inference.py`` files, each with tiny weights built here and the requests sent to it.
+"""Handlers in the shapes published SageMaker scikit-learn examples take, each with tiny weights built here
+and the requests sent to it.
 
-Every handler file under ``tests/serving/corpus/<case>/code/`` is the published file, byte for byte (its
-source below); only the weights are made here, small and deterministic, with the scikit-learn of this
-environment. ``record_toolkit.py`` sends :data:`REQUESTS` to the official sagemaker-inference 1.10.1 toolkit
-on Multi Model Server 1.1.11 and writes ``toolkit_answers.json``; tests/serving/test_serving_corpus.py sends
-them to smkit and compares.
+The handler files under ``tests/serving/corpus/<case>/code/`` are written for these tests, in the loose
+style users write them (prints, commented-out hooks, training code under the main guard), one shape each:
+``model_fn`` loading a joblib file with ``predict_fn`` and the default decoders, a training script that
+doubles as the handler with ``model_fn`` only, several models in one folder, NumPy with no model file,
+JSON in and a dict out. Only the weights are made here, small and deterministic, with the scikit-learn of
+this environment. ``record_toolkit.py`` sends :data:`REQUESTS` to the official sagemaker-inference 1.10.1
+toolkit on Multi Model Server 1.1.11 and writes ``toolkit_answers.json``; tests/serving/test_serving_corpus.py
+sends them to smkit and compares.
 """
 
 from __future__ import annotations
@@ -20,13 +24,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ANSWERS = HERE / "toolkit_answers.json"
-
-LOCAL_MODE = "aws-samples/amazon-sagemaker-local-mode@247ae347437fc723b716ccf3e5e1b8dcd658d3e8 (MIT-0)"
-# The repository's top-level folders begin with spaces (" archived", "     deploy_and_monitor"); paths are
-# written without them.
-EXAMPLES = "aws/amazon-sagemaker-examples@2d519b52c3a2c2361f2b87f0d3de46fd6c0232a5 (Apache-2.0)"
-# The SDK's last commit with tests/data/ at the top (version 3 moved it under legacy/, then removed it).
-PYTHON_SDK = "aws/sagemaker-python-sdk@35484d21a8f880a824129da467b1403ece3ea2b7 (Apache-2.0)"
 
 
 def _features() -> tuple[np.ndarray, np.ndarray]:
@@ -82,97 +79,74 @@ def nothing(model_dir: Path) -> None:
 
 @dataclass(frozen=True)
 class Case:
-    """One published handler: where it comes from (repository at a commit, path, and the git blob id of
-    the file there, which the copy here must have), its entry point, and its weights."""
+    """One handler: the shape it stands for, its program (``SAGEMAKER_PROGRAM``), and its weights."""
 
     name: str
-    source: str
-    path: str
+    shape: str
     program: str
     build: Callable[[Path], None]
-    blob: str
 
 
 CASES = (
     Case(
-        "sklearn_bring_your_own_model",
-        LOCAL_MODE,
-        "scikit_learn_bring_your_own_model_local_serving/code/inference.py",
+        "joblib_predict_fn",
+        "model_fn loads a joblib file, predict_fn calls predict; default input_fn and output_fn",
         "inference.py",
         regressor,
-        blob="fada20eba2e8d0929ce5cf8fef2d71fbf9aee54c",
     ),
     Case(
-        "sklearn_multiple_models",
-        LOCAL_MODE,
-        "scikit_learn_script_mode_local_serving_multiple_models_with_one_invocation/code/inference.py",
+        "joblib_predict_fn_pathlib",
+        "the same two hooks with other parameter names and pathlib",
+        "inference.py",
+        regressor,
+    ),
+    Case(
+        "multiple_models_largest",
+        "every model_*.joblib of the folder asked, the largest answer kept; input_fn takes JSON only",
         "inference.py",
         two_regressors,
-        blob="9d147b170b4d7fc650449d5d3bc11d03060e84ec",
     ),
     Case(
-        "numpy_no_model_artifact",
-        LOCAL_MODE,
-        "scikit_learn_script_mode_local_serving_no_model_artifact/code/inference.py",
+        "no_model_artifact_mean",
+        "no model file: a placeholder model and a NumPy predict_fn",
         "inference.py",
         nothing,
-        blob="405365eee938476bd14a9af4a7c4245b8cddd0d5",
     ),
     Case(
-        "sklearn_california_training_script",
-        LOCAL_MODE,
-        "scikit_learn_script_mode_local_training_and_serving/code/scikit_learn_california.py",
-        "scikit_learn_california.py",
+        "training_script_regressor",
+        "a training script with model_fn only (regressor), under a program name of its own",
+        "train_regressor.py",
         regressor,
-        blob="accd8ad1d4b2163db3a3c67b8c2cba8e6c96feb8",
     ),
     Case(
-        "shadow_histgradientboost",
-        EXAMPLES,
-        "deploy_and_monitor/sm-shadow_variant_shadow_api/code/histgradientboost.py",
-        "histgradientboost.py",
+        "training_script_model_fn_first",
+        "model_fn before the main guard, metrics and pandas imported at the top",
+        "boosting.py",
         classifier("hist"),
-        blob="ff1aa1edc727d638161fda638284a00130b027d9",
     ),
     Case(
-        "shadow_randomforest",
-        EXAMPLES,
-        "deploy_and_monitor/sm-shadow_variant_shadow_api/code/randomforest.py",
-        "randomforest.py",
+        "training_script_forest",
+        "model_fn only, with an input_fn left commented out",
+        "forest.py",
         classifier("forest"),
-        blob="16c21aa1e3371b41961fbe97773535028918994f",
     ),
     Case(
-        "sklearn_iris_training_script",
-        EXAMPLES,
-        "archived/scikit_learn_iris/scikit_learn_iris.py",
-        "scikit_learn_iris.py",
+        "training_script_tree_classifier",
+        "training under the main guard first, model_fn after it",
+        "tree_classifier.py",
         classifier("tree"),
-        blob="b6246fba9f1b58b6b71aa682b59f5cb60b58c982",
     ),
     Case(
-        "python_sdk_joblib",
-        EXAMPLES,
-        "archived/python-sdk/code/inference.py",
-        "inference.py",
-        regressor,
-        blob="26450cb837518fb655e85b8c2c58b52a1bc5eba8",
-    ),
-    Case(
-        "sklearn_json_in_json_out",
-        EXAMPLES,
-        "archived/sklearn/train.py",
-        "train.py",
+        "json_in_json_out_dict",
+        "input_fn reads a JSON object, output_fn returns a dict",
+        "serve_json.py",
         forest_regressor,
-        blob="9b5cb27a5e7fd5ac316516f8ae16cf8c9ac8b7f5",
     ),
     Case(
-        "sklearn_mnist_training_script",
-        PYTHON_SDK,
-        "tests/data/sklearn_mnist/mnist.py",
-        "mnist.py",
+        "training_script_svm_helper",
+        "model_fn only, beside a module-level helper function (SVM)",
+        "svm_digits.py",
         classifier("svm"),
-        blob="530bd910588eed882bc30558b11779ef1da368ef",
     ),
 )
 

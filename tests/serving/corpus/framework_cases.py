@@ -1,7 +1,7 @@
 """Handlers of the frameworks users serve most, each with tiny weights trained in that framework's environment.
 
-Unlike :mod:`cases` (published scikit-learn and NumPy files, byte for byte), these handlers are written for
-these tests, in the shapes framework handlers take: a PyTorch network imported from a helper module beside
+Like :mod:`cases` (scikit-learn and NumPy handlers), these handlers are written for these tests, in the
+shapes framework handlers take: a PyTorch network imported from a helper module beside
 ``inference.py``, hooks that take the model server's context (the device from ``gpu_id``, the request's
 headers), an XGBoost ``DMatrix`` with the toolkit's default ``output_fn``, a LightGBM
 ``transform_fn`` that answers ``(body, content_type)`` itself and raises a JSON message, a CatBoost model fed

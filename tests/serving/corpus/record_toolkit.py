@@ -6,7 +6,7 @@ environment's scikit-learn, NumPy, SciPy, pandas and joblib, so the same pickles
 request of :data:`cases.REQUESTS` on 127.0.0.1 and writes ``toolkit_answers.json``: status, Content-Type
 and body of each answer. Run once when a case or a request changes; the test only reads the file. Name
 cases (``record_toolkit.py CASE ...``) to record only those and keep the other cases' answers, which needs
-the stack the file was recorded with.
+the stack the file was recorded with; answers of cases that no longer exist are dropped.
 
 The cases of ``framework_cases.py`` run with their framework on ``PYTHONPATH``: the same environment layer
 smkit serves them from (``smkit init --framework`` scaffolds its requirements), as a framework image has
@@ -113,7 +113,7 @@ def main() -> None:
                 f"{ANSWERS.name} was recorded with {kept['stack']} and {kept.get('frameworks')}, this "
                 f"environment has {pins} and {frameworks}: record all"
             )
-        recorded["cases"] = kept["cases"]
+        recorded["cases"] = {name: answers for name, answers in kept["cases"].items() if name in known}
     python = ensure_venv("toolkit-corpus", pins)
     with tempfile.TemporaryDirectory(prefix="smkit-corpus-") as tmp:
         for name, program, build, pythonpath in served(Path(tmp) / "models"):

@@ -1,0 +1,93 @@
+"""What every CloudFormation resource the emulator adds to moto shares: the hooks moto's CloudFormation calls.
+
+moto finds a resource type through ``CloudFormationModel.__subclasses__()`` (direct subclasses only), so a
+resource class derives from :class:`EmulatedResource` *and* moto's ``CloudFormationModel``, in that order:
+this mixin answers moto's hooks from three class attributes and three short methods, so each resource
+says only what differs (its type, the property that names it, its ``Fn::GetAtt`` attributes, and how it
+is created, updated and deleted through moto's own backend).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class EmulatedResource:
+    """moto's ``CloudFormationModel`` hooks, from ``CFN_TYPE``, ``NAME_TYPE`` and ``ATTRIBUTES``.
+
+    A subclass implements :meth:`create` (the resource's properties -> an instance), and :meth:`update`
+    (default: :meth:`create` again under the new name) and :meth:`remove` (default: nothing) where they
+    differ; :meth:`attribute` answers ``Fn::GetAtt`` for the names in ``ATTRIBUTES``.
+    """
+
+    CFN_TYPE: ClassVar[str]
+    NAME_TYPE: ClassVar[str] = ""  # the property that names the resource ("": CloudFormation names it)
+    ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def cloudformation_type(cls) -> str:
+        return cls.CFN_TYPE
+
+    @classmethod
+    def cloudformation_name_type(cls) -> str:
+        return cls.NAME_TYPE
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr in cls.ATTRIBUTES
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        if attribute_name in self.ATTRIBUTES:
+            return self.attribute(attribute_name)
+        raise UnformattedGetAttTemplateException()
+
+    def attribute(self, name: str) -> Any:
+        """The value of ``Fn::GetAtt`` ``name`` (one of ``ATTRIBUTES``)."""
+        raise NotImplementedError(name)
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> Any:
+        return cls.create(resource_name, cloudformation_json["Properties"], account_id, region_name)
+
+    @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: Any,
+        new_resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+    ) -> Any:
+        properties = cloudformation_json["Properties"]
+        return cls.update(original_resource, new_resource_name, properties, account_id, region_name)
+
+    @classmethod
+    def delete_from_cloudformation_json(
+        cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+    ) -> None:
+        cls.remove(resource_name, account_id, region_name)
+
+    @classmethod
+    def create(cls, name: str, properties: dict[str, Any], account_id: str, region_name: str) -> Any:
+        """The resource ``name`` with ``properties``, made through moto's backend."""
+        raise NotImplementedError(cls.CFN_TYPE)
+
+    @classmethod
+    def update(
+        cls, original: Any, name: str, properties: dict[str, Any], account_id: str, region_name: str
+    ) -> Any:
+        """An update; by default the resource is made again under ``name``."""
+        return cls.create(name, properties, account_id, region_name)
+
+    @classmethod
+    def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
+        """Remove the resource whose physical id is ``physical_id``; by default nothing."""
