@@ -128,7 +128,7 @@ BENCH_ARGS ?=
 # --nice -10 (root only; otherwise a warning) keeps other jobs on a shared machine out of the measurement.
 SERVING_BENCH_ARGS ?= --nice -10
 .PHONY: bench-serving bench-soak
-bench-serving: package-model ## smkit vs its peers (toolkit + MMS, nginx + gunicorn + Flask, FastAPI + uvicorn) vs a bare handler -> bench/results/serving.json
+bench-serving: package-model ## smkit vs its peers (toolkit + MMS, nginx + gunicorn + Flask, FastAPI + uvicorn, TorchServe), 3 rounds, warm-up from the curve -> bench/results/serving.json
 	$(PY) -m bench.serving --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json

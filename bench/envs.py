@@ -87,6 +87,8 @@ REPORTED_PACKAGES = (
     "pandas",
     "sagemaker-inference",
     "multi-model-server",
+    "torchserve",
+    "torch",
 )
 _LIST_DISTRIBUTIONS = (
     "import importlib.metadata as m, json; "

@@ -9,6 +9,13 @@ Three profiles, served by every server from the same model directory:
   user would: with ``SMKIT_WORKER_CONCURRENCY=32`` (docs/serving-runtime.md, "Handlers that wait").
 - ``sleep1s-async``: the same wait written as ``async def predict_fn`` awaiting ``asyncio.sleep(1)``
   (smkit awaits it on the worker's event loop; the peers run it with ``asyncio.run`` on their threads).
+- ``rf``: bench/shapes.py's 100-tree scikit-learn RandomForest (``predict_proba``), one-row requests of
+  80 bytes (``application/octet-stream``), no server batching.
+- ``rf-batched``: the same model and requests with each server's own dynamic batching: smkit's
+  ``SAGEMAKER_TS_BATCH_SIZE`` / ``SAGEMAKER_TS_MAX_BATCH_DELAY`` and TorchServe's ``batchSize`` /
+  ``maxBatchDelay`` (16 requests, 2 ms: the 32 callers of the top level over 2 workers, as
+  docs/handler-semantics.md advises); a batch goes through the model's ``predict_batch_fn`` once
+  (bench/batching.py's model). Only the servers that batch run it.
 
 The two synthetic profiles define ``input_fn`` and ``output_fn`` themselves, so every server runs the same
 Python for them and only the runtime differs. Their request counts per level are smaller: at 2 workers
@@ -21,11 +28,14 @@ import http.client
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import LOOPBACK
+from bench import shapes
+from bench.batching import build as build_rf
+from bench.common import LOOPBACK, BenchError
+from bench.envs import read_requirements
 from bench.load import percentile
 
 SYNTHETIC = """
@@ -59,6 +69,11 @@ SLEEP_1S_ASYNC = "    await asyncio.sleep(1.0)"
 BODIES = {"cpu20ms": ("", CPU_20MS), "sleep1s": ("", SLEEP_1S), "sleep1s-async": ("async ", SLEEP_1S_ASYNC)}
 # The setting a user of a model that waits gives smkit: requests per worker at once.
 WAITING_ENV = {"SMKIT_WORKER_CONCURRENCY": "32"}
+# Dynamic batching of the rf-batched profile: (requests per batch, max delay in ms).
+RF_BATCH = (16, 2)
+RF_REQUESTS = {1: 300, 8: 1000, 32: 2000}
+# Servers without a batching of their own; they serve the rf profile.
+UNBATCHED_PEERS = ("toolkit", "gunicorn", "fastapi")
 
 
 @dataclass(frozen=True)
@@ -70,13 +85,14 @@ class Profile:
     requests: dict[int, int] | None  # None: the --requests option, for every level
     smkit_env: tuple[tuple[str, str], ...] = ()  # what the model's container environment sets for smkit
     cannot_serve: tuple[str, ...] = ()  # servers that cannot run this handler at all
+    batch: tuple[int, int] | None = None  # (requests per batch, max delay ms) for the servers that batch
+    one_row: bool = False  # one 80-byte float64 row per request (bench/shapes.py) instead of the CSV body
 
     def capped(self, most: int) -> Profile:
         """This profile with at most ``most`` requests per level (0: unchanged)."""
         if most <= 0 or self.requests is None:
             return self
-        capped = {level: min(n, most) for level, n in self.requests.items()}
-        return Profile(self.name, self.label, capped, self.smkit_env, self.cannot_serve)
+        return replace(self, requests={level: min(n, most) for level, n in self.requests.items()})
 
     def count(self, level: int, default: int) -> int:
         """Requests for ``level``."""
@@ -97,16 +113,52 @@ PROFILES: dict[str, Profile] = {
         # The toolkit calls predict_fn and gets a coroutine it never awaits: every request answers 500.
         cannot_serve=("toolkit",),
     ),
+    "rf": Profile("rf", "RandomForest, 1-row requests", RF_REQUESTS, one_row=True),
+    "rf-batched": Profile(
+        "rf-batched",
+        "RandomForest, 1-row requests, batched",
+        RF_REQUESTS,
+        (
+            ("SAGEMAKER_TS_BATCH_SIZE", str(RF_BATCH[0])),
+            ("SAGEMAKER_TS_MAX_BATCH_DELAY", str(RF_BATCH[1])),
+        ),
+        cannot_serve=UNBATCHED_PEERS,
+        batch=RF_BATCH,
+        one_row=True,
+    ),
 }
+RF_PROFILES = ("rf", "rf-batched")
 
 
-def write_profile_model(name: str, example_dir: Path, dest: Path) -> Path:
-    """The model directory for profile ``name`` (the example's own for ``example``)."""
+def rf_requirements() -> list[str]:
+    """What the RandomForest profiles add to every server's venv (bench/shapes.py's scikit-learn pin)."""
+    return [line for line in shapes.REQUIREMENTS if line.startswith("scikit-learn==")]
+
+
+def add_requirements(model_dir: Path, extra: list[str]) -> None:
+    """Append ``extra`` to ``model_dir``'s ``code/requirements.txt``: with every profile's model holding the
+    same list, each server's benchmark venv is built once for the whole run."""
+    path = model_dir / "code" / "requirements.txt"
+    lines = read_requirements(path)
+    missing = [line for line in extra if line not in lines]
+    if missing:
+        path.write_text("".join(f"{line}\n" for line in [*lines, *missing]))
+
+
+def write_profile_model(name: str, example_dir: Path, dest: Path, python: Path | None = None) -> Path:
+    """The model directory for profile ``name`` (the example's own for ``example``; the RandomForest
+    trained with ``python``, an interpreter that has scikit-learn)."""
     if name == "example":
         return example_dir
-    kind, body = BODIES[name]
     if dest.exists():
         shutil.rmtree(dest)
+    if name in RF_PROFILES:
+        if python is None:
+            raise BenchError(f"profile {name}: no interpreter with scikit-learn to train the model")
+        model_dir = build_rf("sklearn_rf", python, dest)
+        shutil.copy(example_dir / "code" / "requirements.txt", model_dir / "code" / "requirements.txt")
+        return model_dir
+    kind, body = BODIES[name]
     (dest / "code").mkdir(parents=True)
     (dest / "code" / "inference.py").write_text(SYNTHETIC.format(kind=kind, body=body).lstrip())
     # The example's requirements, so every profile runs in the same benchmark venvs.

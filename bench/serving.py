@@ -1,5 +1,5 @@
 """Serving benchmark: smkit vs its peers (the toolkit + Multi Model Server, nginx + gunicorn + Flask,
-FastAPI + uvicorn: bench/peers.py) vs a bare handler on smkit.
+FastAPI + uvicorn: bench/peers.py, TorchServe: bench/torchserve.py) vs a bare handler on smkit.
 
     python -m bench.serving                # full run: writes bench/results/serving.json + BENCHMARKS.md
     python -m bench.serving --requests 20 --servers smkit --out smoke.json --no-markdown   # smoke
@@ -9,9 +9,11 @@ alone: cold start (process start to the first 200 on ``GET /ping``, and to the f
 then for each concurrency level a closed loop of ``text/csv`` requests of 10 rows (see
 ``bench.load.closed_loop``) while a prober sends ``GET /ping`` every 50 ms. Model profiles
 (``bench.profiles``): the packaged example model (``build/model.tar.gz``, made by ``make
-package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``. The example model's targets
-are evaluated at concurrency 8, the profiles' targets on every profile. With ``--rounds N`` each round
-starts with the next server (``bench.common.rotated``), so no server always runs first.
+package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``, a RandomForest unbatched and
+batched. The example model's targets are evaluated at concurrency 8, the profiles' targets on every
+profile. With ``--rounds N`` each round starts with the next server (``bench.common.rotated``), so no
+server always runs first. The example model's warm-up defaults to the one bench/warmup.py's curve chose
+(``bench/results/warmup.json``), so a JIT-compiled front end is measured at its steady state.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -59,12 +62,25 @@ from bench.example_model import (
 from bench.hogs import cpu_hogs
 from bench.load import Request, closed_loop, invoke_once
 from bench.peers import PEER_PINS, fastapi_spec, gunicorn_spec, nginx_binary, peers_python
-from bench.profiles import PROFILES, PingProber, Profile, write_profile_model
+from bench.profiles import (
+    PROFILES,
+    RF_PROFILES,
+    PingProber,
+    Profile,
+    add_requirements,
+    rf_requirements,
+    write_profile_model,
+)
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
 from bench.serving_report import aggregate, markdown, profile_targets, targets
+from bench.shapes import ROW_BYTES, Shape
+from bench.torchserve import TORCHSERVE_PINS, torchserve_python, torchserve_spec
 from smkit.process import free_port
 
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
+WARMUP_JSON = RESULTS_DIR / "warmup.json"
+WARMUP_FALLBACK = 10_000
+ROW_TYPE = "application/octet-stream"
 
 
 @dataclass(frozen=True)
@@ -111,7 +127,37 @@ SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
         port=port,
         workers=setup.workers,
     ),
+    "torchserve": lambda setup, model, port: torchserve_spec(
+        name="torchserve",
+        model_dir=model,
+        work_dir=setup.work_dir / "torchserve",
+        port=port,
+        workers=setup.workers,
+    ),
 }
+
+
+def chosen_warmup(path: Path = WARMUP_JSON) -> int:
+    """The warm-up bench/warmup.py's curve chose (its ``warmup_requests``), or 10,000 without a curve."""
+    try:
+        return int(json.loads(path.read_text())["warmup_requests"]) or WARMUP_FALLBACK
+    except (OSError, ValueError, KeyError, TypeError):
+        return WARMUP_FALLBACK
+
+
+def check_probabilities(name: str, answer: bytes) -> None:
+    """A one-row answer must be the row's class probabilities: 10 float64 values summing to 1."""
+    values = struct.unpack(f"<{len(answer) // 8}d", answer[: len(answer) // 8 * 8])
+    if len(answer) != ROW_BYTES or abs(sum(values) - 1.0) > 1e-6:
+        raise BenchError(f"{name}: the RandomForest answered {answer[:200]!r}, not 10 probabilities")
+
+
+def profile_request(profile: Profile, setup: Setup) -> Request:
+    """The request of ``profile``: the example's CSV body, or one float64 row (bench/shapes.py)."""
+    if not profile.one_row:
+        return setup.request
+    row = Shape("sklearn_rf", "1KB").body()[:ROW_BYTES]
+    return Request("POST", "/invocations", row, {"Content-Type": ROW_TYPE, "Accept": ROW_TYPE})
 
 
 def first_invocation(
@@ -155,15 +201,29 @@ def measure_server(
     model_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Start one server, take cold start, warm it up, run every concurrency level, stop it."""
-    spec = SPEC_BUILDERS[name](setup, model_dir or setup.model_dir, free_port(LOOPBACK, below=PORTS_BELOW))
+    model = model_dir or setup.model_dir
+    port = free_port(LOOPBACK, below=PORTS_BELOW)
+    if name == "torchserve" and profile.batch:  # TorchServe's own batching
+        spec = torchserve_spec(
+            name=name, model_dir=model, work_dir=setup.work_dir / name, port=port, workers=setup.workers,
+            batch=profile.batch,
+        )  # fmt: skip
+    else:
+        spec = SPEC_BUILDERS[name](setup, model, port)
     if name == "smkit" and profile.smkit_env:
         spec = replace(spec, env={**spec.env, **dict(profile.smkit_env)})
+    request = profile_request(profile, setup)
     load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
         cold_ping = server.cold_start_s
-        cold_invoke, answer = first_invocation(server, setup.request)
-        if profile.requests is None:
-            closed_loop(server.port, setup.request, total=warmup, concurrency=max(levels))
+        cold_invoke, answer = first_invocation(server, request)
+        expect: bytes | None = answer
+        if profile.one_row:
+            check_probabilities(name, answer)
+            # A RandomForest's probabilities vary in their last bit with the order its tree threads finish.
+            expect = None
+        if profile.requests is None or warmup:
+            closed_loop(server.port, request, total=warmup, concurrency=max(levels))
         runs = {}
         for level in levels:
             cpu_before = server.cpu_by_pid()
@@ -171,10 +231,10 @@ def measure_server(
             with PingProber(server.port) as prober:
                 result = closed_loop(
                     server.port,
-                    setup.request,
+                    request,
                     total=profile.count(level, requests),
                     concurrency=level,
-                    expect_body=answer,
+                    expect_body=expect,
                 )
             spent = [cpu - cpu_before.get(pid, 0.0) for pid, cpu in server.cpu_by_pid().items()]
             result.server_cpu_s = round(sum(spent), 3)
@@ -230,7 +290,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2, help="worker processes for every server")
     p.add_argument(
         "--servers",
-        default="smkit,toolkit,gunicorn,fastapi,constant",
+        default="smkit,toolkit,gunicorn,fastapi,torchserve,constant",
         help=f"comma list of {', '.join(SPEC_BUILDERS)}",
     )
     p.add_argument(
@@ -245,10 +305,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--slow-requests",
         type=int,
         default=0,
-        help="cap the requests per level of the cpu20ms and sleep1s profiles (smoke runs; 0: their own counts)",
+        help="cap the requests per level of the profiles other than example (smoke runs; 0: their own counts)",
     )
     p.add_argument("--rounds", type=int, default=1, help="repeat all servers, report medians")
-    p.add_argument("--warmup", type=int, default=200, help="warm-up requests after start")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="example-model warm-up requests after start (default: the one bench/warmup.py's curve chose, "
+        f"from {WARMUP_JSON.relative_to(REPO_ROOT)}; {WARMUP_FALLBACK} without it)",
+    )
+    p.add_argument(
+        "--profile-warmup",
+        type=int,
+        default=0,
+        help="warm-up requests of the other profiles (1 s handlers make long warm-ups costly; default 0)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "serving.json", help="JSON result path")
     p.add_argument(
         "--smkit-python",
@@ -270,6 +342,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = [x for x in args.server_names if x not in SPEC_BUILDERS]
     if unknown:
         p.error(f"--servers {','.join(unknown)}: unknown; choose from {', '.join(SPEC_BUILDERS)}")
+    if args.warmup is None:
+        args.warmup = chosen_warmup()
     if args.requests < max(args.levels) or min(args.levels) < 1:
         p.error(f"--requests {args.requests} must be >= every concurrency level and levels >= 1")
     return args
@@ -286,6 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         body = load_payload(args.payload, args.rows)
         expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
         model_dir = extract_model(args.model, work / "model")
+        if set(RF_PROFILES) & set(args.profile_names):
+            # Every profile's model lists the same requirements: each server's venv is built once.
+            add_requirements(model_dir, rf_requirements())
         smkit_python = None
         if {"smkit", "constant", "smkit-metrics-off"} & set(args.server_names):
             smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
@@ -311,7 +388,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_profile: dict[str, dict[str, list[dict[str, Any]]]] = {
             p.name: {name: [] for name in model_servers if name not in p.cannot_serve} for p in slow
         }
-        dirs = {p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name) for p in slow}
+        trainer = smkit_python
+        if trainer is None and set(RF_PROFILES) & set(args.profile_names):
+            trainer = peers_python(model_dir) if {"gunicorn", "fastapi"} & set(args.server_names) else None
+            trainer = trainer or torchserve_python(model_dir)
+        dirs = {
+            p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name, trainer) for p in slow
+        }
         with cpu_hogs(args.hogs):
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
@@ -332,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 setup,
                                 levels=args.levels,
                                 requests=args.requests,
-                                warmup=0,
+                                warmup=args.profile_warmup,
                                 profile=profile,
                                 model_dir=dirs[profile.name],
                             )
@@ -351,6 +434,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         versions["peers"] = {**package_versions(peers_python(setup.model_dir)), "pins": list(PEER_PINS)}
         nginx = nginx_binary()
         versions["peers"]["nginx"] = _nginx_version(nginx) if nginx else "not installed: gunicorn alone"
+    if "torchserve" in args.server_names:
+        versions["torchserve"] = {
+            **package_versions(torchserve_python(setup.model_dir)),
+            "pins": list(TORCHSERVE_PINS),
+            "java": java_version(),
+        }
     servers = {name: aggregate(rounds, args.levels) for name, rounds in per_server.items() if rounds}
     profiles = {
         profile: {name: aggregate(rounds, args.levels) for name, rounds in by_server.items()}

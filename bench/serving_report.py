@@ -13,9 +13,10 @@ SERVER_LABELS = {
     "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
     "gunicorn": "nginx + gunicorn sync workers + Flask (AWS's bring-your-own-container sample)",
     "fastapi": "FastAPI + uvicorn",
+    "torchserve": "TorchServe 0.12.0 (custom handler calling the same hooks)",
 }
 METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
-PEERS = ("toolkit", "gunicorn", "fastapi")
+PEERS = ("toolkit", "gunicorn", "fastapi", "torchserve")
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
 
 
@@ -236,7 +237,7 @@ def _cold_starts(rounds: dict[str, list[dict[str, Any]]]) -> list[str]:
     ]
     ours = [r["cold_start_first_invocation_s"] for r in rounds["smkit"]]
     for name, per in rounds.items():
-        if name not in ("smkit", *PEERS):
+        if name not in ("smkit", *PEERS) or not per:
             continue
         times = [r["cold_start_first_invocation_s"] for r in per]
         ratios = [round(a / b, 2) for a, b in zip(ours, times, strict=False) if b]
@@ -262,7 +263,7 @@ def peer_table(result: dict[str, Any]) -> list[str]:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     starts = raw.get("example", {})
-    if "smkit" in starts:
+    if starts.get("smkit"):
         lines[1:1] = _cold_starts(starts)
     for shape, servers in profiles.items():
         ours = servers.get("smkit")

@@ -179,10 +179,19 @@ def test_serving_rejects_unknown_server_name(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert (
-        "--servers nginx: unknown; choose from smkit, constant, smkit-metrics-off, gunicorn, fastapi, toolkit"
-        in done.stderr
+        "--servers nginx: unknown; choose from smkit, constant, smkit-metrics-off, gunicorn, fastapi, toolkit, "
+        "torchserve" in done.stderr
     )
     assert not (tmp_path / "x.json").exists()
+
+
+def test_serving_warmup_comes_from_the_warmup_curve(tmp_path: Path) -> None:
+    from bench.serving import WARMUP_FALLBACK, chosen_warmup  # noqa: PLC0415 - imports the harness
+
+    curve = tmp_path / "warmup.json"
+    curve.write_text(json.dumps({"warmup_requests": 20000}))
+    assert chosen_warmup(curve) == 20000
+    assert chosen_warmup(tmp_path / "absent.json") == WARMUP_FALLBACK
 
 
 def test_streaming_harness_tiny_run(tmp_path: Path) -> None:
