@@ -87,6 +87,10 @@ MAX_ENV_TOTAL_BYTES = 32 * 1024
 # ProductionVariantServerlessConfig.MemorySizeInMB: 1024-6144 (FROM_MODELS) in 1 GB steps.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantServerlessConfig.html
 SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)
+# MetricsConfig.MetricPublishFrequencyInSeconds (and ContainerMetricsConfig's MetricsEndpoint): the model has
+# no enum on the integer; its documentation lists them, "Valid values: 10, 30, 60, 120, 180, 240, 300."
+# (tests/aws/test_limits.py reads that sentence). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html
+METRICS_PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 # ProductionVariant.InstancePools: at most 5 pools (FROM_MODELS).
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html
 MAX_INSTANCE_POOLS = 5

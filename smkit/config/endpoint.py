@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from smkit.aws.instances import INSTANCE_TYPE
 from smkit.aws.limits import (
@@ -21,6 +21,7 @@ from smkit.aws.limits import (
     MAX_INSTANCE_POOLS,
     MAX_PRODUCTION_VARIANTS,
     MAX_SHADOW_VARIANTS,
+    METRICS_PUBLISH_FREQUENCIES_S,
     MIN_CAPACITY_SIZE,
     MIN_INSTANCE_COUNT,
     MODEL_DOWNLOAD_TIMEOUT_RANGE_S,
@@ -28,6 +29,7 @@ from smkit.aws.limits import (
     PROVISION_TIMEOUT_RANGE_S,
     SAMPLING_PERCENT_RANGE,
     SERVERLESS_CONCURRENCY_RANGE,
+    SERVERLESS_MEMORY_MB,
     STARTUP_HEALTH_CHECK_RANGE_S,
     VOLUME_SIZE_RANGE_GB,
     WAIT_INTERVAL_RANGE_S,
@@ -56,8 +58,33 @@ METRICS_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_Met
 CORE_DUMP_URL = (
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantCoreDumpConfig.html"
 )
+
+
+def one_of(allowed: tuple[int, ...], unit: str) -> AfterValidator:
+    """A validator refusing an integer outside ``allowed`` (AWS's values, from :mod:`smkit.aws.limits`)."""
+
+    def check(value: int) -> int:
+        if value not in allowed:
+            raise ValueError(
+                f"{value} {unit} is not one AWS accepts; use one of {', '.join(map(str, allowed))}"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
 # MetricsConfig.MetricPublishFrequencyInSeconds and MetricsEndpoint.MetricPublishFrequencyInSeconds.
-PublishFrequency = Literal[10, 30, 60, 120, 180, 240, 300]
+PublishFrequency = Annotated[
+    int,
+    one_of(METRICS_PUBLISH_FREQUENCIES_S, "seconds"),
+    WithJsonSchema({"enum": list(METRICS_PUBLISH_FREQUENCIES_S), "type": "integer"}),
+]
+# ProductionVariantServerlessConfig.MemorySizeInMB.
+ServerlessMemory = Annotated[
+    int,
+    one_of(SERVERLESS_MEMORY_MB, "MB"),
+    WithJsonSchema({"enum": list(SERVERLESS_MEMORY_MB), "type": "integer"}),
+]
 
 
 class CapacityReservation(Frozen):
@@ -109,8 +136,8 @@ class EndpointMetrics(Frozen):
     )
     publish_frequency_seconds: PublishFrequency = Field(
         60,
-        description="MetricPublishFrequencyInSeconds: 10, 30, 60, 120, 180, 240 or 300. Default: 60 (AWS's "
-        f"default). {METRICS_URL}",
+        description=f"MetricPublishFrequencyInSeconds: {', '.join(map(str, METRICS_PUBLISH_FREQUENCIES_S))}. "
+        f"Default: 60 (AWS's default). {METRICS_URL}",
     )
 
 
@@ -235,7 +262,7 @@ class ServerlessSpec(Frozen):
     """ServerlessConfig of the single serverless variant (docs/serverless-async.md)."""
 
     variant_name: str = Field("main", pattern=AWS_NAME)
-    memory_size_mb: Literal[1024, 2048, 3072, 4096, 5120, 6144]
+    memory_size_mb: ServerlessMemory
     max_concurrency: int = Field(ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1])
     provisioned_concurrency: int | None = Field(
         None, ge=SERVERLESS_CONCURRENCY_RANGE[0], le=SERVERLESS_CONCURRENCY_RANGE[1]

@@ -210,7 +210,8 @@ ROWS: tuple[Row, ...] = (
             (EC, "ProductionVariants[].ServerlessConfig.MemorySizeInMB"),
             (EC, "ProductionVariants[].ServerlessConfig.ProvisionedConcurrency"),
         ),
-        "smkit.config.endpoint.ServerlessSpec (Literal); smkit.config.rules.serverless_limits",
+        "smkit.config.endpoint.ServerlessSpec (memory_size_mb: one of smkit.aws.limits.SERVERLESS_MEMORY_MB); "
+        "smkit.config.rules.serverless_limits",
         "Valid values are in 1 GB increments: 1024 MB, 2048 MB, 3072 MB, 4096 MB, 5120 MB, or 6144 MB.",
         API + "API_ProductionVariantServerlessConfig.html",
         "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serverless-provisioned-over-max]",
@@ -422,7 +423,8 @@ ROWS: tuple[Row, ...] = (
         "metrics-publish-frequency",
         "MetricsConfig.MetricPublishFrequencyInSeconds is one of 10, 30, 60, 120, 180, 240, 300",
         ((EC, "MetricsConfig.MetricPublishFrequencyInSeconds"),),
-        "smkit.config.endpoint.EndpointMetrics (publish_frequency_seconds: Literal); EndpointConfiguration",
+        "smkit.config.endpoint.EndpointMetrics (publish_frequency_seconds: one of "
+        "smkit.aws.limits.METRICS_PUBLISH_FREQUENCIES_S); EndpointConfiguration",
         "The interval, in seconds, at which metrics are published to Amazon CloudWatch. Defaults to 60. Valid "
         "values: 10, 30, 60, 120, 180, 240, 300.",
         API + "API_MetricsConfig.html",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from smkit.aws import limits
-from smkit.aws.service_models import member, shape
+from smkit.aws.service_models import member, plain, shape
 
 
 @pytest.mark.parametrize("name", sorted(limits.FROM_MODELS))
@@ -29,6 +31,19 @@ def test_environment_keys_and_values() -> None:
 def test_serverless_memory_sizes_span_the_models_range() -> None:
     size = member("sagemaker", "ProductionVariantServerlessConfig", "MemorySizeInMB")
     assert (limits.SERVERLESS_MEMORY_MB[0], limits.SERVERLESS_MEMORY_MB[-1]) == (size.min, size.max)
+    # "Valid values are in 1 GB increments: 1024 MB, ..., or 6144 MB." (the member's documentation)
+    assert tuple(range(int(size.min), int(size.max) + 1, 1024)) == limits.SERVERLESS_MEMORY_MB
+    listed = re.search(r"1 GB increments: ([^.]*)\.", plain(size.documentation))
+    assert listed is not None
+    assert tuple(int(n) for n in re.findall(r"(\d+) MB", listed.group(1))) == limits.SERVERLESS_MEMORY_MB
+
+
+def test_metrics_publish_frequencies_are_the_documented_values() -> None:
+    """The model has no enum on the integer; its documentation lists the values, read here."""
+    frequency = member("sagemaker", "MetricsConfig", "MetricPublishFrequencyInSeconds")
+    listed = re.search(r"Valid values: ([\d, ]+)\.", plain(frequency.documentation))
+    assert listed is not None
+    assert tuple(int(n) for n in listed.group(1).split(",")) == limits.METRICS_PUBLISH_FREQUENCIES_S
 
 
 def test_defaults_are_the_ones_the_models_documentation_states() -> None:

@@ -182,7 +182,7 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "serverless.yaml",
         _set("endpoint.serverless.memory_size_mb", 1500),
         "endpoint.serverless.memory_size_mb",
-        "1024, 2048, 3072, 4096, 5120 or 6144",
+        "use one of 1024, 2048, 3072, 4096, 5120, 6144",
     ),
     (
         "serverless-concurrency-range",

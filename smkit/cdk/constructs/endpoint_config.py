@@ -19,7 +19,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
-from smkit.aws.limits import SERVERLESS_MEMORY_MB
+from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model import IModel
@@ -162,9 +162,6 @@ class MetricsSettings:
     publish_frequency_seconds: int = 60
 
 
-PUBLISH_FREQUENCIES = (10, 30, 60, 120, 180, 240, 300)  # MetricPublishFrequencyInSeconds' valid values
-
-
 @dataclass(frozen=True)
 class ServerlessVariant:
     """The single variant of a serverless endpoint."""
@@ -300,10 +297,10 @@ class EndpointConfiguration(cdk.Resource):
         kms_key_arn = key.key_arn
         model_name = None if model is None else model.model_name
         metrics = metrics or MetricsSettings()
-        if metrics.publish_frequency_seconds not in PUBLISH_FREQUENCIES:
+        if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
             raise ValueError(
                 f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
-                f"(one of {PUBLISH_FREQUENCIES})"
+                f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
             )
         if model is None:
             _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
