@@ -11,6 +11,7 @@ import yaml
 from aws_cdk.assertions import Match
 from stack_support import CONFIG_DIR, SUPPLIED_KEY, SynthesizedApp
 
+from smkit.cdk.constructs.inference_component import MetricsEndpoint
 from smkit.config.endpoint import EndpointSpec
 from smkit.config.loader import ConfigError, parse_config
 
@@ -152,3 +153,11 @@ def test_an_adapter_takes_no_metrics_path() -> None:
         f"endpoint.inference_components.components[{adapter}].metrics_path: '/server/metrics': an adapter runs"
         in str(caught.value)
     )
+
+
+def test_a_component_metrics_endpoint_refuses_a_frequency_sagemaker_does_not_publish_at() -> None:
+    assert MetricsEndpoint("/metrics", 30).publish_frequency_seconds == 30
+    with pytest.raises(
+        ValueError, match=r"publish_frequency_seconds=45: SageMaker accepts 10, 30, 60, .*use one"
+    ):
+        MetricsEndpoint("/metrics", 45)

@@ -22,7 +22,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS
+from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS, METRICS_PUBLISH_FREQUENCIES_S
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
 from smkit.cdk.constructs.endpoint_interface import IEndpoint
 from smkit.cdk.constructs.metrics import sagemaker_metric
@@ -65,11 +65,18 @@ class ComponentPlacement:
 @dataclass(frozen=True)
 class MetricsEndpoint:
     """Specification.Container.ContainerMetricsConfig: the path where the component's container serves
-    Prometheus metrics, and how often SageMaker publishes them (10, 30, 60, 120, 180, 240 or 300 s).
+    Prometheus metrics, and how often SageMaker publishes them (one of smkit.aws.limits.METRICS_PUBLISH_FREQUENCIES_S).
     https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerMetricsConfig.html"""
 
     path: str
     publish_frequency_seconds: int = 60
+
+    def __post_init__(self) -> None:
+        if self.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
+            raise ValueError(
+                f"MetricsEndpoint publish_frequency_seconds={self.publish_frequency_seconds}: SageMaker accepts "
+                f"{', '.join(map(str, METRICS_PUBLISH_FREQUENCIES_S))}; use one of them"
+            )
 
     def property(self) -> sagemaker.CfnInferenceComponent.InferenceComponentContainerSpecificationProperty:
         c = sagemaker.CfnInferenceComponent
