@@ -87,6 +87,10 @@ MAX_ENV_TOTAL_BYTES = 32 * 1024
 # ProductionVariantServerlessConfig.MemorySizeInMB: 1024-6144 (FROM_MODELS) in 1 GB steps.
 # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantServerlessConfig.html
 SERVERLESS_MEMORY_MB = (1024, 2048, 3072, 4096, 5120, 6144)
+# TargetTrackingScalingPolicyConfiguration.TargetValue: "Values must be in the range of -2^360 to 2^360."
+# (botocore's application-autoscaling documentation of the member; the kit's targets are positive).
+# https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html
+MAX_TARGET_VALUE = 2**360
 # MetricsConfig.MetricPublishFrequencyInSeconds (and ContainerMetricsConfig's MetricsEndpoint): the model has
 # no enum on the integer; its documentation lists them, "Valid values: 10, 30, 60, 120, 180, 240, 300."
 # (tests/aws/test_limits.py reads that sentence). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_MetricsConfig.html

@@ -26,6 +26,7 @@ from smkit.aws.limits import (
     AZ_IMBALANCE_RANGE,
     EXECUTION_TIMEOUT_RANGE_S,
     MAX_SPECIFICATIONS,
+    MAX_TARGET_VALUE,
     METRICS_PATH_MAX_LENGTH,
     MIN_CAPACITY_SIZE,
     MIN_COPY_ACCELERATORS,
@@ -120,6 +121,7 @@ class CopyScaling(Frozen):
     )
     target_invocations_per_copy: float = Field(
         gt=0,
+        le=MAX_TARGET_VALUE,
         description=(
             "Target of SageMakerInferenceComponentInvocationsPerCopy (invocations per copy per minute). "
             f"{SCALE_TO_ZERO}"

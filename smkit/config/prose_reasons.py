@@ -118,11 +118,9 @@ REASONS: dict[tuple[str, str], str] = {
         "the model's own limit, checked: the CloudFormation schema's values (cfn-lint); the kit writes one of them"
     ),
     ("application-autoscaling TargetTrackingScalingPolicyConfiguration.TargetValue", "The value must be"): (
-        "by construction: the targets are the config's invocations per instance, concurrency or utilization, "
-        "each bounded by its field (smkit.config.scaling)"
-    ),
-    ("application-autoscaling TargetTrackingScalingPolicyConfiguration.TargetValue", "Values must be in"): (
-        "by construction: the config's targets are bounded far inside that range (smkit.config.scaling)"
+        "by construction: the targets are positive invocations per instance or copy, backlog per instance or "
+        "a utilization of at most 1, each matching its predefined metric (smkit.config.scaling, "
+        "smkit.config.components, smkit.config.endpoint)"
     ),
     # CloudWatch
     ("cloudwatch Dimension.Name", "ASCII control characters"): (
@@ -230,7 +228,7 @@ REASONS: dict[tuple[str, str], str] = {
     ),
     ("sagemaker InferenceComponentSpecification.BaseInferenceComponentName", "Before you can create"): (
         "by construction: an adapter names a base component of the same config, which the stack creates first "
-        "(smkit.config.component_rules)"
+        "(smkit.config.hosting_rules.adapters)"
     ),
     ("sagemaker InferenceComponentSpecification.BaseInferenceComponentName", "Specify this parameter only"): (
         "by construction: the kit sets BaseInferenceComponentName on adapter components only"

@@ -499,6 +499,22 @@ ROWS: tuple[Row, ...] = (
         model=("application-autoscaling", "RegisterScalableTargetRequest", "MaxCapacity"),
     ),
     Row(
+        "target-value-range",
+        "a target-tracking policy's TargetValue is at most 2^360 (the kit's targets are positive)",
+        (
+            (
+                "AWS::ApplicationAutoScaling::ScalingPolicy",
+                "TargetTrackingScalingPolicyConfiguration.TargetValue",
+            ),
+        ),
+        "Autoscaling.target_invocations_per_instance / target_backlog_per_instance, "
+        "CopyScaling.target_invocations_per_copy le=MAX_TARGET_VALUE (smkit.aws.limits)",
+        "Values must be in the range of -2^360 to 2^360.",
+        AAS + "API_TargetTrackingScalingPolicyConfiguration.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[scaling-target-past-2-to-the-360]",
+        model=("application-autoscaling", "TargetTrackingScalingPolicyConfiguration", "TargetValue"),
+    ),
+    Row(
         "scaling-min-capacity",
         "a SageMaker variant's or inference component's minimum capacity is 0 or more, and at most its maximum",
         ((TARGET, "MinCapacity"),),

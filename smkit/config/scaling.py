@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from smkit.aws.limits import MIN_CAPACITY_SIZE
+from smkit.aws.limits import MAX_TARGET_VALUE, MIN_CAPACITY_SIZE
 from smkit.config.base import Frozen
 
 
@@ -21,7 +21,7 @@ class Autoscaling(Frozen):
 
     min_capacity: int = Field(ge=0)
     max_capacity: int = Field(ge=MIN_CAPACITY_SIZE)
-    target_invocations_per_instance: int | None = Field(None, ge=1)
-    target_backlog_per_instance: float | None = Field(None, gt=0)
+    target_invocations_per_instance: int | None = Field(None, ge=1, le=MAX_TARGET_VALUE)
+    target_backlog_per_instance: float | None = Field(None, gt=0, le=MAX_TARGET_VALUE)
     scale_in_cooldown_seconds: int = Field(300, ge=0)
     scale_out_cooldown_seconds: int = Field(60, ge=0)

@@ -606,6 +606,13 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "less than or equal to 1440",
     ),
     (
+        "scaling-target-past-2-to-the-360",
+        "realtime.yaml",
+        _set("endpoint.variants.0.autoscaling.target_invocations_per_instance", 2**361),
+        "endpoint.variants[0].autoscaling.target_invocations_per_instance",
+        "must be less than or equal to",
+    ),
+    (
         "hostname-on-one-serial-container",
         "multi-container.yaml",
         _set("model.containers.0.hostname", "preprocess"),
