@@ -49,7 +49,7 @@ SUMMARIES: dict[str, str] = {
     "init": "Create model_code/NAME/ (handler, requirements, train.py, samples/), config/NAME.yaml and, once "
     "per project, cdk.json and .gitignore, in any folder.",
     "train": "Run model_code/NAME/train.py in the model's environment (writes artifacts/ and samples/).",
-    "synth": "Synthesize the config's stacks offline (no AWS credentials), with cdk-nag and template checks.",
+    "synth": "Synthesize the config's stacks offline (no AWS credentials but with --read-stages), with cdk-nag and template checks.",
     "deploy": "cdk deploy --all of the config with the pinned AWS CDK CLI, into the account of your "
     "credentials.",
     "env": "Build (once) the environment of MODEL_DIR (which holds code/requirements.txt) and print it, or "

@@ -29,7 +29,9 @@ from smkit import __version__
 from smkit.dockerimage import kit_context_files
 from smkit.dockerimage.copies import missing_sources
 
-pytestmark = pytest.mark.slow
+# The same journey as docs/journeys/classic.sh (make test-journeys), with a CatBoost model too: it installs
+# the wheel, so it runs with the heavy folders in make test-frameworks.
+pytestmark = [pytest.mark.slow, pytest.mark.frameworks]
 
 REPO = Path(__file__).resolve().parents[2]
 UV = REPO / ".venv" / "bin" / "uv"
