@@ -9,7 +9,7 @@ is created, updated and deleted through moto's own backend).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 
 class EmulatedResource:
@@ -43,9 +43,16 @@ class EmulatedResource:
             return self.attribute(attribute_name)
         raise UnformattedGetAttTemplateException()
 
-    def attribute(self, name: str) -> Any:
-        """The value of ``Fn::GetAtt`` ``name`` (one of ``ATTRIBUTES``)."""
-        raise NotImplementedError(name)
+    if TYPE_CHECKING:
+        # What each resource defines (moto's metaclass is not ABCMeta, so these are declared for the type
+        # checker only): ``attribute`` where it has ``ATTRIBUTES``, ``create`` always.
+
+        def attribute(self, name: str) -> Any:
+            """The value of ``Fn::GetAtt`` ``name`` (one of ``ATTRIBUTES``)."""
+
+        @classmethod
+        def create(cls, name: str, properties: dict[str, Any], account_id: str, region_name: str) -> Any:
+            """The resource ``name`` with ``properties``, made through moto's backend."""
 
     @classmethod
     def create_from_cloudformation_json(
@@ -75,11 +82,6 @@ class EmulatedResource:
         cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
     ) -> None:
         cls.remove(resource_name, account_id, region_name)
-
-    @classmethod
-    def create(cls, name: str, properties: dict[str, Any], account_id: str, region_name: str) -> Any:
-        """The resource ``name`` with ``properties``, made through moto's backend."""
-        raise NotImplementedError(cls.CFN_TYPE)
 
     @classmethod
     def update(

@@ -25,6 +25,7 @@ to deploy) still runs, offline.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import shlex
 from collections.abc import Iterator, Sequence
@@ -61,7 +62,7 @@ class DeployPlan:
         return self.root / path
 
 
-class DeployTarget(Generic[R]):
+class DeployTarget(abc.ABC, Generic[R]):
     """Where a deploy goes and what each step does there; every step but :meth:`finish` does nothing by
     default. ``cli`` is the pinned CDK CLI as the target runs it (environment, deploy method, prompts)."""
 
@@ -99,10 +100,10 @@ class DeployTarget(Generic[R]):
         """A command of a dry run, printed on stdout."""
         print(shlex.join(argv))
 
+    @abc.abstractmethod
     def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> R:
         """Wait for and record the result of the deploy (``deployed``: the CLI's call); what
         :func:`run_deploy` returns."""
-        raise NotImplementedError
 
 
 def run_deploy(plan: DeployPlan, target: DeployTarget[R]) -> R | None:
