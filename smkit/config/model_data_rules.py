@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from smkit.aws.patterns import KMS_KEY, PACKAGE_VERSION, S3_URI
 from smkit.config.models import DeploymentConfig
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, set_fields
 
 CONTAINER_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
 S3_PREFIX_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_S3ModelDataSource.html"
@@ -94,14 +94,15 @@ def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
         if data.source != "s3":
             if data.path is None:
                 yield Issue(f"{field}.path", None, f"source {data.source} needs a local path")
-            for name in ("uri", "kms_key_arn"):
-                if getattr(data, name) is not None:
-                    yield Issue(
-                        f"{field}.{name}",
-                        getattr(data, name),
-                        f"{name} applies only to source: s3 (model data already in S3); remove it or set "
-                        "source: s3 and drop path",
-                    )
+            yield from set_fields(
+                data,
+                field,
+                ("uri", "kms_key_arn"),
+                lambda name: (
+                    f"{name} applies only to source: s3 (model data already in S3); remove it or set "
+                    "source: s3 and drop path"
+                ),
+            )
             continue
         if data.path is not None:
             yield Issue(f"{field}.path", data.path, "source s3 uses uri, not a local path; remove path")

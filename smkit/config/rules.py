@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,15 @@ class Issue:
 
 
 Rule = Callable[[DeploymentConfig], Iterable[Issue]]
+
+
+def set_fields(section: Any, path: str, fields: Iterable[str], why: Callable[[str], str]) -> Iterator[Issue]:
+    """One issue per field of ``fields`` that ``section`` (at ``path``) sets where it does not apply: its path,
+    its value and ``why(field)``."""
+    for field in fields:
+        value = getattr(section, field)
+        if value is not None:
+            yield Issue(f"{path}.{field}", value, why(field))
 
 
 def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -488,8 +497,3 @@ RULES: tuple[Rule, ...] = (
     batching,
     pipeline_stages,
 )
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule; return all issues found (empty when the config is consistent)."""
-    return [issue for rule in RULES for issue in rule(cfg)]

@@ -13,6 +13,11 @@ with a chat template: the layout AWS's vLLM image reads from ``/opt/ml/model``) 
 shapes are the smallest vLLM's CPU attention takes (head size 64: hidden 256 over 4 heads; 16 is refused),
 in the architecture of AWS's examples (Llama-style decoder). The tokenizer is a byte-level BPE trained here
 on a short text. Weights are seeded, so the folder is the same on every run.
+
+:func:`write_model_shape` and :func:`write_adapter_shape` write folders with a model's shape and no weights,
+with the standard library alone: what smkit's checks of a model read (``config.json``, the header of a
+safetensors file, ``tokenizer.json``; ``adapter_config.json``: smkit/config/model_files.py), the weights a
+sparse file of the model's size, so a model of any size costs no disk and no download.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import argparse
 import importlib.util
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HIDDEN = 256
 HEADS = 4
@@ -37,6 +44,28 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+# The config.json of the model :func:`build` writes: the fields smkit's checks read.
+SHAPE = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": HIDDEN,
+    "num_attention_heads": HEADS,
+    "num_key_value_heads": HEADS,
+    "num_hidden_layers": LAYERS,
+    "max_position_embeddings": CONTEXT,
+    "torch_dtype": "float32",
+    "vocab_size": VOCAB,
+}
+# The same fields of a real checkpoint's config.json (meta-llama/Llama-2-13b-hf): a model larger than one GPU.
+LLAMA_2_13B = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 5120,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 40,
+    "num_hidden_layers": 40,
+    "max_position_embeddings": 4096,
+    "torch_dtype": "float16",
+    "vocab_size": 32000,
+}
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CORPUS = (
     "SageMaker hosts models behind endpoints. A large language model answers prompts token by token. "
@@ -123,6 +152,37 @@ def build(out: Path) -> dict[str, str]:
     build_model(model_dir)
     build_adapter(model_dir, adapter_dir)
     return {"model": str(model_dir), "adapter": str(adapter_dir)}
+
+
+def write_model_shape(
+    folder: Path, config: dict[str, Any] | None, parameters: int, *, tokenizer: bool = True
+) -> Path:
+    """A model folder as a Hugging Face save writes it, without its weights: ``config.json`` (``config``;
+    none if None), ``model.safetensors`` holding one tensor of ``parameters`` bfloat16 weights whose bytes
+    are a sparse file (the size without the disk), and ``tokenizer.json`` (unless ``tokenizer`` is False)."""
+    folder.mkdir(parents=True)
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    header = json.dumps(
+        {"model.weight": {"dtype": "BF16", "shape": [parameters], "data_offsets": [0, 2 * parameters]}}
+    ).encode()
+    with (folder / "model.safetensors").open("wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)  # safetensors: 8-byte little-endian length, JSON
+        f.truncate(8 + len(header) + 2 * parameters)
+    if tokenizer:
+        (folder / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
+    return folder
+
+
+def write_adapter_shape(folder: Path, rank: int = LORA_RANK) -> Path:
+    """A LoRA adapter folder as PEFT saves it, without its weights: ``adapter_config.json`` of rank ``rank``
+    and an empty ``adapter_model.safetensors``."""
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(
+        json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 2 * rank})
+    )
+    (folder / "adapter_model.safetensors").write_bytes(b"")
+    return folder
 
 
 # What the builder imports; all are in the engine environment's lock.

@@ -456,11 +456,33 @@ class EndpointRuntime:
                 return variant
         raise KeyError(name)
 
+    def _refuse(self, invocation: Invocation) -> None:
+        """The ValidationError of a call this endpoint takes from no client: every call but InvokeEndpointAsync
+        on an asynchronous endpoint, InferenceComponentName on an endpoint without components."""
+        if self.asynchronous is not None:
+            raise validation_error(
+                f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
+                "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
+            )
+        reject_inference_component(invocation)
+
+    def openai_targets(self) -> list[str | None]:
+        """Where the OpenAI-compatible route answers (smkit/local/openai_route.py): ``[None]`` (the endpoint
+        itself) when this endpoint and its variants' model shape take a streamed call with no header (the
+        route sends none: no TargetModel, no TargetContainerHostname), else none."""
+        call = Invocation(b"", stream=True)
+        try:
+            self._refuse(call)
+            for variant in self.variants:
+                variant.router.validate(call)
+        except RuntimeApiError:
+            return []
+        return [None]
+
     async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """The variant that takes ``invocation`` (its session's, TargetVariant, else by weight) and its
         reply; ValidationError for headers this endpoint refuses."""
         started = time.perf_counter()
-        reject_inference_component(invocation)
         variant = session_variant(self.variants, invocation.session_id) or choose_variant(
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
         )
@@ -503,11 +525,7 @@ class EndpointRuntime:
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint (or, with ``invocation.stream``, InvokeEndpointWithResponseStream): the invoked
         variant's name and the reply (RuntimeApiError otherwise)."""
-        if self.asynchronous is not None:
-            raise validation_error(
-                f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
-                "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
-            )
+        self._refuse(invocation)
         variant, reply = await self._route(invocation)
         if self.capture is not None and reply.stream is None:  # a stream is not captured (docs/streaming.md)
             await asyncio.to_thread(
