@@ -36,6 +36,7 @@ from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
+from smkit.local.channels import ChannelFolders
 from smkit.local.cloudwatch import InvocationMetrics
 from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerReply
 from smkit.local.engines import EngineProcess, engine_process
@@ -177,6 +178,8 @@ class EndpointRuntime:
         self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
         self._downloads: dict[Path, str] = {}  # local copy -> model data already in S3 (source: s3)
+        # Each container's additional model data sources (smkit.local.channels), made ready by start().
+        self.channels = ChannelFolders(self.workdir, fetch=self._downloads, extract=self._archives)
         self._rng = random.Random(self.settings.seed)
         self._scopes: dict[str, Scope] = {}  # by variant name
         self.variants: list[ProductionVariant] = self._build_variants()
@@ -238,6 +241,7 @@ class EndpointRuntime:
             model_dir=self._model_dir(container),
             multi_model=container.multi_model,
             environment={**container.environment, REGION: self.settings.region},
+            channels_dir=self.channels.root(container.name, container.channels),
         )
         timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s, component)
         options: dict[str, object] = {
@@ -384,6 +388,10 @@ class EndpointRuntime:
                 await asyncio.to_thread(extract_archive, archive, target)
             except ArtifactError as exc:
                 raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
+        try:
+            self.channels.link()
+        except ArtifactError as exc:
+            raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
         if self.settings.model_envs or self.settings.python:
             await asyncio.to_thread(self._prepare_environments)
         for variant in self.variants:
