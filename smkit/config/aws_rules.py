@@ -29,11 +29,12 @@ from smkit.aws.limits import (
     MAX_ROLLBACK_ALARMS,
 )
 from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
+from smkit.config.channel_rules import channels
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig, variant_paths
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, Rule, set_fields
 
 # Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
 ROLLBACK_ALARMS_PER_VARIANT = 2
@@ -266,20 +267,17 @@ def component_variant_timeouts(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.endpoint.type != "inference-components":
         return
     for i, v in enumerate(cfg.endpoint.variants):
-        for field in (
-            "model_data_download_timeout_seconds",
-            "container_startup_health_check_timeout_seconds",
-        ):
-            value = getattr(v, field)
-            if value is not None:
-                yield Issue(
-                    f"endpoint.variants[{i}].{field}",
-                    value,
-                    "the variant of an inference-component endpoint runs no model, so SageMaker would ignore "
-                    f"it; set {field} on each component under endpoint.inference_components.components "
-                    "(StartupParameters, https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
-                    "API_InferenceComponentStartupParameters.html)",
-                )
+        yield from set_fields(
+            v,
+            f"endpoint.variants[{i}]",
+            ("model_data_download_timeout_seconds", "container_startup_health_check_timeout_seconds"),
+            lambda field: (
+                "the variant of an inference-component endpoint runs no model, so SageMaker would ignore "
+                f"it; set {field} on each component under endpoint.inference_components.components "
+                "(StartupParameters, https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+                "API_InferenceComponentStartupParameters.html)"
+            ),
+        )
 
 
 def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -349,7 +347,7 @@ def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
-AWS_RULES = (
+AWS_RULES: tuple[Rule, ...] = (
     rollback_alarms,
     traffic_shift_sizes,
     execution_timeout,
@@ -364,9 +362,5 @@ AWS_RULES = (
     image_regions,
     s3_model_data,
     model_package_data,
+    channels,
 )
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule of :data:`AWS_RULES`; return the issues found."""
-    return [issue for rule in AWS_RULES for issue in rule(cfg)]

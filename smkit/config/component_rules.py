@@ -22,7 +22,7 @@ from smkit.config.components import (
 )
 from smkit.config.containers import Container
 from smkit.config.models import DeploymentConfig
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, Rule
 
 PATH = "endpoint.inference_components"
 
@@ -330,9 +330,4 @@ def shadow_variants(cfg: DeploymentConfig) -> Iterable[Issue]:
         )
 
 
-RULES = (component_layout, component_capacity, shadow_variants)
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule of this module; return all issues found."""
-    return [issue for rule in RULES for issue in rule(cfg)]
+RULES: tuple[Rule, ...] = (component_layout, component_capacity, shadow_variants)
