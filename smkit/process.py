@@ -18,6 +18,7 @@ Standard library only: the serving runtime imports it too.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import atexit
 import contextlib
@@ -35,9 +36,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import IO, Protocol
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Protocol
 
 from smkit.contract import PING_TIMEOUT_S, READINESS_PROBE_AGENT
+
+if TYPE_CHECKING:
+    from typing import Self
 
 HOST = "127.0.0.1"
 POLL_S = 0.05
@@ -63,6 +68,22 @@ class ProcessStartError(RuntimeError):
 class LoadFailed(RuntimeError):
     """Raised by a readiness probe: the runtime reports that the model failed to load in every worker slot
     (smkit/readiness.py); the message summarizes the wait and gives the reason."""
+
+
+class Stoppable(abc.ABC):
+    """A running server that a ``with`` block stops when it ends (:meth:`stop`)."""
+
+    @abc.abstractmethod
+    def stop(self) -> object:
+        """Stop it and whatever it started; idempotent."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
 
 
 class Tally(Protocol):

@@ -50,6 +50,10 @@ MAX_SIGNATURE_SKEW_S = 5 * 60
 MAX_NAME_LENGTH = 63
 # CreateModel Containers: at most 15 (FROM_MODELS).
 MAX_CONTAINERS = 15
+# ContainerDefinition.AdditionalModelDataSources: at most 5 per container; a ChannelName is 1-64 characters
+# (FROM_MODELS). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html
+MAX_CHANNELS = 5
+CHANNEL_NAME_LENGTH = (1, 64)
 
 # --- HTTP front doors ---
 # Application Load Balancers: request line 16 KiB, a single header 16 KiB, the entire request header 64 KiB
@@ -219,6 +223,11 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
         ("sagemaker", "CreateInferenceComponentInput", "InferenceComponentName", "max"),
     ),
     "MAX_CONTAINERS": (("sagemaker", "CreateModelInput", "Containers", "max"),),
+    "MAX_CHANNELS": (("sagemaker", "ContainerDefinition", "AdditionalModelDataSources", "max"),),
+    "CHANNEL_NAME_LENGTH": (
+        ("sagemaker", "AdditionalModelDataSource", "ChannelName", "min"),
+        ("sagemaker", "AdditionalModelDataSource", "ChannelName", "max"),
+    ),
     "MAX_INSTANCE_POOLS": (("sagemaker", "ProductionVariant", "InstancePools", "max"),),
     "VOLUME_SIZE_RANGE_GB": (
         ("sagemaker", "ProductionVariant", "VolumeSizeInGB", "min"),

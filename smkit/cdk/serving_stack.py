@@ -167,6 +167,12 @@ class ServingStack(cdk.Stack):
         images: dict[str, str] = {}
         specs: dict[str, ContainerSpec] = {}
         for c in deployment.containers:
+            if c.channels:
+                raise ValueError(
+                    f"container {c.name}: additional_model_data {[ch.name for ch in c.channels]}: the stacks do "
+                    "not deploy channels (AWS::SageMaker::Model has no AdditionalModelDataSources, "
+                    "docs/channels.md); the local endpoint runs them. Remove them to deploy"
+                )
             if c.image.key not in images:
                 source = mapping.image_source(c.image, repository=repository)
                 images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", grantee=role)

@@ -67,9 +67,9 @@ def _describe(endpoint: object) -> str:
     lines.append(
         f'  boto3.client("sagemaker-runtime", endpoint_url="{endpoint.url}", region_name="{endpoint.settings.region}")'
     )
-    # An inference-component endpoint's OpenAI route is per component: the endpoint's own refuses the call.
-    components = list(getattr(runtime, "components", {})) or [None]
-    for component in components:
+    # Only where the route answers: per component, and nowhere on an asynchronous, multi-model or direct
+    # multi-container endpoint (the route sends no TargetModel or TargetContainerHostname).
+    for component in runtime.openai_targets():
         lines.append(
             f'  OpenAI(base_url="{endpoint.openai_base_url(component)}", api_key=<smkit token --region '
             f"{endpoint.settings.region}>)"

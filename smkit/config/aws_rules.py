@@ -29,6 +29,7 @@ from smkit.aws.limits import (
     MAX_ROLLBACK_ALARMS,
 )
 from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
+from smkit.config.channel_rules import channels
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
@@ -361,4 +362,5 @@ AWS_RULES: tuple[Rule, ...] = (
     image_regions,
     s3_model_data,
     model_package_data,
+    channels,
 )

@@ -187,6 +187,11 @@ def local_paths(cfg: DeploymentConfig) -> Iterable[Issue]:
         (f"model.containers[{i}].model_data.path", c.model_data.path)
         for i, c in enumerate(cfg.model.containers)
     ]
+    named.extend(
+        (f"model.containers[{i}].additional_model_data[{j}].path", ch.path)
+        for i, c in enumerate(cfg.model.containers)
+        for j, ch in enumerate(c.additional_model_data)
+    )
     images = [
         ("image", cfg.image),
         *((f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)),

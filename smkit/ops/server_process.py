@@ -30,13 +30,13 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, PING_TIMEOUT_S, READINESS_PROBE_AGENT, STOP_GRACE_S
 from smkit.process import (
     HOST,
     ProcessStartError,
+    Stoppable,
     free_port,
     ping,
     port_taken,
@@ -48,7 +48,7 @@ from smkit.process import wait_ready as _wait_ready
 from smkit.readiness import PingTally
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 # How many fresh ports a start tries when the port it picked turns out taken by someone else.
 PORT_ATTEMPTS = 3
@@ -155,7 +155,7 @@ def _parse_answer(data: bytes) -> tuple[int, bytes]:
         return 0, b""
 
 
-class ServerProcess:
+class ServerProcess(Stoppable):
     """A server process started by :meth:`start` or :meth:`astart` and answering on :attr:`port`."""
 
     def __init__(self, launch: Launch, process: subprocess.Popen[bytes], port: int) -> None:
@@ -255,11 +255,3 @@ class ServerProcess:
     async def astop(self) -> int | None:
         """:meth:`stop` without blocking the event loop."""
         return await asyncio.to_thread(self.stop)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

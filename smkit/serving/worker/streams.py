@@ -55,13 +55,8 @@ def is_stream(value: Any) -> bool:
 
 def encode_item(item: Any) -> bytes:
     """One streamed item as bytes (see the module docstring)."""
-    if isinstance(item, bytes):
-        return item
-    if isinstance(item, str):
-        return item.encode("utf-8")
-    if isinstance(item, bytearray | memoryview):
-        return bytes(item)
-    return (codecs.encode_json(item) + "\n").encode("utf-8")
+    data = codecs.as_bytes(item)
+    return data if data is not None else (codecs.encode_json(item) + "\n").encode("utf-8")
 
 
 class Stream:
