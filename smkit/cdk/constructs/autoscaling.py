@@ -37,8 +37,8 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from smkit.aws.instances import is_burstable
+from smkit.cdk.constructs.cloudwatch_metrics import sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import InstanceType
-from smkit.cdk.constructs.metrics import sagemaker_metric
 
 # Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
 # without it CDK would create an unused IAM role per target.

@@ -24,9 +24,9 @@ from smkit.aws.patterns import AWS_NAME
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.cloudwatch_metrics import sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import InstanceType
 from smkit.cdk.constructs.logical_ids import pascal
-from smkit.cdk.constructs.metrics import sagemaker_metric
 
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
 # The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"

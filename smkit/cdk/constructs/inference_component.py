@@ -23,9 +23,9 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS, METRICS_PUBLISH_FREQUENCIES_S
+from smkit.cdk.constructs.cloudwatch_metrics import sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
 from smkit.cdk.constructs.endpoint_interface import IEndpoint
-from smkit.cdk.constructs.metrics import sagemaker_metric
 from smkit.cdk.constructs.model import IModel
 
 
