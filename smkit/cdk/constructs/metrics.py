@@ -13,8 +13,12 @@ from collections.abc import Mapping
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 
+from smkit.aws.limits import ALARM_PERIOD_S
+
 NAMESPACE = "AWS/SageMaker"
-DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
+DEFAULT_PERIOD = cdk.Duration.seconds(
+    ALARM_PERIOD_S
+)  # SageMaker's publishing interval for invocation metrics
 
 
 def sagemaker_metric(
