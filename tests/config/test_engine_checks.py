@@ -146,6 +146,22 @@ def _draft_of_another_vocabulary(tmp_path: Path) -> Path:
     return _with_draft(tmp_path, {**LLAMA_2_13B, "num_hidden_layers": 1})
 
 
+CHANNEL_DRAFT = '{"model": "/opt/ml/additional-model-data-sources/draft", "num_speculative_tokens": 3}'
+
+
+def _channel_draft_of_another_vocabulary(tmp_path: Path) -> Path:
+    """The draft as a channel (a local folder uploaded as it is), as AWS's vLLM image takes one."""
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 1000)
+    write_model_shape(tmp_path / "draft-model", {**LLAMA_2_13B, "num_hidden_layers": 1}, 100)
+    path = llm_config(tmp_path, model=model, env={"SM_VLLM_SPECULATIVE_CONFIG": CHANNEL_DRAFT})
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["model"]["containers"][0]["additional_model_data"] = [
+        {"channel": "draft", "source": "prefix", "path": "draft-model"}
+    ]
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
 def _draft_without_config_json(tmp_path: Path) -> Path:
     return _with_draft(tmp_path, None)
 
@@ -221,6 +237,14 @@ MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
             "the draft model /opt/ml/model/draft has a vocabulary of 32000 tokens and the model one of 151936",
             "Target and draft model should have the same vocabulary size",
             "use a draft of the same tokenizer",
+        ),
+    ),
+    "channel-draft-of-another-vocabulary": (
+        _channel_draft_of_another_vocabulary,
+        (
+            f"model.containers[0].environment.SM_VLLM_SPECULATIVE_CONFIG: '{CHANNEL_DRAFT}'",
+            "the draft model /opt/ml/additional-model-data-sources/draft has a vocabulary of 32000 tokens",
+            "Target and draft model should have the same vocabulary size",
         ),
     ),
     "draft-without-config-json": (

@@ -297,32 +297,7 @@ class EndpointConfiguration(cdk.Resource):
         kms_key_arn = key.key_arn
         model_name = None if model is None else model.model_name
         metrics = metrics or MetricsSettings()
-        if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
-            raise ValueError(
-                f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
-                f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
-            )
-        if model is None:
-            _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
-        else:
-            _validate(variants, serverless, data_capture, async_inference)
-        volume_problems = [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
-            for v in (*variants, *shadow_variants)
-            if v.volume_size is not None and has_instance_storage(v.instance_type.name)
-        ] + [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
-            for v in variants
-            for t in v.instance_types[1:]
-            if v.volume_size is not None and has_instance_storage(t)
-        ]
-        if volume_problems:
-            raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
-        if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
-            raise ValueError(
-                "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
-                "(CreateEndpointConfig ShadowProductionVariants)"
-            )
+        _check(model, variants, serverless, data_capture, async_inference, shadow_variants, metrics)
         if serverless is not None:
             assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
@@ -399,6 +374,45 @@ class EndpointConfiguration(cdk.Resource):
         if self.placement is None:
             raise ValueError(f"{self.node.path}: the endpoint config is in no VPC; give vpc= to connect it")
         return self.placement.connections
+
+
+def _check(
+    model: IModel | None,
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+    shadow_variants: Sequence[InstanceVariant],
+    metrics: MetricsSettings,
+) -> None:
+    """Refuse what CreateEndpointConfig would: the metrics frequency, the variants of a model's or a component
+    pool's config, volumes on instance storage, and shadow variants other than one beside one production."""
+    if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
+        raise ValueError(
+            f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
+            f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
+        )
+    if model is None:
+        _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
+    else:
+        _validate(variants, serverless, data_capture, async_inference)
+    volume_problems = [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
+        for v in (*variants, *shadow_variants)
+        if v.volume_size is not None and has_instance_storage(v.instance_type.name)
+    ] + [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
+        for v in variants
+        for t in v.instance_types[1:]
+        if v.volume_size is not None and has_instance_storage(t)
+    ]
+    if volume_problems:
+        raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
+    if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
+        raise ValueError(
+            "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
+            "(CreateEndpointConfig ShadowProductionVariants)"
+        )
 
 
 def _validate(

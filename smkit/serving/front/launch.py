@@ -208,8 +208,8 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
             )
         )
         pool.launch()  # the workers load while the front end imports its HTTP stack
+        from smkit.serving.front.event_loop import run
         from smkit.serving.front.frontend import FrontEnd
-        from smkit.serving.front.serve import run
 
         front = FrontEnd(env=env, pool=pool, workers=workers)
         return run(front, pool, sock, exit_on_load_failure=request.exit_on_load_failure)
