@@ -551,7 +551,7 @@ ROWS: tuple[Row, ...] = (
         "alarm-period",
         "the kit's alarms and the metrics they watch use one-minute periods, a Period CloudWatch takes",
         (("AWS::CloudWatch::Alarm", "Period"), ("AWS::CloudWatch::Alarm", "Metrics[].MetricStat.Period")),
-        "smkit.aws.limits.ALARM_PERIOD_S in smkit.cdk.constructs.metrics.DEFAULT_PERIOD (every alarm's metric "
+        "smkit.aws.limits.ALARM_PERIOD_S in smkit.cdk.constructs.cloudwatch_metrics.DEFAULT_PERIOD (every alarm's metric "
         "and math expression) and in Monitoring.evaluation_periods' bound (smkit.config.monitoring)",
         "Valid values are 10, 20, 30, and any multiple of 60.",
         "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html",

@@ -17,9 +17,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from smkit.aws.limits import ALARM_PERIOD_S
 
 NAMESPACE = "AWS/SageMaker"
-DEFAULT_PERIOD = cdk.Duration.seconds(
-    ALARM_PERIOD_S
-)  # SageMaker's publishing interval for invocation metrics
+# SageMaker's publishing interval for invocation metrics, a period CloudWatch alarms take (smkit.aws.limits).
+DEFAULT_PERIOD = cdk.Duration.seconds(ALARM_PERIOD_S)
 
 
 class MetricOptions(TypedDict, total=False):

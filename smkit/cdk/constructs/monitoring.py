@@ -40,11 +40,11 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from smkit.aws.limits import MAX_ALARM_ACTIONS
+from smkit.cdk.constructs.cloudwatch_metrics import DEFAULT_PERIOD
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.execution_role import grant_statement
 from smkit.cdk.constructs.inference_component import InferenceComponent
 from smkit.cdk.constructs.logical_ids import pin
-from smkit.cdk.constructs.metrics import DEFAULT_PERIOD
 
 MICROSECONDS_PER_MS = 1000
 
