@@ -10,19 +10,17 @@ only if it exits 1 naming the setting and writes no cloud assembly; its wall tim
 CPU time are recorded. The reference, in the same
 rounds: ``smkit --help``, the interpreter and the CLI starting. The cases and the reference alternate in every
 round; medians and best-of-N are reported. Goal: each refusal within 2 s (median wall). Model folders are
-written as a Hugging Face save writes them (config.json, a safetensors header, tokenizer.json); a large model's
-weights are a sparse file. Results: ``bench/results/refusals.json`` and the ``refusals`` section of
-BENCHMARKS.md.
+written as a Hugging Face save writes them (config.json, a safetensors header, tokenizer.json), by
+smkit.llm.tiny as the tests write them; a large model's weights are a sparse file. Results:
+``bench/results/refusals.json`` and the ``refusals`` section of BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -33,44 +31,12 @@ from typing import Any
 import yaml
 
 from bench.common import REPO_ROOT, RESULTS_DIR, BenchError, rotated, run_benchmark
+from smkit.llm.tiny import LLAMA_2_13B, write_adapter_shape, write_model_shape
 
 GOAL_S = 2.0
 LLM = REPO_ROOT / "config" / "llm.yaml"
 CONSOLE_SCRIPT = "import sys; from smkit.cli import main; sys.exit(main())"
 REFERENCE = "smkit --help"
-LLAMA_13B = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 5120,
-    "num_attention_heads": 40,
-    "num_key_value_heads": 40,
-    "num_hidden_layers": 40,
-    "max_position_embeddings": 4096,
-    "torch_dtype": "float16",
-    "vocab_size": 32000,
-}
-
-
-def _model(folder: Path, config: dict[str, Any] | None, parameters: int) -> Path:
-    folder.mkdir(parents=True)
-    if config is not None:
-        (folder / "config.json").write_text(json.dumps(config))
-    header = json.dumps(
-        {"model.weight": {"dtype": "BF16", "shape": [parameters], "data_offsets": [0, 2 * parameters]}}
-    ).encode()
-    with (folder / "model.safetensors").open("wb") as f:
-        f.write(struct.pack("<Q", len(header)) + header)
-        f.truncate(8 + len(header) + 2 * parameters)
-    (folder / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
-    return folder
-
-
-def _adapter(folder: Path, rank: int) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "adapter_config.json").write_text(
-        json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 16})
-    )
-    (folder / "adapter_model.safetensors").write_bytes(b"")
-    return folder
 
 
 def _config(
@@ -102,16 +68,23 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
     ),
     "LoRA rank above the maximum": (
-        lambda d: _config(d, {"SM_VLLM_MAX_LORA_RANK": "4"}, adapter=_adapter(d / "adapter", 8)),
+        lambda d: _config(d, {"SM_VLLM_MAX_LORA_RANK": "4"}, adapter=write_adapter_shape(d / "adapter", 8)),
         "SM_VLLM_MAX_LORA_RANK",
     ),
-    "no config.json": (lambda d: _config(d, {}, _model(d / "m", None, 1000)), "has no config.json"),
+    "no config.json": (
+        lambda d: _config(d, {}, write_model_shape(d / "m", None, 1000)),
+        "has no config.json",
+    ),
     "context too long": (
-        lambda d: _config(d, {"SM_VLLM_MAX_MODEL_LEN": "8192"}, _model(d / "m", LLAMA_13B, 1000)),
+        lambda d: _config(
+            d, {"SM_VLLM_MAX_MODEL_LEN": "8192"}, write_model_shape(d / "m", LLAMA_2_13B, 1000)
+        ),
         "SM_VLLM_MAX_MODEL_LEN",
     ),
     "model larger than the GPU": (
-        lambda d: _config(d, {"SM_VLLM_MAX_MODEL_LEN": "4096"}, _model(d / "m", LLAMA_13B, 13_000_000_000)),
+        lambda d: _config(
+            d, {"SM_VLLM_MAX_MODEL_LEN": "4096"}, write_model_shape(d / "m", LLAMA_2_13B, 13_000_000_000)
+        ),
         "the model does not fit",
     ),
     "tensor parallelism over the GPUs": (

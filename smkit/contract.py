@@ -97,6 +97,10 @@ SMKIT_REQUIREMENTS_DIR = "SMKIT_REQUIREMENTS_DIR"  # where the model's requireme
 
 DEFAULT_PORT = 8080
 DEFAULT_MODEL_DIR = "/opt/ml/model"
+# Where SageMaker puts each of a container's AdditionalModelDataSources: CHANNELS_DIR/<ChannelName>/
+# (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html; the path as
+# the SageMaker Python SDK names it, sagemaker/serve/utils/optimize_utils.py).
+CHANNELS_DIR = "/opt/ml/additional-model-data-sources"
 DEFAULT_PROGRAM = "inference.py"
 DEFAULT_ACCEPT = "application/json"
 # User-Agent of the kit's own start-up waits on GET /ping (local endpoint, batch): the runtime does not

@@ -18,6 +18,7 @@ Standard library only: the serving runtime imports it too.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import atexit
 import contextlib
@@ -35,9 +36,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import IO, Protocol
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Protocol
 
 from smkit.contract import PING_TIMEOUT_S, READINESS_PROBE_AGENT
+
+if TYPE_CHECKING:
+    from typing import Self
 
 HOST = "127.0.0.1"
 POLL_S = 0.05
@@ -63,6 +68,22 @@ class ProcessStartError(RuntimeError):
 class LoadFailed(RuntimeError):
     """Raised by a readiness probe: the runtime reports that the model failed to load in every worker slot
     (smkit/readiness.py); the message summarizes the wait and gives the reason."""
+
+
+class Stoppable(abc.ABC):
+    """A running server that a ``with`` block stops when it ends (:meth:`stop`)."""
+
+    @abc.abstractmethod
+    def stop(self) -> object:
+        """Stop it and whatever it started; idempotent."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
 
 
 class Tally(Protocol):
@@ -299,8 +320,11 @@ def load_error_record(log_path: Path | None) -> str | None:
     return None
 
 
-class _Start:
-    """The failure checks shared by :func:`wait_ready` and :func:`await_ready`."""
+class StartWatch:
+    """A start being waited for and how it can fail: ``process`` exits, or ``timeout_s`` runs out. ``name``
+    names it in the errors, which quote the end of ``log_path`` (None: the output is the caller's), what
+    ``tally`` (the probes' answers) saw and ``limit`` (which setting sets ``timeout_s``). The clock starts
+    when it is made."""
 
     def __init__(
         self,
@@ -345,54 +369,33 @@ class _Start:
         return f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
 
 
-def wait_ready(
-    process: subprocess.Popen[bytes],
-    ready: Callable[[], bool],
-    *,
-    name: str,
-    timeout_s: float,
-    log_path: Path | None = None,
-    tally: Tally | None = None,
-    limit: str = "",
-) -> None:
+def wait_ready(watch: StartWatch, ready: Callable[[], bool]) -> None:
     """Return once ``ready()`` is true; raise :class:`ProcessStartError` if the process exits or time runs out.
 
     ``ready`` may raise :class:`ProcessStartError`, or :class:`~smkit.readiness.LoadFailed` (a runtime whose
-    model failed to load keeps answering 503: waiting longer cannot help), to give up early. ``tally``
-    (the probes' answers) and ``limit`` (which setting sets ``timeout_s``) go into the error messages.
+    model failed to load keeps answering 503: waiting longer cannot help), to give up early.
     """
-    start = _Start(process, name, timeout_s, log_path, tally, limit)
     while True:
-        start.check_running()
+        watch.check_running()
         try:
             if ready():
                 return
         except LoadFailed as exc:
-            raise start.load_failed(exc) from None
-        start.check_time()
+            raise watch.load_failed(exc) from None
+        watch.check_time()
         time.sleep(POLL_S)
 
 
-async def await_ready(
-    process: subprocess.Popen[bytes],
-    ready: Callable[[], Awaitable[bool]],
-    *,
-    name: str,
-    timeout_s: float,
-    log_path: Path | None = None,
-    tally: Tally | None = None,
-    limit: str = "",
-) -> None:
+async def await_ready(watch: StartWatch, ready: Callable[[], Awaitable[bool]]) -> None:
     """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
-    start = _Start(process, name, timeout_s, log_path, tally, limit)
     while True:
-        start.check_running()
+        watch.check_running()
         try:
             if await ready():
                 return
         except LoadFailed as exc:
-            raise start.load_failed(exc) from None
-        start.check_time()
+            raise watch.load_failed(exc) from None
+        watch.check_time()
         await asyncio.sleep(POLL_S)
 
 

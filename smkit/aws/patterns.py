@@ -25,6 +25,9 @@ NEW_OR_SESSION_ID = r"^(NEW_SESSION)$|^[a-zA-Z0-9](-*[a-zA-Z0-9])*$"
 NEW_SESSION_VALUE = (
     r"^[a-zA-Z0-9](-*[a-zA-Z0-9])*;\sExpires=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 )
+# AdditionalModelDataSource.ChannelName: letters, digits, '.', '-' and '_' (FROM_MODELS; its 1-64 length is
+# limits.CHANNEL_NAME_LENGTH). https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html
+CHANNEL_NAME = r"^[A-Za-z0-9\.\-_]+$"
 # ContainerMetricsConfig MetricsEndpoint.MetricsEndpointPath (FROM_MODELS): "The path must start with / and can
 # contain alphanumeric characters, forward slashes, underscores, hyphens, and periods." (no "..").
 METRICS_PATH = r"^/(?!.*\.\.)[a-zA-Z0-9/_.\-]+$"
@@ -108,6 +111,7 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str | None], ...]] = {
     "SESSION_ID": (("sagemaker-runtime", "InvokeEndpointWithResponseStreamInput", "SessionId"),),
     "NEW_SESSION_VALUE": (("sagemaker-runtime", "InvokeEndpointOutput", "NewSessionId"),),
     "METRICS_PATH": (("sagemaker", "MetricsEndpoint", "MetricsEndpointPath"),),
+    "CHANNEL_NAME": (("sagemaker", "AdditionalModelDataSource", "ChannelName"),),
     "MEDIA_TYPE": (("sagemaker", "CsvContentType", None), ("sagemaker", "JsonContentType", None)),
     "ACCOUNT_ID": (("organizations", "Account", "Id"),),
 }

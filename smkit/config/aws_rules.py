@@ -25,15 +25,17 @@ from smkit.aws.limits import (
     CANARY_MAX_PERCENT,
     LINEAR_PERCENT,
     LOG_RETENTION_DAYS,
+    MAX_ALARM_ACTIONS,
     MAX_EXECUTION_TIMEOUT,
     MAX_ROLLBACK_ALARMS,
 )
 from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
+from smkit.config.channel_rules import channels
 from smkit.config.components import ShadowVariant
 from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig, variant_paths
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, Rule, set_fields
 
 # Rollback alarms per instance variant: 5XX error rate and p99 latency of the new fleet.
 ROLLBACK_ALARMS_PER_VARIANT = 2
@@ -266,20 +268,17 @@ def component_variant_timeouts(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.endpoint.type != "inference-components":
         return
     for i, v in enumerate(cfg.endpoint.variants):
-        for field in (
-            "model_data_download_timeout_seconds",
-            "container_startup_health_check_timeout_seconds",
-        ):
-            value = getattr(v, field)
-            if value is not None:
-                yield Issue(
-                    f"endpoint.variants[{i}].{field}",
-                    value,
-                    "the variant of an inference-component endpoint runs no model, so SageMaker would ignore "
-                    f"it; set {field} on each component under endpoint.inference_components.components "
-                    "(StartupParameters, https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
-                    "API_InferenceComponentStartupParameters.html)",
-                )
+        yield from set_fields(
+            v,
+            f"endpoint.variants[{i}]",
+            ("model_data_download_timeout_seconds", "container_startup_health_check_timeout_seconds"),
+            lambda field: (
+                "the variant of an inference-component endpoint runs no model, so SageMaker would ignore "
+                f"it; set {field} on each component under endpoint.inference_components.components "
+                "(StartupParameters, https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+                "API_InferenceComponentStartupParameters.html)"
+            ),
+        )
 
 
 def instance_store_volume(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -332,6 +331,38 @@ def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
         )
 
 
+def alarm_actions(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # Each alarm publishes to the kit's topic and to every forwarded topic (AlarmTopic.actions).
+    forwarded = [s.topic_arn for s in cfg.monitoring.subscriptions if s.type == "sns"]
+    if cfg.monitoring.alarms and 1 + len(forwarded) > MAX_ALARM_ACTIONS:
+        yield Issue(
+            "monitoring.subscriptions",
+            forwarded,
+            f"every alarm publishes to the endpoint's alarm topic and to each sns subscription, "
+            f"{1 + len(forwarded)} actions, but an alarm takes at most {MAX_ALARM_ACTIONS} AlarmActions: forward "
+            f"to at most {MAX_ALARM_ACTIONS - 1} topics, or subscribe the others to the alarm topic "
+            "(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)",
+        )
+
+
+def variant_weights(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # A variant's share is its weight over the sum of all (API_ProductionVariant); components carry no weight.
+    variants = cfg.endpoint.variants
+    if (
+        cfg.endpoint.type != "inference-components"
+        and variants
+        and not any(v.initial_weight for v in variants)
+    ):
+        yield Issue(
+            "endpoint.variants",
+            [v.initial_weight for v in variants],
+            "a variant's share of the traffic is its initial_weight over the sum of all, and these sum to 0: "
+            "give at least one variant a weight above 0 (a variant of weight 0 takes only calls that name it "
+            "in TargetVariant) (https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+            "API_ProductionVariant.html)",
+        )
+
+
 def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.region is None:
         return  # checked at deploy time by a template rule (smkit.cdk.constructs.image)
@@ -349,7 +380,7 @@ def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
-AWS_RULES = (
+AWS_RULES: tuple[Rule, ...] = (
     rollback_alarms,
     traffic_shift_sizes,
     execution_timeout,
@@ -361,12 +392,10 @@ AWS_RULES = (
     instance_store_volume,
     retained_counts,
     log_retention,
+    alarm_actions,
+    variant_weights,
     image_regions,
     s3_model_data,
     model_package_data,
+    channels,
 )
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule of :data:`AWS_RULES`; return the issues found."""
-    return [issue for rule in AWS_RULES for issue in rule(cfg)]

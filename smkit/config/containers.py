@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from smkit.aws.limits import MAX_CONTAINERS
-from smkit.aws.patterns import AWS_NAME, ECR_IMAGE_URI, IMAGE_TAG
+from smkit.aws.limits import CHANNEL_NAME_LENGTH, MAX_CONTAINERS
+from smkit.aws.patterns import AWS_NAME, CHANNEL_NAME, ECR_IMAGE_URI, IMAGE_TAG
 from smkit.config.base import Frozen
 from smkit.contract import TS_BATCH_SIZE, TS_MAX_BATCH_DELAY
 
@@ -129,6 +129,64 @@ class ModelDataSpec(Frozen):
         return self.path
 
 
+class ModelDataChannel(Frozen):
+    """One more source of model data for a container, mounted beside its model data: SageMaker puts it at
+    ``/opt/ml/additional-model-data-sources/<channel>/`` before the container starts
+    (ContainerDefinition.AdditionalModelDataSources, at most 5 per container:
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html). A draft
+    model for speculative decoding, an optimized build of the weights, or a lookup table the handler reads.
+
+    The sources are those of ``model_data`` that are one piece of data:
+
+    - ``prefix``: a local folder uploaded uncompressed (``S3DataType: S3Prefix``, ``CompressionType: None``);
+    - ``archive``: a local ``.tar.gz`` uploaded as it is, or a local folder that ``smkit package`` packs into
+      ``build/<config>/channels/<container>/<channel>.tar.gz`` first (``S3Object``, ``Gzip``: SageMaker
+      extracts it);
+    - ``s3``: data already in S3, used where it is: ``uri`` ending ``.tar.gz`` is an archive, ``uri`` ending
+      ``/`` an uncompressed prefix.
+
+    The container's environment names the folder by AWS's path (e.g. ``DRAFT_MODEL:
+    /opt/ml/additional-model-data-sources/draft``); the local endpoint gives such a value the channel's
+    folder on this machine (docs/channels.md).
+    """
+
+    channel: str = Field(
+        description="ChannelName: 1-64 letters, digits, '.', '-' or '_', unique in the container; the folder "
+        "name under /opt/ml/additional-model-data-sources/.",
+        # Checked by smkit.config.model_data_rules.channels (a message naming the fix); here for editors.
+        json_schema_extra={
+            "pattern": CHANNEL_NAME,
+            "minLength": CHANNEL_NAME_LENGTH[0],
+            "maxLength": CHANNEL_NAME_LENGTH[1],
+        },
+    )
+    source: Literal["archive", "prefix", "s3"] = Field(
+        description="archive (a local .tar.gz, or a folder smkit package packs into one), prefix (a local "
+        "folder uploaded uncompressed) or s3 (already in S3)."
+    )
+    path: str | None = Field(
+        None,
+        min_length=1,
+        description="source: archive or prefix: the local folder (or, for archive, a .tar.gz file), relative "
+        "to the config file.",
+    )
+    uri: str | None = Field(
+        None,
+        description="source: s3 only: s3://BUCKET/KEY.tar.gz (an archive) or s3://BUCKET/PREFIX/ "
+        "(uncompressed); the bucket must be in the endpoint's region.",
+    )
+    kms_key_arn: str | None = Field(
+        None,
+        description="source: s3 only: the KMS key encrypting the objects (SSE-KMS), for kms:Decrypt.",
+    )
+    accept_eula: bool = Field(
+        False,
+        description="source: s3 with an uncompressed prefix only: S3DataSource.ModelAccessConfig.AcceptEula: "
+        "true, for gated weights whose license must be accepted before SageMaker downloads them. Default: "
+        "false. https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ModelAccessConfig.html",
+    )
+
+
 class Batching(Frozen):
     """Dynamic batching by smkit's serving runtime: concurrent invocations served by one ``predict_batch_fn``
     call (docs/handler-semantics.md). Written into the container's environment as
@@ -164,6 +222,12 @@ class Container(Frozen):
     )
     image: ImageSource | None = Field(None, description="Overrides the top-level image for this container.")
     model_data: ModelDataSpec
+    additional_model_data: tuple[ModelDataChannel, ...] = Field(
+        (),
+        description="More model data beside model_data, each mounted at "
+        "/opt/ml/additional-model-data-sources/<channel>/ (AdditionalModelDataSources, at most 5): e.g. "
+        "[{channel: draft, source: prefix, path: ../draft-model}]. Default: none.",
+    )
     environment: dict[str, str] = Field(
         default_factory=dict,
         description="ContainerDefinition.Environment (<= 100 entries, <= 1024 bytes each).",

@@ -17,7 +17,7 @@ from smkit.config.components import ADAPTERS, ROLLING, SCHEDULING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
 from smkit.config.models import DeploymentConfig
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, Rule, set_fields
 
 ROLLING_POLICY_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html"
 # InferenceComponentContainerSpecification.ArtifactUrl, AWS's sentence (botocore's documentation of the member):
@@ -42,13 +42,9 @@ def rolling_deployment(cfg: DeploymentConfig) -> Iterable[Issue]:
     d = cfg.endpoint.deployment
     path = "endpoint.deployment"
     if d.strategy != "rolling":
-        for field in ROLLING_FIELDS:
-            if getattr(d, field) is not None:
-                yield Issue(
-                    f"{path}.{field}",
-                    getattr(d, field),
-                    f"applies only to strategy: rolling, not {d.strategy}",
-                )
+        yield from set_fields(
+            d, path, ROLLING_FIELDS, lambda _: f"applies only to strategy: rolling, not {d.strategy}"
+        )
         return
     ep = cfg.endpoint
     if ep.type in ("serverless", "inference-components"):
@@ -270,13 +266,14 @@ def adapters(cfg: DeploymentConfig) -> Iterable[Issue]:
                         f"a component needs {field} (or base_component and artifact_url or artifact_path to make it an "
                         "adapter)",
                     )
-            for field in ("artifact_url", "artifact_path"):
-                if getattr(c, field) is not None:
-                    yield Issue(
-                        f"{path}.{field}",
-                        getattr(c, field),
-                        f"only adapter components take {field}; set base_component too, or remove it ({ADAPTERS})",
-                    )
+            yield from set_fields(
+                c,
+                path,
+                ("artifact_url", "artifact_path"),
+                lambda field: (
+                    f"only adapter components take {field}; set base_component too, or remove it ({ADAPTERS})"
+                ),
+            )
             continue
         if c.base_component not in bases:
             yield Issue(
@@ -340,7 +337,7 @@ def placement(cfg: DeploymentConfig) -> Iterable[Issue]:
             )
 
 
-HOSTING_RULES = (
+HOSTING_RULES: tuple[Rule, ...] = (
     rolling_deployment,
     component_rolling_batch,
     variant_hosting,
@@ -348,8 +345,3 @@ HOSTING_RULES = (
     adapters,
     placement,
 )
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule of :data:`HOSTING_RULES`; return the issues found."""
-    return [issue for rule in HOSTING_RULES for issue in rule(cfg)]

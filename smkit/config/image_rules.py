@@ -82,8 +82,3 @@ def gpu_images(cfg: DeploymentConfig) -> Iterable[Issue]:
 
 
 IMAGE_RULES: tuple[Rule, ...] = (image_tags, gpu_images)
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every image rule; return all issues found."""
-    return [issue for rule in IMAGE_RULES for issue in rule(cfg)]

@@ -12,7 +12,7 @@ says what it means.
 Each reported line names the YAML path, the bad value and what is allowed, e.g.::
 
     config/realtime.yaml is not a valid deployment config (2 problems):
-      - endpoint.variants[0].initial_weight: -1: must be greater than 0
+      - endpoint.variants[0].initial_weight: -1: must be greater than or equal to 0
       - endpoint.variants[1].instance_type: 'ml.t2.medium': burstable ml.t* instances cannot autoscale; ...
 """
 
@@ -44,7 +44,7 @@ from smkit.config.overrides import with_image_tag
 from smkit.config.resolved.deployment import ResolvedDeployment
 from smkit.config.resolved.paths import with_absolute_paths
 from smkit.config.resolved.resolve import ResolveError, resolve
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, Rule
 
 # Friendlier words for the regular expressions used in the models.
 PATTERN_HINTS = {
@@ -82,6 +82,17 @@ class ConfigError(ValueError):
         super().__init__(
             f"{source} is not a valid deployment config ({n} problem{'s' if n > 1 else ''}):\n{lines}"
         )
+
+
+# The cross-field rule tables, each a tuple of pure functions ``(cfg) -> Iterable[Issue]``, applied in this order;
+# every issue they find is reported together.
+RULE_TABLES: tuple[tuple[Rule, ...], ...] = (
+    rules.RULES,
+    component_rules.RULES,
+    aws_rules.AWS_RULES,
+    hosting_rules.HOSTING_RULES,
+    image_rules.IMAGE_RULES,
+)
 
 
 def load_deployment(path: str | Path, *, image_tag: str | None = None) -> ResolvedDeployment:
@@ -159,14 +170,8 @@ def parse_config(data: Any, *, source: str = "<config>", base_dir: Path | None =
         cfg = DeploymentConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, [_issue_from_pydantic(err, data) for err in exc.errors()]) from None
-    issues = [
-        *rules.check(cfg),
-        *component_rules.check(cfg),
-        *aws_rules.check(cfg),
-        *hosting_rules.check(cfg),
-        *image_rules.check(cfg),
-        *engine_settings.check(cfg),
-    ]
+    issues = [issue for table in RULE_TABLES for rule in table for issue in rule(cfg)]
+    issues.extend(engine_settings.check(cfg))
     if issues:
         raise ConfigError(source, issues)
     engine = engine_checks.review(cfg, base_dir)

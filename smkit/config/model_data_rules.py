@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from smkit.aws.patterns import KMS_KEY, PACKAGE_VERSION, S3_URI
 from smkit.config.models import DeploymentConfig
-from smkit.config.rules import Issue
+from smkit.config.rules import Issue, set_fields
 
 CONTAINER_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html"
 S3_PREFIX_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_S3ModelDataSource.html"
@@ -94,23 +94,26 @@ def s3_model_data(cfg: DeploymentConfig) -> Iterable[Issue]:
         if data.source != "s3":
             if data.path is None:
                 yield Issue(f"{field}.path", None, f"source {data.source} needs a local path")
-            for name in ("uri", "kms_key_arn"):
-                if getattr(data, name) is not None:
-                    yield Issue(
-                        f"{field}.{name}",
-                        getattr(data, name),
-                        f"{name} applies only to source: s3 (model data already in S3); remove it or set "
-                        "source: s3 and drop path",
-                    )
+            yield from set_fields(
+                data,
+                field,
+                ("uri", "kms_key_arn"),
+                lambda name: (
+                    f"{name} applies only to source: s3 (model data already in S3); remove it or set "
+                    "source: s3 and drop path"
+                ),
+            )
             continue
         if data.path is not None:
             yield Issue(f"{field}.path", data.path, "source s3 uses uri, not a local path; remove path")
-        yield from _uri(data.uri, f"{field}.uri", mme=mme)
+        yield from uri_issues(data.uri, f"{field}.uri", mme=mme)
         if data.kms_key_arn is not None:
-            yield from _key(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
+            yield from key_issues(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
 
 
-def _uri(uri: str | None, field: str, *, mme: bool) -> Iterable[Issue]:
+def uri_issues(uri: str | None, field: str, *, mme: bool) -> Iterable[Issue]:
+    """``uri`` (of model data in S3) is an archive ``s3://BUCKET/KEY.tar.gz`` or a prefix ``s3://BUCKET/PREFIX/``
+    (on a multi-model endpoint (``mme``): a prefix)."""
     if uri is None:
         yield Issue(
             field,
@@ -146,7 +149,8 @@ def _uri(uri: str | None, field: str, *, mme: bool) -> Iterable[Issue]:
     )
 
 
-def _key(arn: str, field: str, *, region: str | None) -> Iterable[Issue]:
+def key_issues(arn: str, field: str, *, region: str | None) -> Iterable[Issue]:
+    """``arn`` is a KMS key ARN (not an alias) in the deployment's ``region``."""
     match = KMS_KEY.match(arn)
     if match is None:
         yield Issue(
@@ -200,7 +204,7 @@ def model_package_data(cfg: DeploymentConfig) -> Iterable[Issue]:
                 "checks the package's ModelDataUrl is there",
             )
         if data.kms_key_arn is not None:
-            yield from _key(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
+            yield from key_issues(data.kms_key_arn, f"{field}.kms_key_arn", region=cfg.region)
         image = cfg.image_of(c)
         if image.source != "dlc":
             where = f"model.containers[{i}].image" if c.image is not None else "image"

@@ -39,7 +39,9 @@ ONE_STATISTIC = (
 ANOMALY = "never emitted: the kit's alarms are static thresholds, never anomaly detection models"
 MATH = "never emitted: the kit's alarms name one metric each, never a Metrics array of metric math"
 GET_METRIC_DATA = "never emitted: it constrains GetMetricData calls, not an alarm the template defines"
-ONE_MINUTE = "by construction: the kit's alarms have a fixed period of 60 seconds (smkit.config.monitoring)"
+ONE_MINUTE = (
+    "by construction: the kit's alarms have a fixed period of 60 seconds (smkit.aws.limits.ALARM_PERIOD_S)"
+)
 DIMENSIONS = (
     "by construction: the kit's dimensions are the endpoint's, variants' and components' names, whose patterns "
     "(the model's, smkit.aws.patterns) allow only ASCII letters, digits and hyphens"

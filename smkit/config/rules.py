@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,15 @@ class Issue:
 
 
 Rule = Callable[[DeploymentConfig], Iterable[Issue]]
+
+
+def set_fields(section: Any, path: str, fields: Iterable[str], why: Callable[[str], str]) -> Iterator[Issue]:
+    """One issue per field of ``fields`` that ``section`` (at ``path``) sets where it does not apply: its path,
+    its value and ``why(field)``."""
+    for field in fields:
+        value = getattr(section, field)
+        if value is not None:
+            yield Issue(f"{path}.{field}", value, why(field))
 
 
 def container_count(cfg: DeploymentConfig) -> Iterable[Issue]:
@@ -178,6 +187,11 @@ def local_paths(cfg: DeploymentConfig) -> Iterable[Issue]:
         (f"model.containers[{i}].model_data.path", c.model_data.path)
         for i, c in enumerate(cfg.model.containers)
     ]
+    named.extend(
+        (f"model.containers[{i}].additional_model_data[{j}].path", ch.path)
+        for i, c in enumerate(cfg.model.containers)
+        for j, ch in enumerate(c.additional_model_data)
+    )
     images = [
         ("image", cfg.image),
         *((f"model.containers[{i}].image", c.image) for i, c in enumerate(cfg.model.containers)),
@@ -483,8 +497,3 @@ RULES: tuple[Rule, ...] = (
     batching,
     pipeline_stages,
 )
-
-
-def check(cfg: DeploymentConfig) -> list[Issue]:
-    """Apply every rule; return all issues found (empty when the config is consistent)."""
-    return [issue for rule in RULES for issue in rule(cfg)]

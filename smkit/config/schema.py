@@ -42,6 +42,7 @@ AWS_DOCS: dict[str, str] = {
     "Container": f"{SM}/APIReference/API_ContainerDefinition.html",
     "Batching": f"{SM}/APIReference/API_ContainerDefinition.html",
     "ModelDataSpec": f"{SM}/APIReference/API_S3ModelDataSource.html",
+    "ModelDataChannel": f"{SM}/APIReference/API_AdditionalModelDataSource.html",
     "EndpointSpec": f"{CFN}/aws-resource-sagemaker-endpointconfig.html",
     "Variant": f"{SM}/APIReference/API_ProductionVariant.html",
     "CapacityReservation": f"{SM}/APIReference/API_ProductionVariantCapacityReservationConfig.html",

@@ -26,15 +26,14 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from smkit.emulator.client_env import DEFAULT_REGION, aws_environment, endpoint_url_for
 from smkit.ops.server_process import Launch, ServerProcess, probe_path
-from smkit.process import HOST, ProcessStartError, group_alive, signal_group
+from smkit.process import HOST, ProcessStartError, Stoppable, group_alive, signal_group
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 READY_PATH = "/moto-api/"
 RESET_PATH = "/moto-api/reset"
@@ -75,7 +74,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 @dataclass
-class MotoServer:
+class MotoServer(Stoppable):
     """A running moto server. Build one with :meth:`start` or :meth:`attach`, end it with :meth:`stop`."""
 
     port: int
@@ -179,14 +178,6 @@ class MotoServer:
             (i + 1 for i, line in enumerate(block[1:], 1) if not line.startswith((" ", "\t"))), len(block)
         )
         return "\n".join(block[:end][-max_lines:])
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # --- use -----------------------------------------------------------------------------------------
 

@@ -189,6 +189,11 @@ class Request:
                 return value
         return None
 
+    def header_text(self, name: bytes) -> str | None:
+        """The first value of header ``name`` (lower-case) as text (latin-1, as HTTP/1.1 carries it), or None."""
+        value = self.header(name)
+        return None if value is None else value.decode("latin-1")
+
     # -- plain responses -------------------------------------------------------------------------
     def respond(
         self,

@@ -273,6 +273,12 @@ class ComponentEndpointRuntime(EndpointRuntime):
         await asyncio.gather(*(c.stop() for c in self.components.values()), return_exceptions=True)
         await super().stop()
 
+    def openai_targets(self) -> list[str | None]:
+        """Every component: the OpenAI-compatible route of an endpoint with components is per component (the
+        endpoint's own is refused as InvokeEndpoint without InferenceComponentName is), and a component's one
+        container takes a call with no header."""
+        return list(self.components)
+
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint with InferenceComponentName: the variant's name and the component's answer."""
         # The API's own check of SessionId, as on every other endpoint kind (smkit.local.variants): a malformed

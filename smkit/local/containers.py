@@ -33,6 +33,7 @@ from smkit.contract import (
     STOP_GRACE_S,
     RuntimeSettings,
 )
+from smkit.local.channels import local_environment
 from smkit.local.sticky_sessions import RESPONSE_FIELDS
 from smkit.local.upstream import Connection, Pool, UpstreamConnectError
 from smkit.ops.server_process import Launch, ServerProcess
@@ -73,6 +74,8 @@ class ContainerLaunch:
     multi_model: bool = False
     hostname: str | None = None
     environment: Mapping[str, str] = field(default_factory=dict)
+    # The folder standing for /opt/ml/additional-model-data-sources (None: no channels), smkit.local.channels.
+    channels_dir: Path | None = None
 
 
 class ContainerStream:
@@ -210,13 +213,15 @@ class ContainerProcess:
 
     def container_environment(self, port: int) -> dict[str, str]:
         """The variables this container is started with, beyond those it inherits: the resolved
-        Environment (``spec.environment``) plus the :data:`LOCAL_ONLY` ones."""
+        Environment (``spec.environment``; a value naming AWS's channels folder names the local one) plus the
+        :data:`LOCAL_ONLY` ones."""
         env = dict(self.extra_environment)
         if self.python != sys.executable:
             env[SMKIT_WORKER_PYTHON] = (
                 self.python
             )  # the front end stays here; the workers run the model's env
-        env.update(self.spec.environment)
+        # A value naming a channel's folder names it on this machine (smkit.local.channels).
+        env.update(local_environment(self.spec.environment, self.spec.channels_dir))
         env[BIND_TO_PORT] = str(port)
         if self.spec.multi_model:
             env[MULTI_MODEL] = "true"

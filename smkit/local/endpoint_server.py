@@ -20,7 +20,6 @@ import socket
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from smkit.config import DeploymentConfig, load_deployment
@@ -32,6 +31,7 @@ from smkit.local.gateway import Gateway
 from smkit.local.head_refusal import service_refusal
 from smkit.local.runtime import LocalSettings
 from smkit.model_packages import RegistryError, served_packages
+from smkit.process import Stoppable
 
 if TYPE_CHECKING:
     from typing import Self
@@ -54,7 +54,7 @@ class LocalEndpointError(RuntimeError):
     """The local endpoint could not start (port taken, model data missing, a container failed)."""
 
 
-class LocalEndpoint:
+class LocalEndpoint(Stoppable):
     """Run the endpoint a deployment config describes on 127.0.0.1.
 
     Args:
@@ -232,11 +232,6 @@ class LocalEndpoint:
 
     def __enter__(self) -> Self:
         return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def serving(self) -> bool:

@@ -40,6 +40,7 @@ from smkit.llm.engine import (
     memory_refusal,
 )
 from smkit.local.artifacts import ArtifactError
+from smkit.local.channels import local_value
 from smkit.local.containers import ContainerLaunch, ContainerProcess
 from smkit.local.routers import SingleContainer
 from smkit.local.runtime_api import Invocation
@@ -96,7 +97,8 @@ class EngineProcess(ContainerProcess):
         return env
 
     def command(self, port: int) -> list[str]:
-        """The image's entrypoint command, with the local port and model folder."""
+        """The image's entrypoint command, with the local port, model folder and channels folder (a draft model
+        of a channel named by AWS's path, smkit.local.channels)."""
         served = (
             []
             if "SM_VLLM_SERVED_MODEL_NAME" in self.spec.environment
@@ -112,7 +114,10 @@ class EngineProcess(ContainerProcess):
             "--port",
             str(port),
             *model,
-            *local_arguments(self.arguments, self.spec.model_dir),
+            *(
+                local_value(argument, self.spec.channels_dir)
+                for argument in local_arguments(self.arguments, self.spec.model_dir)
+            ),
         ]
 
     async def load_adapter(self, name: str, source: Path) -> None:

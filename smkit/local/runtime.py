@@ -36,6 +36,7 @@ from smkit.cpus import available_cpus
 from smkit.local.artifacts import ArtifactError, extract_archive
 from smkit.local.asyncinvoke import AsyncInvocations, AsyncRequest
 from smkit.local.capture import DataCaptureWriter
+from smkit.local.channels import ChannelFolders
 from smkit.local.cloudwatch import InvocationMetrics
 from smkit.local.containers import ContainerLaunch, ContainerProcess, ContainerReply
 from smkit.local.engines import EngineProcess, engine_process
@@ -177,6 +178,8 @@ class EndpointRuntime:
         self.workdir = Path(tempfile.gettempdir()) / f"smkit-local-{self.name}-{uuid.uuid4().hex[:8]}"
         self._archives: dict[Path, Path] = {}  # extracted dir -> source archive
         self._downloads: dict[Path, str] = {}  # local copy -> model data already in S3 (source: s3)
+        # Each container's additional model data sources (smkit.local.channels), made ready by start().
+        self.channels = ChannelFolders(self.workdir, fetch=self._downloads, extract=self._archives)
         self._rng = random.Random(self.settings.seed)
         self._scopes: dict[str, Scope] = {}  # by variant name
         self.variants: list[ProductionVariant] = self._build_variants()
@@ -238,6 +241,7 @@ class EndpointRuntime:
             model_dir=self._model_dir(container),
             multi_model=container.multi_model,
             environment={**container.environment, REGION: self.settings.region},
+            channels_dir=self.channels.root(container.name, container.channels),
         )
         timeout_s, limit = startup_limit(variant, self.settings.startup_timeout_s, component)
         options: dict[str, object] = {
@@ -384,6 +388,10 @@ class EndpointRuntime:
                 await asyncio.to_thread(extract_archive, archive, target)
             except ArtifactError as exc:
                 raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
+        try:
+            self.channels.link()
+        except ArtifactError as exc:
+            raise ArtifactError(f"endpoint {self.name}: {exc}") from exc
         if self.settings.model_envs or self.settings.python:
             await asyncio.to_thread(self._prepare_environments)
         for variant in self.variants:
@@ -448,11 +456,33 @@ class EndpointRuntime:
                 return variant
         raise KeyError(name)
 
+    def _refuse(self, invocation: Invocation) -> None:
+        """The ValidationError of a call this endpoint takes from no client: every call but InvokeEndpointAsync
+        on an asynchronous endpoint, InferenceComponentName on an endpoint without components."""
+        if self.asynchronous is not None:
+            raise validation_error(
+                f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
+                "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
+            )
+        reject_inference_component(invocation)
+
+    def openai_targets(self) -> list[str | None]:
+        """Where the OpenAI-compatible route answers (smkit/local/openai_route.py): ``[None]`` (the endpoint
+        itself) when this endpoint and its variants' model shape take a streamed call with no header (the
+        route sends none: no TargetModel, no TargetContainerHostname), else none."""
+        call = Invocation(b"", stream=True)
+        try:
+            self._refuse(call)
+            for variant in self.variants:
+                variant.router.validate(call)
+        except RuntimeApiError:
+            return []
+        return [None]
+
     async def _route(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """The variant that takes ``invocation`` (its session's, TargetVariant, else by weight) and its
         reply; ValidationError for headers this endpoint refuses."""
         started = time.perf_counter()
-        reject_inference_component(invocation)
         variant = session_variant(self.variants, invocation.session_id) or choose_variant(
             self.variants, invocation.target_variant, self._rng, endpoint=self.name
         )
@@ -495,11 +525,7 @@ class EndpointRuntime:
     async def invoke(self, invocation: Invocation) -> tuple[str, ContainerReply]:
         """InvokeEndpoint (or, with ``invocation.stream``, InvokeEndpointWithResponseStream): the invoked
         variant's name and the reply (RuntimeApiError otherwise)."""
-        if self.asynchronous is not None:
-            raise validation_error(
-                f"Endpoint {self.name} is an asynchronous endpoint (AsyncInferenceConfig) and accepts only "
-                "InvokeEndpointAsync; call invoke_endpoint_async with an InputLocation."
-            )
+        self._refuse(invocation)
         variant, reply = await self._route(invocation)
         if self.capture is not None and reply.stream is None:  # a stream is not captured (docs/streaming.md)
             await asyncio.to_thread(

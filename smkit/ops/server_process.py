@@ -30,13 +30,14 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import IO, TYPE_CHECKING
 
 from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, PING_TIMEOUT_S, READINESS_PROBE_AGENT, STOP_GRACE_S
 from smkit.process import (
     HOST,
     ProcessStartError,
+    StartWatch,
+    Stoppable,
     free_port,
     ping,
     port_taken,
@@ -48,7 +49,7 @@ from smkit.process import wait_ready as _wait_ready
 from smkit.readiness import PingTally
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 # How many fresh ports a start tries when the port it picked turns out taken by someone else.
 PORT_ATTEMPTS = 3
@@ -155,7 +156,7 @@ def _parse_answer(data: bytes) -> tuple[int, bytes]:
         return 0, b""
 
 
-class ServerProcess:
+class ServerProcess(Stoppable):
     """A server process started by :meth:`start` or :meth:`astart` and answering on :attr:`port`."""
 
     def __init__(self, launch: Launch, process: subprocess.Popen[bytes], port: int) -> None:
@@ -189,33 +190,22 @@ class ServerProcess:
         """Return once ``GET ready_path`` answers 200 (the readiness rule, see the module docstring); raise
         :class:`~smkit.process.ProcessStartError` when the process exits, the model cannot load, or
         ``timeout_s`` (default: the launch's) runs out. The process is left as it is either way."""
-        launch, tally = self.launch, PingTally(self.launch.ready_path)
-        _wait_ready(
-            self.process,
-            lambda: tally.observe(*probe_path(self.port, launch.ready_path)),
-            name=launch.name,
-            timeout_s=launch.timeout_s if timeout_s is None else timeout_s,
-            log_path=launch.log_path,
-            tally=tally,
-            limit=launch.limit,
-        )
+        path, tally = self.launch.ready_path, PingTally(self.launch.ready_path)
+        _wait_ready(self._watch(tally, timeout_s), lambda: tally.observe(*probe_path(self.port, path)))
 
     async def await_ready(self) -> None:
         """:meth:`wait` on an event loop: the probes never block the loop."""
-        launch, tally = self.launch, PingTally(self.launch.ready_path)
+        path, tally = self.launch.ready_path, PingTally(self.launch.ready_path)
 
         async def ready() -> bool:
-            return tally.observe(*await aprobe_path(self.port, launch.ready_path))
+            return tally.observe(*await aprobe_path(self.port, path))
 
-        await _await_ready(
-            self.process,
-            ready,
-            name=launch.name,
-            timeout_s=launch.timeout_s,
-            log_path=launch.log_path,
-            tally=tally,
-            limit=launch.limit,
-        )
+        await _await_ready(self._watch(tally), ready)
+
+    def _watch(self, tally: PingTally, timeout_s: float | None = None) -> StartWatch:
+        launch = self.launch
+        timeout_s = launch.timeout_s if timeout_s is None else timeout_s
+        return StartWatch(self.process, launch.name, timeout_s, launch.log_path, tally, launch.limit)
 
     @classmethod
     def start(cls, launch: Launch) -> ServerProcess:
@@ -255,11 +245,3 @@ class ServerProcess:
     async def astop(self) -> int | None:
         """:meth:`stop` without blocking the event loop."""
         return await asyncio.to_thread(self.stop)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from smkit import hooks as hook_rules
-from smkit.bounded import LimitExceeded, run_bounded
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.default_hooks import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
 from smkit.packaging.hfcheck import check_pipeline
 from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form
+from smkit.packaging.probe_run import CHECK_LIMIT_FIX, run_probe
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
@@ -34,7 +31,6 @@ DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler
 # Seconds of the check process's CPU time (not wall time: a busy machine must not fail a correct model);
 # smkit.bounded.run_bounded also stops a check that uses no CPU for as long (smkit package --check-timeout).
 DEFAULT_TIMEOUT_S = 120.0
-CHECK_LIMIT_FIX = "raise --check-timeout (seconds of the check's CPU time; default 120)"
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
 
 
@@ -90,33 +86,17 @@ def compile_all(code_dir: Path) -> None:
 
 
 def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: str) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="smkit-probe-") as tmp:
-        request_path = Path(tmp) / "request.json"
-        request["out"] = str(Path(tmp) / "answer.json")
-        request_path.write_text(json.dumps(request), encoding="utf-8")
-        try:
-            proc = run_bounded(
-                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
-                cpu_s=timeout_s,
-                cwd=request["model_dir"],
-                stdin=subprocess.DEVNULL,
-            )
-        except LimitExceeded as exc:
-            raise PackagingError(
-                label,
-                f"importing and loading {exc}",
-                f"move slow work out of module level, or {CHECK_LIMIT_FIX}",
-            ) from exc
-        answer_path = Path(request["out"])
-        if not answer_path.exists():
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
-            raise PackagingError(
-                label,
-                f"the check process exited with code {proc.returncode} without an answer: {' | '.join(tail)}",
-                "make sure the module does not call sys.exit() or os._exit() at import or in model_fn",
-            )
-        answer: dict[str, Any] = json.loads(answer_path.read_text(encoding="utf-8"))
-        return answer
+    return run_probe(
+        PROBE_SOURCE,
+        request,
+        python=python,
+        cpu_s=timeout_s,
+        label=label,
+        doing="importing and loading",
+        limit_fix=f"move slow work out of module level, or {CHECK_LIMIT_FIX}",
+        exit_fix="make sure the module does not call sys.exit() or os._exit() at import or in model_fn",
+        cwd=request["model_dir"],
+    )
 
 
 def _import_fix(

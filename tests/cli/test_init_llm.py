@@ -1,14 +1,13 @@
 """``smkit init NAME --framework vllm``: an LLM config with a base and an adapter component from local folders,
 the adapter archived by ``smkit package`` (byte-identical across runs), and config/llm.yaml as its deploy
-example. Model and adapter folders are written here as Hugging Face and PEFT save them (config.json, a
-safetensors header, tokenizer.json; adapter_config.json), without the engine."""
+example. Model and adapter folders are written as Hugging Face and PEFT save them (config.json, a
+safetensors header, tokenizer.json; adapter_config.json), without the engine, by smkit.llm.tiny."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
-import struct
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -19,43 +18,19 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.config import ConfigError, load_config, load_deployment
-from smkit.llm.tiny import CONTEXT
+from smkit.llm.tiny import CONTEXT, SHAPE, write_adapter_shape, write_model_shape
 from smkit.packaging import PackagingError
 from smkit.packaging.folder import archive_folder
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = {  # the shape of smkit.llm.tiny's model
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 256,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 4,
-    "num_hidden_layers": 2,
-    "max_position_embeddings": CONTEXT,
-    "torch_dtype": "float32",
-    "vocab_size": 512,
-}
-
-
-def write_model(folder: Path) -> None:
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps(TINY))
-    header = json.dumps({"w": {"dtype": "F32", "shape": [16], "data_offsets": [0, 64]}}).encode()
-    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(64))
-    (folder / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
-
-
-def write_adapter(folder: Path, rank: int = 8) -> None:
-    folder.mkdir(parents=True)
-    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": rank}))
-    (folder / "adapter_model.safetensors").write_bytes(b"\x00" * 32)
 
 
 def init_project(root: Path, name: str = "chat") -> Path:
     result = CliRunner().invoke(main, ["init", name, "--framework", "vllm", "--root", str(root)])
     assert result.exit_code == 0, result.output
     assert f"python -m smkit.llm.tiny model_code/{name}" in result.output
-    write_model(root / "model_code" / name / "model")
-    write_adapter(root / "model_code" / name / "adapter")
+    write_model_shape(root / "model_code" / name / "model", SHAPE, 16)
+    write_adapter_shape(root / "model_code" / name / "adapter")
     return root / "config" / f"{name}.yaml"
 
 
@@ -121,7 +96,7 @@ def test_package_archives_the_adapter_folder_byte_for_byte_the_same(tmp_path: Pa
 
 def test_archive_folder_refuses_a_link_out_of_the_folder_and_leaves_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "adapter"
-    write_adapter(folder)
+    write_adapter_shape(folder)
     (tmp_path / "secret").write_text("x")
     (folder / "link").symlink_to(tmp_path / "secret")
     out = tmp_path / "out" / "adapter.tar.gz"

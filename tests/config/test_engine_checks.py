@@ -1,15 +1,13 @@
 """Engine settings that cannot work are refused at load and at ``smkit synth``, naming the setting, the value
 and the fix (smkit/config/engine_checks.py); what cannot be checked here is said.
 
-The configs are the shipped config/llm.yaml as a user edits it. Model folders are written here as a
-Hugging Face save writes them (config.json, a safetensors header, tokenizer.json), without the engine: a
-large model's weights are a sparse file, so its size costs no disk.
+The configs are the shipped config/llm.yaml as a user edits it. Model folders are written as a Hugging Face
+save writes them (config.json, a safetensors header, tokenizer.json), without the engine, by
+smkit.llm.tiny: a large model's weights are a sparse file, so its size costs no disk.
 """
 
 from __future__ import annotations
 
-import json
-import struct
 import subprocess
 import sys
 import tarfile
@@ -23,11 +21,12 @@ from click.testing import CliRunner
 
 from smkit.cli import main
 from smkit.config import ConfigError, load_config
+from smkit.llm.tiny import LLAMA_2_13B, write_adapter_shape, write_model_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM = ROOT / "config" / "llm.yaml"
 
-# The shapes of two real checkpoints' config.json (Qwen2.5-0.5B-Instruct, Llama-2-13B).
+# The shape of a real checkpoint's config.json (Qwen/Qwen2.5-0.5B-Instruct); Llama-2-13B's is smkit.llm.tiny's.
 QWEN_05B = {
     "architectures": ["Qwen2ForCausalLM"],
     "hidden_size": 896,
@@ -38,43 +37,6 @@ QWEN_05B = {
     "torch_dtype": "bfloat16",
     "vocab_size": 151936,
 }
-LLAMA_13B = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 5120,
-    "num_attention_heads": 40,
-    "num_key_value_heads": 40,
-    "num_hidden_layers": 40,
-    "max_position_embeddings": 4096,
-    "torch_dtype": "float16",
-    "vocab_size": 32000,
-}
-
-
-def write_model(
-    folder: Path, config: dict[str, Any] | None, parameters: int, *, tokenizer: bool = True
-) -> Path:
-    """A model folder: config.json, one safetensors file of ``parameters`` 16-bit weights, tokenizer.json."""
-    folder.mkdir(parents=True)
-    if config is not None:
-        (folder / "config.json").write_text(json.dumps(config))
-    header = json.dumps(
-        {"model.weight": {"dtype": "BF16", "shape": [parameters], "data_offsets": [0, 2 * parameters]}}
-    ).encode()
-    with (folder / "model.safetensors").open("wb") as f:
-        f.write(struct.pack("<Q", len(header)) + header)
-        f.truncate(8 + len(header) + 2 * parameters)  # sparse: the size without the bytes
-    if tokenizer:
-        (folder / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
-    return folder
-
-
-def write_adapter(folder: Path, rank: int) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "adapter_config.json").write_text(
-        json.dumps({"peft_type": "LORA", "r": rank, "lora_alpha": 16})
-    )
-    (folder / "adapter_model.safetensors").write_bytes(b"")
-    return folder
 
 
 def llm_config(
@@ -136,21 +98,21 @@ def _runtime_updating_off(tmp_path: Path) -> Path:
 
 
 def _no_config_json(tmp_path: Path) -> Path:
-    return llm_config(tmp_path, model=write_model(tmp_path / "qwen", None, 1000))
+    return llm_config(tmp_path, model=write_model_shape(tmp_path / "qwen", None, 1000))
 
 
 def _no_tokenizer(tmp_path: Path) -> Path:
-    return llm_config(tmp_path, model=write_model(tmp_path / "qwen", QWEN_05B, 1000, tokenizer=False))
+    return llm_config(tmp_path, model=write_model_shape(tmp_path / "qwen", QWEN_05B, 1000, tokenizer=False))
 
 
 def _context_too_long(tmp_path: Path) -> Path:
-    model = write_model(tmp_path / "llama", LLAMA_13B, 1000)
+    model = write_model_shape(tmp_path / "llama", LLAMA_2_13B, 1000)
     return llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "8192"})
 
 
 def _larger_than_the_gpu(tmp_path: Path) -> Path:
     # 13 billion 16-bit weights (26 GB) on one A10G of 24 GB.
-    model = write_model(tmp_path / "llama", LLAMA_13B, 13_000_000_000)
+    model = write_model_shape(tmp_path / "llama", LLAMA_2_13B, 13_000_000_000)
     return llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "4096"})
 
 
@@ -159,13 +121,53 @@ def _tensor_parallel_over_the_gpus(tmp_path: Path) -> Path:
 
 
 def _rank_too_small(tmp_path: Path) -> Path:
-    adapter = write_adapter(tmp_path / "support", rank=8)
+    adapter = write_adapter_shape(tmp_path / "support", rank=8)
     return llm_config(tmp_path, adapter=adapter, env={"SM_VLLM_MAX_LORA_RANK": "4"})
 
 
 def _rank_over_the_default(tmp_path: Path) -> Path:
-    adapter = write_adapter(tmp_path / "support", rank=32)
+    adapter = write_adapter_shape(tmp_path / "support", rank=32)
     return llm_config(tmp_path, adapter=adapter, env={"SM_VLLM_MAX_LORA_RANK": None})
+
+
+DRAFT = '{"model": "/opt/ml/model/draft", "num_speculative_tokens": 3}'
+
+
+def _with_draft(tmp_path: Path, draft: dict[str, Any] | None, *, folder: bool = True) -> Path:
+    """A local Qwen-shaped model folder whose ``draft/`` (unless not ``folder``) holds a model of config.json
+    ``draft`` (none if None), named by SM_VLLM_SPECULATIVE_CONFIG as AWS's image finds it."""
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 1000)
+    if folder:
+        write_model_shape(model / "draft", draft, 100)
+    return llm_config(tmp_path, model=model, env={"SM_VLLM_SPECULATIVE_CONFIG": DRAFT})
+
+
+def _draft_of_another_vocabulary(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, {**LLAMA_2_13B, "num_hidden_layers": 1})
+
+
+CHANNEL_DRAFT = '{"model": "/opt/ml/additional-model-data-sources/draft", "num_speculative_tokens": 3}'
+
+
+def _channel_draft_of_another_vocabulary(tmp_path: Path) -> Path:
+    """The draft as a channel (a local folder uploaded as it is), as AWS's vLLM image takes one."""
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 1000)
+    write_model_shape(tmp_path / "draft-model", {**LLAMA_2_13B, "num_hidden_layers": 1}, 100)
+    path = llm_config(tmp_path, model=model, env={"SM_VLLM_SPECULATIVE_CONFIG": CHANNEL_DRAFT})
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["model"]["containers"][0]["additional_model_data"] = [
+        {"channel": "draft", "source": "prefix", "path": "draft-model"}
+    ]
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _draft_without_config_json(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, None)
+
+
+def _draft_folder_missing(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, None, folder=False)
 
 
 MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
@@ -228,6 +230,31 @@ MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
             'set SM_VLLM_MAX_LORA_RANK: "8" or more',
         ),
     ),
+    "draft-of-another-vocabulary": (
+        _draft_of_another_vocabulary,
+        (
+            f"model.containers[0].environment.SM_VLLM_SPECULATIVE_CONFIG: '{DRAFT}'",
+            "the draft model /opt/ml/model/draft has a vocabulary of 32000 tokens and the model one of 151936",
+            "Target and draft model should have the same vocabulary size",
+            "use a draft of the same tokenizer",
+        ),
+    ),
+    "channel-draft-of-another-vocabulary": (
+        _channel_draft_of_another_vocabulary,
+        (
+            f"model.containers[0].environment.SM_VLLM_SPECULATIVE_CONFIG: '{CHANNEL_DRAFT}'",
+            "the draft model /opt/ml/additional-model-data-sources/draft has a vocabulary of 32000 tokens",
+            "Target and draft model should have the same vocabulary size",
+        ),
+    ),
+    "draft-without-config-json": (
+        _draft_without_config_json,
+        ("SM_VLLM_SPECULATIVE_CONFIG: '", "/draft) has no config.json", "save_pretrained()"),
+    ),
+    "draft-folder-missing": (
+        _draft_folder_missing,
+        ("SM_VLLM_SPECULATIVE_CONFIG: '", "has no folder draft", "holds the draft's config.json"),
+    ),
     "rank-over-the-default": (
         _rank_over_the_default,
         (
@@ -262,14 +289,22 @@ def test_refused_by_smkit_synth_before_any_cdk(case: str, tmp_path: Path) -> Non
 
 
 def test_a_model_that_fits_loads(tmp_path: Path) -> None:
-    model = write_model(tmp_path / "qwen", QWEN_05B, 494_000_000)
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 494_000_000)
     cfg = load_config(llm_config(tmp_path, model=model))
     assert not any("'qwen':" in n for n in cfg.notices)  # the model was checked
 
 
+def test_a_draft_of_the_same_vocabulary_loads_and_one_in_s3_is_said(tmp_path: Path) -> None:
+    load_config(_with_draft(tmp_path / "local", {**QWEN_05B, "num_hidden_layers": 2}))
+    notices = load_config(llm_config(tmp_path, env={"SM_VLLM_SPECULATIVE_CONFIG": DRAFT})).notices
+    assert any("the draft model /opt/ml/model/draft is in the model data, which is s3" in n for n in notices)
+
+
 def test_memory_utilization_decides(tmp_path: Path) -> None:
     # 20 GB of weights fit 24 GB at 0.9, not at 0.5.
-    model = write_model(tmp_path / "big", {**LLAMA_13B, "max_position_embeddings": 2048}, 10_000_000_000)
+    model = write_model_shape(
+        tmp_path / "big", {**LLAMA_2_13B, "max_position_embeddings": 2048}, 10_000_000_000
+    )
     load_config(llm_config(tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "1024"}))
     message = refusal(
         llm_config(
@@ -284,7 +319,7 @@ def test_memory_utilization_decides(tmp_path: Path) -> None:
 def test_adapter_rank_over_the_engines_maximum(tmp_path: Path) -> None:
     from smkit.config.engine_checks import review
 
-    adapter = write_adapter(tmp_path / "support", rank=8)
+    adapter = write_adapter_shape(tmp_path / "support", rank=8)
     cfg = load_config(llm_config(tmp_path, env={"SM_VLLM_MAX_LORA_RANK": "4"}))
     spec = cfg.endpoint.inference_components
     assert spec is not None
@@ -342,7 +377,7 @@ def test_smkit_synth_refuses_before_any_cdk_and_prints_what_it_did_not_check(tmp
 
 def test_more_full_length_sequences_than_the_kv_cache_holds_is_a_notice(tmp_path: Path) -> None:
     # Qwen2.5-0.5B: 12 KiB of KV cache per token; 32768 tokens per sequence is 0.4 GiB, so ~50 fit in an A10G.
-    model = write_model(tmp_path / "qwen", QWEN_05B, 494_000_000)
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 494_000_000)
     cfg = load_config(
         llm_config(
             tmp_path, model=model, env={"SM_VLLM_MAX_MODEL_LEN": "32768", "SM_VLLM_MAX_NUM_SEQS": "256"}

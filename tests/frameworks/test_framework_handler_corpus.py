@@ -19,14 +19,13 @@ from typing import Any
 
 import pytest
 from framework_harness import write_requirements
-from serving_harness import start_server, wait_ready
 
 from smkit.modelenv import ModelEnvironment
 from smkit.scaffold import REQUIREMENTS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serving" / "corpus"))
 from cases import ANSWERS, REQUESTS  # noqa: E402
-from compare import difference, same  # noqa: E402
+from compare import serve_and_compare  # noqa: E402
 from framework_cases import FRAMEWORK_CASES, FrameworkCase  # noqa: E402
 
 pytestmark = pytest.mark.frameworks
@@ -46,33 +45,16 @@ def test_framework_handler_answers_as_the_toolkit(
     model = tmp_path / case.name
     case.build(environment, model)
     write_requirements(model, case.framework)  # the model's requirements: its environment's layer
-    server = start_server(
-        tmp_path,
-        ["--model", str(model), "--workers", "1"],
-        env={
-            "SMKIT_WORKER_PYTHON": environment.python,
-            **environment.environ(),
-            "SAGEMAKER_PROGRAM": case.program,
-            "SAGEMAKER_MODEL_SERVER_WORKERS": "1",
-        },
-        ready=False,
-    )
-    wait_ready(server, timeout=server.answer_bound(loading=True))
     recorded = RECORDED["cases"][case.name]
-    equal, explained, unexplained = [], [], []
-    try:
-        for request in REQUESTS:
-            answer = server.invoke(request.body, request.content_type, request.accept)
-            expected = recorded[request.name]
-            if same(expected, answer):
-                equal.append(request.name)
-            elif (why := difference(expected, answer)) is not None:
-                explained.append((request.name, why))
-            else:
-                unexplained.append((request.name, expected, answer.status, answer.body[:300]))
-    finally:
-        server.stop()
+    comparison = serve_and_compare(
+        tmp_path,
+        model,
+        case.program,
+        recorded,
+        env={"SMKIT_WORKER_PYTHON": environment.python, **environment.environ()},
+    )
+    equal, explained = comparison.equal, comparison.explained
     print(f"{case.name}: {len(equal)} of {len(REQUESTS)} answers equal, listed differences: {explained}")
-    assert not unexplained, unexplained
+    assert not comparison.unexplained, comparison.unexplained
     # Each handler answers some requests with a prediction, and those answers are the toolkit's exactly.
     assert any(recorded[name]["status"] == 200 for name in equal), (equal, explained)

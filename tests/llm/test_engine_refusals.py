@@ -3,9 +3,7 @@ and the way out: a model larger than the free memory, a CPU without AVX2, a mode
 
 from __future__ import annotations
 
-import json
 import platform
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ import yaml
 
 from smkit.config import parse_config
 from smkit.llm.engine import available_memory, cpu_refusal
+from smkit.llm.tiny import write_model_shape
 from smkit.local import LocalEndpoint
 from smkit.local.artifacts import ArtifactError
 from smkit.local.endpoint_server import LocalEndpointError
@@ -36,14 +35,7 @@ def _config(model_dir: Path, **environment: str) -> Any:
 def test_a_model_larger_than_the_free_memory_is_refused_with_the_numbers(tmp_path: Path) -> None:
     free = available_memory()
     assert free is not None
-    model = tmp_path / "big"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
-    (model / "tokenizer.json").write_text("{}")
-    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
-    with open(model / "model.safetensors", "wb") as weights:  # sparse: no disk is used
-        weights.write(struct.pack("<Q", len(header)) + header)
-        weights.truncate(free + 2**30)
+    model = write_model_shape(tmp_path / "big", {}, (free + 2**30) // 2)  # bf16, sparse: no disk is used
     endpoint = LocalEndpoint(_config(model), root=tmp_path)
     with pytest.raises(LocalEndpointError) as caught:
         endpoint.start()

@@ -42,3 +42,20 @@ def client_error() -> Callable[..., ClientError]:
         return info.value
 
     return check
+
+
+@pytest.fixture(scope="session")
+def no_openai_route() -> Callable[[Any, str], None]:
+    """``no_openai_route(endpoint, match)``: the start banner prints no OpenAI ``base_url`` for ``endpoint``, and
+    the route's chat completion, from the real ``openai`` client, is refused with a 400 naming ``match``."""
+    import openai
+
+    from smkit.cli.local_endpoint import _describe
+
+    def check(endpoint: Any, match: str) -> None:
+        assert "OpenAI(base_url=" not in _describe(endpoint)
+        client = openai.OpenAI(base_url=endpoint.openai_base_url(), api_key=endpoint.token(), max_retries=0)
+        with pytest.raises(openai.BadRequestError, match=match):
+            client.chat.completions.create(model="", messages=[{"role": "user", "content": "hello"}])
+
+    return check

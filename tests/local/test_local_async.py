@@ -243,3 +243,7 @@ def test_cli_smoke_test_of_the_async_endpoint(endpoint, s3, repo):
     )
     assert result.exit_code == 0, result.output
     assert "smoke-test of tabular-async: 3 of 3 cases passed" in result.stdout
+
+
+def test_an_asynchronous_endpoint_has_no_openai_route(endpoint, no_openai_route):
+    no_openai_route(endpoint, "accepts only InvokeEndpointAsync")

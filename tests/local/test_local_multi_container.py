@@ -188,3 +188,7 @@ def test_a_stalled_container_does_not_block_the_others(direct, sample):
         os.killpg(tabular.pid, signal.SIGCONT)
     stalled.join(timeout=30)
     assert answers and answers[0]["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_a_direct_multi_container_endpoint_has_no_openai_route(direct, no_openai_route):
+    no_openai_route(direct, "set TargetContainerHostname")  # the route sends no TargetContainerHostname

@@ -134,3 +134,7 @@ def test_cache_disabled_unloads_after_every_call(repo, sample):
             models = httpx.get(f"http://127.0.0.1:{router.process.port}/models").json()["models"]
             assert models == []
         assert router.loads == 2, "ModelCacheSetting=Disabled: loaded again for every call"
+
+
+def test_a_multi_model_endpoint_has_no_openai_route(endpoint, no_openai_route):
+    no_openai_route(endpoint, "multi-model endpoints cannot stream")  # the route sends no TargetModel

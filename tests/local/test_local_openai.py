@@ -19,8 +19,10 @@ from sagemaker.core.token_generator import generate_token
 from sagemaker.core.token_generator.token_generator import _generate_token
 
 from smkit.cli.local_endpoint import _describe
+from smkit.config import load_deployment
 from smkit.local import LocalEndpoint
 from smkit.local.auth import BAD_SIGNATURE, make_token
+from smkit.local.components import create_runtime
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello local endpoint"}]
 
@@ -232,6 +234,29 @@ def test_other_openai_paths_answer_in_the_runtimes_error_shape_naming_the_route(
     with pytest.raises(openai.NotFoundError):
         client.completions.create(model="", prompt="hello")
     assert client.chat.completions.create(model="", messages=MESSAGES).choices  # still serving
+
+
+def test_the_banner_prints_the_endpoints_openai_base_url(endpoint):
+    assert f'OpenAI(base_url="{endpoint.openai_base_url()}"' in _describe(endpoint)
+
+
+@pytest.mark.parametrize(
+    ("config", "targets"),
+    [
+        ("realtime", [None]),
+        ("realtime-shadow", [None]),
+        ("serverless", [None]),
+        ("multi-container", [None]),
+        ("multi-container-direct", []),
+        ("multi-model", []),
+        ("async", []),
+        ("inference-components", ["tabular", "iris"]),
+    ],
+)
+def test_the_route_is_served_where_a_call_with_no_header_is_taken(repo, config, targets):
+    # What the banner prints; the tests of each endpoint kind call the route where it is not served.
+    runtime = create_runtime(load_deployment(repo / "config" / f"{config}.yaml"))
+    assert runtime.openai_targets() == targets
 
 
 def test_the_banner_prints_each_components_openai_base_url(components):

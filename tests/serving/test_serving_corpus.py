@@ -6,7 +6,7 @@ holds what sagemaker-inference 1.10.1 on Multi Model Server 1.1.11 answered to e
 (``record_toolkit.py`` wrote it once). smkit must give the same status, and for a success the same
 Content-Type and body; for an error its message is the toolkit's (the toolkit's body is the message, a
 newline and the traceback). The only answers allowed to differ are the deliberate differences
-docs/handler-semantics.md lists, each named in corpus/compare.py.
+docs/handler-semantics.md lists, each named in corpus/compare.py, which serves each case and compares.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serving_harness import start_server, wait_ready
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 from cases import ANSWERS, CASES, HERE, REQUESTS, Case  # noqa: E402
-from compare import KIT_PREDICT, UNSUPPORTED_TYPE, difference, same  # noqa: E402
+from compare import KIT_PREDICT, UNSUPPORTED_TYPE, serve_and_compare  # noqa: E402
 
 RECORDED: dict[str, Any] = json.loads(ANSWERS.read_text(encoding="utf-8"))
 
@@ -44,29 +43,9 @@ def test_handler_answers_as_the_toolkit(case: Case, tmp_path: Path) -> None:
     model = tmp_path / case.name
     shutil.copytree(HERE / case.name / "code", model / "code", ignore=shutil.ignore_patterns("__pycache__"))
     case.build(model)
-    server = start_server(
-        tmp_path,
-        ["--model", str(model), "--workers", "1"],
-        env={"SAGEMAKER_PROGRAM": case.program, "SAGEMAKER_MODEL_SERVER_WORKERS": "1"},
-        ready=False,
-    )
-    # Importing scikit-learn on two busy cores can take long: wait as long as the server itself would.
-    wait_ready(server, timeout=server.answer_bound(loading=True))
-    recorded = RECORDED["cases"][case.name]
-    equal, explained, unexplained = [], [], []
-    try:
-        for request in REQUESTS:
-            answer = server.invoke(request.body, request.content_type, request.accept)
-            expected = recorded[request.name]
-            if same(expected, answer):
-                equal.append(request.name)
-            elif (why := difference(expected, answer)) is not None:
-                explained.append((request.name, why))
-            else:
-                unexplained.append((request.name, expected, answer.status, answer.body[:300]))
-    finally:
-        server.stop()
-    assert not unexplained, unexplained
+    comparison = serve_and_compare(tmp_path, model, case.program, RECORDED["cases"][case.name])
+    assert not comparison.unexplained, comparison.unexplained
     # A handler with only model_fn gets "Please provide a predict_fn" from the toolkit for every request;
     # there smkit's model.predict is what is compared (a listed difference), elsewhere answers must agree.
-    assert equal or {why for _, why in explained} == {KIT_PREDICT, UNSUPPORTED_TYPE}, explained
+    explained = {why for _, why in comparison.explained}
+    assert comparison.equal or explained == {KIT_PREDICT, UNSUPPORTED_TYPE}, comparison.explained

@@ -11,10 +11,12 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
 
 from smkit.aws.instances import has_instance_storage
+from smkit.cdk.constructs.monitoring import AlarmTopic, Subscriber
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, parse_config
 from smkit.config.resolved import resolve
@@ -86,6 +88,16 @@ def test_alarm_subscription_of_another_topic_is_an_alarm_action(tmp_path: Path) 
     t = _synth(data, tmp_path)
     t.has_resource_properties("AWS::SNS::Subscription", {"Protocol": "https"})
     t.has_resource_properties(ALARM, {"AlarmActions": Match.array_with([topic])})
+
+
+def test_an_alarm_takes_at_most_five_actions() -> None:
+    # PutMetricAlarm AlarmActions: at most 5 (botocore's model); the topic itself is one.
+    stack = cdk.Stack(cdk.App())
+    key = kms.Key(stack, "Key")
+    forwarded = [Subscriber("sns", f"arn:aws:sns:us-east-1:123456789012:ops-{i}") for i in range(5)]
+    AlarmTopic(stack, "Four", encryption_key=key, subscribers=forwarded[:4])
+    with pytest.raises(ValueError, match=r"6 alarm actions .* at most 5 AlarmActions; forward to at most 4"):
+        AlarmTopic(stack, "Five", encryption_key=key, subscribers=forwarded)
 
 
 # 2. Auto-rollback: the role can read the alarms; the alarms are rates of the new fleet, without 4XX.

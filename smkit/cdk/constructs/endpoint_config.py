@@ -19,7 +19,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
-from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, SERVERLESS_MEMORY_MB
+from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, MIN_VARIANT_WEIGHT, SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model import IModel
@@ -297,32 +297,7 @@ class EndpointConfiguration(cdk.Resource):
         kms_key_arn = key.key_arn
         model_name = None if model is None else model.model_name
         metrics = metrics or MetricsSettings()
-        if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
-            raise ValueError(
-                f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
-                f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
-            )
-        if model is None:
-            _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
-        else:
-            _validate(variants, serverless, data_capture, async_inference)
-        volume_problems = [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
-            for v in (*variants, *shadow_variants)
-            if v.volume_size is not None and has_instance_storage(v.instance_type.name)
-        ] + [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
-            for v in variants
-            for t in v.instance_types[1:]
-            if v.volume_size is not None and has_instance_storage(t)
-        ]
-        if volume_problems:
-            raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
-        if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
-            raise ValueError(
-                "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
-                "(CreateEndpointConfig ShadowProductionVariants)"
-            )
+        _check(model, variants, serverless, data_capture, async_inference, shadow_variants, metrics)
         if serverless is not None:
             assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
@@ -401,6 +376,45 @@ class EndpointConfiguration(cdk.Resource):
         return self.placement.connections
 
 
+def _check(
+    model: IModel | None,
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+    shadow_variants: Sequence[InstanceVariant],
+    metrics: MetricsSettings,
+) -> None:
+    """Refuse what CreateEndpointConfig would: the metrics frequency, the variants of a model's or a component
+    pool's config, volumes on instance storage, and shadow variants other than one beside one production."""
+    if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
+        raise ValueError(
+            f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
+            f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
+        )
+    if model is None:
+        _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
+    else:
+        _validate(variants, serverless, data_capture, async_inference)
+    volume_problems = [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
+        for v in (*variants, *shadow_variants)
+        if v.volume_size is not None and has_instance_storage(v.instance_type.name)
+    ] + [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
+        for v in variants
+        for t in v.instance_types[1:]
+        if v.volume_size is not None and has_instance_storage(t)
+    ]
+    if volume_problems:
+        raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
+    if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
+        raise ValueError(
+            "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
+            "(CreateEndpointConfig ShadowProductionVariants)"
+        )
+
+
 def _validate(
     variants: Sequence[InstanceVariant],
     serverless: ServerlessVariant | None,
@@ -415,9 +429,13 @@ def _validate(
             problems.append(
                 f"variant {v.name!r}: initial_instance_count={v.initial_instance_count} (must be >= 1)"
             )
-        if v.initial_weight <= 0:
-            problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
+        if v.initial_weight < MIN_VARIANT_WEIGHT:
+            problems.append(
+                f"variant {v.name!r}: initial_weight={v.initial_weight} (must be >= {MIN_VARIANT_WEIGHT})"
+            )
         problems.extend(pool_problems(v.name, v.pools, v.provision_timeout_seconds))
+    if variants and not any(v.initial_weight for v in variants):
+        problems.append("the variants' initial_weight values sum to 0 (at least one must be above 0)")
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(

@@ -16,6 +16,7 @@ and be imported by it.
 from __future__ import annotations
 
 from smkit.config.resolved.deployment import (
+    ResolvedChannel,
     ResolvedComponents,
     ResolvedContainer,
     ResolvedDeployment,
@@ -39,6 +40,7 @@ __all__ = [
     "KIT_PYTHON",
     "ImageRuntime",
     "ResolveError",
+    "ResolvedChannel",
     "ResolvedComponents",
     "ResolvedContainer",
     "ResolvedDeployment",

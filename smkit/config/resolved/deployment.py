@@ -33,7 +33,7 @@ from smkit.config.resolved.environment import WorkerCount, worker_count
 from smkit.config.resolved.images import ResolvedImage
 from smkit.config.security import Artifacts, Kms, Repository, Vpc
 from smkit.config.storage import StorageSpec
-from smkit.contract import uses_huggingface_defaults
+from smkit.contract import CHANNELS_DIR, uses_huggingface_defaults
 
 DataKind = Literal["archive", "prefix", "multi-model", "model-package"]
 EndpointType = Literal[
@@ -96,6 +96,41 @@ class ResolvedModelData:
 
 
 @dataclass(frozen=True)
+class ResolvedChannel:
+    """One additional model data source of a container (``AdditionalModelDataSources[]``): SageMaker puts
+    it at :attr:`container_path` before the container starts.
+
+    Attributes:
+        name: ``ChannelName``.
+        data: where it comes from: kind ``archive`` (``S3Object``, ``Gzip``: extracted into the folder) or
+            ``prefix`` (``S3Prefix``, ``None``); ``path`` the local folder or ``.tar.gz`` (None: in S3),
+            ``uri`` the S3 URI of data already there.
+        archive: a local folder delivered as an archive: the ``.tar.gz`` that ``smkit package`` writes from
+            it and the stacks upload (None otherwise); the local endpoint reads the folder itself.
+            https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html
+    """
+
+    name: str
+    data: ResolvedModelData
+    archive: Path | None = None
+
+    @property
+    def container_path(self) -> str:
+        """The folder the container reads: ``/opt/ml/additional-model-data-sources/<name>``."""
+        return f"{CHANNELS_DIR}/{self.name}"
+
+    @property
+    def s3_data_type(self) -> Literal["S3Object", "S3Prefix"]:
+        """``S3Object`` for an archive (with ``CompressionType: Gzip``), ``S3Prefix`` for a prefix."""
+        return "S3Object" if self.data.kind == "archive" else "S3Prefix"
+
+    @property
+    def upload(self) -> Path | None:
+        """The local file or folder the stacks upload (None: the data is already in S3)."""
+        return self.archive if self.archive is not None else self.data.path
+
+
+@dataclass(frozen=True)
 class ResolvedContainer:
     """One ContainerDefinition.
 
@@ -106,6 +141,7 @@ class ResolvedContainer:
         environment: the full ``Environment`` SageMaker passes (:mod:`smkit.config.resolved.environment`).
         profile: the serving runtime's profile, as ``SMKIT_PROFILE`` says.
         network_isolation: ``EnableNetworkIsolation`` of its Model.
+        channels: its additional model data sources, in config order (empty: none).
         vendor_wheels: the packager vendors ``code/requirements.txt``'s wheels into the archive (network
             isolation on the kit's image; an AWS framework image installs the file itself at start). The
             packager skips it when the image already provides every line (smkit.modelenv.provided).
@@ -119,6 +155,7 @@ class ResolvedContainer:
     profile: str
     network_isolation: bool
     vendor_wheels: bool
+    channels: tuple[ResolvedChannel, ...] = ()
 
     @property
     def defaults(self) -> str | None:
@@ -373,8 +410,9 @@ class ResolvedDeployment:
 
     @property
     def s3_data_uris(self) -> frozenset[str]:
-        """Model data and adapter weights already in S3 that this deployment reads."""
+        """Model data, channels and adapter weights already in S3 that this deployment reads."""
         uris = {c.model_data.uri for c in self.containers if c.model_data.uri is not None}
+        uris |= {ch.data.uri for c in self.containers for ch in c.channels if ch.data.uri is not None}
         if self.components is not None:
             uris |= {c.artifact_url for c in self.components.adapters if c.artifact_url is not None}
         return frozenset(uris)

@@ -1,6 +1,6 @@
 """Where a config's paths point: relative ones are relative to the config file's folder.
 
-The one rule for every path a config names (``model_data.path``, a ``build`` image's ``context`` and
+The one rule for every path a config names (``model_data.path``, a channel's ``path``, a ``build`` image's ``context`` and
 ``requirements``, an adapter's ``artifact_path``), applied in one place: :func:`with_absolute_paths` on a validated config (what
 :func:`smkit.config.resolved.resolve` does first, so everything it decides reads absolute paths) and
 :func:`absolute_paths` on raw config data (for tools that write a derived config elsewhere).
@@ -41,6 +41,12 @@ def with_absolute_paths(cfg: DeploymentConfig, base_dir: Path) -> DeploymentConf
                 "model_data": c.model_data
                 if c.model_data.path is None
                 else c.model_data.model_copy(update={"path": str(absolute(c.model_data.path, base_dir))}),
+                "additional_model_data": tuple(
+                    ch
+                    if ch.path is None
+                    else ch.model_copy(update={"path": str(absolute(ch.path, base_dir))})
+                    for ch in c.additional_model_data
+                ),
             }
         )
         for c in cfg.model.containers
@@ -84,6 +90,8 @@ def absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     for container in (out.get("model") or {}).get("containers") or []:
         if isinstance(container, dict):
             fix(container.get("model_data"), "path")
+            for channel in container.get("additional_model_data") or []:
+                fix(channel, "path")
             images.append(container.get("image"))
     components = ((out.get("endpoint") or {}).get("inference_components") or {}).get("components") or []
     for component in components:
@@ -105,3 +113,10 @@ def adapter_archive(base_dir: Path, name: str, component: str) -> Path:
     """Where ``smkit package --config`` writes the archive of adapter ``component``'s local folder
     (``artifact_path``) for config ``name`` in ``base_dir``, and where deploy uploads it from."""
     return project_dir(base_dir) / "build" / name / "adapters" / f"{component}.tar.gz"
+
+
+def channel_archive(base_dir: Path, name: str, container: str, channel: str) -> Path:
+    """Where ``smkit package --config`` writes the archive of a ``source: archive`` channel's local folder
+    (container ``container``'s ``additional_model_data``) for config ``name`` in ``base_dir``, and where
+    deploy uploads it from."""
+    return project_dir(base_dir) / "build" / name / "channels" / container / f"{channel}.tar.gz"

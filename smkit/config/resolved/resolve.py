@@ -11,10 +11,11 @@ from smkit.config.containers import Container
 from smkit.config.endpoint import DataCapture, Variant
 from smkit.config.engine_settings import engine_repository
 from smkit.config.local_refusal import refusal
-from smkit.config.model_data_rules import s3_kind
+from smkit.config.model_data_rules import ARCHIVE_SUFFIX, s3_kind
 from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.resolved.deployment import (
     DataKind,
+    ResolvedChannel,
     ResolvedComponents,
     ResolvedContainer,
     ResolvedDeployment,
@@ -24,7 +25,7 @@ from smkit.config.resolved.deployment import (
 )
 from smkit.config.resolved.environment import container_environment, profile_of
 from smkit.config.resolved.images import ImageError, ResolvedImage, resolve_image
-from smkit.config.resolved.paths import adapter_archive, with_absolute_paths
+from smkit.config.resolved.paths import adapter_archive, channel_archive, with_absolute_paths
 from smkit.config.rules import Issue, written_prefixes
 from smkit.contract import REALTIME_PAYLOAD_LIMIT, SERVERLESS_PAYLOAD_LIMIT
 
@@ -59,6 +60,25 @@ def model_data(container: Container, *, endpoint_type: str) -> ResolvedModelData
     return ResolvedModelData(
         data.source, path=Path(data.local_path), cache_enabled=cache, members=tuple(data.models or ())
     )
+
+
+def channels(container: Container, *, base_dir: Path, config: str) -> tuple[ResolvedChannel, ...]:
+    """A container's additional model data sources (the config rules have checked their forms; local paths
+    are already absolute). A ``source: archive`` path that does not end ``.tar.gz`` is a folder, packed into
+    :func:`~smkit.config.resolved.paths.channel_archive` by ``smkit package``."""
+    out = []
+    for ch in container.additional_model_data:
+        if ch.source == "s3":
+            assert ch.uri is not None  # smkit.config.channel_rules checked its form
+            kind = cast(DataKind, s3_kind(ch.uri, multi_model_endpoint=False))
+            data = ResolvedModelData(kind, uri=ch.uri, kms_key_arn=ch.kms_key_arn, accept_eula=ch.accept_eula)
+            out.append(ResolvedChannel(ch.channel, data))
+            continue
+        assert ch.path is not None  # smkit.config.channel_rules
+        folder = ch.source == "archive" and not ch.path.endswith(ARCHIVE_SUFFIX)
+        archive = channel_archive(base_dir, config, container.name, ch.channel) if folder else None
+        out.append(ResolvedChannel(ch.channel, ResolvedModelData(ch.source, path=Path(ch.path)), archive))
+    return tuple(out)
 
 
 def _images(cfg: DeploymentConfig) -> tuple[dict[str, ResolvedImage], list[Issue]]:
@@ -251,6 +271,7 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
                 profile=profile_of(endpoint_type),
                 network_isolation=isolation,
                 vendor_wheels=isolation and image.runtime.framework is None,
+                channels=channels(c, base_dir=base_dir, config=cfg.name),
             )
         )
     shadows = _shadow_variants(cfg)

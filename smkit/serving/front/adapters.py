@@ -77,13 +77,6 @@ def parse_register(body: bytes) -> tuple[str, str]:
     return payload["name"], payload["src"]
 
 
-def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-    for key, value in headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
 class _Gather(WholeReply):
     """Collects the replies of one job per worker, then calls ``done`` with them (slot -> reply)."""
 
@@ -115,7 +108,7 @@ class Adapters:
 
     def check(self, exchange: Exchange) -> None:
         """404 when the request selects an adapter that is not registered."""
-        name = _header(exchange.headers, ADAPTER_HEADER)
+        name = exchange.header_text(ADAPTER_HEADER)
         if name and name not in self.names:
             raise not_found(name)
 
@@ -149,7 +142,7 @@ class Adapters:
                 f"The adapter {name} already exists. If you want to replace it, please unregister before "
                 "registering a new adapter with the same name."
             )
-        shown = _header(exchange.headers, ALIAS_HEADER) or name
+        shown = exchange.header_text(ALIAS_HEADER) or name
 
         def done(replies: dict[int, Reply]) -> None:
             failed = [reply for reply in replies.values() if reply.status != 200]
@@ -169,7 +162,7 @@ class Adapters:
     def _unregister(self, exchange: Exchange, name: str, slots: list[int]) -> None:
         if name not in self.names:
             raise not_found(name)
-        shown = _header(exchange.headers, ALIAS_HEADER) or name
+        shown = exchange.header_text(ALIAS_HEADER) or name
 
         def done(replies: dict[int, Reply]) -> None:
             failed = [reply for reply in replies.values() if reply.status != 200]

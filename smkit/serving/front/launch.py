@@ -22,7 +22,7 @@ from smkit.cpus import available_cpus
 from smkit.hosting.env import VAR_LOAD_AFTER_FORK, ServingEnv, ServingEnvError
 from smkit.serving.front import forking
 from smkit.serving.front.constant import write_constant_model
-from smkit.serving.front.threads import plan_threads
+from smkit.serving.front.threads import ThreadPlan, plan_threads
 from smkit.serving.wire.registry import Registry
 
 log = logging.getLogger("smkit.serving")
@@ -145,6 +145,27 @@ def _check_python(python: str) -> None:
         )
 
 
+def _log_threads(workers: int, threads: ThreadPlan, cpus: int, described: str) -> None:
+    """The thread plan, as the start's log line says it (and a warning when the pools oversubscribe)."""
+    log.info(
+        "%d worker%s x %d thread%s: %s, threads from %s",
+        workers,
+        "s" if workers != 1 else "",
+        threads.threads,
+        "s" if threads.threads != 1 else "",
+        described,
+        threads.source,
+    )
+    if threads.oversubscribed:
+        log.warning(
+            "%d workers x %d threads is more than the %d CPUs: the pools will preempt each other; "
+            "lower OMP_NUM_THREADS or SAGEMAKER_MODEL_SERVER_WORKERS (docs/serving-runtime.md)",
+            workers,
+            threads.threads,
+            cpus,
+        )
+
+
 def _start_template(python: str, environ: Mapping[str, str]) -> forking.Template | None:
     """The worker template, started now; None where it cannot be used (the workers start as interpreters)."""
     try:
@@ -191,23 +212,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it "
                 "or pass another --port / SAGEMAKER_BIND_TO_PORT"
             ) from None
-        log.info(
-            "%d worker%s x %d thread%s: %s, threads from %s",
-            workers,
-            "s" if workers != 1 else "",
-            threads.threads,
-            "s" if threads.threads != 1 else "",
-            cpus.describe(),
-            threads.source,
-        )
-        if threads.oversubscribed:
-            log.warning(
-                "%d workers x %d threads is more than the %d CPUs: the pools will preempt each other; "
-                "lower OMP_NUM_THREADS or SAGEMAKER_MODEL_SERVER_WORKERS (docs/serving-runtime.md)",
-                workers,
-                threads.threads,
-                cpus.count,
-            )
+        _log_threads(workers, threads, cpus.count, cpus.describe())
         from smkit.serving.front.pool import PoolOptions, WorkerPool
 
         pool = WorkerPool(
@@ -226,8 +231,8 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
         )
         pool.launch(template)  # the workers load while the front end imports its HTTP stack
         template = None  # the pool stops it
+        from smkit.serving.front.event_loop import run
         from smkit.serving.front.frontend import FrontEnd
-        from smkit.serving.front.serve import run
 
         front = FrontEnd(env=env, pool=pool, workers=workers)
         return run(front, pool, sock, exit_on_load_failure=request.exit_on_load_failure)

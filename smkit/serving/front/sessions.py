@@ -111,13 +111,6 @@ def session_root(configured: str | None) -> str:
     return os.path.join(tempfile.gettempdir(), "sagemaker_sessions")
 
 
-def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-    for key, value in headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
 class _Then(WholeReply):
     """A recipient that turns the worker's reply into the client's (session create and close)."""
 
@@ -161,7 +154,7 @@ class Sessions:
 
     def take(self, exchange: Exchange) -> bool:
         """Handle ``exchange`` (a POST /invocations) if it is a session's; False: an ordinary request."""
-        session_id = _header(exchange.headers, SESSION_HEADER)
+        session_id = exchange.header_text(SESSION_HEADER)
         kind = request_type(b"".join(exchange.chunks)) if exchange.size <= MAX_SESSION_REQUEST else None
         if kind is None:
             if session_id is None or session_id == NEW_SESSION:

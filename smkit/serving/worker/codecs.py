@@ -143,6 +143,18 @@ NOT_JSON = (
 )
 
 
+def as_bytes(value: Any) -> bytes | None:
+    """A hook's answer that already is data as bytes: ``bytes`` (or ``bytearray``/``memoryview``) as they
+    are, ``str`` as UTF-8; None for any other value, which a codec encodes."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    return None
+
+
 def encode_json(value: Any) -> str:
     """``json.dumps`` with arrays converted through ``tolist`` (toolkit ``_array_to_json``); NaN and
     infinities are refused with a 500 (:data:`NOT_JSON`) instead of written as invalid JSON."""

@@ -66,12 +66,9 @@ class StreamedReply(Reply):
 
 
 def _to_bytes(body: Any) -> bytes:
-    if isinstance(body, bytes):
-        return body
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, bytearray | memoryview):
-        return bytes(body)
+    data = codecs.as_bytes(body)
+    if data is not None:
+        return data
     if body is None:
         return b"null"  # as the toolkit's JSON encoding of None (for dict, list and int alike)
     return codecs.encode_json(body).encode("utf-8")

@@ -1,12 +1,17 @@
-"""How an answer of smkit is compared with the official stack's recorded one, and the listed differences."""
+"""How smkit's answers to a case are compared with the official stack's recorded ones, and the listed
+differences: tests/serving/test_serving_corpus.py and tests/frameworks/test_framework_handler_corpus.py run
+:func:`serve_and_compare` on each of their cases."""
 
 from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from serving_harness import Response
+from cases import REQUESTS
+from serving_harness import Response, start_server, wait_ready
 
 TRACEBACK = "\nTraceback (most recent call last):"
 
@@ -71,3 +76,42 @@ def same(recorded: dict[str, Any], answer: Response) -> bool:
     if "base64" in recorded:  # a body that is not UTF-8 text (NPY)
         return base64.b64encode(answer.body).decode() == recorded["base64"]
     return answer.body.decode("utf-8", "replace") == recorded.get("text")
+
+
+@dataclass
+class Comparison:
+    """smkit's answers to :data:`cases.REQUESTS` sorted: equal to the recorded one, explained by a listed
+    difference (request, difference), or neither (request, recorded answer, status, start of the body)."""
+
+    equal: list[str] = field(default_factory=list)
+    explained: list[tuple[str, str]] = field(default_factory=list)
+    unexplained: list[tuple[str, dict[str, Any], int, bytes]] = field(default_factory=list)
+
+
+def serve_and_compare(
+    tmp_path: Path, model: Path, program: str, recorded: dict[str, Any], env: dict[str, str] | None = None
+) -> Comparison:
+    """Serve ``model`` (one worker, ``SAGEMAKER_PROGRAM=program``, ``env`` added), send it every request of
+    :data:`cases.REQUESTS` and compare each answer with ``recorded[request]``; the server is stopped after."""
+    server = start_server(
+        tmp_path,
+        ["--model", str(model), "--workers", "1"],
+        env={**(env or {}), "SAGEMAKER_PROGRAM": program, "SAGEMAKER_MODEL_SERVER_WORKERS": "1"},
+        ready=False,
+    )
+    comparison = Comparison()
+    try:
+        # Importing a framework on two busy cores can take long: wait as long as the server itself would.
+        wait_ready(server, timeout=server.answer_bound(loading=True))
+        for request in REQUESTS:
+            answer = server.invoke(request.body, request.content_type, request.accept)
+            expected = recorded[request.name]
+            if same(expected, answer):
+                comparison.equal.append(request.name)
+            elif (why := difference(expected, answer)) is not None:
+                comparison.explained.append((request.name, why))
+            else:
+                comparison.unexplained.append((request.name, expected, answer.status, answer.body[:300]))
+    finally:
+        server.stop()
+    return comparison
