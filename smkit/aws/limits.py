@@ -182,6 +182,17 @@ MAX_SECURITY_GROUPS = 5
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
 MIN_EVALUATION_PERIODS = 1
 MAX_SUB_HOUR_EVALUATION_S = 86_400
+# The Period of the kit's alarms and of the metrics they watch: one minute, the interval SageMaker publishes
+# invocation metrics at (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html), and one
+# of the periods PutMetricAlarm takes: "Valid values are 10, 20, 30, and any multiple of 60."
+ALARM_PERIOD_S = 60
+# PutMetricAlarm AlarmActions and OKActions: at most 5 each (the CloudFormation schema of AWS::CloudWatch::Alarm
+# sets no maximum; the API's holds).
+MAX_ALARM_ACTIONS = 5
+# ProductionVariant InitialVariantWeight: 0 or more; "The traffic to a production variant is determined by the
+# ratio of the VariantWeight to the sum of all VariantWeight values across all ProductionVariants."
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html
+MIN_VARIANT_WEIGHT = 0
 # ContainerMetricsConfig MetricsEndpoint.MetricsEndpointPath: at most 256 characters.
 METRICS_PATH_MAX_LENGTH = 256
 # CodeCommit repositoryName: at most 100 characters.
@@ -287,6 +298,14 @@ FROM_MODELS: Mapping[str, tuple[Read, ...]] = {
     "MAX_SUBNETS": (("sagemaker", "VpcConfig", "Subnets", "max"),),
     "MAX_SECURITY_GROUPS": (("sagemaker", "VpcConfig", "SecurityGroupIds", "max"),),
     "MIN_EVALUATION_PERIODS": (("cloudwatch", "PutMetricAlarmInput", "EvaluationPeriods", "min"),),
+    "MAX_ALARM_ACTIONS": (
+        ("cloudwatch", "PutMetricAlarmInput", "AlarmActions", "max"),
+        ("cloudwatch", "PutMetricAlarmInput", "OKActions", "max"),
+    ),
+    "MIN_VARIANT_WEIGHT": (
+        ("sagemaker", "ProductionVariant", "InitialVariantWeight", "min"),
+        ("sagemaker", "DesiredWeightAndCapacity", "DesiredWeight", "min"),
+    ),
     "METRICS_PATH_MAX_LENGTH": (("sagemaker", "MetricsEndpoint", "MetricsEndpointPath", "max"),),
     "CODECOMMIT_NAME_MAX_LENGTH": (("codecommit", "GetRepositoryInput", "repositoryName", "max"),),
 }

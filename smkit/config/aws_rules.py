@@ -25,6 +25,7 @@ from smkit.aws.limits import (
     CANARY_MAX_PERCENT,
     LINEAR_PERCENT,
     LOG_RETENTION_DAYS,
+    MAX_ALARM_ACTIONS,
     MAX_EXECUTION_TIMEOUT,
     MAX_ROLLBACK_ALARMS,
 )
@@ -336,6 +337,38 @@ def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
         )
 
 
+def alarm_actions(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # Each alarm publishes to the kit's topic and to every forwarded topic (AlarmTopic.actions).
+    forwarded = [s.topic_arn for s in cfg.monitoring.subscriptions if s.type == "sns"]
+    if cfg.monitoring.alarms and 1 + len(forwarded) > MAX_ALARM_ACTIONS:
+        yield Issue(
+            "monitoring.subscriptions",
+            forwarded,
+            f"every alarm publishes to the endpoint's alarm topic and to each sns subscription, "
+            f"{1 + len(forwarded)} actions, but an alarm takes at most {MAX_ALARM_ACTIONS} AlarmActions: forward "
+            f"to at most {MAX_ALARM_ACTIONS - 1} topics, or subscribe the others to the alarm topic "
+            "(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)",
+        )
+
+
+def variant_weights(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # A variant's share is its weight over the sum of all (API_ProductionVariant); components carry no weight.
+    variants = cfg.endpoint.variants
+    if (
+        cfg.endpoint.type != "inference-components"
+        and variants
+        and not any(v.initial_weight for v in variants)
+    ):
+        yield Issue(
+            "endpoint.variants",
+            [v.initial_weight for v in variants],
+            "a variant's share of the traffic is its initial_weight over the sum of all, and these sum to 0: "
+            "give at least one variant a weight above 0 (a variant of weight 0 takes only calls that name it "
+            "in TargetVariant) (https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+            "API_ProductionVariant.html)",
+        )
+
+
 def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.region is None:
         return  # checked at deploy time by a template rule (smkit.cdk.constructs.image)
@@ -365,6 +398,8 @@ AWS_RULES: tuple[Rule, ...] = (
     instance_store_volume,
     retained_counts,
     log_retention,
+    alarm_actions,
+    variant_weights,
     image_regions,
     s3_model_data,
     model_package_data,

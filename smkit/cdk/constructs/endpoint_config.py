@@ -19,7 +19,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
-from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, SERVERLESS_MEMORY_MB
+from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, MIN_VARIANT_WEIGHT, SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model import IModel
@@ -396,9 +396,13 @@ def _validate(
             problems.append(
                 f"variant {v.name!r}: initial_instance_count={v.initial_instance_count} (must be >= 1)"
             )
-        if v.initial_weight <= 0:
-            problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
+        if v.initial_weight < MIN_VARIANT_WEIGHT:
+            problems.append(
+                f"variant {v.name!r}: initial_weight={v.initial_weight} (must be >= {MIN_VARIANT_WEIGHT})"
+            )
         problems.extend(pool_problems(v.name, v.pools, v.provision_timeout_seconds))
+    if variants and not any(v.initial_weight for v in variants):
+        problems.append("the variants' initial_weight values sum to 0 (at least one must be above 0)")
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(
