@@ -32,7 +32,7 @@ from smkit.aws.limits import (
 from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
 from smkit.config.channel_rules import channels
 from smkit.config.components import ShadowVariant
-from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
+from smkit.config.endpoint import POOL_URL, POOLS_URL, Deployment, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.rules import Issue, Rule, set_fields
@@ -117,17 +117,23 @@ def execution_timeout(cfg: DeploymentConfig) -> Iterable[Issue]:
     if d.max_execution_timeout_seconds is None or d.strategy == "rolling":
         return  # rolling: smkit.config.hosting_rules
     total = waits(cfg)
-    if d.max_execution_timeout_seconds <= total:
-        fix = (
-            f"raise it above {total} (at most {MAX_EXECUTION_TIMEOUT})"
-            if total < MAX_EXECUTION_TIMEOUT
-            else "shorten wait_interval_seconds or termination_wait_seconds"
-        )
+    fix = (
+        f"raise it above {total} (at most {MAX_EXECUTION_TIMEOUT})"
+        if total < MAX_EXECUTION_TIMEOUT
+        else "shorten wait_interval_seconds or termination_wait_seconds"
+    )
+    waited = f"{total} s: wait_interval_seconds per traffic step plus termination_wait_seconds"
+    yield from outlasts_waits(d, total, f"the deployment's waits ({waited}); {fix} ({BLUE_GREEN_URL})")
+
+
+def outlasts_waits(d: Deployment, total: int, waits_and_fix: str) -> Iterable[Issue]:
+    """``max_execution_timeout_seconds`` (when set) longer than the ``total`` seconds a deployment waits
+    (blue/green here, rolling in :mod:`smkit.config.hosting_rules`): ``waits_and_fix`` says which, and the fix."""
+    if d.max_execution_timeout_seconds is not None and d.max_execution_timeout_seconds <= total:
         yield Issue(
             "endpoint.deployment.max_execution_timeout_seconds",
             d.max_execution_timeout_seconds,
-            f"must be longer than the deployment's waits ({total} s: wait_interval_seconds per traffic step "
-            f"plus termination_wait_seconds); {fix} ({BLUE_GREEN_URL})",
+            f"must be longer than {waits_and_fix}",
         )
 
 

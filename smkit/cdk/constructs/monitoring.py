@@ -40,6 +40,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from smkit.aws.limits import MAX_ALARM_ACTIONS
+from smkit.cdk.constructs.arns import every_arn
 from smkit.cdk.constructs.cloudwatch_metrics import DEFAULT_PERIOD
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.execution_role import grant_statement
@@ -99,14 +100,7 @@ class AlarmTopic(Construct):
                 actions=["sns:Publish"],
                 resources=[self.topic.topic_arn],
                 conditions={
-                    "ArnLike": {
-                        "aws:SourceArn": stack.format_arn(
-                            service="cloudwatch",
-                            resource="alarm",
-                            resource_name="*",
-                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                        )
-                    },
+                    "ArnLike": {"aws:SourceArn": every_arn(stack, "cloudwatch", "alarm")},
                     "StringEquals": {"aws:SourceAccount": stack.account},
                 },
             )
