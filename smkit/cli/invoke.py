@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from smkit.cli.options import config_option
+from smkit.cli.shared_options import config_option
 from smkit.object_store import Storage
 
 if TYPE_CHECKING:

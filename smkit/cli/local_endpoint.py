@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from smkit.cli.options import config_option
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
