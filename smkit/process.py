@@ -135,10 +135,20 @@ def free_port(host: str = HOST, *, below: int | None = None, count: int = 1) -> 
 
 @cache
 def _libc() -> ctypes.CDLL | None:
-    """The C library, found portably (``libc.so.6`` is glibc's name only); None where there is none."""
-    name = ctypes.util.find_library("c")
+    """The C library; None where there is none.
+
+    First the symbols the interpreter already has loaded (``dlopen(NULL)``), which hold the C library it
+    is linked with whatever its name (``libc.so.6`` is glibc's only): no search. Searching by name
+    (``ctypes.util.find_library``) runs ``ldconfig -p`` in a child process, which a server start would
+    pay twice on its way to the first answer (the front end and the worker template)."""
     try:
-        return ctypes.CDLL(name, use_errno=True)
+        own = ctypes.CDLL(None, use_errno=True)
+        if hasattr(own, "prctl") or not sys.platform.startswith("linux"):
+            return own
+    except OSError:
+        pass
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     except OSError:
         return None
 

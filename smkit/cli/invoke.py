@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from smkit.cli.options import config_option
 from smkit.object_store import Storage
 
 
@@ -244,13 +245,7 @@ def _component_names(text: str) -> dict[str, str]:
 
 
 @click.command("smoke-test")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Deployment config whose model samples to send.",
-)
+@config_option("Deployment config whose model samples to send.")
 @click.option("--endpoint", help="EndpointName (default: the config's name, as the local endpoint uses).")
 @click.option("--endpoint-url", help="SageMaker Runtime URL (the local gateway); default: AWS.")
 @click.option("--region", help="AWS region (default: the environment's).")

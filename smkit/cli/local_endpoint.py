@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from smkit.cli.options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
@@ -94,13 +95,7 @@ def _workers(process: Any) -> str:
 
 
 @click.command("local-endpoint")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Deployment config, e.g. config/realtime.yaml.",
-)
+@config_option("Deployment config, e.g. config/realtime.yaml.")
 @click.option("--port", default=8080, show_default=True, help="Gateway port on 127.0.0.1 (0: any free port).")
 @click.option("--name", help="EndpointName clients pass (default: the config's name).")
 @click.option(
