@@ -19,12 +19,10 @@ Standard library only: the serving runtime imports it too.
 from __future__ import annotations
 
 import abc
-import asyncio
 import atexit
 import contextlib
 import ctypes
 import ctypes.util
-import http.client
 import os
 import random
 import re
@@ -280,6 +278,8 @@ def ping(
     port: int, *, host: str = HOST, path: str = "/ping", timeout_s: float = PING_TIMEOUT_S
 ) -> tuple[int, bytes]:
     """``GET path``: the status and body, or ``(0, b"")`` when nothing answers (yet)."""
+    import http.client  # here: the serving front end imports this module before it starts its workers
+
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
         conn.request("GET", path, headers={"User-Agent": READINESS_PROBE_AGENT})
@@ -388,6 +388,8 @@ def wait_ready(watch: StartWatch, ready: Callable[[], bool]) -> None:
 
 async def await_ready(watch: StartWatch, ready: Callable[[], Awaitable[bool]]) -> None:
     """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
+    import asyncio  # here: the serving front end imports this module before it starts its workers
+
     while True:
         watch.check_running()
         try:
