@@ -14,8 +14,11 @@ from typing import TypedDict, Unpack
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 
+from smkit.aws.limits import ALARM_PERIOD_S
+
 NAMESPACE = "AWS/SageMaker"
-DEFAULT_PERIOD = cdk.Duration.minutes(1)  # SageMaker's publishing interval for invocation metrics
+# SageMaker's publishing interval for invocation metrics, a period CloudWatch alarms take (smkit.aws.limits).
+DEFAULT_PERIOD = cdk.Duration.seconds(ALARM_PERIOD_S)
 
 
 class MetricOptions(TypedDict, total=False):

@@ -18,7 +18,7 @@ from constructs import Construct
 from smkit.aws.limits import MAX_CONTAINERS
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model_data import BoundModelData
-from smkit.cdk.constructs.network import place
+from smkit.cdk.constructs.network import place, vpc_config
 
 INFERENCE_MODES = {"serial": "Serial", "direct": "Direct"}
 
@@ -52,17 +52,9 @@ class ImportedModel(cdk.Resource):
         super().__init__(scope, id_)
         if not model_name:
             raise ValueError(f"{self.node.path}: model_name='': give the deployed ModelName")
-        self._model_name = model_name
-
-    @property
-    def model_name(self) -> str:
-        """The ModelName given."""
-        return self._model_name
-
-    @property
-    def model_arn(self) -> str:
-        """ARN of the model, in this stack's account and region."""
-        return sagemaker_arn(self, "model", self._model_name)
+        # The ModelName given, and its ARN in this stack's account and region.
+        self.model_name = model_name
+        self.model_arn = sagemaker_arn(self, "model", model_name)
 
 
 class InferenceModel(cdk.Resource):
@@ -111,14 +103,11 @@ class InferenceModel(cdk.Resource):
                 )
             ),
             enable_network_isolation=network_isolation,
-            vpc_config=(
-                sagemaker.CfnModel.VpcConfigProperty(
-                    subnets=self.placement.subnet_ids, security_group_ids=self.placement.security_group_ids
-                )
-                if self.placement
-                else None
-            ),
+            vpc_config=vpc_config(self.placement, sagemaker.CfnModel.VpcConfigProperty),
         )
+        # The generated model name, and the ARN (the resource's Ref).
+        self.model_name: str = self.resource.attr_model_name
+        self.model_arn: str = self.resource.ref
         for c in containers:
             if c.model_data.dependency is not None:
                 self.resource.node.add_dependency(c.model_data.dependency)
@@ -127,16 +116,6 @@ class InferenceModel(cdk.Resource):
     def from_model_name(scope: Construct, id_: str, model_name: str) -> IModel:
         """A Model deployed elsewhere, by its ModelName (for an endpoint config of this app)."""
         return ImportedModel(scope, id_, model_name=model_name)
-
-    @property
-    def model_name(self) -> str:
-        """The generated model name."""
-        return self.resource.attr_model_name
-
-    @property
-    def model_arn(self) -> str:
-        """ARN of the model (the resource's Ref)."""
-        return self.resource.ref
 
     @property
     def connections(self) -> ec2.Connections:
