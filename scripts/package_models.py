@@ -41,7 +41,14 @@ from typing import Any
 
 from smkit.config import ConfigError
 from smkit.ops.package_by_config import ModelDataError
-from smkit.packaging import ArchiveInfo, Manifest, PackagingError, build_archive, inspect_archive
+from smkit.packaging import (
+    ArchiveInfo,
+    HandlerCheck,
+    Manifest,
+    PackagingError,
+    build_archive,
+    inspect_archive,
+)
 from smkit.project import BuildRecord, inputs_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,9 +291,11 @@ def package_user_model(name: str, build_dir: Path, config: Path | None) -> Manif
         build_dir / name / "model.tar.gz",
         vendor=VendorTarget(python=goal.runtime.python) if vendor else None,
         wheel_cache=cache_root(),
-        environment=environment(goal.runtime, None),
-        framework=goal.defaults,
-        container_env=goal.container_env,
+        handler=HandlerCheck(
+            environment=environment(goal.runtime, None),
+            framework=goal.defaults,
+            container_env=goal.container_env,
+        ),
     )
 
 

@@ -14,7 +14,7 @@ import click
 from smkit.cli.envopts import command_errors, env_options, environment, say, target
 from smkit.ops import package_by_config as model_data
 from smkit.ops.package_by_config import BuildOptions, PackageTarget
-from smkit.packaging import Manifest, PackagingError, inspect_archive
+from smkit.packaging import HandlerCheck, Manifest, PackagingError, inspect_archive
 from smkit.packaging.report import size_report
 
 DIR = click.Path(path_type=Path, file_okay=False)
@@ -151,11 +151,13 @@ def inspect(
         report = inspect_archive(
             archive,
             handler_check=not no_handler_check,
-            load_model=not no_load_check,
-            entry_point=entry_point,
-            environment=environment(goal.runtime, python),
-            framework=goal.defaults,
-            container_env=goal.container_env,
+            handler=HandlerCheck(
+                entry_point=entry_point,
+                load_model=not no_load_check,
+                environment=environment(goal.runtime, python),
+                framework=goal.defaults,
+                container_env=goal.container_env,
+            ),
         )
     except PackagingError as error:
         _fail(error)

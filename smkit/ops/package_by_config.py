@@ -24,7 +24,7 @@ from smkit.config import load_deployment
 from smkit.config.resolved import ResolvedDeployment
 from smkit.config.security import Artifacts
 from smkit.modelenv import ImageRuntime, ModelEnvError, model_environment
-from smkit.packaging import Manifest, build_archive
+from smkit.packaging import HandlerCheck, Manifest, build_archive
 from smkit.packaging.report import size_report
 from smkit.packaging.vendor import VendorTarget, pinned_versions
 from smkit.project import ProjectModel, multi_model_sets, project_models, unknown_members
@@ -145,17 +145,19 @@ def build_for(
         output,
         include=options.include,
         uncompressed=options.uncompressed,
-        entry_point=options.entry_point,
-        load_model=options.load_model,
+        handler=HandlerCheck(
+            entry_point=options.entry_point,
+            load_model=options.load_model,
+            timeout_s=options.timeout_s,
+            environment=environment(runtime, options.python, progress=options.progress is not False),
+            framework=goal.defaults,
+            container_env=goal.container_env,
+        ),
         threads=options.threads,
         level=options.level,
         progress=options.progress,
-        timeout_s=options.timeout_s,
         vendor=VendorTarget(python=runtime.python, provided=_image_pins(runtime)) if vendor else None,
         wheel_cache=cache_root(),
-        environment=environment(runtime, options.python, progress=options.progress is not False),
-        framework=goal.defaults,
-        container_env=goal.container_env,
         allow_globals=tuple(goal.artifacts.allow_globals) if goal.artifacts else (),
     )
 

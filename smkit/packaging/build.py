@@ -18,17 +18,15 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from smkit.digest import sha256_file
 from smkit.packaging.bytecode import write_bytecode
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler_check import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
+from smkit.packaging.handler_check import DEFAULT_CHECK, HandlerCheck, HandlerReport
 from smkit.packaging.manifest import ArchiveInfo, Manifest
 from smkit.packaging.scan import check_pickles
 from smkit.packaging.tree import MANIFEST_NAME, ArchiveMember, check_inputs, collect
@@ -42,7 +40,6 @@ from smkit.packaging.writer import (
     finish,
     stream_entries,
 )
-from smkit.tfs.layout import is_tfs_source
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -121,7 +118,6 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
 
 
 # model folder (holding code/) -> (interpreter, directories of the installed requirements)
-Environment = Callable[[Path], tuple[str, tuple[str, ...]]]
 
 
 def _stage_code(code: Path, names: dict[str, Path], cleanup: contextlib.ExitStack) -> Path:
@@ -153,18 +149,12 @@ def build_archive(
     *,
     include: Sequence[str | Path] = (),
     uncompressed: str | Path | None = None,
-    entry_point: str = DEFAULT_ENTRY_POINT,
-    load_model: bool = True,
+    handler: HandlerCheck = DEFAULT_CHECK,
     threads: int | None = None,
     level: int = DEFAULT_LEVEL,
     progress: bool | None = None,
-    python: str = sys.executable,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
     vendor: VendorTarget | None = None,
     wheel_cache: Path | None = None,
-    environment: Environment | None = None,
-    framework: str | None = None,
-    container_env: Mapping[str, str] | None = None,
     allow_globals: Sequence[str] = (),
 ) -> Manifest:
     """Package ``code_dir`` (as ``code/``) and ``artifacts_dir`` (at the root) into ``output``.
@@ -172,11 +162,11 @@ def build_archive(
     ``output`` is a reproducible ``.tar.gz`` (byte-identical for identical inputs, whatever ``threads``);
     ``uncompressed`` additionally (or instead) lays the same tree out as a folder for
     ``S3DataType=S3Prefix`` / ``CompressionType=None`` model data (docs/cloudformation.md). ``include``: files
-    copied into ``code/`` next to the handler (helper modules shared by several models). ``progress``:
-    None shows a bar on a terminal for inputs of 64 MiB or more. ``vendor``: put the requirements' wheels
-    for that platform into ``code/wheels`` (downloads cached under ``wheel_cache``). ``environment``: where
-    the handler check runs (default: ``python`` as it is). ``framework``: the image's default handlers, which
-    count; ``container_env``: the container's environment (``HF_TASK``). ``allow_globals``: pickle globals
+    copied into ``code/`` next to the handler (helper modules shared by several models). ``handler``: how
+    the handler is checked (the entry point, the interpreter or the model's environment, the image's
+    default handlers and environment). ``progress``: None shows a bar on a terminal for inputs of 64 MiB or
+    more. ``vendor``: put the requirements' wheels for that platform into ``code/wheels`` (downloads cached
+    under ``wheel_cache``). ``allow_globals``: pickle globals
     allowed beyond the framework tables (smkit/pickle_allow.py), recorded in the manifest for the runtime.
     Raises :class:`PackagingError`.
     """
@@ -186,7 +176,7 @@ def build_archive(
     _check_request(code, artifacts, out, flat, vendoring=vendor is not None)
     names = _included(code, include)
     with contextlib.ExitStack() as cleanup:
-        staged = bool(names) or vendor is not None or environment is not None
+        staged = bool(names) or vendor is not None or handler.environment is not None
         shipped = _stage_code(code, names, cleanup) if staged else code
         try:
             entries, report = _checked_tree(
@@ -198,9 +188,8 @@ def build_archive(
                 vendor=vendor,
                 wheel_cache=wheel_cache,
                 progress=progress is not False,
-                environment=environment,
                 allow_globals=allow_globals,
-                handler=_HandlerCheck(python, entry_point, load_model, framework, container_env, timeout_s),
+                handler=handler,
             )
         except PackagingError as error:
             if shipped is code:
@@ -225,42 +214,6 @@ def build_archive(
     )
 
 
-@dataclass(frozen=True)
-class _HandlerCheck:
-    """How :func:`check_handler` runs on the staged tree: the interpreter (unless the model has an environment of
-    its own) and the handler's settings."""
-
-    python: str
-    entry_point: str
-    load_model: bool
-    framework: str | None
-    container_env: Mapping[str, str] | None
-    timeout_s: float
-
-    def interpreter(
-        self, code: Path, artifacts: Path, environment: Environment | None
-    ) -> tuple[str, tuple[str, ...]]:
-        """The interpreter the check runs in and the directories of the model's installed requirements."""
-        # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
-        # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
-        if environment is not None and not is_tfs_source(code, artifacts, self.entry_point):
-            return environment(code.parent)
-        return self.python, ()
-
-    def run(self, code: Path, artifacts: Path, python: str, extra_paths: tuple[str, ...]) -> HandlerReport:
-        return check_handler(
-            code,
-            artifacts,
-            entry_point=self.entry_point,
-            load_model=self.load_model,
-            python=python,
-            extra_paths=extra_paths,
-            framework=self.framework,
-            container_env=self.container_env,
-            timeout_s=self.timeout_s,
-        )
-
-
 def _checked_tree(
     code: Path,
     shipped: Path,
@@ -271,16 +224,15 @@ def _checked_tree(
     vendor: VendorTarget | None,
     wheel_cache: Path | None,
     progress: bool,
-    environment: Environment | None,
     allow_globals: Sequence[str],
-    handler: _HandlerCheck,
+    handler: HandlerCheck,
 ) -> tuple[list[ArchiveMember], HandlerReport]:
     """Everything that can refuse the build, before anything is written: the wheels vendored into ``shipped``
     (the staged code), the pickles, the outputs, the handler; the archive's entries and the handler's report."""
     cache = wheel_cache
     if vendor is not None:
         cache = _vendor(code, shipped, vendor, wheel_cache, cleanup, progress=progress)
-    python, extra_paths = handler.interpreter(shipped, artifacts, environment)
+    python, extra_paths = handler.interpreter(shipped, artifacts)
     entries = collect(shipped, artifacts)
     # Before the handler check, whose model_fn would load the files.
     check_pickles(entries, allow_globals)

@@ -27,6 +27,7 @@ from smkit.packaging.probe_run import CHECK_LIMIT_FIX, run_probe
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
+from smkit.tfs.layout import is_tfs_source
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -119,6 +120,52 @@ def _import_fix(
             "or ship the module in the code folder"
         )
     return f"fix the error and run the import locally: python -c 'import {module}' from the code folder"
+
+
+# A model's own environment: its folder (``code/`` inside) -> the interpreter and the directories of its
+# installed requirements that the handler check runs with.
+Environment = Callable[[Path], tuple[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandlerCheck:
+    """How :func:`check_handler` runs on a model's tree, the same for ``smkit package`` (the staged tree) and
+    ``smkit inspect`` (the extracted archive): in ``python`` unless the model has an ``environment`` of its
+    own, with the handler's settings."""
+
+    entry_point: str = DEFAULT_ENTRY_POINT
+    load_model: bool = True
+    python: str = sys.executable
+    framework: str | None = None
+    container_env: Mapping[str, str] | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    environment: Environment | None = None
+
+    def interpreter(self, code: Path, artifacts: Path) -> tuple[str, tuple[str, ...]]:
+        """The interpreter the check runs in and the directories of the model's installed requirements."""
+        # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
+        # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
+        if self.environment is not None and not is_tfs_source(code, artifacts, self.entry_point):
+            return self.environment(code.parent)
+        return self.python, ()
+
+    def run(self, code: Path, artifacts: Path, python: str, extra_paths: tuple[str, ...]) -> HandlerReport:
+        """:func:`check_handler` of ``code`` against ``artifacts`` in ``python`` (:meth:`interpreter`)."""
+        return check_handler(
+            code,
+            artifacts,
+            entry_point=self.entry_point,
+            load_model=self.load_model,
+            python=python,
+            extra_paths=extra_paths,
+            framework=self.framework,
+            container_env=self.container_env,
+            timeout_s=self.timeout_s,
+        )
+
+
+# The handler's defaults, checked in this interpreter.
+DEFAULT_CHECK = HandlerCheck()
 
 
 def check_handler(

@@ -9,19 +9,16 @@ archive is extracted into a temporary folder and its handler checked as ``smkit 
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.archive import ArchiveError, Member, iter_members, safe_extract
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler_check import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
+from smkit.packaging.handler_check import DEFAULT_CHECK, HandlerCheck, HandlerReport
 from smkit.packaging.manifest import Manifest, checked_with
 from smkit.packaging.scan import check_pickles
 from smkit.packaging.tree import CODE_PREFIX, MANIFEST_NAME, scan
-from smkit.tfs.layout import is_tfs_source
 
 MAX_MANIFEST_BYTES = 64 << 20
 
@@ -122,21 +119,12 @@ def _check_layout(label: str, members: list[Member], entry_point: str) -> None:
 
 
 def inspect_archive(
-    path: str | Path,
-    *,
-    handler_check: bool = True,
-    load_model: bool = True,
-    entry_point: str = DEFAULT_ENTRY_POINT,
-    python: str = sys.executable,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    environment: Callable[[Path], tuple[str, tuple[str, ...]]] | None = None,
-    framework: str | None = None,
-    container_env: Mapping[str, str] | None = None,
+    path: str | Path, *, handler_check: bool = True, handler: HandlerCheck = DEFAULT_CHECK
 ) -> InspectReport:
     """List ``path`` and re-validate it; raise :class:`PackagingError` on the first problem.
 
-    ``environment`` maps the extracted model folder to the interpreter and requirement directories the
-    handler check runs with (as :func:`smkit.packaging.build_archive`); ``framework`` and ``container_env`` as there.
+    ``handler_check``: extract the archive and check its handler, ``handler`` says how (as for
+    :func:`smkit.packaging.build_archive`); its entry point is the one the layout must hold either way.
     """
     archive = Path(path)
     label = str(archive)
@@ -157,28 +145,15 @@ def inspect_archive(
         else:
             manifest = Manifest.from_json(raw, label=f"{label}: {MANIFEST_NAME}")
             _verify(label, members, manifest)
-        _check_layout(label, members, entry_point)
+        _check_layout(label, members, handler.entry_point)
         report = None
         if model_dir is not None:
-            extra_paths: tuple[str, ...] = ()
-            # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs).
-            if environment is not None and not is_tfs_source(model_dir / CODE_PREFIX, model_dir, entry_point):
-                python, extra_paths = environment(model_dir)
+            python, extra_paths = handler.interpreter(model_dir / CODE_PREFIX, model_dir)
             try:
                 # Before the handler check, whose model_fn would load the files (smkit/packaging/scan.py).
                 allow = manifest.pickle_allow if manifest is not None else ()
                 check_pickles(scan(model_dir, prefix="", label="archive"), allow)
-                report = check_handler(
-                    model_dir / CODE_PREFIX,
-                    model_dir,
-                    entry_point=entry_point,
-                    load_model=load_model,
-                    python=python,
-                    extra_paths=extra_paths,
-                    framework=framework,
-                    container_env=container_env,
-                    timeout_s=timeout_s,
-                )
+                report = handler.run(model_dir / CODE_PREFIX, model_dir, python, extra_paths)
             except PackagingError as exc:
                 # Name files inside the archive, not the temporary folder they were checked in.
                 def here(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pkg_harness import MODEL_CODE, Model, Trained
 
-from smkit.packaging import build_archive, check_handler
+from smkit.packaging import HandlerCheck, build_archive, check_handler
 from smkit.packaging.manifest import Manifest
 
 
@@ -148,7 +148,9 @@ def test_tf_serving_form_with_saved_model(tiny: Model) -> None:
     (version / "saved_model.pb").write_bytes(b"\x08\x01")
     (version / "variables").mkdir()
     # A stand-in saved_model.pb: the layout and hooks are checked, loading it is not (tests/tfs does that).
-    manifest = build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz", load_model=False)
+    manifest = build_archive(
+        tiny.code, tiny.artifacts, tiny.out / "model.tar.gz", handler=HandlerCheck(load_model=False)
+    )
     assert manifest.handler is not None
     assert manifest.handler["form"] == "tf-serving"
     assert manifest.handler["hooks"] == ["input_handler", "output_handler"]

@@ -40,7 +40,7 @@ class Command:
 @pytest.fixture
 def extracted(tiny: Model) -> Path:
     """The tiny model packaged by smkit package, then extracted as SageMaker does into /opt/ml/model."""
-    manifest = build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz", python=sys.executable)
+    manifest = build_archive(tiny.code, tiny.artifacts, tiny.out / "model.tar.gz")
     assert manifest.archive is not None
     model_dir = tiny.out / "model"
     safe_extract(Path(manifest.archive.path), model_dir)

@@ -71,9 +71,7 @@ def _joblib_model(model: Model) -> None:
 
 
 def _build(model: Model, **kwargs: Any) -> Any:
-    return build_archive(
-        model.code, model.artifacts, model.out / "model.tar.gz", python=sys.executable, **kwargs
-    )
+    return build_archive(model.code, model.artifacts, model.out / "model.tar.gz", **kwargs)
 
 
 def _package_cli(model: Model, *extra: str) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from smkit.packaging import PackagingError, build_archive, inspect_archive
+from smkit.packaging import HandlerCheck, PackagingError, build_archive, inspect_archive
 from smkit.packaging.savedmodel import NO_TENSORFLOW, check_saved_models
 
 SMKIT = str(Path(sys.executable).parent / "smkit")
@@ -60,7 +60,7 @@ def test_two_models_and_versions_are_all_checked(saved_models: Path, tmp_path: P
     assert sorted(recorded) == ["binary/1", "classreg/1", "half/1", "half/2"]
     assert recorded["classreg/1"]["serving_default"]["method"] == "tensorflow/serving/classify"
     # inspect reads the signatures back from the archive's manifest.
-    report = inspect_archive(tmp_path / "m.tar.gz", load_model=False)
+    report = inspect_archive(tmp_path / "m.tar.gz", handler=HandlerCheck(load_model=False))
     assert report.manifest is not None
     assert (
         "saved model: binary/1 serving_default [predict]: (image_bytes string[-1]) -> "
