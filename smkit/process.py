@@ -19,12 +19,10 @@ Standard library only: the serving runtime imports it too.
 from __future__ import annotations
 
 import abc
-import asyncio
 import atexit
 import contextlib
 import ctypes
 import ctypes.util
-import http.client
 import os
 import random
 import re
@@ -135,10 +133,20 @@ def free_port(host: str = HOST, *, below: int | None = None, count: int = 1) -> 
 
 @cache
 def _libc() -> ctypes.CDLL | None:
-    """The C library, found portably (``libc.so.6`` is glibc's name only); None where there is none."""
-    name = ctypes.util.find_library("c")
+    """The C library; None where there is none.
+
+    First the symbols the interpreter already has loaded (``dlopen(NULL)``), which hold the C library it
+    is linked with whatever its name (``libc.so.6`` is glibc's only): no search. Searching by name
+    (``ctypes.util.find_library``) runs ``ldconfig -p`` in a child process, which a server start would
+    pay twice on its way to the first answer (the front end and the worker template)."""
     try:
-        return ctypes.CDLL(name, use_errno=True)
+        own = ctypes.CDLL(None, use_errno=True)
+        if hasattr(own, "prctl") or not sys.platform.startswith("linux"):
+            return own
+    except OSError:
+        pass
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     except OSError:
         return None
 
@@ -270,6 +278,8 @@ def ping(
     port: int, *, host: str = HOST, path: str = "/ping", timeout_s: float = PING_TIMEOUT_S
 ) -> tuple[int, bytes]:
     """``GET path``: the status and body, or ``(0, b"")`` when nothing answers (yet)."""
+    import http.client  # here: the serving front end imports this module before it starts its workers
+
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
         conn.request("GET", path, headers={"User-Agent": READINESS_PROBE_AGENT})
@@ -378,6 +388,8 @@ def wait_ready(watch: StartWatch, ready: Callable[[], bool]) -> None:
 
 async def await_ready(watch: StartWatch, ready: Callable[[], Awaitable[bool]]) -> None:
     """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
+    import asyncio  # here: the serving front end imports this module before it starts its workers
+
     while True:
         watch.check_running()
         try:

@@ -1,12 +1,20 @@
-"""Names by role: two product modules share a basename only where they hold one concept seen from two places.
+"""The shape of the product modules: names by role, and functions short enough to read whole.
 
-Two ``serve.py`` holding different things send a reader to the wrong file. Each repeat below says why its
-files are one concept; a new repeat fails until it is renamed by its role or added here with its reason.
+Two product modules share a basename only where they hold one concept seen from two places: two ``serve.py``
+holding different things send a reader to the wrong file. Each repeat below says why its files are one
+concept; a new repeat fails until it is renamed by its role or added here with its reason.
+
+No function of smkit is longer than :data:`MAX_FUNCTION_LINES` (its ``def`` line to its last, docstring
+included, decorators not): a longer one is split where its concept splits (a phase, a table, a refusal), not
+cut into numbered parts. :data:`LONG_FUNCTIONS` holds the ones still longer, each at most its listed length;
+the list only shrinks.
 """
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,3 +137,64 @@ def test_the_basename_check_sees_nested_repeats(tmp_path: Path) -> None:
         (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / module).write_text("")
     assert shared_basenames(tmp_path) == {"serve.py": frozenset({"smkit/a/serve.py", "smkit/b/c/serve.py"})}
+
+
+MAX_FUNCTION_LINES = 80
+# "path:qualified name" -> its length now, which it may not exceed; removed once the function is split.
+LONG_FUNCTIONS: dict[str, int] = {
+    "smkit/config/resolved/resolve.py:resolve": 81,
+}
+
+
+def _functions(
+    tree: ast.AST, prefix: str = ""
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(qualified name, node) of every function, nested ones and methods included."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield f"{prefix}{node.name}", node
+            yield from _functions(node, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}{node.name}.")
+        else:
+            yield from _functions(node, prefix)
+
+
+def long_functions(root: Path = REPO) -> dict[str, int]:
+    """ "path:qualified name" -> lines, for every function under ``root/smkit`` over :data:`MAX_FUNCTION_LINES`."""
+    found = {}
+    for path in sorted((root / "smkit").rglob("*.py")):
+        for name, node in _functions(ast.parse(path.read_text(encoding="utf-8"))):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                found[f"{path.relative_to(root).as_posix()}:{name}"] = lines
+    return found
+
+
+def test_no_function_is_longer_than_its_concept() -> None:
+    found = long_functions()
+    new = {name: lines for name, lines in found.items() if name not in LONG_FUNCTIONS}
+    assert not new, f"split these where their concept splits (at most {MAX_FUNCTION_LINES} lines): {new}"
+    grown = {
+        name: (LONG_FUNCTIONS[name], lines) for name, lines in found.items() if lines > LONG_FUNCTIONS[name]
+    }
+    assert not grown, f"longer than listed in LONG_FUNCTIONS (listed, now): {grown}"
+
+
+def _function(name: str, lines: int, indent: str = "") -> str:
+    return f"{indent}def {name}():\n" + "".join(f"{indent}    x = {i}\n" for i in range(lines - 1))
+
+
+def test_the_length_check_sees_methods_and_nested_functions(tmp_path: Path) -> None:
+    over = MAX_FUNCTION_LINES + 1
+    source = (
+        "class A:\n" + _function("long", over, "    ") + "def outer():\n" + _function("inner", over, "    ")
+    )
+    source += _function("short", MAX_FUNCTION_LINES)
+    (tmp_path / "smkit").mkdir()
+    (tmp_path / "smkit" / "m.py").write_text(source)
+    assert long_functions(tmp_path) == {
+        "smkit/m.py:A.long": over,
+        "smkit/m.py:outer": over + 1,
+        "smkit/m.py:outer.inner": over,
+    }

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from smkit.cli.options import config_option
+from smkit.cli.shared_options import config_option
 
 
 @click.command("approved")

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from smkit.cli.options import config_option
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved import ResolvedDeployment
 from smkit.modelenv import ImageRuntime

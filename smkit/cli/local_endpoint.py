@@ -6,14 +6,17 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from smkit.cli.options import config_option
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
+
+if TYPE_CHECKING:
+    from smkit.local import LocalEndpoint
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -216,6 +219,13 @@ def local_endpoint(
         endpoint = LocalEndpoint(deployment, port=port, name=name, **settings)
     except LocalEndpointError as exc:  # a config the local endpoint refuses (smkit.local.unsupported)
         raise click.ClickException(str(exc)) from None
+    _serve_until_stopped(endpoint)
+
+
+def _serve_until_stopped(endpoint: LocalEndpoint) -> None:
+    """Start ``endpoint``, say what runs where, and serve until Ctrl-C or SIGTERM; then stop every process."""
+    from smkit.local import LocalEndpointError
+
     # Explicit for both: a shell may start background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)

@@ -21,8 +21,8 @@ from typing import Any
 import click
 
 from smkit.cli.envopts import loaded, say, target
-from smkit.cli.options import config_option
 from smkit.cli.package import package_config
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError
 from smkit.config.resolved import ResolvedDeployment
 from smkit.config.resolved.names import deployed_names

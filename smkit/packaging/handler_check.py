@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smkit import hooks as hook_rules
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.default_hooks import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.hfcheck import check_pipeline
+from smkit.packaging.hfcheck import PipelineReport, check_pipeline
 from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form
 from smkit.packaging.probe_run import CHECK_LIMIT_FIX, run_probe
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
 # Seconds of the check process's CPU time (not wall time: a busy machine must not fail a correct model);
@@ -143,28 +147,73 @@ def check_handler(
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
     file = code_dir / entry_point
-    if not file.is_file() and framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
-        return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
-    if not file.is_file() and framework == "huggingface":
-        pipeline = check_pipeline(
-            artifacts_dir,
-            container_env or {},
-            load_model=load_model,
-            python=python,
-            extra_paths=extra_paths,
-            timeout_s=timeout_s,
-        )
-        report = _defaults_only(code_dir, f"no {entry_point}: {pipeline.describe()}")
-        return dataclasses.replace(report, environment=pipeline.environment)
+    # The Hugging Face image's pipeline (HF_TASK): what serves a model without model_fn.
+    pipeline = functools.partial(
+        check_pipeline,
+        artifacts_dir,
+        container_env or {},
+        load_model=load_model,
+        python=python,
+        extra_paths=extra_paths,
+        timeout_s=timeout_s,
+    )
     if not file.is_file():
-        raise PackagingError(
-            str(file),
-            "missing",
-            f"add {entry_point} defining model_fn and input_fn/predict_fn/output_fn (or transform_fn)",
-        )
+        return _without_handler_file(code_dir, artifacts_dir, entry_point, framework, pipeline)
     requirements_path = code_dir / "requirements.txt"
     requirements = parse_requirements(requirements_path, label=str(requirements_path))
     compile_all(code_dir)
+    answer, missing = _import_handler(
+        code_dir,
+        artifacts_dir,
+        entry_point,
+        requirements,
+        load_model=load_model,
+        python=python,
+        extra_paths=extra_paths,
+        timeout_s=timeout_s,
+    )
+    hooks: dict[str, dict[str, Any]] = answer["hooks"]
+    reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
+    form = detect_form(str(file), hooks, reason, framework=framework)
+    for name, info in sorted(hooks.items()):
+        check_arity(str(file), name, info["params"])
+    saved, notes = _check_model_loads(
+        form, answer, file, artifacts_dir, load_model=load_model, python=python, timeout_s=timeout_s
+    )
+    warnings = [f"not installed here (installed at container start): {m}" for m in missing]
+    warnings.extend(notes)
+    warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
+    if framework == "huggingface" and "model_fn" not in hooks and "transform_fn" not in hooks:
+        warnings.append(f"no model_fn: {pipeline().describe()}")
+    return HandlerReport(
+        form=form,
+        hooks=tuple(sorted(hooks)),
+        requirements=tuple(str(r) for r in requirements),
+        unsatisfied=tuple(missing),
+        model_type=answer.get("model_type"),
+        no_model_fn_reason=reason,
+        warnings=tuple(warnings),
+        saved_models=saved,
+        environment=answer.get("environment"),
+        modules=tuple(answer.get("modules", ())),
+    )
+
+
+def _import_handler(
+    code_dir: Path,
+    artifacts_dir: Path,
+    entry_point: str,
+    requirements: list[Requirement],
+    *,
+    load_model: bool,
+    python: str,
+    extra_paths: tuple[str, ...],
+    timeout_s: float,
+) -> tuple[dict[str, Any], list[Unsatisfied]]:
+    """The probe's answer (the handler imported in ``python``, its hooks, ``model_fn`` called when
+    ``load_model``) and the requirements it found unsatisfied; an import that fails is refused."""
+    file = code_dir / entry_point
+    requirements_path = code_dir / "requirements.txt"
     request = {
         "code_dir": str(code_dir.resolve()),
         "model_dir": str(artifacts_dir.resolve()),
@@ -184,11 +233,21 @@ def check_handler(
             f"import failed: {answer['error_type']}: {answer['error']}",
             _import_fix(answer, missing, str(requirements_path), Path(entry_point).stem),
         )
-    hooks: dict[str, dict[str, Any]] = answer["hooks"]
-    reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
-    form = detect_form(str(file), hooks, reason, framework=framework)
-    for name, info in sorted(hooks.items()):
-        check_arity(str(file), name, info["params"])
+    return answer, missing
+
+
+def _check_model_loads(
+    form: str,
+    answer: dict[str, Any],
+    file: Path,
+    artifacts_dir: Path,
+    *,
+    load_model: bool,
+    python: str,
+    timeout_s: float,
+) -> tuple[tuple[SavedModelReport, ...], tuple[str, ...]]:
+    """The model loads as its form loads it: every SavedModel version with TensorFlow (their reports and
+    notes), or ``model_fn`` in the probe (its failure, if any, refused)."""
     saved: tuple[SavedModelReport, ...] = ()
     notes: tuple[str, ...] = ()
     if form == "tf-serving":
@@ -202,30 +261,27 @@ def check_handler(
             f"model_fn({str(artifacts_dir)!r}) raised {answer['error_type']}: {answer['error']}{where}",
             "make the artifacts folder hold the files model_fn loads (or skip the load check)",
         )
-    warnings = [f"not installed here (installed at container start): {m}" for m in missing]
-    warnings.extend(notes)
-    warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
-    if framework == "huggingface" and "model_fn" not in hooks and "transform_fn" not in hooks:
-        pipeline = check_pipeline(
-            artifacts_dir,
-            container_env or {},
-            load_model=load_model,
-            python=python,
-            extra_paths=extra_paths,
-            timeout_s=timeout_s,
-        )
-        warnings.append(f"no model_fn: {pipeline.describe()}")
-    return HandlerReport(
-        form=form,
-        hooks=tuple(sorted(hooks)),
-        requirements=tuple(str(r) for r in requirements),
-        unsatisfied=tuple(missing),
-        model_type=answer.get("model_type"),
-        no_model_fn_reason=reason,
-        warnings=tuple(warnings),
-        saved_models=saved,
-        environment=answer.get("environment"),
-        modules=tuple(answer.get("modules", ())),
+    return saved, notes
+
+
+def _without_handler_file(
+    code_dir: Path,
+    artifacts_dir: Path,
+    entry_point: str,
+    framework: str | None,
+    pipeline: Callable[[], PipelineReport],
+) -> HandlerReport:
+    """No handler file: the image's default handlers serve the model where they can, else a refusal."""
+    if framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
+        return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
+    if framework == "huggingface":
+        checked = pipeline()
+        report = _defaults_only(code_dir, f"no {entry_point}: {checked.describe()}")
+        return dataclasses.replace(report, environment=checked.environment)
+    raise PackagingError(
+        str(code_dir / entry_point),
+        "missing",
+        f"add {entry_point} defining model_fn and input_fn/predict_fn/output_fn (or transform_fn)",
     )
 
 
