@@ -145,6 +145,7 @@ def add_inference_components(
             role=role.role,
             containers=[containers[c.name]],
             network_isolation=deployment.network_isolation,
+            log_group=logs.helpers,
             **vpc,
         )
         # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
