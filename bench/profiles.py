@@ -19,12 +19,16 @@ Three profiles, served by every server from the same model directory:
 
 The two synthetic profiles define ``input_fn`` and ``output_fn`` themselves, so every server runs the same
 Python for them and only the runtime differs. Their request counts per level are smaller: at 2 workers
-the sleeping profile serves at most 2 requests per second.
+the sleeping profile serves at most 2 requests per second. Each profile's own warm-up (``Profile.warmup``)
+is sent to every server alike; the example model's long warm-up, which only a JIT-compiled front end
+needs, is ``bench.serving``'s.
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
+import json
 import shutil
 import threading
 import time
@@ -71,7 +75,13 @@ BODIES = {"cpu20ms": ("", CPU_20MS), "sleep1s": ("", SLEEP_1S), "sleep1s-async":
 WAITING_ENV = {"SMKIT_WORKER_CONCURRENCY": "32"}
 # Dynamic batching of the rf-batched profile: (requests per batch, max delay in ms).
 RF_BATCH = (16, 2)
-RF_REQUESTS = {1: 300, 8: 1000, 32: 2000}
+# Requests per level. The 1 s profiles' rounds agree to the percent (a server overlaps the waits or it
+# does not), so one or two waves of callers per level say it all; the others are sized so that a run of
+# every server, profile and round stays near 30 minutes on 2 cores (bench/serving_plan.py).
+CPU_REQUESTS = {1: 60, 8: 200, 32: 250}
+SLEEP_REQUESTS = {1: 2, 8: 8, 32: 32}
+RF_REQUESTS = {1: 100, 8: 400, 32: 600}
+RF_BATCHED_REQUESTS = {1: 100, 8: 400, 32: 1000}
 # Servers without a batching of their own; they serve the rf profile.
 UNBATCHED_PEERS = ("toolkit", "gunicorn", "fastapi")
 
@@ -87,12 +97,14 @@ class Profile:
     cannot_serve: tuple[str, ...] = ()  # servers that cannot run this handler at all
     batch: tuple[int, int] | None = None  # (requests per batch, max delay ms) for the servers that batch
     one_row: bool = False  # one 80-byte float64 row per request (bench/shapes.py) instead of the CSV body
+    warmup: int = 0  # requests sent at the top concurrency after start, before the levels (every server)
 
     def capped(self, most: int) -> Profile:
         """This profile with at most ``most`` requests per level (0: unchanged)."""
         if most <= 0 or self.requests is None:
             return self
-        return replace(self, requests={level: min(n, most) for level, n in self.requests.items()})
+        capped = {level: min(n, most) for level, n in self.requests.items()}
+        return replace(self, requests=capped, warmup=min(self.warmup, most))
 
     def count(self, level: int, default: int) -> int:
         """Requests for ``level``."""
@@ -103,21 +115,21 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "example": Profile("example", "example model", None),
-    "cpu20ms": Profile("cpu20ms", "predict_fn burns 20 ms CPU", {1: 100, 8: 300, 32: 400}),
-    "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", {1: 5, 8: 24, 32: 64}, tuple(WAITING_ENV.items())),
+    "cpu20ms": Profile("cpu20ms", "predict_fn burns 20 ms CPU", CPU_REQUESTS, warmup=64),
+    "sleep1s": Profile("sleep1s", "predict_fn sleeps 1 s", SLEEP_REQUESTS, tuple(WAITING_ENV.items())),
     "sleep1s-async": Profile(
         "sleep1s-async",
         "async predict_fn awaits 1 s",
-        {1: 5, 8: 24, 32: 64},
+        SLEEP_REQUESTS,
         tuple(WAITING_ENV.items()),
         # The toolkit calls predict_fn and gets a coroutine it never awaits: every request answers 500.
         cannot_serve=("toolkit",),
     ),
-    "rf": Profile("rf", "RandomForest, 1-row requests", RF_REQUESTS, one_row=True),
+    "rf": Profile("rf", "RandomForest, 1-row requests", RF_REQUESTS, one_row=True, warmup=200),
     "rf-batched": Profile(
         "rf-batched",
         "RandomForest, 1-row requests, batched",
-        RF_REQUESTS,
+        RF_BATCHED_REQUESTS,
         (
             ("SAGEMAKER_TS_BATCH_SIZE", str(RF_BATCH[0])),
             ("SAGEMAKER_TS_MAX_BATCH_DELAY", str(RF_BATCH[1])),
@@ -125,6 +137,7 @@ PROFILES: dict[str, Profile] = {
         cannot_serve=UNBATCHED_PEERS,
         batch=RF_BATCH,
         one_row=True,
+        warmup=200,
     ),
 }
 RF_PROFILES = ("rf", "rf-batched")
@@ -143,6 +156,22 @@ def add_requirements(model_dir: Path, extra: list[str]) -> None:
     missing = [line for line in extra if line not in lines]
     if missing:
         path.write_text("".join(f"{line}\n" for line in [*lines, *missing]))
+        _record(model_dir, path)
+
+
+def _record(model_dir: Path, path: Path) -> None:
+    """Update the size and sha256 that the model's ``smkit-manifest.json`` lists for ``path``, as packaging
+    the changed model again would: smkit refuses to load a model whose files differ from its manifest."""
+    manifest_path = model_dir / "smkit-manifest.json"
+    if not manifest_path.is_file():
+        return
+    manifest = json.loads(manifest_path.read_text())
+    name = path.relative_to(model_dir).as_posix()
+    for entry in manifest.get("files", []):
+        if entry.get("path") == name:
+            entry["size"] = path.stat().st_size
+            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
 
 
 def write_profile_model(name: str, example_dir: Path, dest: Path, python: Path | None = None) -> Path:

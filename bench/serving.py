@@ -12,8 +12,16 @@ then for each concurrency level a closed loop of ``text/csv`` requests of 10 row
 package-model``), a 20 ms CPU-bound and a 1 s sleeping ``predict_fn``, a RandomForest unbatched and
 batched. The example model's targets are evaluated at concurrency 8, the profiles' targets on every
 profile. With ``--rounds N`` each round starts with the next server (``bench.common.rotated``), so no
-server always runs first. The example model's warm-up defaults to the one bench/warmup.py's curve chose
-(``bench/results/warmup.json``), so a JIT-compiled front end is measured at its steady state.
+server always runs first. The example model's warm-up of the JIT-compiled front ends (MMS's, TorchServe's)
+defaults to the one bench/warmup.py's curve chose (``bench/results/warmup.json``), so they are measured at
+their steady state; the CPython servers, level from their first block on that curve, get ``--warmup-others``.
+
+``smkit-baseline`` is smkit's serving runtime as it was at ``--baseline`` (``git archive`` of ``smkit/``
+imported in place of this tree, same interpreter and venv): the same run says whether this tree serves as
+fast as the baseline did, per shape. Every server's processes get the same native thread pools
+(:data:`THREAD_ENV`: one thread per pool, what smkit gives each of 2 workers on 2 CPUs).
+
+    python -m bench.serving --prepare      # build every server's venv and the baseline tree, measure nothing
 """
 
 from __future__ import annotations
@@ -28,9 +36,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from bench.common import (
     BENCHMARKS_MD,
@@ -43,6 +54,7 @@ from bench.common import (
     ServerSpec,
     apply_niceness,
     exit_on_sigterm,
+    export_tree,
     machine_facts,
     replace_section,
     rotated,
@@ -72,14 +84,27 @@ from bench.profiles import (
     write_profile_model,
 )
 from bench.reference import TOOLKIT_PINS, toolkit_python, toolkit_spec
-from bench.serving_report import aggregate, markdown, profile_targets, targets
+from bench.serving_plan import estimate
+from bench.serving_report import aggregate, failures, markdown, profile_targets, targets
 from bench.shapes import ROW_BYTES, Shape
 from bench.torchserve import TORCHSERVE_PINS, torchserve_python, torchserve_spec
 from smkit.process import free_port
+from smkit.serving.front.threads import THREAD_VARIABLES
 
 FLOOR_SCRIPT = Path(__file__).resolve().parent / "handler_floor.py"
 WARMUP_JSON = RESULTS_DIR / "warmup.json"
 WARMUP_FALLBACK = 10_000
+# The example model's warm-up of the servers without a JIT: smkit's curve is level from its first block of
+# 1,000 (bench/results/warmup.json); gunicorn and FastAPI run the same CPython code from the first request.
+WARMUP_OTHERS = 1000
+JIT_SERVERS = ("toolkit", "torchserve")
+SMKIT_SERVERS = ("smkit", "smkit-baseline", "smkit-metrics-off", "constant")
+# The tree before the structural refactoring that had to leave serving as fast as it was (within 3%).
+BASELINE_COMMIT = "6e65ef3"
+DEFAULT_SERVERS = ("smkit", "smkit-baseline", "toolkit", "gunicorn", "fastapi", "torchserve")
+# Thread parity: every server's processes start with one thread per native pool (OpenMP, OpenBLAS, MKL,
+# joblib, ...), what smkit gives each of 2 workers on 2 CPUs by default and what MMS sets for OMP.
+THREAD_ENV = dict.fromkeys(THREAD_VARIABLES, "1")
 ROW_TYPE = "application/octet-stream"
 
 
@@ -93,6 +118,7 @@ class Setup:
     request: Request
     expected: list[float] | None
     smkit_python: Path | None
+    baseline_tree: Path | None = None
 
 
 def _smkit(
@@ -103,8 +129,17 @@ def _smkit(
     return replace(spec, env={**spec.env, **(env or {})})
 
 
+def _baseline(setup: Setup, model: Path, port: int) -> ServerSpec:
+    """smkit as it was at the baseline commit: its exported tree on PYTHONPATH and as the working directory."""
+    if setup.baseline_tree is None:
+        raise BenchError("smkit-baseline needs the baseline tree (--baseline COMMIT)")
+    spec = _smkit("smkit-baseline", setup, port, ["--model", str(model)])
+    return replace(spec, env={**spec.env, "PYTHONPATH": str(setup.baseline_tree)}, cwd=setup.baseline_tree)
+
+
 SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
     "smkit": lambda setup, model, port: _smkit("smkit", setup, port, ["--model", str(model)]),
+    "smkit-baseline": _baseline,
     "constant": lambda setup, model, port: _smkit("constant", setup, port, ["--constant"]),
     # The same server with /metrics off: what the metrics cost (docs/observability.md).
     "smkit-metrics-off": lambda setup, model, port: _smkit(
@@ -210,8 +245,9 @@ def measure_server(
         )  # fmt: skip
     else:
         spec = SPEC_BUILDERS[name](setup, model, port)
-    if name == "smkit" and profile.smkit_env:
+    if name in SMKIT_SERVERS and profile.smkit_env:
         spec = replace(spec, env={**spec.env, **dict(profile.smkit_env)})
+    spec = replace(spec, env={**THREAD_ENV, **spec.env})
     request = profile_request(profile, setup)
     load_before = round(os.getloadavg()[0], 2)
     with running(spec, setup.work_dir / "logs") as server:
@@ -222,7 +258,7 @@ def measure_server(
             check_probabilities(name, answer)
             # A RandomForest's probabilities vary in their last bit with the order its tree threads finish.
             expect = None
-        if profile.requests is None or warmup:
+        if warmup:
             closed_loop(server.port, request, total=warmup, concurrency=max(levels))
         runs = {}
         for level in levels:
@@ -258,7 +294,11 @@ def measure_server(
             )
         rss = server.rss_bytes()
         processes = len(server.processes())
+        threads = _threads(server)
+        stopping = time.perf_counter()
     return {
+        "stop_s": round(time.perf_counter() - stopping, 3),
+        "threads_per_process": threads,
         "cold_start_ping_s": round(cold_ping or 0.0, 3),
         "cold_start_first_invocation_s": round(cold_invoke, 3),
         "answer_matches_expected": check_answer(name, answer, setup.expected)
@@ -270,6 +310,15 @@ def measure_server(
         "loadavg_1min_before": load_before,
         "runs": runs,
     }
+
+
+def _threads(server: ManagedServer) -> list[list[Any]]:
+    """[name, threads] of every process of the server, as ``ps -o comm,nlwp`` shows them."""
+    found = []
+    for proc in server.processes():
+        with suppress(psutil.Error):
+            found.append([proc.name(), proc.num_threads()])
+    return sorted(found)
 
 
 def _nginx_version(binary: str) -> str:
@@ -285,13 +334,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--payload", type=Path, default=DEFAULT_PAYLOAD, help="CSV body of 10 rows")
     p.add_argument("--expected", type=Path, default=DEFAULT_EXPECTED, help="expected predictions JSON")
     p.add_argument("--rows", type=int, default=10, help="rows the payload must have (default 10)")
-    p.add_argument("--requests", type=int, default=3000, help="requests per concurrency level")
+    p.add_argument("--requests", type=int, default=2000, help="example-model requests per concurrency level")
     p.add_argument("--concurrency", default="1,8,32", help="comma list of concurrency levels")
     p.add_argument("--workers", type=int, default=2, help="worker processes for every server")
     p.add_argument(
         "--servers",
-        default="smkit,toolkit,gunicorn,fastapi,torchserve,constant",
-        help=f"comma list of {', '.join(SPEC_BUILDERS)}",
+        default=",".join(DEFAULT_SERVERS),
+        help=f"comma list of {', '.join(SPEC_BUILDERS)} (default {','.join(DEFAULT_SERVERS)})",
+    )
+    p.add_argument(
+        "--baseline",
+        default=BASELINE_COMMIT,
+        help=f"commit whose smkit/ the smkit-baseline server runs (default {BASELINE_COMMIT})",
     )
     p.add_argument(
         "--floor-calls", type=int, default=2000, help="calls for the handler-floor measurement (0: skip)"
@@ -312,14 +366,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--warmup",
         type=int,
         default=None,
-        help="example-model warm-up requests after start (default: the one bench/warmup.py's curve chose, "
-        f"from {WARMUP_JSON.relative_to(REPO_ROOT)}; {WARMUP_FALLBACK} without it)",
+        help="example-model warm-up requests of the JIT servers (toolkit, torchserve) after start (default: "
+        f"the one bench/warmup.py's curve chose, from {WARMUP_JSON.relative_to(REPO_ROOT)}; "
+        f"{WARMUP_FALLBACK} without it)",
     )
     p.add_argument(
-        "--profile-warmup",
+        "--warmup-others",
         type=int,
-        default=0,
-        help="warm-up requests of the other profiles (1 s handlers make long warm-ups costly; default 0)",
+        default=None,
+        help=f"example-model warm-up requests of the other servers (default {WARMUP_OTHERS}, at most --warmup)",
     )
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "serving.json", help="JSON result path")
     p.add_argument(
@@ -333,6 +388,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--section", default="serving", help="BENCHMARKS.md section to rewrite")
     p.add_argument("--no-markdown", action="store_true", help="do not update BENCHMARKS.md")
+    p.add_argument(
+        "--prepare", action="store_true", help="build every server's venv and the baseline tree, then exit"
+    )
+    p.add_argument(
+        "--allow-gunicorn-alone",
+        action="store_true",
+        help="without an nginx binary, measure gunicorn alone instead of failing (not the AWS sample)",
+    )
     args = p.parse_args(argv)
     args.levels = [int(x) for x in args.concurrency.split(",") if x]
     args.server_names = [x for x in args.servers.split(",") if x]
@@ -344,9 +407,49 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--servers {','.join(unknown)}: unknown; choose from {', '.join(SPEC_BUILDERS)}")
     if args.warmup is None:
         args.warmup = chosen_warmup()
+    if args.warmup_others is None:
+        args.warmup_others = min(WARMUP_OTHERS, args.warmup)
     if args.requests < max(args.levels) or min(args.levels) < 1:
         p.error(f"--requests {args.requests} must be >= every concurrency level and levels >= 1")
     return args
+
+
+def warmups(args: argparse.Namespace) -> dict[str, int]:
+    """The example model's warm-up per server: the curve's for the JIT servers, ``--warmup-others`` else."""
+    return {name: args.warmup if name in JIT_SERVERS else args.warmup_others for name in args.server_names}
+
+
+def prepare(args: argparse.Namespace, model_dir: Path, work: Path) -> tuple[Path | None, Path | None]:
+    """Everything the servers need before the first is started, so a missing piece fails the run at once:
+    every venv, nginx for the AWS sample, Java, the baseline tree. Returns smkit's python and that tree."""
+    names = set(args.server_names)
+    began = time.perf_counter()
+    smkit_python = None
+    if names & set(SMKIT_SERVERS):
+        smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
+    if names & {"gunicorn", "fastapi"}:
+        peers_python(model_dir)
+    if "gunicorn" in names and nginx_binary() is None and not args.allow_gunicorn_alone:
+        raise BenchError(
+            "gunicorn is measured as AWS's sample runs it, behind nginx, and no nginx binary was found: "
+            "apt-get install nginx-light (or pass --allow-gunicorn-alone to measure gunicorn alone)"
+        )
+    if "toolkit" in names:
+        toolkit_python(model_dir)
+    if "torchserve" in names:
+        torchserve_python(model_dir)
+    tree = export_tree(args.baseline, work / "baseline") if "smkit-baseline" in names else None
+    print(f"prepared in {time.perf_counter() - began:.0f} s: venvs of {', '.join(sorted(names))}", flush=True)
+    return smkit_python, tree
+
+
+def _write_partial(args: argparse.Namespace, started: str, per_server: Any, per_profile: Any) -> None:
+    """What a failed run measured before it failed, beside the result it did not write."""
+    partial = args.out.with_suffix(".partial.json")
+    write_json(
+        partial, {"generated_at": started, "raw_rounds": per_server, "raw_profile_rounds": per_profile}
+    )
+    print(f"rounds measured before the failure: {partial}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -354,8 +457,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     apply_niceness(args.nice)
     exit_on_sigterm()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    began = time.perf_counter()
     machine = machine_facts()
     work = Path(tempfile.mkdtemp(prefix="smkit-bench-serving-"))
+    per_server: dict[str, list[dict[str, Any]]] = {name: [] for name in args.server_names}
+    per_profile: dict[str, dict[str, list[dict[str, Any]]]] = {}
     try:
         body = load_payload(args.payload, args.rows)
         expected = json.loads(args.expected.read_text())["predictions"] if args.expected.is_file() else None
@@ -363,9 +469,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if set(RF_PROFILES) & set(args.profile_names):
             # Every profile's model lists the same requirements: each server's venv is built once.
             add_requirements(model_dir, rf_requirements())
-        smkit_python = None
-        if {"smkit", "constant", "smkit-metrics-off"} & set(args.server_names):
-            smkit_python = resolve_smkit_python(args.smkit_python, model_dir)
+        smkit_python, baseline_tree = prepare(args, model_dir, work)
+        if args.prepare:
+            shutil.rmtree(work, ignore_errors=True)
+            return 0
+        plan = estimate(
+            args.server_names,
+            args.profile_names,
+            levels=args.levels,
+            requests=args.requests,
+            rounds=args.rounds,
+            workers=args.workers,
+            warmup_for=warmups(args),
+            slow_requests=args.slow_requests,
+        )
+        print(
+            f"{len(args.server_names)} servers x {len(args.profile_names)} profiles x {args.rounds} rounds: "
+            f"{plan.describe()}",
+            flush=True,
+        )
         setup = Setup(
             model_dir=model_dir,
             work_dir=work,
@@ -375,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             expected=expected,
             smkit_python=smkit_python,
+            baseline_tree=baseline_tree,
         )
         floor = None
         if smkit_python is not None and "smkit" in args.server_names and args.floor_calls > 0:
@@ -382,12 +505,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"handler floor (model hooks alone): {floor['cpu_us_per_call']} us CPU per call", flush=True
             )
-        per_server: dict[str, list[dict[str, Any]]] = {name: [] for name in args.server_names}
         model_servers = [name for name in args.server_names if name != "constant"]
         slow = [PROFILES[name].capped(args.slow_requests) for name in args.profile_names if name != "example"]
-        per_profile: dict[str, dict[str, list[dict[str, Any]]]] = {
-            p.name: {name: [] for name in model_servers if name not in p.cannot_serve} for p in slow
-        }
+        per_profile.update(
+            {p.name: {name: [] for name in model_servers if name not in p.cannot_serve} for p in slow}
+        )
         trainer = smkit_python
         if trainer is None and set(RF_PROFILES) & set(args.profile_names):
             trainer = peers_python(model_dir) if {"gunicorn", "fastapi"} & set(args.server_names) else None
@@ -395,14 +517,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         dirs = {
             p.name: write_profile_model(p.name, model_dir, work / "profiles" / p.name, trainer) for p in slow
         }
+        warmup_for = warmups(args)
         with cpu_hogs(args.hogs):
             for round_no in range(1, args.rounds + 1):
-                print(f"round {round_no}/{args.rounds}", flush=True)
+                print(
+                    f"round {round_no}/{args.rounds} ({(time.perf_counter() - began) / 60:.1f} min)",
+                    flush=True,
+                )
                 if "example" in args.profile_names:
                     for name in rotated(args.server_names, round_no - 1):
                         per_server[name].append(
                             measure_server(
-                                name, setup, levels=args.levels, requests=args.requests, warmup=args.warmup
+                                name,
+                                setup,
+                                levels=args.levels,
+                                requests=args.requests,
+                                warmup=warmup_for[name],
                             )
                         )
                 for profile in slow:  # servers of one profile run back to back: their ratios pair up
@@ -415,19 +545,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 setup,
                                 levels=args.levels,
                                 requests=args.requests,
-                                warmup=args.profile_warmup,
+                                warmup=profile.warmup,
                                 profile=profile,
                                 model_dir=dirs[profile.name],
                             )
                         )
     except BenchError as exc:
-        print(f"bench.serving: {exc}", file=sys.stderr)
+        print(f"bench.serving FAILED: {exc}", file=sys.stderr)
         print(f"logs kept in {work}", file=sys.stderr)
+        if any(per_server.values()) or any(r for by in per_profile.values() for r in by.values()):
+            _write_partial(args, started, per_server, per_profile)
         return 1
     machine["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["wall_time_s"] = round(time.perf_counter() - began, 1)
+    machine["estimated_wall_time_s"] = round(plan.total_s, 1)
     versions: dict[str, Any] = {}
     if setup.smkit_python is not None:
         versions["smkit"] = package_versions(setup.smkit_python)
+    if "smkit-baseline" in args.server_names:
+        versions["smkit-baseline"] = {"commit": args.baseline}
     if "toolkit" in args.server_names:
         versions["toolkit"] = {**package_versions(toolkit_python(setup.model_dir)), "java": java_version()}
     if {"gunicorn", "fastapi"} & set(args.server_names):
@@ -457,11 +593,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             "smkit from the source tree"
             if args.smkit_python == "image"
             else args.smkit_python,
+            "smkit_baseline": f"smkit/ of commit {args.baseline} (git archive) on PYTHONPATH, same interpreter",
             "isolation": "one server running at a time, each in its own session; all stopped between servers",
             "cold_start": "process start (Popen) to first 200 on GET /ping polled every 5 ms",
             "payload": f"{args.payload.relative_to(REPO_ROOT) if args.payload.is_relative_to(REPO_ROOT) else args.payload.name}"
             f" ({len(body)} bytes, text/csv, Accept application/json)",
             "reference": list(TOOLKIT_PINS) + ["Java 17", "127.0.0.1", "config outside /etc"],
+            "native_threads": THREAD_ENV,
+            "warmup": {
+                "example_jit_servers": args.warmup,
+                "example_other_servers": args.warmup_others,
+                "jit_servers": list(JIT_SERVERS),
+                "profiles": {p.name: p.warmup for p in slow},
+            },
         },
         "config": {
             "requests_per_level": args.requests,
@@ -470,9 +614,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "workers": args.workers,
             "rounds": args.rounds,
             "warmup_requests": args.warmup,
+            "warmup_others": args.warmup_others,
+            "baseline": args.baseline,
             "servers": args.server_names,
             "profiles": args.profile_names,
-            "profile_requests": {p: PROFILES[p].requests for p in args.profile_names},
+            "profile_requests": {p.name: p.requests for p in slow},
         },
         "servers": servers,
         "profiles": profiles,
@@ -491,6 +637,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_markdown:
         replace_section(BENCHMARKS_MD, args.section, table)
     shutil.rmtree(work, ignore_errors=True)
+    print(f"wall time {machine['wall_time_s'] / 60:.1f} min (estimated {plan.total_s / 60:.1f})", flush=True)
+    bad = failures(result)
+    if bad:
+        print("bench.serving FAILED: rows with errors or failed /ping probes:", file=sys.stderr)
+        for line in bad:
+            print(f"  {line}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 SERVER_LABELS = {
     "smkit": "smkit (front end + model workers, example model)",
+    "smkit-baseline": "smkit at the baseline commit (example model)",
     "toolkit": "sagemaker-inference 1.10.1 + MMS 1.1.11 (example model)",
     "constant": "smkit bare constant handler",
     "smkit-metrics-off": "smkit with SMKIT_METRICS=false (example model)",
@@ -18,6 +19,7 @@ SERVER_LABELS = {
 METRICS_COST_TARGET = 1.03  # server CPU per request with /metrics on, over off (docs/observability.md)
 PEERS = ("toolkit", "gunicorn", "fastapi", "torchserve")
 HEADLINE_CONCURRENCY = 8  # the example model's targets are stated at concurrency 8
+BASELINE_TOLERANCE = 0.03  # this tree serves within 3% of the baseline commit
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -125,6 +127,18 @@ def targets(
         out.update(metrics_cost(servers, rounds))
     cold = ours["cold_start_ping_s"]
     out["cold_start_s"] = {"value": cold, "target": "<= 1.0", "met": cold <= 1.0}
+    if rounds and rounds.get("gunicorn"):
+        # Process start to the first answer of the example model, paired by round: at or below gunicorn's.
+        pairs = zip(rounds.get("smkit", []), rounds["gunicorn"], strict=False)
+        key = "cold_start_first_invocation_s"
+        per_round = [round(a[key] / b[key], 2) for a, b in pairs if b[key]]
+        median = round(statistics.median(per_round), 2) if per_round else None
+        out["cold_start_first_invocation_vs_gunicorn"] = {
+            "value": median,
+            "target": "<= 1.0",
+            "met": median is not None and median <= 1.0,
+            "per_round": per_round,
+        }
     return out
 
 
@@ -218,11 +232,15 @@ def profile_targets(
     return out
 
 
-def _ratios(rounds: dict[str, list[dict[str, Any]]], peer: str, key: str, level: str) -> list[float]:
+def _ratios(
+    rounds: dict[str, list[dict[str, Any]]], peer: str, key: str, level: str, digits: int = 3
+) -> list[float]:
     """smkit / ``peer`` of ``key`` per round (the servers of a round ran back to back)."""
     pairs = zip(rounds.get("smkit", []), rounds.get(peer, []), strict=False)
     return [
-        round(a["runs"][level][key] / b["runs"][level][key], 2) for a, b in pairs if b["runs"][level][key]
+        round(a["runs"][level][key] / b["runs"][level][key], digits)
+        for a, b in pairs
+        if b["runs"][level][key]
     ]
 
 
@@ -237,7 +255,7 @@ def _cold_starts(rounds: dict[str, list[dict[str, Any]]]) -> list[str]:
     ]
     ours = [r["cold_start_first_invocation_s"] for r in rounds["smkit"]]
     for name, per in rounds.items():
-        if name not in ("smkit", *PEERS) or not per:
+        if name not in ("smkit", "smkit-baseline", *PEERS) or not per:
             continue
         times = [r["cold_start_first_invocation_s"] for r in per]
         ratios = [round(a / b, 2) for a, b in zip(ours, times, strict=False) if b]
@@ -324,6 +342,87 @@ def _profile_tables(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def failures(result: dict[str, Any]) -> list[str]:
+    """Rows whose requests failed (non-200 or an answer unlike the first): their numbers are not results."""
+    bad = []
+    for shape, servers in (result.get("profiles") or {}).items():
+        for name, data in servers.items():
+            for level, run in data["runs"].items():
+                if run["errors"]:
+                    bad.append(f"{shape} {name} c={level}: {run['errors']} failed requests")
+    return bad
+
+
+def _within(values: list[float], higher_is_better: bool) -> bool:
+    if not values:
+        return False
+    median = statistics.median(values)
+    return median >= 1 - BASELINE_TOLERANCE if higher_is_better else median <= 1 + BASELINE_TOLERANCE
+
+
+def baseline_table(result: dict[str, Any]) -> list[str]:
+    """smkit over smkit-baseline per shape and concurrency: the same runtime before and after a change."""
+    raw = {**(result.get("raw_profile_rounds") or {}), "example": result.get("raw_rounds") or {}}
+    shapes = [
+        s
+        for s, servers in (result.get("profiles") or {}).items()
+        if {"smkit", "smkit-baseline"} <= set(servers)
+    ]
+    if not shapes:
+        return []
+    commit = result["config"].get("baseline", "")
+    lines = [
+        "",
+        f"This tree (smkit) against the baseline commit {commit} (smkit-baseline: the same interpreter and "
+        "venv, its `smkit/` on PYTHONPATH), per shape and concurrency, rounds paired as they ran back to back: "
+        "median of the rounds' ratios (range). Within 3% means a throughput ratio of at least 0.97 and a server "
+        "CPU per request ratio of at most 1.03.",
+        "",
+        "| shape | concurrency | smkit req/s | baseline req/s | throughput ratio (rounds) | server CPU/req ratio "
+        "(rounds) | p99 ratio (rounds) | within 3% |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: |",
+    ]
+    verdicts = []
+    for shape in shapes:
+        ours, base = result["profiles"][shape]["smkit"], result["profiles"][shape]["smkit-baseline"]
+        for level, run in ours["runs"].items():
+            cells, rows = [], {}
+            for key in ("throughput_rps", "server_cpu_s", "p99_ms"):
+                values = _ratios(raw.get(shape, {}), "smkit-baseline", key, level)
+                rows[key] = values
+                cells.append(
+                    f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+                    if values
+                    else "-"
+                )
+            # Each round sends the same requests to both, so total server CPU compares CPU per request.
+            ok = _within(rows["throughput_rps"], True) and _within(rows["server_cpu_s"], False)
+            verdicts.append(ok)
+            lines.append(
+                f"| {shape} | {level} | {run['throughput_rps']:.1f} | {base['runs'][level]['throughput_rps']:.1f} | "
+                f"{cells[0]} | {cells[1]} | {cells[2]} | {'yes' if ok else 'no'} |"
+            )
+    lines += ["", f"Within 3% of the baseline on {sum(verdicts)} of {len(verdicts)} rows.", ""]
+    return lines
+
+
+def warmup_line(result: dict[str, Any]) -> list[str]:
+    """What warm-up each server had, and why."""
+    warm = (result.get("method") or {}).get("warmup")
+    if not warm:
+        return []
+    profiles = ", ".join(f"{name} {count}" for name, count in warm["profiles"].items())
+    return [
+        "",
+        f"Warm-up: on the example model, {warm['example_jit_servers']:,} requests for the JIT-compiled front "
+        f"ends ({', '.join(warm['jit_servers'])}: the warm-up curve's steady state) and "
+        f"{warm['example_other_servers']:,} for the CPython servers (level from their first block on the curve); "
+        f"on the model profiles the same count for every server ({profiles or 'none'}). Native thread pools: "
+        f"{', '.join(f'{k}={v}' for k, v in (result['method'].get('native_threads') or {}).items())} in every "
+        "server's environment.",
+    ]
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The tables BENCHMARKS.md shows for this run."""
     cfg = result["config"]
@@ -331,7 +430,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"Measured {result['generated_at']} on {result['machine']['cpus']} cores shared by client and server "
         f"(load average {result['machine']['loadavg_at_start']} at start, "
         f"{result['machine']['loadavg_at_end']} at end); {cfg['workers']} workers each, "
-        f"{cfg['requests_per_level']} requests per level, {cfg['rounds']} round(s), median shown"
+        f"{cfg['requests_per_level']} example-model requests per level, {cfg['rounds']} round(s), median shown"
         + (
             f"; {cfg['hogs']} competing busy loop(s) in other sessions at nice 0." if cfg.get("hogs") else "."
         ),
@@ -371,6 +470,14 @@ def markdown(result: dict[str, Any]) -> str:
             spread = t.get("per_round")
             value = f"{t['value']} (rounds: {', '.join(map(str, spread))})" if spread else t["value"]
             lines.append(f"| {key} | {value} | {t['target']} | {met} |")
+    lines += warmup_line(result)
     lines += _profile_tables(result)
     lines += peer_table(result)
+    lines += baseline_table(result)
+    wall = result["machine"].get("wall_time_s")
+    if wall:
+        lines += [
+            f"Wall time of the run: {wall / 60:.1f} min (estimated at start: "
+            f"{result['machine'].get('estimated_wall_time_s', 0) / 60:.1f} min)."
+        ]
     return "\n".join(lines)

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from smkit.release.cdk import ASSEMBLY_DIR, METHODS
+from smkit.release.assembly import ASSEMBLY_DIR, METHODS
 from smkit.release.deploy import DeployRequest
 from smkit.release.rollback import config_data, history_of, rollback
 from smkit.release.shell import ReleaseError, echo

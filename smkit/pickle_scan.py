@@ -388,6 +388,9 @@ CONSTANTS = frozenset(
 )  # fmt: skip
 OPAQUE_PUSH = frozenset({"BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8", "NEXT_BUFFER"})
 NOOPS = frozenset({"PROTO", "FRAME", "READONLY_BUFFER", "STOP"})
+GLOBAL_OPCODES = frozenset({"GLOBAL", "INST", "STACK_GLOBAL", "EXT1", "EXT2", "EXT4"})
+OBJECT_OPCODES = frozenset({"OBJ", "REDUCE", "NEWOBJ", "NEWOBJ_EX", "BUILD", "PERSID", "BINPERSID"})
+MEMO_OPCODES = frozenset({"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE", "GET", "BINGET", "LONG_BINGET"})
 
 
 class _Machine:
@@ -411,7 +414,20 @@ class _Machine:
             raise ScanError(f"{self.label}: the stream pops an empty stack")
         return self.stack.pop()
 
-    def step(self, name: str, arg: Any, pos: int) -> Global | None:  # noqa: C901, PLR0912 - one opcode table
+    def step(self, name: str, arg: Any, pos: int) -> Global | None:
+        """Run one opcode on the stack; the global it names, if it names one."""
+        if name in GLOBAL_OPCODES:
+            return self._global(name, arg, pos)
+        if name in OBJECT_OPCODES:
+            self._object(name, pos)
+        elif name in MEMO_OPCODES:
+            self._memo(name, arg, pos)
+        else:
+            self._value(name, arg, pos)
+        return None
+
+    def _value(self, name: str, arg: Any, pos: int) -> None:  # noqa: C901, PLR0912 - one opcode table
+        """Constants, containers and marks."""
         stack = self.stack
         if name in CONSTANTS:
             stack.append(arg)
@@ -451,31 +467,45 @@ class _Machine:
             self._pop_mark()
         elif name == "DUP":
             stack.append(stack[-1] if stack else self._pop())
-        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+        else:
+            raise ScanError(f"{self.label}: opcode {name} at byte {pos} is not understood")
+
+    def _memo(self, name: str, arg: Any, pos: int) -> None:
+        stack = self.stack
+        if name in ("PUT", "BINPUT", "LONG_BINPUT"):
             self.memo[int(arg)] = stack[-1] if stack else self._pop()
         elif name == "MEMOIZE":
             self.memo[len(self.memo)] = stack[-1] if stack else self._pop()
-        elif name in ("GET", "BINGET", "LONG_BINGET"):
+        else:  # GET, BINGET, LONG_BINGET
             if int(arg) not in self.memo:
                 raise ScanError(f"{self.label}: memo entry {arg} read at byte {pos} was never stored")
             stack.append(self.memo[int(arg)])
-        elif name in ("GLOBAL", "INST"):
+
+    def _global(self, name: str, arg: Any, pos: int) -> Global:
+        """The opcodes that name a global: what the scan is for."""
+        if name in ("GLOBAL", "INST"):
             module, _, attr = str(arg).partition(" ")
             found = Global(module, attr)
             if name == "INST":
                 self.stack = self.marks.pop() if self.marks else self._no_mark(pos)
                 self.stack.append(Obj(found, OPAQUE))
             else:
-                stack.append(found)
+                self.stack.append(found)
             return found
-        elif name == "STACK_GLOBAL":
+        if name == "STACK_GLOBAL":
             attr, module = self._pop(), self._pop()
             if not (isinstance(module, str) and isinstance(attr, str)):
                 raise ScanError(f"{self.label}: a global at byte {pos} whose name is computed, not written")
             found = Global(module, attr)
-            self.stack.append(found)
-            return found
-        elif name == "OBJ":
+        else:  # EXT1, EXT2, EXT4: the copyreg extension registry
+            found = Global("copyreg", f"<extension {arg}>")
+        self.stack.append(found)
+        return found
+
+    def _object(self, name: str, pos: int) -> None:
+        """The opcodes that call or build an object (kept as :class:`Obj`, never run)."""
+        stack = self.stack
+        if name == "OBJ":
             items = self._pop_mark()
             if not items:
                 raise ScanError(f"{self.label}: OBJ at byte {pos} without a class")
@@ -494,16 +524,9 @@ class _Machine:
                 stack[-1].state.append(state)
         elif name == "PERSID":
             stack.append(OPAQUE)
-        elif name == "BINPERSID":
+        else:  # BINPERSID
             self._pop()
             stack.append(OPAQUE)
-        elif name in ("EXT1", "EXT2", "EXT4"):
-            found = Global("copyreg", f"<extension {arg}>")
-            stack.append(found)
-            return found
-        else:
-            raise ScanError(f"{self.label}: opcode {name} at byte {pos} is not understood")
-        return None
 
     def _no_mark(self, pos: int) -> list[Any]:
         raise ScanError(f"{self.label}: INST at byte {pos} without a MARK")

@@ -19,12 +19,10 @@ Standard library only: the serving runtime imports it too.
 from __future__ import annotations
 
 import abc
-import asyncio
 import atexit
 import contextlib
 import ctypes
 import ctypes.util
-import http.client
 import os
 import random
 import re
@@ -135,10 +133,20 @@ def free_port(host: str = HOST, *, below: int | None = None, count: int = 1) -> 
 
 @cache
 def _libc() -> ctypes.CDLL | None:
-    """The C library, found portably (``libc.so.6`` is glibc's name only); None where there is none."""
-    name = ctypes.util.find_library("c")
+    """The C library; None where there is none.
+
+    First the symbols the interpreter already has loaded (``dlopen(NULL)``), which hold the C library it
+    is linked with whatever its name (``libc.so.6`` is glibc's only): no search. Searching by name
+    (``ctypes.util.find_library``) runs ``ldconfig -p`` in a child process, which a server start would
+    pay twice on its way to the first answer (the front end and the worker template)."""
     try:
-        return ctypes.CDLL(name, use_errno=True)
+        own = ctypes.CDLL(None, use_errno=True)
+        if hasattr(own, "prctl") or not sys.platform.startswith("linux"):
+            return own
+    except OSError:
+        pass
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     except OSError:
         return None
 
@@ -270,6 +278,8 @@ def ping(
     port: int, *, host: str = HOST, path: str = "/ping", timeout_s: float = PING_TIMEOUT_S
 ) -> tuple[int, bytes]:
     """``GET path``: the status and body, or ``(0, b"")`` when nothing answers (yet)."""
+    import http.client  # here: the serving front end imports this module before it starts its workers
+
     conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
         conn.request("GET", path, headers={"User-Agent": READINESS_PROBE_AGENT})
@@ -310,8 +320,11 @@ def load_error_record(log_path: Path | None) -> str | None:
     return None
 
 
-class _Start:
-    """The failure checks shared by :func:`wait_ready` and :func:`await_ready`."""
+class StartWatch:
+    """A start being waited for and how it can fail: ``process`` exits, or ``timeout_s`` runs out. ``name``
+    names it in the errors, which quote the end of ``log_path`` (None: the output is the caller's), what
+    ``tally`` (the probes' answers) saw and ``limit`` (which setting sets ``timeout_s``). The clock starts
+    when it is made."""
 
     def __init__(
         self,
@@ -356,54 +369,35 @@ class _Start:
         return f"last lines of {self.log_path}:\n{log_tail(self.log_path)}"
 
 
-def wait_ready(
-    process: subprocess.Popen[bytes],
-    ready: Callable[[], bool],
-    *,
-    name: str,
-    timeout_s: float,
-    log_path: Path | None = None,
-    tally: Tally | None = None,
-    limit: str = "",
-) -> None:
+def wait_ready(watch: StartWatch, ready: Callable[[], bool]) -> None:
     """Return once ``ready()`` is true; raise :class:`ProcessStartError` if the process exits or time runs out.
 
     ``ready`` may raise :class:`ProcessStartError`, or :class:`~smkit.readiness.LoadFailed` (a runtime whose
-    model failed to load keeps answering 503: waiting longer cannot help), to give up early. ``tally``
-    (the probes' answers) and ``limit`` (which setting sets ``timeout_s``) go into the error messages.
+    model failed to load keeps answering 503: waiting longer cannot help), to give up early.
     """
-    start = _Start(process, name, timeout_s, log_path, tally, limit)
     while True:
-        start.check_running()
+        watch.check_running()
         try:
             if ready():
                 return
         except LoadFailed as exc:
-            raise start.load_failed(exc) from None
-        start.check_time()
+            raise watch.load_failed(exc) from None
+        watch.check_time()
         time.sleep(POLL_S)
 
 
-async def await_ready(
-    process: subprocess.Popen[bytes],
-    ready: Callable[[], Awaitable[bool]],
-    *,
-    name: str,
-    timeout_s: float,
-    log_path: Path | None = None,
-    tally: Tally | None = None,
-    limit: str = "",
-) -> None:
+async def await_ready(watch: StartWatch, ready: Callable[[], Awaitable[bool]]) -> None:
     """:func:`wait_ready` for an event loop: ``ready`` is a coroutine function, the wait never blocks."""
-    start = _Start(process, name, timeout_s, log_path, tally, limit)
+    import asyncio  # here: the serving front end imports this module before it starts its workers
+
     while True:
-        start.check_running()
+        watch.check_running()
         try:
             if await ready():
                 return
         except LoadFailed as exc:
-            raise start.load_failed(exc) from None
-        start.check_time()
+            raise watch.load_failed(exc) from None
+        watch.check_time()
         await asyncio.sleep(POLL_S)
 
 

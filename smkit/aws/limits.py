@@ -182,6 +182,17 @@ MAX_SECURITY_GROUPS = 5
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
 MIN_EVALUATION_PERIODS = 1
 MAX_SUB_HOUR_EVALUATION_S = 86_400
+# The Period of the kit's alarms and of the metrics they watch: one minute, the interval SageMaker publishes
+# invocation metrics at (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html), and one
+# of the periods PutMetricAlarm takes: "Valid values are 10, 20, 30, and any multiple of 60."
+ALARM_PERIOD_S = 60
+# PutMetricAlarm AlarmActions and OKActions: at most 5 each (the CloudFormation schema of AWS::CloudWatch::Alarm
+# sets no maximum; the API's holds).
+MAX_ALARM_ACTIONS = 5
+# ProductionVariant InitialVariantWeight: 0 or more; "The traffic to a production variant is determined by the
+# ratio of the VariantWeight to the sum of all VariantWeight values across all ProductionVariants."
+# https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html
+MIN_VARIANT_WEIGHT = 0
 # ContainerMetricsConfig MetricsEndpoint.MetricsEndpointPath: at most 256 characters.
 METRICS_PATH_MAX_LENGTH = 256
 # CodeCommit repositoryName: at most 100 characters.
@@ -189,28 +200,30 @@ METRICS_PATH_MAX_LENGTH = 256
 CODECOMMIT_NAME_MAX_LENGTH = 100
 
 # Limits AWS's API models hold: constant -> (service, shape, member, "min" or "max"), or two such reads for a
-# (min, max) pair. tests/aws/test_limits.py checks each against botocore's model.
-FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
-    "STARTUP_HEALTH_CHECK_RANGE_S": (
-        ("sagemaker", "ProductionVariant", "ContainerStartupHealthCheckTimeoutInSeconds", "min"),
-        ("sagemaker", "ProductionVariant", "ContainerStartupHealthCheckTimeoutInSeconds", "max"),
+# (min, max) pair (:func:`min_max`). tests/aws/test_limits.py checks each against botocore's model.
+Read = tuple[str, str, str, str]
+
+
+def min_max(shape: str, member: str, *, service: str = "sagemaker") -> tuple[Read, Read]:
+    """The reads of ``shape.member``'s minimum and maximum in ``service``'s model."""
+    return (service, shape, member, "min"), (service, shape, member, "max")
+
+
+FROM_MODELS: Mapping[str, tuple[Read, ...]] = {
+    "STARTUP_HEALTH_CHECK_RANGE_S": min_max(
+        "ProductionVariant", "ContainerStartupHealthCheckTimeoutInSeconds"
     ),
-    "REQUEST_TTL_RANGE_S": (
-        ("sagemaker-runtime", "InvokeEndpointAsyncInput", "RequestTTLSeconds", "min"),
-        ("sagemaker-runtime", "InvokeEndpointAsyncInput", "RequestTTLSeconds", "max"),
+    "REQUEST_TTL_RANGE_S": min_max(
+        "InvokeEndpointAsyncInput", "RequestTTLSeconds", service="sagemaker-runtime"
     ),
-    "INVOCATION_TIMEOUT_RANGE_S": (
-        ("sagemaker-runtime", "InvokeEndpointAsyncInput", "InvocationTimeoutSeconds", "min"),
-        ("sagemaker-runtime", "InvokeEndpointAsyncInput", "InvocationTimeoutSeconds", "max"),
+    "INVOCATION_TIMEOUT_RANGE_S": min_max(
+        "InvokeEndpointAsyncInput", "InvocationTimeoutSeconds", service="sagemaker-runtime"
     ),
     "CUSTOM_ATTRIBUTES_LIMIT": (("sagemaker-runtime", "InvokeEndpointInput", "CustomAttributes", "max"),),
     "MAX_SESSION_ID": (("sagemaker-runtime", "InvokeEndpointInput", "SessionId", "max"),),
     "TARGET_MODEL_MAX_LEN": (("sagemaker-runtime", "InvokeEndpointInput", "TargetModel", "max"),),
     "FILTER_MAX_LENGTH": (("sagemaker", "DataProcessing", "InputFilter", "max"),),
-    "INVOCATIONS_TIMEOUT_RANGE_S": (
-        ("sagemaker", "ModelClientConfig", "InvocationsTimeoutInSeconds", "min"),
-        ("sagemaker", "ModelClientConfig", "InvocationsTimeoutInSeconds", "max"),
-    ),
+    "INVOCATIONS_TIMEOUT_RANGE_S": min_max("ModelClientConfig", "InvocationsTimeoutInSeconds"),
     "MAX_INVOCATIONS_RETRIES": (("sagemaker", "ModelClientConfig", "InvocationsMaxRetries", "max"),),
     "MAX_ENV_ENTRIES": (("sagemaker", "ContainerDefinition", "Environment", "max"),),
     "MAX_ROLLBACK_ALARMS": (("sagemaker", "AutoRollbackConfig", "Alarms", "max"),),
@@ -224,25 +237,14 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
     ),
     "MAX_CONTAINERS": (("sagemaker", "CreateModelInput", "Containers", "max"),),
     "MAX_CHANNELS": (("sagemaker", "ContainerDefinition", "AdditionalModelDataSources", "max"),),
-    "CHANNEL_NAME_LENGTH": (
-        ("sagemaker", "AdditionalModelDataSource", "ChannelName", "min"),
-        ("sagemaker", "AdditionalModelDataSource", "ChannelName", "max"),
-    ),
+    "CHANNEL_NAME_LENGTH": min_max("AdditionalModelDataSource", "ChannelName"),
     "MAX_INSTANCE_POOLS": (("sagemaker", "ProductionVariant", "InstancePools", "max"),),
-    "VOLUME_SIZE_RANGE_GB": (
-        ("sagemaker", "ProductionVariant", "VolumeSizeInGB", "min"),
-        ("sagemaker", "ProductionVariant", "VolumeSizeInGB", "max"),
-    ),
+    "VOLUME_SIZE_RANGE_GB": min_max("ProductionVariant", "VolumeSizeInGB"),
     "MODEL_DOWNLOAD_TIMEOUT_RANGE_S": (
-        ("sagemaker", "ProductionVariant", "ModelDataDownloadTimeoutInSeconds", "min"),
-        ("sagemaker", "ProductionVariant", "ModelDataDownloadTimeoutInSeconds", "max"),
-        ("sagemaker", "InferenceComponentStartupParameters", "ModelDataDownloadTimeoutInSeconds", "min"),
-        ("sagemaker", "InferenceComponentStartupParameters", "ModelDataDownloadTimeoutInSeconds", "max"),
+        *min_max("ProductionVariant", "ModelDataDownloadTimeoutInSeconds"),
+        *min_max("InferenceComponentStartupParameters", "ModelDataDownloadTimeoutInSeconds"),
     ),
-    "PROVISION_TIMEOUT_RANGE_S": (
-        ("sagemaker", "ProductionVariant", "VariantInstanceProvisionTimeoutInSeconds", "min"),
-        ("sagemaker", "ProductionVariant", "VariantInstanceProvisionTimeoutInSeconds", "max"),
-    ),
+    "PROVISION_TIMEOUT_RANGE_S": min_max("ProductionVariant", "VariantInstanceProvisionTimeoutInSeconds"),
     "MIN_INSTANCE_COUNT": (
         ("sagemaker", "ProductionVariant", "InitialInstanceCount", "min"),
         ("sagemaker", "ProductionVariantManagedInstanceScaling", "MaxInstanceCount", "min"),
@@ -250,44 +252,27 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
     "MIN_MANAGED_INSTANCES": (
         ("sagemaker", "ProductionVariantManagedInstanceScaling", "MinInstanceCount", "min"),
     ),
-    "POOL_PRIORITY_RANGE": (
-        ("sagemaker", "InstancePool", "Priority", "min"),
-        ("sagemaker", "InstancePool", "Priority", "max"),
-    ),
+    "POOL_PRIORITY_RANGE": min_max("InstancePool", "Priority"),
     "SERVERLESS_CONCURRENCY_RANGE": (
-        ("sagemaker", "ProductionVariantServerlessConfig", "MaxConcurrency", "min"),
-        ("sagemaker", "ProductionVariantServerlessConfig", "MaxConcurrency", "max"),
-        ("sagemaker", "ProductionVariantServerlessConfig", "ProvisionedConcurrency", "min"),
-        ("sagemaker", "ProductionVariantServerlessConfig", "ProvisionedConcurrency", "max"),
+        *min_max("ProductionVariantServerlessConfig", "MaxConcurrency"),
+        *min_max("ProductionVariantServerlessConfig", "ProvisionedConcurrency"),
     ),
-    "ASYNC_CONCURRENCY_RANGE": (
-        ("sagemaker", "AsyncInferenceClientConfig", "MaxConcurrentInvocationsPerInstance", "min"),
-        ("sagemaker", "AsyncInferenceClientConfig", "MaxConcurrentInvocationsPerInstance", "max"),
-    ),
+    "ASYNC_CONCURRENCY_RANGE": min_max("AsyncInferenceClientConfig", "MaxConcurrentInvocationsPerInstance"),
     "WAIT_INTERVAL_RANGE_S": (
-        ("sagemaker", "TrafficRoutingConfig", "WaitIntervalInSeconds", "min"),
-        ("sagemaker", "TrafficRoutingConfig", "WaitIntervalInSeconds", "max"),
-        ("sagemaker", "BlueGreenUpdatePolicy", "TerminationWaitInSeconds", "min"),
-        ("sagemaker", "BlueGreenUpdatePolicy", "TerminationWaitInSeconds", "max"),
-        ("sagemaker", "RollingUpdatePolicy", "WaitIntervalInSeconds", "min"),
-        ("sagemaker", "RollingUpdatePolicy", "WaitIntervalInSeconds", "max"),
-        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "WaitIntervalInSeconds", "min"),
-        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "WaitIntervalInSeconds", "max"),
+        *min_max("TrafficRoutingConfig", "WaitIntervalInSeconds"),
+        *min_max("BlueGreenUpdatePolicy", "TerminationWaitInSeconds"),
+        *min_max("RollingUpdatePolicy", "WaitIntervalInSeconds"),
+        *min_max("InferenceComponentRollingUpdatePolicy", "WaitIntervalInSeconds"),
     ),
     "EXECUTION_TIMEOUT_RANGE_S": (
-        ("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "min"),
-        ("sagemaker", "BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
-        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "min"),
-        ("sagemaker", "InferenceComponentRollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds", "max"),
+        *min_max("BlueGreenUpdatePolicy", "MaximumExecutionTimeoutInSeconds"),
+        *min_max("InferenceComponentRollingUpdatePolicy", "MaximumExecutionTimeoutInSeconds"),
     ),
     "MIN_CAPACITY_SIZE": (
         ("sagemaker", "CapacitySize", "Value", "min"),
         ("sagemaker", "InferenceComponentCapacitySize", "Value", "min"),
     ),
-    "SAMPLING_PERCENT_RANGE": (
-        ("sagemaker", "DataCaptureConfig", "InitialSamplingPercentage", "min"),
-        ("sagemaker", "DataCaptureConfig", "InitialSamplingPercentage", "max"),
-    ),
+    "SAMPLING_PERCENT_RANGE": min_max("DataCaptureConfig", "InitialSamplingPercentage"),
     "MAX_CAPTURE_CONTENT_TYPES": (
         ("sagemaker", "CaptureContentTypeHeader", "CsvContentTypes", "max"),
         ("sagemaker", "CaptureContentTypeHeader", "JsonContentTypes", "max"),
@@ -309,13 +294,18 @@ FROM_MODELS: Mapping[str, tuple[tuple[str, str, str, str], ...]] = {
         ),
     ),
     "MAX_SPECIFICATIONS": (("sagemaker", "CreateInferenceComponentInput", "Specifications", "max"),),
-    "AZ_IMBALANCE_RANGE": (
-        ("sagemaker", "InferenceComponentAvailabilityZoneBalance", "MaxImbalance", "min"),
-        ("sagemaker", "InferenceComponentAvailabilityZoneBalance", "MaxImbalance", "max"),
-    ),
+    "AZ_IMBALANCE_RANGE": min_max("InferenceComponentAvailabilityZoneBalance", "MaxImbalance"),
     "MAX_SUBNETS": (("sagemaker", "VpcConfig", "Subnets", "max"),),
     "MAX_SECURITY_GROUPS": (("sagemaker", "VpcConfig", "SecurityGroupIds", "max"),),
     "MIN_EVALUATION_PERIODS": (("cloudwatch", "PutMetricAlarmInput", "EvaluationPeriods", "min"),),
+    "MAX_ALARM_ACTIONS": (
+        ("cloudwatch", "PutMetricAlarmInput", "AlarmActions", "max"),
+        ("cloudwatch", "PutMetricAlarmInput", "OKActions", "max"),
+    ),
+    "MIN_VARIANT_WEIGHT": (
+        ("sagemaker", "ProductionVariant", "InitialVariantWeight", "min"),
+        ("sagemaker", "DesiredWeightAndCapacity", "DesiredWeight", "min"),
+    ),
     "METRICS_PATH_MAX_LENGTH": (("sagemaker", "MetricsEndpoint", "MetricsEndpointPath", "max"),),
     "CODECOMMIT_NAME_MAX_LENGTH": (("codecommit", "GetRepositoryInput", "repositoryName", "max"),),
 }

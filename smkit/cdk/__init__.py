@@ -25,6 +25,7 @@ _EXTRA = {"aws_cdk", "constructs", "cdk_nag"}
 
 try:
     from smkit.cdk.compliance import add_compliance_checks
+    from smkit.cdk.compose import DEFAULT_CONFIG, FEATURE_FLAGS, add_deployment
     from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
     from smkit.cdk.constructs.encryption import EncryptionKey
     from smkit.cdk.constructs.endpoint import (
@@ -74,7 +75,6 @@ try:
         Subscriber,
     )
     from smkit.cdk.constructs.storage import EndpointBucket
-    from smkit.cdk.deployment import DEFAULT_CONFIG, FEATURE_FLAGS, add_deployment
     from smkit.cdk.ecr_stack import EcrStack
     from smkit.cdk.pipeline_stack import PipelineCommands, PipelineStack, add_pipeline
     from smkit.cdk.serving_stack import ServingStack

@@ -1,4 +1,4 @@
-"""The default CDK app: ``python -m smkit.cdk.app`` with ``-c config=FILE`` (see :mod:`smkit.cdk.deployment`).
+"""The default CDK app: ``python -m smkit.cdk.app`` with ``-c config=FILE`` (see :mod:`smkit.cdk.compose`).
 
 ``smkit synth`` runs it, ``smkit deploy`` hands it to the pinned CDK CLI as ``--app`` and ``smkit init``
 writes it into the project's cdk.json. The working directory is the project root: the config and every
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from smkit.cdk.deployment import FEATURE_FLAGS, add_deployment
+from smkit.cdk.compose import FEATURE_FLAGS, add_deployment
 
 
 def main(project_root: Path | None = None) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, Size
 from aws_cdk import aws_kms as kms
+from aws_cdk.aws_logs import ILogGroup
 from constructs import Construct
 
 from smkit.cdk import mapping
@@ -44,7 +45,7 @@ from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
 from smkit.cdk.constructs.model_data import ModelData, grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.storage import EndpointBucket
-from smkit.config.components import ComputeRequirements, RollingUpdate
+from smkit.config.components import ComputeRequirements, CopyScaling, InferenceComponentSpec, RollingUpdate
 from smkit.config.resolved import ResolvedComponents, ResolvedDeployment, ResolvedVariant
 from smkit.config.resolved.names import ENDPOINT_ID, component_id
 
@@ -137,21 +138,7 @@ def add_inference_components(
     component's log group in ``logs`` (an adapter logs in its base component's)."""
     spec = deployment.components
     assert spec is not None, "an inference-components endpoint resolves its components"
-    models = {}
-    for c in deployment.containers:
-        model = InferenceModel(
-            scope,
-            f"Model{pascal(c.name)}",
-            role=role.role,
-            containers=[containers[c.name]],
-            network_isolation=deployment.network_isolation,
-            log_group=logs.helpers,
-            **vpc,
-        )
-        # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
-        # login and metrics included), as the other endpoint types' models do.
-        model.resource.node.add_dependency(*role.access_policies)
-        models[c.name] = model
+    models = _models(scope, deployment, containers, role, vpc, logs.helpers)
     endpoint_config = EndpointConfiguration(
         scope,
         "EndpointConfig",
@@ -170,84 +157,146 @@ def add_inference_components(
         endpoint_config=endpoint_config,
         deployment=mapping.guardrails(deployment),
     )
+    variant_name = endpoint_config.variant_names[0]
     rollout = rolling_update(spec.rolling_update)
     components: dict[str, InferenceComponent] = {}
     scaling: dict[str, EndpointAutoscaling] = {}
     for ic in spec.bases:
-        assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
-        component = InferenceComponent(
-            scope,
-            component_id(ic.name),
-            endpoint=endpoint,
-            variant_name=endpoint_config.variant_names[0],
-            model=models[ic.container],
-            compute=_compute(ic.compute),
-            copies=ic.copies,
-            model_data_download_timeout=mapping.seconds(ic.model_data_download_timeout_seconds),
-            container_startup_health_check_timeout=mapping.seconds(
-                ic.container_startup_health_check_timeout_seconds
-            ),
-            rolling_update=rollout,
-            placement=ComponentPlacement(
-                placement=PlacementStrategy.of(ic.scheduling.placement) if ic.scheduling else None,
-                max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
-                data_cache=ic.data_cache,
-            ),
-            per_instance_type=per_instance_type(spec, ic.name),
-            metrics_endpoint=(
-                MetricsEndpoint(ic.metrics_path, deployment.metrics.publish_frequency_seconds)
-                if ic.metrics_path
-                else None
-            ),
-        )
+        component = _base_component(scope, deployment, ic, endpoint, variant_name, models, rollout)
         components[ic.name] = component
         # SageMaker would create the component's log group on first use, without retention or key.
         component.node.add_dependency(
             logs.add_component_group(component_id(ic.name), component.component_name)
         )
         if ic.autoscaling is not None:
-            a = ic.autoscaling
-            target = EndpointAutoscaling(
-                scope,
-                f"Autoscaling{pascal(ic.name)}",
-                component_name=component.component_name,
-                settings=ScalingSettings(
-                    ScalingTarget.INVOCATIONS_PER_COPY,
-                    min_capacity=a.min_copies,
-                    max_capacity=a.max_copies,
-                    target_value=a.target_invocations_per_copy,
-                    scale_in_cooldown=Duration.seconds(a.scale_in_cooldown_seconds),
-                    scale_out_cooldown=Duration.seconds(a.scale_out_cooldown_seconds),
-                    scale_from_zero_cooldown=Duration.seconds(a.scale_from_zero_cooldown_seconds),
-                ),
-            )
-            # Application Auto Scaling registers an existing component only.
-            target.node.add_dependency(component.resource)
-            scaling[ic.name] = target
-    adapters = _adapters(
-        scope, spec, components, endpoint, endpoint_config.variant_names[0], role, storage, logs
-    )
-    monitoring = None
-    if deployment.monitoring.alarms:
-        monitoring = EndpointMonitoring(
-            scope,
-            "Monitoring",
-            endpoint=endpoint,
-            # An adapter's traffic has metrics of its own (InferenceComponentName): the same alarms as a base's.
-            components={**components, **adapters},
-            thresholds=mapping.thresholds(deployment),
-            encryption_key=encryption_key,
-            subscribers=mapping.subscribers(deployment),
-        )
-        for name, component in components.items():  # an adapter has no rolling update of its own
-            component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
-        # SageMaker reads the alarms a component's rolling update names with the execution role; no
-        # grant for alarms nothing names.
-        named = [a for c in components.values() for a in c.named_rollback_alarms]
-        if named:
-            grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"), named)
-            grant.apply_before(*components.values())
+            scaling[ic.name] = _copy_scaling(scope, ic.name, ic.autoscaling, component)
+    adapters = _adapters(scope, spec, components, endpoint, variant_name, role, storage, logs)
+    monitoring = _monitoring(scope, deployment, endpoint, components, adapters, encryption_key, role)
     return ComponentParts(endpoint_config, endpoint, models, {**components, **adapters}, scaling, monitoring)
+
+
+def _models(
+    scope: Construct,
+    deployment: ResolvedDeployment,
+    containers: Mapping[str, ContainerSpec],
+    role: ExecutionRole,
+    vpc: mapping.Network,
+    log_group: ILogGroup,
+) -> dict[str, InferenceModel]:
+    """One SageMaker Model per container of ``deployment``, by container name (``log_group``: the logs of
+    the function that creates a model with channels)."""
+    models = {}
+    for c in deployment.containers:
+        model = InferenceModel(
+            scope,
+            f"Model{pascal(c.name)}",
+            role=role.role,
+            containers=[containers[c.name]],
+            network_isolation=deployment.network_isolation,
+            log_group=log_group,
+            **vpc,
+        )
+        # CreateModel checks image pull and data access with the role: wait for every access policy (ECR
+        # login and metrics included), as the other endpoint types' models do.
+        model.resource.node.add_dependency(*role.access_policies)
+        models[c.name] = model
+    return models
+
+
+def _base_component(
+    scope: Construct,
+    deployment: ResolvedDeployment,
+    ic: InferenceComponentSpec,
+    endpoint: InferenceEndpoint,
+    variant_name: str,
+    models: Mapping[str, InferenceModel],
+    rollout: RollingUpdateSettings | None,
+) -> InferenceComponent:
+    """A base (non-adapter) component: its model, compute, copies, startup limits, placement and metrics."""
+    assert ic.container is not None and ic.compute is not None  # smkit.config.hosting_rules
+    spec = deployment.components
+    assert spec is not None
+    return InferenceComponent(
+        scope,
+        component_id(ic.name),
+        endpoint=endpoint,
+        variant_name=variant_name,
+        model=models[ic.container],
+        compute=_compute(ic.compute),
+        copies=ic.copies,
+        model_data_download_timeout=mapping.seconds(ic.model_data_download_timeout_seconds),
+        container_startup_health_check_timeout=mapping.seconds(
+            ic.container_startup_health_check_timeout_seconds
+        ),
+        rolling_update=rollout,
+        placement=ComponentPlacement(
+            placement=PlacementStrategy.of(ic.scheduling.placement) if ic.scheduling else None,
+            max_az_imbalance=ic.scheduling.max_az_imbalance if ic.scheduling else None,
+            data_cache=ic.data_cache,
+        ),
+        per_instance_type=per_instance_type(spec, ic.name),
+        metrics_endpoint=(
+            MetricsEndpoint(ic.metrics_path, deployment.metrics.publish_frequency_seconds)
+            if ic.metrics_path
+            else None
+        ),
+    )
+
+
+def _copy_scaling(
+    scope: Construct, name: str, a: CopyScaling, component: InferenceComponent
+) -> EndpointAutoscaling:
+    """Target tracking on the copies of ``component`` (and the step out of zero copies)."""
+    target = EndpointAutoscaling(
+        scope,
+        f"Autoscaling{pascal(name)}",
+        component_name=component.component_name,
+        settings=ScalingSettings(
+            ScalingTarget.INVOCATIONS_PER_COPY,
+            min_capacity=a.min_copies,
+            max_capacity=a.max_copies,
+            target_value=a.target_invocations_per_copy,
+            scale_in_cooldown=Duration.seconds(a.scale_in_cooldown_seconds),
+            scale_out_cooldown=Duration.seconds(a.scale_out_cooldown_seconds),
+            scale_from_zero_cooldown=Duration.seconds(a.scale_from_zero_cooldown_seconds),
+        ),
+    )
+    # Application Auto Scaling registers an existing component only.
+    target.node.add_dependency(component.resource)
+    return target
+
+
+def _monitoring(
+    scope: Construct,
+    deployment: ResolvedDeployment,
+    endpoint: InferenceEndpoint,
+    components: Mapping[str, InferenceComponent],
+    adapters: Mapping[str, InferenceComponent],
+    encryption_key: kms.IKey,
+    role: ExecutionRole,
+) -> EndpointMonitoring | None:
+    """The alarms of the endpoint and of every component, which also roll back the bases' rolling updates."""
+    if not deployment.monitoring.alarms:
+        return None
+    monitoring = EndpointMonitoring(
+        scope,
+        "Monitoring",
+        endpoint=endpoint,
+        # An adapter's traffic has metrics of its own (InferenceComponentName): the same alarms as a base's.
+        components={**components, **adapters},
+        thresholds=mapping.thresholds(deployment),
+        encryption_key=encryption_key,
+        subscribers=mapping.subscribers(deployment),
+    )
+    for name, component in components.items():  # an adapter has no rolling update of its own
+        component.add_rollback_alarms(*monitoring.rollback_alarms_of(name))
+    # SageMaker reads the alarms a component's rolling update names with the execution role; no
+    # grant for alarms nothing names.
+    named = [a for c in components.values() for a in c.named_rollback_alarms]
+    if named:
+        grant = monitoring.grant_describe_rollback_alarms(role.separate_policy("RollbackAlarms"), named)
+        grant.apply_before(*components.values())
+    return monitoring
 
 
 def _adapters(

@@ -17,6 +17,7 @@ from constructs import Construct
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.encryption import allow_cloudwatch_logs
 from smkit.cdk.constructs.logs import retention_period
+from smkit.cdk.constructs.storage import access_log_bucket, private_bucket
 
 
 class SmokeTestAccessStack(cdk.Stack):
@@ -97,28 +98,12 @@ class PipelineArtifacts(Construct):
             encryption_key=self.key,
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
-        self.access_logs = s3.Bucket(
-            self,
-            "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,  # the only encryption access-log delivery supports
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            lifecycle_rules=[s3.LifecycleRule(expiration=cdk.Duration.days(365))],
-        )
-        acknowledge(self.access_logs, ACCESS_LOG_BUCKET_REASONS)
-        self.bucket = s3.Bucket(
+        self.access_logs = access_log_bucket(self, "AccessLogs", ACCESS_LOG_BUCKET_REASONS)
+        self.bucket = private_bucket(
             self,
             "Bucket",
-            encryption=s3.BucketEncryption.KMS,
             encryption_key=self.key,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=self.access_logs,
-            server_access_logs_prefix="artifacts/",
+            access_logs=(self.access_logs, "artifacts/"),
             lifecycle_rules=[s3.LifecycleRule(noncurrent_version_expiration=cdk.Duration.days(30))],
         )
         acknowledge(self.bucket, {rule: REPLICATION_REASON for rule in REPLICATION_RULES})

@@ -70,6 +70,18 @@ class ServingStack(cdk.Stack):
         super().__init__(scope, id_, **kwargs)
         self.deployed = deployed
         d = self.deployment = deployment
+        self._shared(d)
+        specs = self._containers(d, repository)
+        vpc = mapping.network(self, d)
+        self._keep_previous_data(d, previous_s3_uris)
+        if d.components is not None:
+            self._components(d, specs, vpc)
+        else:
+            self._variants(d, specs, vpc)
+
+    def _shared(self, d: ResolvedDeployment) -> None:
+        """What either kind of endpoint uses: the key, the bucket, the execution role, the async
+        notification topics and the log groups."""
         self.encryption = EncryptionKey(self, "EncryptionKey", key_arn=d.kms.key_arn)
         key = self.encryption.key
         self.storage = EndpointBucket(
@@ -92,12 +104,10 @@ class ServingStack(cdk.Stack):
             retention=retention_period(d.monitoring.log_retention_days),
             encryption_key=key,
         )
-        specs = self._containers(d, repository)
-        vpc = mapping.network(self, d)
-        self._keep_previous_data(d, previous_s3_uris)
-        if d.components is not None:
-            self._components(d, specs, vpc)
-            return
+
+    def _variants(self, d: ResolvedDeployment, specs: dict[str, ContainerSpec], vpc: mapping.Network) -> None:
+        """An endpoint of production variants (instances or serverless, real-time or async) and shadow
+        variants: its model, endpoint config, endpoint, alarms, autoscaling and outputs."""
         self.async_settings = mapping.async_settings(
             d,
             self.storage,

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import click
 
+from smkit.cli.shared_options import config_option
+
 
 @click.command("approved")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
-    help="Deployment config.",
-)
+@config_option("Deployment config.")
 @click.option(
     "--account", help="Account of GROUP/VERSION packages [default: the config's, else the caller's]."
 )

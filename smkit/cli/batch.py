@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,113 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
+# CreateTransformJob's own fields (TransformInput, TransformOutput, DataProcessing, the invocation limits): the
+# same for a local run and a real job, handed to the command as one TransformOptions.
+_TRANSFORM_OPTIONS = (
+    click.option("--content-type", default=None, help="TransformInput.ContentType, sent as Content-Type."),
+    click.option("--accept", default=None, help="TransformOutput.Accept, sent as Accept."),
+    _enum_option(
+        "--split-type",
+        SplitType,
+        "TransformInput.SplitType: None, Line, RecordIO or TFRecord (the last two only without --local).",
+    ),
+    _enum_option(
+        "--compression-type",
+        CompressionType,
+        "TransformInput.CompressionType: None or Gzip (inputs are gunzipped before splitting).",
+    ),
+    _enum_option(
+        "--batch-strategy",
+        BatchStrategy,
+        "SingleRecord or MultiRecord. Unset: the container's GET /execution-parameters answer (the smkit "
+        "runtime, like the toolkit, says MultiRecord), else SingleRecord.",
+        default=None,
+    ),
+    click.option(
+        "--max-payload-mb",
+        type=int,
+        default=None,
+        help="MaxPayloadInMB, 0-100 (default: the container's or 6).",
+    ),
+    click.option(
+        "--max-concurrent-transforms",
+        type=int,
+        default=None,
+        help="Parallel requests (default: the container's or 1).",
+    ),
+    _enum_option(
+        "--assemble-with",
+        AssembleWith,
+        "TransformOutput.AssembleWith: None (outputs glued together) or Line (one per line).",
+    ),
+    click.option(
+        "--input-filter",
+        default=None,
+        help="DataProcessing.InputFilter JSONPath, e.g. '$[1:]' or '$.features'.",
+    ),
+    click.option(
+        "--output-filter",
+        default=None,
+        help="DataProcessing.OutputFilter JSONPath, e.g. \"$['id','SageMakerOutput']\".",
+    ),
+    _enum_option(
+        "--join-source",
+        JoinSource,
+        "DataProcessing.JoinSource: None or Input (output joined to its input record).",
+    ),
+    click.option(
+        "--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request."
+    ),
+    click.option("--invocations-max-retries", type=int, default=3, show_default=True),
+)
+
+
+def _transform_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Add :data:`_TRANSFORM_OPTIONS` to ``command``, which takes their values as ``options``."""
+
+    @functools.wraps(command)
+    def with_options(
+        *,
+        content_type: str | None,
+        accept: str | None,
+        split_type: str,
+        compression_type: str,
+        batch_strategy: str | None,
+        max_payload_mb: int | None,
+        max_concurrent_transforms: int | None,
+        assemble_with: str,
+        input_filter: str | None,
+        output_filter: str | None,
+        join_source: str,
+        invocations_timeout: int,
+        invocations_max_retries: int,
+        **rest: Any,
+    ) -> None:
+        options = TransformOptions(
+            content_type=content_type,
+            accept=accept,
+            split_type=SplitType(_canonical(SplitType, split_type)),
+            compression_type=CompressionType(_canonical(CompressionType, compression_type)),
+            batch_strategy=BatchStrategy(_canonical(BatchStrategy, batch_strategy))
+            if batch_strategy
+            else None,
+            max_payload_mb=max_payload_mb,
+            max_concurrent_transforms=max_concurrent_transforms,
+            assemble_with=AssembleWith(_canonical(AssembleWith, assemble_with)),
+            input_filter=input_filter,
+            output_filter=output_filter,
+            join_source=JoinSource(_canonical(JoinSource, join_source)),
+            invocations_timeout_s=invocations_timeout,
+            invocations_max_retries=invocations_max_retries,
+        )
+        command(options=options, **rest)
+
+    decorated: Callable[..., None] = with_options
+    for option in reversed(_TRANSFORM_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
 @click.command("batch-transform")
 @click.option(
     "--local", "local", is_flag=True, help="Run against the local serving runtime instead of SageMaker."
@@ -74,54 +183,7 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--output", "output_location", required=True, help="Folder or s3:// prefix for <input name>.out objects."
 )
-@click.option("--content-type", default=None, help="TransformInput.ContentType, sent as Content-Type.")
-@click.option("--accept", default=None, help="TransformOutput.Accept, sent as Accept.")
-@_enum_option(
-    "--split-type",
-    SplitType,
-    "TransformInput.SplitType: None, Line, RecordIO or TFRecord (the last two only without --local).",
-)
-@_enum_option(
-    "--compression-type",
-    CompressionType,
-    "TransformInput.CompressionType: None or Gzip (inputs are gunzipped before splitting).",
-)
-@_enum_option(
-    "--batch-strategy",
-    BatchStrategy,
-    "SingleRecord or MultiRecord. Unset: the container's GET /execution-parameters answer (the smkit "
-    "runtime, like the toolkit, says MultiRecord), else SingleRecord.",
-    default=None,
-)
-@click.option(
-    "--max-payload-mb", type=int, default=None, help="MaxPayloadInMB, 0-100 (default: the container's or 6)."
-)
-@click.option(
-    "--max-concurrent-transforms",
-    type=int,
-    default=None,
-    help="Parallel requests (default: the container's or 1).",
-)
-@_enum_option(
-    "--assemble-with",
-    AssembleWith,
-    "TransformOutput.AssembleWith: None (outputs glued together) or Line (one per line).",
-)
-@click.option(
-    "--input-filter", default=None, help="DataProcessing.InputFilter JSONPath, e.g. '$[1:]' or '$.features'."
-)
-@click.option(
-    "--output-filter",
-    default=None,
-    help="DataProcessing.OutputFilter JSONPath, e.g. \"$['id','SageMakerOutput']\".",
-)
-@_enum_option(
-    "--join-source",
-    JoinSource,
-    "DataProcessing.JoinSource: None or Input (output joined to its input record).",
-)
-@click.option("--invocations-timeout", type=int, default=600, show_default=True, help="Seconds per request.")
-@click.option("--invocations-max-retries", type=int, default=3, show_default=True)
+@_transform_options
 @click.option(
     "--startup-timeout",
     type=click.FloatRange(min=1),
@@ -164,19 +226,7 @@ def batch_transform(
     model_name: str | None,
     input_location: str,
     output_location: str,
-    content_type: str | None,
-    accept: str | None,
-    split_type: str,
-    compression_type: str,
-    batch_strategy: str | None,
-    max_payload_mb: int | None,
-    max_concurrent_transforms: int | None,
-    assemble_with: str,
-    input_filter: str | None,
-    output_filter: str | None,
-    join_source: str,
-    invocations_timeout: int,
-    invocations_max_retries: int,
+    options: TransformOptions,
     startup_timeout: float,
     endpoint_url: str | None,
     container_log: Path | None,
@@ -197,21 +247,6 @@ def batch_transform(
     exits 1 when any input object failed. Without --local the same options become a CreateTransformJob
     request for an existing SageMaker Model (--model-name).
     """
-    options = TransformOptions(
-        content_type=content_type,
-        accept=accept,
-        split_type=SplitType(_canonical(SplitType, split_type)),
-        compression_type=CompressionType(_canonical(CompressionType, compression_type)),
-        batch_strategy=BatchStrategy(_canonical(BatchStrategy, batch_strategy)) if batch_strategy else None,
-        max_payload_mb=max_payload_mb,
-        max_concurrent_transforms=max_concurrent_transforms,
-        assemble_with=AssembleWith(_canonical(AssembleWith, assemble_with)),
-        input_filter=input_filter,
-        output_filter=output_filter,
-        join_source=JoinSource(_canonical(JoinSource, join_source)),
-        invocations_timeout_s=invocations_timeout,
-        invocations_max_retries=invocations_max_retries,
-    )
     environment = _env_pairs(env_pairs)
     try:
         if local:

@@ -105,6 +105,14 @@ def _running(workdir: Path) -> MotoServer | None:
     return MotoServer.attach(workdir / STATE_FILE)
 
 
+def _running_or_say(workdir: Path, meaning: str = "") -> MotoServer | None:
+    """The background server; None after saying on stderr that none runs (and ``meaning``: what that means)."""
+    server = _running(workdir)
+    if server is None:
+        click.echo(f"no emulator is running{meaning}", err=True)
+    return server
+
+
 def _ensure_running(workdir: Path, port: int | None) -> MotoServer:
     server = _running(workdir)
     if server is not None:
@@ -153,9 +161,8 @@ def stop() -> None:
     """Stop the background server: its whole process group, and wait until its port is free."""
     with _errors():
         workdir = _workdir()
-        server = _running(workdir)
+        server = _running_or_say(workdir)
         if server is None:
-            click.echo("no emulator is running", err=True)
             return
         server.stop()
         (workdir / STATE_FILE).unlink(missing_ok=True)
@@ -235,9 +242,8 @@ def destroy(configs: tuple[Path, ...]) -> None:
     """``cdk destroy --all`` the stacks of each config, then list what is left in the emulator."""
     with _errors():
         workdir = _workdir()
-        server = _running(workdir)
+        server = _running_or_say(workdir, "; nothing to destroy")
         if server is None:
-            click.echo("no emulator is running; nothing to destroy", err=True)
             return
         cli = _cli(server)
         if configs:

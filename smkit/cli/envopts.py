@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved import ResolvedDeployment
 from smkit.modelenv import ImageRuntime
@@ -37,12 +38,10 @@ def env_options(func: F) -> F:
         help="Run the handler with this interpreter (it must have the model's requirements) instead of "
         "the environment smkit builds from code/requirements.txt.",
     )(func)
-    func = click.option(
-        "--config",
-        "config_path",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Deployment config the model is for: its image sets the Python version and framework defaults, "
+    func = config_option(
+        "Deployment config the model is for: its image sets the Python version and framework defaults, "
         "its network_isolation turns on wheel vendoring.",
+        required=False,
     )(func)
     return func
 

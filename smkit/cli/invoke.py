@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from smkit.cli.shared_options import config_option
 from smkit.object_store import Storage
+
+if TYPE_CHECKING:
+    from smkit.client.invoke import Target
 
 
 def _read_data(data: str) -> tuple[bytes | None, str | None]:
@@ -87,41 +91,19 @@ def invoke_command(
     answer with sagemaker.core.deserializers by the RESPONSE Content-Type."""
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from smkit.client.codecs import serialize, serialize_literal
-    from smkit.client.invoke import InvokeError, Target, describe_client_error, invoke, runtime_client
+    from smkit.client.invoke import InvokeError, describe_client_error, invoke, runtime_client
 
-    targets = {
-        "--variant": variant,
-        "--target-model": target_model,
-        "--target-container": target_container,
-        "--inference-component": inference_component,
-    }
-    chosen = [k for k, v in targets.items() if v is not None]
-    if len(chosen) > 1:
-        raise click.UsageError(f"{' and '.join(chosen)} are mutually exclusive; pass at most one")
-    if asynchronous and chosen:
-        raise click.UsageError(f"{chosen[0]} does not apply to --async (InvokeEndpointAsync has no targets)")
-    if input_location and not asynchronous:
-        raise click.UsageError("--input-location needs --async")
-    if stream and asynchronous:
-        raise click.UsageError("--stream and --async are mutually exclusive")
-    if stream and target_model is not None:
-        raise click.UsageError(
-            "--target-model does not apply to --stream (InvokeEndpointWithResponseStream has no TargetModel)"
-        )
-    raw_bytes, literal = _read_data(data)
-    try:
-        body = (
-            serialize(raw_bytes, content_type)
-            if raw_bytes is not None
-            else serialize_literal(literal or "", content_type)
-        )
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--data") from None
-    client = runtime_client(endpoint_url=endpoint_url, region=region)
-    target = Target(
-        variant=variant, model=target_model, container=target_container, component=inference_component
+    target = _target(
+        variant=variant,
+        model=target_model,
+        container=target_container,
+        component=inference_component,
+        asynchronous=asynchronous,
+        stream=stream,
+        input_location=input_location,
     )
+    body = _request_body(data, content_type)
+    client = runtime_client(endpoint_url=endpoint_url, region=region)
     # What InvokeEndpoint and InvokeEndpointWithResponseStream are both called with.
     call: dict[str, Any] = {
         "content_type": content_type,
@@ -154,6 +136,54 @@ def invoke_command(
     if output is not None:
         output.write_bytes(payload)
     _print_answer(answer, ctype, payload, raw)
+
+
+def _target(
+    *,
+    variant: str | None,
+    model: str | None,
+    container: str | None,
+    component: str | None,
+    asynchronous: bool,
+    stream: bool,
+    input_location: str | None,
+) -> Target:
+    """The one target the flags name, checked against the API they choose (--async, --stream)."""
+    from smkit.client.invoke import Target
+
+    targets = {
+        "--variant": variant,
+        "--target-model": model,
+        "--target-container": container,
+        "--inference-component": component,
+    }
+    chosen = [k for k, v in targets.items() if v is not None]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} are mutually exclusive; pass at most one")
+    if asynchronous and chosen:
+        raise click.UsageError(f"{chosen[0]} does not apply to --async (InvokeEndpointAsync has no targets)")
+    if input_location and not asynchronous:
+        raise click.UsageError("--input-location needs --async")
+    if stream and asynchronous:
+        raise click.UsageError("--stream and --async are mutually exclusive")
+    if stream and model is not None:
+        raise click.UsageError(
+            "--target-model does not apply to --stream (InvokeEndpointWithResponseStream has no TargetModel)"
+        )
+    return Target(variant=variant, model=model, container=container, component=component)
+
+
+def _request_body(data: str, content_type: str) -> bytes:
+    """--data serialized for --content-type (a file or stdin as is, a literal by the type's serializer)."""
+    from smkit.client.codecs import serialize, serialize_literal
+
+    raw_bytes, literal = _read_data(data)
+    try:
+        if raw_bytes is not None:
+            return serialize(raw_bytes, content_type)
+        return serialize_literal(literal or "", content_type)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--data") from None
 
 
 def _say_variant(result: Any) -> None:
@@ -244,13 +274,7 @@ def _component_names(text: str) -> dict[str, str]:
 
 
 @click.command("smoke-test")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Deployment config whose model samples to send.",
-)
+@config_option("Deployment config whose model samples to send.")
 @click.option("--endpoint", help="EndpointName (default: the config's name, as the local endpoint uses).")
 @click.option("--endpoint-url", help="SageMaker Runtime URL (the local gateway); default: AWS.")
 @click.option("--region", help="AWS region (default: the environment's).")

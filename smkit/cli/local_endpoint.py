@@ -6,13 +6,17 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError, load_deployment
 from smkit.config.resolved.names import deployed_names
 from smkit.digest import sha256_file
+
+if TYPE_CHECKING:
+    from smkit.local import LocalEndpoint
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -94,13 +98,7 @@ def _workers(process: Any) -> str:
 
 
 @click.command("local-endpoint")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Deployment config, e.g. config/realtime.yaml.",
-)
+@config_option("Deployment config, e.g. config/realtime.yaml.")
 @click.option("--port", default=8080, show_default=True, help="Gateway port on 127.0.0.1 (0: any free port).")
 @click.option("--name", help="EndpointName clients pass (default: the config's name).")
 @click.option(
@@ -221,6 +219,13 @@ def local_endpoint(
         endpoint = LocalEndpoint(deployment, port=port, name=name, **settings)
     except LocalEndpointError as exc:  # a config the local endpoint refuses (smkit.local.unsupported)
         raise click.ClickException(str(exc)) from None
+    _serve_until_stopped(endpoint)
+
+
+def _serve_until_stopped(endpoint: LocalEndpoint) -> None:
+    """Start ``endpoint``, say what runs where, and serve until Ctrl-C or SIGTERM; then stop every process."""
+    from smkit.local import LocalEndpointError
+
     # Explicit for both: a shell may start background jobs with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)

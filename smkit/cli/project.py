@@ -22,13 +22,13 @@ import click
 
 from smkit.cli.envopts import loaded, say, target
 from smkit.cli.package import package_config
+from smkit.cli.shared_options import config_option
 from smkit.config import ConfigError
 from smkit.config.resolved import ResolvedDeployment
 from smkit.config.resolved.names import deployed_names
 from smkit.ops.cdk_cli import APP_MODULE, CDK_CLI_VERSION, CdkCli, CdkError, CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
 
-CONFIG = click.Path(exists=True, dir_okay=False, path_type=Path)
 # Docker builds of image assets without BuildKit's provenance attestation: with it the push is an OCI image
 # index, which SageMaker CreateModel rejects ("Unsupported manifest media type").
 NO_ATTESTATIONS = {"BUILDX_NO_DEFAULT_ATTESTATIONS": "1"}
@@ -114,7 +114,7 @@ def _assembly_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("synth")
-@click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to synthesize.")
+@config_option("Deployment config to synthesize.")
 @_assembly_options
 @click.option(
     "--read-stages",
@@ -159,7 +159,7 @@ def synth(config_path: Path, output: Path, context: tuple[str, ...], read_stages
 
 
 @click.command("deploy", context_settings={"ignore_unknown_options": True})
-@click.option("--config", "config_path", type=CONFIG, required=True, help="Deployment config to deploy.")
+@config_option("Deployment config to deploy.")
 @_assembly_options
 @click.argument("cdk_args", nargs=-1, type=click.UNPROCESSED)
 def deploy(config_path: Path, output: Path, context: tuple[str, ...], cdk_args: tuple[str, ...]) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from smkit.cli.shared_options import config_option
+
 
 @click.command()
 @click.option("--model", type=click.Path(), help="model.tar.gz or extracted model directory.")
@@ -35,11 +37,9 @@ import click
     help="tfs: the SageMaker TensorFlow Serving form (needs smkit[tensorflow]); auto picks it for a "
     "SavedModel with handler/input_handler/output_handler or no inference.py.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Deployment config the model is for: its image sets the model environment's Python and framework.",
+@config_option(
+    "Deployment config the model is for: its image sets the model environment's Python and framework.",
+    required=False,
 )
 @click.option(
     "--python",
@@ -68,8 +68,8 @@ def serve(
 
     from smkit.modelenv import envs_enabled
     from smkit.serving import launcher
+    from smkit.serving.front.event_loop import exit_now
     from smkit.serving.front.launch import LaunchRequest
-    from smkit.serving.front.serve import exit_now
 
     request = LaunchRequest(
         model=model,

@@ -116,6 +116,24 @@ def describe_client_error(exc: Exception) -> str:
     return text
 
 
+def _parameters(
+    endpoint: str,
+    body: bytes,
+    content_type: str,
+    accept: str | None,
+    target: Target,
+    custom_attributes: str | None,
+) -> dict[str, Any]:
+    """The parameters of an InvokeEndpoint or InvokeEndpointWithResponseStream call."""
+    params: dict[str, Any] = {"EndpointName": endpoint, "Body": body, "ContentType": content_type}
+    if accept:
+        params["Accept"] = accept
+    if custom_attributes is not None:
+        params["CustomAttributes"] = custom_attributes
+    params.update(target.parameters())
+    return params
+
+
 def invoke(
     client: Any,
     endpoint: str,
@@ -127,12 +145,7 @@ def invoke(
     custom_attributes: str | None = None,
 ) -> InvokeResult:
     """InvokeEndpoint; botocore's ClientError propagates."""
-    params: dict[str, Any] = {"EndpointName": endpoint, "Body": body, "ContentType": content_type}
-    if accept:
-        params["Accept"] = accept
-    if custom_attributes is not None:
-        params["CustomAttributes"] = custom_attributes
-    params.update((target or Target()).parameters())
+    params = _parameters(endpoint, body, content_type, accept, target or Target(), custom_attributes)
     response = client.invoke_endpoint(**params)
     return InvokeResult(
         body=response["Body"].read(),
@@ -168,12 +181,7 @@ def invoke_stream(
         raise InvokeError(
             "InvokeEndpointWithResponseStream has no TargetModel: multi-model endpoints do not stream"
         )
-    params: dict[str, Any] = {"EndpointName": endpoint, "Body": body, "ContentType": content_type}
-    if accept:
-        params["Accept"] = accept
-    if custom_attributes is not None:
-        params["CustomAttributes"] = custom_attributes
-    params.update(target.parameters())
+    params = _parameters(endpoint, body, content_type, accept, target, custom_attributes)
     response = client.invoke_endpoint_with_response_stream(**params)
 
     def parts() -> Iterator[bytes]:

@@ -25,13 +25,14 @@ from smkit.aws.limits import (
     CANARY_MAX_PERCENT,
     LINEAR_PERCENT,
     LOG_RETENTION_DAYS,
+    MAX_ALARM_ACTIONS,
     MAX_EXECUTION_TIMEOUT,
     MAX_ROLLBACK_ALARMS,
 )
 from smkit.aws.patterns import IMAGE_REGION, KMS_ALIAS
 from smkit.config.channel_rules import channels
 from smkit.config.components import ShadowVariant
-from smkit.config.endpoint import POOL_URL, POOLS_URL, Variant
+from smkit.config.endpoint import POOL_URL, POOLS_URL, Deployment, Variant
 from smkit.config.model_data_rules import model_package_data, s3_model_data
 from smkit.config.models import DeploymentConfig, variant_paths
 from smkit.config.rules import Issue, Rule, set_fields
@@ -116,17 +117,23 @@ def execution_timeout(cfg: DeploymentConfig) -> Iterable[Issue]:
     if d.max_execution_timeout_seconds is None or d.strategy == "rolling":
         return  # rolling: smkit.config.hosting_rules
     total = waits(cfg)
-    if d.max_execution_timeout_seconds <= total:
-        fix = (
-            f"raise it above {total} (at most {MAX_EXECUTION_TIMEOUT})"
-            if total < MAX_EXECUTION_TIMEOUT
-            else "shorten wait_interval_seconds or termination_wait_seconds"
-        )
+    fix = (
+        f"raise it above {total} (at most {MAX_EXECUTION_TIMEOUT})"
+        if total < MAX_EXECUTION_TIMEOUT
+        else "shorten wait_interval_seconds or termination_wait_seconds"
+    )
+    waited = f"{total} s: wait_interval_seconds per traffic step plus termination_wait_seconds"
+    yield from outlasts_waits(d, total, f"the deployment's waits ({waited}); {fix} ({BLUE_GREEN_URL})")
+
+
+def outlasts_waits(d: Deployment, total: int, waits_and_fix: str) -> Iterable[Issue]:
+    """``max_execution_timeout_seconds`` (when set) longer than the ``total`` seconds a deployment waits
+    (blue/green here, rolling in :mod:`smkit.config.hosting_rules`): ``waits_and_fix`` says which, and the fix."""
+    if d.max_execution_timeout_seconds is not None and d.max_execution_timeout_seconds <= total:
         yield Issue(
             "endpoint.deployment.max_execution_timeout_seconds",
             d.max_execution_timeout_seconds,
-            f"must be longer than the deployment's waits ({total} s: wait_interval_seconds per traffic step "
-            f"plus termination_wait_seconds); {fix} ({BLUE_GREEN_URL})",
+            f"must be longer than {waits_and_fix}",
         )
 
 
@@ -330,6 +337,38 @@ def log_retention(cfg: DeploymentConfig) -> Iterable[Issue]:
         )
 
 
+def alarm_actions(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # Each alarm publishes to the kit's topic and to every forwarded topic (AlarmTopic.actions).
+    forwarded = [s.topic_arn for s in cfg.monitoring.subscriptions if s.type == "sns"]
+    if cfg.monitoring.alarms and 1 + len(forwarded) > MAX_ALARM_ACTIONS:
+        yield Issue(
+            "monitoring.subscriptions",
+            forwarded,
+            f"every alarm publishes to the endpoint's alarm topic and to each sns subscription, "
+            f"{1 + len(forwarded)} actions, but an alarm takes at most {MAX_ALARM_ACTIONS} AlarmActions: forward "
+            f"to at most {MAX_ALARM_ACTIONS - 1} topics, or subscribe the others to the alarm topic "
+            "(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)",
+        )
+
+
+def variant_weights(cfg: DeploymentConfig) -> Iterable[Issue]:
+    # A variant's share is its weight over the sum of all (API_ProductionVariant); components carry no weight.
+    variants = cfg.endpoint.variants
+    if (
+        cfg.endpoint.type != "inference-components"
+        and variants
+        and not any(v.initial_weight for v in variants)
+    ):
+        yield Issue(
+            "endpoint.variants",
+            [v.initial_weight for v in variants],
+            "a variant's share of the traffic is its initial_weight over the sum of all, and these sum to 0: "
+            "give at least one variant a weight above 0 (a variant of weight 0 takes only calls that name it "
+            "in TargetVariant) (https://docs.aws.amazon.com/sagemaker/latest/APIReference/"
+            "API_ProductionVariant.html)",
+        )
+
+
 def image_regions(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.region is None:
         return  # checked at deploy time by a template rule (smkit.cdk.constructs.image)
@@ -359,6 +398,8 @@ AWS_RULES: tuple[Rule, ...] = (
     instance_store_volume,
     retained_counts,
     log_retention,
+    alarm_actions,
+    variant_weights,
     image_regions,
     s3_model_data,
     model_package_data,

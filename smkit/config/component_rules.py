@@ -17,10 +17,13 @@ from smkit.config.components import (
     SCALE_TO_ZERO,
     SHADOW,
     SPECIFICATIONS,
+    ComputeRequirements,
     CopyScaling,
     InferenceComponentSpec,
+    InferenceComponentsSpec,
 )
 from smkit.config.containers import Container
+from smkit.config.endpoint import Variant
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue, Rule
 
@@ -119,6 +122,21 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
     if cfg.endpoint.type != "inference-components" or spec is None or not cfg.endpoint.variants:
         return
     variant = cfg.endpoint.variants[0]
+    yield from _instance_bounds(spec, variant)
+    for i, component in enumerate(spec.components):
+        yield from _component_fit(f"{PATH}.components[{i}]", component, variant)
+    yield from _instances_to_zero(spec)
+    rolling = spec.rolling_update
+    if rolling is not None and (rolling.batch_copies is None) == (rolling.batch_percent is None):
+        yield Issue(
+            f"{PATH}.rolling_update",
+            "batch size",
+            f"set exactly one of batch_copies (COPY_COUNT) or batch_percent (CAPACITY_PERCENT). {ROLLING}",
+        )
+
+
+def _instance_bounds(spec: InferenceComponentsSpec, variant: Variant) -> Iterable[Issue]:
+    """``instance_scaling``'s bounds, and the variant's initial instance count within them."""
     scaling = spec.instance_scaling
     if scaling.max_instances < scaling.min_instances:
         yield Issue(
@@ -132,72 +150,56 @@ def component_capacity(cfg: DeploymentConfig) -> Iterable[Issue]:
             variant.initial_instance_count,
             f"must lie between max(1, min_instances) and max_instances ({scaling.max_instances})",
         )
-    for i, component in enumerate(spec.components):
-        path = f"{PATH}.components[{i}]"
-        yield from _copy_scaling(path, component.copies, component.autoscaling)
-        yield from _per_instance_type(path, component, variant.pool_types, bool(variant.instance_pools))
-        if component.metrics_path is not None and component.base_component is not None:
-            yield Issue(
-                f"{path}.metrics_path",
-                component.metrics_path,
-                "an adapter runs in its base component's container, which serves the metrics; set metrics_path "
-                f"on the base component {component.base_component!r} instead",
-            )
-        compute = component.compute
-        if compute is None:
-            continue  # an adapter (smkit.config.hosting_rules)
-        # With instance pools a copy must fit every pool's type: compute on the types per_instance_type does not
-        # list, each entry's own compute on its type.
-        listed = {e.instance_type: e.compute for e in component.per_instance_type or ()}
-        for j, entry in enumerate(component.per_instance_type or ()):
-            size = instance_size(entry.instance_type)
-            if size is not None:
-                c = entry.compute
-                yield from _fits(
-                    f"{path}.per_instance_type[{j}]",
-                    entry.instance_type,
-                    size,
-                    c.min_memory_mb,
-                    c.cpu_cores,
-                    c.accelerators,
-                )
-        sizes = [(t, instance_size(t)) for t in variant.pool_types if t not in listed]
-        if compute.max_memory_mb is not None and compute.max_memory_mb < compute.min_memory_mb:
-            yield Issue(
-                f"{path}.compute.max_memory_mb",
-                compute.max_memory_mb,
-                f"must be >= min_memory_mb ({compute.min_memory_mb})",
-            )
-        for instance_type, size in sizes:
-            if size is not None:
-                yield from _fits(
-                    path,
-                    instance_type,
-                    size,
-                    compute.min_memory_mb,
-                    compute.cpu_cores,
-                    compute.accelerators,
-                )
-    if scaling.min_instances == 0:
-        fixed = [
-            c.name
-            for c in spec.components
-            if c.base_component is None and (c.autoscaling is None or c.autoscaling.min_copies > 0)
-        ]
-        if fixed:
-            yield Issue(
-                f"{PATH}.instance_scaling.min_instances",
-                0,
-                f"instances reach zero only when every component can: give {', '.join(fixed)} "
-                f"autoscaling with min_copies: 0, or set min_instances >= 1. {SCALE_TO_ZERO}",
-            )
-    rolling = spec.rolling_update
-    if rolling is not None and (rolling.batch_copies is None) == (rolling.batch_percent is None):
+
+
+def _instances_to_zero(spec: InferenceComponentsSpec) -> Iterable[Issue]:
+    """``min_instances: 0`` needs every base component able to scale to zero copies."""
+    if spec.instance_scaling.min_instances != 0:
+        return
+    fixed = [
+        c.name
+        for c in spec.components
+        if c.base_component is None and (c.autoscaling is None or c.autoscaling.min_copies > 0)
+    ]
+    if fixed:
         yield Issue(
-            f"{PATH}.rolling_update",
-            "batch size",
-            f"set exactly one of batch_copies (COPY_COUNT) or batch_percent (CAPACITY_PERCENT). {ROLLING}",
+            f"{PATH}.instance_scaling.min_instances",
+            0,
+            f"instances reach zero only when every component can: give {', '.join(fixed)} "
+            f"autoscaling with min_copies: 0, or set min_instances >= 1. {SCALE_TO_ZERO}",
         )
+
+
+def _component_fit(path: str, component: InferenceComponentSpec, variant: Variant) -> Iterable[Issue]:
+    """One component's copies and copy scaling, its per-instance-type entries, its metrics path, and one copy's
+    fit on each instance type of the variant."""
+    yield from _copy_scaling(path, component.copies, component.autoscaling)
+    yield from _per_instance_type(path, component, variant.pool_types, bool(variant.instance_pools))
+    if component.metrics_path is not None and component.base_component is not None:
+        yield Issue(
+            f"{path}.metrics_path",
+            component.metrics_path,
+            "an adapter runs in its base component's container, which serves the metrics; set metrics_path "
+            f"on the base component {component.base_component!r} instead",
+        )
+    compute = component.compute
+    if compute is None:
+        return  # an adapter (smkit.config.hosting_rules)
+    # With instance pools a copy must fit every pool's type: compute on the types per_instance_type does not
+    # list, each entry's own compute on its type.
+    entries = component.per_instance_type or ()
+    for j, entry in enumerate(entries):
+        yield from _fits(f"{path}.per_instance_type[{j}]", entry.instance_type, entry.compute)
+    if compute.max_memory_mb is not None and compute.max_memory_mb < compute.min_memory_mb:
+        yield Issue(
+            f"{path}.compute.max_memory_mb",
+            compute.max_memory_mb,
+            f"must be >= min_memory_mb ({compute.min_memory_mb})",
+        )
+    listed = {e.instance_type for e in entries}
+    for instance_type in variant.pool_types:
+        if instance_type not in listed:
+            yield from _fits(path, instance_type, compute)
 
 
 def _per_instance_type(
@@ -254,14 +256,12 @@ def _copy_scaling(path: str, copies: int, autoscaling: CopyScaling | None) -> It
         )
 
 
-def _fits(
-    path: str,
-    instance_type: str,
-    size: tuple[int, int, int],
-    memory_mb: int,
-    cpu_cores: float | None,
-    accelerators: float | None,
-) -> Iterable[Issue]:
+def _fits(path: str, instance_type: str, compute: ComputeRequirements) -> Iterable[Issue]:
+    """One copy's ``compute`` on one ``instance_type`` (nothing where the catalogue does not size the type)."""
+    size = instance_size(instance_type)
+    if size is None:
+        return
+    memory_mb, cpu_cores, accelerators = compute.min_memory_mb, compute.cpu_cores, compute.accelerators
     cpus, memory, gpus = size
     if memory_mb > memory:
         yield Issue(

@@ -24,6 +24,7 @@ from smkit.aws.limits import (
     METRICS_PUBLISH_FREQUENCIES_S,
     MIN_CAPACITY_SIZE,
     MIN_INSTANCE_COUNT,
+    MIN_VARIANT_WEIGHT,
     MODEL_DOWNLOAD_TIMEOUT_RANGE_S,
     POOL_PRIORITY_RANGE,
     PROVISION_TIMEOUT_RANGE_S,
@@ -187,7 +188,14 @@ class Variant(Frozen):
         f"before the operation fails. instance_pools only. Default: unset (SageMaker's). {POOLS_URL}",
     )
     initial_instance_count: int = Field(1, ge=MIN_INSTANCE_COUNT)
-    initial_weight: float = Field(1.0, gt=0, description="Relative traffic weight (> 0).")
+    initial_weight: float = Field(
+        1.0,
+        ge=MIN_VARIANT_WEIGHT,
+        description="InitialVariantWeight: the variant's share of the traffic is its weight over the sum of all "
+        "variants' weights; 0 or more, not 0 for every variant (a variant of weight 0 takes only calls that name "
+        "it in TargetVariant). Default 1. "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html",
+    )
     routing: Literal["least-outstanding-requests", "random"] | None = Field(
         None,
         description="How SageMaker spreads requests over the variant's instances "

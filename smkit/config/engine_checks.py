@@ -12,6 +12,7 @@ and the instance catalogue (:mod:`smkit.aws.instances`):
 - an adapter whose rank exceeds the engine's maximum LoRA rank (vLLM's ``--max-lora-rank``, default 16);
 - a model folder without ``config.json`` or tokenizer files;
 - a maximum context (``--max-model-len``) longer than the model's;
+- a draft model for speculative decoding that vLLM would refuse (:mod:`smkit.config.draft_checks`);
 - tensor parallelism over more GPUs than the instance (or the component's reservation) has, and a model whose
   weights plus the KV cache of one full-length sequence exceed the GPU memory times the memory-utilization
   setting: what vLLM checks when it starts (https://docs.vllm.ai/en/latest/configuration/conserving_memory.html).
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from smkit.aws.instances import NVIDIA_GPU, hosting_instance_types, instance
+from smkit.config import draft_checks
 from smkit.config.engine_settings import DLC_LORA, engine_repository
 from smkit.config.model_files import (
     DTYPE_BYTES,
@@ -141,6 +143,10 @@ def review(cfg: DeploymentConfig, base_dir: Path | None = None) -> Review:
     _adapters(cfg, engines, base_dir, out)
     for engine in engines.values():
         _model(cfg, engine, base_dir, out)
+        if engine.engine == "vllm":
+            out.issues += draft_checks.check(
+                cfg.model.containers[engine.index], engine.index, base_dir, out.notices
+            )
     return out
 
 

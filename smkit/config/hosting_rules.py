@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from smkit.aws.instances import NEURON, NVIDIA_GPU, accelerator, split
 from smkit.aws.limits import BATCH_PERCENT
 from smkit.aws.patterns import RESERVATION_REGION
+from smkit.config.aws_rules import outlasts_waits
 from smkit.config.components import ADAPTERS, ROLLING, SCHEDULING
 from smkit.config.endpoint import CAPACITY_URL, ROLLING_URL, VARIANT_URL
 from smkit.config.model_data_rules import S3_URI
@@ -133,13 +134,12 @@ def _rolling_timeout(cfg: DeploymentConfig, instances: int) -> Iterable[Issue]:
     else:
         return
     total = steps * d.wait_interval_seconds
-    if d.max_execution_timeout_seconds <= total:
-        yield Issue(
-            "endpoint.deployment.max_execution_timeout_seconds",
-            d.max_execution_timeout_seconds,
-            f"must be longer than the rolling update's waits ({steps} batches x wait_interval_seconds = "
-            f"{total} s); raise it or shorten wait_interval_seconds ({ROLLING_URL})",
-        )
+    waited = f"{steps} batches x wait_interval_seconds = {total} s"
+    yield from outlasts_waits(
+        d,
+        total,
+        f"the rolling update's waits ({waited}); raise it or shorten wait_interval_seconds ({ROLLING_URL})",
+    )
 
 
 def component_rolling_batch(cfg: DeploymentConfig) -> Iterable[Issue]:

@@ -12,7 +12,7 @@ says what it means.
 Each reported line names the YAML path, the bad value and what is allowed, e.g.::
 
     config/realtime.yaml is not a valid deployment config (2 problems):
-      - endpoint.variants[0].initial_weight: -1: must be greater than 0
+      - endpoint.variants[0].initial_weight: -1: must be greater than or equal to 0
       - endpoint.variants[1].instance_type: 'ml.t2.medium': burstable ml.t* instances cannot autoscale; ...
 """
 

@@ -7,12 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from smkit.aws.limits import MAX_SUB_HOUR_EVALUATION_S, MIN_EVALUATION_PERIODS
+from smkit.aws.limits import ALARM_PERIOD_S, MAX_SUB_HOUR_EVALUATION_S, MIN_EVALUATION_PERIODS
 from smkit.aws.patterns import SNS_TOPIC_ARN
 from smkit.config.base import Frozen
-
-# The period of the kit's alarms (smkit.cdk.constructs.monitoring): one minute, SageMaker's publishing interval.
-ALARM_PERIOD_S = 60
 
 
 class EmailSubscription(Frozen):

@@ -14,7 +14,7 @@ from typing import Any
 # The CDK context key app.py reads (``cdk synth -c image_tag=TAG``).
 IMAGE_TAG_CONTEXT = "image_tag"
 # The CDK context key of the S3 data recorded releases ran, which the execution role keeps reading
-# (``smkit deploy`` passes it from the release history; smkit.cdk.deployment reads it).
+# (``smkit deploy`` passes it from the release history; smkit.cdk.compose reads it).
 PREVIOUS_S3_CONTEXT = "previous_s3_uris"
 # The CDK context key of the endpoint SageMaker runs now (smkit.config.day2.DeployedEndpoint, as JSON).
 DEPLOYED_ENDPOINT_CONTEXT = "deployed_endpoint"

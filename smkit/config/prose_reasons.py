@@ -37,14 +37,26 @@ ONE_STATISTIC = (
     "ExtendedStatistic, never both"
 )
 ANOMALY = "never emitted: the kit's alarms are static thresholds, never anomaly detection models"
-MATH = "never emitted: the kit's alarms name one metric each, never a Metrics array of metric math"
+ALARM_FORMS = (
+    "tests/stacks/test_day2.py::test_every_alarm_is_one_metric_or_metric_math_as_put_metric_alarm_takes"
+)
+MATH = (
+    "by construction: the kit's error-rate alarms are metric math (CDK's MathExpression): a Metrics array alone, "
+    "no MetricName, Namespace, Dimensions, Period, Unit or statistic beside it, each query an Expression or a "
+    f"MetricStat, never both, each id starting with a lowercase letter ({ALARM_FORMS})"
+)
 GET_METRIC_DATA = "never emitted: it constrains GetMetricData calls, not an alarm the template defines"
-ONE_MINUTE = "by construction: the kit's alarms have a fixed period of 60 seconds (smkit.config.monitoring)"
+ONE_MINUTE = (
+    "by construction: the kit's alarms have a fixed period of 60 seconds (smkit.aws.limits.ALARM_PERIOD_S)"
+)
 DIMENSIONS = (
     "by construction: the kit's dimensions are the endpoint's, variants' and components' names, whose patterns "
     "(the model's, smkit.aws.patterns) allow only ASCII letters, digits and hyphens"
 )
-STATIC = "by construction: every alarm of the kit is a static threshold with Period, Statistic and Threshold"
+STATIC = (
+    "by construction: every alarm of the kit is a static threshold with a Threshold, and a Period on the alarm "
+    f"(one metric) or in each MetricStat of its Metrics array (metric math) ({ALARM_FORMS})"
+)
 
 # (member as rule_doc names it, the sentence's first words) -> why it is not a row.
 REASONS: dict[tuple[str, str], str] = {
@@ -154,7 +166,8 @@ REASONS: dict[tuple[str, str], str] = {
     ("cloudwatch PutMetricAlarmInput.ExtendedStatistic", "WM("): TRIMMED,
     ("cloudwatch PutMetricAlarmInput.ExtendedStatistic", "When you call PutMetricAlarm"): ONE_STATISTIC,
     ("cloudwatch PutMetricAlarmInput.MetricName", "For each PutMetricAlarm"): (
-        "by construction: every alarm of the kit names MetricName"
+        f"by construction: every alarm of the kit names MetricName (one metric) or a Metrics array (metric math) "
+        f"({ALARM_FORMS})"
     ),
     ("cloudwatch PutMetricAlarmInput.MetricName", "If you are creating an alarm based on a math"): MATH,
     ("cloudwatch PutMetricAlarmInput.Period", "An alarm's total current evaluation period"): (
@@ -163,7 +176,6 @@ REASONS: dict[tuple[str, str], str] = {
     ),
     ("cloudwatch PutMetricAlarmInput.Period", "Be sure to specify 10, 20, or 30"): ONE_MINUTE,
     ("cloudwatch PutMetricAlarmInput.Period", "Period is required"): STATIC,
-    ("cloudwatch PutMetricAlarmInput.Period", "Valid values are 10, 20, 30"): ONE_MINUTE,
     ("cloudwatch PutMetricAlarmInput.Statistic", "When you call PutMetricAlarm"): ONE_STATISTIC,
     ("cloudwatch PutMetricAlarmInput.Threshold", "This parameter is required"): STATIC,
     ("cloudwatch PutMetricAlarmInput.TreatMissingData", "Valid Values"): (

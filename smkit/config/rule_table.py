@@ -604,6 +604,40 @@ ROWS: tuple[Row, ...] = (
         model=("cloudwatch", "PutMetricAlarmInput", "Period"),
     ),
     Row(
+        "alarm-period",
+        "the kit's alarms and the metrics they watch use one-minute periods, a Period CloudWatch takes",
+        (("AWS::CloudWatch::Alarm", "Period"), ("AWS::CloudWatch::Alarm", "Metrics[].MetricStat.Period")),
+        "smkit.aws.limits.ALARM_PERIOD_S in smkit.cdk.constructs.cloudwatch_metrics.DEFAULT_PERIOD (every alarm's metric "
+        "and math expression) and in Monitoring.evaluation_periods' bound (smkit.config.monitoring)",
+        "Valid values are 10, 20, 30, and any multiple of 60.",
+        "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html",
+        "tests/aws/test_limits.py::test_the_alarm_period_is_one_cloudwatch_takes",
+        model=("cloudwatch", "PutMetricAlarmInput", "Period"),
+    ),
+    Row(
+        "alarm-actions",
+        "an alarm has at most 5 AlarmActions and 5 OKActions: the alarm topic and at most 4 forwarded sns topics",
+        (("AWS::CloudWatch::Alarm", "AlarmActions"), ("AWS::CloudWatch::Alarm", "OKActions")),
+        "smkit.config.aws_rules.alarm_actions (MAX_ALARM_ACTIONS, smkit.aws.limits, the API model's maximum); "
+        "AlarmTopic (smkit.cdk.constructs.monitoring)",
+        "The actions to execute when this alarm transitions to the ALARM state from any other state.",
+        "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[alarm-actions-over-five]",
+        model=("cloudwatch", "PutMetricAlarmInput", "AlarmActions"),
+    ),
+    Row(
+        "variant-weight",
+        "InitialVariantWeight is 0 or more, and not 0 for every production variant",
+        ((EC, "ProductionVariants[].InitialVariantWeight"),),
+        "smkit.config.endpoint.Variant.initial_weight ge=MIN_VARIANT_WEIGHT (smkit.aws.limits); "
+        "smkit.config.aws_rules.variant_weights (sum above 0); EndpointConfiguration",
+        "The traffic to a production variant is determined by the ratio of the VariantWeight to the sum of all "
+        "VariantWeight values across all ProductionVariants.",
+        API + "API_ProductionVariant.html",
+        "tests/config/test_config_invalid.py::test_invalid_config_names_path_value_and_fix[weights-all-zero]",
+        model=("sagemaker", "ProductionVariant", "InitialVariantWeight"),
+    ),
+    Row(
         "shadow-one-production",
         "with a shadow variant: exactly one production variant and one shadow variant",
         ((EC, "ShadowProductionVariants[].VariantName"),),

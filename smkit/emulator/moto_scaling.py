@@ -150,53 +150,89 @@ def _scaling_policy_model() -> type[EmulatedResource]:
     return CloudFormationScalingPolicy
 
 
-def endpoint_update_as_sagemaker_does() -> None:
-    """Endpoint creates under its EndpointName; updates replace on a new name and refuse what SageMaker
-    refuses for a variant that is a scalable target."""
-    from moto.applicationautoscaling import models as aas
-    from moto.cloudformation.exceptions import ValidationError
+def _variant_types(account_id: str, region_name: str, config_name: str) -> dict[str, str | None]:
+    """Instance type of each variant (and shadow variant) of an endpoint config; :data:`SERVERLESS` for one
+    without instances."""
     from moto.sagemaker import models as sm
 
+    config = sm.sagemaker_backends[account_id][region_name].describe_endpoint_config(config_name)
+    variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
+    return {
+        v["VariantName"]: SERVERLESS if v.get("ServerlessConfig") else v.get("InstanceType") for v in variants
+    }
+
+
+def _scalable_variants(account_id: str, region_name: str, endpoint_name: str) -> list[tuple[str, str]]:
+    """(dimension, resource id) of every registered target on a variant of ``endpoint_name``."""
+    targets = _backend(account_id, region_name).targets
+    prefix = f"endpoint/{endpoint_name}/variant/"
+    return [(d, r) for d, by_id in targets.items() for r in by_id if r.startswith(prefix)]
+
+
+def _move_targets(account_id: str, region_name: str, old: str, new: str) -> None:
+    """Targets (and their policies) on ``old``'s variants now name ``new``'s."""
+    b = _backend(account_id, region_name)
+    for dimension, resource_id in _scalable_variants(account_id, region_name, old):
+        target = b.targets[dimension].pop(resource_id)
+        moved = resource_id.replace(f"endpoint/{old}/", f"endpoint/{new}/", 1)
+        target.resource_id = moved
+        b.targets[dimension][moved] = target
+        for key, policy in list(b.policies.items()):
+            if policy.resource_id == resource_id:
+                del b.policies[key]
+                b.put_scaling_policy(
+                    policy.policy_name, policy.service_namespace, moved, dimension,
+                    policy._policy_body, policy.policy_type,
+                )  # fmt: skip
+        for live in LIVE_TARGETS.get((account_id, region_name), []):
+            if (live.resource_id, live.dimension) == (resource_id, dimension):
+                live.resource_id = moved
+
+
+def update_refusal(
+    endpoint: str,
+    before: dict[str, str | None],
+    after: dict[str, str | None],
+    deployment_config: dict[str, Any],
+    scalable: list[str],
+) -> str | None:
+    """What UpdateEndpoint answers an in-place update of ``endpoint`` with, or None when it accepts it.
+
+    ``before``/``after``: instance type by variant (:func:`_variant_types`) of the running and the new endpoint
+    config; ``deployment_config``: the update's DeploymentConfig; ``scalable``: the variants that are
+    registered scalable targets.
+    """
     from smkit.config.day2 import BLUE_GREEN_URL, SAME_VARIANT_NAMES
+
+    if after and set(after.values()) == {SERVERLESS} and SERVERLESS not in before.values() and before:
+        return f"endpoint {endpoint}: {NO_SERVERLESS_CONVERSION}"
+    guarded = "BlueGreenUpdatePolicy" in deployment_config or "RollingUpdatePolicy" in deployment_config
+    if guarded and before and set(after) != set(before):
+        # smkit.config.day2: what UpdateEndpoint answers a guarded update with other variant names.
+        return (
+            f"endpoint {endpoint}: variants {sorted(before)} -> {sorted(after)}: {SAME_VARIANT_NAMES} "
+            f"({BLUE_GREEN_URL})"
+        )
+    for variant in scalable:
+        if after.get(variant, "<removed>") != before.get(variant):
+            return (
+                f"variant {variant} of endpoint {endpoint} is a scalable target: deregister it before "
+                "changing its instance type or removing it"
+            )
+    return None
+
+
+def endpoint_update_as_sagemaker_does() -> None:
+    """Endpoint creates under its EndpointName; updates replace on a new name and refuse what SageMaker
+    refuses (:func:`update_refusal`)."""
+    from moto.cloudformation.exceptions import ValidationError
+    from moto.sagemaker import models as sm
 
     # Instance type of each variant of each endpoint created through CloudFormation (moto's endpoint keeps
     # no instance type, and the endpoint config it was created from may already be replaced).
     instance_types: dict[tuple[str, str, str], dict[str, str | None]] = {}
     create_original = sm.FakeEndpoint.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
     update_original = sm.FakeEndpoint.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
-    def variant_types(account_id: str, region_name: str, config_name: str) -> dict[str, str | None]:
-        config = sm.sagemaker_backends[account_id][region_name].describe_endpoint_config(config_name)
-        variants = [*config["ProductionVariants"], *config.get("ShadowProductionVariants", [])]
-        return {
-            v["VariantName"]: SERVERLESS if v.get("ServerlessConfig") else v.get("InstanceType")
-            for v in variants
-        }
-
-    def scalable_variants(account_id: str, region_name: str, endpoint_name: str) -> list[tuple[str, str]]:
-        """(dimension, resource id) of every registered target on a variant of ``endpoint_name``."""
-        targets = aas.applicationautoscaling_backends[account_id][region_name].targets
-        prefix = f"endpoint/{endpoint_name}/variant/"
-        return [(d, r) for d, by_id in targets.items() for r in by_id if r.startswith(prefix)]
-
-    def move_targets(account_id: str, region_name: str, old: str, new: str) -> None:
-        """Targets (and their policies) on ``old``'s variants now name ``new``'s."""
-        b = aas.applicationautoscaling_backends[account_id][region_name]
-        for dimension, resource_id in scalable_variants(account_id, region_name, old):
-            target = b.targets[dimension].pop(resource_id)
-            moved = resource_id.replace(f"endpoint/{old}/", f"endpoint/{new}/", 1)
-            target.resource_id = moved
-            b.targets[dimension][moved] = target
-            for key, policy in list(b.policies.items()):
-                if policy.resource_id == resource_id:
-                    del b.policies[key]
-                    b.put_scaling_policy(
-                        policy.policy_name, policy.service_namespace, moved, dimension,
-                        policy._policy_body, policy.policy_type,
-                    )  # fmt: skip
-            for live in LIVE_TARGETS.get((account_id, region_name), []):
-                if (live.resource_id, live.dimension) == (resource_id, dimension):
-                    live.resource_id = moved
 
     def create(
         cls: type[sm.FakeEndpoint],
@@ -213,7 +249,7 @@ def endpoint_update_as_sagemaker_does() -> None:
         )
         config_name = cloudformation_json["Properties"]["EndpointConfigName"]
         key = (account_id, region_name, endpoint.endpoint_name)
-        instance_types[key] = variant_types(account_id, region_name, config_name)
+        instance_types[key] = _variant_types(account_id, region_name, config_name)
         return endpoint
 
     def update(
@@ -226,34 +262,19 @@ def endpoint_update_as_sagemaker_does() -> None:
     ) -> sm.FakeEndpoint:
         backend = sm.sagemaker_backends[account_id][region_name]
         old = original_resource.endpoint_name
-        name = cloudformation_json["Properties"].get("EndpointName", old)
+        properties = cloudformation_json["Properties"]
+        name = properties.get("EndpointName", old)
         if name != old:  # EndpointName: update requires replacement
             new = cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
-            move_targets(account_id, region_name, old, name)
+            _move_targets(account_id, region_name, old, name)
             backend.delete_endpoint(old)
             return new
         before = instance_types.get((account_id, region_name, old), {})
-        after = variant_types(
-            account_id, region_name, cloudformation_json["Properties"]["EndpointConfigName"]
-        )
-        if after and set(after.values()) == {SERVERLESS} and SERVERLESS not in before.values() and before:
-            raise ValidationError(message=f"endpoint {old}: {NO_SERVERLESS_CONVERSION}")
-        policy = cloudformation_json["Properties"].get("DeploymentConfig") or {}
-        guarded = "BlueGreenUpdatePolicy" in policy or "RollingUpdatePolicy" in policy
-        if guarded and before and set(after) != set(before):
-            # smkit.config.day2: what UpdateEndpoint answers a guarded update with other variant names.
-            raise ValidationError(
-                message=f"endpoint {old}: variants {sorted(before)} -> {sorted(after)}: {SAME_VARIANT_NAMES} "
-                f"({BLUE_GREEN_URL})"
-            )
-        for _, resource_id in scalable_variants(account_id, region_name, old):
-            variant = resource_id.rsplit("/", 1)[-1]
-            if after.get(variant, "<removed>") != before.get(variant):
-                # What UpdateEndpoint answers; CloudFormation reports it as the update's failure.
-                raise ValidationError(
-                    message=f"variant {variant} of endpoint {old} is a scalable target: deregister it before "
-                    "changing its instance type or removing it"
-                )
+        after = _variant_types(account_id, region_name, properties["EndpointConfigName"])
+        scalable = [r.rsplit("/", 1)[-1] for _, r in _scalable_variants(account_id, region_name, old)]
+        refusal = update_refusal(old, before, after, properties.get("DeploymentConfig") or {}, scalable)
+        if refusal is not None:  # CloudFormation reports it as the update's failure
+            raise ValidationError(message=refusal)
         updated: sm.FakeEndpoint = update_original(
             cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
         )

@@ -173,34 +173,16 @@ def _versions():
     return found
 
 
-def main(request):
-    model_dir = os.path.abspath(request["model_dir"])
-    sys.path[0:0] = request.get("extra_paths", [])
-    os.environ.update(request["environment"])
-    os.environ["SAGEMAKER_MODEL_PATH"] = model_dir
-    result = {"stage": "ok", "versions": _versions()}
-    try:
-        from fastapi import FastAPI
-        from model_hosting_container_standards.common.fastapi.middleware.source.decorator_loader import (
-            decorator_loader,
-        )
-        from model_hosting_container_standards.common.handler.registry import handler_registry
-        from model_hosting_container_standards.sagemaker.handler_resolver import SageMakerHandlerConfig
-        from model_hosting_container_standards.sagemaker.sagemaker_loader import SageMakerFunctionLoader
-        from vllm.entrypoints.serve.sagemaker.api_router import attach_router, sagemaker_standards_bootstrap
-    except BaseException as exc:  # noqa: BLE001
-        return {**result, **_error("engine", exc, model_dir)}
-    app = FastAPI()
-    try:
-        attach_router(app, ("generate",), None)  # vLLM's /ping and /invocations: the framework defaults
-    except BaseException as exc:  # noqa: BLE001
-        return {**result, **_error("engine", exc, model_dir)}
-    defaults = {t: handler_registry.get_framework_default(t) for t in ROUTES}
-    try:
-        SageMakerFunctionLoader.get_function_loader()  # imports the handler file, as bootstrap does first
-    except BaseException as exc:  # noqa: BLE001
-        return {**result, **_error("import", exc, model_dir)}
-    config = SageMakerHandlerConfig()
+class _Refused(Exception):
+    """Stops the probe with the answer's error fields (:func:`_error`): what the server would fail on first."""
+
+    def __init__(self, fields):
+        super().__init__(fields.get("error"))
+        self.fields = fields
+
+
+def _route_candidates(config, handler_registry, model_dir):
+    """For ``ping`` and ``invoke``: the function each method names (variable, decorator, name), None if none."""
     handlers = {}
     for handler_type, variable in HANDLER_VARS.items():
         candidates = {}
@@ -208,15 +190,19 @@ def main(request):
             try:
                 candidates["env"] = config.get_env_handler(handler_type)
             except BaseException as exc:  # noqa: BLE001
-                return {**result, **_error("variable", exc, model_dir, variable=variable)}
+                raise _Refused(_error("variable", exc, model_dir, variable=variable)) from None
         candidates["decorator"] = handler_registry.get_decorator_handler(handler_type)
         try:
             candidates["name"] = config.get_customer_script_handler(handler_type)
         except BaseException as exc:  # noqa: BLE001
-            return {**result, **_error("import", exc, model_dir)}
+            raise _Refused(_error("import", exc, model_dir)) from None
         handlers[handler_type] = candidates
-    loader = SageMakerFunctionLoader.get_function_loader()
-    middleware_env = {}
+    return handlers
+
+
+def _variable_middleware(loader, model_dir):
+    """The middleware and formatters the ``CUSTOM_*`` variables name, loaded as the package loads them."""
+    found = {}
     for name, variable in MIDDLEWARE_VARS.items():
         spec = os.environ.get(variable)
         if not spec:
@@ -224,23 +210,23 @@ def main(request):
         try:
             loaded = loader.load_function(spec)
         except BaseException as exc:  # noqa: BLE001 - the package logs and ignores it: a refusal here
-            return {**result, **_error("variable", exc, model_dir, variable=variable)}
+            raise _Refused(_error("variable", exc, model_dir, variable=variable)) from None
         if loaded is None:
-            return {
-                **result,
-                "stage": "variable",
-                "variable": variable,
-                "error_type": "HandlerNotFoundError",
-                "error": f"{spec!r} names nothing the loader can find",
-                "location": None,
-            }
-        middleware_env[name] = loaded
-    middleware_dec = {
-        "throttle": decorator_loader.throttle_middleware,
-        "pre_post_process": decorator_loader.pre_post_middleware,
-        "pre_process": decorator_loader.pre_fn,
-        "post_process": decorator_loader.post_fn,
-    }
+            raise _Refused(
+                {
+                    "stage": "variable",
+                    "variable": variable,
+                    "error_type": "HandlerNotFoundError",
+                    "error": f"{spec!r} names nothing the loader can find",
+                    "location": None,
+                }
+            )
+        found[name] = loaded
+    return found
+
+
+def _signature_problems(handlers, middleware, model_dir):
+    """Every route handler and middleware the server would fail to call, with the method that chose it."""
     problems = []
     for handler_type, candidates in handlers.items():
         for method, fn in candidates.items():
@@ -250,7 +236,7 @@ def main(request):
                     problems.append(
                         {"handler": _describe(fn, model_dir), "method": method, "problem": problem}
                     )
-    for source, table in (("env", middleware_env), ("decorator", middleware_dec)):
+    for source, table in middleware.items():
         for name, fn in table.items():
             if fn is None:
                 continue
@@ -262,11 +248,60 @@ def main(request):
             problem = _call_problem(fn, args, name)
             if problem:
                 problems.append({"handler": _describe(fn, model_dir), "method": source, "problem": problem})
+    return problems
+
+
+def main(request):
+    model_dir = os.path.abspath(request["model_dir"])
+    sys.path[0:0] = request.get("extra_paths", [])
+    os.environ.update(request["environment"])
+    os.environ["SAGEMAKER_MODEL_PATH"] = model_dir
+    result = {"stage": "ok", "versions": _versions()}
+    try:
+        return {**result, **_probe(model_dir)}
+    except _Refused as refused:
+        return {**result, **refused.fields}
+
+
+def _probe(model_dir):
+    """What serves each route and what runs around it, after the bootstrap vLLM's server runs."""
+    try:
+        from fastapi import FastAPI
+        from model_hosting_container_standards.common.fastapi.middleware.source.decorator_loader import (
+            decorator_loader,
+        )
+        from model_hosting_container_standards.common.handler.registry import handler_registry
+        from model_hosting_container_standards.sagemaker.handler_resolver import SageMakerHandlerConfig
+        from model_hosting_container_standards.sagemaker.sagemaker_loader import SageMakerFunctionLoader
+        from vllm.entrypoints.serve.sagemaker.api_router import attach_router, sagemaker_standards_bootstrap
+    except BaseException as exc:  # noqa: BLE001
+        raise _Refused(_error("engine", exc, model_dir)) from None
+    app = FastAPI()
+    try:
+        attach_router(app, ("generate",), None)  # vLLM's /ping and /invocations: the framework defaults
+    except BaseException as exc:  # noqa: BLE001
+        raise _Refused(_error("engine", exc, model_dir)) from None
+    defaults = {t: handler_registry.get_framework_default(t) for t in ROUTES}
+    try:
+        SageMakerFunctionLoader.get_function_loader()  # imports the handler file, as bootstrap does first
+    except BaseException as exc:  # noqa: BLE001
+        raise _Refused(_error("import", exc, model_dir)) from None
+    handlers = _route_candidates(SageMakerHandlerConfig(), handler_registry, model_dir)
+    middleware = {
+        "env": _variable_middleware(SageMakerFunctionLoader.get_function_loader(), model_dir),
+        "decorator": {
+            "throttle": decorator_loader.throttle_middleware,
+            "pre_post_process": decorator_loader.pre_post_middleware,
+            "pre_process": decorator_loader.pre_fn,
+            "post_process": decorator_loader.post_fn,
+        },
+    }
+    problems = _signature_problems(handlers, middleware, model_dir)
     try:
         app = sagemaker_standards_bootstrap(app)
     except BaseException as exc:  # noqa: BLE001
-        return {**result, **_error("bootstrap", exc, model_dir)}
-    result["routes"] = {
+        raise _Refused(_error("bootstrap", exc, model_dir)) from None
+    routes = {
         handler_type: {
             "served": _describe(_served(app, handler_type), model_dir),
             "default": _describe(defaults[handler_type], model_dir),
@@ -274,12 +309,11 @@ def main(request):
         }
         for handler_type, candidates in handlers.items()
     }
-    result["middleware"] = {
+    described = {
         source: {name: _describe(fn, model_dir) for name, fn in table.items() if fn is not None}
-        for source, table in (("env", middleware_env), ("decorator", middleware_dec))
+        for source, table in middleware.items()
     }
-    result["problems"] = problems
-    return result
+    return {"routes": routes, "middleware": described, "problems": problems}
 
 
 if __name__ == "__main__":

@@ -17,19 +17,16 @@ formatter that is not ``async`` or takes the wrong arguments, and a ``CUSTOM_*``
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smkit.bounded import LimitExceeded, run_bounded
 from smkit.config.resolved import ResolvedContainer, ResolvedDeployment
 from smkit.llm.engine import DEFAULT_SCRIPT, SCRIPT_VAR, local_engine
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.handler_check import CHECK_LIMIT_FIX, DEFAULT_TIMEOUT_S, compile_all
+from smkit.packaging.handler_check import DEFAULT_TIMEOUT_S, compile_all
+from smkit.packaging.probe_run import run_probe
 
 PROBE_SOURCE = Path(__file__).with_name("_handler_probe.py").read_text(encoding="utf-8")
 ROUTES = {"ping": "GET /ping", "invoke": "POST /invocations"}
@@ -219,30 +216,16 @@ def check_handler_file(
     compile_all(model_dir)
     custom = {k: v for k, v in environment.items() if k.startswith(("CUSTOM_", "SAGEMAKER_"))}
     custom.pop("SAGEMAKER_MODEL_PATH", None)
-    with tempfile.TemporaryDirectory(prefix="smkit-handler-probe-") as tmp:
-        request_path = Path(tmp) / "request.json"
-        out = Path(tmp) / "answer.json"
-        request = {"model_dir": str(model_dir), "environment": custom, "extra_paths": list(extra_paths)}
-        request_path.write_text(json.dumps({**request, "out": str(out)}), encoding="utf-8")
-        try:
-            proc = run_bounded(
-                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
-                cpu_s=timeout_s,
-                cwd=str(model_dir),
-                stdin=subprocess.DEVNULL,
-            )
-        except LimitExceeded as exc:
-            raise PackagingError(
-                str(script), f"loading vLLM's server code and {script.name} {exc}", CHECK_LIMIT_FIX
-            ) from exc
-        if not out.exists():
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
-            raise PackagingError(
-                str(script),
-                f"the check process exited with code {proc.returncode} without an answer: {' | '.join(tail)}",
-                "make sure the module does not call sys.exit() or os._exit() when it is imported",
-            )
-        answer: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    answer = run_probe(
+        PROBE_SOURCE,
+        {"model_dir": str(model_dir), "environment": custom, "extra_paths": list(extra_paths)},
+        python=python,
+        cpu_s=timeout_s,
+        label=str(script),
+        doing=f"loading vLLM's server code and {script.name}",
+        exit_fix="make sure the module does not call sys.exit() or os._exit() when it is imported",
+        cwd=str(model_dir),
+    )
     if answer["stage"] != "ok":
         raise _refusal(answer, script, model_dir, requirements)
     problems = answer.get("problems", [])

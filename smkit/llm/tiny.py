@@ -2,14 +2,15 @@
 
 Run with smkit's interpreter (a pip install of smkit is enough)::
 
-    python -m smkit.llm.tiny OUT_DIR
+    python -m smkit.llm.tiny OUT_DIR [--draft]
 
 It needs torch, transformers, tokenizers and peft, which the engine environment installs from its lock
 (smkit.llm.engine): run where they are missing, it builds (once) or reuses that environment and runs this
 file there by its path. The file imports nothing of smkit, so the engine's interpreter, which has no smkit,
 runs it as it is. It writes ``OUT_DIR/model`` (``config.json``, ``model.safetensors``, ``tokenizer.json``
 with a chat template: the layout AWS's vLLM image reads from ``/opt/ml/model``) and ``OUT_DIR/adapter``
-(``adapter_config.json``, ``adapter_model.safetensors``: what PEFT saves and vLLM's LoRA loader reads). The
+(``adapter_config.json``, ``adapter_model.safetensors``: what PEFT saves and vLLM's LoRA loader reads); with
+``--draft`` also ``OUT_DIR/draft``, a 1-layer draft model of the same tokenizer for speculative decoding. The
 shapes are the smallest vLLM's CPU attention takes (head size 64: hidden 256 over 4 heads; 16 is refused),
 in the architecture of AWS's examples (Llama-style decoder). The tokenizer is a byte-level BPE trained here
 on a short text. Weights are seeded, so the folder is the same on every run.
@@ -144,14 +145,40 @@ def build_adapter(model_dir: Path, out: Path) -> None:
     model.save_pretrained(out, safe_serialization=True)
 
 
-def build(out: Path) -> dict[str, str]:
-    """Write ``out/model`` and ``out/adapter``; returns their paths."""
+def build_draft(model_dir: Path, out: Path) -> None:
+    """A draft model for speculative decoding (vLLM's ``draft_model`` method): the model cut to its first
+    layer, keeping its embeddings, final norm and head, with the same tokenizer files (vLLM refuses a draft
+    whose vocabulary size differs from the model's). Its greedy choices agree with the model's only partly,
+    as a smaller model's do."""
+    import shutil
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    model = LlamaForCausalLM.from_pretrained(model_dir)
+    config = LlamaConfig.from_dict({**model.config.to_dict(), "num_hidden_layers": 1})
+    draft = LlamaForCausalLM(config)
+    layers = tuple(f"model.layers.{i}." for i in range(1, model.config.num_hidden_layers))
+    draft.load_state_dict(
+        {k: v for k, v in model.state_dict().items() if not k.startswith(layers)}, strict=True
+    )
+    draft.save_pretrained(out, safe_serialization=True)
+    for path in model_dir.iterdir():
+        if path.name.startswith("tokenizer") or path.name == "chat_template.jinja":
+            shutil.copy(path, out / path.name)
+
+
+def build(out: Path, *, draft: bool = False) -> dict[str, str]:
+    """Write ``out/model`` and ``out/adapter`` (and ``out/draft`` with ``draft``); returns their paths."""
     model_dir, adapter_dir = out / "model", out / "adapter"
     model_dir.mkdir(parents=True, exist_ok=True)
     build_tokenizer(model_dir)
     build_model(model_dir)
     build_adapter(model_dir, adapter_dir)
-    return {"model": str(model_dir), "adapter": str(adapter_dir)}
+    paths = {"model": str(model_dir), "adapter": str(adapter_dir)}
+    if draft:
+        build_draft(model_dir, out / "draft")
+        paths["draft"] = str(out / "draft")
+    return paths
 
 
 def write_model_shape(
@@ -192,6 +219,7 @@ NEEDS = ("torch", "transformers", "tokenizers", "peft")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("out", type=Path, help="directory to write model/ and adapter/ into")
+    parser.add_argument("--draft", action="store_true", help="also write draft/, a 1-layer draft model")
     args = parser.parse_args()
     if any(importlib.util.find_spec(name) is None for name in NEEDS):
         # smkit's own interpreter: run this file in the engine environment (-I: nothing of this one leaks in).
@@ -199,8 +227,9 @@ def main() -> None:
 
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         command = [engine_python(), "-I", str(Path(__file__).resolve()), str(args.out.resolve())]
+        command += ["--draft"] if args.draft else []
         raise SystemExit(subprocess.run(command, env=env, check=False).returncode)
-    print(json.dumps(build(args.out)))
+    print(json.dumps(build(args.out, draft=args.draft)))
     sys.stdout.flush()
 
 

@@ -66,16 +66,17 @@ COMPLETE = ".smkit-complete"
 # The kit's image definition: the wheel's package data, else the checkout's container/.
 CONTAINER_DIR = container_dir()
 # What the kit's image installs when container/requirements.txt is missing (a source tree without it):
-# the serving runtime's own dependencies, at the versions installed here.
+# the serving runtime's own dependencies (pyproject.toml's `image` group), at the versions installed here.
 RUNTIME_DISTRIBUTIONS = (
-    "click",
-    "h11",
     "httptools",
+    "installer",
     "isal",
     "numpy",
     "packaging",
-    "uvicorn",
+    "prometheus-client",
+    "uv",
     "uvloop",
+    "websockets",
 )
 
 
@@ -289,7 +290,7 @@ def image_environment(
         )
         # --compile-bytecode: the image's `pip install` writes the .pyc of every module it installs, and
         # its PYTHONDONTWRITEBYTECODE keeps Python from writing them later; without them every runtime start
-        # here would compile NumPy's and uvicorn's modules again.
+        # here would compile NumPy's modules again.
         args = ["pip", "install", "--quiet", "--compile-bytecode", "--python", python]
         args += [*uvtool.index_options(), *layer.packages]
         uvtool.run_uv(args, f"installing the image's packages into {venv}", progress=progress)

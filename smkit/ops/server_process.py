@@ -36,6 +36,7 @@ from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, PING_TIMEOUT_S, READI
 from smkit.process import (
     HOST,
     ProcessStartError,
+    StartWatch,
     Stoppable,
     free_port,
     ping,
@@ -189,33 +190,22 @@ class ServerProcess(Stoppable):
         """Return once ``GET ready_path`` answers 200 (the readiness rule, see the module docstring); raise
         :class:`~smkit.process.ProcessStartError` when the process exits, the model cannot load, or
         ``timeout_s`` (default: the launch's) runs out. The process is left as it is either way."""
-        launch, tally = self.launch, PingTally(self.launch.ready_path)
-        _wait_ready(
-            self.process,
-            lambda: tally.observe(*probe_path(self.port, launch.ready_path)),
-            name=launch.name,
-            timeout_s=launch.timeout_s if timeout_s is None else timeout_s,
-            log_path=launch.log_path,
-            tally=tally,
-            limit=launch.limit,
-        )
+        path, tally = self.launch.ready_path, PingTally(self.launch.ready_path)
+        _wait_ready(self._watch(tally, timeout_s), lambda: tally.observe(*probe_path(self.port, path)))
 
     async def await_ready(self) -> None:
         """:meth:`wait` on an event loop: the probes never block the loop."""
-        launch, tally = self.launch, PingTally(self.launch.ready_path)
+        path, tally = self.launch.ready_path, PingTally(self.launch.ready_path)
 
         async def ready() -> bool:
-            return tally.observe(*await aprobe_path(self.port, launch.ready_path))
+            return tally.observe(*await aprobe_path(self.port, path))
 
-        await _await_ready(
-            self.process,
-            ready,
-            name=launch.name,
-            timeout_s=launch.timeout_s,
-            log_path=launch.log_path,
-            tally=tally,
-            limit=launch.limit,
-        )
+        await _await_ready(self._watch(tally), ready)
+
+    def _watch(self, tally: PingTally, timeout_s: float | None = None) -> StartWatch:
+        launch = self.launch
+        timeout_s = launch.timeout_s if timeout_s is None else timeout_s
+        return StartWatch(self.process, launch.name, timeout_s, launch.log_path, tally, launch.limit)
 
     @classmethod
     def start(cls, launch: Launch) -> ServerProcess:

@@ -15,11 +15,13 @@ folder to an interpreter and the directories of its installed requirements).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -29,7 +31,7 @@ from smkit.packaging.errors import PackagingError
 from smkit.packaging.handler_check import DEFAULT_ENTRY_POINT, DEFAULT_TIMEOUT_S, HandlerReport, check_handler
 from smkit.packaging.manifest import ArchiveInfo, Manifest
 from smkit.packaging.scan import check_pickles
-from smkit.packaging.tree import MANIFEST_NAME, check_inputs, collect
+from smkit.packaging.tree import MANIFEST_NAME, ArchiveMember, check_inputs, collect
 from smkit.packaging.vendor import WHEELS_DIR, VendorTarget, vendor_wheels
 from smkit.packaging.writer import (
     DEFAULT_LEVEL,
@@ -187,54 +189,135 @@ def build_archive(
         staged = bool(names) or vendor is not None or environment is not None
         shipped = _stage_code(code, names, cleanup) if staged else code
         try:
-            cache = wheel_cache
-            if vendor is not None:
-                cache = _vendor(code, shipped, vendor, wheel_cache, cleanup, progress=progress is not False)
-            extra_paths: tuple[str, ...] = ()
-            # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
-            # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
-            if environment is not None and not is_tfs_source(shipped, artifacts, entry_point):
-                python, extra_paths = environment(shipped.parent)
-            entries = collect(shipped, artifacts)
-            # Before the handler check, whose model_fn would load the files.
-            check_pickles(entries, allow_globals)
-            if out is not None:
-                _check_output(out, "output", (code, artifacts))
-            if flat is not None:
-                _check_output(flat, "uncompressed folder", (code, artifacts))
-                _check_uncompressed_target(flat)
-            report: HandlerReport = check_handler(
+            entries, report = _checked_tree(
+                code,
                 shipped,
                 artifacts,
-                entry_point=entry_point,
-                load_model=load_model,
-                python=python,
-                extra_paths=extra_paths,
-                framework=framework,
-                container_env=container_env,
-                timeout_s=timeout_s,
+                (out, flat),
+                cleanup,
+                vendor=vendor,
+                wheel_cache=wheel_cache,
+                progress=progress is not False,
+                environment=environment,
+                allow_globals=allow_globals,
+                handler=_HandlerCheck(python, entry_point, load_model, framework, container_env, timeout_s),
             )
-            if vendor is not None and _bytecode(shipped / WHEELS_DIR, report, vendor, python, cache):
-                entries = collect(shipped, artifacts)
         except PackagingError as error:
             if shipped is code:
                 raise
             raise _relabel(error, shipped, code, names) from None
-        sinks, tmp_file, staging = _open_sinks(
-            out, flat, cleanup, threads=threads or default_threads(), level=level
+        manifest = Manifest(entries=(), handler=report.for_manifest(), pickle_allow=tuple(allow_globals))
+        manifest, info = _write(
+            entries,
+            manifest,
+            out,
+            flat,
+            cleanup,
+            threads=threads or default_threads(),
+            level=level,
+            progress=progress,
         )
-        rows = stream_entries(entries, sinks, progress=progress, label=str(out or flat))
-        manifest = Manifest(entries=rows, handler=report.for_manifest(), pickle_allow=tuple(allow_globals))
-        finish(sinks, manifest.to_json())
-        info = _commit(out, tmp_file, flat, staging)
-    return Manifest(
-        entries=rows,
-        handler=report.for_manifest(),
+    return dataclasses.replace(
+        manifest,
         archive=info,
         uncompressed_dir=str(flat) if flat is not None else None,
         warnings=report.warnings,
-        pickle_allow=tuple(allow_globals),
     )
+
+
+@dataclass(frozen=True)
+class _HandlerCheck:
+    """How :func:`check_handler` runs on the staged tree: the interpreter (unless the model has an environment of
+    its own) and the handler's settings."""
+
+    python: str
+    entry_point: str
+    load_model: bool
+    framework: str | None
+    container_env: Mapping[str, str] | None
+    timeout_s: float
+
+    def interpreter(
+        self, code: Path, artifacts: Path, environment: Environment | None
+    ) -> tuple[str, tuple[str, ...]]:
+        """The interpreter the check runs in and the directories of the model's installed requirements."""
+        # The TF Serving form is checked in this interpreter, which runs it locally (smkit/tfs): its
+        # SavedModels need TensorFlow, and AWS's TF Serving image installs code/requirements.txt itself.
+        if environment is not None and not is_tfs_source(code, artifacts, self.entry_point):
+            return environment(code.parent)
+        return self.python, ()
+
+    def run(self, code: Path, artifacts: Path, python: str, extra_paths: tuple[str, ...]) -> HandlerReport:
+        return check_handler(
+            code,
+            artifacts,
+            entry_point=self.entry_point,
+            load_model=self.load_model,
+            python=python,
+            extra_paths=extra_paths,
+            framework=self.framework,
+            container_env=self.container_env,
+            timeout_s=self.timeout_s,
+        )
+
+
+def _checked_tree(
+    code: Path,
+    shipped: Path,
+    artifacts: Path,
+    outputs: tuple[Path | None, Path | None],
+    cleanup: contextlib.ExitStack,
+    *,
+    vendor: VendorTarget | None,
+    wheel_cache: Path | None,
+    progress: bool,
+    environment: Environment | None,
+    allow_globals: Sequence[str],
+    handler: _HandlerCheck,
+) -> tuple[list[ArchiveMember], HandlerReport]:
+    """Everything that can refuse the build, before anything is written: the wheels vendored into ``shipped``
+    (the staged code), the pickles, the outputs, the handler; the archive's entries and the handler's report."""
+    cache = wheel_cache
+    if vendor is not None:
+        cache = _vendor(code, shipped, vendor, wheel_cache, cleanup, progress=progress)
+    python, extra_paths = handler.interpreter(shipped, artifacts, environment)
+    entries = collect(shipped, artifacts)
+    # Before the handler check, whose model_fn would load the files.
+    check_pickles(entries, allow_globals)
+    _check_outputs(*outputs, (code, artifacts))
+    report = handler.run(shipped, artifacts, python, extra_paths)
+    if vendor is not None and _bytecode(shipped / WHEELS_DIR, report, vendor, python, cache):
+        entries = collect(shipped, artifacts)
+    return entries, report
+
+
+def _check_outputs(out: Path | None, flat: Path | None, inputs: tuple[Path, Path]) -> None:
+    """Refuse an archive or folder that would overwrite an input, and a folder that is not empty."""
+    if out is not None:
+        _check_output(out, "output", inputs)
+    if flat is not None:
+        _check_output(flat, "uncompressed folder", inputs)
+        _check_uncompressed_target(flat)
+
+
+def _write(
+    entries: list[ArchiveMember],
+    manifest: Manifest,
+    out: Path | None,
+    flat: Path | None,
+    cleanup: contextlib.ExitStack,
+    *,
+    threads: int,
+    level: int,
+    progress: bool | None,
+) -> tuple[Manifest, ArchiveInfo | None]:
+    """Stream ``entries`` and then ``manifest`` (with their rows) into the archive and/or the folder, and put
+    each in place in one rename; the manifest written and the archive's facts."""
+    sinks, tmp_file, staging = _open_sinks(out, flat, cleanup, threads=threads, level=level)
+    rows = stream_entries(entries, sinks, progress=progress, label=str(out or flat))
+    manifest = dataclasses.replace(manifest, entries=rows)
+    finish(sinks, manifest.to_json())
+    return manifest, _commit(out, tmp_file, flat, staging)
 
 
 def _check_request(

@@ -9,32 +9,32 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
+import functools
 import os
-import subprocess
 import sys
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smkit import hooks as hook_rules
-from smkit.bounded import LimitExceeded, run_bounded
 from smkit.contract import DEFAULT_PROGRAM
 from smkit.packaging.default_hooks import framework_warnings, torchscript_file
 from smkit.packaging.errors import PackagingError
-from smkit.packaging.hfcheck import check_pipeline
+from smkit.packaging.hfcheck import PipelineReport, check_pipeline
 from smkit.packaging.hooks import NO_MODEL_FN_ATTRIBUTE, check_arity, detect_form
+from smkit.packaging.probe_run import CHECK_LIMIT_FIX, run_probe
 from smkit.packaging.requirements import Unsatisfied, parse_requirements, unsatisfied
 from smkit.packaging.savedmodel import SavedModelReport, check_saved_models
 from smkit.packaging.tree import SKIPPED_DIRS
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 DEFAULT_ENTRY_POINT = DEFAULT_PROGRAM  # SAGEMAKER_PROGRAM default (docs/handler-semantics.md)
 # Seconds of the check process's CPU time (not wall time: a busy machine must not fail a correct model);
 # smkit.bounded.run_bounded also stops a check that uses no CPU for as long (smkit package --check-timeout).
 DEFAULT_TIMEOUT_S = 120.0
-CHECK_LIMIT_FIX = "raise --check-timeout (seconds of the check's CPU time; default 120)"
 PROBE_SOURCE = (Path(__file__).with_name("_probe.py")).read_text(encoding="utf-8")
 
 
@@ -90,33 +90,17 @@ def compile_all(code_dir: Path) -> None:
 
 
 def _run_probe(request: dict[str, Any], python: str, timeout_s: float, label: str) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="smkit-probe-") as tmp:
-        request_path = Path(tmp) / "request.json"
-        request["out"] = str(Path(tmp) / "answer.json")
-        request_path.write_text(json.dumps(request), encoding="utf-8")
-        try:
-            proc = run_bounded(
-                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
-                cpu_s=timeout_s,
-                cwd=request["model_dir"],
-                stdin=subprocess.DEVNULL,
-            )
-        except LimitExceeded as exc:
-            raise PackagingError(
-                label,
-                f"importing and loading {exc}",
-                f"move slow work out of module level, or {CHECK_LIMIT_FIX}",
-            ) from exc
-        answer_path = Path(request["out"])
-        if not answer_path.exists():
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
-            raise PackagingError(
-                label,
-                f"the check process exited with code {proc.returncode} without an answer: {' | '.join(tail)}",
-                "make sure the module does not call sys.exit() or os._exit() at import or in model_fn",
-            )
-        answer: dict[str, Any] = json.loads(answer_path.read_text(encoding="utf-8"))
-        return answer
+    return run_probe(
+        PROBE_SOURCE,
+        request,
+        python=python,
+        cpu_s=timeout_s,
+        label=label,
+        doing="importing and loading",
+        limit_fix=f"move slow work out of module level, or {CHECK_LIMIT_FIX}",
+        exit_fix="make sure the module does not call sys.exit() or os._exit() at import or in model_fn",
+        cwd=request["model_dir"],
+    )
 
 
 def _import_fix(
@@ -163,28 +147,73 @@ def check_handler(
     """
     code_dir, artifacts_dir = Path(code_dir), Path(artifacts_dir)
     file = code_dir / entry_point
-    if not file.is_file() and framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
-        return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
-    if not file.is_file() and framework == "huggingface":
-        pipeline = check_pipeline(
-            artifacts_dir,
-            container_env or {},
-            load_model=load_model,
-            python=python,
-            extra_paths=extra_paths,
-            timeout_s=timeout_s,
-        )
-        report = _defaults_only(code_dir, f"no {entry_point}: {pipeline.describe()}")
-        return dataclasses.replace(report, environment=pipeline.environment)
+    # The Hugging Face image's pipeline (HF_TASK): what serves a model without model_fn.
+    pipeline = functools.partial(
+        check_pipeline,
+        artifacts_dir,
+        container_env or {},
+        load_model=load_model,
+        python=python,
+        extra_paths=extra_paths,
+        timeout_s=timeout_s,
+    )
     if not file.is_file():
-        raise PackagingError(
-            str(file),
-            "missing",
-            f"add {entry_point} defining model_fn and input_fn/predict_fn/output_fn (or transform_fn)",
-        )
+        return _without_handler_file(code_dir, artifacts_dir, entry_point, framework, pipeline)
     requirements_path = code_dir / "requirements.txt"
     requirements = parse_requirements(requirements_path, label=str(requirements_path))
     compile_all(code_dir)
+    answer, missing = _import_handler(
+        code_dir,
+        artifacts_dir,
+        entry_point,
+        requirements,
+        load_model=load_model,
+        python=python,
+        extra_paths=extra_paths,
+        timeout_s=timeout_s,
+    )
+    hooks: dict[str, dict[str, Any]] = answer["hooks"]
+    reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
+    form = detect_form(str(file), hooks, reason, framework=framework)
+    for name, info in sorted(hooks.items()):
+        check_arity(str(file), name, info["params"])
+    saved, notes = _check_model_loads(
+        form, answer, file, artifacts_dir, load_model=load_model, python=python, timeout_s=timeout_s
+    )
+    warnings = [f"not installed here (installed at container start): {m}" for m in missing]
+    warnings.extend(notes)
+    warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
+    if framework == "huggingface" and "model_fn" not in hooks and "transform_fn" not in hooks:
+        warnings.append(f"no model_fn: {pipeline().describe()}")
+    return HandlerReport(
+        form=form,
+        hooks=tuple(sorted(hooks)),
+        requirements=tuple(str(r) for r in requirements),
+        unsatisfied=tuple(missing),
+        model_type=answer.get("model_type"),
+        no_model_fn_reason=reason,
+        warnings=tuple(warnings),
+        saved_models=saved,
+        environment=answer.get("environment"),
+        modules=tuple(answer.get("modules", ())),
+    )
+
+
+def _import_handler(
+    code_dir: Path,
+    artifacts_dir: Path,
+    entry_point: str,
+    requirements: list[Requirement],
+    *,
+    load_model: bool,
+    python: str,
+    extra_paths: tuple[str, ...],
+    timeout_s: float,
+) -> tuple[dict[str, Any], list[Unsatisfied]]:
+    """The probe's answer (the handler imported in ``python``, its hooks, ``model_fn`` called when
+    ``load_model``) and the requirements it found unsatisfied; an import that fails is refused."""
+    file = code_dir / entry_point
+    requirements_path = code_dir / "requirements.txt"
     request = {
         "code_dir": str(code_dir.resolve()),
         "model_dir": str(artifacts_dir.resolve()),
@@ -204,11 +233,21 @@ def check_handler(
             f"import failed: {answer['error_type']}: {answer['error']}",
             _import_fix(answer, missing, str(requirements_path), Path(entry_point).stem),
         )
-    hooks: dict[str, dict[str, Any]] = answer["hooks"]
-    reason = answer.get("attributes", {}).get(NO_MODEL_FN_ATTRIBUTE)
-    form = detect_form(str(file), hooks, reason, framework=framework)
-    for name, info in sorted(hooks.items()):
-        check_arity(str(file), name, info["params"])
+    return answer, missing
+
+
+def _check_model_loads(
+    form: str,
+    answer: dict[str, Any],
+    file: Path,
+    artifacts_dir: Path,
+    *,
+    load_model: bool,
+    python: str,
+    timeout_s: float,
+) -> tuple[tuple[SavedModelReport, ...], tuple[str, ...]]:
+    """The model loads as its form loads it: every SavedModel version with TensorFlow (their reports and
+    notes), or ``model_fn`` in the probe (its failure, if any, refused)."""
     saved: tuple[SavedModelReport, ...] = ()
     notes: tuple[str, ...] = ()
     if form == "tf-serving":
@@ -222,30 +261,27 @@ def check_handler(
             f"model_fn({str(artifacts_dir)!r}) raised {answer['error_type']}: {answer['error']}{where}",
             "make the artifacts folder hold the files model_fn loads (or skip the load check)",
         )
-    warnings = [f"not installed here (installed at container start): {m}" for m in missing]
-    warnings.extend(notes)
-    warnings += framework_warnings(hooks, answer.get("model_type"), artifacts_dir, framework)
-    if framework == "huggingface" and "model_fn" not in hooks and "transform_fn" not in hooks:
-        pipeline = check_pipeline(
-            artifacts_dir,
-            container_env or {},
-            load_model=load_model,
-            python=python,
-            extra_paths=extra_paths,
-            timeout_s=timeout_s,
-        )
-        warnings.append(f"no model_fn: {pipeline.describe()}")
-    return HandlerReport(
-        form=form,
-        hooks=tuple(sorted(hooks)),
-        requirements=tuple(str(r) for r in requirements),
-        unsatisfied=tuple(missing),
-        model_type=answer.get("model_type"),
-        no_model_fn_reason=reason,
-        warnings=tuple(warnings),
-        saved_models=saved,
-        environment=answer.get("environment"),
-        modules=tuple(answer.get("modules", ())),
+    return saved, notes
+
+
+def _without_handler_file(
+    code_dir: Path,
+    artifacts_dir: Path,
+    entry_point: str,
+    framework: str | None,
+    pipeline: Callable[[], PipelineReport],
+) -> HandlerReport:
+    """No handler file: the image's default handlers serve the model where they can, else a refusal."""
+    if framework == "pytorch" and torchscript_file(artifacts_dir) is not None:
+        return _pytorch_defaults_only(code_dir, artifacts_dir, entry_point)
+    if framework == "huggingface":
+        checked = pipeline()
+        report = _defaults_only(code_dir, f"no {entry_point}: {checked.describe()}")
+        return dataclasses.replace(report, environment=checked.environment)
+    raise PackagingError(
+        str(code_dir / entry_point),
+        "missing",
+        f"add {entry_point} defining model_fn and input_fn/predict_fn/output_fn (or transform_fn)",
     )
 
 

@@ -8,9 +8,6 @@ the load check, whether the pipeline loads in the model's environment (a child `
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +16,7 @@ from typing import Any
 from smkit import hftasks
 from smkit.contract import HF_MODEL_ID, HF_TASK, HF_TRUST_REMOTE_CODE, SettingError, read_flag
 from smkit.packaging.errors import PackagingError
+from smkit.packaging.probe_run import run_probe
 
 PROBE_SOURCE = (Path(__file__).with_name("_hf_probe.py")).read_text(encoding="utf-8")
 HANDLER_PROBE = Path(__file__).with_name("_probe.py")  # its _environment() names what ran the check
@@ -76,32 +74,16 @@ def check_pipeline(
         "trust_remote_code": trust_remote_code,
         "extra_paths": list(extra_paths),
     }
-    with tempfile.TemporaryDirectory(prefix="smkit-hf-probe-") as tmp:
-        request_path, out = Path(tmp) / "request.json", Path(tmp) / "answer.json"
-        request["out"] = str(out)
-        request_path.write_text(json.dumps(request), encoding="utf-8")
-        try:
-            proc = subprocess.run(
-                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise PackagingError(
-                label,
-                f"loading pipeline({task!r}) did not finish within {timeout_s:.0f} s",
-                "raise --check-timeout",
-            ) from exc
-        if not out.exists():
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-            raise PackagingError(
-                label,
-                f"the pipeline check exited with code {proc.returncode}: {' | '.join(tail)}",
-                "load it yourself with transformers.pipeline(task, model=FOLDER) to see the error",
-            )
-        answer = json.loads(out.read_text(encoding="utf-8"))
+    answer = run_probe(
+        PROBE_SOURCE,
+        request,
+        python=python,
+        cpu_s=timeout_s,
+        label=label,
+        doing=f"loading pipeline({task!r})",
+        check="pipeline check",
+        exit_fix="load it yourself with transformers.pipeline(task, model=FOLDER) to see the error",
+    )
     if answer["stage"] != "ok":
         raise PackagingError(
             label,

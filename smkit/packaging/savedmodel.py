@@ -8,15 +8,12 @@ TensorFlow in the checking interpreter the load is skipped with a warning naming
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from smkit.bounded import LimitExceeded, run_bounded
 from smkit.packaging.errors import PackagingError
+from smkit.packaging.probe_run import run_probe
 from smkit.tfs.layout import find_models
 
 PROBE_SOURCE = (Path(__file__).with_name("_tf_probe.py")).read_text(encoding="utf-8")
@@ -50,31 +47,16 @@ def check_saved_models(
     """Load every served version; return their signatures and any warnings; raise when one cannot serve."""
     models = find_models(artifacts_dir)
     items = [{"label": f"{m.name}/{v}", "path": str(m.version_path(v))} for m in models for v in m.versions]
-    with tempfile.TemporaryDirectory(prefix="smkit-tf-probe-") as tmp:
-        request_path = Path(tmp) / "request.json"
-        out = Path(tmp) / "answer.json"
-        request_path.write_text(json.dumps({"models": items, "out": str(out)}), encoding="utf-8")
-        try:
-            # Bounded in CPU time: TensorFlow's import alone takes tens of seconds on a busy machine.
-            proc = run_bounded(
-                [python, "-I", "-B", "-c", PROBE_SOURCE, str(request_path)],
-                cpu_s=timeout_s,
-                stdin=subprocess.DEVNULL,
-            )
-        except LimitExceeded as exc:
-            raise PackagingError(
-                f"artifacts folder {artifacts_dir}",
-                f"loading the SavedModels {exc}",
-                "raise --check-timeout (seconds of the check's CPU time; default 120)",
-            ) from exc
-        if not out.exists():
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-            raise PackagingError(
-                f"artifacts folder {artifacts_dir}",
-                f"the SavedModel check exited with code {proc.returncode}: {' | '.join(tail)}",
-                "load the model yourself with tf.saved_model.load to see the error",
-            )
-        answer = json.loads(out.read_text(encoding="utf-8"))
+    answer = run_probe(
+        PROBE_SOURCE,
+        {"models": items},
+        python=python,
+        cpu_s=timeout_s,
+        label=f"artifacts folder {artifacts_dir}",
+        doing="loading the SavedModels",
+        check="SavedModel check",
+        exit_fix="load the model yourself with tf.saved_model.load to see the error",
+    )
     if answer["tensorflow"] is None:
         return (), (NO_TENSORFLOW,)
     reports = []

@@ -3,7 +3,7 @@
 The scripts parse their command line and call these modules; everything they do is reachable from tests.
 Modules: :mod:`~smkit.release.shell` (running commands, :class:`ReleaseError`), :mod:`~smkit.release.aws`
 (boto3 clients that honour ``AWS_ENDPOINT_URL``, stacks, endpoints), :mod:`~smkit.release.history` (the
-release history in SSM), :mod:`~smkit.release.cdk` (CDK CLI calls and cloud-assembly reading),
+release history in SSM), :mod:`~smkit.release.assembly` (what a synthesized cloud assembly says),
 :mod:`~smkit.release.deploy`, :mod:`~smkit.release.rollback`. The repository's own gates are scripts/gates.py.
 """
 

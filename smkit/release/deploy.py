@@ -25,7 +25,8 @@ from smkit.config.resolved import ResolvedDeployment
 from smkit.model_packages import RegistryError, require_deployable
 from smkit.ops.cdk_cli import CdkCli, CdkError, CdkResult
 from smkit.ops.deploy_pipeline import DeployPlan, DeployTarget, run_deploy
-from smkit.release import cdk, instance_type_change, model_copies
+from smkit.release import instance_type_change, model_copies
+from smkit.release.assembly import ASSEMBLY_DIR, stack_template, the_stack_with
 from smkit.release.aws import client, endpoint_name_of, stack_output, wait_in_service
 from smkit.release.history import (
     describe_release,
@@ -52,7 +53,7 @@ class DeployRequest:
     root: Path
     image_tag: str | None = None
     context: Sequence[str] = ()
-    output: str = cdk.ASSEMBLY_DIR
+    output: str = ASSEMBLY_DIR
     method: str = "change-set"
     bootstrap: bool = False
     prepare: Sequence[Sequence[str]] = field(default_factory=tuple)
@@ -134,7 +135,7 @@ class RepositoryTarget(DeployTarget[str]):
         self.stack = ""
 
     def stacks(self, assembly: Path) -> list[str]:
-        self.stack = cdk.the_stack_with(assembly, "AWS::ECR::Repository")
+        self.stack = the_stack_with(assembly, "AWS::ECR::Repository")
         return [self.stack]
 
     def finish(self, deployment: ResolvedDeployment, plan: DeployPlan, deployed: CdkResult) -> str:
@@ -194,7 +195,7 @@ def previous_data_context(deployment: ResolvedDeployment, assembly: Path) -> str
     history = read_releases(release_parameter(deployment.name, deployment.environment))
     if not history:
         return None
-    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    stack = the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     try:
         bucket = stack_output(stack, "BucketName")
     except ClientError:  # the stack does not exist (yet): every recorded URI is someone else's bucket
@@ -210,7 +211,7 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
     """``deployed_endpoint={...}``: the name and variant names of the endpoint the serving stack runs now (None
     before the first deploy), so the stack can tell an update that changes variant names
     (smkit.config.day2.plan_update)."""
-    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    stack = the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     try:
         name = endpoint_name_of(stack)
     except (ClientError, ReleaseError):  # nothing deployed yet
@@ -221,8 +222,8 @@ def deployed_endpoint_context(assembly: Path) -> str | None:
 
 def paused_targets(assembly: Path) -> list[instance_type_change.PausedTarget]:
     """Deregister what UpdateEndpoint would refuse for the serving stack of ``assembly`` (see smkit.release.instance_type_change)."""
-    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
-    template = cdk.stack_template(assembly, stack)
+    stack = the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    template = stack_template(assembly, stack)
     paused = instance_type_change.pause(
         template, sagemaker=client("sagemaker"), autoscaling=client("application-autoscaling")
     )
@@ -235,7 +236,7 @@ def finish(
     deployment: ResolvedDeployment, *, assembly: Path, image_tag: str | None, note: str, timeout_s: int
 ) -> str:
     """Wait for the endpoint of the deployed serving stack and append the release to its history."""
-    stack = cdk.the_stack_with(assembly, "AWS::SageMaker::Endpoint")
+    stack = the_stack_with(assembly, "AWS::SageMaker::Endpoint")
     endpoint = endpoint_name_of(stack)
     wait_in_service(endpoint, timeout_seconds=timeout_s)
     release = describe_release(endpoint, image_tag=image_tag, note=note, region=None)

@@ -176,23 +176,8 @@ def scaffold(
             "handlers, one model per container); a multi-model endpoint needs each model's own "
             "code/inference.py: choose another framework"
         )
-    contents: dict[Path, str] = {}
-    if environment is None:
-        contents[model_dir / "code" / "inference.py"] = (TEMPLATES / framework / "inference.py").read_text(
-            encoding="utf-8"
-        )
-        contents[model_dir / "code" / "rows.py"] = (TEMPLATES / "common" / "rows.py").read_text(
-            encoding="utf-8"
-        )
+    contents = _model_files(model_dir, framework, handlers=environment is None)
     variables = "".join(f"\n        {key}: {value}" for key, value in (environment or {}).items())
-    contents.update(
-        {
-            model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
-            model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
-            # What every train.py shares; beside it, since train.py runs where smkit may not be installed.
-            model_dir / "samples_io.py": (TEMPLATES / "common" / "samples_io.py").read_text(encoding="utf-8"),
-        }
-    )
     if multi_model is None:
         contents[config] = CONFIG.format(
             name=name,
@@ -220,6 +205,28 @@ def scaffold(
     for folder in ("artifacts", "samples"):
         (model_dir / folder).mkdir(exist_ok=True)
     return Scaffold(model_dir, config, tuple(contents))
+
+
+def _model_files(model_dir: Path, framework: str, *, handlers: bool) -> dict[Path, str]:
+    """The model folder from the framework's templates: with ``handlers``, ``code/inference.py`` and its helper
+    (none when the image's own handlers serve it), then the requirements and the training script."""
+    contents: dict[Path, str] = {}
+    if handlers:
+        contents[model_dir / "code" / "inference.py"] = (TEMPLATES / framework / "inference.py").read_text(
+            encoding="utf-8"
+        )
+        contents[model_dir / "code" / "rows.py"] = (TEMPLATES / "common" / "rows.py").read_text(
+            encoding="utf-8"
+        )
+    contents.update(
+        {
+            model_dir / "code" / "requirements.txt": "".join(f"{line}\n" for line in REQUIREMENTS[framework]),
+            model_dir / "train.py": (TEMPLATES / framework / "train.py").read_text(encoding="utf-8"),
+            # What every train.py shares; beside it, since train.py runs where smkit may not be installed.
+            model_dir / "samples_io.py": (TEMPLATES / "common" / "samples_io.py").read_text(encoding="utf-8"),
+        }
+    )
+    return contents
 
 
 def _llm(root: Path, name: str, framework: str, *, handler: bool) -> Scaffold:

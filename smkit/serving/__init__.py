@@ -1,6 +1,6 @@
 """The Java-free SageMaker serving runtime: two kinds of process and the protocol between them.
 
-- :mod:`smkit.serving.front`: the front-end process. :mod:`~smkit.serving.front.serve` runs the HTTP
+- :mod:`smkit.serving.front`: the front-end process. :mod:`~smkit.serving.front.event_loop` runs the HTTP
   front end (:mod:`~smkit.serving.front.frontend` on :mod:`smkit.http1`, ``/ping``) and the pool of model
   workers (:mod:`~smkit.serving.front.pool`); :mod:`~smkit.serving.front.launch` resolves what to serve.
 - :mod:`smkit.serving.worker`: a model-worker process (``python -m smkit.serving.worker.model_worker``).

@@ -31,6 +31,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from smkit.serving.front.serve import exit_now
+    from smkit.serving.front.event_loop import exit_now
 
     exit_now(main())

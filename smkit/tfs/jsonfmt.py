@@ -87,28 +87,29 @@ class PrettyWriter:
         level[1] += 1
 
     def start_object(self) -> None:
-        self._prefix()
-        self._levels.append([False, 0])
-        self._out.append("{")
+        self._open(False, "{")
 
     def end_object(self) -> None:
-        _, count = self._levels.pop()
-        if count:
-            self._out.append("\n")
-            self._indent()
-        self._out.append("}")
+        self._close("}", own_line=True)
 
     def start_array(self) -> None:
-        self._prefix()
-        self._levels.append([True, 0])
-        self._out.append("[")
+        self._open(True, "[")
 
     def end_array(self) -> None:
+        self._close("]", own_line=not self.single_line_arrays)
+
+    def _open(self, in_array: bool, bracket: str) -> None:
+        self._prefix()
+        self._levels.append([in_array, 0])
+        self._out.append(bracket)
+
+    def _close(self, bracket: str, *, own_line: bool) -> None:
+        """The closing ``bracket``, on a line of its own (``own_line``) when the container holds anything."""
         _, count = self._levels.pop()
-        if count and not self.single_line_arrays:
+        if count and own_line:
             self._out.append("\n")
             self._indent()
-        self._out.append("]")
+        self._out.append(bracket)
 
     def raw(self, text: str) -> None:
         """A value already formatted (a number, ``true``, a quoted string)."""

@@ -46,6 +46,18 @@ def test_metrics_publish_frequencies_are_the_documented_values() -> None:
     assert tuple(int(n) for n in listed.group(1).split(",")) == limits.METRICS_PUBLISH_FREQUENCIES_S
 
 
+def test_the_alarm_period_is_one_cloudwatch_takes() -> None:
+    """PutMetricAlarm's Period: "Valid values are 10, 20, 30, and any multiple of 60." (its documentation)."""
+    period = member("cloudwatch", "PutMetricAlarmInput", "Period")
+    listed = re.search(
+        r"Valid values are ([\d, ]+), and any multiple of (\d+)\.", plain(period.documentation)
+    )
+    assert listed is not None
+    exact, multiple = {int(n) for n in listed.group(1).split(",")}, int(listed.group(2))
+    assert limits.ALARM_PERIOD_S in exact or limits.ALARM_PERIOD_S % multiple == 0
+    assert period.min is not None and period.min <= limits.ALARM_PERIOD_S
+
+
 def test_defaults_are_the_ones_the_models_documentation_states() -> None:
     timeout = member("sagemaker", "ModelClientConfig", "InvocationsTimeoutInSeconds").documentation
     retries = member("sagemaker", "ModelClientConfig", "InvocationsMaxRetries").documentation

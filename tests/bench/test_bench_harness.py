@@ -179,8 +179,8 @@ def test_serving_rejects_unknown_server_name(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert (
-        "--servers nginx: unknown; choose from smkit, constant, smkit-metrics-off, gunicorn, fastapi, toolkit, "
-        "torchserve" in done.stderr
+        "--servers nginx: unknown; choose from smkit, smkit-baseline, constant, smkit-metrics-off, gunicorn, "
+        "fastapi, toolkit, torchserve" in done.stderr
     )
     assert not (tmp_path / "x.json").exists()
 
@@ -192,6 +192,56 @@ def test_serving_warmup_comes_from_the_warmup_curve(tmp_path: Path) -> None:
     curve.write_text(json.dumps({"warmup_requests": 20000}))
     assert chosen_warmup(curve) == 20000
     assert chosen_warmup(tmp_path / "absent.json") == WARMUP_FALLBACK
+
+
+def test_the_serving_run_is_estimated_from_its_configuration() -> None:
+    from bench.profiles import PROFILES  # noqa: PLC0415 - imports the harness
+    from bench.serving_plan import estimate  # noqa: PLC0415
+
+    one = estimate(
+        ["smkit", "gunicorn"], ["sleep1s"], levels=[8], requests=100, rounds=1, workers=2, warmup_for={}
+    )
+    # 8 requests at 8 callers: one 1 s wave for smkit, four for gunicorn's two sync workers.
+    waves = PROFILES["sleep1s"].count(8, 100) / 8
+    assert one.by_profile["sleep1s"] > waves * (1 + 4)
+    three = estimate(
+        ["smkit", "gunicorn"], ["sleep1s"], levels=[8], requests=100, rounds=3, workers=2, warmup_for={}
+    )
+    assert three.total_s == 3 * one.total_s
+    assert "min on 2 quiet cores" in three.describe()
+
+
+def test_the_baseline_server_imports_smkit_from_the_baseline_commit(tmp_path: Path) -> None:
+    from bench.common import export_tree  # noqa: PLC0415 - imports the harness
+    from bench.serving import BASELINE_COMMIT, SPEC_BUILDERS, Setup  # noqa: PLC0415
+
+    tree = export_tree(BASELINE_COMMIT, tmp_path / "baseline")
+    assert (tree / "smkit" / "serving" / "__main__.py").is_file()
+    setup = Setup(
+        model_dir=tmp_path,
+        work_dir=tmp_path,
+        workers=2,
+        request=None,  # type: ignore[arg-type]
+        expected=None,
+        smkit_python=Path(sys.executable),
+        baseline_tree=tree,
+    )
+    spec = SPEC_BUILDERS["smkit-baseline"](setup, tmp_path, 8080)
+    assert spec.env["PYTHONPATH"] == str(tree) and spec.cwd == tree
+    assert spec.argv[1:3] == ["-m", "smkit.serving"]
+
+
+def test_a_requirement_added_to_a_packaged_model_is_recorded_in_its_manifest(tmp_path: Path) -> None:
+    import tarfile  # noqa: PLC0415
+
+    from bench.profiles import add_requirements  # noqa: PLC0415 - imports the harness
+    from smkit.serving.worker.integrity import verify_model_dir  # noqa: PLC0415
+
+    with tarfile.open(ARCHIVE) as tar:
+        tar.extractall(tmp_path, filter="data")
+    add_requirements(tmp_path, ["scikit-learn==1.8.0"])
+    assert "scikit-learn==1.8.0" in (tmp_path / "code" / "requirements.txt").read_text()
+    verify_model_dir(str(tmp_path), {})  # smkit still loads it: the manifest lists the new size and digest
 
 
 def test_streaming_harness_tiny_run(tmp_path: Path) -> None:

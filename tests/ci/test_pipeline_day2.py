@@ -17,7 +17,7 @@ import yaml
 
 from smkit.aws.cdk_bootstrap import lookup_role_arn
 from smkit.cdk import FEATURE_FLAGS
-from smkit.cdk.deployment import add_deployment
+from smkit.cdk.compose import add_deployment
 from smkit.cdk.pipeline_stack import PipelineStack
 from smkit.config.day2 import DeployedEndpoint
 from smkit.emulator import MotoServer

@@ -56,11 +56,28 @@ INVALID: list[tuple[str, str, Mutation, str, str]] = [
         "did you mean 'initial_weight'",
     ),
     (
-        "weight-not-positive",
+        "weight-negative",
         "realtime.yaml",
-        _set("endpoint.variants.0.initial_weight", 0),
+        _set("endpoint.variants.0.initial_weight", -1),
         "endpoint.variants[0].initial_weight",
-        "greater than 0",
+        "greater than or equal to 0",
+    ),
+    (
+        "weights-all-zero",
+        "realtime.yaml",
+        _both(_set("endpoint.variants.0.initial_weight", 0), _set("endpoint.variants.1.initial_weight", 0)),
+        "endpoint.variants",
+        "these sum to 0: give at least one variant a weight above 0",
+    ),
+    (
+        "alarm-actions-over-five",
+        "realtime.yaml",
+        _set(
+            "monitoring.subscriptions",
+            [{"type": "sns", "topic_arn": f"arn:aws:sns:us-east-1:123456789012:ops-{i}"} for i in range(5)],
+        ),
+        "monitoring.subscriptions",
+        "6 actions, but an alarm takes at most 5 AlarmActions: forward to at most 4 topics",
     ),
     (
         "bad-instance-type",

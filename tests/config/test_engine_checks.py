@@ -130,6 +130,46 @@ def _rank_over_the_default(tmp_path: Path) -> Path:
     return llm_config(tmp_path, adapter=adapter, env={"SM_VLLM_MAX_LORA_RANK": None})
 
 
+DRAFT = '{"model": "/opt/ml/model/draft", "num_speculative_tokens": 3}'
+
+
+def _with_draft(tmp_path: Path, draft: dict[str, Any] | None, *, folder: bool = True) -> Path:
+    """A local Qwen-shaped model folder whose ``draft/`` (unless not ``folder``) holds a model of config.json
+    ``draft`` (none if None), named by SM_VLLM_SPECULATIVE_CONFIG as AWS's image finds it."""
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 1000)
+    if folder:
+        write_model_shape(model / "draft", draft, 100)
+    return llm_config(tmp_path, model=model, env={"SM_VLLM_SPECULATIVE_CONFIG": DRAFT})
+
+
+def _draft_of_another_vocabulary(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, {**LLAMA_2_13B, "num_hidden_layers": 1})
+
+
+CHANNEL_DRAFT = '{"model": "/opt/ml/additional-model-data-sources/draft", "num_speculative_tokens": 3}'
+
+
+def _channel_draft_of_another_vocabulary(tmp_path: Path) -> Path:
+    """The draft as a channel (a local folder uploaded as it is), as AWS's vLLM image takes one."""
+    model = write_model_shape(tmp_path / "qwen", QWEN_05B, 1000)
+    write_model_shape(tmp_path / "draft-model", {**LLAMA_2_13B, "num_hidden_layers": 1}, 100)
+    path = llm_config(tmp_path, model=model, env={"SM_VLLM_SPECULATIVE_CONFIG": CHANNEL_DRAFT})
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["model"]["containers"][0]["additional_model_data"] = [
+        {"channel": "draft", "source": "prefix", "path": "draft-model"}
+    ]
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _draft_without_config_json(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, None)
+
+
+def _draft_folder_missing(tmp_path: Path) -> Path:
+    return _with_draft(tmp_path, None, folder=False)
+
+
 MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
     "lora-off": (
         _lora_off,
@@ -190,6 +230,31 @@ MISCONFIGURED: dict[str, tuple[Misconfigured, tuple[str, ...]]] = {
             'set SM_VLLM_MAX_LORA_RANK: "8" or more',
         ),
     ),
+    "draft-of-another-vocabulary": (
+        _draft_of_another_vocabulary,
+        (
+            f"model.containers[0].environment.SM_VLLM_SPECULATIVE_CONFIG: '{DRAFT}'",
+            "the draft model /opt/ml/model/draft has a vocabulary of 32000 tokens and the model one of 151936",
+            "Target and draft model should have the same vocabulary size",
+            "use a draft of the same tokenizer",
+        ),
+    ),
+    "channel-draft-of-another-vocabulary": (
+        _channel_draft_of_another_vocabulary,
+        (
+            f"model.containers[0].environment.SM_VLLM_SPECULATIVE_CONFIG: '{CHANNEL_DRAFT}'",
+            "the draft model /opt/ml/additional-model-data-sources/draft has a vocabulary of 32000 tokens",
+            "Target and draft model should have the same vocabulary size",
+        ),
+    ),
+    "draft-without-config-json": (
+        _draft_without_config_json,
+        ("SM_VLLM_SPECULATIVE_CONFIG: '", "/draft) has no config.json", "save_pretrained()"),
+    ),
+    "draft-folder-missing": (
+        _draft_folder_missing,
+        ("SM_VLLM_SPECULATIVE_CONFIG: '", "has no folder draft", "holds the draft's config.json"),
+    ),
     "rank-over-the-default": (
         _rank_over_the_default,
         (
@@ -227,6 +292,12 @@ def test_a_model_that_fits_loads(tmp_path: Path) -> None:
     model = write_model_shape(tmp_path / "qwen", QWEN_05B, 494_000_000)
     cfg = load_config(llm_config(tmp_path, model=model))
     assert not any("'qwen':" in n for n in cfg.notices)  # the model was checked
+
+
+def test_a_draft_of_the_same_vocabulary_loads_and_one_in_s3_is_said(tmp_path: Path) -> None:
+    load_config(_with_draft(tmp_path / "local", {**QWEN_05B, "num_hidden_layers": 2}))
+    notices = load_config(llm_config(tmp_path, env={"SM_VLLM_SPECULATIVE_CONFIG": DRAFT})).notices
+    assert any("the draft model /opt/ml/model/draft is in the model data, which is s3" in n for n in notices)
 
 
 def test_memory_utilization_decides(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
 from smkit.emulator.deploy import with_server_traceback
 from smkit.release import instance_type_change
-from smkit.release.cdk import stack_template
+from smkit.release.assembly import stack_template
 
 
 def _config(tmp_path: Path, name: str, compute_instance_type: str) -> Path:

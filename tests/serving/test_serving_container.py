@@ -11,6 +11,8 @@ import tomllib
 import pytest
 from serving_harness import REPO
 
+from smkit.modelenv.builder import RUNTIME_DISTRIBUTIONS
+
 DOCKERFILE = REPO / "container" / "Dockerfile"
 
 
@@ -72,7 +74,14 @@ def test_requirements_are_pinned_and_agree_with_pyproject() -> None:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^,;\s]+)", requirement)
         if match and match.group(1).lower() in pins:
             assert pins[match.group(1).lower()] == match.group(2), requirement
-    assert {"uvicorn", "httptools", "uvloop", "numpy", "isal", "packaging"} <= set(pins)
+    assert {"httptools", "uvloop", "numpy", "isal", "packaging"} <= set(pins) and "uvicorn" not in pins
+
+
+def test_a_source_tree_without_the_pins_builds_the_image_layer_of_the_same_packages() -> None:
+    """smkit.modelenv's fallback names what container/requirements.txt pins (uvicorn is the TF Serving form's)."""
+    lines = (REPO / "container" / "requirements.txt").read_text().splitlines()
+    pinned = {line.partition("==")[0] for line in lines if line and not line.startswith("#")}
+    assert pinned == set(RUNTIME_DISTRIBUTIONS)
 
 
 def test_hadolint_is_clean() -> None:

@@ -9,6 +9,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import psutil
 import pytest
 from serving_harness import REPO, Response, Server, free_port, make_tarball, start_server, wait_ready
 from serving_models import Models
@@ -211,15 +212,27 @@ def test_port_in_use_is_refused_clearly(models: Models) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
+        marker = f"port-in-use-{os.getpid()}-{port}"
         result = subprocess.run(
             [sys.executable, "-m", "smkit.serving", "--model", str(models.echo), "--port", str(port)],
             capture_output=True,
             text=True,
             timeout=60,
             cwd=REPO,
+            env={**os.environ, "SMKIT_TEST_MARKER": marker},
         )
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    # The worker template starts before the port is bound; a start that fails stops it again.
+    left = [p.pid for p in psutil.process_iter() if _environ(p).get("SMKIT_TEST_MARKER") == marker]
+    assert not left, f"processes of the failed start left behind: {left}"
+
+
+def _environ(proc: psutil.Process) -> dict[str, str]:
+    try:
+        return dict(proc.environ())
+    except psutil.Error:
+        return {}
 
 
 def test_constant_baseline_model_and_keep_alive_spread_over_workers(tmp_path: Path) -> None:

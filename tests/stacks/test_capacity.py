@@ -156,6 +156,37 @@ def test_cfn_lint_is_clean_on_the_capacity_templates(capacity: SynthesizedApp) -
     assert findings == [], "\n".join(findings)
 
 
+def test_a_variant_may_weigh_0_but_not_every_variant() -> None:
+    # InitialVariantWeight: 0 or more (botocore's ProductionVariant); a share is the weight over the sum.
+    def config(stack: cdk.Stack, *weights: float) -> EndpointConfiguration:
+        return EndpointConfiguration(
+            stack,
+            "Config",
+            model=InferenceModel.from_model_name(stack, "Model", "m"),
+            key=kms.Key.from_key_arn(stack, "Key", SUPPLIED_KEY),
+            variants=[
+                InstanceVariant(name=f"v{i}", instance_type=InstanceType.of("ml.m5.large"), initial_weight=w)
+                for i, w in enumerate(weights)
+            ],
+        )
+
+    with pytest.raises(ValueError, match=r"initial_weight values sum to 0"):
+        config(cdk.Stack(cdk.App()), 0, 0)
+    with pytest.raises(ValueError, match=r"initial_weight=-1 \(must be >= 0\)"):
+        config(cdk.Stack(cdk.App()), 1, -1)
+    stack = cdk.Stack(cdk.App())
+    config(stack, 1, 0)
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "ProductionVariants": [
+                Match.object_like({"InitialVariantWeight": 1}),
+                Match.object_like({"InitialVariantWeight": 0}),
+            ]
+        },
+    )
+
+
 @pytest.mark.parametrize(
     ("pools", "timeout", "message"),
     [

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
-from stack_support import CONFIG_DIR, SynthesizedApp, cdk_context
+from stack_support import CONFIG_DIR, CONFIG_FILES, SynthesizedApp, cdk_context
 
 from smkit.aws.instances import has_instance_storage
+from smkit.aws.limits import ALARM_PERIOD_S
+from smkit.cdk.constructs.monitoring import AlarmTopic, Subscriber
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import ConfigError, parse_config
 from smkit.config.resolved import resolve
@@ -86,6 +90,48 @@ def test_alarm_subscription_of_another_topic_is_an_alarm_action(tmp_path: Path) 
     t = _synth(data, tmp_path)
     t.has_resource_properties("AWS::SNS::Subscription", {"Protocol": "https"})
     t.has_resource_properties(ALARM, {"AlarmActions": Match.array_with([topic])})
+
+
+def test_every_alarm_is_one_metric_or_metric_math_as_put_metric_alarm_takes(
+    synthesized: SynthesizedApp,
+) -> None:
+    # PutMetricAlarm's MetricName, Period and MetricDataQuery documentation (smkit/config/prose_reasons.py).
+    beside_math = {
+        "MetricName",
+        "Namespace",
+        "Dimensions",
+        "Period",
+        "Unit",
+        "Statistic",
+        "ExtendedStatistic",
+    }
+    math = 0
+    for path in CONFIG_FILES:
+        for alarm in _resources(synthesized.template_json(path.stem), ALARM).values():
+            props = alarm["Properties"]
+            assert "Threshold" in props, (path.stem, props)
+            if "Metrics" not in props:
+                assert props["Period"] == ALARM_PERIOD_S and "MetricName" in props, (path.stem, props)
+                assert ("Statistic" in props) != ("ExtendedStatistic" in props), (path.stem, props)
+                continue
+            math += 1
+            assert not beside_math & set(props), (path.stem, props)
+            queries = props["Metrics"]
+            assert all(("Expression" in q) != ("MetricStat" in q) for q in queries), queries
+            assert all(re.fullmatch(r"[a-z][A-Za-z0-9_]*", q["Id"]) for q in queries), queries
+            assert {q["MetricStat"]["Period"] for q in queries if "MetricStat" in q} == {ALARM_PERIOD_S}
+            assert [q.get("ReturnData", True) for q in queries].count(True) == 1, queries
+    assert math, "the error-rate alarms are metric math"
+
+
+def test_an_alarm_takes_at_most_five_actions() -> None:
+    # PutMetricAlarm AlarmActions: at most 5 (botocore's model); the topic itself is one.
+    stack = cdk.Stack(cdk.App())
+    key = kms.Key(stack, "Key")
+    forwarded = [Subscriber("sns", f"arn:aws:sns:us-east-1:123456789012:ops-{i}") for i in range(5)]
+    AlarmTopic(stack, "Four", encryption_key=key, subscribers=forwarded[:4])
+    with pytest.raises(ValueError, match=r"6 alarm actions .* at most 5 AlarmActions; forward to at most 4"):
+        AlarmTopic(stack, "Five", encryption_key=key, subscribers=forwarded)
 
 
 # 2. Auto-rollback: the role can read the alarms; the alarms are rates of the new fleet, without 4XX.

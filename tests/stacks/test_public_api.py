@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import smkit.cdk
-from smkit.cdk import deployment
+from smkit.cdk import compose
 from smkit.ops.cdk_cli import CDK_CLI_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def test_the_documented_construct_composition_synthesizes_clean() -> None:
 
 
 def test_the_default_app_and_the_repository_app_compose_with_the_same_function() -> None:
-    assert smkit.cdk.add_deployment is deployment.add_deployment
+    assert smkit.cdk.add_deployment is compose.add_deployment
     for app in ("smkit/cdk/app.py", "stacks/app.py"):
         source = (REPO / app).read_text(encoding="utf-8")
         assert "add_deployment(app, project_root=" in source and "add_serving_stacks" not in source, app

@@ -1,4 +1,5 @@
-"""ARNs of SageMaker resources named, not created, by an app (``from_model_name``, ``from_endpoint_name``, ...)."""
+"""ARNs an app names but does not create: SageMaker resources (``from_model_name``, ``from_endpoint_name``, ...)
+and the patterns of a service's resources that resource policies' ``ArnLike`` conditions match."""
 
 from __future__ import annotations
 
@@ -14,4 +15,12 @@ def sagemaker_arn(scope: Construct, resource: str, name: str) -> str:
         service="sagemaker",
         resource=resource,
         resource_name=name if cdk.Token.is_unresolved(name) else name.lower(),
+    )
+
+
+def every_arn(scope: Construct, service: str, resource: str) -> str:
+    """``arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE:*`` in ``scope``'s stack: every ``resource`` of ``service``
+    in its account and region (an ``ArnLike`` condition's value)."""
+    return cdk.Stack.of(scope).format_arn(
+        service=service, resource=resource, resource_name="*", arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME
     )

@@ -37,8 +37,8 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from smkit.aws.instances import is_burstable
+from smkit.cdk.constructs.cloudwatch_metrics import sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import InstanceType
-from smkit.cdk.constructs.metrics import sagemaker_metric
 
 # Application Auto Scaling acts on SageMaker variants through this service-linked role (created on first use);
 # without it CDK would create an unused IAM role per target.
@@ -178,31 +178,36 @@ class EndpointAutoscaling(Construct):
             )
         if s.kind is ScalingTarget.BACKLOG_PER_INSTANCE:
             assert endpoint_name is not None
-            self.target.scale_to_track_metric(
-                "BacklogPerInstance",
-                target_value=s.target_value,
-                custom_metric=sagemaker_metric(
-                    "ApproximateBacklogSizePerInstance", {"EndpointName": endpoint_name}, statistic="Average"
-                ),
-                scale_in_cooldown=s.scale_in,
-                scale_out_cooldown=s.scale_out,
-            )
-            self.target.scale_on_metric(
-                "ScaleOutFromZero",
-                metric=sagemaker_metric(
-                    "HasBacklogWithoutCapacity", {"EndpointName": endpoint_name}, statistic="Average"
-                ),
-                scaling_steps=[
-                    appscaling.ScalingInterval(upper=0.5, change=0),
-                    appscaling.ScalingInterval(lower=0.5, change=1),
-                ],
-                adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-                cooldown=s.scale_out,
-                evaluation_periods=2,
-            )
+            self._scale_on_backlog(endpoint_name, s)
         if s.kind.of_component and s.min_capacity == 0:
             assert component_name is not None
             self._scale_from_zero(component_name, s)
+
+    def _scale_on_backlog(self, endpoint_name: str, s: ScalingSettings) -> None:
+        """An async endpoint's backlog per instance tracked, and one instance more when requests wait with
+        none (``HasBacklogWithoutCapacity``)."""
+        self.target.scale_to_track_metric(
+            "BacklogPerInstance",
+            target_value=s.target_value,
+            custom_metric=sagemaker_metric(
+                "ApproximateBacklogSizePerInstance", {"EndpointName": endpoint_name}, statistic="Average"
+            ),
+            scale_in_cooldown=s.scale_in,
+            scale_out_cooldown=s.scale_out,
+        )
+        self.target.scale_on_metric(
+            "ScaleOutFromZero",
+            metric=sagemaker_metric(
+                "HasBacklogWithoutCapacity", {"EndpointName": endpoint_name}, statistic="Average"
+            ),
+            scaling_steps=[
+                appscaling.ScalingInterval(upper=0.5, change=0),
+                appscaling.ScalingInterval(lower=0.5, change=1),
+            ],
+            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+            cooldown=s.scale_out,
+            evaluation_periods=2,
+        )
 
     def _scale_from_zero(self, component_name: str, s: ScalingSettings) -> None:
         """One copy more when a request found none (``NoCapacityInvocationFailures`` >= 1 in a minute)."""

@@ -7,6 +7,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from smkit.cdk.constructs.arns import every_arn
 from smkit.cdk.constructs.execution_role import grant_key_use
 
 
@@ -75,14 +76,7 @@ def allow_cloudwatch_logs(key: kms.Key) -> None:
             ],
             resources=["*"],
             conditions={
-                "ArnLike": {
-                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name="*",
-                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                }
+                "ArnLike": {"kms:EncryptionContext:aws:logs:arn": every_arn(stack, "logs", "log-group")}
             },
         )
     )

@@ -19,11 +19,11 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.instances import INSTANCE_TYPE_RE, has_instance_storage, volume_message
-from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, SERVERLESS_MEMORY_MB
+from smkit.aws.limits import METRICS_PUBLISH_FREQUENCIES_S, MIN_VARIANT_WEIGHT, SERVERLESS_MEMORY_MB
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model import IModel
-from smkit.cdk.constructs.network import place
+from smkit.cdk.constructs.network import place, vpc_config
 
 
 class ConfigEnum(enum.Enum):
@@ -234,28 +234,12 @@ class ImportedEndpointConfig(cdk.Resource):
             raise ValueError(
                 f"{self.node.path}: endpoint_config_name='': give the deployed EndpointConfigName"
             )
-        self._name = endpoint_config_name
-        self._variant_names = tuple(variant_names)
-
-    @property
-    def endpoint_config_name(self) -> str:
-        """The EndpointConfigName given."""
-        return self._name
-
-    @property
-    def endpoint_config_arn(self) -> str:
-        """ARN of the endpoint config, in this stack's account and region."""
-        return sagemaker_arn(self, "endpoint-config", self._name)
-
-    @property
-    def variant_names(self) -> tuple[str, ...]:
-        """The production variants given (empty: not known)."""
-        return self._variant_names
-
-    @property
-    def shadow_variant_names(self) -> tuple[str, ...]:
-        """None known."""
-        return ()
+        # The EndpointConfigName given, its ARN in this stack's account and region, and the production
+        # variants given (empty: not known); no shadow variant is known.
+        self.endpoint_config_name = endpoint_config_name
+        self.endpoint_config_arn = sagemaker_arn(self, "endpoint-config", endpoint_config_name)
+        self.variant_names = tuple(variant_names)
+        self.shadow_variant_names: tuple[str, ...] = ()
 
 
 class EndpointConfiguration(cdk.Resource):
@@ -297,38 +281,14 @@ class EndpointConfiguration(cdk.Resource):
         kms_key_arn = key.key_arn
         model_name = None if model is None else model.model_name
         metrics = metrics or MetricsSettings()
-        if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
-            raise ValueError(
-                f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
-                f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
-            )
-        if model is None:
-            _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
-        else:
-            _validate(variants, serverless, data_capture, async_inference)
-        volume_problems = [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
-            for v in (*variants, *shadow_variants)
-            if v.volume_size is not None and has_instance_storage(v.instance_type.name)
-        ] + [
-            f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
-            for v in variants
-            for t in v.instance_types[1:]
-            if v.volume_size is not None and has_instance_storage(t)
-        ]
-        if volume_problems:
-            raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
-        if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
-            raise ValueError(
-                "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
-                "(CreateEndpointConfig ShadowProductionVariants)"
-            )
+        _check(model, variants, serverless, data_capture, async_inference, shadow_variants, metrics)
         if serverless is not None:
             assert model_name is not None  # _validate_component_pool refuses a serverless pool
             production = [_serverless(model_name, serverless)]
         else:
             production = [_instance(model_name, v, kms_key_arn) for v in variants]
-        self._variant_names = (serverless.name,) if serverless else tuple(v.name for v in variants)
+        # The production variants' names, in order, and the shadow variants'.
+        self.variant_names = (serverless.name,) if serverless else tuple(v.name for v in variants)
         self.shadow_variant_names = tuple(v.name for v in shadow_variants)
         self.placement = place(self, vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups)
         self.instance_storage = any(
@@ -350,14 +310,11 @@ class EndpointConfiguration(cdk.Resource):
             ),
             execution_role_arn=None if role is None else role.role_arn,
             enable_network_isolation=network_isolation,
-            vpc_config=(
-                sagemaker.CfnEndpointConfig.VpcConfigProperty(
-                    subnets=self.placement.subnet_ids, security_group_ids=self.placement.security_group_ids
-                )
-                if self.placement
-                else None
-            ),
+            vpc_config=vpc_config(self.placement, sagemaker.CfnEndpointConfig.VpcConfigProperty),
         )
+        # The generated name, and the ARN (the resource's Ref).
+        self.endpoint_config_name: str = self.resource.attr_endpoint_config_name
+        self.endpoint_config_arn: str = self.resource.ref
         if self.instance_storage:
             acknowledge(
                 self,
@@ -379,26 +336,50 @@ class EndpointConfiguration(cdk.Resource):
         )
 
     @property
-    def endpoint_config_name(self) -> str:
-        """The generated endpoint config name."""
-        return self.resource.attr_endpoint_config_name
-
-    @property
-    def endpoint_config_arn(self) -> str:
-        """ARN of the endpoint config (the resource's Ref)."""
-        return self.resource.ref
-
-    @property
-    def variant_names(self) -> tuple[str, ...]:
-        """The production variants' names, in order."""
-        return self._variant_names
-
-    @property
     def connections(self) -> ec2.Connections:
         """The security groups of an inference-component endpoint's instances in a VPC (``ec2.IConnectable``)."""
         if self.placement is None:
             raise ValueError(f"{self.node.path}: the endpoint config is in no VPC; give vpc= to connect it")
         return self.placement.connections
+
+
+def _check(
+    model: IModel | None,
+    variants: Sequence[InstanceVariant],
+    serverless: ServerlessVariant | None,
+    data_capture: DataCaptureSettings | None,
+    async_inference: AsyncSettings | None,
+    shadow_variants: Sequence[InstanceVariant],
+    metrics: MetricsSettings,
+) -> None:
+    """Refuse what CreateEndpointConfig would: the metrics frequency, the variants of a model's or a component
+    pool's config, volumes on instance storage, and shadow variants other than one beside one production."""
+    if metrics.publish_frequency_seconds not in METRICS_PUBLISH_FREQUENCIES_S:
+        raise ValueError(
+            f"Invalid endpoint config: metrics publish_frequency_seconds={metrics.publish_frequency_seconds} "
+            f"(one of {METRICS_PUBLISH_FREQUENCIES_S})"
+        )
+    if model is None:
+        _validate_component_pool(variants, serverless, data_capture, async_inference, shadow_variants)
+    else:
+        _validate(variants, serverless, data_capture, async_inference)
+    volume_problems = [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(v.instance_type.name)}"
+        for v in (*variants, *shadow_variants)
+        if v.volume_size is not None and has_instance_storage(v.instance_type.name)
+    ] + [
+        f"variant {v.name!r}: volume_size={v.volume_size_gb} GiB: {volume_message(t)}"
+        for v in variants
+        for t in v.instance_types[1:]
+        if v.volume_size is not None and has_instance_storage(t)
+    ]
+    if volume_problems:
+        raise ValueError("Invalid endpoint config: " + "; ".join(volume_problems))
+    if shadow_variants and (len(variants) != 1 or len(shadow_variants) != 1):
+        raise ValueError(
+            "Invalid endpoint config: shadow variants need exactly one production and one shadow variant "
+            "(CreateEndpointConfig ShadowProductionVariants)"
+        )
 
 
 def _validate(
@@ -415,9 +396,13 @@ def _validate(
             problems.append(
                 f"variant {v.name!r}: initial_instance_count={v.initial_instance_count} (must be >= 1)"
             )
-        if v.initial_weight <= 0:
-            problems.append(f"variant {v.name!r}: initial_weight={v.initial_weight} (must be > 0)")
+        if v.initial_weight < MIN_VARIANT_WEIGHT:
+            problems.append(
+                f"variant {v.name!r}: initial_weight={v.initial_weight} (must be >= {MIN_VARIANT_WEIGHT})"
+            )
         problems.extend(pool_problems(v.name, v.pools, v.provision_timeout_seconds))
+    if variants and not any(v.initial_weight for v in variants):
+        problems.append("the variants' initial_weight values sum to 0 (at least one must be above 0)")
     if serverless is not None:
         if serverless.memory_size_mb not in SERVERLESS_MEMORY_MB:
             problems.append(

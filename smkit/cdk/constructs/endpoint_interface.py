@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol, TypedDict, Unpack, runtime_checkable
+from typing import Protocol, Unpack, runtime_checkable
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -24,9 +24,9 @@ from smkit.aws.patterns import AWS_NAME
 from smkit.cdk.constructs.acknowledge import acknowledge
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.autoscaling import EndpointAutoscaling, ScalingSettings, ScalingTarget
+from smkit.cdk.constructs.cloudwatch_metrics import MetricOptions, sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import InstanceType
 from smkit.cdk.constructs.logical_ids import pascal
-from smkit.cdk.constructs.metrics import sagemaker_metric
 
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointAsync"]
 # The OpenAI-compatible route's bearer tokens; the action has no resource type, so its statement names "*"
@@ -38,17 +38,10 @@ BEARER_TOKEN_CONDITION = {"StringEquals": {"aws:ResourceAccount": "${aws:Princip
 ENDPOINT_NAME = re.compile(AWS_NAME)  # CreateEndpoint's EndpointName pattern
 
 
-class EndpointMetricOptions(TypedDict, total=False):
+class EndpointMetricOptions(MetricOptions, total=False):
     """Keyword arguments of the metric helpers: ``variant_name`` and those of ``aws_cloudwatch.MetricOptions``."""
 
     variant_name: str
-    statistic: str
-    period: cdk.Duration
-    label: str
-    unit: cloudwatch.Unit
-    color: str
-    account: str
-    region: str
 
 
 def endpoint_arn_of(scope: Construct, endpoint_name: str) -> str:
@@ -123,13 +116,7 @@ class EndpointMetrics:
         *,
         variant_name: str | None = None,
         endpoint_config_name: str | None = None,
-        statistic: str = "Sum",
-        period: cdk.Duration | None = None,
-        label: str | None = None,
-        unit: cloudwatch.Unit | None = None,
-        color: str | None = None,
-        account: str | None = None,
-        region: str | None = None,
+        **options: Unpack[MetricOptions],
     ) -> cloudwatch.Metric:
         """The ``AWS/SageMaker`` metric ``metric_name`` of this endpoint (``EndpointName``): of one variant with
         ``variant_name`` (``VariantName``), and of the fleet of one endpoint config during a blue/green
@@ -140,17 +127,7 @@ class EndpointMetrics:
             dimensions["VariantName"] = variant_name
         if endpoint_config_name is not None:
             dimensions["EndpointConfigName"] = endpoint_config_name
-        return sagemaker_metric(
-            metric_name,
-            dimensions,
-            statistic=statistic,
-            period=period,
-            label=label,
-            unit=unit,
-            color=color,
-            account=account,
-            region=region,
-        )
+        return sagemaker_metric(metric_name, dimensions, **options)
 
     def _variant_metric(self, metric_name: str, options: EndpointMetricOptions) -> cloudwatch.Metric:
         options["variant_name"] = self._variant(options.get("variant_name"))

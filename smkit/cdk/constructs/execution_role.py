@@ -120,6 +120,8 @@ class ExecutionRole(Construct):
             ),
             description=f"SageMaker execution role of {cdk.Stack.of(self).stack_name}",
         )
+        self.role_arn: str = self.role.role_arn
+        self.role_name: str = self.role.role_name
         # A customer-managed policy rather than CDK's inline DefaultPolicy (HIPAA/NIST IAMNoInlinePolicy).
         self.policy = iam.ManagedPolicy(self, "Policy", roles=[self.role])
         self._principal = _ManagedPolicyPrincipal(self.role, self.policy)
@@ -143,16 +145,6 @@ class ExecutionRole(Construct):
     def grant_principal(self) -> iam.IPrincipal:
         """The role, with granted statements going into its managed policy (``iam.IGrantable``)."""
         return self._principal
-
-    @property
-    def role_arn(self) -> str:
-        """ARN of the role."""
-        return self.role.role_arn
-
-    @property
-    def role_name(self) -> str:
-        """Name of the role."""
-        return self.role.role_name
 
     def grant(self, grantee: iam.IPrincipal, *actions: str) -> iam.Grant:
         """Grant ``grantee`` the IAM ``actions`` on this role (``iam.IRole.grant``)."""

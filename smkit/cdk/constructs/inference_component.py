@@ -23,9 +23,9 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smkit.aws.limits import MAX_NAME_LENGTH, MAX_ROLLBACK_ALARMS, METRICS_PUBLISH_FREQUENCIES_S
+from smkit.cdk.constructs.cloudwatch_metrics import sagemaker_metric
 from smkit.cdk.constructs.endpoint_config import ConfigEnum, seconds_of
 from smkit.cdk.constructs.endpoint_interface import IEndpoint
-from smkit.cdk.constructs.metrics import sagemaker_metric
 from smkit.cdk.constructs.model import IModel
 
 
@@ -142,46 +142,14 @@ class InferenceComponent(Construct):
     ) -> None:
         super().__init__(scope, id_)
         self.endpoint = endpoint
-        if variant_name is None:
-            if len(endpoint.variant_names) != 1:
-                raise ValueError(
-                    f"{self.node.path}: variant_name=None: the endpoint's variants are "
-                    f"{list(endpoint.variant_names) or 'not known'}; give the variant the component runs on"
-                )
-            variant_name = endpoint.variant_names[0]
+        variant_name = self._variant_of(endpoint, variant_name)
         model_name = None if model is None else model.model_name
-        if metrics_endpoint is not None and adapter is not None:
-            raise ValueError(
-                f"Invalid inference component {id_!r}: an adapter runs in its base component's container; "
-                "give metrics_endpoint to the base component"
-            )
+        _check(id_, model_name, compute, copies, adapter, per_instance_type, metrics_endpoint)
         container = metrics_endpoint.property() if metrics_endpoint is not None else None
-        if (adapter is None) == (model_name is None or compute is None):
-            raise ValueError(
-                f"Invalid inference component {id_!r}: give model and compute, or adapter (not both)"
-            )
-        if copies < 1:
-            raise ValueError(
-                f"Invalid inference component {id_!r}: copies={copies} (must be >= 1 at creation)"
-            )
         self.component_name = cdk.Names.unique_resource_name(self, max_length=MAX_NAME_LENGTH, separator="-")
         self._rolling_update = rolling_update
         self._rollback_alarms: list[cloudwatch.IAlarm] = []
-        startup = None
-        download, health = (
-            seconds_of(model_data_download_timeout),
-            seconds_of(container_startup_health_check_timeout),
-        )
-        if download or health:
-            startup = sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
-                model_data_download_timeout_in_seconds=download,
-                container_startup_health_check_timeout_in_seconds=health,
-            )
-        if per_instance_type and (adapter is not None or not 2 <= len(per_instance_type) <= 5):
-            raise ValueError(
-                f"Invalid inference component {id_!r}: per_instance_type needs 2-5 instance types and no adapter "
-                "(Specifications)"
-            )
+        startup = _startup(model_data_download_timeout, container_startup_health_check_timeout)
         self.is_adapter = adapter is not None
         self.resource = sagemaker.CfnInferenceComponent(
             self,
@@ -211,6 +179,17 @@ class InferenceComponent(Construct):
             ),
             deployment_config=None if adapter else self._deployment_config(),
         )
+
+    def _variant_of(self, endpoint: IEndpoint, variant_name: str | None) -> str:
+        """``variant_name``, or the endpoint's only variant."""
+        if variant_name is not None:
+            return variant_name
+        if len(endpoint.variant_names) != 1:
+            raise ValueError(
+                f"{self.node.path}: variant_name=None: the endpoint's variants are "
+                f"{list(endpoint.variant_names) or 'not known'}; give the variant the component runs on"
+            )
+        return endpoint.variant_names[0]
 
     def add_rollback_alarms(self, *alarms: cloudwatch.IAlarm) -> None:
         """Roll a rolling update back when one of ``alarms`` fires (the API takes at most 10)."""
@@ -270,6 +249,48 @@ class InferenceComponent(Construct):
             ),
             auto_rollback_configuration=rollback,
         )
+
+
+def _check(
+    id_: str,
+    model_name: str | None,
+    compute: ComponentCompute | None,
+    copies: int,
+    adapter: AdapterSource | None,
+    per_instance_type: Sequence[tuple[str, ComponentCompute]],
+    metrics_endpoint: MetricsEndpoint | None,
+) -> None:
+    """Refuse a component CreateInferenceComponent would: a model with compute or an adapter, copies at
+    creation, 2-5 Specifications (none for an adapter), and no metrics path of an adapter's own."""
+    if metrics_endpoint is not None and adapter is not None:
+        raise ValueError(
+            f"Invalid inference component {id_!r}: an adapter runs in its base component's container; "
+            "give metrics_endpoint to the base component"
+        )
+    if (adapter is None) == (model_name is None or compute is None):
+        raise ValueError(
+            f"Invalid inference component {id_!r}: give model and compute, or adapter (not both)"
+        )
+    if copies < 1:
+        raise ValueError(f"Invalid inference component {id_!r}: copies={copies} (must be >= 1 at creation)")
+    if per_instance_type and (adapter is not None or not 2 <= len(per_instance_type) <= 5):
+        raise ValueError(
+            f"Invalid inference component {id_!r}: per_instance_type needs 2-5 instance types and no adapter "
+            "(Specifications)"
+        )
+
+
+def _startup(
+    download_timeout: cdk.Duration | None, health_check_timeout: cdk.Duration | None
+) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty | None:
+    """StartupParameters, where either limit is given."""
+    download, health = seconds_of(download_timeout), seconds_of(health_check_timeout)
+    if not (download or health):
+        return None
+    return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
+        model_data_download_timeout_in_seconds=download,
+        container_startup_health_check_timeout_in_seconds=health,
+    )
 
 
 def _for_instance_type(

@@ -20,7 +20,7 @@ from smkit.aws.limits import MAX_CONTAINERS
 from smkit.cdk.constructs.api_model import ApiModel
 from smkit.cdk.constructs.arns import sagemaker_arn
 from smkit.cdk.constructs.model_data import BoundChannel, BoundModelData
-from smkit.cdk.constructs.network import place
+from smkit.cdk.constructs.network import place, vpc_config
 
 INFERENCE_MODES = {"serial": "Serial", "direct": "Direct"}
 
@@ -56,17 +56,9 @@ class ImportedModel(cdk.Resource):
         super().__init__(scope, id_)
         if not model_name:
             raise ValueError(f"{self.node.path}: model_name='': give the deployed ModelName")
-        self._model_name = model_name
-
-    @property
-    def model_name(self) -> str:
-        """The ModelName given."""
-        return self._model_name
-
-    @property
-    def model_arn(self) -> str:
-        """ARN of the model, in this stack's account and region."""
-        return sagemaker_arn(self, "model", self._model_name)
+        # The ModelName given, and its ARN in this stack's account and region.
+        self.model_name = model_name
+        self.model_arn = sagemaker_arn(self, "model", model_name)
 
 
 class InferenceModel(cdk.Resource):
@@ -116,8 +108,15 @@ class InferenceModel(cdk.Resource):
                 log_group=log_group,
             )
             self.resource = self.api.resource
+            # The model's name and ARN, as the custom resource answers them (Fn::GetAtt).
+            self.model_name: str = self.api.model_name
+            self.model_arn: str = self.api.model_arn
         else:
-            self.resource = self._cfn_model(containers, inference_mode, network_isolation)
+            cfn_model = self._cfn_model(containers, inference_mode, network_isolation)
+            self.resource = cfn_model
+            # The generated model name, and the ARN (the resource's Ref).
+            self.model_name = cfn_model.attr_model_name
+            self.model_arn = cfn_model.ref
         for c in containers:
             for dependency in (c.model_data.dependency, *(ch.dependency for ch in c.channels)):
                 if dependency is not None:
@@ -142,13 +141,7 @@ class InferenceModel(cdk.Resource):
                 )
             ),
             enable_network_isolation=network_isolation,
-            vpc_config=(
-                sagemaker.CfnModel.VpcConfigProperty(
-                    subnets=self.placement.subnet_ids, security_group_ids=self.placement.security_group_ids
-                )
-                if self.placement
-                else None
-            ),
+            vpc_config=vpc_config(self.placement, sagemaker.CfnModel.VpcConfigProperty),
         )
 
     def _request(
@@ -174,22 +167,6 @@ class InferenceModel(cdk.Resource):
     def from_model_name(scope: Construct, id_: str, model_name: str) -> IModel:
         """A Model deployed elsewhere, by its ModelName (for an endpoint config of this app)."""
         return ImportedModel(scope, id_, model_name=model_name)
-
-    @property
-    def model_name(self) -> str:
-        """The generated model name."""
-        if self.api is not None:
-            return self.api.model_name
-        assert isinstance(self.resource, sagemaker.CfnModel)
-        return self.resource.attr_model_name
-
-    @property
-    def model_arn(self) -> str:
-        """ARN of the model (the resource's Ref, or the custom resource's ModelArn)."""
-        if self.api is not None:
-            return self.api.model_arn
-        assert isinstance(self.resource, sagemaker.CfnModel)
-        return self.resource.ref
 
     @property
     def connections(self) -> ec2.Connections:

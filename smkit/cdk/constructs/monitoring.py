@@ -39,6 +39,9 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from smkit.aws.limits import MAX_ALARM_ACTIONS
+from smkit.cdk.constructs.arns import every_arn
+from smkit.cdk.constructs.cloudwatch_metrics import DEFAULT_PERIOD
 from smkit.cdk.constructs.endpoint import InferenceEndpoint
 from smkit.cdk.constructs.execution_role import grant_statement
 from smkit.cdk.constructs.inference_component import InferenceComponent
@@ -97,14 +100,7 @@ class AlarmTopic(Construct):
                 actions=["sns:Publish"],
                 resources=[self.topic.topic_arn],
                 conditions={
-                    "ArnLike": {
-                        "aws:SourceArn": stack.format_arn(
-                            service="cloudwatch",
-                            resource="alarm",
-                            resource_name="*",
-                            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                        )
-                    },
+                    "ArnLike": {"aws:SourceArn": every_arn(stack, "cloudwatch", "alarm")},
                     "StringEquals": {"aws:SourceAccount": stack.account},
                 },
             )
@@ -120,6 +116,13 @@ class AlarmTopic(Construct):
                 self.actions.append(cw_actions.SnsAction(other))
             else:
                 raise ValueError(f"alarm subscriber kind {s.kind!r} (one of email, https, sns)")
+        if len(self.actions) > MAX_ALARM_ACTIONS:
+            raise ValueError(
+                f"{self.node.path}: {len(self.actions)} alarm actions (this topic and {len(self.actions) - 1} "
+                f"forwarded topics), but an alarm takes at most {MAX_ALARM_ACTIONS} AlarmActions; forward to at "
+                f"most {MAX_ALARM_ACTIONS - 1} topics "
+                "(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)"
+            )
 
 
 class Measure(enum.Enum):
@@ -395,7 +398,7 @@ class EndpointMonitoring(Construct):
             expression=f"IF({r} > 0, 100 * {e} / {r}, 0)",
             using_metrics={e: w.metric(errors), r: w.metric(w.requests)},
             label=w.rate_label(errors),
-            period=cdk.Duration.minutes(1),
+            period=DEFAULT_PERIOD,
         )
 
     def _alarm(

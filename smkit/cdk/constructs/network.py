@@ -9,14 +9,16 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/host-vpc.html
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
 from smkit.aws.limits import MAX_SECURITY_GROUPS, MAX_SUBNETS
+
+VpcConfig = TypeVar("VpcConfig")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,14 @@ class Placement:
     @property
     def connections(self) -> ec2.Connections:
         return ec2.Connections(security_groups=list(self.security_groups))
+
+
+def vpc_config(placement: Placement | None, kind: Callable[..., VpcConfig]) -> VpcConfig | None:
+    """The resource's VpcConfig property (``kind``: ``CfnModel.VpcConfigProperty`` or
+    ``CfnEndpointConfig.VpcConfigProperty``) of ``placement``; None outside a VPC."""
+    if placement is None:
+        return None
+    return kind(subnets=placement.subnet_ids, security_group_ids=placement.security_group_ids)
 
 
 def place(

@@ -18,12 +18,11 @@ from typing import Any
 
 import smkit
 from smkit import contract
-from smkit.archive import ArchiveError, safe_extract
 from smkit.cpus import available_cpus
-from smkit.hosting import requirements
 from smkit.hosting.env import VAR_LOAD_AFTER_FORK, ServingEnv, ServingEnvError
+from smkit.serving.front import forking
 from smkit.serving.front.constant import write_constant_model
-from smkit.serving.front.threads import plan_threads
+from smkit.serving.front.threads import ThreadPlan, plan_threads
 from smkit.serving.wire.registry import Registry
 
 log = logging.getLogger("smkit.serving")
@@ -64,6 +63,8 @@ def resolve_model_dir(source: str, scratch: str) -> str:
         raise LaunchError(
             f"--model {source!r}: no such file or directory; pass build/model.tar.gz or a folder"
         )
+    from smkit.archive import ArchiveError, safe_extract  # after the worker template has started
+
     dest = os.path.join(scratch, "model")
     try:
         safe_extract(path, dest)
@@ -90,6 +91,9 @@ def _worker_config(request: LaunchRequest, env: ServingEnv, scratch: str, worker
         model_dir = str(write_constant_model(os.path.join(scratch, "constant")))
     else:
         model_dir = resolve_model_dir(request.model or env.model_dir, scratch)
+    # Imported here, after the worker template has started (packaging's parser is tens of milliseconds).
+    from smkit.hosting import requirements
+
     try:
         extra = requirements.ensure(
             model_dir,
@@ -141,10 +145,38 @@ def _check_python(python: str) -> None:
         )
 
 
+def _log_threads(workers: int, threads: ThreadPlan, cpus: int, described: str) -> None:
+    """The thread plan, as the start's log line says it (and a warning when the pools oversubscribe)."""
+    log.info(
+        "%d worker%s x %d thread%s: %s, threads from %s",
+        workers,
+        "s" if workers != 1 else "",
+        threads.threads,
+        "s" if threads.threads != 1 else "",
+        described,
+        threads.source,
+    )
+    if threads.oversubscribed:
+        log.warning(
+            "%d workers x %d threads is more than the %d CPUs: the pools will preempt each other; "
+            "lower OMP_NUM_THREADS or SAGEMAKER_MODEL_SERVER_WORKERS (docs/serving-runtime.md)",
+            workers,
+            threads.threads,
+            cpus,
+        )
+
+
+def _start_template(python: str, environ: Mapping[str, str]) -> forking.Template | None:
+    """The worker template, started now; None where it cannot be used (the workers start as interpreters)."""
+    try:
+        return forking.Template(python, environ)
+    except OSError as exc:
+        log.info("workers start as new interpreters: %s", exc)
+        return None
+
+
 def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     """Run until SIGTERM/SIGINT; return the exit status. Start-up problems print one clear line."""
-    from smkit.serving.front.pool import PoolOptions, WorkerPool
-
     try:
         env = ServingEnv.from_environ(os.environ if environ is None else environ)
     except ServingEnvError as exc:
@@ -160,12 +192,18 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
             VAR_LOAD_AFTER_FORK,
         )
     scratch = tempfile.mkdtemp(prefix="smkit-serving-")
+    template: forking.Template | None = None
     try:
         cpus = available_cpus()
         workers = request.workers or env.workers or cpus.count
-        config = _worker_config(request, env, scratch, workers)
         python = env.worker_python or sys.executable
         _check_python(python)
+        base = worker_environ(python, scratch, os.environ if environ is None else environ)
+        threads = plan_threads(cpus.count, workers, base)
+        # First, so that the template imports the workers' runtime while this process resolves the model and
+        # imports its own HTTP stack: the two starts overlap on the way to the first answer.
+        template = _start_template(python, {**base, **threads.added})
+        config = _worker_config(request, env, scratch, workers)
         host, port = request.host, request.port or env.port
         try:
             sock = listen(host, port)
@@ -174,25 +212,9 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 f"cannot listen on {host}:{port} ({exc.strerror}); stop the process using it "
                 "or pass another --port / SAGEMAKER_BIND_TO_PORT"
             ) from None
-        base = worker_environ(python, scratch, os.environ if environ is None else environ)
-        threads = plan_threads(cpus.count, workers, base)
-        log.info(
-            "%d worker%s x %d thread%s: %s, threads from %s",
-            workers,
-            "s" if workers != 1 else "",
-            threads.threads,
-            "s" if threads.threads != 1 else "",
-            cpus.describe(),
-            threads.source,
-        )
-        if threads.oversubscribed:
-            log.warning(
-                "%d workers x %d threads is more than the %d CPUs: the pools will preempt each other; "
-                "lower OMP_NUM_THREADS or SAGEMAKER_MODEL_SERVER_WORKERS (docs/serving-runtime.md)",
-                workers,
-                threads.threads,
-                cpus.count,
-            )
+        _log_threads(workers, threads, cpus.count, cpus.describe())
+        from smkit.serving.front.pool import PoolOptions, WorkerPool
+
         pool = WorkerPool(
             PoolOptions(
                 workers=workers,
@@ -203,13 +225,14 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
                 retries=env.worker_retries,
                 batch_size=env.batch_size,
                 concurrency=env.worker_concurrency,
-                template=True,
+                template=template is not None,
                 environ={**base, **threads.added},
             )
         )
-        pool.launch()  # the workers load while the front end imports its HTTP stack
+        pool.launch(template)  # the workers load while the front end imports its HTTP stack
+        template = None  # the pool stops it
+        from smkit.serving.front.event_loop import run
         from smkit.serving.front.frontend import FrontEnd
-        from smkit.serving.front.serve import run
 
         front = FrontEnd(env=env, pool=pool, workers=workers)
         return run(front, pool, sock, exit_on_load_failure=request.exit_on_load_failure)
@@ -217,4 +240,6 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
         print(f"smkit serving: {exc}", file=sys.stderr)
         return 1
     finally:
+        if template is not None:  # the start failed before the pool took it
+            template.stop()
         shutil.rmtree(scratch, ignore_errors=True)

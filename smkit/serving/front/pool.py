@@ -449,9 +449,12 @@ class WorkerPool:
             self.life.started(worker.slot)
 
     # -- processes -----------------------------------------------------------------------------------
-    def launch(self) -> None:
-        """Start every worker process now (they load in parallel while the front end starts)."""
-        if self.options.template:
+    def launch(self, template: forking.Template | None = None) -> None:
+        """Start every worker process now (they load in parallel while the front end starts); ``template``:
+        a worker template already started (:func:`smkit.serving.front.launch.serve` starts it first)."""
+        if template is not None:
+            self._template = template
+        elif self.options.template:
             try:
                 self._template = forking.Template(self.options.python, self.options.environ)
             except OSError as exc:

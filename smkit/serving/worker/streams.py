@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from contextlib import AbstractContextManager
+from functools import partial
 from types import GeneratorType
 from typing import Any
 
@@ -71,8 +72,23 @@ class Stream:
     def chunks(self, until: float) -> Generator[bytes, None, None]:
         """The non-empty encoded chunks; each step must end before ``until`` (``time.monotonic``)."""
         if isinstance(self.source, AsyncIterator):
-            return self._async_chunks(until)
-        return self._sync_chunks(until)
+            step, close = _async_steps(self.source)
+        else:
+            step, close = _sync_steps(iter(self.source))
+        active = self.active or contextlib.nullcontext
+        try:
+            while True:
+                with active(), self._step(until):
+                    item = step()
+                if item is _END:
+                    return
+                data = encode_item(item)
+                if data:
+                    yield data
+        finally:
+            if close is not None:
+                with active(), contextlib.suppress(Exception):
+                    close()  # the handler's finally blocks run now, not at garbage collection
 
     def _step(self, until: float) -> deadline:
         remaining = until - time.monotonic()
@@ -80,46 +96,30 @@ class Stream:
             raise timeout_error(_state["timeout"])
         return deadline(remaining, _state["timeout"])
 
-    def _sync_chunks(self, until: float) -> Generator[bytes, None, None]:
-        source = iter(self.source)
-        active = self.active or contextlib.nullcontext
-        try:
-            while True:
-                with active(), self._step(until):
-                    item = next(source, _END)
-                if item is _END:
-                    return
-                data = encode_item(item)
-                if data:
-                    yield data
-        finally:
-            close = getattr(source, "close", None)
-            if close is not None:
-                with active(), contextlib.suppress(Exception):
-                    close()  # the handler's finally blocks run now, not at garbage collection
 
-    def _async_chunks(self, until: float) -> Generator[bytes, None, None]:
-        source = self.source
-        loop = event_loop()
-        active = self.active or contextlib.nullcontext
+Steps = tuple[Callable[[], Any], Callable[[], object] | None]
+
+
+def _sync_steps(source: Iterator[Any]) -> Steps:
+    """The next item of ``source`` (``_END`` after the last) and how to close it early."""
+    return partial(next, source, _END), getattr(source, "close", None)
+
+
+def _async_steps(source: AsyncIterator[Any]) -> Steps:
+    """:func:`_sync_steps` of an async iterator, run in the thread's event loop."""
+    loop = event_loop()
+
+    def step() -> Any:
         try:
-            while True:
-                try:
-                    with active(), self._step(until):
-                        item = loop.run_until_complete(source.__anext__())
-                except StopAsyncIteration:
-                    return
-                except BaseException:
-                    _cancel_pending(loop)  # a timeout left the step running inside the loop
-                    raise
-                data = encode_item(item)
-                if data:
-                    yield data
-        finally:
-            aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                with active(), contextlib.suppress(Exception):
-                    loop.run_until_complete(aclose())
+            return loop.run_until_complete(source.__anext__())
+        except StopAsyncIteration:
+            return _END
+        except BaseException:
+            _cancel_pending(loop)  # a timeout left the step running inside the loop
+            raise
+
+    aclose = getattr(source, "aclose", None)
+    return step, None if aclose is None else lambda: loop.run_until_complete(aclose())
 
 
 _END = object()
