@@ -28,6 +28,7 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httptools
@@ -110,6 +111,7 @@ class Handler(abc.ABC):
         transport.close()
 
 
+@dataclass(slots=True, eq=False)
 class Request:
     """One request of a connection, from the end of its head to the end of its response.
 
@@ -122,65 +124,36 @@ class Request:
     ``app`` is free for the handler's own data.
     """
 
-    __slots__ = (
-        "conn",
-        "method",
-        "target",
-        "path",
-        "headers",
-        "version",
-        "chunks",
-        "size",
-        "complete",
-        "keep_alive",
-        "expect_continue",
-        "discard",
-        "too_large",
-        "started",
-        "answered",
-        "streaming",
-        "ended",
-        "flow",
-        "chunked",
-        "sent",
-        "app",
-    )
-
-    def __init__(
-        self,
-        conn: HTTP1Protocol,
-        method: str,
-        target: bytes,
-        path: str,
-        headers: list[tuple[bytes, bytes]],
-        version: str,
-        keep_alive: bool,
-    ) -> None:
-        self.conn = conn
-        self.method = method
-        self.target = target
-        self.path = path
-        self.headers = headers
-        self.version = version
-        self.chunks: list[bytes] = []
-        self.size = 0
-        self.complete = False
-        self.keep_alive = keep_alive
-        self.expect_continue = False
-        self.discard = 0  # body bytes still to read and drop (an oversize body)
-        self.too_large: int | None = None
-        self.started = time.perf_counter()
-        self.answered = False  # a response (plain or the head of a stream) was sent, or can no longer be
-        self.streaming = False
-        self.ended = False  # the stream is finished (or its connection lost)
-        self.flow: Any = None
-        self.chunked = version != "1.0"  # a streamed body is chunked, else ended by the close
-        self.sent = 0  # streamed body bytes written, framing not counted
-        self.app: Any = None
+    conn: HTTP1Protocol = field(repr=False)
+    method: str
+    target: bytes
+    path: str
+    headers: list[tuple[bytes, bytes]]
+    version: str
+    keep_alive: bool
+    chunks: list[bytes] = field(init=False, default_factory=list)
+    size: int = field(init=False, default=0)
+    complete: bool = field(init=False, default=False)
+    expect_continue: bool = field(init=False, default=False)
+    discard: int = field(init=False, default=0)  # body bytes still to read and drop (an oversize body)
+    too_large: int | None = field(init=False, default=None)
+    started: float = field(init=False, default_factory=time.perf_counter)
+    # A response (plain or the head of a stream) was sent, or can no longer be.
+    answered: bool = field(init=False, default=False)
+    streaming: bool = field(init=False, default=False)
+    ended: bool = field(init=False, default=False)  # the stream is finished (or its connection lost)
+    flow: Any = field(init=False, default=None, repr=False)
+    sent: int = field(init=False, default=0)  # streamed body bytes written, framing not counted
+    app: Any = field(init=False, default=None, repr=False)
 
     @property
     def body(self) -> bytes:
         return b"".join(self.chunks)
+
+    @property
+    def chunked(self) -> bool:
+        """A streamed body is chunked; for HTTP/1.0 it is ended by the close."""
+        return self.version != "1.0"
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of header ``name`` (lower-case), or None."""

@@ -277,7 +277,6 @@ class Gateway(Handler):
                 reply.session_headers.items()
             )  # NewSessionId, ClosedSessionId (smkit/local/sticky_sessions.py)
             request.respond(200, fields, reply.body, lines=lines)
-            return
         except Exception as exc:
             request.respond(*_error_answer(exc, request_id, "InvokeEndpoint"))
 
@@ -300,7 +299,6 @@ class Gateway(Handler):
                 (_REQUEST_ID, request_id),
             ]
             request.respond(202, fields, json.dumps({"InferenceId": queued.inference_id}).encode())
-            return
         except Exception as exc:
             request.respond(*_error_answer(exc, request_id, "InvokeEndpointAsync"))
 

@@ -8,7 +8,7 @@ anywhere else (a project made by ``smkit init`` from a pip-installed smkit) the 
 
 :class:`CdkCli` runs it from the project root with the environment it is given, either streaming to this
 process's terminal or capturing the output to quote it when the call fails; a hung CLI is bounded by its
-timeout. :func:`context_args` is how every caller passes the config and the image tag to the app.
+timeout. :class:`AppRun` is how every caller passes the config and the image tag to the app.
 """
 
 from __future__ import annotations
@@ -64,14 +64,24 @@ def cli_command(root: Path) -> list[str]:
     return [npx, "--yes", f"aws-cdk@{CDK_CLI_VERSION}"]
 
 
-def context_args(config: Path, *, image_tag: str | None = None, context: Sequence[str] = ()) -> list[str]:
-    """``-c config=FILE [-c image_tag=TAG] [-c KEY=VALUE ...]``: what the app reads."""
-    args = ["-c", f"config={config.as_posix()}"]
-    if image_tag:
-        args += ["-c", f"{IMAGE_TAG_CONTEXT}={image_tag}"]
-    for item in context:
-        args += ["-c", item]
-    return args
+@dataclass(frozen=True)
+class AppRun:
+    """One run of the serving app: the ``config`` it synthesizes, the folder it writes the cloud assembly to
+    (``output``), the image tag it pins and extra context (``KEY=VALUE``)."""
+
+    config: Path
+    output: str | Path
+    image_tag: str | None = None
+    context: Sequence[str] = ()
+
+    def args(self) -> list[str]:
+        """``--output DIR -c config=FILE [-c image_tag=TAG] [-c KEY=VALUE ...]``: what the app reads."""
+        args = ["--output", str(self.output), "-c", f"config={self.config.as_posix()}"]
+        if self.image_tag:
+            args += ["-c", f"{IMAGE_TAG_CONTEXT}={self.image_tag}"]
+        for item in self.context:
+            args += ["-c", item]
+        return args
 
 
 @dataclass(frozen=True)
@@ -148,18 +158,9 @@ class CdkCli:
 
     # --- the calls smkit makes -----------------------------------------------------------------------
 
-    def synth_args(
-        self, config: Path, *, output: str | Path, image_tag: str | None = None, context: Sequence[str] = ()
-    ) -> list[str]:
+    def synth_args(self, app: AppRun) -> list[str]:
         """``synth --quiet [--app APP] --output DIR -c config=...``: offline, templates stay in DIR."""
-        return [
-            "synth",
-            "--quiet",
-            *self.app_args(),
-            "--output",
-            str(output),
-            *context_args(config, image_tag=image_tag, context=context),
-        ]
+        return ["synth", "--quiet", *self.app_args(), *app.args()]
 
     def deploy_args(
         self,
@@ -167,15 +168,12 @@ class CdkCli:
         stacks: Sequence[str] = ("--all",),
         concurrency: int | None = None,
         assembly: str | Path | None = None,
-        config: Path | None = None,
-        output: str | Path | None = None,
-        image_tag: str | None = None,
-        context: Sequence[str] = (),
+        app: AppRun | None = None,
         extra: Sequence[str] = (),
     ) -> list[str]:
-        """``deploy STACKS`` of a synthesized ``assembly`` (``--app DIR``: no synth) or of ``config`` through
-        the app (synthesized into ``output``), then ``extra`` (a user's own CLI options); unattended (no
-        approval prompt, events as progress) unless the CLI is ``interactive``."""
+        """``deploy STACKS`` of a synthesized ``assembly`` (``--app DIR``: no synth) or through the serving
+        ``app`` (synthesized on the way), then ``extra`` (a user's own CLI options); unattended (no approval
+        prompt, events as progress) unless the CLI is ``interactive``."""
         args = ["deploy", *stacks]
         if self.interactive:
             args += ["--require-approval", "broadening"]
@@ -187,11 +185,8 @@ class CdkCli:
             args += ["--concurrency", str(concurrency)]
         if assembly is not None:
             return [*args, "--app", str(assembly), *extra]
-        assert config is not None, "deploy of an assembly or of a config"
-        args += self.app_args()
-        if output is not None:
-            args += ["--output", str(output)]
-        return [*args, *context_args(config, image_tag=image_tag, context=context), *extra]
+        assert app is not None, "deploy of an assembly or through the app"
+        return [*args, *self.app_args(), *app.args(), *extra]
 
     def bootstrap_args(
         self, *, environments: Sequence[str] = (), assembly: str | Path | None = None
@@ -222,15 +217,13 @@ class CdkCli:
         self, *, config: Path, outdir: Path, image_tag: str | None = None, context: Sequence[str] = ()
     ) -> CdkResult:
         """``cdk synth`` of ``config`` into ``outdir`` (:meth:`synth_args`)."""
-        return self.run(self.synth_args(config, output=outdir, image_tag=image_tag, context=context))
+        return self.run(self.synth_args(AppRun(config, outdir, image_tag, context)))
 
     def deploy(
         self, *, config: Path, outdir: Path, concurrency: int = 1, image_tag: str | None = None
     ) -> CdkResult:
         """``cdk deploy --all`` of ``config`` through the app, synthesizing into ``outdir``."""
-        return self.run(
-            self.deploy_args(config=config, output=outdir, concurrency=concurrency, image_tag=image_tag)
-        )
+        return self.run(self.deploy_args(app=AppRun(config, outdir, image_tag), concurrency=concurrency))
 
     def deploy_assembly(
         self, *, assembly: Path, stacks: Sequence[str] = ("--all",), concurrency: int = 1

@@ -35,7 +35,7 @@ from typing import Generic, TypeVar
 
 from smkit.config import load_deployment
 from smkit.config.resolved import ResolvedDeployment
-from smkit.ops.cdk_cli import CdkCli, CdkResult
+from smkit.ops.cdk_cli import AppRun, CdkCli, CdkResult
 
 R = TypeVar("R")
 
@@ -60,6 +60,11 @@ class DeployPlan:
     def at_root(self, path: Path) -> Path:
         """``path`` (the config, the assembly) as this process reads it."""
         return self.root / path
+
+    def app(self, *deployed: str) -> AppRun:
+        """The serving app's run of the config into the assembly folder, with the deployed state's context
+        (``deployed``, :meth:`DeployTarget.deployed_context`) after the plan's own."""
+        return AppRun(self.config, self.assembly, self.image_tag, (*self.context, *deployed))
 
 
 class DeployTarget(abc.ABC, Generic[R]):
@@ -115,19 +120,12 @@ def run_deploy(plan: DeployPlan, target: DeployTarget[R]) -> R | None:
     target.package(plan)
     if not (target.reads_assembly or target.names_stacks or plan.bootstrap):
         # Nothing reads the assembly first: `cdk deploy` synthesizes and deploys in one call.
-        deploy = cli.deploy_args(
-            config=plan.config,
-            output=plan.assembly,
-            image_tag=plan.image_tag,
-            context=plan.context,
-            concurrency=plan.concurrency,
-            extra=plan.extra,
-        )
+        deploy = cli.deploy_args(app=plan.app(), concurrency=plan.concurrency, extra=plan.extra)
         if plan.dry_run:
             target.show(cli.argv(deploy))
             return None
         return target.finish(deployment, plan, cli.run(deploy))
-    synth = cli.synth_args(plan.config, output=plan.assembly, image_tag=plan.image_tag, context=plan.context)
+    synth = cli.synth_args(plan.app())
     if plan.dry_run and not target.names_stacks:
         target.show(cli.argv(synth))
     else:
@@ -146,8 +144,7 @@ def run_deploy(plan: DeployPlan, target: DeployTarget[R]) -> R | None:
     assembly = plan.at_root(plan.assembly)
     deployed_state = target.deployed_context(deployment, assembly)
     if deployed_state:
-        context = [*plan.context, *deployed_state]
-        cli.run(cli.synth_args(plan.config, output=plan.assembly, image_tag=plan.image_tag, context=context))
+        cli.run(cli.synth_args(plan.app(*deployed_state)))
     with target.deploying(assembly):
         result = cli.run(deploy)
     return target.finish(deployment, plan, result)

@@ -40,21 +40,18 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and serve until stopped."""
-    args = parser().parse_args(argv)
-    if args.workers is not None and args.workers < 1:
-        parser().error(f"--workers {args.workers}: must be >= 1")
-    request = LaunchRequest(
-        model=args.model,
-        multi_model=args.multi_model,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        constant=args.constant,
-    )
-    return serve(request, mode=args.mode)
+    options = vars(parser().parse_args(argv))
+    mode = options.pop("mode")
+    if options["workers"] is not None and options["workers"] < 1:
+        parser().error(f"--workers {options['workers']}: must be >= 1")
+    # Every other option's destination is the LaunchRequest field of its name.
+    return serve(LaunchRequest(**options), mode=mode)
 
 
 if __name__ == "__main__":
+    code = main()
+    # Imported once serving is over: it imports the HTTP stack, which the start imports only after it has
+    # started the worker template and the workers (smkit/serving/front/launch.py).
     from smkit.serving.front.event_loop import exit_now
 
-    exit_now(main())
+    exit_now(code)

@@ -31,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    code = main()
+    # Imported once serving is over: it imports the HTTP stack, which the start imports only after it has
+    # started the worker template and the workers (smkit/serving/front/launch.py).
     from smkit.serving.front.event_loop import exit_now
 
-    exit_now(main())
+    exit_now(code)

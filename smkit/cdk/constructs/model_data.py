@@ -95,6 +95,24 @@ def as_channel(name: str, bound: BoundModelData) -> BoundChannel:
     return BoundChannel(name, s3_source.s3_uri, "S3Prefix", "None", eula, bound.dependency)
 
 
+@dataclass(frozen=True)
+class _Binding:
+    """What :meth:`ModelData.bind` was given: the scope and id of what it adds, the role it grants, the
+    endpoint bucket the local sources are copied into, and the copy handler's log group."""
+
+    scope: Construct
+    id_: str
+    grantee: iam.IGrantable
+    bucket: s3.IBucket
+    log_group: logs.ILogGroup | None
+
+    def grant_read(self, uri: str, *, prefix: bool, kms_key_arn: str | None, why: str) -> None:
+        """:func:`grant_read_s3` of ``uri`` to the role, statements named after this binding's id."""
+        grant_read_s3(
+            self.scope, self.grantee, self.id_, uri, prefix=prefix, kms_key_arn=kms_key_arn, why=why
+        )
+
+
 class ModelData(ABC):
     """A model data source; bind it to get the ContainerDefinition fields and the read grant."""
 
@@ -140,7 +158,6 @@ class ModelData(ABC):
         model data is under the S3 prefix ``data_uri`` (read grant; ``kms_key_arn``: its objects' key)."""
         return _ModelPackage(package, data_uri=data_uri, kms_key_arn=kms_key_arn)
 
-    @abstractmethod
     def bind(
         self,
         scope: Construct,
@@ -154,6 +171,11 @@ class ModelData(ABC):
 
         ``log_group`` receives the logs of the copy handler of directory sets (default: a group without
         retention, created by Lambda)."""
+        return self._bind(_Binding(scope, id_, grantee, bucket, log_group))
+
+    @abstractmethod
+    def _bind(self, at: _Binding) -> BoundModelData:
+        """:meth:`bind` with its arguments in one value."""
 
 
 class _LocalData(ModelData):
@@ -173,30 +195,24 @@ class _LocalData(ModelData):
 
 
 class _Archive(_LocalData):
-    def bind(
-        self,
-        scope: Construct,
-        id_: str,
-        *,
-        grantee: iam.IGrantable,
-        bucket: s3.IBucket,
-        log_group: logs.ILogGroup | None = None,
-    ) -> BoundModelData:
+    def _bind(self, at: _Binding) -> BoundModelData:
         self._require(directory=False)
         # A directory asset of the archive's folder holding only the archive: its hash covers the file's name
         # and bytes, and the copy keeps the name (a rollback downloads it under that name, same hash).
         copy = copy_into_bucket(
-            scope,
-            id_,
+            at.scope,
+            at.id_,
             self.path.parent,
             size=self.path.stat().st_size,
-            bucket=bucket,
-            log_group=log_group,
+            bucket=at.bucket,
+            log_group=at.log_group,
             exclude=["*", ".*", f"!{self.path.name}"],
         )
         key = f"{copy.prefix}{self.path.name}"
-        copy.grant_read(grantee)
-        return BoundModelData(model_data_url=f"s3://{bucket.bucket_name}/{key}", dependency=copy.deployment)
+        copy.grant_read(at.grantee)
+        return BoundModelData(
+            model_data_url=f"s3://{at.bucket.bucket_name}/{key}", dependency=copy.deployment
+        )
 
 
 class _DirectorySet(_LocalData):
@@ -205,24 +221,18 @@ class _DirectorySet(_LocalData):
         self.multi_model = multi_model
         self.cache_enabled = cache_enabled
 
-    def bind(
-        self,
-        scope: Construct,
-        id_: str,
-        *,
-        grantee: iam.IGrantable,
-        bucket: s3.IBucket,
-        log_group: logs.ILogGroup | None = None,
-    ) -> BoundModelData:
+    def _bind(self, at: _Binding) -> BoundModelData:
         self._require(directory=True)
         if self.multi_model and not any(self.path.glob("*.tar.gz")):
             raise FileNotFoundError(f"model_data.path {self.path}: no *.tar.gz models in it; {MISSING_HINT}")
         size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-        copy = copy_into_bucket(scope, id_, self.path, size=size, bucket=bucket, log_group=log_group)
+        copy = copy_into_bucket(
+            at.scope, at.id_, self.path, size=size, bucket=at.bucket, log_group=at.log_group
+        )
         prefix, deployment = copy.prefix, copy.deployment
-        copy.grant_read(grantee)
+        copy.grant_read(at.grantee)
         return _prefix_data(
-            f"s3://{bucket.bucket_name}/{prefix}",
+            f"s3://{at.bucket.bucket_name}/{prefix}",
             multi_model=self.multi_model,
             cache_enabled=self.cache_enabled,
             dependency=deployment,
@@ -243,20 +253,9 @@ class _InS3(ModelData):
         self.multi_model = kind == "multi-model"
         self.cache_enabled = cache_enabled
 
-    def bind(
-        self,
-        scope: Construct,
-        id_: str,
-        *,
-        grantee: iam.IGrantable,
-        bucket: s3.IBucket,
-        log_group: logs.ILogGroup | None = None,
-    ) -> BoundModelData:
+    def _bind(self, at: _Binding) -> BoundModelData:
         prefix = self.kind != "archive"
-        grant_read_s3(
-            scope,
-            grantee,
-            id_,
+        at.grant_read(
             self.uri,
             prefix=prefix,
             kms_key_arn=self.kms_key_arn,
@@ -281,25 +280,14 @@ class _ModelPackage(ModelData):
         self.data_uri = data_uri
         self.kms_key_arn = kms_key_arn
 
-    def bind(
-        self,
-        scope: Construct,
-        id_: str,
-        *,
-        grantee: iam.IGrantable,
-        bucket: s3.IBucket,
-        log_group: logs.ILogGroup | None = None,
-    ) -> BoundModelData:
-        grant_read_s3(
-            scope,
-            grantee,
-            id_,
+    def _bind(self, at: _Binding) -> BoundModelData:
+        at.grant_read(
             self.data_uri,
             prefix=True,
             kms_key_arn=self.kms_key_arn,
             why=f"the prefix {self.data_uri} holding model package {self.package}'s model data.",
         )
-        return BoundModelData(model_package_name=package_arn(scope, self.package))
+        return BoundModelData(model_package_name=package_arn(at.scope, self.package))
 
 
 def package_arn(scope: Construct, package: str) -> str:
