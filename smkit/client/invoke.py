@@ -117,21 +117,15 @@ def describe_client_error(exc: Exception) -> str:
 
 
 def _parameters(
-    endpoint: str,
-    body: bytes,
-    content_type: str,
-    accept: str | None,
-    target: Target,
-    custom_attributes: str | None,
+    endpoint: str, content_type: str, accept: str | None, custom_attributes: str | None, **more: Any
 ) -> dict[str, Any]:
-    """The parameters of an InvokeEndpoint or InvokeEndpointWithResponseStream call."""
-    params: dict[str, Any] = {"EndpointName": endpoint, "Body": body, "ContentType": content_type}
+    """The parameters of an InvokeEndpoint, InvokeEndpointWithResponseStream or InvokeEndpointAsync call:
+    ``more`` by their API names, those that are None left out (as is an empty ``accept``)."""
+    params: dict[str, Any] = {"EndpointName": endpoint, "ContentType": content_type}
     if accept:
         params["Accept"] = accept
-    if custom_attributes is not None:
-        params["CustomAttributes"] = custom_attributes
-    params.update(target.parameters())
-    return params
+    params.update(CustomAttributes=custom_attributes, **more)
+    return {name: value for name, value in params.items() if value is not None}
 
 
 def invoke(
@@ -145,7 +139,9 @@ def invoke(
     custom_attributes: str | None = None,
 ) -> InvokeResult:
     """InvokeEndpoint; botocore's ClientError propagates."""
-    params = _parameters(endpoint, body, content_type, accept, target or Target(), custom_attributes)
+    params = _parameters(
+        endpoint, content_type, accept, custom_attributes, Body=body, **(target or Target()).parameters()
+    )
     response = client.invoke_endpoint(**params)
     return InvokeResult(
         body=response["Body"].read(),
@@ -181,7 +177,7 @@ def invoke_stream(
         raise InvokeError(
             "InvokeEndpointWithResponseStream has no TargetModel: multi-model endpoints do not stream"
         )
-    params = _parameters(endpoint, body, content_type, accept, target, custom_attributes)
+    params = _parameters(endpoint, content_type, accept, custom_attributes, Body=body, **target.parameters())
     response = client.invoke_endpoint_with_response_stream(**params)
 
     def parts() -> Iterator[bytes]:
@@ -209,17 +205,15 @@ def invoke_async(
     inference_id: str | None = None,
 ) -> AsyncSubmission:
     """InvokeEndpointAsync with an inline ``body`` (<= 128,000 bytes) or an ``input_location``."""
-    params: dict[str, Any] = {"EndpointName": endpoint, "ContentType": content_type}
-    if body is not None:
-        params["Body"] = body
-    if input_location is not None:
-        params["InputLocation"] = input_location
-    if accept:
-        params["Accept"] = accept
-    if custom_attributes is not None:
-        params["CustomAttributes"] = custom_attributes
-    if inference_id is not None:
-        params["InferenceId"] = inference_id
+    params = _parameters(
+        endpoint,
+        content_type,
+        accept,
+        custom_attributes,
+        Body=body,
+        InputLocation=input_location,
+        InferenceId=inference_id,
+    )
     response = client.invoke_endpoint_async(**params)
     return AsyncSubmission(
         inference_id=response["InferenceId"],
