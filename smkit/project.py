@@ -9,7 +9,9 @@ A project folder holds ``config/NAME.yaml``, ``model_code/NAME/`` (``code/``, ``
   ``model_code/NAME`` for each NAME the config lists in ``model_data.models`` (``smkit init NAME --multi-model
   SET`` adds it) and each whose archive was put there otherwise;
 - an adapter component's ``artifact_path`` (a local folder, anywhere): ``<project>/build/CONFIG/adapters/
-  COMPONENT.tar.gz`` is its archive (``smkit.config.resolved.paths.adapter_archive``).
+  COMPONENT.tar.gz`` is its archive (``smkit.config.resolved.paths.adapter_archive``);
+- a channel of ``additional_model_data`` with ``source: archive`` and a local folder: ``<project>/build/CONFIG/
+  channels/CONTAINER/CHANNEL.tar.gz`` is its archive (``smkit.config.resolved.paths.channel_archive``).
 
 Each build records its inputs (name, size, mtime of every file under ``code/`` and ``artifacts/``, plus
 the settings that shape the archive) beside what it wrote, so ``smkit package --config``, ``smkit synth``,
@@ -29,6 +31,9 @@ from smkit.config.resolved import ResolvedDeployment
 ARCHIVE_NAME = "model.tar.gz"
 # Beside the archive; hidden, so an archive or prefix asset never uploads it.
 STAMP_NAME = ".model.tar.gz.inputs.json"
+# Kinds whose whole folder is archived as it is (no code/, no handler check): an adapter component's weights,
+# a channel's folder (additional_model_data with source: archive).
+FOLDER_KINDS = ("adapter", "channel")
 PREFIX_NAME = "model"  # build/NAME/model: the uncompressed tree of model_code/NAME
 _SKIPPED_PARTS = ("__pycache__",)
 
@@ -63,7 +68,7 @@ class ProjectModel:
         """``code/...`` or ``artifacts/...`` -> [size, mtime_ns] of every source file."""
         folders = (
             [self.model_dir]
-            if self.kind == "adapter"
+            if self.kind in FOLDER_KINDS
             else [self.model_dir / f for f in ("code", "artifacts")]
         )
         return inputs_of(self.model_dir, folders)
@@ -227,7 +232,7 @@ def project_models(deployment: ResolvedDeployment) -> list[ProjectModel]:
         source_dir = model_dir_of(data.path, data.kind)
         if source_dir is not None:
             add(data.path.parent.name, source_dir, data.path, container.name, data.kind)
-    return [*found.values(), *adapter_folders(deployment)]
+    return [*found.values(), *adapter_folders(deployment), *channel_folders(deployment)]
 
 
 def adapter_folders(deployment: ResolvedDeployment) -> list[ProjectModel]:
@@ -239,6 +244,17 @@ def adapter_folders(deployment: ResolvedDeployment) -> list[ProjectModel]:
         ProjectModel(c.name, Path(c.artifact_path), spec.adapter_archives[c.name], (c.name,), "adapter")
         for c in spec.adapters
         if c.artifact_path is not None
+    ]
+
+
+def channel_folders(deployment: ResolvedDeployment) -> list[ProjectModel]:
+    """The channels (``additional_model_data``) whose local folder is delivered as an archive, each with the
+    archive ``smkit package`` writes from it (``containers`` names the container)."""
+    return [
+        ProjectModel(channel.name, channel.data.path, channel.archive, (container.name,), "channel")
+        for container in deployment.containers
+        for channel in container.channels
+        if channel.archive is not None and channel.data.path is not None
     ]
 
 
@@ -254,6 +270,6 @@ def multi_model_sets(deployment: ResolvedDeployment) -> list[Path]:
 def samples_dir(deployment: ResolvedDeployment, container: str, root: Path) -> Path:
     """The samples of a container: its archive's ``model_code/NAME/samples``, else ``root/model_code/<container>``."""
     for model in project_models(deployment):
-        if model.kind != "adapter" and container in model.containers:
+        if model.kind not in FOLDER_KINDS and container in model.containers:
             return model.model_dir / "samples"
     return root / "model_code" / container / "samples"

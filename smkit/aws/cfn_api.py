@@ -19,6 +19,8 @@ from smkit.aws.service_models import Constraint, member, shape
 # Resource type -> (service, request shapes tried in order).
 REQUESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "AWS::SageMaker::Model": ("sagemaker", ("CreateModelInput",)),
+    # smkit's model created through the API (smkit.cdk.constructs.api_model): its properties are CreateModel's.
+    "Custom::SageMakerModel": ("sagemaker", ("CreateModelInput",)),
     "AWS::SageMaker::EndpointConfig": ("sagemaker", ("CreateEndpointConfigInput",)),
     "AWS::SageMaker::Endpoint": ("sagemaker", ("CreateEndpointInput", "UpdateEndpointInput")),
     "AWS::SageMaker::InferenceComponent": (
@@ -38,6 +40,12 @@ NO_COUNTERPART: dict[tuple[str, str], str] = {
     ("AWS::ApplicationAutoScaling::ScalableTarget", "Tags"): (
         "the API takes tags as a map of key to value (RegisterScalableTargetRequest.Tags, a TagMap); "
         "CloudFormation as a list of Key/Value objects"
+    ),
+    ("Custom::SageMakerModel", "ServiceToken"): (
+        "CloudFormation's reference to the custom resource's function, which calls CreateModel"
+    ),
+    ("Custom::SageMakerModel", "ModelNamePrefix"): (
+        "the function names the model <ModelNamePrefix>-<digest of the request> (ModelName)"
     ),
     ("AWS::ApplicationAutoScaling::ScalingPolicy", "ScalingTargetId"): (
         "CloudFormation's reference to the scalable target; the API names the target by ServiceNamespace, "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, Size
 from aws_cdk import aws_kms as kms
+from aws_cdk.aws_logs import ILogGroup
 from constructs import Construct
 
 from smkit.cdk import mapping
@@ -137,7 +138,7 @@ def add_inference_components(
     component's log group in ``logs`` (an adapter logs in its base component's)."""
     spec = deployment.components
     assert spec is not None, "an inference-components endpoint resolves its components"
-    models = _models(scope, deployment, containers, role, vpc)
+    models = _models(scope, deployment, containers, role, vpc, logs.helpers)
     endpoint_config = EndpointConfiguration(
         scope,
         "EndpointConfig",
@@ -180,8 +181,10 @@ def _models(
     containers: Mapping[str, ContainerSpec],
     role: ExecutionRole,
     vpc: mapping.Network,
+    log_group: ILogGroup,
 ) -> dict[str, InferenceModel]:
-    """One SageMaker Model per container of ``deployment``, by container name."""
+    """One SageMaker Model per container of ``deployment``, by container name (``log_group``: the logs of
+    the function that creates a model with channels)."""
     models = {}
     for c in deployment.containers:
         model = InferenceModel(
@@ -190,6 +193,7 @@ def _models(
             role=role.role,
             containers=[containers[c.name]],
             network_isolation=deployment.network_isolation,
+            log_group=log_group,
             **vpc,
         )
         # CreateModel checks image pull and data access with the role: wait for every access policy (ECR

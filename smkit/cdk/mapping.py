@@ -32,6 +32,7 @@ from smkit.cdk.constructs.model_data import ModelData
 from smkit.cdk.constructs.monitoring import AlarmThresholds, Subscriber
 from smkit.cdk.constructs.storage import EndpointBucket
 from smkit.config.resolved import (
+    ResolvedChannel,
     ResolvedDeployment,
     ResolvedImage,
     ResolvedModelData,
@@ -99,6 +100,14 @@ def model_data(data: ResolvedModelData) -> ModelData:
         )
     assert data.path is not None
     return MODEL_DATA[data.kind](data.path, data)
+
+
+def channel_data(channel: ResolvedChannel) -> ModelData:
+    """The data source of one of a container's channels: the archive ``smkit package`` writes from a local
+    folder, else as a container's model data."""
+    if channel.archive is not None:
+        return ModelData.from_archive(channel.archive)
+    return model_data(channel.data)
 
 
 def _instance_type(v: ResolvedVariant) -> str:

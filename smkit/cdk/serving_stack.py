@@ -24,7 +24,7 @@ from smkit.cdk.constructs.execution_role import ExecutionRole, grant_vpc_access
 from smkit.cdk.constructs.logical_ids import pascal
 from smkit.cdk.constructs.logs import DeploymentLogs, retention_period
 from smkit.cdk.constructs.model import ContainerSpec, InferenceModel
-from smkit.cdk.constructs.model_data import grant_read_s3
+from smkit.cdk.constructs.model_data import as_channel, grant_read_s3
 from smkit.cdk.constructs.monitoring import EndpointMonitoring
 from smkit.cdk.constructs.notifications import AsyncTopics
 from smkit.cdk.constructs.storage import EndpointBucket
@@ -167,12 +167,6 @@ class ServingStack(cdk.Stack):
         images: dict[str, str] = {}
         specs: dict[str, ContainerSpec] = {}
         for c in deployment.containers:
-            if c.channels:
-                raise ValueError(
-                    f"container {c.name}: additional_model_data {[ch.name for ch in c.channels]}: the stacks do "
-                    "not deploy channels (AWS::SageMaker::Model has no AdditionalModelDataSources, "
-                    "docs/channels.md); the local endpoint runs them. Remove them to deploy"
-                )
             if c.image.key not in images:
                 source = mapping.image_source(c.image, repository=repository)
                 images[c.image.key] = source.bind(self, f"Image{len(images) or ''}", grantee=role)
@@ -183,7 +177,22 @@ class ServingStack(cdk.Stack):
                 bucket=self.storage.bucket,
                 log_group=self.logs.helpers,
             )
-            specs[c.name] = ContainerSpec(images[c.image.key], bound, dict(c.environment), c.hostname)
+            channels = [
+                as_channel(
+                    ch.name,
+                    mapping.channel_data(ch).bind(
+                        self,
+                        f"Channel{pascal(c.name)}{pascal(ch.name.replace('.', '-'))}",
+                        grantee=role,
+                        bucket=self.storage.bucket,
+                        log_group=self.logs.helpers,
+                    ),
+                )
+                for ch in c.channels
+            ]
+            specs[c.name] = ContainerSpec(
+                images[c.image.key], bound, dict(c.environment), c.hostname, channels
+            )
         if deployment.vpc is not None:
             grant_vpc_access(
                 role,
@@ -206,6 +215,7 @@ class ServingStack(cdk.Stack):
             containers=[specs[c.name] for c in self.deployment.production_containers],
             inference_mode=self.deployment.inference_mode,
             network_isolation=self.deployment.network_isolation,
+            log_group=self.logs.helpers,
             **vpc,
         )
         # CreateModel checks image and data access with the role: wait for its policies.
@@ -224,6 +234,7 @@ class ServingStack(cdk.Stack):
                 role=self.execution_role.role,
                 containers=[specs[name] for name in shadow.containers],
                 network_isolation=self.deployment.network_isolation,
+                log_group=self.logs.helpers,
                 **vpc,
             )
             shadow_model.resource.node.add_dependency(*self.execution_role.access_policies)

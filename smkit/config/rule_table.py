@@ -17,6 +17,7 @@ EC = "AWS::SageMaker::EndpointConfig"
 EP = "AWS::SageMaker::Endpoint"
 IC = "AWS::SageMaker::InferenceComponent"
 MODEL = "AWS::SageMaker::Model"
+API_MODEL = "Custom::SageMakerModel"  # a model with channels, created through CreateModel (api_model)
 ROLE = "AWS::IAM::Role"
 POLICY = "AWS::IAM::ManagedPolicy"
 LOGS = "AWS::Logs::LogGroup"
@@ -248,6 +249,61 @@ ROWS: tuple[Row, ...] = (
         API + "API_ContainerDefinition.html",
         "tests/stacks/test_config_rules.py::test_rule_is_enforced_by_config_and_constructs[serial-hostnames-all-or-none]",
         model=("sagemaker", "ContainerDefinition", "ContainerHostname"),
+    ),
+    Row(
+        "channel-name",
+        "a channel name is 1-64 characters of [A-Za-z0-9\\.\\-_] (ChannelName's length and pattern)",
+        ((API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].ChannelName"),),
+        "smkit.config.channel_rules.channels (smkit.aws.patterns.CHANNEL_NAME, limits.CHANNEL_NAME_LENGTH)",
+        "A custom name for this AdditionalModelDataSource object.",
+        API + "API_AdditionalModelDataSource.html",
+        "tests/config/test_config_channels.py::test_invalid_channels_name_the_field_value_and_fix",
+        model=("sagemaker", "AdditionalModelDataSource", "ChannelName"),
+    ),
+    Row(
+        "channel-unique",
+        "the channels of a container have names of their own (each is its folder <channel>/)",
+        ((API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].ChannelName"),),
+        "smkit.config.channel_rules.channels",
+        "A custom name for this AdditionalModelDataSource object.",
+        API + "API_AdditionalModelDataSource.html",
+        "tests/config/test_config_channels.py::test_invalid_channels_name_the_field_value_and_fix",
+        model=("sagemaker", "AdditionalModelDataSource", "ChannelName"),
+    ),
+    Row(
+        "channel-count",
+        "at most 5 additional model data sources per container (the list's max)",
+        ((API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].ChannelName"),),
+        "smkit.config.channel_rules.channels (smkit.aws.limits.MAX_CHANNELS)",
+        "Data sources that are available to your model in addition to the one that you specify for "
+        "ModelDataSource when you use the CreateModel action.",
+        API + "API_ContainerDefinition.html",
+        "tests/config/test_config_channels.py::test_invalid_channels_name_the_field_value_and_fix",
+        model=("sagemaker", "ContainerDefinition", "AdditionalModelDataSources"),
+    ),
+    Row(
+        "channel-prefix",
+        "a channel's S3Prefix (CompressionType None) ends with /",
+        ((API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].S3DataSource.S3Uri"),),
+        "smkit.config.channel_rules.channels (source: s3); smkit.cdk.constructs.model_data.as_channel",
+        "A valid key name prefix identified by S3Uri always ends with a forward slash (/).",
+        API + "API_S3ModelDataSource.html",
+        "tests/config/test_config_channels.py::test_invalid_channels_name_the_field_value_and_fix",
+        model=("sagemaker", "S3ModelDataSource", "S3DataType"),
+    ),
+    Row(
+        "channel-archive",
+        "a channel's archive is one gzip-compressed tar (.tar.gz) with S3Object and Gzip",
+        (
+            (API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].S3DataSource.CompressionType"),
+            (API_MODEL, "PrimaryContainer.AdditionalModelDataSources[].S3DataSource.S3DataType"),
+        ),
+        "smkit.config.channel_rules.channels (source: s3); smkit.cdk.constructs.model_data.as_channel",
+        "If you choose Gzip and choose S3Object as the value of S3DataType, S3Uri identifies an object that "
+        "is a gzip-compressed TAR archive.",
+        API + "API_S3ModelDataSource.html",
+        "tests/config/test_config_channels.py::test_invalid_channels_name_the_field_value_and_fix",
+        model=("sagemaker", "S3ModelDataSource", "CompressionType"),
     ),
     Row(
         "image-region",

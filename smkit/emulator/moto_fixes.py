@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smkit.emulator import moto_adapters, moto_components, moto_engine
+from smkit.emulator.moto_api_model import api_model_adapter
 from smkit.emulator.moto_bucket_deployment import bucket_deployment_adapter
 from smkit.emulator.moto_scaling import application_autoscaling_adapters, endpoint_update_as_sagemaker_does
 
@@ -217,6 +218,16 @@ FIXES: tuple[Fix, ...] = (
             "encryption. Applied after Custom::*, which it overrides for this one type."
         ),
         apply=bucket_deployment_adapter,
+    ),
+    Fix(
+        resource_type="Custom::SageMakerModel",
+        reason=(
+            "smkit's model with additional model data sources is a custom resource whose Lambda calls "
+            "CreateModel (AWS::SageMaker::Model has no AdditionalModelDataSources); moto runs Lambda only in "
+            "Docker. The same CreateModel request goes to moto's SageMaker backend under the function's name, "
+            "so DescribeModel returns the channels. Applied after Custom::*, which it overrides for this type."
+        ),
+        apply=api_model_adapter,
     ),
 )
 

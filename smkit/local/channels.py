@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.config.resolved import ResolvedChannel
@@ -35,6 +36,18 @@ def local_environment(environment: Mapping[str, str], root: Path | None) -> dict
     return {key: local_value(value, root) for key, value in environment.items()}
 
 
+@dataclass(frozen=True)
+class LocalChannel:
+    """What the local endpoint does with one channel: ``kind`` as SageMaker reads it (``archive``: one
+    ``.tar.gz`` it extracts, ``prefix``: files as they are), where the data comes from (``uri``: downloaded
+    from S3; else the local ``source``), and the folder the container reads (``folder``)."""
+
+    kind: str
+    folder: Path
+    source: Path | None
+    uri: str | None
+
+
 class ChannelFolders:
     """Where each container's channels are on this machine, and what :meth:`link` does to put them there.
 
@@ -48,6 +61,7 @@ class ChannelFolders:
         self._fetch = fetch
         self._extract = extract
         self._links: dict[Path, tuple[Path, str]] = {}  # link under a root -> (the channel's folder, label)
+        self.planned: dict[tuple[str, str], LocalChannel] = {}  # (container, channel) -> what is done
 
     def root(self, container: str, channels: tuple[ResolvedChannel, ...]) -> Path | None:
         """The folder standing for ``/opt/ml/additional-model-data-sources`` in ``container`` (None: no
@@ -57,7 +71,11 @@ class ChannelFolders:
         root = self.workdir / "channels" / container
         for channel in channels:
             where = f"container {container}'s channel {channel.name} ({channel.data.location})"
-            self._links[root / channel.name] = (self._folder(container, channel), where)
+            folder = self._folder(container, channel)
+            self._links[root / channel.name] = (folder, where)
+            self.planned[container, channel.name] = LocalChannel(
+                channel.data.kind, folder, channel.data.path, channel.data.uri
+            )
         return root
 
     def _folder(self, container: str, channel: ResolvedChannel) -> Path:

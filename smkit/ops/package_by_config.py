@@ -27,7 +27,7 @@ from smkit.modelenv import ImageRuntime, ModelEnvError, model_environment
 from smkit.packaging import HandlerCheck, Manifest, build_archive
 from smkit.packaging.report import size_report
 from smkit.packaging.vendor import VendorTarget, pinned_versions
-from smkit.project import ProjectModel, multi_model_sets, project_models, unknown_members
+from smkit.project import FOLDER_KINDS, ProjectModel, multi_model_sets, project_models, unknown_members
 from smkit.requirement_lines import file_lines
 
 Say = Callable[[str], None]
@@ -215,7 +215,7 @@ def package_config(
 ) -> list[Path]:
     """Build each piece of model data of the config that comes from ``model_code/`` and is missing or
     stale (archives, uncompressed prefixes, the archives of multi-model sets, the archives of adapter
-    components' folders), saying what it did, after checking the custom handler files of the config's vLLM
+    components' and channels' folders), saying what it did, after checking the custom handler files of the config's vLLM
     model folders (not when ``implicit``); the paths built.
 
     ``implicit`` (before synth, deploy or a local endpoint): a stale multi-model archive that smkit did not
@@ -240,8 +240,8 @@ def package_config(
         )
     built = []
     for model in models:
-        if model.kind == "adapter":
-            if _package_adapter(model, force=force, say=say, show=show):
+        if model.kind in FOLDER_KINDS:
+            if _package_folder(model, force=force, say=say, show=show):
                 built.append(model.archive)
             continue
         settings = _settings(config_path, model)
@@ -275,20 +275,22 @@ def package_config(
     return built
 
 
-def _package_adapter(model: ProjectModel, *, force: bool, say: Say, show: Say) -> bool:
-    """Archive an adapter component's folder when its archive is missing or stale; whether it did."""
+def _package_folder(model: ProjectModel, *, force: bool, say: Say, show: Say) -> bool:
+    """Archive an adapter component's or a channel's folder when its archive is missing or stale; whether it
+    did."""
     from smkit.packaging.folder import archive_folder
 
     settings = {"smkit": version("smkit")}
     reason = "--force" if force else model.stale(settings)
+    what = "adapter" if model.kind == "adapter" else f"channel of container {model.containers[0]}"
     if reason is None:
-        say(f"adapter archive {model.archive} is up to date with {model.model_dir}")
+        say(f"{what} archive {model.archive} is up to date with {model.model_dir}")
         return False
-    say(f"packaging adapter {model.name}: {model.model_dir} -> {model.archive} ({reason})")
-    digest = archive_folder(model.model_dir, model.archive)
+    say(f"packaging {what} {model.name}: {model.model_dir} -> {model.archive} ({reason})")
+    digest = archive_folder(model.model_dir, model.archive, label=f"{what.split(' ')[0]} folder")
     model.record(settings)
     size = model.archive.stat().st_size
-    show(f"adapter {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")
+    show(f"{what} {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")
     return True
 
 

@@ -1,4 +1,5 @@
-"""One folder as one reproducible ``.tar.gz``: what an adapter component's ArtifactUrl must point at.
+"""One folder as one reproducible ``.tar.gz``: what an adapter component's ArtifactUrl must point at, and a
+channel's archive (``additional_model_data`` with ``source: archive`` and a folder; SageMaker extracts it).
 
 SageMaker takes an adapter's weights as "a single gzip compressed tar archive (.tar.gz suffix)"
 (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentContainerSpecification.html).
@@ -24,9 +25,11 @@ from smkit.packaging.tree import scan
 from smkit.packaging.writer import DEFAULT_LEVEL, TarGzSink, default_threads, stream_entries
 
 
-def archive_folder(folder: Path, output: Path, *, level: int = DEFAULT_LEVEL) -> str:
-    """Write ``folder``'s files as the gzip-compressed tar archive ``output``; its sha256 (hex)."""
-    label = "adapter folder"
+def archive_folder(
+    folder: Path, output: Path, *, level: int = DEFAULT_LEVEL, label: str = "adapter folder"
+) -> str:
+    """Write ``folder``'s files as the gzip-compressed tar archive ``output``; its sha256 (hex). ``label``
+    names the folder in errors."""
     if not folder.is_dir():
         raise PackagingError(f"{label} {folder}", "is not a folder", "give the folder that holds the files")
     entries = sorted(scan(folder, prefix="", label=label), key=lambda e: e.sort_key)

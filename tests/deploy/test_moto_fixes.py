@@ -35,6 +35,7 @@ def test_every_fix_has_a_reason() -> None:
         "AWS::SageMaker::Endpoint",
         "Custom::*",
         "Custom::CDKBucketDeployment",
+        "Custom::SageMakerModel",
     ]
     assert all(len(fix.reason) > 80 for fix in FIXES)
 
@@ -134,6 +135,7 @@ def test_moto_still_updates_an_endpoint_under_its_old_name() -> None:
 
 def test_moto_still_runs_custom_resources_through_lambda() -> None:
     assert parsing.resource_class_from_type("Custom::CDKBucketDeployment") is CustomModel
+    assert parsing.resource_class_from_type("Custom::SageMakerModel") is CustomModel
 
 
 @pytest.mark.parametrize("resource_type", sorted(t for t in MOTO_SKIPS if not t.startswith("Custom::")))

@@ -8,6 +8,7 @@ unacknowledged finding fails the fixture with the findings listed.
 from __future__ import annotations
 
 import json
+import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,8 @@ DLC_URI = "683313688378.dkr.ecr.eu-west-1.amazonaws.com/sagemaker-scikit-learn:1
 # A model registry version (source: model-package) and the prefix its training jobs write model data under.
 PACKAGE = "churn/3"
 PACKAGE_DATA = "s3://training-output-eu/churn/"
+# A channel already in S3 (an uncompressed prefix): e.g. a speculative-decoding head trained elsewhere.
+S3_CHANNEL = "s3://large-models-eu/heads/v1/"
 
 
 def cfn_lint_findings(templates: Sequence[Path], *, ignore: Sequence[str] = ()) -> list[str]:
@@ -75,9 +78,18 @@ def shadow_scaled(shadow_instance_type: str = "ml.m5.large") -> dict[str, Any]:
     return data
 
 
+def channel_archive(prefix_dir: Path) -> Path:
+    """A channel's .tar.gz beside the session's uncompressed model folder (written on first use)."""
+    archive = prefix_dir.with_name(f"{prefix_dir.name}-lookup.tar.gz")
+    if not archive.is_file():
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(prefix_dir / "model.joblib", arcname="lookup.bin")
+    return archive
+
+
 def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     """Variants no shipped file covers: autoscaled shadow variant; supplied KMS key + VPC + ECR image; DLC
-    image + uncompressed prefix."""
+    image + uncompressed prefix; additional model data sources (channels)."""
     byo = _yaml("realtime.yaml")
     byo["name"] = "tabular-byo"
     byo["image"] = {"source": "ecr", "tag": "v1.2.3"}
@@ -148,7 +160,20 @@ def derived_configs(prefix_dir: Path) -> dict[str, DeploymentConfig]:
     observed["endpoint"]["inference_components"]["components"][1]["metrics_path"] = "/server/metrics"
     observed["endpoint"]["metrics"] = {"enhanced_metrics": True, "publish_frequency_seconds": 10}
     observed["endpoint"]["variants"][0]["core_dumps"] = {}
+    # Additional model data sources: a local folder (uncompressed), a local .tar.gz and a KMS-encrypted S3 prefix,
+    # named to the container by AWS's path; the model is a Custom::SageMakerModel (smkit.cdk.constructs.api_model).
+    channels = _yaml("realtime.yaml")
+    channels["name"] = "tabular-channels"
+    channels["region"] = "eu-west-1"
+    container = channels["model"]["containers"][0]
+    container["additional_model_data"] = [
+        {"channel": "draft", "source": "prefix", "path": str(prefix_dir)},
+        {"channel": "lookup.v2", "source": "archive", "path": str(channel_archive(prefix_dir))},
+        {"channel": "heads", "source": "s3", "uri": S3_CHANNEL, "kms_key_arn": S3_SOURCE_KEY},
+    ]
+    container["environment"]["DRAFT_MODEL"] = "/opt/ml/additional-model-data-sources/draft"
     return {
+        "realtime-channels": parse_config(channels, source="derived realtime-channels", base_dir=CONFIG_DIR),
         "components-observed": parse_config(
             observed, source="derived components-observed", base_dir=CONFIG_DIR
         ),

@@ -73,8 +73,9 @@ def test_every_emitted_property_of_the_api_mapped_types_resolves_to_a_member(
     synthesized: SynthesizedApp,
 ) -> None:
     """Each property the templates emit for a resource type with an API request is a member of that request
-    (walked through nested structures and lists), or is listed with the reason it has none."""
-    by_type = emitted(synthesized.template_json(path.stem) for path in CONFIG_FILES)
+    (walked through nested structures and lists), or is listed with the reason it has none; over the
+    templates of every config of the session, shipped and derived."""
+    by_type = emitted(synthesized.template_json(case) for case in synthesized.configs)
     unresolved, without = [], set()
     for resource_type, (service, _) in cfn_api.REQUESTS.items():
         for path in sorted(by_type.get(resource_type, ())):

@@ -29,6 +29,7 @@ from smkit.cpus import available_cpus
 from smkit.hosting.env import ServingEnv
 from smkit.llm.engine import CONTAINER_MODEL_DIR, SERVER_MODULE
 from smkit.local.artifacts import extract_archive
+from smkit.local.channels import local_environment
 from smkit.local.components import ComponentEndpointRuntime, create_runtime
 from smkit.local.containers import LOCAL_ONLY, ContainerLaunch, ContainerProcess
 from smkit.local.engines import EngineProcess
@@ -56,7 +57,7 @@ def _processes(runtime: EndpointRuntime) -> list[ContainerProcess]:
 def _definitions(template: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for resource in template["Resources"].values():
-        if resource["Type"] == "AWS::SageMaker::Model":
+        if resource["Type"] in ("AWS::SageMaker::Model", "Custom::SageMakerModel"):
             props = resource["Properties"]
             out += [props["PrimaryContainer"]] if "PrimaryContainer" in props else props["Containers"]
     return out
@@ -162,7 +163,11 @@ def test_every_container_gets_the_templates_environment_locally(synthesized: Syn
             assert set(extra) <= set(LOCAL_ONLY), (
                 f"{where}: unexplained local-only {sorted(set(extra) - set(LOCAL_ONLY))}"
             )
-            assert {k: local[k] for k in aws} == aws, f"{where}: the local values differ from the template's"
+            # A value naming a channel's folder by AWS's path names its folder here (smkit.local.channels).
+            expected = local_environment(aws, process.spec.channels_dir)
+            assert {k: local[k] for k in aws} == expected, (
+                f"{where}: the local values differ from the template's"
+            )
             assert local[BIND_TO_PORT] == str(PORT) and local[REGION] == "eu-west-1"
             if isinstance(process, EngineProcess):
                 # vLLM's server, not the kit's runtime: its arguments are checked in the test above.
@@ -267,3 +272,33 @@ def test_the_async_container_with_the_templates_environment_takes_7_mib(
     status, answer = asyncio.run(call())
     assert status == 200, answer[:500]
     assert len(json.loads(answer)["predictions"]) == body.count(b"\n")
+
+
+def test_the_local_endpoint_mounts_the_channels_the_template_creates(synthesized: SynthesizedApp) -> None:
+    """For the config with additional model data sources: the template's AdditionalModelDataSources (names,
+    S3DataType and CompressionType, the S3 URI of data already there) are the folders the local endpoint
+    gives the container, each read as SageMaker reads it, and the variable naming a channel by AWS's path
+    names that channel's folder locally."""
+    case = "realtime-channels"
+    (definition,) = _definitions(synthesized.template_json(case))
+    aws = {
+        source["ChannelName"]: source["S3DataSource"] for source in definition["AdditionalModelDataSources"]
+    }
+    runtime = _runtime(synthesized, case)
+    processes = _processes(runtime)
+    planned = runtime.channels.planned
+    for process in processes:
+        local = {name: plan for (container, name), plan in planned.items() if container == process.spec.name}
+        assert set(local) == set(aws) == {"draft", "lookup.v2", "heads"}
+        for name, plan in local.items():
+            form = (aws[name]["S3DataType"], aws[name]["CompressionType"])
+            assert form == {"archive": ("S3Object", "Gzip"), "prefix": ("S3Prefix", "None")}[plan.kind], name
+            if plan.uri is not None:
+                assert aws[name]["S3Uri"] == plan.uri
+            else:
+                assert plan.source is not None and "Fn::Join" in aws[name]["S3Uri"]  # uploaded by the stack
+        assert process.spec.channels_dir is not None
+        variable = process.container_environment(PORT)["DRAFT_MODEL"]
+        assert definition["Environment"]["DRAFT_MODEL"] == "/opt/ml/additional-model-data-sources/draft"
+        assert variable == str(process.spec.channels_dir / "draft")
+    assert len(processes) == 2  # both variants' containers

@@ -25,7 +25,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -54,6 +54,45 @@ class BoundModelData:
     multi_model: bool = False
     cache_enabled: bool = True
     dependency: Construct | None = None
+
+
+@dataclass(frozen=True)
+class BoundChannel:
+    """One ``AdditionalModelDataSources`` entry: the channel's name and its S3 data source (an archive:
+    ``S3Object`` with ``Gzip``; a prefix: ``S3Prefix`` with ``None``).
+    https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html"""
+
+    name: str
+    s3_uri: str
+    s3_data_type: Literal["S3Object", "S3Prefix"]
+    compression_type: Literal["Gzip", "None"]
+    accept_eula: bool = False
+    dependency: Construct | None = None
+
+    def definition(self) -> dict[str, Any]:
+        """The entry as CreateModel takes it."""
+        source: dict[str, Any] = {
+            "S3Uri": self.s3_uri,
+            "S3DataType": self.s3_data_type,
+            "CompressionType": self.compression_type,
+        }
+        if self.accept_eula:
+            source["ModelAccessConfig"] = {"AcceptEula": True}
+        return {"ChannelName": self.name, "S3DataSource": source}
+
+
+def as_channel(name: str, bound: BoundModelData) -> BoundChannel:
+    """The channel ``name`` of model data bound as a container's would be: an archive's URL, or a prefix's
+    S3 data source."""
+    if bound.model_data_url is not None:
+        return BoundChannel(name, bound.model_data_url, "S3Object", "Gzip", dependency=bound.dependency)
+    source = bound.model_data_source
+    assert source is not None, f"channel {name}: an archive or a prefix"
+    s3_source = source.s3_data_source
+    assert isinstance(s3_source, sagemaker.CfnModel.S3DataSourceProperty)
+    access = s3_source.model_access_config
+    eula = isinstance(access, sagemaker.CfnModel.ModelAccessConfigProperty) and access.accept_eula is True
+    return BoundChannel(name, s3_source.s3_uri, "S3Prefix", "None", eula, bound.dependency)
 
 
 @dataclass(frozen=True)
