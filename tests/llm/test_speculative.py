@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+import tarfile
 import urllib.request
 from typing import Any
 
-import boto3
-from llm_support import STARTUP_S, llm_data, upload
+import yaml
+from click.testing import CliRunner
+from llm_support import STARTUP_S, llm_data
 
-from smkit.config import parse_config
+from smkit.cli import main
+from smkit.config import load_config, parse_config
 from smkit.contract import CHANNELS_DIR
 from smkit.local import LocalEndpoint
 
@@ -72,17 +75,24 @@ def test_the_ngram_proposer_drafts_tokens_on_the_local_engine(moto_env, tiny, tm
 
 
 def test_a_draft_model_channel_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
-    """The draft model in S3 as the channel ``draft``: downloaded into the container's channels folder, which
-    ``--speculative-config`` names in place of /opt/ml/additional-model-data-sources; vLLM's draft_model
-    proposer runs it beside the model."""
+    """The draft model's folder as the channel ``draft`` (``source: archive``): ``smkit package`` packs it
+    into the archive the stack uploads, the loader checks it against the model, and the local endpoint gives
+    the container its folder, which ``--speculative-config`` names in place of
+    /opt/ml/additional-model-data-sources; vLLM's draft_model proposer runs it beside the model."""
     data = _speculating(llm_data(moto_env, tiny), DRAFT)
     container = data["model"]["containers"][0]
-    bucket = container["model_data"]["uri"].removeprefix("s3://").partition("/")[0]
-    s3 = boto3.client("s3", endpoint_url=moto_env.endpoint_url, region_name=moto_env.region)
     container["additional_model_data"] = [
-        {"channel": "draft", "source": "s3", "uri": upload(s3, tiny["draft"], bucket, "draft")}
+        {"channel": "draft", "source": "archive", "path": str(tiny["draft"])}
     ]
-    config = parse_config(data, source="config/llm.yaml (tiny model, a draft model channel)")
+    path = tmp_path / "config" / "llm.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    packaged = CliRunner().invoke(main, ["package", "--config", str(path)])
+    assert packaged.exit_code == 0, packaged.output
+    (archive,) = (tmp_path / "build").rglob("draft.tar.gz")
+    with tarfile.open(archive) as tar:
+        assert {"config.json", "model.safetensors", "tokenizer.json"} <= set(tar.getnames())
+    config = load_config(path)
     with LocalEndpoint(
         config,
         root=tmp_path,
