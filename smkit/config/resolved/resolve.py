@@ -231,25 +231,18 @@ def _data_capture(cfg: DeploymentConfig) -> DataCapture | None:
     return capture if capture is not None and capture.enabled else None
 
 
-def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
-    """What ``cfg`` means on SageMaker; its relative paths are relative to ``base_dir``.
-
-    A pure function of its arguments: nothing is cached, on the config or elsewhere. Raises
-    :class:`ResolveError` listing the fields that cannot be resolved.
-    """
-    base_dir = base_dir.resolve()
-    cfg = with_absolute_paths(cfg, base_dir)
-    images, issues = _images(cfg)
-    if issues:
-        raise ResolveError(issues)
+def _containers(
+    cfg: DeploymentConfig, images: dict[str, ResolvedImage], base_dir: Path
+) -> list[ResolvedContainer]:
+    """Each container of the model: its image, model data, channels and the environment SageMaker gives it."""
     endpoint_type = cfg.endpoint.type
     isolation = cfg.model.network_isolation
-    containers = []
     # A component's metrics path (ContainerMetricsConfig) is where its container's runtime serves them.
     ics = cfg.endpoint.inference_components
     metrics_paths = {
         ic.container: ic.metrics_path for ic in (ics.components if ics else ()) if ic.metrics_path
     }
+    containers = []
     for c in cfg.model.containers:
         data = model_data(c, endpoint_type=endpoint_type)
         image = images[c.name]
@@ -274,6 +267,23 @@ def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
                 channels=channels(c, base_dir=base_dir, config=cfg.name),
             )
         )
+    return containers
+
+
+def resolve(cfg: DeploymentConfig, base_dir: Path) -> ResolvedDeployment:
+    """What ``cfg`` means on SageMaker; its relative paths are relative to ``base_dir``.
+
+    A pure function of its arguments: nothing is cached, on the config or elsewhere. Raises
+    :class:`ResolveError` listing the fields that cannot be resolved.
+    """
+    base_dir = base_dir.resolve()
+    cfg = with_absolute_paths(cfg, base_dir)
+    images, issues = _images(cfg)
+    if issues:
+        raise ResolveError(issues)
+    endpoint_type = cfg.endpoint.type
+    isolation = cfg.model.network_isolation
+    containers = _containers(cfg, images, base_dir)
     shadows = _shadow_variants(cfg)
     shadow_containers = {name for s in shadows for name in s.containers}
     production = tuple(c.name for c in cfg.model.containers if c.name not in shadow_containers)
