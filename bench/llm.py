@@ -54,7 +54,8 @@ PROMPT = "Hello, how are"
 CONTEXT = 128
 
 
-def _upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
+def upload_prefix(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
+    """Every file of ``folder`` under ``s3://bucket/prefix/`` (uncompressed model data); that URI."""
     for path in folder.rglob("*"):
         if path.is_file():
             s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
@@ -67,7 +68,7 @@ def _config(moto: MotoServer, model: Path, adapter: Path) -> Any:
     s3.create_bucket(Bucket=bucket)
     data = yaml.safe_load((REPO / "config" / "llm.yaml").read_text())
     container = data["model"]["containers"][0]
-    container["model_data"] = {"source": "s3", "uri": _upload(s3, model, bucket, "tiny")}
+    container["model_data"] = {"source": "s3", "uri": upload_prefix(s3, model, bucket, "tiny")}
     container["environment"]["SM_VLLM_MAX_MODEL_LEN"] = str(CONTEXT)
     for component in data["endpoint"]["inference_components"]["components"]:
         if component.get("base_component"):

@@ -26,7 +26,6 @@ needs, is ``bench.serving``'s.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import shutil
@@ -41,6 +40,7 @@ from bench.batching import build as build_rf
 from bench.common import LOOPBACK, BenchError
 from bench.envs import read_requirements
 from bench.load import percentile
+from smkit.digest import sha256_file
 
 SYNTHETIC = """
 import asyncio
@@ -170,7 +170,7 @@ def _record(model_dir: Path, path: Path) -> None:
     for entry in manifest.get("files", []):
         if entry.get("path") == name:
             entry["size"] = path.stat().st_size
-            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            entry["sha256"] = sha256_file(path)
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
 
 

@@ -137,6 +137,14 @@ def _baseline(setup: Setup, model: Path, port: int) -> ServerSpec:
     return replace(spec, env={**spec.env, "PYTHONPATH": str(setup.baseline_tree)}, cwd=setup.baseline_tree)
 
 
+def _peer(name: str, spec: Callable[..., ServerSpec]) -> Callable[[Setup, Path, int], ServerSpec]:
+    """A peer server's builder: ``spec`` with its name, the model, a work folder of its own, the port and
+    the run's worker count."""
+    return lambda setup, model, port: spec(
+        name=name, model_dir=model, work_dir=setup.work_dir / name, port=port, workers=setup.workers
+    )
+
+
 SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
     "smkit": lambda setup, model, port: _smkit("smkit", setup, port, ["--model", str(model)]),
     "smkit-baseline": _baseline,
@@ -145,30 +153,10 @@ SPEC_BUILDERS: dict[str, Callable[[Setup, Path, int], ServerSpec]] = {
     "smkit-metrics-off": lambda setup, model, port: _smkit(
         "smkit-metrics-off", setup, port, ["--model", str(model)], {"SMKIT_METRICS": "false"}
     ),
-    "gunicorn": lambda setup, model, port: gunicorn_spec(
-        name="gunicorn",
-        model_dir=model,
-        work_dir=setup.work_dir / "gunicorn",
-        port=port,
-        workers=setup.workers,
-    ),
-    "fastapi": lambda setup, model, port: fastapi_spec(
-        name="fastapi", model_dir=model, work_dir=setup.work_dir / "fastapi", port=port, workers=setup.workers
-    ),
-    "toolkit": lambda setup, model, port: toolkit_spec(
-        name="toolkit",
-        model_dir=model,
-        work_dir=setup.work_dir / "toolkit",
-        port=port,
-        workers=setup.workers,
-    ),
-    "torchserve": lambda setup, model, port: torchserve_spec(
-        name="torchserve",
-        model_dir=model,
-        work_dir=setup.work_dir / "torchserve",
-        port=port,
-        workers=setup.workers,
-    ),
+    "gunicorn": _peer("gunicorn", gunicorn_spec),
+    "fastapi": _peer("fastapi", fastapi_spec),
+    "toolkit": _peer("toolkit", toolkit_spec),
+    "torchserve": _peer("torchserve", torchserve_spec),
 }
 
 

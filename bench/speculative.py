@@ -34,6 +34,7 @@ import boto3
 import yaml
 
 from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
+from bench.llm import upload_prefix
 from smkit.config import parse_config
 from smkit.contract import CHANNELS_DIR
 from smkit.emulator.moto_server import MotoServer
@@ -52,13 +53,6 @@ NGRAM = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3,
 DRAFT = {"model": f"{CHANNELS_DIR}/draft", "num_speculative_tokens": 3}
 CONFIGURATIONS: dict[str, dict[str, Any] | None] = {"none": None, "ngram": NGRAM, "draft-channel": DRAFT}
 COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens")
-
-
-def _upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
-    for path in folder.rglob("*"):
-        if path.is_file():
-            s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
-    return f"s3://{bucket}/{prefix}/"
 
 
 def _config(model_uri: str, draft_uri: str, name: str) -> Any:
@@ -155,8 +149,8 @@ def run(rounds: int, tokens: int) -> dict[str, Any]:
         s3 = boto3.client("s3", endpoint_url=moto.endpoint_url, region_name=moto.region)
         bucket = f"spec-{uuid.uuid4().hex[:12]}"
         s3.create_bucket(Bucket=bucket)
-        model_uri = _upload(s3, Path(paths["model"]), bucket, "tiny")
-        draft_uri = _upload(s3, Path(paths["draft"]), bucket, "draft")
+        model_uri = upload_prefix(s3, Path(paths["model"]), bucket, "tiny")
+        draft_uri = upload_prefix(s3, Path(paths["draft"]), bucket, "draft")
         for name in CONFIGURATIONS:
             (scratch / name).mkdir()
             config = _config(model_uri, draft_uri, name)

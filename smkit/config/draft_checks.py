@@ -21,7 +21,7 @@ from pathlib import Path
 from smkit.config.containers import Container
 from smkit.config.engine_settings import VLLM_SPEC
 from smkit.config.model_data_rules import ARCHIVE_SUFFIX
-from smkit.config.model_files import read_model_folder
+from smkit.config.model_files import local_path, read_model_folder
 from smkit.config.rules import Issue
 from smkit.contract import CHANNELS_DIR, DEFAULT_MODEL_DIR
 
@@ -68,11 +68,6 @@ def _config(value: str | None) -> Mapping[str, object] | None:
     return parsed if isinstance(parsed, Mapping) else None
 
 
-def _local(path: str, base_dir: Path | None) -> Path:
-    p = Path(path).expanduser()
-    return p if p.is_absolute() or base_dir is None else base_dir / p
-
-
 def _local_folder(container: Container, draft: str, base_dir: Path | None) -> tuple[Path, str] | str:
     """The draft's folder on this machine and what holds it; or why it is not here ("" when the path is
     neither in the model data nor in a channel: vLLM reads it as it is)."""
@@ -80,7 +75,7 @@ def _local_folder(container: Container, draft: str, base_dir: Path | None) -> tu
         data = container.model_data
         if data.source != "prefix" or data.path is None:
             return f"in the model data, which is {data.source} ({data.path or data.uri}), not a local folder"
-        root = _local(data.path, base_dir)
+        root = local_path(data.path, base_dir)
         return root / draft[len(DEFAULT_MODEL_DIR) :].strip("/"), f"the model data ({data.path})"
     if not draft.startswith(f"{CHANNELS_DIR}/"):
         return ""
@@ -90,7 +85,7 @@ def _local_folder(container: Container, draft: str, base_dir: Path | None) -> tu
         return ""  # smkit.config.channel_rules names the channel that is not there
     if channel.path is None or channel.path.endswith(ARCHIVE_SUFFIX):
         return f"in channel {name} ({channel.path or channel.uri}), not a local folder"
-    return _local(channel.path, base_dir) / rest.strip("/"), f"channel {name}'s folder ({channel.path})"
+    return local_path(channel.path, base_dir) / rest.strip("/"), f"channel {name}'s folder ({channel.path})"
 
 
 def _vocabulary(folder: Path) -> int | None:
@@ -127,7 +122,7 @@ def _compare(
     if config.get("use_heterogeneous_vocab") is True or data.source != "prefix" or data.path is None:
         return []
     try:
-        ours = _vocabulary(_local(data.path, base_dir))
+        ours = _vocabulary(local_path(data.path, base_dir))
     except (ValueError, OSError):
         return []  # smkit.config.engine_checks names the model folder's problem
     size = theirs.text_config().get("vocab_size")

@@ -35,6 +35,7 @@ from smkit.config.model_files import (
     TOKENIZER_FILES,
     ModelFolder,
     adapter_rank,
+    local_path,
     read_model_folder,
 )
 from smkit.config.models import DeploymentConfig
@@ -155,11 +156,6 @@ def check(cfg: DeploymentConfig, base_dir: Path | None = None) -> list[Issue]:
     return review(cfg, base_dir).issues
 
 
-def _local(path: str, base_dir: Path | None) -> Path:
-    p = Path(path).expanduser()
-    return p if p.is_absolute() or base_dir is None else base_dir / p
-
-
 # --- Adapters -----------------------------------------------------------------------------------------------
 
 
@@ -220,7 +216,7 @@ def _rank(
             f"in S3: {artifact}); a rank above {setting} fails the adapter's load"
         )
         return
-    source = _local(artifact, base_dir)
+    source = local_path(artifact, base_dir)
     if not source.exists():
         return  # the adapter's own rules name a missing path
     try:
@@ -266,7 +262,7 @@ def _model(cfg: DeploymentConfig, engine: _Engine, base_dir: Path | None, out: R
             "machine: config.json, tokenizer, context length and GPU memory are not checked"
         )
     elif data.source == "prefix" and data.path is not None:
-        path = _local(data.path, base_dir)
+        path = local_path(data.path, base_dir)
         if path.is_dir():
             folder = _folder(engine, path, f"{where}.path", data.path, out)
     else:

@@ -114,6 +114,12 @@ class ModelFolder:
         return "quantization_config" in (self.config or {})
 
 
+def local_path(path: str, base_dir: Path | None) -> Path:
+    """``path`` of a config on this machine: as written when absolute (``~`` expanded), else under ``base_dir``."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() or base_dir is None else base_dir / p
+
+
 def _json(path: Path) -> Any:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise ValueError(f"{path.name} is larger than {MAX_JSON_BYTES >> 20} MB")

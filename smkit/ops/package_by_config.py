@@ -287,7 +287,7 @@ def _package_folder(model: ProjectModel, *, force: bool, say: Say, show: Say) ->
         say(f"{what} archive {model.archive} is up to date with {model.model_dir}")
         return False
     say(f"packaging {what} {model.name}: {model.model_dir} -> {model.archive} ({reason})")
-    digest = archive_folder(model.model_dir, model.archive, label=f"{what.split(' ')[0]} folder")
+    digest = archive_folder(model.model_dir, model.archive, label=f"{model.kind} folder")
     model.record(settings)
     size = model.archive.stat().st_size
     show(f"{what} {model.name}: {model.archive} ({size:,} bytes, sha256 {digest})")

@@ -30,7 +30,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from smkit.contract import DEFAULT_STARTUP_HEALTH_CHECK_S, PING_TIMEOUT_S, READINESS_PROBE_AGENT, STOP_GRACE_S
 from smkit.process import (
@@ -47,9 +47,6 @@ from smkit.process import (
 from smkit.process import await_ready as _await_ready
 from smkit.process import wait_ready as _wait_ready
 from smkit.readiness import PingTally
-
-if TYPE_CHECKING:
-    pass
 
 # How many fresh ports a start tries when the port it picked turns out taken by someone else.
 PORT_ATTEMPTS = 3

@@ -117,9 +117,6 @@ def _included(code: Path, include: Sequence[str | Path]) -> dict[str, Path]:
     return names
 
 
-# model folder (holding code/) -> (interpreter, directories of the installed requirements)
-
-
 def _stage_code(code: Path, names: dict[str, Path], cleanup: contextlib.ExitStack) -> Path:
     """A temporary copy of ``code`` with the included files added at its top level."""
     staging = Path(tempfile.mkdtemp(prefix="smkit-code-"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import aws_cdk as cdk
-from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
 
@@ -20,11 +19,12 @@ def acknowledge(scope: IConstruct, reasons: Mapping[str, str]) -> None:
     )
 
 
-def logical_id_of(bucket: s3.IBucket) -> str:
-    """The bucket's logical id, as cdk-nag spells it in finding ids (``<LogicalId.Arn>``)."""
-    resource = bucket.node.default_child
+def logical_id_of(construct: IConstruct) -> str:
+    """The logical id of ``construct``'s resource (a bucket, a log group), as cdk-nag spells it in finding ids
+    (``<LogicalId.Arn>``)."""
+    resource = construct.node.default_child
     assert isinstance(resource, cdk.CfnElement)
-    return str(cdk.Stack.of(bucket).resolve(resource.logical_id))
+    return str(cdk.Stack.of(construct).resolve(resource.logical_id))
 
 
 def nag_environment(scope: Construct) -> tuple[str, str, str]:

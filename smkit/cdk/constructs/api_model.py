@@ -27,7 +27,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from smkit.cdk.constructs.acknowledge import acknowledge, nag_environment
+from smkit.cdk.constructs.acknowledge import acknowledge, logical_id_of, nag_environment
 from smkit.cdk.constructs.arns import sagemaker_arn
 
 RESOURCE_TYPE = "Custom::SageMakerModel"
@@ -138,7 +138,7 @@ class ApiModel(Construct):
                     "The function names each model <prefix>-<digest of its request>, a new name for each "
                     "change, and deletes the old one: only this resource's models, by their prefix."
                 ),
-                f"AwsSolutions-IAM5[Resource::<{_log_group_id(handler.log_group)}.Arn>:*]": (
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(handler.log_group)}.Arn>:*]": (
                     "The function writes its log streams in its own log group only."
                 ),
             },
@@ -161,9 +161,3 @@ class ApiModel(Construct):
     def model_arn(self) -> str:
         """The model's ARN (``Fn::GetAtt ModelArn``)."""
         return self.resource.get_att_string("ModelArn")
-
-
-def _log_group_id(group: logs.ILogGroup) -> str:
-    resource = group.node.default_child
-    assert isinstance(resource, cdk.CfnElement)
-    return str(cdk.Stack.of(group).resolve(resource.logical_id))
