@@ -127,12 +127,15 @@ serve-local: package-model ## Serve build/model.tar.gz on 127.0.0.1:$(SERVE_PORT
 BENCH_ARGS ?=
 # --nice -10 (root only; otherwise a warning) keeps other jobs on a shared machine out of the measurement.
 SERVING_BENCH_ARGS ?= --nice -10
-.PHONY: bench-serving bench-serving-prepare bench-soak
+.PHONY: bench-serving bench-serving-prepare bench-serving-instructions bench-soak
 bench-serving: package-model ## smkit vs its peers (toolkit + MMS, nginx + gunicorn + Flask, FastAPI + uvicorn, TorchServe) and vs smkit at the baseline commit, every shape, 3 rounds (~27 min on 2 quiet cores) -> bench/results/serving.json
 	$(PY) -m bench.serving --rounds 3 $(SERVING_BENCH_ARGS) $(BENCH_ARGS)
 
 bench-serving-prepare: package-model ## Build every venv bench-serving uses and check nginx and Java, measuring nothing
 	$(PY) -m bench.serving --prepare $(BENCH_ARGS)
+
+bench-serving-instructions: package-model ## This tree vs smkit at the baseline commit in instructions per request (callgrind), front end and workers, 1 and 8 callers (~10 min) -> bench/results/serving_instructions.json
+	$(PY) -m bench.serving_instructions $(BENCH_ARGS)
 
 bench-soak: package-model ## 20,000 requests at concurrency 16: 0 errors, RSS growth < 10% -> bench/results/soak.json
 	$(PY) -m bench.soak $(SERVING_BENCH_ARGS) $(BENCH_ARGS)

@@ -262,3 +262,22 @@ def test_streaming_harness_tiny_run(tmp_path: Path) -> None:
         "first_byte_within_5ms_of_first_yield",
         "per_chunk_overhead_below_0.2ms",
     }
+
+
+@pytest.mark.frameworks  # eight servers start under valgrind: minutes of CPU
+def test_serving_instructions_tiny_run(archive: Path, tmp_path: Path) -> None:
+    """Both trees counted at one and at two callers; the counts are the example model's, not zero."""
+    out = tmp_path / "serving_instructions.json"
+    argv = [sys.executable, "-m", "bench.serving_instructions", "--model", str(archive), "--requests", "8"]
+    argv += ["--warmup", "2", "--concurrency", "1,2", "--workers", "1", "--no-markdown", "--out", str(out)]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = written(out, done)
+    assert result["baseline"] == "6e65ef3" and set(result["runs"]) == {"1", "2"}
+    for row in result["runs"].values():
+        for server in ("smkit", "smkit-baseline"):
+            # A request costs each side tens of thousands of instructions at the least (the HTTP parse,
+            # the handler's CSV parse and NumPy scoring).
+            assert row[server]["front"] > 10_000 and row[server]["worker"] > 10_000
+        assert row["ratio"]["total"] > 0 and isinstance(row["within_3pct"], bool)
+    assert "| 2 |" in done.stdout
