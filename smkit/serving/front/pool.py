@@ -473,10 +473,7 @@ class WorkerPool:
         if template is not None:
             self._template = template
         elif self.options.template:
-            try:
-                self._template = forking.Template(self.options.python, self.options.environ)
-            except OSError as exc:
-                log.info("workers start as new interpreters: %s", exc)
+            self._template = forking.start_template(self.options.python, self.options.environ)
         for slot in range(self.options.workers):
             self._launched.append(self._popen(slot))
 
