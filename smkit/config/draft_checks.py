@@ -21,7 +21,7 @@ from pathlib import Path
 from smkit.config.containers import Container
 from smkit.config.engine_settings import VLLM_SPEC
 from smkit.config.model_data_rules import ARCHIVE_SUFFIX
-from smkit.config.model_files import local_path, read_model_folder
+from smkit.config.model_files import ModelFolder, local_path, read_model_folder
 from smkit.config.rules import Issue
 from smkit.contract import CHANNELS_DIR, DEFAULT_MODEL_DIR
 
@@ -31,9 +31,17 @@ SETTING = "SM_VLLM_SPECULATIVE_CONFIG"
 DRAFT_METHODS = (None, "draft_model")
 
 
-def check(container: Container, index: int, base_dir: Path | None, notices: list[str]) -> list[Issue]:
-    """The issues of ``container``'s draft model (none without one); what cannot be read here goes to
-    ``notices``."""
+def check(
+    container: Container,
+    index: int,
+    base_dir: Path | None,
+    notices: list[str],
+    *,
+    model: ModelFolder | None,
+) -> list[Issue]:
+    """The issues of ``container``'s draft model (none without one), compared with ``model``, the model
+    folder :mod:`smkit.config.engine_checks` read (None: not on this machine); what cannot be read here goes
+    to ``notices``."""
     value = container.environment.get(SETTING)
     config = _config(value)
     if value is None or config is None:
@@ -57,7 +65,7 @@ def check(container: Container, index: int, base_dir: Path | None, notices: list
                 f"folder of it that holds the draft's config.json, weights and tokenizer ({VLLM_SPEC})",
             )
         ]
-    return _compare(container, field, value, draft, folder, base_dir, config)
+    return _compare(field, value, draft, folder, model, config)
 
 
 def _config(value: str | None) -> Mapping[str, object] | None:
@@ -88,21 +96,12 @@ def _local_folder(container: Container, draft: str, base_dir: Path | None) -> tu
     return local_path(channel.path, base_dir) / rest.strip("/"), f"channel {name}'s folder ({channel.path})"
 
 
-def _vocabulary(folder: Path) -> int | None:
-    """``vocab_size`` of the folder's config.json (None: no such file, or it does not say)."""
-    if not (folder / "config.json").is_file():
-        return None
-    size = read_model_folder(folder).text_config().get("vocab_size")
-    return size if isinstance(size, int) else None
-
-
 def _compare(
-    container: Container,
     field: str,
     value: str,
     draft: str,
     folder: Path,
-    base_dir: Path | None,
+    model: ModelFolder | None,
     config: Mapping[str, object],
 ) -> list[Issue]:
     try:
@@ -118,15 +117,11 @@ def _compare(
                 f"with transformers' save_pretrained() into that folder ({VLLM_SPEC})",
             )
         ]
-    data = container.model_data
-    if config.get("use_heterogeneous_vocab") is True or data.source != "prefix" or data.path is None:
-        return []
-    try:
-        ours = _vocabulary(local_path(data.path, base_dir))
-    except (ValueError, OSError):
-        return []  # smkit.config.engine_checks names the model folder's problem
+    if config.get("use_heterogeneous_vocab") is True or model is None:
+        return []  # smkit.config.engine_checks names a model folder's problem
+    ours = model.text_config().get("vocab_size")
     size = theirs.text_config().get("vocab_size")
-    if ours is None or not isinstance(size, int) or size == ours:
+    if not isinstance(ours, int) or not isinstance(size, int) or size == ours:
         return []
     return [
         Issue(

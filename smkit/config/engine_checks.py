@@ -143,10 +143,10 @@ def review(cfg: DeploymentConfig, base_dir: Path | None = None) -> Review:
         return out
     _adapters(cfg, engines, base_dir, out)
     for engine in engines.values():
-        _model(cfg, engine, base_dir, out)
+        model = _model(cfg, engine, base_dir, out)
         if engine.engine == "vllm":
             out.issues += draft_checks.check(
-                cfg.model.containers[engine.index], engine.index, base_dir, out.notices
+                cfg.model.containers[engine.index], engine.index, base_dir, out.notices, model=model
             )
     return out
 
@@ -250,7 +250,9 @@ def _rank(
 # --- The model and the instance -----------------------------------------------------------------------------
 
 
-def _model(cfg: DeploymentConfig, engine: _Engine, base_dir: Path | None, out: Review) -> None:
+def _model(cfg: DeploymentConfig, engine: _Engine, base_dir: Path | None, out: Review) -> ModelFolder | None:
+    """Check the model the engine serves; the model folder read here (None: not on this machine, or without
+    config.json)."""
     container = cfg.model.containers[engine.index]
     data = container.model_data
     where = f"model.containers[{engine.index}].model_data"
@@ -278,6 +280,7 @@ def _model(cfg: DeploymentConfig, engine: _Engine, base_dir: Path | None, out: R
     context = _context(engine, folder, out)
     for yaml_path, instance_type, gpus_reserved in _placements(cfg, engine.name):
         _fit(engine, folder, context, yaml_path, instance_type, gpus_reserved, out)
+    return folder
 
 
 def _folder(engine: _Engine, path: Path, where: str, shown: str, out: Review) -> ModelFolder | None:

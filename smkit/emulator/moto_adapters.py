@@ -25,23 +25,32 @@ def sagemaker_model_from_template() -> None:
         region_name: str,
         **kwargs: Any,
     ) -> sm.Model:
-        properties = cloudformation_json["Properties"]
-        model = sm.sagemaker_backends[account_id][region_name].create_model(
-            model_name=resource_name,
-            execution_role_arn=properties["ExecutionRoleArn"],
-            primary_container=properties.get("PrimaryContainer"),
-            vpc_config=properties.get("VpcConfig", {}),
-            containers=properties.get("Containers", []),
-            tags=properties.get("Tags", []),
-        )
-        model.enable_network_isolation = bool(properties.get("EnableNetworkIsolation", False))
-        if "InferenceExecutionConfig" in properties:
-            # BaseObject.gen_response_object turns attributes into DescribeModel keys.
-            setattr(model, "inference_execution_config", properties["InferenceExecutionConfig"])  # noqa: B010
+        sagemaker = sm.sagemaker_backends[account_id][region_name]
+        model: sm.Model = create_model(sagemaker, resource_name, cloudformation_json["Properties"])
         return model
 
     patched = classmethod(create_from_cloudformation_json)
     sm.Model.create_from_cloudformation_json = patched  # type: ignore[assignment,method-assign]
+
+
+def create_model(sagemaker: Any, name: str, request: dict[str, Any]) -> Any:
+    """CreateModel ``name`` in moto's SageMaker backend ``sagemaker`` from a CreateModel request (or an
+    AWS::SageMaker::Model's properties: the same names), with the two fields moto's ``create_model`` drops:
+    EnableNetworkIsolation (a boolean, or its text as a custom resource's properties carry it) and
+    InferenceExecutionConfig."""
+    model = sagemaker.create_model(
+        model_name=name,
+        execution_role_arn=request["ExecutionRoleArn"],
+        primary_container=request.get("PrimaryContainer"),
+        vpc_config=request.get("VpcConfig", {}),
+        containers=request.get("Containers", []),
+        tags=request.get("Tags", []),
+    )
+    model.enable_network_isolation = str(request.get("EnableNetworkIsolation", False)).lower() == "true"
+    if "InferenceExecutionConfig" in request:
+        # BaseObject.gen_response_object turns attributes into DescribeModel keys.
+        setattr(model, "inference_execution_config", request["InferenceExecutionConfig"])  # noqa: B010
+    return model
 
 
 def current_instance_types() -> None:
@@ -223,8 +232,6 @@ def _alarm_model() -> type[EmulatedResource]:
     class CloudFormationAlarm(EmulatedResource, CloudFormationModel):
         """AWS::CloudWatch::Alarm through moto's own CloudWatch backend (PutMetricAlarm / DeleteAlarms)."""
 
-        # moto's model metaclass files every model under the service named by its module path.
-        __module__ = "moto.cloudwatch.models"
         CFN_TYPE = "AWS::CloudWatch::Alarm"
         NAME_TYPE = "AlarmName"
         ATTRIBUTES = ("Arn",)

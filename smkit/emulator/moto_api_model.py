@@ -17,7 +17,8 @@ import hashlib
 import json
 from typing import Any
 
-from smkit.emulator.moto_resource import EmulatedResource
+from smkit.emulator.moto_adapters import create_model
+from smkit.emulator.moto_resource import EmulatedResource, route_custom_type
 
 RESOURCE_TYPE = "Custom::SageMakerModel"
 PREFIX = "ModelNamePrefix"
@@ -33,7 +34,6 @@ def model_name(properties: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def api_model_adapter() -> None:
     """Route ``Custom::SageMakerModel`` to CreateModel in moto's backend (after ``Custom::*`` is disabled)."""
-    from moto.cloudformation import parsing
     from moto.core.common_models import CloudFormationModel
     from moto.sagemaker import models as sm
 
@@ -70,21 +70,7 @@ def api_model_adapter() -> None:
             sagemaker = backend(account_id, region_name)
             if model_id in sagemaker._models:
                 return cls(sagemaker._models[model_id])
-            model = sagemaker.create_model(
-                model_name=model_id,
-                execution_role_arn=request["ExecutionRoleArn"],
-                primary_container=request.get("PrimaryContainer"),
-                vpc_config=request.get("VpcConfig", {}),
-                containers=request.get("Containers", []),
-                tags=request.get("Tags", []),
-            )
-            model.enable_network_isolation = (
-                str(request.get("EnableNetworkIsolation", False)).lower() == "true"
-            )
-            if "InferenceExecutionConfig" in request:
-                # BaseObject.gen_response_object turns attributes into DescribeModel keys.
-                setattr(model, "inference_execution_config", request["InferenceExecutionConfig"])  # noqa: B010
-            return cls(model)
+            return cls(create_model(sagemaker, model_id, request))
 
         @classmethod
         def update(
@@ -102,11 +88,4 @@ def api_model_adapter() -> None:
             if self.model.model_name in sagemaker._models:
                 sagemaker.delete_model(self.model.model_name)
 
-    original = parsing.resource_class_from_type
-
-    def resource_class_from_type(resource_type: str) -> Any:
-        if resource_type == RESOURCE_TYPE:
-            return CloudFormationApiModel
-        return original(resource_type)
-
-    parsing.resource_class_from_type = resource_class_from_type
+    route_custom_type(CloudFormationApiModel)

@@ -16,7 +16,7 @@ import io
 import zipfile
 from typing import Any
 
-from smkit.emulator.moto_resource import EmulatedResource
+from smkit.emulator.moto_resource import EmulatedResource, route_custom_type
 
 RESOURCE_TYPE = "Custom::CDKBucketDeployment"
 
@@ -71,7 +71,6 @@ def _copy(properties: dict[str, Any], account_id: str, region_name: str) -> list
 
 def bucket_deployment_adapter() -> None:
     """Route ``Custom::CDKBucketDeployment`` to an adapter doing the copy (after ``Custom::*`` is disabled)."""
-    from moto.cloudformation import parsing
     from moto.core.common_models import CloudFormationModel
 
     class CloudFormationBucketDeployment(EmulatedResource, CloudFormationModel):
@@ -108,11 +107,4 @@ def bucket_deployment_adapter() -> None:
             for key in self.keys:
                 s3.delete_object(self.bucket, key)
 
-    original = parsing.resource_class_from_type
-
-    def resource_class_from_type(resource_type: str) -> Any:
-        if resource_type == RESOURCE_TYPE:
-            return CloudFormationBucketDeployment
-        return original(resource_type)
-
-    parsing.resource_class_from_type = resource_class_from_type
+    route_custom_type(CloudFormationBucketDeployment)

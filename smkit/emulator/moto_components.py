@@ -189,8 +189,6 @@ def _component_model() -> type[EmulatedResource]:
     class CloudFormationInferenceComponent(EmulatedResource, CloudFormationModel):
         """AWS::SageMaker::InferenceComponent, kept in moto's SageMaker backend."""
 
-        # moto's model metaclass files every model under the service named by its module path.
-        __module__ = "moto.sagemaker.models"
         CFN_TYPE = "AWS::SageMaker::InferenceComponent"
         NAME_TYPE = "InferenceComponentName"
         ATTRIBUTES = ("InferenceComponentArn", "InferenceComponentName")

@@ -4,7 +4,8 @@ moto finds a resource type through ``CloudFormationModel.__subclasses__()`` (dir
 resource class derives from :class:`EmulatedResource` *and* moto's ``CloudFormationModel``, in that order:
 this mixin answers moto's hooks from three class attributes and three short methods, so each resource
 says only what differs (its type, the property that names it, its ``Fn::GetAtt`` attributes, and how it
-is created, updated and deleted through moto's own backend).
+is created, updated and deleted through moto's own backend). A ``Custom::*`` type, which moto's CloudFormation
+never looks up among its models, is routed to its class by :func:`route_custom_type`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ class EmulatedResource:
     CFN_TYPE: ClassVar[str]
     NAME_TYPE: ClassVar[str] = ""  # the property that names the resource ("": CloudFormation names it)
     ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # moto's model metaclass files every model under the service its module path names
+        # (``moto.<service>.models``); an ``AWS::<Service>::<Type>`` resource is filed under that service,
+        # read from CFN_TYPE (this runs inside the class's creation, before the metaclass reads the path).
+        super().__init_subclass__(**kwargs)
+        namespace, _, rest = cls.__dict__.get("CFN_TYPE", "").partition("::")
+        if namespace == "AWS":
+            cls.__module__ = f"moto.{rest.partition('::')[0].lower()}.models"
 
     @classmethod
     def cloudformation_type(cls) -> str:
@@ -93,3 +103,21 @@ class EmulatedResource:
     @classmethod
     def remove(cls, physical_id: str, account_id: str, region_name: str) -> None:
         """Remove the resource whose physical id is ``physical_id``; by default nothing."""
+
+
+def route_custom_type(resource: type[EmulatedResource]) -> None:
+    """Have moto's CloudFormation create ``resource.CFN_TYPE`` (a ``Custom::*`` type) with ``resource``.
+
+    Applied after the fix that leaves every other custom resource uncreated
+    (:func:`smkit.emulator.moto_engine.custom_resources_not_run`), which it answers first.
+    """
+    from moto.cloudformation import parsing
+
+    original = parsing.resource_class_from_type
+
+    def resource_class_from_type(resource_type: str) -> Any:
+        if resource_type == resource.CFN_TYPE:
+            return resource
+        return original(resource_type)
+
+    parsing.resource_class_from_type = resource_class_from_type

@@ -53,7 +53,6 @@ def _scalable_target_model() -> type[EmulatedResource]:
     class CloudFormationScalableTarget(EmulatedResource, CloudFormationModel):
         """AWS::ApplicationAutoScaling::ScalableTarget through moto's RegisterScalableTarget."""
 
-        __module__ = "moto.applicationautoscaling.models"
         CFN_TYPE = "AWS::ApplicationAutoScaling::ScalableTarget"
 
         def __init__(self, namespace: str, resource_id: str, dimension: str) -> None:
@@ -115,7 +114,6 @@ def _scaling_policy_model() -> type[EmulatedResource]:
     class CloudFormationScalingPolicy(EmulatedResource, CloudFormationModel):
         """AWS::ApplicationAutoScaling::ScalingPolicy through moto's PutScalingPolicy."""
 
-        __module__ = "moto.applicationautoscaling.models"
         CFN_TYPE = "AWS::ApplicationAutoScaling::ScalingPolicy"
         NAME_TYPE = "PolicyName"
 

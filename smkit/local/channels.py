@@ -19,16 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.config.resolved import ResolvedChannel
-from smkit.contract import CHANNELS_DIR
+from smkit.contract import CHANNELS_DIR, CHANNELS_PATH
 from smkit.local.artifacts import ArtifactError
 
 
 def local_value(value: str, root: Path | None) -> str:
-    """``value`` with AWS's channels folder (``/opt/ml/additional-model-data-sources``) replaced by ``root``,
-    the folder that holds the channels on this machine (None: the container has no channels)."""
+    """``value`` with AWS's channels folder (``/opt/ml/additional-model-data-sources``, as a whole path or
+    followed by ``/``) replaced by ``root``, the folder that holds the channels on this machine (None: the
+    container has no channels)."""
     if root is None or CHANNELS_DIR not in value:
         return value
-    return value.replace(CHANNELS_DIR, str(root))
+    local = str(root)
+    return CHANNELS_PATH.sub(lambda _: local, value)
 
 
 def local_environment(environment: Mapping[str, str], root: Path | None) -> dict[str, str]:

@@ -300,6 +300,17 @@ def test_a_draft_of_the_same_vocabulary_loads_and_one_in_s3_is_said(tmp_path: Pa
     assert any("the draft model /opt/ml/model/draft is in the model data, which is s3" in n for n in notices)
 
 
+def test_a_draft_is_compared_with_the_model_the_engine_serves(tmp_path: Path) -> None:
+    """With SM_VLLM_MODEL naming a Hub model the engine serves that model, not the model data: its vocabulary
+    is not known here, so the draft is not compared with the model data's config.json."""
+    path = _draft_of_another_vocabulary(tmp_path)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["model"]["containers"][0]["environment"]["SM_VLLM_MODEL"] = "Qwen/Qwen2.5-0.5B-Instruct"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    notices = load_config(path).notices
+    assert any("the model comes from SM_VLLM_MODEL=Qwen/Qwen2.5-0.5B-Instruct" in n for n in notices), notices
+
+
 def test_memory_utilization_decides(tmp_path: Path) -> None:
     # 20 GB of weights fit 24 GB at 0.9, not at 0.5.
     model = write_model_shape(

@@ -1,7 +1,8 @@
 """Additional model data sources on the local endpoint: each channel is a folder the container reads where
 its environment names AWS's path (/opt/ml/additional-model-data-sources/<channel>), whether the channel is a
 local folder, a local .tar.gz (extracted) or a prefix in S3 (moto's server, downloaded); a missing folder is a
-clear error before anything starts."""
+clear error before anything starts. A value names AWS's channels folder only as a whole path (the folder, or
+followed by "/"), never as the start of a longer name."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 from smkit.config import parse_config
 from smkit.local import LocalEndpoint, LocalEndpointError
+from smkit.local.channels import local_value
 
 # A toolkit-style handler: the scale comes from one channel (a NumPy array), the labels from two others.
 HANDLER = """
@@ -129,3 +131,36 @@ def test_a_channel_folder_that_is_missing_is_named_before_anything_starts(tmp_pa
         endpoint.start()
     assert not endpoint.serving
     assert not endpoint.runtime.workdir.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "local"),
+    [
+        ("/opt/ml/additional-model-data-sources", "/ch"),
+        ("/opt/ml/additional-model-data-sources/", "/ch/"),
+        ("/opt/ml/additional-model-data-sources/draft", "/ch/draft"),
+        ('{"model": "/opt/ml/additional-model-data-sources/draft"}', '{"model": "/ch/draft"}'),
+        ('{"model": "/opt/ml/additional-model-data-sources"}', '{"model": "/ch"}'),
+        ("--model=/opt/ml/additional-model-data-sources/a", "--model=/ch/a"),
+        ("/opt/ml/additional-model-data-sources/a:/opt/ml/additional-model-data-sources/b", "/ch/a:/ch/b"),
+        ("file:///opt/ml/additional-model-data-sources/draft", "file:///ch/draft"),
+        # Not AWS's folder: a longer name beside it, or the same words under another folder.
+        ("/opt/ml/additional-model-data-sources-old", "/opt/ml/additional-model-data-sources-old"),
+        (
+            "/opt/ml/additional-model-data-sources-old/draft",
+            "/opt/ml/additional-model-data-sources-old/draft",
+        ),
+        ("/opt/ml/additional-model-data-sources.bak", "/opt/ml/additional-model-data-sources.bak"),
+        (
+            "/backup/opt/ml/additional-model-data-sources/draft",
+            "/backup/opt/ml/additional-model-data-sources/draft",
+        ),
+        (
+            "/backup//opt/ml/additional-model-data-sources/draft",
+            "/backup//opt/ml/additional-model-data-sources/draft",
+        ),
+    ],
+)
+def test_a_value_names_the_channels_folder_only_as_a_whole_path(value: str, local: str) -> None:
+    assert local_value(value, Path("/ch")) == local
+    assert local_value(value, None) == value

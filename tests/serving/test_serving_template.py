@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from serving_harness import start_server
@@ -75,3 +77,25 @@ def _all_children(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         found.extend(int(child) for child in task.read_text().split())
     return found
+
+
+# Run apart from pytest: starting a template makes the process the reaper of its orphaned descendants.
+NO_TEMPLATE = """
+import logging, os
+from smkit.serving.front.forking import start_template
+
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+before = len(os.listdir("/proc/self/fd"))
+print(start_template("/nonexistent/python3", {}), len(os.listdir("/proc/self/fd")) - before)
+"""
+
+
+def test_a_template_that_cannot_start_leaves_the_workers_to_new_interpreters_and_says_so_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TEMPLATE], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["None", "0"]  # no template, no descriptor left open
+    said = [line for line in done.stderr.splitlines() if "workers start as new interpreters" in line]
+    assert said == [
+        "workers start as new interpreters: [Errno 2] No such file or directory: '/nonexistent/python3'"
+    ]

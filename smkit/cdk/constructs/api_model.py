@@ -88,6 +88,14 @@ class CreateModelHandler(Construct):
         assert isinstance(policy_resource, cdk.CfnResource)
         function_resource.add_override("DependsOn", [policy_resource.logical_id])
         acknowledge(self.function, HANDLER_REASONS)
+        acknowledge(
+            self.policy,
+            {
+                f"AwsSolutions-IAM5[Resource::<{logical_id_of(self.log_group)}.Arn>:*]": (
+                    "The function writes its log streams in its own log group only."
+                )
+            },
+        )
 
     @staticmethod
     def of(scope: Construct, log_group: logs.ILogGroup | None) -> CreateModelHandler:
@@ -137,9 +145,6 @@ class ApiModel(Construct):
                 f"{self.name_prefix}-*]": (
                     "The function names each model <prefix>-<digest of its request>, a new name for each "
                     "change, and deletes the old one: only this resource's models, by their prefix."
-                ),
-                f"AwsSolutions-IAM5[Resource::<{logical_id_of(handler.log_group)}.Arn>:*]": (
-                    "The function writes its log streams in its own log group only."
                 ),
             },
         )

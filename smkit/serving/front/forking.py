@@ -46,6 +46,9 @@ class Template:
                 env=dict(environ),
                 stdin=subprocess.DEVNULL,
             )
+        except OSError:
+            self._sock.close()
+            raise
         finally:
             child.close()
         self._waiting: deque[ForkedProcess] = deque()
@@ -98,6 +101,16 @@ class Template:
             return
         self.proc.kill()
         self.proc.wait()
+
+
+def start_template(python: str, environ: Mapping[str, str]) -> Template | None:
+    """The worker template, started now; None where it cannot be used (the workers then start as new
+    interpreters, which the log says once)."""
+    try:
+        return Template(python, environ)
+    except OSError as exc:
+        log.info("workers start as new interpreters: %s", exc)
+        return None
 
 
 class ForkedProcess:

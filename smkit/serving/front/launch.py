@@ -166,15 +166,6 @@ def _log_threads(workers: int, threads: ThreadPlan, cpus: int, described: str) -
         )
 
 
-def _start_template(python: str, environ: Mapping[str, str]) -> forking.Template | None:
-    """The worker template, started now; None where it cannot be used (the workers start as interpreters)."""
-    try:
-        return forking.Template(python, environ)
-    except OSError as exc:
-        log.info("workers start as new interpreters: %s", exc)
-        return None
-
-
 def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
     """Run until SIGTERM/SIGINT; return the exit status. Start-up problems print one clear line."""
     try:
@@ -202,7 +193,7 @@ def serve(request: LaunchRequest, environ: dict[str, str] | None = None) -> int:
         threads = plan_threads(cpus.count, workers, base)
         # First, so that the template imports the workers' runtime while this process resolves the model and
         # imports its own HTTP stack: the two starts overlap on the way to the first answer.
-        template = _start_template(python, {**base, **threads.added})
+        template = forking.start_template(python, {**base, **threads.added})
         config = _worker_config(request, env, scratch, workers)
         host, port = request.host, request.port or env.port
         try:
