@@ -4,9 +4,10 @@
 
 A count, not a time: the same code gives the same figure on a busy or a quiet machine, where CPU time per
 request moves by a third between rounds (``BENCHMARKS.md``, "Metrics on vs off"). The front end and its one
-model worker (the example model, ``build/model.tar.gz``) both run under valgrind's callgrind; instrumentation
-is switched on after a warm-up and off after the measured requests, so only those are counted. Needs
-valgrind (``callgrind_control``).
+model worker (the example model, ``build/model.tar.gz``) both run under valgrind's callgrind, and only the
+measured requests after a warm-up are counted (:func:`count` says how). :func:`count` is also what
+``bench.serving_instructions`` counts this tree and the baseline commit with. Needs valgrind
+(``callgrind_control``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from bench.common import BENCHMARKS_MD, REPO_ROOT, RESULTS_DIR, machine_facts, replace_section, write_json
 from bench.example_model import DEFAULT_MODEL, DEFAULT_PAYLOAD, extract_model, load_payload
@@ -158,8 +161,11 @@ def _run(
         for conn in conns:
             conn.close()
     finally:
+        family = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
         proc.terminate()
         proc.wait(timeout=300)
+        # Workers are reaped by the front end or, once it is gone, by init: each writes its dump as it exits.
+        psutil.wait_procs(family, timeout=300)
     # A dump holds what was counted since the one before (callgrind zeroes its counters): the front end's
     # dump asked for above, then nothing at its exit, as its instrumentation was off by then.
     front, workers = 0, []
