@@ -25,6 +25,7 @@ Measured in one run, on one engine process:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,60 @@ from smkit.packaging.folder import upload_folder_archive
 REPO = Path(__file__).resolve().parents[1]
 PROMPT = "Hello, how are"
 CONTEXT = 128
+
+
+def tiny_model(into: Path, *options: str) -> dict[str, Path]:
+    """The tiny model built under ``into`` by ``smkit.llm.tiny`` (``options``: e.g. ``--draft``): its folders by
+    name (``model``, ``adapter``, ``draft``). Run from smkit's interpreter, as docs/llm.md shows: the builder
+    runs itself in the engine environment."""
+    built = subprocess.run(
+        [sys.executable, "-m", "smkit.llm.tiny", str(into), *options],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        check=True,
+    )
+    return {name: Path(path) for name, path in json.loads(built.stdout.strip().splitlines()[-1]).items()}
+
+
+@contextlib.contextmanager
+def started_endpoint(config: Any, scratch: Path, moto: MotoServer) -> Iterator[tuple[LocalEndpoint, float]]:
+    """The local endpoint of ``config`` (scratch and logs in ``scratch``, S3 from ``moto``), started, and its cold
+    start in seconds (engine start included); stopped on leaving."""
+    endpoint = LocalEndpoint(
+        config,
+        root=scratch,
+        log_dir=scratch,
+        s3_endpoint_url=moto.endpoint_url,
+        startup_timeout_s=1800.0,
+        component_idle_seconds=24 * 3600.0,
+    )
+    started = time.perf_counter()
+    with endpoint:
+        yield endpoint, time.perf_counter() - started
+
+
+def engine_main(
+    section: str,
+    run: Callable[[int, int], dict[str, Any]],
+    markdown: Callable[[dict[str, Any]], str],
+    *,
+    rounds: int,
+    description: str | None,
+) -> None:
+    """The command line of an engine benchmark: ``run(rounds, tokens)``, its JSON under bench/results/, the table
+    printed and written into BENCHMARKS.md's ``section`` (unless ``--no-markdown``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{section}.json")
+    parser.add_argument("--no-markdown", action="store_true")
+    args = parser.parse_args()
+    result = run(args.rounds, args.tokens)
+    write_json(args.out, result)
+    print(markdown(result))
+    if not args.no_markdown:
+        replace_section(BENCHMARKS_MD, section, markdown(result))
 
 
 def upload_prefix(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
@@ -152,32 +208,13 @@ def _summary(samples: list[tuple[float, float]], tokens: int) -> dict[str, float
 
 def run(rounds: int, tokens: int) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="smkit-bench-llm-"))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    built = subprocess.run(
-        # Run from smkit's interpreter, as docs/llm.md shows: the builder runs itself in the engine environment.
-        [sys.executable, "-m", "smkit.llm.tiny", str(scratch / "tiny")],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    paths = json.loads(built.stdout.strip().splitlines()[-1])
+    paths = tiny_model(scratch / "tiny")
     with MotoServer.start(log_path=scratch / "moto.log") as moto:
         os.environ.update(moto.environment())
-        config = _config(moto, Path(paths["model"]), Path(paths["adapter"]))
-        endpoint = LocalEndpoint(
-            config,
-            root=scratch,
-            log_dir=scratch,
-            s3_endpoint_url=moto.endpoint_url,
-            startup_timeout_s=1800.0,
-            component_idle_seconds=24 * 3600.0,
-        )
-        started = time.perf_counter()
-        with endpoint:
-            cold_start = time.perf_counter() - started
+        config = _config(moto, paths["model"], paths["adapter"])
+        with started_endpoint(config, scratch, moto) as (endpoint, cold_start):
             runtime = endpoint.client()
-            port = endpoint.runtime.components["qwen"].process.port
+            port = endpoint.runtime.components["qwen"].process.port  # type: ignore[attr-defined]
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
                 _through_boto3(runtime, endpoint, tokens)  # warm every path once
                 _direct(client, tokens, "/invocations")
@@ -275,17 +312,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "llm.json")
-    parser.add_argument("--no-markdown", action="store_true")
-    args = parser.parse_args()
-    result = run(args.rounds, args.tokens)
-    write_json(args.out, result)
-    print(markdown(result))
-    if not args.no_markdown:
-        replace_section(BENCHMARKS_MD, "llm", markdown(result))
+    engine_main("llm", run, markdown, rounds=20, description=__doc__.splitlines()[0] if __doc__ else None)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,9 @@ engines at once would not fit beside other work on a small machine), so the load
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -32,9 +28,10 @@ from typing import Any
 
 import boto3
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
-from bench.common import BENCHMARKS_MD, RESULTS_DIR, machine_facts, replace_section, write_json
-from bench.llm import upload_prefix
+from bench.common import machine_facts
+from bench.llm import engine_main, started_endpoint, tiny_model, upload_prefix
 from smkit.config import parse_config
 from smkit.contract import CHANNELS_DIR
 from smkit.emulator.moto_server import MotoServer
@@ -71,15 +68,17 @@ def _config(model_uri: str, draft_uri: str, name: str) -> Any:
 
 
 def _counters(port: int) -> dict[str, float]:
+    """The engine's speculative-decoding counters (every label set summed), read with prometheus_client's
+    parser from its ``/metrics``."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=60) as reply:
         text = reply.read().decode()
-    return {
-        name: sum(
-            float(m)
-            for m in re.findall(rf"^vllm:spec_decode_{name}_total(?:{{[^}}]*}})? ([0-9.e+]+)$", text, re.M)
-        )
-        for name in COUNTERS
-    }
+    samples = {f"vllm:spec_decode_{name}_total": name for name in COUNTERS}
+    counted = dict.fromkeys(COUNTERS, 0.0)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in samples:
+                counted[samples[sample.name]] += sample.value
+    return counted
 
 
 def _request(runtime: Any, endpoint: LocalEndpoint, prompt: str, tokens: int) -> float:
@@ -99,17 +98,7 @@ def _request(runtime: Any, endpoint: LocalEndpoint, prompt: str, tokens: int) ->
 
 def _measure(config: Any, moto: MotoServer, scratch: Path, rounds: int, tokens: int) -> dict[str, Any]:
     load = round(os.getloadavg()[0], 2)
-    endpoint = LocalEndpoint(
-        config,
-        root=scratch,
-        log_dir=scratch,
-        s3_endpoint_url=moto.endpoint_url,
-        startup_timeout_s=1800.0,
-        component_idle_seconds=24 * 3600.0,
-    )
-    started = time.perf_counter()
-    with endpoint:
-        cold_start = time.perf_counter() - started
+    with started_endpoint(config, scratch, moto) as (endpoint, cold_start):
         runtime = endpoint.client()
         port = endpoint.runtime.components["qwen"].process.port  # type: ignore[attr-defined]
         for prompt in PROMPTS:
@@ -134,14 +123,7 @@ def _measure(config: Any, moto: MotoServer, scratch: Path, rounds: int, tokens: 
 
 def run(rounds: int, tokens: int) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="smkit-bench-speculative-"))
-    built = subprocess.run(
-        [sys.executable, "-m", "smkit.llm.tiny", str(scratch / "tiny"), "--draft"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        check=True,
-    )
-    paths = json.loads(built.stdout.strip().splitlines()[-1])
+    paths = tiny_model(scratch / "tiny", "--draft")
     facts = machine_facts()
     results: dict[str, Any] = {}
     with MotoServer.start(log_path=scratch / "moto.log") as moto:
@@ -149,8 +131,8 @@ def run(rounds: int, tokens: int) -> dict[str, Any]:
         s3 = boto3.client("s3", endpoint_url=moto.endpoint_url, region_name=moto.region)
         bucket = f"spec-{uuid.uuid4().hex[:12]}"
         s3.create_bucket(Bucket=bucket)
-        model_uri = upload_prefix(s3, Path(paths["model"]), bucket, "tiny")
-        draft_uri = upload_prefix(s3, Path(paths["draft"]), bucket, "draft")
+        model_uri = upload_prefix(s3, paths["model"], bucket, "tiny")
+        draft_uri = upload_prefix(s3, paths["draft"], bucket, "draft")
         for name in CONFIGURATIONS:
             (scratch / name).mkdir()
             config = _config(model_uri, draft_uri, name)
@@ -202,17 +184,9 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "speculative.json")
-    parser.add_argument("--no-markdown", action="store_true")
-    args = parser.parse_args()
-    result = run(args.rounds, args.tokens)
-    write_json(args.out, result)
-    print(markdown(result))
-    if not args.no_markdown:
-        replace_section(BENCHMARKS_MD, "speculative", markdown(result))
+    engine_main(
+        "speculative", run, markdown, rounds=5, description=__doc__.splitlines()[0] if __doc__ else None
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -101,6 +102,13 @@ DEFAULT_MODEL_DIR = "/opt/ml/model"
 # (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html; the path as
 # the SageMaker Python SDK names it, sagemaker/serve/utils/optimize_utils.py).
 CHANNELS_DIR = "/opt/ml/additional-model-data-sources"
+# CHANNELS_DIR as a whole path in a value: the folder itself or followed by "/", alone or inside a larger value
+# (JSON such as vLLM's --speculative-config, a ":"-list, --flag=value, file://); never the start of a longer
+# name (CHANNELS_DIR-old) nor the end of another path (/backup/opt/ml/...).
+_AROUND_PATH = "\"'\\s,:;=\\[\\]{}()"
+CHANNELS_PATH = re.compile(
+    rf"(?:(?<![^{_AROUND_PATH}])|(?<=://)){re.escape(CHANNELS_DIR)}(?=$|[/{_AROUND_PATH}])"
+)
 DEFAULT_PROGRAM = "inference.py"
 DEFAULT_ACCEPT = "application/json"
 # User-Agent of the kit's own start-up waits on GET /ping (local endpoint, batch): the runtime does not

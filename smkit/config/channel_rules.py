@@ -26,13 +26,13 @@ from smkit.config.containers import Container, ModelDataChannel
 from smkit.config.model_data_rules import ARCHIVE_SUFFIX, key_issues, uri_issues
 from smkit.config.models import DeploymentConfig
 from smkit.config.rules import Issue
-from smkit.contract import CHANNELS_DIR
+from smkit.contract import CHANNELS_DIR, CHANNELS_PATH
 
 CHANNEL_URL = "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_AdditionalModelDataSource.html"
 _NAME = re.compile(CHANNEL_NAME)
-# A channel's folder named in a value: CHANNELS_DIR/<name>, ended by "/", the end, or a character no channel
-# name holds (a quote of a JSON value, a space, ...).
-NAMED_CHANNEL = re.compile(re.escape(CHANNELS_DIR) + r"/([A-Za-z0-9._-]*)")
+# A channel's folder named in a value: CHANNELS_DIR/<name> (CHANNELS_DIR as a whole path, as the local endpoint
+# reads it), ended by "/", the end, or a character no channel name holds (a quote of a JSON value, a space, ...).
+NAMED_CHANNEL = re.compile(CHANNELS_PATH.pattern + r"/([A-Za-z0-9._-]*)")
 
 
 def channels(cfg: DeploymentConfig) -> Iterable[Issue]:

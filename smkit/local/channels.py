@@ -14,20 +14,13 @@ model under ``/opt/ml/model`` name the local model folder (smkit.llm.engine). do
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from smkit.config.resolved import ResolvedChannel
-from smkit.contract import CHANNELS_DIR
+from smkit.contract import CHANNELS_DIR, CHANNELS_PATH
 from smkit.local.artifacts import ArtifactError
-
-# AWS's channels folder as a whole path: the folder itself or a path under it, standing alone or inside a
-# larger value (a JSON setting such as vLLM's --speculative-config, a list of paths); never the start of a
-# longer name (``/opt/ml/additional-model-data-sources-old``) or the end of another path.
-_DELIMITERS = "\"'\\s,:;=\\[\\]{}()"
-_CHANNELS_PATH = re.compile(rf"(?<![^{_DELIMITERS}]){re.escape(CHANNELS_DIR)}(?=$|[/{_DELIMITERS}])")
 
 
 def local_value(value: str, root: Path | None) -> str:
@@ -37,7 +30,7 @@ def local_value(value: str, root: Path | None) -> str:
     if root is None or CHANNELS_DIR not in value:
         return value
     local = str(root)
-    return _CHANNELS_PATH.sub(lambda _: local, value)
+    return CHANNELS_PATH.sub(lambda _: local, value)
 
 
 def local_environment(environment: Mapping[str, str], root: Path | None) -> dict[str, str]:

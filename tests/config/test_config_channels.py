@@ -131,6 +131,9 @@ def test_the_channels_root_and_a_channels_files_may_be_named() -> None:
         {
             "ROOT": "/opt/ml/additional-model-data-sources/",
             "F": "/opt/ml/additional-model-data-sources/draft/x",
+            # Other folders, which the local endpoint leaves as they are too (smkit.local.channels).
+            "OLD": "/opt/ml/additional-model-data-sources-old/drafts",
+            "BACKUP": "/backup/opt/ml/additional-model-data-sources/drafts",
         },
     )
     parse_config(data, source="channels.yaml")

@@ -1,4 +1,5 @@
-"""Helpers of the LLM tests: config/llm.yaml pointed at the tiny model and adapter in the S3 stand-in."""
+"""Helpers of the LLM tests: config/llm.yaml pointed at the tiny model and adapter in the S3 stand-in, the
+local endpoint started as every LLM test starts it, and the engine's own Prometheus counters."""
 
 from __future__ import annotations
 
@@ -8,15 +9,18 @@ from typing import Any
 
 import boto3
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from smkit.config import DeploymentConfig, parse_config
 from smkit.emulator.moto_server import MotoServer
+from smkit.local import LocalEndpoint
 from smkit.packaging.folder import upload_folder_archive
 
 REPO = Path(__file__).resolve().parents[2]
 CONTEXT = 128  # SM_VLLM_MAX_MODEL_LEN of the tests: the tiny model's positions are 256
 # vLLM's first load on 2 busy CPUs (compiling its CPU kernels' caches included) takes minutes.
 STARTUP_S = 1200.0
+IDLE_S = 24 * 3600.0  # a component that may scale to zero when idle does not during a test
 
 
 def upload(s3: Any, folder: Path, bucket: str, prefix: str) -> str:
@@ -53,3 +57,30 @@ def llm_data(moto: MotoServer, tiny: dict[str, Path], **environment: str) -> dic
                 s3, tiny["adapter"], bucket, "adapters/support.tar.gz"
             )
     return data
+
+
+def llm_endpoint(
+    config: DeploymentConfig, root: Path, *, log_dir: Path | None = None, moto: MotoServer | None = None
+) -> LocalEndpoint:
+    """The local endpoint of ``config`` as the LLM tests run it: its scratch folder under ``root``, its logs in
+    ``log_dir`` (default ``root``), S3 from ``moto`` (None: boto3's usual), :data:`STARTUP_S` for the engine's
+    first start and no component scaled to zero while the test runs."""
+    return LocalEndpoint(
+        config,
+        root=root,
+        log_dir=log_dir or root,
+        s3_endpoint_url=moto.endpoint_url if moto is not None else None,
+        startup_timeout_s=STARTUP_S,
+        component_idle_seconds=IDLE_S,
+    )
+
+
+def counter(metrics: str, name: str) -> float:
+    """The sum of every sample ``name`` (e.g. ``vllm:spec_decode_num_draft_tokens_total``, all label sets)
+    in ``metrics``, Prometheus's text format as the engine's ``/metrics`` answers it."""
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+        if sample.name == name
+    )

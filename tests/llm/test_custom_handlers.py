@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import openai
 import pytest
-from llm_support import STARTUP_S, llm_config
+from llm_support import llm_config, llm_endpoint
 
 from smkit.local import LocalEndpoint
 
@@ -65,14 +65,7 @@ def endpoint(moto_env, tiny, tmp_path_factory) -> Iterator[LocalEndpoint]:
     (folder / "model.py").write_text(HANDLERS)
     logs = tmp_path_factory.mktemp("handler-logs")
     config = llm_config(moto_env, {**tiny, "model": folder})
-    with LocalEndpoint(
-        config,
-        root=logs,
-        log_dir=logs,
-        s3_endpoint_url=moto_env.endpoint_url,
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,
-    ) as ep:
+    with llm_endpoint(config, logs, moto=moto_env) as ep:
         yield ep
 
 
@@ -165,14 +158,7 @@ def test_the_custom_fastapi_variables_select_the_handlers_served_locally(moto_en
         CUSTOM_FASTAPI_PING_HANDLER="model.py:env_ping",
         CUSTOM_FASTAPI_INVOCATION_HANDLER="model.py:env_invoke",
     )
-    with LocalEndpoint(
-        config,
-        root=tmp_path,
-        log_dir=tmp_path / "logs",
-        s3_endpoint_url=moto_env.endpoint_url,
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,
-    ) as endpoint:
+    with llm_endpoint(config, tmp_path, log_dir=tmp_path / "logs", moto=moto_env) as endpoint:
         process = endpoint.runtime.components[BASE].process  # type: ignore[attr-defined]
         with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/ping", timeout=30) as answer:
             assert json.loads(answer.read()) == {"by": "CUSTOM_FASTAPI_PING_HANDLER", "emoji": "\U0001f44d"}

@@ -9,10 +9,9 @@ import subprocess
 import sys
 import urllib.request
 
-from llm_support import STARTUP_S
+from llm_support import llm_endpoint
 
 from smkit.config import load_config
-from smkit.local import LocalEndpoint
 
 
 def _smkit(*args: str, cwd) -> subprocess.CompletedProcess[str]:
@@ -39,13 +38,7 @@ def test_the_scaffolded_handler_is_checked_and_served(tmp_path) -> None:
     assert f"pre-process: cap_max_tokens ({script} line 32), by @input_formatter" in packaged.stdout
     assert f"post-process: add_model_version ({script} line 43), by @output_formatter" in packaged.stdout
     config = load_config(tmp_path / "config" / "chat.yaml")
-    with LocalEndpoint(
-        config,
-        root=tmp_path / "run",
-        log_dir=tmp_path / "logs",
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,
-    ) as endpoint:
+    with llm_endpoint(config, tmp_path / "run", log_dir=tmp_path / "logs") as endpoint:
         process = endpoint.runtime.components["chat"].process  # type: ignore[attr-defined]
         with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/ping", timeout=30) as answer:
             assert json.loads(answer.read()) == {"status": "ready"}

@@ -19,7 +19,7 @@ import httpx
 import openai
 import pytest
 from botocore.exceptions import ClientError
-from llm_support import CONTEXT, STARTUP_S, llm_config
+from llm_support import CONTEXT, llm_config, llm_endpoint
 
 from smkit.local import LocalEndpoint
 from smkit.local.auth import BAD_SIGNATURE, LOCAL_KEY, make_token
@@ -37,14 +37,7 @@ def endpoint(moto_env, tiny, tmp_path_factory) -> Iterator[LocalEndpoint]:
         "SAGEMAKER_SESSIONS_PATH": str(logs / "sessions"),
     }
     config = llm_config(moto_env, tiny, **sessions)
-    with LocalEndpoint(
-        config,
-        root=logs,
-        log_dir=logs,
-        s3_endpoint_url=moto_env.endpoint_url,
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,  # the base scales to zero when idle: not during this module
-    ) as ep:
+    with llm_endpoint(config, logs, moto=moto_env) as ep:
         yield ep
 
 

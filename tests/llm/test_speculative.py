@@ -6,14 +6,13 @@ counts the proposed and accepted tokens."""
 from __future__ import annotations
 
 import json
-import re
 import tarfile
 import urllib.request
 from typing import Any
 
 import yaml
 from click.testing import CliRunner
-from llm_support import STARTUP_S, llm_data
+from llm_support import counter, llm_data, llm_endpoint
 
 from smkit.cli import main
 from smkit.config import load_config, parse_config
@@ -22,12 +21,6 @@ from smkit.local import LocalEndpoint
 
 NGRAM = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 1}'
 DRAFT = json.dumps({"model": f"{CHANNELS_DIR}/draft", "num_speculative_tokens": 3})
-
-
-def _counter(metrics: str, name: str) -> float:
-    return sum(
-        float(m) for m in re.findall(rf"^{re.escape(name)}(?:{{[^}}]*}})? ([0-9.e+]+)$", metrics, re.M)
-    )
 
 
 def _speculating(data: dict[str, Any], speculative: str) -> dict[str, Any]:
@@ -44,34 +37,32 @@ def _speculating(data: dict[str, Any], speculative: str) -> dict[str, Any]:
     return data
 
 
+def _drafts(endpoint: LocalEndpoint, prompt: str, label: str) -> None:
+    """32 tokens of ``prompt`` through boto3; the engine's own ``/metrics`` must count drafted tokens."""
+    process = endpoint.runtime.components["qwen"].process  # type: ignore[attr-defined]
+    body = {"prompt": prompt, "max_tokens": 32, "temperature": 0, "ignore_eos": True}
+    answer = endpoint.client().invoke_endpoint(
+        EndpointName=endpoint.name,
+        InferenceComponentName="qwen",
+        ContentType="application/json",
+        Body=json.dumps(body),
+    )
+    assert json.loads(answer["Body"].read())["usage"]["completion_tokens"] == 32
+    with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/metrics", timeout=30) as reply:
+        metrics = reply.read().decode()
+    drafted = counter(metrics, "vllm:spec_decode_num_draft_tokens_total")
+    accepted = counter(metrics, "vllm:spec_decode_num_accepted_tokens_total")
+    print(f"{label}: {accepted:g} of {drafted:g} drafted tokens accepted")
+    assert drafted > 0, [line for line in metrics.splitlines() if "spec_decode" in line]
+
+
 def test_the_ngram_proposer_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
     data = _speculating(llm_data(moto_env, tiny), NGRAM)
     config = parse_config(data, source="config/llm.yaml (tiny model, n-gram speculation)")
-    with LocalEndpoint(
-        config,
-        root=tmp_path,
-        log_dir=tmp_path / "logs",
-        s3_endpoint_url=moto_env.endpoint_url,
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,
-    ) as endpoint:
+    with llm_endpoint(config, tmp_path, log_dir=tmp_path / "logs", moto=moto_env) as endpoint:
         process = endpoint.runtime.components["qwen"].process  # type: ignore[attr-defined]
         assert "--speculative-config" in process.command(process.port)
-        prompt = "one two three one two three one two three one two three"
-        body = {"prompt": prompt, "max_tokens": 32, "temperature": 0, "ignore_eos": True}
-        answer = endpoint.client().invoke_endpoint(
-            EndpointName=endpoint.name,
-            InferenceComponentName="qwen",
-            ContentType="application/json",
-            Body=json.dumps(body),
-        )
-        assert json.loads(answer["Body"].read())["usage"]["completion_tokens"] == 32
-        with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/metrics", timeout=30) as reply:
-            metrics = reply.read().decode()
-    drafted = _counter(metrics, "vllm:spec_decode_num_draft_tokens_total")
-    accepted = _counter(metrics, "vllm:spec_decode_num_accepted_tokens_total")
-    print(f"n-gram speculation: {accepted:g} of {drafted:g} drafted tokens accepted")
-    assert drafted > 0, [line for line in metrics.splitlines() if "spec_decode" in line]
+        _drafts(endpoint, "one two three one two three one two three one two three", "n-gram speculation")
 
 
 def test_a_draft_model_channel_drafts_tokens_on_the_local_engine(moto_env, tiny, tmp_path) -> None:
@@ -93,36 +84,11 @@ def test_a_draft_model_channel_drafts_tokens_on_the_local_engine(moto_env, tiny,
     with tarfile.open(archive) as tar:
         assert {"config.json", "model.safetensors", "tokenizer.json"} <= set(tar.getnames())
     config = load_config(path)
-    with LocalEndpoint(
-        config,
-        root=tmp_path,
-        log_dir=tmp_path / "logs",
-        s3_endpoint_url=moto_env.endpoint_url,
-        startup_timeout_s=STARTUP_S,
-        component_idle_seconds=24 * 3600.0,
-    ) as endpoint:
+    with llm_endpoint(config, tmp_path, log_dir=tmp_path / "logs", moto=moto_env) as endpoint:
         process = endpoint.runtime.components["qwen"].process  # type: ignore[attr-defined]
         command = process.command(process.port)
         speculative = json.loads(command[command.index("--speculative-config") + 1])
         channels = endpoint.runtime.workdir / "channels" / container["name"]
         assert speculative == {"model": f"{channels}/draft", "num_speculative_tokens": 3}
         assert (channels / "draft" / "config.json").is_file()
-        body = {
-            "prompt": "Tell me a story about the sea",
-            "max_tokens": 32,
-            "temperature": 0,
-            "ignore_eos": True,
-        }
-        answer = endpoint.client().invoke_endpoint(
-            EndpointName=endpoint.name,
-            InferenceComponentName="qwen",
-            ContentType="application/json",
-            Body=json.dumps(body),
-        )
-        assert json.loads(answer["Body"].read())["usage"]["completion_tokens"] == 32
-        with urllib.request.urlopen(f"http://127.0.0.1:{process.port}/metrics", timeout=30) as reply:
-            metrics = reply.read().decode()
-    drafted = _counter(metrics, "vllm:spec_decode_num_draft_tokens_total")
-    accepted = _counter(metrics, "vllm:spec_decode_num_accepted_tokens_total")
-    print(f"draft model channel: {accepted:g} of {drafted:g} drafted tokens accepted")
-    assert drafted > 0, [line for line in metrics.splitlines() if "spec_decode" in line]
+        _drafts(endpoint, "Tell me a story about the sea", "draft model channel")

@@ -143,6 +143,7 @@ def test_a_channel_folder_that_is_missing_is_named_before_anything_starts(tmp_pa
         ('{"model": "/opt/ml/additional-model-data-sources"}', '{"model": "/ch"}'),
         ("--model=/opt/ml/additional-model-data-sources/a", "--model=/ch/a"),
         ("/opt/ml/additional-model-data-sources/a:/opt/ml/additional-model-data-sources/b", "/ch/a:/ch/b"),
+        ("file:///opt/ml/additional-model-data-sources/draft", "file:///ch/draft"),
         # Not AWS's folder: a longer name beside it, or the same words under another folder.
         ("/opt/ml/additional-model-data-sources-old", "/opt/ml/additional-model-data-sources-old"),
         (
@@ -153,6 +154,10 @@ def test_a_channel_folder_that_is_missing_is_named_before_anything_starts(tmp_pa
         (
             "/backup/opt/ml/additional-model-data-sources/draft",
             "/backup/opt/ml/additional-model-data-sources/draft",
+        ),
+        (
+            "/backup//opt/ml/additional-model-data-sources/draft",
+            "/backup//opt/ml/additional-model-data-sources/draft",
         ),
     ],
 )

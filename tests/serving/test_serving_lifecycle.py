@@ -235,7 +235,7 @@ def _environ(proc: psutil.Process) -> dict[str, str]:
         return {}
 
 
-def test_constant_baseline_model_and_keep_alive_spread_over_workers(tmp_path: Path) -> None:
+def test_constant_baseline_model_and_one_caller_served_by_the_warm_worker(tmp_path: Path) -> None:
     import http.client
 
     server = start_server(tmp_path, ["--constant", "--workers", "2"])
@@ -254,7 +254,10 @@ def test_constant_baseline_model_and_keep_alive_spread_over_workers(tmp_path: Pa
     finally:
         server.stop()
     pids = {json.loads(line)["pid"] for line in server.log().splitlines() if '"/invocations"' in line}
-    assert len(pids) == 2  # requests on one keep-alive connection go to whichever worker is free
+    # One request at a time, over any of 16 keep-alive connections: each goes to the idle worker that
+    # finished last (smkit/serving/front/pinning.py); connections are tied to no worker
+    # (tests/serving/test_serving_scheduler.py shares them out when requests overlap).
+    assert len(pids) == 1
 
 
 def test_unsatisfied_requirements_are_installed_before_the_model_loads(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ sees exactly which requests are inside a handler at any moment, without sleeps o
 from __future__ import annotations
 
 import http.client
+import os
 import socket
 import threading
 import uuid
@@ -169,6 +170,39 @@ def test_keep_alive_connections_share_the_workers(gated: tuple[Server, Gate]) ->
     assert len({a.body for a in answers}) == 2  # both worker processes answered
 
 
+def test_one_caller_is_served_by_the_worker_that_finished_last(gated: tuple[Server, Gate]) -> None:
+    """One request at a time: each goes to the idle worker that finished last (its caches are warm),
+    never to the two workers in turns."""
+    server, _ = gated
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
+    try:
+        pids = {gated_call(server, "", conn).body for _ in range(6)}
+    finally:
+        conn.close()
+    pids |= {server.invoke("1").body for _ in range(6)}  # a new connection each
+    assert len(pids) == 1
+
+
+def test_a_request_goes_to_the_idle_worker_never_behind_a_busy_one(gated: tuple[Server, Gate]) -> None:
+    server, gate = gated
+    first, second, third = (uuid.uuid4().hex for _ in range(3))
+    with ThreadPoolExecutor(3) as pool:
+        calls = [pool.submit(gated_call, server, first)]
+        wait_for(lambda: gate.inside() == {first}, "the first request inside its handler")
+        calls.append(pool.submit(gated_call, server, second))
+        wait_for(lambda: gate.inside() == {first, second}, "the second request inside the other worker")
+        # Both busy: the third waits in the shared queue (or, arriving late, goes to the idle worker) and
+        # is taken by the worker that finishes first, whichever it is.
+        calls.append(pool.submit(gated_call, server, third))
+        gate.release(second)
+        wait_for(lambda: gate.inside() == {first, third}, "the third request in the worker that finished")
+        gate.release(first)
+        gate.release(third)
+        answers = [call.result() for call in calls]
+    assert {a.status for a in answers} == {200}
+    assert answers[1].body == answers[2].body != answers[0].body
+
+
 def test_full_queue_is_503_with_a_message(gated: tuple[Server, Gate]) -> None:
     server, gate = gated
     busy = [uuid.uuid4().hex for _ in range(2)]
@@ -241,3 +275,53 @@ def test_handler_stuck_outside_python_gets_504_and_its_worker_is_replaced(stalli
     assert after.body != before
     assert stalling.request("GET", "/ping").status == 200
     assert "killing and replacing it" in stalling.log()
+
+
+def test_dispatch_prefers_the_last_freed_worker_and_requeues_what_a_dead_one_never_took() -> None:
+    """The front end's per-worker queues on real sockets: which idle worker a job goes to, and what
+    happens to the jobs sent to a worker that exits."""
+    from smkit.serving.front.pinning import Pinning
+    from smkit.serving.front.relay import Job
+    from smkit.serving.wire import ipc
+    from smkit.serving.wire.messages import FEATURE_DISPATCH, FEATURE_PINNED
+    from smkit.serving.wire.reply import Reply
+
+    answers: list[Reply] = []
+
+    class Recorder:
+        def answer(self, token: object, reply: Reply, pid: int) -> None:
+            answers.append(reply)
+
+    def job(job_id: int, body: bytes = b"1") -> Job:
+        message, fd = ipc.job_message(job_id, 0.0, 1e12, "POST", "/invocations", [], [body])
+        return Job(job_id, message, fd, None, Recorder(), 0.0, 1e12)  # type: ignore[arg-type]
+
+    pinning = Pinning()
+    ends = [socket.socket(fileno=pinning.open(slot)) for slot in (0, 1)]
+    try:
+        pinning.ready(0, {FEATURE_DISPATCH: True})
+        pinning.ready(1, {FEATURE_DISPATCH: True, FEATURE_PINNED: True})
+        assert pinning.idle_slot() == 0  # a worker that loads later is the least recently used
+        assert pinning.send(0, job(1), dispatched=True)
+        assert pinning.idle_slot() == 1
+        pinning.replied(1, 99)  # worker 1 answered a job of the shared queue: it finished last
+        pinning.replied(0, 1)
+        assert pinning.idle == [1, 0] and pinning.idle_slot() == 0
+        pinning.replied(1, 100)
+        assert pinning.idle_slot() == 1
+        # Worker 1 exits holding a dispatched job it never took (its body in a file, still open) and a
+        # session's: the first goes back to the shared queue, the second is answered 500.
+        large = job(2, b"x" * (ipc.INLINE_BODY + 1))
+        session = job(3)
+        pinning.send(1, large, dispatched=True)
+        pinning.send(1, session)
+        requeued: list[Job] = []
+        jobs = {2: large, 3: session}
+        pinning.exited(1, jobs, 4242, requeued.append)
+        assert requeued == [large] and large.fd >= 0 and 2 in jobs
+        assert [a.status for a in answers] == [500] and 3 not in jobs
+        assert pinning.idle == [0] and pinning.ready_slots() == []
+        os.close(large.fd)
+    finally:
+        for end in [*ends, *pinning.sockets.values()]:
+            end.close()

@@ -4,8 +4,10 @@ Every worker loads the model itself: it is forked from the worker template, a pr
 the runtime and nothing else (smkit/serving/worker/template.py, smkit/serving/front/forking.py), or started as a new
 interpreter (``python -m smkit.serving.worker.model_worker``) where the template cannot be used. Nothing is forked
 from a process that has loaded a library, so OpenMP or CUDA thread pools are always created in the process
-that uses them. Requests wait in one FIFO queue that every worker reads
-(the kernel's: :mod:`smkit.serving.wire.ipc`); whichever worker is free takes the next one. At most
+that uses them. A request that arrives while a worker is idle goes to the idle worker that finished last,
+through that worker's own queue (:mod:`smkit.serving.front.pinning`); otherwise requests wait in one FIFO
+queue that every worker reads (the kernel's: :mod:`smkit.serving.wire.ipc`), and whichever worker is free
+takes the next one. At most
 ``queue_size`` requests wait beyond one per worker (then 503). A worker runs one request at a time, or one
 batch of up to ``batch_size`` with batching on (smkit/serving/worker/batching.py; the queue holds that many more),
 or up to ``concurrency`` requests side by side (``SMKIT_WORKER_CONCURRENCY``, smkit/serving/worker/concurrency.py;
@@ -176,6 +178,9 @@ class WorkerPool:
         self.life = lifecycle.Lifecycle(options.workers, options.retries)
         self.jobs: dict[int, Job] = {}  # sent and not yet replied, in arrival (= deadline) order
         self.backlog: deque[Job] = deque()  # not yet taken by the kernel queue (its buffer was full)
+        # Ids of the jobs given to the shared queue and not yet answered by a worker (queued, backlogged or
+        # running anywhere): while there are none, a worker with nothing in its own queue is idle.
+        self.shared: set[int] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._launched: list[tuple[Worker, socket.socket]] = []
         self._ids = itertools.count(1)
@@ -255,10 +260,18 @@ class WorkerPool:
         if slot is not None:
             if not self.pinning.send(slot, job):
                 del self.jobs[job_id]
-        elif self.backlog or not self._send(job):
-            self.backlog.append(job)
+        elif not self.shared and (idle := self.pinning.idle_slot()) is not None:
+            self.pinning.send(idle, job, dispatched=True)  # the idle worker that finished last
+        else:
+            self._enqueue(job)
         if self._sweeper is None:
             self._sweeper = self.loop.call_later(self._sweep_every, self._sweep)
+
+    def _enqueue(self, job: Job) -> None:
+        """Give ``job`` to the shared queue."""
+        self.shared.add(job.id)
+        if self.backlog or not self._send(job):
+            self.backlog.append(job)
 
     def _send(self, job: Job) -> bool:
         try:
@@ -276,6 +289,7 @@ class WorkerPool:
             job = self.backlog[0]
             if now >= job.until:  # answered by the sweep; no worker needs to see it
                 self.backlog.popleft()
+                self.shared.discard(job.id)
                 self._drop(job)
             elif self._send(job):
                 self.backlog.popleft()
@@ -345,6 +359,7 @@ class WorkerPool:
             job = self.jobs.pop(job_id, None)
             if job is not None:
                 job.answer(Reply(status, body, content_type, headers, timings=ipc.reply_timings(data)), pid)
+            self.shared.discard(job_id)
             if self.backlog:
                 self._flush_backlog()
             self.pinning.replied(channel.worker.slot, job_id)
@@ -352,9 +367,11 @@ class WorkerPool:
         if tag in relay.STREAM_TAGS:
             relay.stream_frame(self.jobs, channel, tag, data, body)
             if tag == messages.DONE:
+                (job_id,) = messages.STREAM_JOB_ID.unpack(data)
+                self.shared.discard(job_id)
                 if self.backlog:
                     self._flush_backlog()
-                self.pinning.replied(channel.worker.slot, 0)
+                self.pinning.replied(channel.worker.slot, job_id)
             return
         worker = channel.worker
         meta = json.loads(data)
@@ -396,6 +413,7 @@ class WorkerPool:
         # Every write of the dead process is visible now: the jobs it held are known exactly.
         held = [i for s in self.board_slots(slot) for i in (self.board.taken(s), *self.board.held(s))]
         jobs = [job for job in (self.jobs.pop(i, None) for i in held if i) if job is not None]
+        self.shared.difference_update(held)
         for s in self.board_slots(slot):
             self.board.clear(s)
         after = None
@@ -418,7 +436,7 @@ class WorkerPool:
                 self._respawn(slot, after.delay)
             elif self.life.gave_up() and self.on_gave_up is not None:
                 self.on_gave_up(self.life.load_error or "")
-        self.pinning.exited(slot, self.jobs, pid)
+        self.pinning.exited(slot, self.jobs, pid, self._enqueue)
         if jobs:
             message = f"the worker process exited ({exit_text}) while handling this request"
             if after is not None and after.delay is not None:

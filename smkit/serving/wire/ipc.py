@@ -2,10 +2,12 @@
 
 Three channels:
 
-- **The job queue**: one ``SOCK_SEQPACKET`` socketpair. The front end writes every request to one end;
+- **The job queue**: one ``SOCK_SEQPACKET`` socketpair. The front end writes requests to one end;
   every worker blocks reading the other, and the kernel gives each message to exactly one reader, in
   order. This *is* the shared FIFO queue: whichever worker is free takes the next request, and a worker
-  that finishes while requests wait takes the next one without waiting for the front end. A job message
+  that finishes while requests wait takes the next one without waiting for the front end. (Each worker
+  also has a queue of its own, with the same messages, for requests sent to it alone:
+  :mod:`smkit.serving.front.pinning`.) A job message
   is the job id (8 bytes, native order), a 12-byte header (``!4sII``: tag, metadata length, body length),
   the pickled metadata (arrival time, deadline, method, path, raw header pairs, body size) and the body;
   a body over :data:`INLINE_BODY` bytes travels in an anonymous file whose descriptor rides along

@@ -33,7 +33,8 @@ ADAPTER_UNLOAD = "/adapter/unload"
 
 # Keys of the worker's configuration and of its REDY frame.
 CONFIG_FD = "pinned_fd"
-FEATURE_PINNED = "pinned"  # the worker reads its own queue
+FEATURE_PINNED = "pinned"  # its handler takes part in stateful sessions or adapters (jobs only it may run)
+FEATURE_DISPATCH = "dispatch"  # it reads its own queue, where the front end may put any job while it is idle
 FEATURE_ADAPTERS = "adapters"  # the handler defines load_adapter_fn / unload_adapter_fn
 
 # The worker template (smkit/serving/worker/template.py) and the front end that asks it for workers
