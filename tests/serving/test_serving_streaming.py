@@ -405,7 +405,9 @@ def test_one_caller_streams_from_the_worker_that_finished_last(stream_server: Se
             assert list(reader.chunks()) == [b"chunk 0\n", b"chunk 1\n"]
         finally:
             reader.close()
-        whole = stream_server.request("POST", "/invocations", json.dumps({"whole": True}), {"Content-Type": "application/json"})
+        whole = stream_server.request(
+            "POST", "/invocations", json.dumps({"whole": True}), {"Content-Type": "application/json"}
+        )
         assert whole.status == 200
 
     def access_lines() -> list[dict[str, object]] | None:
