@@ -1,4 +1,5 @@
-"""Runs in the engine environment (``python -I -B -c <this source> REQUEST.json``): no smkit imports.
+"""``main(request)`` runs in the engine environment (:func:`smkit.packaging.probe_run.run_probe`):
+no smkit imports.
 
 Loads a vLLM model folder's custom handler file the way vLLM's server does on AWS's image, with vLLM's and
 model-hosting-container-standards' own code: vLLM's SageMaker routes (``attach_router``: its ``/ping`` and
@@ -13,7 +14,6 @@ every signature the server would fail to call; smkit.llm.handlers turns it into 
 
 import importlib.metadata
 import inspect
-import json
 import os
 import sys
 import traceback
@@ -314,11 +314,3 @@ def _probe(model_dir):
         for source, table in middleware.items()
     }
     return {"routes": routes, "middleware": described, "problems": problems}
-
-
-if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
-        request = json.load(f)
-    answer = main(request)
-    with open(request["out"], "w", encoding="utf-8") as f:
-        json.dump(answer, f)

@@ -1,4 +1,5 @@
-"""Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
+"""``main(request)`` runs in a child interpreter (:func:`smkit.packaging.probe_run.run_probe`):
+standard library only.
 
 Loads the Hugging Face pipeline the way the serving runtime's defaults do (``smkit/hftasks.py``, loaded by
 path) and writes the task, the pipeline's and the model's class (or the error) and the interpreter with its
@@ -6,7 +7,6 @@ distributions (``_probe.py``'s, loaded by path), as JSON to the request's ``out`
 """
 
 import importlib.util
-import json
 import sys
 
 
@@ -19,9 +19,7 @@ def _load(path, name):
     return module
 
 
-def main(request_path):
-    with open(request_path, encoding="utf-8") as handle:
-        request = json.load(handle)
+def main(request):
     sys.path[0:0] = request.get("extra_paths", [])
     tasks = _load(request["hftasks"], "_smkit_hftasks")
     answer = {"stage": "ok", "environment": _load(request["probe"], "_smkit_probe")._environment()}
@@ -34,9 +32,4 @@ def main(request_path):
         answer["model"] = type(pipe.model).__name__
     except Exception as exc:  # noqa: BLE001 - reported to the packager, which names the fix
         answer.update(stage="load", error_type=type(exc).__name__, error=str(exc))
-    with open(request["out"], "w", encoding="utf-8") as handle:
-        json.dump(answer, handle)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
+    return answer

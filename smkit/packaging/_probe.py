@@ -1,4 +1,5 @@
-"""Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): standard library only.
+"""``main(request)`` runs in a child interpreter (:func:`smkit.packaging.probe_run.run_probe`):
+standard library only.
 
 Imports the handler module the way a SageMaker framework image does (``code/`` first on ``sys.path``,
 docs/handler-semantics.md), describes every hook's parameters, reports the installed versions of the packages
@@ -11,7 +12,6 @@ as JSON to the path given in the request, so anything the user code prints canno
 
 import importlib.metadata
 import importlib.util
-import json
 import os
 import platform
 import sys
@@ -82,9 +82,12 @@ def _source_modules():
     return sorted(name for name, file in files.items() if isinstance(file, str) and file.endswith(".py"))
 
 
-def main(request_path):
-    with open(request_path, encoding="utf-8") as f:
-        request = json.load(f)
+def main(request):
+    """The check's answer, with the modules importing and loading brought in from source files."""
+    return {**_check(request), "modules": _source_modules()}
+
+
+def _check(request):
     code_dir = os.path.abspath(request["code_dir"])
     model_dir = os.path.abspath(request["model_dir"])
     # code/ first, then the model's installed requirements (the serving runtime's order).
@@ -133,13 +136,3 @@ def main(request_path):
         except BaseException as exc:  # noqa: BLE001
             result.update(_error("load", exc, code_dir))
     return result
-
-
-if __name__ == "__main__":
-    request_file = sys.argv[1]
-    with open(request_file, encoding="utf-8") as f:
-        out_path = json.load(f)["out"]
-    answer = main(request_file)
-    answer["modules"] = _source_modules()
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(answer, f)

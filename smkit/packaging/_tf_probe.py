@@ -1,4 +1,5 @@
-"""Runs in a child interpreter (``python -I -B -c <this source> REQUEST.json``): load SavedModels with TensorFlow.
+"""``main(request)`` runs in a child interpreter (:func:`smkit.packaging.probe_run.run_probe`): it loads
+SavedModels with TensorFlow.
 
 For every ``{"label", "path"}`` in the request: read the signatures from ``saved_model.pb`` (method, inputs
 and outputs with dtype and shape) and load the version with ``tf.saved_model.load`` as the serving side
@@ -6,9 +7,7 @@ does. The answer, written as JSON to the request's ``out`` path, says ``"tensorf
 TensorFlow is not installed in this interpreter.
 """
 
-import json
 import os
-import sys
 import traceback
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -61,11 +60,3 @@ def main(request):
             entry["error"] = lines[-1].strip()[:2000]
         models.append(entry)
     return {"tensorflow": tf.__version__, "models": models}
-
-
-if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
-        req = json.load(f)
-    answer = main(req)
-    with open(req["out"], "w", encoding="utf-8") as f:
-        json.dump(answer, f)

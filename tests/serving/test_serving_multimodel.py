@@ -45,7 +45,9 @@ def test_two_models_with_same_helper_module_both_work(mme: Server, models: Model
     tarball = make_tarball(models.iso_b, tmp_path / "iso_b.tar.gz")
     assert load(mme, "iso_a", f"file://{models.iso_a}") == (200, {"status": "Model 'iso_a' loaded"})
     assert load(mme, "iso_b", f"file://{tarball}")[0] == 200
-    for _ in range(4):  # both workers: the second one loads its own copy on first use
+    # One caller: one worker (the idle one that finished last) holds both models, whose code shares a
+    # module name, and answers each from its own.
+    for _ in range(4):
         assert invoke(mme, "iso_a").body == b"a:a:a"
         assert invoke(mme, "iso_b").body == b"b:b:b"
 
@@ -152,7 +154,7 @@ def test_unload_then_invoke_is_404(mme: Server, models: Models) -> None:
     assert invoke(mme, "temp").status == 200
     deleted = mme.request("DELETE", "/models/temp")
     assert deleted.status == 200
-    for _ in range(3):  # every worker drops its copy
+    for _ in range(3):  # the worker that served it dropped its copy; another never had one
         assert invoke(mme, "temp").status == 404
 
 

@@ -325,3 +325,41 @@ def test_dispatch_prefers_the_last_freed_worker_and_requeues_what_a_dead_one_nev
     finally:
         for end in [*ends, *pinning.sockets.values()]:
             end.close()
+
+
+def test_a_job_that_timed_out_in_the_front_ends_backlog_frees_its_worker() -> None:
+    """A worker's own queue full (its socket buffer), the next job waits in the front end; answered 504
+    there, it is never sent, so no worker will answer it: the worker is idle once it has answered the rest."""
+    from smkit.serving.front.pinning import Pinning
+    from smkit.serving.front.relay import Job
+    from smkit.serving.wire import ipc
+    from smkit.serving.wire.messages import FEATURE_DISPATCH, FEATURE_PINNED
+
+    class Ignore:
+        def answer(self, token: object, reply: object, pid: int) -> None:
+            return None
+
+    pinning = Pinning()
+    end = socket.socket(fileno=pinning.open(0))
+    try:
+        pinning.ready(0, {FEATURE_DISPATCH: True, FEATURE_PINNED: True})
+        sent: list[Job] = []
+        while not pinning.backlogs.get(0):  # session jobs of ~60 KB until the socket's buffer is full
+            message, fd = ipc.job_message(
+                len(sent) + 1, 0.0, 1e12, "POST", "/invocations", [], [b"x" * 60_000]
+            )
+            assert fd < 0
+            sent.append(Job(len(sent) + 1, message, fd, None, Ignore(), 0.0, 1e12))  # type: ignore[arg-type]
+            assert pinning.send(0, sent[-1])
+            assert len(sent) < 1000
+        waiting = pinning.backlogs[0][0]
+        waiting.answered = True  # its deadline passed in the backlog (the pool's sweep answered 504)
+        while pinning.held[0].keys() - {waiting.id}:
+            end.recv(ipc.MAX_JOB_MESSAGE)  # the worker takes a job and answers it
+            pinning.replied(0, min(pinning.held[0].keys() - {waiting.id}))
+        assert pinning.held[0] == {} and not pinning.backlogs[0]
+        assert pinning.idle_slot() == 0
+    finally:
+        end.close()
+        for sock in pinning.sockets.values():
+            sock.close()

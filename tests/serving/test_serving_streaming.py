@@ -393,3 +393,26 @@ def test_async_stream_past_the_deadline_then_the_worker_streams_again(
         assert not resumed.exists(), "the interrupted generator went on running in the worker"
     finally:
         server.stop()
+
+
+def test_one_caller_streams_from_the_worker_that_finished_last(stream_server: Server) -> None:
+    """A worker is free again at the end of its stream (``DONE``), not at its head: one caller's streamed
+    and whole answers all come from one worker (smkit/serving/front/pinning.py)."""
+    before = len(stream_server.log())
+    for _ in range(3):
+        reader = ChunkedReader(stream_server.port, {"chunks": 2})
+        try:
+            assert list(reader.chunks()) == [b"chunk 0\n", b"chunk 1\n"]
+        finally:
+            reader.close()
+        whole = stream_server.request(
+            "POST", "/invocations", json.dumps({"whole": True}), {"Content-Type": "application/json"}
+        )
+        assert whole.status == 200
+
+    def access_lines() -> list[dict[str, object]] | None:
+        lines = [json.loads(x) for x in stream_server.log()[before:].splitlines() if '"/invocations"' in x]
+        return lines if len(lines) == 6 else None
+
+    lines = wait_until(access_lines, timeout=30, what="the six access-log lines")
+    assert len({line["pid"] for line in lines}) == 1

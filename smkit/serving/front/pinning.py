@@ -111,23 +111,24 @@ class Pinning:
             if job is not None:
                 self.dispatched.discard(job_id)
                 _close(job)
-        if not held and slot in self.dispatching:
-            if not self.idle or self.idle[-1] != slot:
-                if slot in self.idle:
-                    self.idle.remove(slot)
-                self.idle.append(slot)
-            return
         backlog = self.backlogs.get(slot)
         sock = self.sockets.get(slot)
         while backlog and sock is not None:
             job = backlog[0]
-            if job.answered:  # timed out while waiting here
+            if job.answered:  # timed out while waiting here: never sent, so no worker will answer it
                 backlog.popleft()
+                if held:
+                    held.pop(job.id, None)
+                self.dispatched.discard(job.id)
                 _close(job)
             elif _send(sock, job):
                 backlog.popleft()
             else:
-                return
+                break
+        if not held and slot in self.dispatching and (not self.idle or self.idle[-1] != slot):
+            if slot in self.idle:
+                self.idle.remove(slot)
+            self.idle.append(slot)
 
     def ready(self, slot: int, meta: Mapping[str, Any]) -> None:
         self.features[slot] = meta

@@ -179,8 +179,9 @@ def serve(
         # worker has no queue of its own.
         batching.serve(reader, sock, board, slot, router, job.run, _Stop)
         return
+    take = reader.read if own is None else _Queues(reader, own).next
     while True:
-        received = reader.read() if own is None else _next_job(reader, own)
+        received = take()
         if received is None:
             return
         job.run(received)
@@ -249,16 +250,28 @@ class _JobRunner:
         _Stop.busy = False
 
 
-def _next_job(shared: ipc.JobReader, own: ipc.JobReader) -> tuple[ipc.JobMeta, bytes] | None:
-    """The next job from this worker's own queue (first) or the shared one (smkit/serving/front/pinning.py)."""
-    while True:
-        readable, _, _ = select.select([own.sock, shared.sock], [], [])
-        if own.sock in readable:
-            return own.read()
-        try:
-            return shared.read(flags=socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            continue  # another worker took it first
+class _Queues:
+    """This worker's own queue and the shared one (smkit/serving/front/pinning.py), watched by one ``poll``
+    object made once: about half the instructions per request of a ``select`` call (callgrind)."""
+
+    def __init__(self, shared: ipc.JobReader, own: ipc.JobReader) -> None:
+        self.shared = shared
+        self.own = own
+        self.own_fd = own.sock.fileno()
+        self.poller = select.poll()
+        self.poller.register(own.sock, select.POLLIN)
+        self.poller.register(shared.sock, select.POLLIN)
+
+    def next(self) -> tuple[ipc.JobMeta, bytes] | None:
+        """The next job, from the worker's own queue first; None when the queues close."""
+        while True:
+            ready = self.poller.poll()
+            if len(ready) > 1 or ready[0][0] == self.own_fd:
+                return self.own.read()
+            try:
+                return self.shared.read(flags=socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue  # another worker took it first
 
 
 def _session(
