@@ -13,6 +13,7 @@ import os
 import re
 import textwrap
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,12 @@ def model_fn(model_dir):
 
 
 def transform_fn(model, data, content_type, accept):
+    gate = json.loads(data).get("gate")
+    if gate:  # held until the test opens the FIFO for writing and closes it: this worker stays busy
+        with open(gate) as fifo:
+            fifo.read()
     seen = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
-    seen.update(torch=torch.get_num_threads(), openblas=openblas_threads())
+    seen.update(torch=torch.get_num_threads(), openblas=openblas_threads(), pid=os.getpid())
     return json.dumps(seen), "application/json"
 """
 STARTED = re.compile(r"(\d+) workers? x (\d+) threads?")
@@ -80,8 +85,12 @@ def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_smkit_serve(model: Path, tmp_path: Path, framework_env: Callable[[str], ModelEnvironment]) -> None:
+    """Both workers report their pools: the first request holds one worker (a FIFO the test opens), so the
+    second is served by the other one (an idle worker takes a request; docs/serving-runtime.md)."""
     framework_env("pytorch")  # built (or found) once for every framework test
+    gate = tmp_path / "gate"
     for extra, expected in (({}, pools_of(1)), (USERS, USERS_SEEN)):
+        os.mkfifo(gate)
         server = start_server(
             tmp_path,
             ["serve", "--model", str(model), "--workers", "2"],
@@ -91,9 +100,15 @@ def test_smkit_serve(model: Path, tmp_path: Path, framework_env: Callable[[str],
         )
         try:
             wait_ready(server, timeout=180)
-            answers = [server.invoke("{}", "application/json").json() for _ in range(6)]
-            assert answers == [expected] * 6, server.log()
+            with ThreadPoolExecutor(1) as pool:
+                held = pool.submit(server.invoke, json.dumps({"gate": str(gate)}), "application/json")
+                with gate.open("w"):  # returns once the held request runs in a worker
+                    other = server.invoke("{}", "application/json").json()
+                first = held.result(timeout=60).json()
+            assert first.pop("pid") != other.pop("pid"), server.log()
+            assert [first, other] == [expected] * 2, server.log()
         finally:
+            gate.unlink()
             assert server.stop() == 0
 
 
@@ -140,7 +155,9 @@ def test_local_endpoint(
                 ContentType="application/json",
                 Body=b"{}",
             )
-            return json.loads(answer["Body"].read())
+            answer = json.loads(answer["Body"].read())
+            del answer["pid"]
+            return answer
 
         (log,) = logs.glob("*plain*.log")
         match = STARTED.search(log.read_text())
