@@ -109,8 +109,8 @@ def count(
     (``callgrind_control`` switches its instrumentation on and off). The workers are forked from the worker
     template, and a forked process under valgrind has no ``vgdb`` channel to be switched through; so they
     are counted over their whole lives, in this run and in a run of the same server that gets the warm-up
-    alone, and the difference is what the requests cost them (a worker waits in ``select`` without a
-    timeout: idle, it executes nothing)."""
+    alone, and the difference is what the requests cost them (an idle worker blocks waiting for a job:
+    it executes nothing)."""
     each = max(1, requests // server.concurrency)
     front, worker = _run(model_dir, body, warmup, each, server, work / server.label)
     _, idle = _run(model_dir, body, warmup, 0, server, work / f"{server.label}-idle")
