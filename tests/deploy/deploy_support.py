@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
 
 from smkit.cdk import FEATURE_FLAGS
 from smkit.cdk.serving_stage import add_serving_stacks
 from smkit.config import DeploymentConfig, load_deployment
-from smkit.emulator import DeployedStack
+from smkit.emulator import DeployedStack, MotoServer
 from smkit.emulator.deploy import emulated_image_tag
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,23 @@ class DeployedConfig:
     config: DeploymentConfig
     ecr: DeployedStack | None
     serving: DeployedStack
+
+
+def deployed_endpoint(emulator: MotoServer, prefix: str) -> dict[str, Any]:
+    """DescribeEndpoint of the one emulated endpoint whose name starts with ``prefix`` (CDK names an
+    endpoint after its stack)."""
+    sagemaker = emulator.client("sagemaker")
+    [summary] = [e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith(prefix)]
+    endpoint: dict[str, Any] = sagemaker.describe_endpoint(EndpointName=summary["EndpointName"])
+    return endpoint
+
+
+def variant_models(emulator: MotoServer, endpoint: dict[str, Any]) -> list[str]:
+    """The model of each production variant of ``endpoint``'s endpoint config, in order."""
+    config = emulator.client("sagemaker").describe_endpoint_config(
+        EndpointConfigName=endpoint["EndpointConfigName"]
+    )
+    return [variant["ModelName"] for variant in config["ProductionVariants"]]
 
 
 def synth_assembly(configs: list[Path], outdir: Path) -> Assembly:

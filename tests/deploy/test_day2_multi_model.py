@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from deploy_support import REPO, synth_assembly
+from deploy_support import REPO, deployed_endpoint, synth_assembly, variant_models
 from test_day2_update import _delete_retained, _retained
 
 from smkit.config import absolute_paths
@@ -37,11 +37,8 @@ def _config(tmp_path: Path, name: str, models: Path) -> Path:
 
 
 def _model_prefix(emulator: MotoServer) -> str:
-    sagemaker = emulator.client("sagemaker")
-    [summary] = [e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith(PREFIX)]
-    endpoint = sagemaker.describe_endpoint(EndpointName=summary["EndpointName"])
-    config = sagemaker.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
-    model = sagemaker.describe_model(ModelName=config["ProductionVariants"][0]["ModelName"])
+    first = variant_models(emulator, deployed_endpoint(emulator, PREFIX))[0]
+    model = emulator.client("sagemaker").describe_model(ModelName=first)
     url: str = model["PrimaryContainer"]["ModelDataUrl"]
     return url
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import REPO, synth_assembly
+from deploy_support import REPO, deployed_endpoint, synth_assembly, variant_models
 
 from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
@@ -44,16 +44,9 @@ def test_model_data_in_s3_deploys_to_in_service(emulator: MotoServer, cdk: CdkCl
     try:
         cdk.deploy_assembly(assembly=assembly.path)
         sagemaker = emulator.client("sagemaker")
-        [endpoint] = [
-            e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith("TabularInS3")
-        ]
+        endpoint = deployed_endpoint(emulator, "TabularInS3")
         assert endpoint["EndpointStatus"] == "InService"
-        config = sagemaker.describe_endpoint_config(
-            EndpointConfigName=sagemaker.describe_endpoint(EndpointName=endpoint["EndpointName"])[
-                "EndpointConfigName"
-            ]
-        )
-        model_names = {v["ModelName"] for v in config["ProductionVariants"]}
+        model_names = set(variant_models(emulator, endpoint))
         [names] = assembly.stack_names.values()
         resources = emulator.client("cloudformation").list_stack_resources(StackName=names["serving"])
         types = {r["ResourceType"] for r in resources["StackResourceSummaries"]}

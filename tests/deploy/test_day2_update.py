@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import REPO, synth_assembly
+from deploy_support import REPO, deployed_endpoint, synth_assembly
 
 from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, CdkError, MotoServer, ensure_bootstrapped
@@ -76,13 +76,6 @@ def _policies(emulator: MotoServer, prefix: str = "TabularDay2") -> list[tuple[s
     )
 
 
-def _endpoint(emulator: MotoServer, prefix: str = "TabularDay2") -> dict[str, Any]:
-    sagemaker = emulator.client("sagemaker")
-    [summary] = [e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith(prefix)]
-    endpoint: dict[str, Any] = sagemaker.describe_endpoint(EndpointName=summary["EndpointName"])
-    return endpoint
-
-
 def _scalable_variants(emulator: MotoServer, prefix: str = "TabularDay2") -> list[str]:
     targets = emulator.client("application-autoscaling").describe_scalable_targets(
         ServiceNamespace="sagemaker"
@@ -95,7 +88,7 @@ def test_instance_type_change_of_an_autoscaled_variant_deploys(
 ) -> None:
     ensure_bootstrapped(emulator, cdk, tmp_path)
     first = _deploy(cdk, emulator, _config(tmp_path, "first", "ml.c5.large"), tmp_path / "first.out")
-    before = _endpoint(emulator)
+    before = deployed_endpoint(emulator, "TabularDay2")
     assert before["EndpointStatus"] == "InService"
     name = before["EndpointName"]
     assert _scalable_variants(emulator) == [
@@ -110,7 +103,7 @@ def test_instance_type_change_of_an_autoscaled_variant_deploys(
     second = _deploy(
         cdk, emulator, second_config, tmp_path / "second.out", expect_paused=("compute-optimized",)
     )
-    after = _endpoint(emulator)
+    after = deployed_endpoint(emulator, "TabularDay2")
     assert after["EndpointStatus"] == "InService"
     assert after["EndpointName"] == name  # callers and IAM policies naming the endpoint keep working
     assert _policies(emulator) == policies
@@ -159,7 +152,7 @@ def test_instance_type_change_of_an_autoscaled_shadow_variant_deploys(
     _deploy(
         cdk, emulator, _shadow_config(tmp_path, "first", "ml.m5.large"), tmp_path / "first.out", prefix=prefix
     )
-    before = _endpoint(emulator, prefix)
+    before = deployed_endpoint(emulator, prefix)
     name = before["EndpointName"]
     assert _scalable_variants(emulator, prefix) == [
         f"endpoint/{name}/variant/production",
@@ -174,7 +167,7 @@ def test_instance_type_change_of_an_autoscaled_shadow_variant_deploys(
         prefix=prefix,
         expect_paused=("shadow",),
     )
-    after = _endpoint(emulator, prefix)
+    after = deployed_endpoint(emulator, prefix)
     assert after["EndpointStatus"] == "InService"
     assert after["EndpointName"] == name
     config = emulator.client("sagemaker").describe_endpoint_config(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import REPO
+from deploy_support import REPO, deployed_endpoint, variant_models
 
 from smkit.config import absolute_paths
 from smkit.emulator import CdkCli, MotoServer, ensure_bootstrapped
@@ -51,19 +51,10 @@ def _tree(tmp_path: Path, bucket: str) -> Path:
 
 
 def _model(emulator: MotoServer) -> tuple[str, dict[str, Any]]:
-    sagemaker = emulator.client("sagemaker")
-    [endpoint] = [
-        e for e in sagemaker.list_endpoints()["Endpoints"] if e["EndpointName"].startswith("Channels")
-    ]
+    endpoint = deployed_endpoint(emulator, "Channels")
     assert endpoint["EndpointStatus"] == "InService"
-    config = sagemaker.describe_endpoint_config(
-        EndpointConfigName=sagemaker.describe_endpoint(EndpointName=endpoint["EndpointName"])[
-            "EndpointConfigName"
-        ]
-    )
-    names = {v["ModelName"] for v in config["ProductionVariants"]}
-    [name] = names
-    return name, sagemaker.describe_model(ModelName=name)
+    [name] = set(variant_models(emulator, endpoint))
+    return name, emulator.client("sagemaker").describe_model(ModelName=name)
 
 
 def _objects(emulator: MotoServer, uri: str) -> list[str]:

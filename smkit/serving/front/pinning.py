@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -46,8 +46,10 @@ class Pinning:
 
     def __init__(self) -> None:
         self.sockets: dict[int, socket.socket] = {}
-        self.backlogs: dict[int, deque[Job]] = {}
-        self.held: dict[int, dict[int, Job]] = {}  # slot -> jobs sent there and not yet answered, by id
+        # Per slot, made once (send() is on every dispatched request's path): jobs waiting for room in the
+        # slot's queue, and jobs sent there and not yet answered, by id.
+        self.backlogs: defaultdict[int, deque[Job]] = defaultdict(deque)
+        self.held: defaultdict[int, dict[int, Job]] = defaultdict(dict)
         self.dispatched: set[int] = set()  # ids of held jobs any worker could run (re-queued if untaken)
         self.dispatching: set[int] = set()  # ready slots whose worker takes dispatched jobs
         # Those of them holding no job of this module's, the most recently freed last.
@@ -91,13 +93,12 @@ class Pinning:
             job.fail(error_reply(error, debug=False), os.getpid())
             _close(job)
             return False
-        held = self.held.setdefault(slot, {})
-        held[job.id] = job
+        self.held[slot][job.id] = job
         if dispatched:
             self.dispatched.add(job.id)
         if self.idle and slot in self.idle:
             self.idle.remove(slot)
-        backlog = self.backlogs.setdefault(slot, deque())
+        backlog = self.backlogs[slot]
         if backlog or not _send(sock, job):
             backlog.append(job)
         return True
