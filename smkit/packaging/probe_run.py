@@ -5,10 +5,10 @@ check (``_probe.py``), the Hugging Face pipeline check (``_hf_probe.py``), the S
 (``_tf_probe.py``) and the vLLM handler-file check (:mod:`smkit.llm.handlers`). Each script defines
 ``main(request) -> answer`` on plain JSON values and is run as ``python -I -B -c SOURCE REQUEST``, with
 :data:`ANSWER` appended to its source: that reads the request, a JSON file whose ``out`` field names the
-file the JSON answer is written to, and writes ``main``'s answer there once ``main`` returned. The run is bounded by CPU time (:func:`smkit.bounded.run_bounded`), so a busy
-machine does not fail a correct check; a run stopped at its limit, or one that exits without writing its
-answer, is a :class:`~smkit.packaging.errors.PackagingError` naming ``label``, what the check was doing and
-the fix.
+file the JSON answer is written to, and writes ``main``'s answer there once ``main`` returned. The run is
+bounded by CPU time (:func:`smkit.bounded.run_bounded`), so a busy machine does not fail a correct check; a
+run stopped at its limit, or one that exits without writing its answer, is a
+:class:`~smkit.packaging.errors.PackagingError` naming ``label``, what the check was doing and the fix.
 """
 
 from __future__ import annotations
